@@ -1,0 +1,1 @@
+"""The executable specification of the Kafka consumer-group rebalance protocol."""

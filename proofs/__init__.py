@@ -1,0 +1,1 @@
+"""Z3 encodings of the specification in ``groupspec.model``."""

@@ -1,0 +1,4 @@
+"""The reference implementation: coordinator, consumer, assignors, simulator.
+
+It never imports ``groupspec.model``: the two are independent and checked against each other.
+"""
