@@ -1,0 +1,1 @@
+"""Partition assignors with Kafka's semantics (range, roundrobin, sticky, cooperative-sticky) and Connect's incremental cooperative assignor."""
