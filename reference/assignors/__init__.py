@@ -1,1 +1,61 @@
-"""Partition assignors with Kafka's semantics (range, roundrobin, sticky, cooperative-sticky) and Connect's incremental cooperative assignor."""
+"""Partition assignors with Kafka's semantics (range, roundrobin, sticky, cooperative-sticky) and Connect's incremental cooperative assignor.
+
+Theory of operation
+-------------------
+Every consumer assignor here is an object with ``name``, ``protocol`` (``"eager"`` or
+``"cooperative"``), ``supported_protocols`` (as Kafka's ``ConsumerPartitionAssignor.supportedProtocols``)
+and ``assign(partitions_per_topic, subscriptions)``, the plain-callable form of
+``/work/shared/contracts/assignor-check.md``::
+
+    from groupspec.reference.assignors import get, NAMES
+    a = get("cooperative-sticky")
+    a.assign({"t": 3}, {"m1": {"topics": ["t"]}, "m2": {"topics": ["t"], "owned": [["t", 0]], "generation": 1}})
+
+``assign`` returns ``{member_id: [(topic, partition), ...]}`` with every member present and every
+list sorted.  For ``cooperative-sticky`` it is ONE round: partitions changing owner are withheld
+from their new owner (``assign_detailed`` also returns the transfer map and the path taken).
+
+Modules: ``_frame`` (input normalisation, Kafka's member order), ``range_assignor``,
+``roundrobin``, ``sticky`` (both sticky assignors) and ``connect`` (Kafka Connect's KIP-415
+incremental cooperative assignor, a separate interface documented there).
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ._frame import Assignment
+
+NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+__all__ = ["NAMES", "Assignor", "get"]
+
+
+class Assignor(Protocol):
+    """What :func:`get` returns."""
+
+    name: str
+    protocol: str
+    supported_protocols: tuple[str, ...]
+
+    def assign(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, dict[str, Any]]) -> Assignment: ...
+
+
+def get(name: str) -> Assignor:
+    """A fresh assignor object for one of :data:`NAMES`; ``ValueError`` for any other name."""
+    if name == "range":
+        from .range_assignor import RangeAssignor
+
+        return RangeAssignor()
+    if name == "roundrobin":
+        from .roundrobin import RoundRobinAssignor
+
+        return RoundRobinAssignor()
+    if name == "sticky":
+        from .sticky import StickyAssignor
+
+        return StickyAssignor()
+    if name == "cooperative-sticky":
+        from .sticky import CooperativeStickyAssignor
+
+        return CooperativeStickyAssignor()
+    raise ValueError(f"unknown assignor {name!r}; choose from {', '.join(NAMES)}")

@@ -1,0 +1,173 @@
+"""Common frame of every consumer assignor: input normalisation, member order, output shape.
+
+Theory of operation
+-------------------
+Kafka's ``AbstractPartitionAssignor.assign(Cluster, GroupSubscription)`` (assignors.md §1.0) turns
+cluster metadata plus one ``Subscription`` per member into one ``Assignment`` per member.  Our
+plain-callable form (contracts/assignor-check.md) carries the same information with builtins:
+
+* ``partitions_per_topic``: ``{topic: count}``; a topic missing here, or with count <= 0, has no
+  metadata and is silently left out, as in KAFKA-3661;
+* ``subscriptions[member_id]``: ``{"topics", "owned", "generation", "instance_id", "rack"}``, every
+  key optional (defaults ``[]``, ``[]``, ``-1``, ``None``, ``None``).
+
+:func:`normalize` validates the shapes once and produces :class:`Member` records, so the
+algorithms never touch raw dictionaries.  :func:`java_string_key` is the sort key that reproduces
+Java ``String.compareTo`` (UTF-16 code units), and :func:`member_info_key` is Kafka's
+``MemberInfo.compareTo``: static members (with a ``group.instance.id``) first, ordered by instance
+id, then dynamic members ordered by member id.  :func:`finish` produces the contract's output:
+every member present, each list sorted by ``(topic, partition)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+Partition = tuple[str, int]
+Assignment = dict[str, list[Partition]]
+
+__all__ = [
+    "Assignment",
+    "Member",
+    "Partition",
+    "existing_topics",
+    "finish",
+    "java_string_key",
+    "member_info_key",
+    "normalize",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One member's subscription, normalised.
+
+    ``topics`` keeps the member's list order but drops duplicate entries (Range collapses
+    duplicates to one slot, RoundRobin and Sticky only test membership).  ``owned`` keeps the claims
+    as given (claims on unknown topics or bad partitions are filtered by each algorithm, I11).
+    """
+
+    member_id: str
+    topics: tuple[str, ...]
+    owned: tuple[Partition, ...]
+    generation: int
+    instance_id: str | None
+    rack: str | None
+    raw_topic_count: int  # length of the topic list including duplicates (Sticky's equality test)
+
+    @property
+    def topic_set(self) -> frozenset[str]:
+        return frozenset(self.topics)
+
+
+def java_string_key(s: str) -> bytes:
+    """Sort key equal to Java ``String.compareTo`` order (lexicographic over UTF-16 code units)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def member_info_key(m: Member) -> tuple[int, bytes]:
+    """Kafka ``AbstractPartitionAssignor.MemberInfo.compareTo``: static by instance id, then dynamic."""
+    if m.instance_id is not None:
+        return (0, java_string_key(m.instance_id))
+    return (1, java_string_key(m.member_id))
+
+
+def _bad(member_id: str, what: str) -> ValueError:
+    return ValueError(f"subscription of member {member_id!r}: {what}")
+
+
+def _parse_topics(member_id: str, raw: Any) -> tuple[tuple[str, ...], int]:
+    if raw is None:
+        return (), 0
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+        raise _bad(member_id, "'topics' must be a list of topic names")
+    out: dict[str, None] = {}
+    n = 0
+    for t in raw:
+        if not isinstance(t, str):
+            raise _bad(member_id, f"topic {t!r} is not a string")
+        out[t] = None
+        n += 1
+    return tuple(out), n
+
+
+def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+        raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
+    out: list[Partition] = []
+    for item in raw:
+        if isinstance(item, (str, bytes)) or not isinstance(item, Iterable):
+            raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
+        pair = tuple(item)
+        if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], int) or isinstance(pair[1], bool):
+            raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
+        out.append((pair[0], pair[1]))
+    return tuple(out)
+
+
+def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
+    if raw is None or isinstance(raw, str):
+        return raw
+    raise _bad(member_id, f"{key!r} must be a string or null")
+
+
+def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
+    """Validate the plain-callable subscription map and return one :class:`Member` per entry."""
+    if not isinstance(subscriptions, Mapping):
+        raise ValueError("subscriptions must be a mapping of member id to subscription")
+    members: list[Member] = []
+    for member_id, sub in subscriptions.items():
+        if not isinstance(member_id, str):
+            raise ValueError(f"member id {member_id!r} is not a string")
+        if sub is None:
+            sub = {}
+        if not isinstance(sub, Mapping):
+            raise _bad(member_id, "must be a mapping")
+        topics, raw_count = _parse_topics(member_id, sub.get("topics"))
+        generation = sub.get("generation", -1)
+        if generation is None:
+            generation = -1
+        if not isinstance(generation, int) or isinstance(generation, bool):
+            raise _bad(member_id, "'generation' must be an integer")
+        members.append(
+            Member(
+                member_id=member_id,
+                topics=topics,
+                owned=_parse_owned(member_id, sub.get("owned")),
+                generation=generation,
+                instance_id=_parse_optional_str(member_id, "instance_id", sub.get("instance_id")),
+                rack=_parse_optional_str(member_id, "rack", sub.get("rack")),
+                raw_topic_count=raw_count,
+            )
+        )
+    return members
+
+
+def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
+    """Validate ``partitions_per_topic``; keep only topics with at least one partition."""
+    if not isinstance(partitions_per_topic, Mapping):
+        raise ValueError("partitions_per_topic must be a mapping of topic to partition count")
+    out: dict[str, int] = {}
+    for topic, n in partitions_per_topic.items():
+        if not isinstance(topic, str):
+            raise ValueError(f"topic name {topic!r} is not a string")
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise ValueError(f"partition count of topic {topic!r} is not an integer")
+        if n > 0:
+            out[topic] = n
+    return out
+
+
+def existing_topics(counts: Mapping[str, int], members: Iterable[Member]) -> set[str]:
+    """Topics some member subscribes to that exist with at least one partition."""
+    subscribed: set[str] = set()
+    for m in members:
+        subscribed.update(m.topics)
+    return {t for t in subscribed if t in counts}
+
+
+def finish(members: Iterable[Member], result: Mapping[str, Iterable[Partition]]) -> Assignment:
+    """Contract output: every member present, lists sorted by (topic, partition)."""
+    return {m.member_id: sorted(result.get(m.member_id, ())) for m in members}
