@@ -1,0 +1,830 @@
+"""A sans-IO Kafka consumer group member (the client side of the classic rebalance protocol).
+
+Theory of operation
+-------------------
+This is the member half of the protocol as Kafka's ``AbstractCoordinator`` and
+``ConsumerCoordinator`` implement it (coordinator.md §5). It does no IO and has no clock: the
+driver (the simulator, a test, a real transport) feeds it inputs and carries out what it returns.
+
+Inputs (each takes the virtual time ``now`` in ms and returns a list of :class:`Send`):
+
+* :meth:`Consumer.poll` - the application thread calls ``KafkaConsumer.poll``: this runs
+  ``joinGroupIfNeeded`` (``onJoinPrepare``, JoinGroup), applies finished rebalances, "consumes"
+  one record from every owned partition (so offsets advance) and auto-commits.
+* :meth:`Consumer.tick` - the heartbeat thread and the network client's timers: heartbeats
+  (``heartbeat.interval.ms``), the local session timeout (no successful heartbeat for
+  ``session.timeout.ms`` -> coordinator marked unknown), ``max.poll.interval.ms`` expiry
+  (dynamic: LeaveGroup; both: reset generation and member id, rejoin), request timeouts.
+* :meth:`Consumer.receive` - a response arrives (matched to the request by correlation id;
+  responses to requests the member has abandoned are ignored).
+* :meth:`Consumer.close` - ``KafkaConsumer.close``: ``onLeavePrepare`` then LeaveGroup.
+
+:meth:`Consumer.next_timer_ms` tells the driver when :meth:`tick` next has something to do.
+
+Member states are Kafka's ``MemberState``: UNJOINED, PREPARING_REBALANCE (JoinGroup in flight),
+COMPLETING_REBALANCE (JoinGroup answered, SyncGroup in flight), STABLE. A rebalance request only
+sets ``rejoin_needed``; the JoinGroup goes out on the next :meth:`poll` (§5.1).
+
+Rebalance protocol (§5.3): the highest protocol every configured assignor supports
+(EAGER < COOPERATIVE). Listener order (§5.4, §5.7):
+
+* EAGER: ``onPartitionsRevoked(all owned)`` in ``onJoinPrepare`` (even if empty), then
+  ``onPartitionsAssigned(whole assignment)`` after SyncGroup.
+* COOPERATIVE: ``onPartitionsRevoked(owned topics no longer subscribed)`` before JoinGroup (only if
+  non-empty); after SyncGroup ``onPartitionsRevoked(owned - assigned)`` (then a rejoin is requested
+  so the freed partitions can move) and ``onPartitionsAssigned(assigned - owned)`` (always called).
+* ``onPartitionsLost(owned)`` instead of revocation whenever the generation or member id was reset.
+
+The leader (§5.6) decodes every member's subscription, runs the selected assignor and, for
+COOPERATIVE members whose selected assignor is not ``cooperative-sticky``,
+``validateCooperativeAssignment`` (a partition both added to one member and revoked from another
+is an error: the join fails with ``IllegalStateException``, no SyncGroup is sent, and the error is
+raised from ``poll``: here the member becomes ``fatal``).
+
+Per-error reactions follow the table of §5.2. Fatal errors (FENCED_INSTANCE_ID from Join/Sync,
+INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED, ...) put the member in ``fatal`` and it stops
+(the application would see the exception from ``poll``).
+
+Commits: with ``enable_auto_commit`` the member commits every ``auto_commit_interval_ms`` while
+STABLE and, in ``onJoinPrepare``, commits before sending JoinGroup (Kafka 3.x waits for that
+commit, bounded by the rebalance timeout). With ``commit_on_revoke`` the listener commits the
+offsets of partitions it is about to give up (revoked, not lost) - the common application pattern;
+an eager member also waits for it before JoinGroup. Commits need the STABLE generation
+(``generationIfStable``); otherwise they fail locally, as in Kafka.
+
+Faults (``faults``, for mutation testing only; each breaks one rule on purpose):
+
+* ``skip_revoke_before_join`` - EAGER member keeps its partitions across JoinGroup and only drops
+  them when the new assignment arrives.
+* ``same_round_transfer`` - COOPERATIVE leader hands transferred partitions to their new owner in
+  the same round (no withholding, no validation).
+* ``ignore_owned`` - the leader ignores owned partitions when assigning.
+* ``no_rejoin_after_revoke`` - a COOPERATIVE member does not rejoin after revoking.
+
+NOTE(listener-events): every callback is also appended to ``Consumer.events`` as a
+:class:`MemberEvent`; the simulator turns these into trace lines (contracts/trace-format.md).
+"""
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .consumer_protocol import (
+    Assignment,
+    ConsumerProtocolError,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from .errors import Error
+from .messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    MemberIdentity,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    Request,
+    Response,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+
+__all__ = [
+    "MemberState",
+    "ConsumerConfig",
+    "Consumer",
+    "Send",
+    "MemberEvent",
+    "RebalanceListener",
+    "FAULTS",
+    "EAGER",
+    "COOPERATIVE",
+    "rebalance_protocol",
+    "validate_cooperative_assignment",
+]
+
+EAGER = "eager"
+COOPERATIVE = "cooperative"
+_PROTOCOL_RANK = {EAGER: 0, COOPERATIVE: 1}
+
+FAULTS = frozenset({"skip_revoke_before_join", "same_round_transfer", "ignore_owned", "no_rejoin_after_revoke"})
+
+TP = tuple[str, int]
+
+#: AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
+
+# Errors that mean "the coordinator moved or is down": mark it unknown and rediscover (§5.2).
+_COORDINATOR_ERRORS = frozenset({Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR, Error.REQUEST_TIMED_OUT})
+_FATAL_JOIN_ERRORS = frozenset(
+    {
+        Error.FENCED_INSTANCE_ID,
+        Error.INCONSISTENT_GROUP_PROTOCOL,
+        Error.INVALID_SESSION_TIMEOUT,
+        Error.INVALID_GROUP_ID,
+        Error.GROUP_AUTHORIZATION_FAILED,
+        Error.GROUP_MAX_SIZE_REACHED,
+    }
+)
+
+
+class MemberState(enum.Enum):
+    """``AbstractCoordinator.MemberState``."""
+
+    UNJOINED = "UNJOINED"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+    STABLE = "STABLE"
+
+
+class RebalanceListener(Protocol):
+    """``ConsumerRebalanceListener``."""
+
+    def on_partitions_revoked(self, partitions: tuple[TP, ...]) -> None: ...
+    def on_partitions_assigned(self, partitions: tuple[TP, ...]) -> None: ...
+    def on_partitions_lost(self, partitions: tuple[TP, ...]) -> None: ...
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """The consumer settings the rebalance protocol depends on (Kafka's names, in ms)."""
+
+    group_id: str = "g"
+    client_id: str = "consumer"
+    topics: tuple[str, ...] = ("t",)
+    assignors: tuple[str, ...] = ("range", "cooperative-sticky")
+    group_instance_id: str | None = None
+    session_timeout_ms: int = 45000
+    heartbeat_interval_ms: int = 3000
+    max_poll_interval_ms: int = 300000  # also the rebalance timeout sent in JoinGroup
+    request_timeout_ms: int = 30000
+    retry_backoff_ms: int = 100
+    enable_auto_commit: bool = True
+    auto_commit_interval_ms: int = 5000
+    commit_on_revoke: bool = False
+    rack_id: str | None = None
+    join_group_version: int = 9
+    leave_group_on_close: bool = True  # internal.leave.group.on.close
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``request`` to ``dest`` (``"coordinator"``: the member's coordinator; ``"any"``: any broker).
+
+    ``corr`` is the correlation id; the response must come back to :meth:`Consumer.receive` with it.
+    """
+
+    dest: str
+    request: Request
+    corr: int
+
+
+@dataclass(frozen=True)
+class MemberEvent:
+    """Something the member observed, in trace-format terms (contracts/trace-format.md)."""
+
+    ts_ms: int
+    event: str  # joined | assigned | revoked | lost | left | fenced | commit
+    generation: int
+    member_id: str
+    protocol: str
+    partitions: tuple[Any, ...] = ()
+    error: str | None = None
+    accepted: bool | None = None
+
+
+@dataclass(frozen=True)
+class _Generation:
+    generation_id: int = -1
+    member_id: str = ""
+    protocol_name: str | None = None
+
+
+NO_GENERATION = _Generation()
+
+
+@dataclass
+class _InFlight:
+    kind: str  # find | join | sync | heartbeat | commit | leave
+    request: Request
+    generation: _Generation
+    deadline_ms: int
+    purpose: str = ""  # commit: "auto" | "prepare" | "revoke"
+
+
+def rebalance_protocol(supported: list[tuple[str, ...]]) -> str:
+    """§5.3: the highest protocol supported by every configured assignor; ValueError if none."""
+    if not supported:
+        raise ValueError("no assignor configured")
+    common = set(supported[0])
+    for s in supported[1:]:
+        common &= set(s)
+    if not common:
+        raise ValueError("the configured assignors have no rebalance protocol in common")
+    return max(common, key=lambda p: _PROTOCOL_RANK[p])
+
+
+def validate_cooperative_assignment(
+    owned: Mapping[str, tuple[TP, ...]], assigned: Mapping[str, list[TP] | tuple[TP, ...]]
+) -> list[TP]:
+    """``ConsumerCoordinator.validateCooperativeAssignment``: partitions added to some member while
+    still being revoked from another (i.e. moved directly). Empty list = valid."""
+    added: set[TP] = set()
+    revoked: set[TP] = set()
+    for mid, asg in assigned.items():
+        own = set(owned.get(mid, ()))
+        added |= set(asg) - own
+        revoked |= own - set(asg)
+    for mid, own_t in owned.items():
+        if mid not in assigned:
+            revoked |= set(own_t)
+    return sorted(added & revoked)
+
+
+class _Recorder:
+    """Default listener: does nothing (events are recorded by the consumer itself)."""
+
+    def on_partitions_revoked(self, partitions: tuple[TP, ...]) -> None:
+        pass
+
+    def on_partitions_assigned(self, partitions: tuple[TP, ...]) -> None:
+        pass
+
+    def on_partitions_lost(self, partitions: tuple[TP, ...]) -> None:
+        pass
+
+
+AssignorFactory = Callable[[str], Any]
+MetadataSource = Callable[[], Mapping[str, int]]
+
+
+@dataclass
+class Consumer:
+    """One consumer process's group membership (sans-IO)."""
+
+    name: str
+    config: ConsumerConfig
+    metadata: MetadataSource  # topic -> partition count, as the client's metadata cache sees it
+    assignor_factory: AssignorFactory
+    listener: RebalanceListener = field(default_factory=_Recorder)
+    faults: frozenset[str] = frozenset()
+
+    # ---- state (inspectable) ----
+    state: MemberState = MemberState.UNJOINED
+    generation: _Generation = NO_GENERATION
+    owned: tuple[TP, ...] = ()
+    rejoin_needed: bool = True
+    needs_join_prepare: bool = True
+    coordinator_known: bool = False
+    coordinator_node: int | None = None
+    connection: int = 0  # bumped on every disconnect; replies on older connections are dropped
+    is_leader: bool = False
+    fatal: str | None = None
+    closed: bool = False
+    protocol: str = EAGER
+    positions: dict[TP, int] = field(default_factory=dict)
+    committed: dict[TP, int] = field(default_factory=dict)
+    events: list[MemberEvent] = field(default_factory=list)
+    inflight: dict[int, _InFlight] = field(default_factory=dict)
+    last_poll_ms: int = 0
+    last_heartbeat_send_ms: int = -(10**12)
+    last_heartbeat_ok_ms: int = 0
+    next_auto_commit_ms: int = 0
+    retry_at_ms: int = 0
+    join_prepare_deadline_ms: int | None = None
+    _next_corr: int = 0
+    _assignors: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bad = self.faults - FAULTS
+        if bad:
+            raise ValueError(f"unknown consumer fault(s): {', '.join(sorted(bad))}")
+        for name in self.config.assignors:
+            self._assignors[name] = self.assignor_factory(name)
+        self.protocol = rebalance_protocol(
+            [tuple(a.supported_protocols) for a in self._assignors.values()]
+        )
+
+    # ------------------------------------------------------------------ public inputs
+
+    def start(self, now: int) -> list[Send]:
+        """The process starts and subscribes."""
+        self.last_poll_ms = now
+        self.last_heartbeat_ok_ms = now
+        self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+        self._event(now, "joined")
+        return self.poll(now)
+
+    def poll(self, now: int) -> list[Send]:
+        """``KafkaConsumer.poll``: drive the rebalance, consume one record per owned partition."""
+        out: list[Send] = []
+        if self.fatal is not None or self.closed:
+            return out
+        self.last_poll_ms = now
+        if not self.coordinator_known:
+            self._maybe_find_coordinator(now, out)
+            return out
+        if self._rejoin_or_pending():
+            self._join_group_if_needed(now, out)
+        if self.state is MemberState.STABLE and not self.rejoin_needed:
+            for tp in self.owned:
+                self.positions[tp] = self.positions.get(tp, 0) + 1
+            if self.config.enable_auto_commit and now >= self.next_auto_commit_ms:
+                self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+                self._commit(now, self.owned, "auto", out)
+        return out
+
+    def tick(self, now: int) -> list[Send]:
+        """Heartbeat thread and request timers (``AbstractCoordinator.HeartbeatThread.run``)."""
+        out: list[Send] = []
+        if self.fatal is not None or self.closed:
+            return out
+        self._expire_requests(now)
+        if not self.coordinator_known:
+            return out  # the application thread's poll rediscovers it
+        if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+            return out  # heartbeat thread disabled
+        if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
+            self._mark_coordinator_unknown()
+        elif now - self.last_poll_ms > self.config.max_poll_interval_ms:
+            self._maybe_leave_group(now, out, "consumer poll timeout has expired")
+        elif self._kind_inflight("heartbeat") is None and now >= self.last_heartbeat_send_ms + self.config.heartbeat_interval_ms:
+            self.last_heartbeat_send_ms = now
+            g = self.generation
+            req = HeartbeatRequest(self.config.group_id, g.member_id, g.generation_id, self.config.group_instance_id)
+            self._send(now, "coordinator", "heartbeat", req, out)
+        return out
+
+    def close(self, now: int) -> list[Send]:
+        """``KafkaConsumer.close``: ``onLeavePrepare`` then (dynamic members) LeaveGroup."""
+        out: list[Send] = []
+        if self.closed:
+            return out
+        if self.fatal is None:
+            self._on_leave_prepare(now)
+            if self.config.leave_group_on_close:
+                self._maybe_leave_group(now, out, "the consumer is being closed")
+        self.closed = True
+        self._event(now, "left")
+        return out
+
+    def crash(self, now: int) -> None:
+        """The process dies: no callbacks, no LeaveGroup."""
+        self.closed = True
+        self.inflight.clear()
+        self._event(now, "left")
+
+    def receive(self, now: int, corr: int, response: Response) -> list[Send]:
+        """A response to request ``corr`` arrived."""
+        out: list[Send] = []
+        req = self.inflight.pop(corr, None)
+        if req is None or self.closed:
+            return out  # abandoned request (disconnect, timeout): ignore
+        handler = getattr(self, f"_on_{req.kind}")
+        handler(now, req, response, out)
+        return out
+
+    def disconnect(self) -> None:
+        """The connection to the coordinator dropped: in-flight requests fail, coordinator unknown."""
+        self._mark_coordinator_unknown()
+
+    def next_timer_ms(self) -> int | None:
+        """The earliest time at which :meth:`tick` may act (``None``: nothing scheduled)."""
+        if self.fatal is not None or self.closed:
+            return None
+        times = [f.deadline_ms for f in self.inflight.values()]
+        if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+            times.append(self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
+            times.append(self.last_poll_ms + self.config.max_poll_interval_ms + 1)
+            if self._kind_inflight("heartbeat") is None:
+                times.append(self.last_heartbeat_send_ms + self.config.heartbeat_interval_ms)
+        return min(times) if times else None
+
+    @property
+    def member_id(self) -> str:
+        return self.generation.member_id
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain-data view of the member state (for tests, the CLI and model conformance)."""
+        return {
+            "name": self.name,
+            "state": self.state.value,
+            "generation": self.generation.generation_id,
+            "member_id": self.generation.member_id,
+            "protocol_name": self.generation.protocol_name,
+            "protocol": self.protocol,
+            "owned": [list(tp) for tp in self.owned],
+            "rejoin_needed": self.rejoin_needed,
+            "coordinator_known": self.coordinator_known,
+            "is_leader": self.is_leader,
+            "fatal": self.fatal,
+            "closed": self.closed,
+            "instance_id": self.config.group_instance_id,
+        }
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _send(self, now: int, dest: str, kind: str, req: Request, out: list[Send], purpose: str = "") -> int:
+        self._next_corr += 1
+        corr = self._next_corr
+        timeout = self.config.request_timeout_ms
+        if kind == "join":
+            timeout = max(timeout, self.config.max_poll_interval_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS)
+        self.inflight[corr] = _InFlight(kind, req, self.generation, now + timeout, purpose)
+        out.append(Send(dest, req, corr))
+        return corr
+
+    def _kind_inflight(self, kind: str) -> _InFlight | None:
+        for f in self.inflight.values():
+            if f.kind == kind:
+                return f
+        return None
+
+    def _expire_requests(self, now: int) -> None:
+        if any(f.deadline_ms <= now for f in self.inflight.values()):
+            # NetworkClient disconnects on a request timeout; every pending request fails with it.
+            self._mark_coordinator_unknown()
+
+    def _mark_coordinator_unknown(self) -> None:
+        """``markCoordinatorUnknown``: disconnect; every pending request to it fails (ignored here).
+
+        A failed join/sync simply leaves the member to retry once the coordinator is found again.
+        """
+        if self.coordinator_known:
+            self.connection += 1
+        self.coordinator_known = False
+        self.coordinator_node = None
+        self.inflight = {c: f for c, f in self.inflight.items() if f.kind == "find"}
+        self.retry_at_ms = 0
+
+    def _event(self, now: int, kind: str, partitions: tuple[Any, ...] = (), **extra: Any) -> None:
+        self.events.append(
+            MemberEvent(now, kind, self.generation.generation_id, self.generation.member_id, self.protocol, partitions, **extra)
+        )
+
+    def _rejoin_or_pending(self) -> bool:
+        return self.rejoin_needed or self.state is MemberState.UNJOINED or self._kind_inflight("join") is not None or self._kind_inflight("sync") is not None
+
+    def _maybe_find_coordinator(self, now: int, out: list[Send]) -> None:
+        if self._kind_inflight("find") is None and now >= self.retry_at_ms:
+            self._send(now, "any", "find", FindCoordinatorRequest(self.config.group_id), out)
+
+    def _on_find(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, FindCoordinatorResponse)
+        if resp.error is Error.NONE:
+            self.coordinator_known = True
+            self.coordinator_node = resp.node_id
+            self.last_heartbeat_ok_ms = now  # Heartbeat.resetSessionTimeout on (re)connect
+        else:
+            self.retry_at_ms = now + self.config.retry_backoff_ms
+
+    # ------------------------------------------------------------------ join / sync
+
+    def _join_group_if_needed(self, now: int, out: list[Send]) -> None:
+        if self._kind_inflight("join") is not None or self._kind_inflight("sync") is not None:
+            return
+        if now < self.retry_at_ms:
+            return
+        if self.needs_join_prepare:
+            self.needs_join_prepare = False
+            self._on_join_prepare(now, out)
+        if self._kind_inflight("commit") is not None and self._commit_gate_open(now) is False:
+            return
+        self.join_prepare_deadline_ms = None
+        self._send_join(now, out)
+
+    def _commit_gate_open(self, now: int) -> bool:
+        """Kafka 3.x ``onJoinPrepare`` waits for its commit, up to the rebalance timeout."""
+        f = self._kind_inflight("commit")
+        if f is None or f.purpose not in ("prepare", "revoke"):
+            return True
+        if self.join_prepare_deadline_ms is None:
+            self.join_prepare_deadline_ms = now + self.config.max_poll_interval_ms
+        return now >= self.join_prepare_deadline_ms
+
+    def _send_join(self, now: int, out: list[Send]) -> None:
+        protocols = []
+        owned = tuple(sorted(self.owned))
+        for name in self.config.assignors:
+            sub = Subscription(
+                topics=tuple(sorted(self.config.topics)),
+                user_data=None,
+                owned_partitions=owned,
+                generation_id=self.generation.generation_id,
+                rack_id=self.config.rack_id,
+            )
+            protocols.append((name, encode_subscription(sub)))
+        req = JoinGroupRequest(
+            group_id=self.config.group_id,
+            member_id=self.generation.member_id,
+            protocol_type="consumer",
+            protocols=tuple(protocols),
+            session_timeout_ms=self.config.session_timeout_ms,
+            rebalance_timeout_ms=self.config.max_poll_interval_ms,
+            group_instance_id=self.config.group_instance_id,
+            version=self.config.join_group_version,
+            client_id=self.config.client_id,
+        )
+        self.state = MemberState.PREPARING_REBALANCE
+        self._send(now, "coordinator", "join", req, out)
+
+    def _on_join_prepare(self, now: int, out: list[Send]) -> None:
+        """§5.4 ``ConsumerCoordinator.onJoinPrepare``."""
+        if self.config.enable_auto_commit and self.owned and self.state is MemberState.STABLE:
+            self._commit(now, self.owned, "prepare", out)
+        g = self.generation
+        if g.generation_id == -1 or g.member_id == "":
+            if self.owned:
+                lost = self.owned
+                self.listener.on_partitions_lost(lost)
+                self._event(now, "lost", lost)
+                self._drop(lost)
+        elif self.protocol == EAGER:
+            if "skip_revoke_before_join" in self.faults:
+                pass  # FAULT: keep consuming across the rebalance
+            else:
+                revoked = self.owned
+                self._revoke(now, revoked, out)
+                self.owned = ()
+        else:
+            subscribed = set(self.config.topics)
+            revoked = tuple(tp for tp in self.owned if tp[0] not in subscribed)
+            if revoked:
+                self._revoke(now, revoked, out)
+        self.is_leader = False
+
+    def _revoke(self, now: int, parts: tuple[TP, ...], out: list[Send]) -> None:
+        if self.config.commit_on_revoke and parts:
+            self._commit(now, parts, "revoke", out)
+        self.listener.on_partitions_revoked(parts)
+        self._event(now, "revoked", parts)
+        self._drop(parts)
+
+    def _drop(self, parts: tuple[TP, ...]) -> None:
+        gone = set(parts)
+        self.owned = tuple(tp for tp in self.owned if tp not in gone)
+
+    def _reset_generation(self, keep_member_id: bool) -> None:
+        """``resetStateAndGeneration``."""
+        self.state = MemberState.UNJOINED
+        self.generation = _Generation(-1, self.generation.member_id, None) if keep_member_id else NO_GENERATION
+        self.rejoin_needed = True
+
+    def _fenced(self, now: int, err: Error) -> None:
+        self._event(now, "fenced", error=err.name)
+
+    def _on_join(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, JoinGroupResponse)
+        err = resp.error
+        if err is Error.NONE:
+            if self.state is not MemberState.PREPARING_REBALANCE:
+                self.rejoin_needed = True  # UnjoinedGroupException: retry
+                return
+            self.generation = _Generation(resp.generation_id, resp.member_id, resp.protocol_name)
+            self.state = MemberState.COMPLETING_REBALANCE
+            self.last_heartbeat_ok_ms = now
+            self.last_heartbeat_send_ms = now
+            if resp.is_leader and not resp.skip_assignment:
+                self.is_leader = True
+                self._on_leader_elected(now, resp, out)
+            else:
+                self.is_leader = resp.is_leader
+                self._send_sync(now, (), out)
+        elif err is Error.MEMBER_ID_REQUIRED:
+            self.generation = _Generation(-1, resp.member_id, None)
+            self._send_join(now, out)  # rejoin immediately
+        elif err is Error.UNKNOWN_MEMBER_ID:
+            if f.generation == self.generation:
+                self._fenced(now, err)
+                self._reset_generation(keep_member_id=False)
+            self._send_join(now, out)
+        elif err in (Error.REBALANCE_IN_PROGRESS, Error.ILLEGAL_GENERATION):
+            self._send_join(now, out)
+        elif err in _COORDINATOR_ERRORS:
+            self._mark_coordinator_unknown()
+        elif err is Error.COORDINATOR_LOAD_IN_PROGRESS:
+            self.retry_at_ms = now + self.config.retry_backoff_ms
+        elif err in _FATAL_JOIN_ERRORS:
+            if err is Error.FENCED_INSTANCE_ID:
+                self._fenced(now, err)
+            self.fatal = err.name
+        else:
+            self.fatal = err.name
+
+    def _on_leader_elected(self, now: int, resp: JoinGroupResponse, out: list[Send]) -> None:
+        """§5.6 ``onLeaderElected`` + ``performAssignment``."""
+        name = resp.protocol_name or ""
+        assignor = self._assignors.get(name)
+        if assignor is None:
+            self.fatal = "IllegalStateException: coordinator selected an assignor this member does not have"
+            return
+        subs: dict[str, dict[str, Any]] = {}
+        owned_by: dict[str, tuple[TP, ...]] = {}
+        try:
+            for m in resp.members:
+                s = decode_subscription(m.metadata)
+                owned = () if "ignore_owned" in self.faults else tuple(s.owned_partitions)
+                owned_by[m.member_id] = tuple(s.owned_partitions)
+                subs[m.member_id] = {
+                    "topics": list(s.topics),
+                    "owned": [list(tp) for tp in owned],
+                    "generation": s.generation_id,
+                    "instance_id": m.group_instance_id,
+                    "rack": s.rack_id,
+                }
+        except ConsumerProtocolError as e:
+            self.fatal = f"SchemaException: {e}"
+            return
+        counts = {t: n for t, n in self.metadata().items()}
+        same_round = "same_round_transfer" in self.faults and self.protocol == COOPERATIVE
+        if same_round and name == "cooperative-sticky":
+            assignor = self.assignor_factory("sticky")  # FAULT: the one-shot target, nothing withheld
+        result = assignor.assign(counts, subs)
+        assignment = {mid: [tuple(tp) for tp in parts] for mid, parts in result.items()}
+        if self.protocol == COOPERATIVE and name != "cooperative-sticky" and not same_round:
+            bad = validate_cooperative_assignment(owned_by, assignment)  # type: ignore[arg-type]
+            if bad:
+                self.fatal = f"IllegalStateException: assignor {name} moved still-owned partitions {bad}"
+                return
+        blobs = tuple(
+            (mid, encode_assignment(Assignment(tuple(sorted(parts)))))  # type: ignore[arg-type]
+            for mid, parts in assignment.items()
+        )
+        self._send_sync(now, blobs, out)
+
+    def _send_sync(self, now: int, assignments: tuple[tuple[str, bytes], ...], out: list[Send]) -> None:
+        g = self.generation
+        req = SyncGroupRequest(
+            group_id=self.config.group_id,
+            member_id=g.member_id,
+            generation_id=g.generation_id,
+            assignments=assignments,
+            group_instance_id=self.config.group_instance_id,
+            protocol_type="consumer",
+            protocol_name=g.protocol_name,
+        )
+        self._send(now, "coordinator", "sync", req, out)
+
+    def _on_sync(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, SyncGroupResponse)
+        err = resp.error
+        if err is Error.NONE:
+            if self.state is not MemberState.COMPLETING_REBALANCE or f.generation != self.generation:
+                self.rejoin_needed = True
+                return
+            if resp.protocol_name is not None and resp.protocol_name != self.generation.protocol_name:
+                self.fatal = Error.INCONSISTENT_GROUP_PROTOCOL.name
+                return
+            self.state = MemberState.STABLE
+            self.rejoin_needed = False
+            self.needs_join_prepare = True
+            self.last_heartbeat_ok_ms = now
+            try:
+                asg = decode_assignment(resp.assignment) if resp.assignment else Assignment(())
+            except ConsumerProtocolError as e:
+                self.fatal = f"SchemaException: {e}"
+                return
+            self._on_join_complete(now, tuple(asg.partitions), out)
+        elif err is Error.REBALANCE_IN_PROGRESS:
+            self.rejoin_needed = True
+            self._send_join(now, out)
+        elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
+            if f.generation == self.generation:
+                self._fenced(now, err)
+                self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
+            self._send_join(now, out)
+        elif err in _COORDINATOR_ERRORS:
+            self._mark_coordinator_unknown()
+        elif err is Error.FENCED_INSTANCE_ID:
+            self._fenced(now, err)
+            self.fatal = err.name
+        else:
+            self.fatal = err.name
+
+    def _on_join_complete(self, now: int, assigned: tuple[TP, ...], out: list[Send]) -> None:
+        """§5.7 ``onJoinComplete``."""
+        subscribed = set(self.config.topics)
+        if any(tp[0] not in subscribed for tp in assigned):
+            self.rejoin_needed = True
+            return
+        assigned = tuple(sorted(set(assigned)))
+        if self.protocol == COOPERATIVE:
+            keep = set(assigned)
+            revoked = tuple(tp for tp in self.owned if tp not in keep)
+            if revoked:
+                self._revoke(now, revoked, out)
+                if "no_rejoin_after_revoke" not in self.faults:
+                    self.rejoin_needed = True
+            have = set(self.owned)
+            added = tuple(tp for tp in assigned if tp not in have)
+        else:
+            if self.owned:  # only with the skip_revoke_before_join fault: a late, silent drop
+                late = self.owned
+                self.listener.on_partitions_revoked(late)
+                self._event(now, "revoked", late)
+                self.owned = ()
+            added = assigned
+        self.owned = tuple(sorted(set(self.owned) | set(added)))
+        for tp in added:
+            self.positions.setdefault(tp, self.committed.get(tp, 0))
+        self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+        self.listener.on_partitions_assigned(added)
+        self._event(now, "assigned", added)
+        if self.rejoin_needed:
+            self.needs_join_prepare = True
+
+    def _on_leave_prepare(self, now: int) -> None:
+        g = self.generation
+        if not self.owned:
+            return
+        rebalancing = self.state is not MemberState.STABLE or self.rejoin_needed
+        parts = self.owned
+        if g.generation_id == -1 or g.member_id == "" or rebalancing:
+            self.listener.on_partitions_lost(parts)
+            self._event(now, "lost", parts)
+        else:
+            self.listener.on_partitions_revoked(parts)
+            self._event(now, "revoked", parts)
+        self.owned = ()
+
+    # ------------------------------------------------------------------ heartbeat / leave
+
+    def _on_heartbeat(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, HeartbeatResponse)
+        err = resp.error
+        if err is Error.NONE:
+            self.last_heartbeat_ok_ms = now
+        elif err is Error.REBALANCE_IN_PROGRESS:
+            self.last_heartbeat_ok_ms = now
+            if self.state is MemberState.STABLE:
+                self.rejoin_needed = True
+        elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID, Error.FENCED_INSTANCE_ID):
+            if f.generation == self.generation:
+                self._fenced(now, err)
+                self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
+                if err is Error.FENCED_INSTANCE_ID:
+                    self.fatal = err.name
+        elif err in _COORDINATOR_ERRORS:
+            self._mark_coordinator_unknown()
+
+    def _maybe_leave_group(self, now: int, out: list[Send], reason: str) -> None:
+        """``maybeLeaveGroup``: dynamic joined members send LeaveGroup; everyone resets."""
+        g = self.generation
+        if (
+            self.config.group_instance_id is None
+            and self.coordinator_known
+            and self.state is not MemberState.UNJOINED
+            and g.member_id != ""
+        ):
+            req = LeaveGroupRequest(self.config.group_id, (MemberIdentity(g.member_id, None, reason),))
+            self._send(now, "coordinator", "leave", req, out)
+        self._reset_generation(keep_member_id=False)
+
+    def _on_leave(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, LeaveGroupResponse)  # best effort: nothing to do either way
+
+    # ------------------------------------------------------------------ commits
+
+    def _commit(self, now: int, parts: tuple[TP, ...], purpose: str, out: list[Send]) -> None:
+        if not parts:
+            return
+        offsets = tuple((t, p, self.positions.get((t, p), 0)) for t, p in parts)
+        if self.state is not MemberState.STABLE:
+            self._event(now, "commit", tuple([t, p, o] for t, p, o in offsets), accepted=False,
+                        error="RebalanceInProgressException" if self.state is not MemberState.UNJOINED else "CommitFailedException")
+            return
+        g = self.generation
+        req = OffsetCommitRequest(self.config.group_id, offsets, g.member_id, g.generation_id, self.config.group_instance_id)
+        self._send(now, "coordinator", "commit", req, out, purpose)
+
+    def _on_commit(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+        assert isinstance(resp, OffsetCommitResponse)
+        assert isinstance(f.request, OffsetCommitRequest)
+        err = resp.error
+        parts = tuple([t, p, o] for t, p, o in f.request.offsets)
+        accepted = err is Error.NONE
+        self._event(now, "commit", parts, accepted=accepted, error=None if accepted else err.name)
+        if accepted:
+            for t, p, o in f.request.offsets:
+                self.committed[(t, p)] = max(self.committed.get((t, p), 0), o)
+            return
+        if err is Error.REBALANCE_IN_PROGRESS:
+            self.rejoin_needed = True
+        elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
+            if f.generation == self.generation and self.state is not MemberState.PREPARING_REBALANCE:
+                self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
+        elif err is Error.FENCED_INSTANCE_ID:
+            if f.generation == self.generation:
+                self.fatal = err.name
+        elif err in _COORDINATOR_ERRORS:
+            self._mark_coordinator_unknown()
