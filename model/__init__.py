@@ -1,1 +1,40 @@
-"""The executable specification of the Kafka consumer-group rebalance protocol."""
+"""The executable specification of the Kafka consumer-group rebalance protocol.
+
+Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
+then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
+:mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.connect_delayed`, and the historical
+:mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
+every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
+that prove the checks can fail are in :mod:`~groupspec.model.broken`.
+
+A protocol object (``make(name, config)``) offers ``init_states()``, ``successors(s)`` (every enabled
+action with the state it leads to, in a fixed order), ``enabled(s)``, ``step(s, a)`` and the questions
+the properties ask (``converged``, ``commit_accepted``, ...).
+"""
+from __future__ import annotations
+
+from .broken import CooperativeDirectTransfer, CooperativeFlappy, EagerNoRevoke, UnfencedCommits
+from .connect_delayed import ConnectDelayed
+from .cooperative import Cooperative
+from .coordinator_assigns import CoordinatorAssigns
+from .core import FAULTS, Config
+from .eager import Eager
+from .static import Static
+from .zookeeper import ZooKeeper
+
+CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns)}
+BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
+VARIANTS = {**CORRECT, **BROKEN}
+ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
+
+
+def make(name: str, config: Config):
+    """The protocol variant ``name`` on the finite instance ``config``."""
+    try:
+        cls = VARIANTS[name]
+    except KeyError:
+        raise ValueError(f"unknown protocol {name!r}; choose from {', '.join(VARIANTS)}") from None
+    return cls(config)
+
+
+__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "make"]

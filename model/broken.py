@@ -1,0 +1,57 @@
+"""Deliberately broken variants. They exist to prove that the checks can fail.
+
+Each one changes one rule of a correct variant and says which property the checker must then find
+violated. ``groupspec verify`` runs every one of them and fails if its violation is *not* found.
+"""
+from __future__ import annotations
+
+from .cooperative import Cooperative
+from .eager import Eager
+
+
+class CooperativeDirectTransfer(Cooperative):
+    name = "cooperative-direct-transfer"
+    summary = "cooperative, but moving partitions are handed to their new owner in the same round"
+    withhold_transfers = False
+    broken = True
+    bug = (
+        "the assignment gives a partition to its new owner while its old owner still has it: whoever "
+        "receives its SyncGroup answer first owns it while the other has not revoked it yet"
+    )
+    expect_violation = "exclusive_ownership"
+
+
+class EagerNoRevoke(Eager):
+    name = "eager-no-revoke"
+    summary = "eager, but members keep their partitions across JoinGroup (no revoke-before-join)"
+    revoke_before_join = False
+    broken = True
+    bug = (
+        "without revoking before JoinGroup there is no barrier: a member that gets its new assignment "
+        "first owns partitions that a slower member still holds from the previous generation"
+    )
+    expect_violation = "exclusive_ownership"
+
+
+class UnfencedCommits(Eager):
+    name = "unfenced-commits"
+    summary = "eager, but the coordinator accepts offset commits without checking member id and generation"
+    fence_commits = False
+    broken = True
+    bug = (
+        "a zombie (a member expired while paused) wakes up believing it still owns its partitions and "
+        "commits offsets for a partition that now belongs to someone else; nothing rejects the commit"
+    )
+    expect_violation = "commit_fencing"
+
+
+class CooperativeFlappy(Cooperative):
+    name = "cooperative-flappy"
+    summary = "cooperative with a non-sticky assignor that moves a partition every round"
+    broken = True
+    bug = (
+        "the assignor always wants to move partition 0 to the next member, so every follow-up round "
+        "revokes something and triggers another round: the group rebalances forever"
+    )
+    expect_violation = "convergence"
+    forced_assignor = "flappy"

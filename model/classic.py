@@ -1,0 +1,648 @@
+"""The classic group protocol (JoinGroup / SyncGroup / Heartbeat), shared by its variants.
+
+Theory of operation
+-------------------
+This module is the common text of the eager, static, cooperative, connect-delayed and
+coordinator-assigns variants; each variant's own module sets the switches that make it that variant
+and explains them. Read it as the protocol, step by step (coordinator.md §1–§5):
+
+1. A consumer that is not in the group sends **JoinGroup** with its subscription (and, from
+   KIP-429 on, the partitions it owns and its generation). Before it does, it runs *onJoinPrepare*:
+   an **eager** member revokes everything it owns; a **cooperative** member keeps its partitions
+   and only revokes those of topics it no longer subscribes to; a member whose generation was reset
+   treats everything as *lost*.
+2. The coordinator parks the JoinGroup and moves the group to ``PREPARING_REBALANCE``; members
+   learn of the rebalance from their next **Heartbeat** (``REBALANCE_IN_PROGRESS``) and rejoin. The
+   first member added to a group without a leader becomes the **leader**, and stays leader while it
+   is a member.
+3. When every member has rejoined (or the rebalance timeout drops those that did not), the join
+   phase completes: the **generation** grows by one, the group moves to ``COMPLETING_REBALANCE``
+   and every parked JoinGroup is answered. The leader's answer carries everyone's metadata and it
+   computes the assignment with the group's **assignor**.
+4. Every member sends **SyncGroup**; the leader's carries the assignment. The coordinator stores
+   it, moves to ``STABLE`` and answers the parked SyncGroups, each with that member's partitions.
+   Answers arrive in any order: that is where ownership could overlap.
+5. On the answer (*onJoinComplete*) an eager member owns its new assignment. A cooperative member
+   revokes what it owned but was not given and, if it revoked anything, rejoins at once: the
+   follow-up round hands the freed partitions to their new owner, because the assignment of the
+   first round *withheld* every partition that changes owner.
+6. Offset commits carry the member id and generation; the coordinator accepts them only from a
+   current member in the current generation (**fencing**), and not while completing a rebalance.
+
+What is abstracted (and why it is safe to):
+
+* Requests answered at once are handled in the same step as they are sent (an RPC). Only answers
+  the coordinator *parks* (JoinGroup until the join phase completes, a follower's SyncGroup until
+  the leader's) travel separately, in the client's *inbox*, and may arrive in any order.
+* The MEMBER_ID_REQUIRED two-step join, the initial rebalance delay and real time are left out:
+  they delay steps, they do not add new orders of steps.
+* The coordinator's timers that remove a member whose process cannot answer — session timeout,
+  pending-sync timeout, new-member join timeout — are one fair step, ``SessionExpired``. A member
+  whose process is alive is only expired by the ``timeout`` perturbation.
+* A crashed *dynamic* consumer restarts (``Start``) only after the coordinator dropped its old
+  member id; a quick restart of a dynamic member is the same as a new member joining while an old
+  one crashed, which other slots cover.
+* A member that learns its id is unknown forgets its partitions at once (Kafka reports them lost at
+  its next onJoinPrepare; it cannot commit in between because it is no longer ``STABLE``).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterator
+
+from . import actions as A
+from .assignors import ASSIGNORS, EQUIVARIANT
+from .properties import ClassicObservations
+from .symmetry import Canonicalizer
+from .core import (
+    NO_GENERATION,
+    Client,
+    Config,
+    Group,
+    GroupStatus as GS,
+    Id,
+    Inbox,
+    MemberMeta,
+    MemberStatus as MS,
+    Proc,
+    Record,
+    Reply,
+    State,
+    check_transition,
+)
+
+
+class ClassicProtocol(ClassicObservations):
+    """A variant of the classic protocol; subclasses set the switches below."""
+
+    name = "classic"
+    summary = ""
+    rebalance = "eager"  # "eager" or "cooperative": what onJoinPrepare / onJoinComplete do
+    static_members = False  # KIP-345: every member has a group.instance.id (its slot)
+    coordinator_assigns = False  # the coordinator computes the assignment (no SyncGroup round)
+    delayed = False  # KIP-415: a departed member's partitions are held back for a delay
+    # Switches that break the protocol on purpose (see groupspec.model.broken).
+    revoke_before_join = True  # eager: revoke everything before JoinGroup
+    withhold_transfers = True  # cooperative: never hand a still-owned partition to a new owner
+    fence_commits = True  # commits validated by member id and generation
+    broken = False
+    bug = ""  # for broken variants: the bug, in one sentence
+    expect_violation = ""  # for broken variants: the property the checker must find violated
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        name = getattr(self, "forced_assignor", None) or cfg.assignor
+        self.assignor_name = name
+        self.assignor = ASSIGNORS[name]
+        self.symmetric = name in EQUIVARIANT
+        self.canon = Canonicalizer(cfg, self.symmetric)
+        n = cfg.members
+        self._actions = {
+            cls: tuple(cls(i) for i in range(n))
+            for cls in (
+                A.SendJoinGroup, A.ReceiveJoinResponse, A.ReceiveSyncResponse, A.ReceiveError,
+                A.Heartbeat, A.Resume, A.GhostFenced, A.NoticeMetadata, A.SessionExpired,
+                A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause, A.ChangeSubscription,
+            )
+        }
+        self._rebalance_timeout = A.RebalanceTimeout()
+        self._delay_expired = A.DelayExpired()
+        self._add_partition = A.AddPartition()
+
+    # ---------------------------------------------------------------------------------------------
+    # Initial states
+    # ---------------------------------------------------------------------------------------------
+    def init_states(self) -> list[State]:
+        """Every consumer is started (but one held back when ``join`` is a fault), none has joined."""
+        cfg = self.cfg
+        n = cfg.members
+        late = "join" in cfg.faults and n > 1
+        clients = tuple(
+            Client(proc=Proc.DOWN if (late and i == n - 1) else Proc.UP, topics=cfg.all_topics)
+            for i in range(n)
+        )
+        existing = (1 << cfg.partitions) - 1
+        if "partitions" in cfg.faults and cfg.partitions > cfg.topics:
+            existing &= ~(1 << (cfg.partitions - 1))  # the last partition is added later
+        group = Group(records=(None,) * n, partitions=existing)
+        return [State(group=group, clients=clients, budget=cfg.budget)]
+
+    # ---------------------------------------------------------------------------------------------
+    # Helpers
+    # ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def alive(s: State, i: int) -> bool:
+        """The coordinator's member ``i`` has a running process holding its current member id."""
+        c = s.clients[i]
+        return c.proc == Proc.UP and c.id == Id.CURRENT and s.group.records[i] is not None
+
+    def live_member(self, s: State, i: int) -> bool:
+        """A member of the group: the coordinator knows the id this process holds (paused or not)."""
+        c = s.clients[i]
+        return c.proc != Proc.DOWN and c.id == Id.CURRENT and s.group.records[i] is not None
+
+    @staticmethod
+    def _set(tup: tuple, i: int, v: object) -> tuple:
+        return tup[:i] + (v,) + tup[i + 1 :]
+
+    def _with(self, s: State, group: Group | None = None, clients: tuple | None = None, spend: bool = False) -> State:
+        g = group if group is not None else s.group
+        return State(group=g, clients=clients if clients is not None else s.clients, budget=s.budget - (1 if spend else 0))
+
+    @staticmethod
+    def _goto(g: Group, status: GS, **changes: object) -> Group:
+        """Move the group to ``status``; an illegal move (coordinator.md §1.3) raises, naming both."""
+        check_transition(g.status, status)
+        return replace(g, status=status, **changes)
+
+    def metadata(self, g: Group, members: list[int]) -> list[MemberMeta]:
+        out = []
+        for i in members:
+            r = g.records[i]
+            assert r is not None
+            out.append((i, r.topics, r.owned, r.generation, r.static))
+        return out
+
+    # ---------------------------------------------------------------------------------------------
+    # The coordinator's side: prepare and complete a join phase, remove a member
+    # ---------------------------------------------------------------------------------------------
+    def _prepare_rebalance(self, g: Group, clients: list[Client]) -> Group:
+        """Stable/CompletingRebalance -> PreparingRebalance: parked SyncGroups get REBALANCE_IN_PROGRESS."""
+        records = list(g.records)
+        for i, r in enumerate(records):
+            if r is None:
+                continue
+            if r.awaiting_sync and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
+                clients[i] = replace(clients[i], inbox=Inbox(Reply.REBALANCE_IN_PROGRESS))
+            keep = r.assignment if g.status == GS.STABLE else 0
+            records[i] = replace(r, joined=False, awaiting_sync=False, synced=False, assignment=keep)
+        return self._goto(g, GS.PREPARING_REBALANCE, records=tuple(records), target=None)
+
+    def _remove(self, g: Group, clients: list[Client], i: int) -> Group:
+        """Remove member ``i`` (LeaveGroup, session expiry): its process, if any, now holds a stale id."""
+        r = g.records[i]
+        assert r is not None
+        if self.delayed and g.held == 0 and r.assignment and g.status in (GS.STABLE, GS.PREPARING_REBALANCE):
+            # KIP-415: the departed member's partitions are lost; hold them back for the delay.
+            g = replace(g, held=r.assignment, held_for=i)
+        if clients[i].id == Id.CURRENT:
+            clients[i] = replace(clients[i], id=Id.STALE)
+        records = self._set(g.records, i, None)
+        leader = g.leader
+        if leader == i:
+            leader = next((k for k, rr in enumerate(records) if rr is not None), -1)
+        g = replace(g, records=records, leader=leader)
+        if g.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
+            g = self._prepare_rebalance(g, clients)
+        return self._maybe_complete_join(g, clients)
+
+    def _maybe_complete_join(self, g: Group, clients: list[Client]) -> Group:
+        if g.status != GS.PREPARING_REBALANCE:
+            return g
+        if all(r is None or r.joined for r in g.records):
+            return self._complete_join(g, clients)
+        return g
+
+    def _complete_join(self, g: Group, clients: list[Client]) -> Group:
+        """initNextGeneration: bump the generation, elect a leader if needed, answer parked JoinGroups."""
+        records = list(g.records)
+        for i, r in enumerate(records):
+            if r is not None and not r.joined and not r.static:
+                # A dynamic member that did not rejoin in time is dropped (coordinator.md §3.4).
+                records[i] = None
+                if clients[i].id == Id.CURRENT:
+                    clients[i] = replace(clients[i], id=Id.STALE)
+        gen = g.generation + 1
+        present = [i for i, r in enumerate(records) if r is not None]
+        if not present:
+            return self._goto(g, GS.EMPTY, generation=gen, leader=-1, records=tuple(records), target=None)
+        leader = g.leader
+        if leader < 0 or records[leader] is None or not records[leader].joined:
+            leader = next(i for i in present if records[i].joined)
+        g = replace(g, records=tuple(records), leader=leader, generation=gen)
+        target = self.compute_target(g, present)
+        for i in present:
+            r = records[i]
+            if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
+                clients[i] = replace(
+                    clients[i], inbox=Inbox(Reply.JOIN, gen, target[i] if self.coordinator_assigns else 0)
+                )
+            records[i] = replace(
+                r, joined=False, awaiting_sync=False, synced=False,
+                assignment=target[i] if self.coordinator_assigns else 0,
+            )
+        g = self._goto(g, GS.COMPLETING_REBALANCE, records=tuple(records), target=target)
+        if self.coordinator_assigns:
+            g = self._goto(g, GS.STABLE)  # the assignment went out with the JoinGroup answers
+        return g
+
+    def compute_target(self, g: Group, present: list[int]) -> tuple[int, ...]:
+        """The leader's assignment for the new generation (one bit mask per slot)."""
+        cfg = self.cfg
+        existing = g.partitions
+        held_back = 0
+        give_back = -1
+        if self.delayed and g.held:
+            if g.held_for in present:
+                give_back = g.held_for  # the member came back in time: it gets its partitions back
+            else:
+                held_back = g.held  # still waiting: nobody gets them this round
+        meta = self.metadata(g, present)
+        if held_back:
+            meta = [(i, t, o & ~held_back, gen, st) for (i, t, o, gen, st) in meta]
+        result = self.assignor(cfg, meta, existing & ~held_back)
+        if give_back >= 0:
+            sub = cfg.subscribed_partitions(g.records[give_back].topics, existing)
+            back = g.held & sub
+            for i in result:
+                result[i] &= ~back
+            result[give_back] |= back
+        if self.rebalance == "cooperative" and self.withhold_transfers:
+            # KIP-429: a partition that changes owner is withheld from its new owner this round; the
+            # old owner revokes it and rejoins, and the next round gives it away.
+            gaining = 0
+            losing = 0
+            for i in present:
+                owned = g.records[i].owned
+                gaining |= result[i] & ~owned
+                losing |= owned & ~result[i]
+            moving = gaining & losing
+            if moving:
+                for i in present:
+                    result[i] &= ~(moving & ~g.records[i].owned)
+        target = [0] * cfg.members
+        for i, m in result.items():
+            target[i] = m
+        return tuple(target)
+
+    # ---------------------------------------------------------------------------------------------
+    # Requests (each handled in the step that sends it)
+    # ---------------------------------------------------------------------------------------------
+    def _join(self, s: State, i: int) -> State:
+        cfg = self.cfg
+        clients = list(s.clients)
+        c = clients[i]
+        g = s.group
+        sub = cfg.subscribed_partitions(c.topics, g.partitions)
+        # onJoinPrepare (coordinator.md §5.4)
+        previous = c.owned  # what a sticky eager member reports in its userData
+        if c.generation == NO_GENERATION or c.id == Id.NONE:
+            owned = 0  # lost
+            previous = 0
+        elif self.rebalance == "eager":
+            owned = 0 if self.revoke_before_join else c.owned
+        else:
+            owned = c.owned & sub  # cooperative: revoke only partitions of dropped topics
+        c = replace(c, owned=owned, status=MS.PREPARING_REBALANCE, rejoin=False)
+        reported_owned = owned if self.rebalance == "cooperative" else previous
+        reported_gen = c.generation
+        r = g.records[i]
+        if c.id == Id.STALE:
+            if self.static_members:
+                # The instance id now maps to another member id: FENCED_INSTANCE_ID is fatal.
+                clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
+            else:
+                clients[i] = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+            return self._with(s, clients=tuple(clients))
+        meta = (c.topics, reported_owned, reported_gen)
+        if c.id == Id.NONE and r is not None and self.static_members:
+            return self._static_replace(s, clients, i, c, meta)
+        new = c.id == Id.NONE
+        if new:
+            r = Record(static=self.static_members)
+            c = replace(c, id=Id.CURRENT)
+        assert r is not None
+        same = (r.topics, r.owned, r.generation) == meta and not new
+        records = self._set(g.records, i, replace(r, topics=meta[0], owned=meta[1], generation=meta[2]))
+        g = replace(g, records=records)
+        clients[i] = c
+        if g.status == GS.EMPTY:
+            g = self._goto(g, GS.PREPARING_REBALANCE)
+        elif g.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
+            immediate = same and (g.status == GS.COMPLETING_REBALANCE or g.leader != i)
+            if immediate:
+                # A follower (or anyone while completing) rejoining with the same metadata: answered at
+                # once with the current generation; it then syncs as usual.
+                clients[i] = replace(c, inbox=Inbox(Reply.JOIN, g.generation))
+                return self._with(s, group=g, clients=tuple(clients))
+            g = self._prepare_rebalance(g, clients)
+        if g.leader < 0:
+            g = replace(g, leader=i)
+        g = replace(g, records=self._set(g.records, i, replace(g.records[i], joined=True)))
+        g = self._maybe_complete_join(g, clients)
+        return self._with(s, group=g, clients=tuple(clients))
+
+    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple) -> State:
+        """KIP-345: a known group.instance.id joins with no member id: the old id is fenced."""
+        g = s.group
+        r = g.records[i]
+        assert r is not None
+        c = replace(c, id=Id.CURRENT)
+        r = replace(r, topics=meta[0], owned=meta[1], generation=meta[2])
+        if g.status == GS.STABLE:
+            # Same selected protocol: no rebalance. JoinGroup is answered with the current generation,
+            # and the SyncGroup that follows returns the stored assignment.
+            a = r.assignment
+            clients[i] = replace(c, generation=g.generation, status=MS.STABLE, owned=a)
+            g = replace(g, records=self._set(g.records, i, replace(r, synced=True)))
+            return self._with(s, group=g, clients=tuple(clients))
+        clients[i] = c
+        g = replace(g, records=self._set(g.records, i, replace(r, awaiting_sync=False)))
+        if g.status == GS.COMPLETING_REBALANCE:
+            g = self._prepare_rebalance(g, clients)  # forced (KAFKA-9801)
+        g = replace(g, records=self._set(g.records, i, replace(g.records[i], joined=True)))
+        g = self._maybe_complete_join(g, clients)
+        return self._with(s, group=g, clients=tuple(clients))
+
+    def _sync(self, s: State, i: int, clients: list[Client]) -> State:
+        """The client at ``i`` (in COMPLETING_REBALANCE) sends SyncGroup."""
+        g = s.group
+        c = clients[i]
+        r = g.records[i]
+        if r is None or c.id != Id.CURRENT:
+            clients[i] = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+            return self._with(s, clients=tuple(clients))
+        if c.generation != g.generation:
+            clients[i] = replace(c, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)  # ILLEGAL_GENERATION
+            return self._with(s, clients=tuple(clients))
+        if g.status == GS.PREPARING_REBALANCE:
+            clients[i] = replace(c, rejoin=True)
+            return self._with(s, clients=tuple(clients))
+        if g.status == GS.STABLE:
+            clients[i] = replace(c, inbox=Inbox(Reply.SYNC, g.generation, r.assignment))
+            g = replace(g, records=self._set(g.records, i, replace(r, synced=True)))
+            return self._with(s, group=g, clients=tuple(clients))
+        assert g.status == GS.COMPLETING_REBALANCE
+        if i != g.leader:
+            g = replace(g, records=self._set(g.records, i, replace(r, awaiting_sync=True, synced=True)))
+            return self._with(s, group=g, clients=tuple(clients))
+        # The leader's SyncGroup: store the assignment and answer every parked SyncGroup.
+        target = g.target
+        assert target is not None
+        records = list(g.records)
+        for k, rk in enumerate(records):
+            if rk is None:
+                continue
+            if rk.awaiting_sync or k == i:
+                if clients[k].id == Id.CURRENT and clients[k].proc != Proc.DOWN:
+                    clients[k] = replace(clients[k], inbox=Inbox(Reply.SYNC, g.generation, target[k]))
+            records[k] = replace(rk, assignment=target[k], awaiting_sync=False, synced=rk.synced or k == i)
+        g = self._goto(g, GS.STABLE, records=tuple(records))
+        return self._with(s, group=g, clients=tuple(clients))
+
+    # ---------------------------------------------------------------------------------------------
+    # The transition relation
+    # ---------------------------------------------------------------------------------------------
+    def successors(self, s: State) -> Iterator[tuple[A.Action, State]]:
+        """Every enabled action and the state it leads to, in a fixed order."""
+        cfg = self.cfg
+        g = s.group
+        acts = self._actions
+        perturb = s.budget > 0
+        faults = cfg.faults
+        for i, c in enumerate(s.clients):
+            r = g.records[i]
+            if c.proc == Proc.UP:
+                inbox = c.inbox
+                if inbox is not None:
+                    if inbox.reply == Reply.JOIN:
+                        yield acts[A.ReceiveJoinResponse][i], self._receive_join(s, i)
+                    elif inbox.reply == Reply.SYNC:
+                        yield acts[A.ReceiveSyncResponse][i], self._receive_sync(s, i)
+                    else:
+                        yield acts[A.ReceiveError][i], self._receive_error(s, i)
+                else:
+                    if c.status != MS.PREPARING_REBALANCE and (c.status == MS.UNJOINED or c.rejoin):
+                        yield acts[A.SendJoinGroup][i], self._join(s, i)
+                    if c.status in (MS.STABLE, MS.COMPLETING_REBALANCE) and c.id != Id.NONE:
+                        t = self._heartbeat(s, i)
+                        if t is not None:
+                            yield acts[A.Heartbeat][i], t
+                    if (
+                        "partitions" in faults and g.leader == i and c.status == MS.STABLE and not c.rejoin
+                        and g.status == GS.STABLE and self.alive(s, i) and self._unassigned_new(s)
+                    ):
+                        yield acts[A.NoticeMetadata][i], self._with(
+                            s, clients=self._set(s.clients, i, replace(c, rejoin=True))
+                        )
+            elif c.proc == Proc.PAUSED:
+                yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, replace(c, proc=Proc.UP)))
+            if c.ghost is not None:
+                yield acts[A.GhostFenced][i], self._with(s, clients=self._set(s.clients, i, replace(c, ghost=None)))
+            if r is not None and not self.alive(s, i) and not (g.status == GS.PREPARING_REBALANCE and r.joined):
+                yield acts[A.SessionExpired][i], self._expire(s, i)
+            if perturb:
+                yield from self._perturbations(s, i, c, r)
+        if g.status == GS.PREPARING_REBALANCE:
+            recs = [(k, r) for k, r in enumerate(g.records) if r is not None]
+            if any(r.joined for _k, r in recs) and any(not r.joined and not self.alive(s, k) for k, r in recs):
+                clients = list(s.clients)
+                g2 = self._complete_join(g, clients)
+                yield self._rebalance_timeout, self._with(s, group=g2, clients=tuple(clients))
+        if self.delayed and g.held and g.status == GS.STABLE:
+            yield self._delay_expired, self._release_held(s)
+        if perturb and "partitions" in faults and g.partitions != (1 << cfg.partitions) - 1:
+            p = (~g.partitions & ((1 << cfg.partitions) - 1)) & -(~g.partitions & ((1 << cfg.partitions) - 1))
+            yield self._add_partition, self._with(s, group=replace(g, partitions=g.partitions | p), spend=True)
+
+    def _perturbations(self, s: State, i: int, c: Client, r: Record | None) -> Iterator[tuple[A.Action, State]]:
+        faults = self.cfg.faults
+        acts = self._actions
+        if "join" in faults and (
+            (c.proc == Proc.DOWN and (r is None or self.static_members))
+            or (c.proc == Proc.PAUSED and self.static_members and "zombie" in faults and c.ghost is None)
+        ):
+            yield acts[A.Start][i], self._start(s, i)
+        if c.proc == Proc.UP:
+            if "leave" in faults:
+                yield acts[A.LeaveGroup][i], self._leave(s, i)
+            if "zombie" in faults and c.id == Id.CURRENT:
+                yield acts[A.Pause][i], self._with(s, clients=self._set(s.clients, i, replace(c, proc=Proc.PAUSED)), spend=True)
+            if "subscription" in faults and c.status == MS.STABLE and c.id == Id.CURRENT and self.cfg.topics > 1:
+                last = 1 << (self.cfg.topics - 1)
+                c2 = replace(c, topics=c.topics ^ last, rejoin=True)
+                yield acts[A.ChangeSubscription][i], self._with(s, clients=self._set(s.clients, i, c2), spend=True)
+        if c.proc != Proc.DOWN and "crash" in faults:
+            clients = self._set(s.clients, i, Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost))
+            yield acts[A.Crash][i], self._with(s, clients=clients, spend=True)
+        if "timeout" in faults and r is not None and self.alive(s, i):
+            clients = list(s.clients)
+            g = self._remove(s.group, clients, i)
+            yield acts[A.ExpireLive][i], self._with(s, group=g, clients=tuple(clients), spend=True)
+
+    def _unassigned_new(self, s: State) -> bool:
+        g = s.group
+        assigned = 0
+        wanted = 0
+        for k, r in enumerate(g.records):
+            if r is not None:
+                assigned |= r.assignment
+                wanted |= self.cfg.subscribed_partitions(r.topics, g.partitions)
+        return bool(wanted & ~assigned & ~g.held)
+
+    # -- client-side handlers ---------------------------------------------------------------------
+    def _receive_join(self, s: State, i: int) -> State:
+        c = s.clients[i]
+        inbox = c.inbox
+        assert inbox is not None
+        clients = list(s.clients)
+        if self.coordinator_assigns:
+            clients[i] = replace(c, inbox=None, generation=inbox.generation, status=MS.STABLE, owned=inbox.assignment)
+            return self._with(s, clients=tuple(clients))
+        clients[i] = replace(c, inbox=None, generation=inbox.generation, status=MS.COMPLETING_REBALANCE)
+        return self._sync(s, i, clients)
+
+    def _receive_sync(self, s: State, i: int) -> State:
+        """onJoinComplete (coordinator.md §5.7)."""
+        c = s.clients[i]
+        inbox = c.inbox
+        assert inbox is not None
+        a = inbox.assignment
+        sub = self.cfg.subscribed_partitions(c.topics, s.group.partitions | a)
+        if a & ~sub:
+            # An assigned partition is not in the subscription: rejoin, apply nothing.
+            c2 = replace(c, inbox=None, status=MS.STABLE, rejoin=True)
+        elif self.rebalance == "cooperative":
+            revoked = c.owned & ~a
+            c2 = replace(c, inbox=None, status=MS.STABLE, owned=a, rejoin=c.rejoin or bool(revoked))
+        else:
+            c2 = replace(c, inbox=None, status=MS.STABLE, owned=a)
+        return self._with(s, clients=self._set(s.clients, i, c2))
+
+    def _receive_error(self, s: State, i: int) -> State:
+        c = s.clients[i]
+        assert c.inbox is not None
+        reply = c.inbox.reply
+        if reply == Reply.REBALANCE_IN_PROGRESS:
+            c2 = replace(c, inbox=None, rejoin=True)
+        elif reply == Reply.UNKNOWN_MEMBER_ID:
+            c2 = replace(c, inbox=None, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+        else:  # FENCED_INSTANCE_ID: fatal
+            c2 = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
+        return self._with(s, clients=self._set(s.clients, i, c2))
+
+    def _heartbeat(self, s: State, i: int) -> State | None:
+        """A heartbeat; None when the answer is NONE and nothing changes (a stutter)."""
+        g = s.group
+        c = s.clients[i]
+        r = g.records[i]
+        if c.id == Id.STALE or r is None:
+            if self.static_members and r is not None:
+                c2 = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)  # FENCED_INSTANCE_ID
+            else:
+                c2 = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)
+        elif c.generation != g.generation:
+            c2 = replace(c, generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)  # ILLEGAL_GENERATION
+        elif g.status == GS.PREPARING_REBALANCE and c.status == MS.STABLE and not c.rejoin:
+            c2 = replace(c, rejoin=True)  # REBALANCE_IN_PROGRESS
+        else:
+            return None
+        return self._with(s, clients=self._set(s.clients, i, c2))
+
+    # -- coordinator timers -----------------------------------------------------------------------
+    def _expire(self, s: State, i: int) -> State:
+        clients = list(s.clients)
+        g = self._remove(s.group, clients, i)
+        return self._with(s, group=g, clients=tuple(clients))
+
+    def _release_held(self, s: State) -> State:
+        g = replace(s.group, held=0, held_for=-1)
+        clients = list(s.clients)
+        if g.leader >= 0 and self.alive(s, g.leader):
+            clients[g.leader] = replace(clients[g.leader], rejoin=True)  # the scheduled rebalance
+        return self._with(s, group=g, clients=tuple(clients))
+
+    # -- perturbations ----------------------------------------------------------------------------
+    def _start(self, s: State, i: int) -> State:
+        c = s.clients[i]
+        ghost = c.ghost
+        if c.proc == Proc.PAUSED:
+            ghost = (c.generation, c.owned)  # the old process lives on, paused: a zombie
+        fresh = Client(proc=Proc.UP, topics=c.topics or self.cfg.all_topics, ghost=ghost)
+        clients = list(s.clients)
+        clients[i] = fresh
+        return self._with(s, clients=tuple(clients), spend=True)
+
+    def _leave(self, s: State, i: int) -> State:
+        c = s.clients[i]
+        clients = list(s.clients)
+        clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
+        g = s.group
+        if c.id == Id.CURRENT and g.records[i] is not None and not self.static_members:
+            g = self._remove(g, clients, i)
+        clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
+        return self._with(s, group=g, clients=tuple(clients), spend=True)
+
+    # ---------------------------------------------------------------------------------------------
+    # The public interface used by the checker, the proofs and the tests
+    # ---------------------------------------------------------------------------------------------
+    has_generations = True
+
+    def key(self, s: State):
+        """The explorer's key for ``s``: generations up to a shift, slots and partitions up to symmetry."""
+        return self.canon.key(s)
+
+    def enabled(self, s: State) -> list[A.Action]:
+        return [a for a, _t in self.successors(s)]
+
+    def step(self, s: State, a: A.Action) -> State:
+        for b, t in self.successors(s):
+            if b == a:
+                return t
+        raise ValueError(f"{a!r} is not enabled")
+
+    def commit_accepted(self, s: State, i: int, ghost: bool = False) -> bool:
+        """Would the coordinator accept an offset commit from process ``i`` (or its ghost)?
+
+        The client commits only while it believes it is STABLE (``generationIfStable``), with its
+        member id and generation (coordinator.md §2.6).
+        """
+        g = s.group
+        if g.status == GS.DEAD:
+            return False
+        if not self.fence_commits:
+            return True
+        if ghost:
+            return False  # its member id was replaced: FENCED_INSTANCE_ID
+        c = s.clients[i]
+        r = g.records[i]
+        if c.id != Id.CURRENT or r is None:
+            return False
+        if c.generation != g.generation:
+            return False
+        return g.status in (GS.STABLE, GS.PREPARING_REBALANCE)
+
+    def converged(self, s: State) -> bool:
+        """Stable, every member alive and STABLE with owned = assigned = the assignor's complete answer."""
+        g = s.group
+        if g.status != GS.STABLE or g.held:
+            return False
+        assigned = 0
+        wanted = 0
+        present = []
+        for i, c in enumerate(s.clients):
+            r = g.records[i]
+            if c.proc == Proc.PAUSED or c.ghost is not None:
+                return False
+            if c.proc == Proc.UP and (c.id != Id.CURRENT or r is None):
+                return False
+            if r is None:
+                continue
+            if not self.alive(s, i):
+                return False
+            if c.status != MS.STABLE or c.inbox is not None or c.rejoin or c.generation != g.generation:
+                return False
+            if c.owned != r.assignment:
+                return False
+            sub = self.cfg.subscribed_partitions(c.topics, g.partitions)
+            if r.assignment & ~sub or r.assignment & assigned:
+                return False
+            assigned |= r.assignment
+            wanted |= sub
+            present.append(i)
+        if assigned != wanted:
+            return False
+        # A fixpoint of the assignor: re-running it on what the members own changes nothing.
+        meta = [(i, s.clients[i].topics, g.records[i].assignment, g.generation, g.records[i].static) for i in present]
+        again = self.assignor(self.cfg, meta, g.partitions)
+        return all(again[i] == g.records[i].assignment for i in present)

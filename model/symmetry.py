@@ -1,0 +1,193 @@
+"""State keys for the explorer: generations up to a shift, members and partitions up to symmetry.
+
+Theory of operation
+-------------------
+The explorer stores one state per *key*. Two reductions make keys coarser than states, and both are
+sound for every property of the registry (they are all blind to the reduced detail):
+
+1. **Generations up to a shift.** The protocol only ever compares generations for equality (a request
+   carries the member's generation, the coordinator checks it against its own) and for order (the
+   sticky assignor prefers the higher generation's claim). Shifting every generation in a state by the
+   same amount therefore changes no behaviour, so the key records each generation *relative to the
+   group's* (clamped a few generations back: older than that is just "old"). Without this, every
+   rebalance would make a new state and the state space would be infinite.
+2. **Member and partition symmetry** (only for assignors whose answer does not depend on labels, up to
+   ties: ``sticky``). Member slots are interchangeable, and so are the partitions of one topic. The key
+   sorts slots and, within each topic, partitions by what they look like, so that states that differ
+   only by a renaming usually get the same key. The key is *sound* (it only ever merges states of the
+   same orbit) but not guaranteed canonical (two states of one orbit can, through ties, get two keys);
+   that costs a little reduction, never correctness.
+
+   Where the assignor breaks a tie by slot or partition number, the explored system is the one whose
+   tie-breaks are made in the labels of the first state of each orbit the explorer met. That is still a
+   legitimate deterministic assignor, and the properties do not depend on tie-breaks.
+
+:func:`orbit_size` counts the states an orbit stands for, for the reduction factor the checker reports.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from itertools import permutations
+from math import factorial
+from typing import Hashable
+
+from .core import NO_GENERATION, Client, Config, Group, State
+
+OLDEST = 4  # generations more than this far behind the group's are all "old"
+
+
+def _rel(gen: int, base: int) -> int:
+    if gen == NO_GENERATION:
+        return -1
+    d = base - gen
+    return d if d < OLDEST else OLDEST
+
+
+def _remap(mask: int, perm: tuple[int, ...]) -> int:
+    out = 0
+    p = 0
+    while mask:
+        if mask & 1:
+            out |= 1 << perm[p]
+        mask >>= 1
+        p += 1
+    return out
+
+
+def _client_row(c: Client, base: int) -> tuple:
+    ib = c.inbox
+    inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else None
+    ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else None
+    return (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
+
+
+def _record_row(g: Group, i: int, base: int) -> tuple | None:
+    r = g.records[i]
+    if r is None:
+        return None
+    return (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, r.owned, _rel(r.generation, base), r.assignment)
+
+
+def _masks_of_slot(s: State, i: int) -> tuple[int, ...]:
+    """Every partition mask attached to slot ``i``, in a fixed order."""
+    c = s.clients[i]
+    r = s.group.records[i]
+    t = s.group.target
+    return (
+        c.owned,
+        c.inbox.assignment if c.inbox is not None else 0,
+        c.ghost[1] if c.ghost is not None else 0,
+        r.owned if r is not None else 0,
+        r.assignment if r is not None else 0,
+        t[i] if t is not None else 0,
+    )
+
+
+def _shape(s: State, i: int, base: int) -> tuple:
+    """Slot ``i`` without its partition masks: what a renaming of partitions cannot change."""
+    g = s.group
+    c = s.clients[i]
+    r = g.records[i]
+    return (
+        int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.topics, c.rejoin,
+        (int(c.inbox.reply), _rel(c.inbox.generation, base)) if c.inbox is not None else None,
+        _rel(c.ghost[0], base) if c.ghost is not None else None,
+        None if r is None else (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, _rel(r.generation, base)),
+        i == g.leader, i == g.held_for,
+    )
+
+
+def plain_key(s: State) -> Hashable:
+    """The key with generations shifted, and no symmetry."""
+    g = s.group
+    base = g.generation
+    rows = tuple((_client_row(c, base), _record_row(g, i, base)) for i, c in enumerate(s.clients))
+    return (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows)
+
+
+class Canonicalizer:
+    """Computes symmetry-reduced keys for one configuration."""
+
+    def __init__(self, cfg: Config, symmetric: bool) -> None:
+        self.cfg = cfg
+        self.symmetric = symmetric
+        self.topic_blocks = [
+            [p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)
+        ]
+
+    def key(self, s: State) -> Hashable:
+        if not self.symmetric:
+            return plain_key(s)
+        return self._sym_key(s)
+
+    def _sym_key(self, s: State) -> Hashable:
+        g = s.group
+        base = g.generation
+        n = len(s.clients)
+        masks = [_masks_of_slot(s, i) for i in range(n)]
+        # 1. A label-free shape for each slot: its rows with partition masks replaced by their sizes.
+        shapes = [_shape(s, i, base) + (tuple(m.bit_count() for m in masks[i]),) for i in range(n)]
+        order = sorted(range(n), key=shapes.__getitem__)
+        # 2. Partitions within each topic sorted by their column: which slot (in that order) has them how.
+        perm = [0] * self.cfg.partitions
+        for block in self.topic_blocks:
+            def column(p: int) -> tuple:
+                bit = 1 << p
+                return (
+                    bool(g.partitions & bit), bool(g.held & bit),
+                    tuple(tuple(bool(m & bit) for m in masks[i]) for i in order),
+                )
+            ranked = sorted(block, key=column)
+            for new, old in zip(block, ranked):
+                perm[old] = new
+        pt = tuple(perm)
+        # 3. Slots sorted by their full rows, partitions renamed.
+        rows = []
+        for i in range(n):
+            rm = tuple(_remap(m, pt) for m in masks[i])
+            rows.append((shapes[i][:-1], rm))
+        final = sorted(range(n), key=rows.__getitem__)
+        return (
+            int(g.status), _remap(g.partitions, pt), _remap(g.held, pt), g.target is None, s.budget,
+            tuple(rows[i] for i in final),
+        )
+
+
+def orbit_size(s: State, cfg: Config, canon: Canonicalizer) -> int:
+    """How many distinct states (member and partition renamings) this state stands for.
+
+    |orbit| = |G| / |stabiliser|. For each member permutation that maps every slot onto a slot that
+    looks the same (masks aside), count the partition permutations (within topics) that complete it to
+    an automorphism: partitions must map onto partitions with the same column of facts, so the count
+    is the product of the factorials of the column multiplicities, or 0 if the columns differ.
+    """
+    if not canon.symmetric:
+        return 1
+    n = len(s.clients)
+    g = s.group
+    base = g.generation
+    masks = [_masks_of_slot(s, i) for i in range(n)]
+    shapes = [_shape(s, i, base) for i in range(n)]
+
+    def column(p: int, idx: tuple[int, ...]) -> tuple:
+        bit = 1 << p
+        return (bool(g.partitions & bit), bool(g.held & bit), tuple(tuple(bool(m & bit) for m in masks[i]) for i in idx))
+
+    group_size = factorial(n)
+    for block in canon.topic_blocks:
+        group_size *= factorial(len(block))
+    identity = tuple(range(n))
+    stab = 0
+    for pi in permutations(range(n)):
+        if any(shapes[pi[i]] != shapes[i] for i in range(n)):
+            continue
+        count = 1
+        for block in canon.topic_blocks:
+            before = Counter(column(p, identity) for p in block)
+            if before != Counter(column(p, pi) for p in block):
+                count = 0
+                break
+            for mult in before.values():
+                count *= factorial(mult)
+        stab += count
+    return group_size // max(stab, 1)
