@@ -1,0 +1,362 @@
+"""Loading candidate assignors and calling them safely (contract assignor-check.md, "Candidate forms").
+
+Theory of operation
+-------------------
+:func:`load_candidate` turns whatever the user hands us into a :class:`Candidate`: one uniform function
+``call(partitions_per_topic, subscriptions) -> raw result`` plus a decoder, the declared protocol
+(``eager``/``cooperative``) and a *kind* (``range``/``roundrobin``/``sticky`` or ``None``) read from the
+candidate's name, which decides whether I5/I7/I9 apply.
+
+Accepted forms:
+
+1. a plain callable ``assign(partitions_per_topic, subscriptions)``, or an object with such an ``assign``
+   method and optional ``protocol`` and ``name`` attributes;
+2. a kafka-python (or API-compatible) ``AbstractPartitionAssignor`` subclass or instance. We drive it the way
+   kafka-python's ``ConsumerCoordinator`` does: every member gets its own assignor instance, which is told its
+   previous assignment through ``on_assignment(assignment, generation)`` and then produces its JoinGroup
+   metadata with ``metadata(topics)``; that metadata is encoded and decoded as on the wire, handed to the
+   leader's ``assign(cluster, members)`` together with a ``ClusterMetadata``-like object, and the leader's
+   ``ConsumerProtocolAssignment`` per member is encoded and decoded too. The protocol is read from
+   ``supported_protocols()`` (KIP-429 ``RebalanceProtocol``);
+3. the project's own assignors by name (``groupspec.reference.assignors.get``).
+
+:class:`CallRunner` runs each call on a worker thread and waits at most ``call_timeout`` seconds. A call that
+overruns is abandoned: an asynchronous ``TimeoutError`` is raised in the worker thread (which stops pure-Python
+loops) and a fresh worker takes over, so a hanging candidate never hangs the checker. Inputs are deep-copied
+for every call, so a candidate that mutates its arguments cannot corrupt the checker's state.
+"""
+from __future__ import annotations
+
+import copy
+import ctypes
+import importlib
+import inspect
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .assignorcheck_core import INTERNAL_TOPICS, Malformed, decode_output
+
+BUILTIN_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+class LoadError(Exception):
+    """The target cannot be turned into a candidate (one line, for the CLI's exit status 2)."""
+
+
+@dataclass
+class Candidate:
+    """A loaded assignor: ``call`` returns the raw result; ``decode`` turns it into an assignment."""
+
+    name: str
+    protocol: str
+    kind: str | None
+    call: Callable[[dict[str, int], dict[str, dict]], Any]
+    decode: Callable[[Any], dict[str, list[tuple[str, int]]]] = decode_output
+    target: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def kind_from_name(name: str | None) -> str | None:
+    """``range``/``roundrobin``/``sticky`` when the candidate's name declares one of Kafka's algorithms."""
+    if not name:
+        return None
+    n = name.lower().replace("_", "-").replace(" ", "-")
+    if "sticky" in n:
+        return "sticky"
+    if "roundrobin" in n or "round-robin" in n:
+        return "roundrobin"
+    if "range" in n:
+        return "range"
+    return None
+
+
+# ------------------------------------------------------------------------------------ kafka-python
+
+
+def _is_kafka_assignor(obj: Any) -> bool:
+    cls = obj if inspect.isclass(obj) else type(obj)
+    for base in cls.__mro__:
+        if base.__name__ == "AbstractPartitionAssignor" and base.__module__.split(".")[0] in ("kafka", "aiokafka"):
+            return True
+    return all(hasattr(cls, a) for a in ("assign", "metadata", "on_assignment", "name")) and _assign_arity(cls) == 2
+
+
+def _assign_arity(cls: Any) -> int:
+    try:
+        sig = inspect.signature(cls.assign)
+    except (TypeError, ValueError):
+        return -1
+    params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    return len(params)
+
+
+class FakeCluster:
+    """The part of kafka-python's ``ClusterMetadata`` that assignors read (``topics``, ``partitions_for_topic``).
+
+    Internal topics (``__consumer_offsets``, ``__transaction_state``) are flagged as the broker flags them, so
+    ``topics()`` leaves them out by default, exactly like ``ClusterMetadata.topics(exclude_internal_topics=True)``.
+    """
+
+    def __init__(self, partitions_per_topic: dict[str, int]):
+        self._parts = {t: set(range(max(0, int(n)))) for t, n in partitions_per_topic.items()}
+        self.internal_topics = {t for t in self._parts if t in INTERNAL_TOPICS}
+        self.unauthorized_topics: set[str] = set()
+
+    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
+        ts = set(self._parts)
+        return ts - self.internal_topics if exclude_internal_topics else ts
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        p = self._parts.get(topic)
+        return None if p is None else set(p)
+
+    def available_partitions_for_topic(self, topic: str) -> set[int] | None:
+        return self.partitions_for_topic(topic)
+
+
+class _Member:
+    """A JoinGroup response member as kafka-python's coordinator hands it to ``assign``."""
+
+    def __init__(self, member_id: str, group_instance_id: str | None, metadata: Any):
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.metadata = metadata
+
+    def __repr__(self) -> str:
+        return f"Member({self.member_id!r}, {self.group_instance_id!r}, {self.metadata!r})"
+
+
+def _kafka_protocol(obj: Any) -> str:
+    try:
+        inst = obj() if inspect.isclass(obj) else obj
+        protos = list(inst.supported_protocols())
+    except Exception:
+        return "eager"
+    if not protos:
+        return "eager"
+    first = protos[0]
+    val = getattr(first, "value", first)
+    return "cooperative" if val == 1 or str(getattr(first, "name", "")).upper() == "COOPERATIVE" else "eager"
+
+
+def kafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+    """A form-1 function that drives a kafka-python assignor (class or instance) like its coordinator does."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+    def fresh() -> Any:
+        return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
+
+    def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
+        members = []
+        for mid, sub in subs.items():
+            inst = fresh()
+            owned: dict[str, list[int]] = {}
+            for t, p in sub.get("owned") or ():
+                owned.setdefault(t, []).append(int(p))
+            if owned or sub.get("generation", -1) >= 0:
+                prev = ConsumerProtocolAssignment(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
+                inst.on_assignment(prev, int(sub.get("generation", -1)))
+            meta = inst.metadata(set(sub.get("topics") or ()))
+            wire = ConsumerProtocolSubscription.decode(meta.encode(version=meta.version))
+            members.append(_Member(mid, sub.get("instance_id"), wire))
+        result = fresh().assign(FakeCluster(ppt), members)
+        return _KafkaResult(result)
+
+    return call
+
+
+class _KafkaResult:
+    """Marks a kafka-python result so :func:`decode_kafka` knows to decode ``ConsumerProtocolAssignment``s."""
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+
+
+def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    raw = res.raw if isinstance(res, _KafkaResult) else res
+    if not isinstance(raw, dict):
+        raise Malformed(f"assign() returned a {type(raw).__name__}, not a dict of ConsumerProtocolAssignment")
+    out: dict[str, list[tuple[str, int]]] = {}
+    for mid, a in raw.items():
+        if not isinstance(mid, str):
+            raise Malformed(f"member key {mid!r} is not a str")
+        try:
+            wire = ConsumerProtocolAssignment.decode(a.encode(version=a.version or 0))
+        except Exception as e:  # noqa: BLE001 - any failure to encode is a malformed result
+            raise Malformed(f"assignment of {mid!r} cannot be encoded: {type(e).__name__}: {e}") from None
+        out[mid] = [(tp.topic, int(p)) for tp in wire.assigned_partitions for p in tp.partitions]
+    return out
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+
+def _builtin(name: str) -> Candidate:
+    try:
+        from groupspec.reference.assignors import get  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise LoadError(f"built-in assignor {name!r} is not available ({e})") from None
+    a = get(name)
+    return Candidate(name=getattr(a, "name", name), protocol=getattr(a, "protocol", "eager"),
+                     kind=kind_from_name(name), call=a.assign, target=name)
+
+
+def candidate_from_object(obj: Any, target: str = "", protocol: str | None = None,
+                          kind: str | None = None) -> Candidate:
+    """Turn a Python object (any accepted form) into a :class:`Candidate`; raise LoadError if it is none."""
+    if isinstance(obj, Candidate):
+        return obj
+    if isinstance(obj, str):
+        return load_candidate(obj, protocol=protocol, kind=kind)
+    if _is_kafka_assignor(obj):
+        name = getattr(obj, "name", None)
+        name = name if isinstance(name, str) else (obj.__name__ if inspect.isclass(obj) else type(obj).__name__)
+        return Candidate(name=name, protocol=protocol or _kafka_protocol(obj), kind=kind or kind_from_name(name),
+                         call=kafka_adapter(obj), decode=decode_kafka, target=target or name)
+    assign = getattr(obj, "assign", None)
+    if assign is not None and callable(assign) and not inspect.isclass(obj):
+        name = getattr(obj, "name", None) or type(obj).__name__
+        proto = protocol or getattr(obj, "protocol", None) or "eager"
+        if proto not in ("eager", "cooperative"):
+            raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
+        return Candidate(name=str(name), protocol=proto, kind=kind or kind_from_name(getattr(obj, "name", None)),
+                         call=assign, target=target or str(name))
+    if inspect.isclass(obj):
+        raise LoadError(f"{target or obj.__name__}: a class that is neither a kafka-python assignor nor has an "
+                        f"assign method usable without an instance")
+    if callable(obj):
+        name = getattr(obj, "name", None)
+        if not isinstance(name, str):
+            name = getattr(obj, "__name__", type(obj).__name__)
+        proto = protocol or getattr(obj, "protocol", None) or "eager"
+        if proto not in ("eager", "cooperative"):
+            raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
+        return Candidate(name=name, protocol=proto,
+                         kind=kind or kind_from_name(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None),
+                         call=obj, target=target or name)
+    raise LoadError(f"{target or obj!r} is a {type(obj).__name__}, not an assignor (expected a callable, an object "
+                    f"with assign(), or a kafka-python AbstractPartitionAssignor)")
+
+
+def load_candidate(target: str, protocol: str | None = None, kind: str | None = None) -> Candidate:
+    """Load ``module:attribute`` (importable from the current directory or the environment) or a built-in name."""
+    if protocol not in (None, "eager", "cooperative"):
+        raise LoadError(f"--protocol must be eager or cooperative, not {protocol!r}")
+    if ":" not in target:
+        if target in BUILTIN_NAMES:
+            c = _builtin(target)
+            if protocol:
+                c.protocol = protocol
+            if kind:
+                c.kind = kind
+            return c
+        raise LoadError(f"target {target!r} is neither module:attribute nor a built-in name ({', '.join(BUILTIN_NAMES)})")
+    modname, _, attr = target.partition(":")
+    if not modname or not attr:
+        raise LoadError(f"target {target!r}: expected module:attribute")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        mod = importlib.import_module(modname)
+    except ModuleNotFoundError as e:
+        if e.name and (modname == e.name or modname.startswith(e.name + ".")):
+            raise LoadError(f"target {target!r}: no module named {modname!r}") from None
+        raise LoadError(f"target {target!r}: importing {modname!r} failed: ModuleNotFoundError: {e}") from None
+    except BaseException as e:  # noqa: BLE001 - a module that raises on import (even SystemExit) is a load error
+        raise LoadError(f"target {target!r}: importing {modname!r} raised {type(e).__name__}: {e}") from None
+    obj: Any = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise LoadError(f"target {target!r}: module {modname!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return candidate_from_object(obj, target=target, protocol=protocol, kind=kind)
+
+
+# -------------------------------------------------------------------------------------------- calls
+
+
+@dataclass
+class CallResult:
+    """Outcome of one call: ``assignment`` when it succeeded, else ``failure`` (raised / timeout / malformed)."""
+
+    assignment: dict[str, list[tuple[str, int]]] | None
+    failure: str | None
+    message: str
+    seconds: float
+
+
+def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
+    if thread.ident is None:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc))
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.inbox: queue.Queue = queue.Queue()
+        self.outbox: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="groupspec-candidate", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.inbox.get()
+            if job is None:
+                return
+            fn, args = job
+            t0 = time.perf_counter()
+            try:
+                res = ("ok", fn(*args))
+            except BaseException as e:  # noqa: BLE001 - the candidate may raise anything
+                res = ("raised", e)
+            try:
+                self.outbox.put((res, time.perf_counter() - t0))
+            except BaseException:  # noqa: BLE001 - an async TimeoutError may land here; the result is void anyway
+                pass
+
+
+class CallRunner:
+    """Calls a candidate with a per-call time limit; a call that overruns is abandoned, the next gets a new worker."""
+
+    def __init__(self, call_timeout: float | None = 5.0):
+        self.call_timeout = call_timeout if call_timeout and call_timeout > 0 else None
+        self._worker: _Worker | None = None
+        self.timeouts = 0
+
+    def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict]) -> CallResult:
+        args = (copy.deepcopy(ppt), copy.deepcopy(subs))
+        if self._worker is None:
+            self._worker = _Worker()
+        w = self._worker
+        w.inbox.put((cand.call, args))
+        try:
+            (kind, value), secs = w.outbox.get(timeout=self.call_timeout)
+        except queue.Empty:
+            self.timeouts += 1
+            self._worker = None
+            _async_raise(w.thread, TimeoutError)
+            w.inbox.put(None)
+            return CallResult(None, "timeout", f"no answer within the per-call limit of {self.call_timeout:g} s",
+                              float(self.call_timeout or 0))
+        if kind == "raised":
+            e = value
+            return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs)
+        try:
+            out = cand.decode(value)
+        except Malformed as e:
+            return CallResult(None, "malformed", f"malformed output: {e}", secs)
+        except Exception as e:  # noqa: BLE001 - a decoder failing on odd output is malformed output too
+            return CallResult(None, "malformed", f"malformed output: {type(e).__name__}: {e}", secs)
+        return CallResult(out, None, "", secs)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.inbox.put(None)
+            self._worker = None
