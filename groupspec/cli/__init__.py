@@ -15,6 +15,7 @@ from ._common import EXIT_USAGE, UserError
 COMMAND_MODULES = [
     "check",
     "verify",
+    "coordinator",
 ]
 
 
