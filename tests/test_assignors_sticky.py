@@ -1,0 +1,386 @@
+"""Sticky and cooperative-sticky: Kafka's worked examples (assignors.md §1.4), invariants (§2), convergence."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from groupspec.reference.assignors import get
+from groupspec.reference.assignors.properties import (
+    check_all,
+    check_cooperative,
+    check_movability,
+    check_no_two_cycles,
+    converge,
+    next_subscriptions,
+)
+from groupspec.reference.assignors.sticky import java_hash, java_hashmap_order, sticky_assign
+
+BOTH = ["sticky", "cooperative-sticky"]
+
+
+def parts(spec: str) -> list[tuple[str, int]]:
+    out = []
+    for item in spec.replace(" ", "").split(","):
+        if item:
+            topic, _, p = item.rpartition("-")
+            out.append((topic, int(p)))
+    return sorted(out)
+
+
+def sub(topics, owned="", generation=-1):
+    return {"topics": list(topics), "owned": [list(tp) for tp in parts(owned)], "generation": generation}
+
+
+def final(name, counts, subs):
+    """The converged result: the eager answer for sticky, follow-up rounds for cooperative."""
+    if name == "sticky":
+        return get(name).assign(counts, subs)
+    rounds, out = converge(get(name).assign, counts, subs)
+    assert rounds <= 4
+    return out
+
+
+# ---------------------------------------------------------------- Java HashMap order (walk order of Kafka's maps)
+
+def test_java_hash_matches_known_values():
+    assert java_hash("") == 0
+    assert java_hash("a") == 97
+    assert java_hash("consumer1") == 0xE6E7FAFB
+    assert java_hash("\U0001f600") == (0xD83D * 31 + 0xDE00)
+
+
+def test_java_hashmap_order_consumers():
+    # Buckets 12, 11, 10 in a 16-slot table: Java iterates consumer3, consumer2, consumer1.
+    keys = ["consumer1", "consumer2", "consumer3"]
+    assert [keys[i] for i in java_hashmap_order(keys)] == ["consumer3", "consumer2", "consumer1"]
+    rev = list(reversed(keys))
+    assert [rev[i] for i in java_hashmap_order(rev)] == ["consumer3", "consumer2", "consumer1"]
+
+
+# ---------------------------------------------------------------- §1.4 examples (AbstractStickyAssignorTest)
+
+@pytest.mark.parametrize("name", BOTH)
+def test_multiple_consumers_mixed_topic_subscriptions(name):
+    counts = {"topic1": 3, "topic2": 2}
+    subs = {"consumer1": sub(["topic1"]), "consumer2": sub(["topic1", "topic2"]), "consumer3": sub(["topic1"])}
+    d = get(name).assign_detailed(counts, subs)
+    assert d.path == "general" and d.transfers == {}
+    assert d.round_one == d.ideal == {"consumer1": parts("topic1-0,topic1-2"), "consumer2": parts("topic2-0,topic2-1"),
+                                      "consumer3": parts("topic1-1")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_two_consumers_two_topics_six_partitions(name):
+    out = get(name).assign({"topic1": 3, "topic2": 3}, {"consumer1": sub(["topic1", "topic2"]), "consumer2": sub(["topic1", "topic2"])})
+    assert out == {"consumer1": parts("topic1-0,topic1-2,topic2-1"), "consumer2": parts("topic1-1,topic2-0,topic2-2")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_consumer_owning_min_quota_expected_max_quota(name):
+    t = ["topic1", "topic2"]
+    d = get(name).assign_detailed({"topic1": 2, "topic2": 3}, {"consumer1": sub(t, "topic1-0,topic2-1", 1), "consumer2": sub(t, "topic1-1,topic2-2", 1)})
+    assert d.transfers == {} and d.path == "constrained"
+    assert d.round_one == d.ideal == {"consumer1": parts("topic1-0,topic2-1,topic2-0"), "consumer2": parts("topic1-1,topic2-2")}
+
+
+def test_max_quota_consumer_more_than_expected_max_capacity_members():
+    t = ["topic1", "topic2"]
+    counts = {"topic1": 2, "topic2": 2}
+    subs = {"consumer1": sub(t, "topic1-0,topic2-0", 1), "consumer2": sub(t, "topic1-1,topic2-1", 1), "consumer3": sub(t, "", 1)}
+    d = sticky_assign(counts, subs)
+    assert d.transfers == {("topic2", 0): "consumer3"}
+    assert d.ideal == {"consumer1": parts("topic1-0"), "consumer2": parts("topic1-1,topic2-1"), "consumer3": parts("topic2-0")}
+    assert get("cooperative-sticky").assign(counts, subs)["consumer3"] == []
+    assert final("cooperative-sticky", counts, subs) == d.ideal
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_all_consumers_are_under_min_quota(name):
+    t = ["topic1", "topic2"]
+    d = get(name).assign_detailed({"topic1": 2, "topic2": 3}, {"consumer1": sub(t, "topic1-0", 1), "consumer2": sub(t, "topic1-1", 1), "consumer3": sub(t, "", 1)})
+    assert d.transfers == {}
+    assert d.round_one == {"consumer1": parts("topic1-0,topic2-1"), "consumer2": parts("topic1-1,topic2-2"), "consumer3": parts("topic2-0")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_add_remove_two_consumers_two_topics(name):
+    t = ["topic1", "topic2"]
+    counts = {"topic1": 3, "topic2": 4}
+    first = get(name).assign(counts, {"consumer1": sub(t), "consumer2": sub(t)})
+    assert first == {"consumer1": parts("topic1-0,topic1-2,topic2-1,topic2-3"), "consumer2": parts("topic1-1,topic2-0,topic2-2")}
+    own = lambda out, m: ",".join(f"{a}-{b}" for a, b in out[m])  # noqa: E731
+    subs = {"consumer1": sub(t, own(first, "consumer1"), 1), "consumer2": sub(t, own(first, "consumer2"), 1),
+            "consumer3": sub(t, "", 1), "consumer4": sub(t, "", 1)}
+    d = get(name).assign_detailed(counts, subs)
+    assert d.transfers == {("topic1", 2): "consumer3", ("topic2", 3): "consumer3", ("topic2", 2): "consumer4"}
+    second = final(name, counts, subs)
+    assert second == {"consumer1": parts("topic1-0,topic2-1"), "consumer2": parts("topic2-0,topic1-1"),
+                      "consumer3": parts("topic1-2,topic2-3"), "consumer4": parts("topic2-2")}
+    subs = {"consumer3": sub(t, own(second, "consumer3"), 2), "consumer4": sub(t, own(second, "consumer4"), 2)}
+    d = get(name).assign_detailed(counts, subs)
+    assert d.transfers == {}
+    assert d.round_one == {"consumer3": parts("topic1-2,topic2-3,topic1-0,topic2-1"), "consumer4": parts("topic2-2,topic1-1,topic2-0")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_topic_balance_after_reassignment(name):
+    """KAFKA-16277: at every step every consumer holds the same number of partitions of each topic."""
+    t = ["topic1", "topic2"]
+    counts = {"topic1": 12, "topic2": 12}
+
+    def per_topic(out, expected):
+        for plist in out.values():
+            assert sum(1 for tp in plist if tp[0] == "topic1") == expected
+            assert sum(1 for tp in plist if tp[0] == "topic2") == expected
+
+    def owned(out, m, gen):
+        return {"topics": t, "owned": [list(tp) for tp in out[m]], "generation": gen}
+
+    out = final(name, counts, {"consumer1": sub(t)})
+    per_topic(out, 12)
+    out = final(name, counts, {"consumer1": owned(out, "consumer1", 1), "consumer2": sub(t, "", 1)})
+    per_topic(out, 6)
+    out = final(name, counts, {"consumer1": owned(out, "consumer1", 5), "consumer2": owned(out, "consumer2", 5),
+                               "consumer3": sub(t, "", 5), "consumer4": sub(t, "", 5)})
+    per_topic(out, 3)
+    out = final(name, counts, {"consumer3": owned(out, "consumer3", 9), "consumer4": owned(out, "consumer4", 9)})
+    per_topic(out, 6)
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_all_consumers_reach_expected_quota_and_are_considered_filled(name):
+    d = get(name).assign_detailed({"topic": 4}, {"consumer1": sub(["topic"], "topic-0,topic-1", 1), "consumer2": sub(["topic"], "topic-2", 1),
+                                                 "consumer3": sub(["topic"], "", 1)})
+    assert d.transfers == {}
+    assert d.round_one == {"consumer1": parts("topic-0,topic-1"), "consumer2": parts("topic-2"), "consumer3": parts("topic-3")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+@pytest.mark.parametrize("stale", [9, -1])
+def test_owned_partitions_invalidated_for_consumer_with_stale_generation(name, stale):
+    t = ["topic", "topic2"]
+    d = get(name).assign_detailed({"topic": 3, "topic2": 3}, {"consumer1": sub(t, "topic-0,topic-2,topic2-1", 10),
+                                                              "consumer2": sub(t, "topic-0,topic-2,topic2-1", stale)})
+    assert d.transfers == {}
+    assert d.round_one == {"consumer1": parts("topic-0,topic-2,topic2-1"), "consumer2": parts("topic-1,topic2-0,topic2-2")}
+
+
+@pytest.mark.parametrize("n,sticky_c1,coop_c1", [(3, "topic-1", "topic-1"), (4, "topic-1,topic-3", "topic-1,topic-3")])
+def test_partition_claimed_by_multiple_consumers_in_same_generation(n, sticky_c1, coop_c1):
+    counts = {"topic": n}
+    subs = {"consumer1": sub(["topic"], "topic-0,topic-1", 1), "consumer2": sub(["topic"], "topic-0,topic-2", 1), "consumer3": sub(["topic"], "", 1)}
+    d = sticky_assign(counts, subs)
+    assert d.transfers == {("topic", 0): "consumer3"}
+    assert d.ideal == {"consumer1": parts(sticky_c1), "consumer2": parts("topic-2"), "consumer3": parts("topic-0")}
+    assert d.round_one == {"consumer1": parts(coop_c1), "consumer2": parts("topic-2"), "consumer3": []}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_ensure_partitions_assigned_to_highest_generation(name):
+    t = ["topic", "topic2", "topic3"]
+    d = get(name).assign_detailed({"topic": 3, "topic2": 3, "topic3": 3}, {
+        "consumer1": sub(t, "topic-0,topic2-0,topic3-0", 10),
+        "consumer2": sub(t, "topic-1,topic2-1,topic3-1", 9),
+        "consumer3": sub(t, "topic2-1,topic3-0,topic3-2", 8)})
+    assert d.transfers == {}
+    assert d.round_one == {"consumer1": parts("topic-0,topic2-0,topic3-0"), "consumer2": parts("topic-1,topic2-1,topic3-1"),
+                           "consumer3": parts("topic-2,topic2-2,topic3-2")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_no_reassignment_on_current_members(name):
+    t = ["topic", "topic2", "topic3", "topic1"]
+    d = get(name).assign_detailed({"topic": 3, "topic1": 3, "topic2": 3, "topic3": 3}, {
+        "consumer1": sub(t, "", -1),
+        "consumer2": sub(t, "topic-0,topic2-0,topic1-0", 9),
+        "consumer3": sub(t, "topic3-2,topic2-2,topic1-1", 8),
+        "consumer4": sub(t, "topic3-1,topic-1,topic-2", 7)})
+    assert d.transfers == {}
+    assert d.round_one["consumer1"] == parts("topic1-2,topic2-1,topic3-0")
+    assert check_all({"topic": 3, "topic1": 3, "topic2": 3, "topic3": 3}, {m: sub(t) for m in d.round_one}, d.round_one) == []
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_owned_partitions_invalidated_for_consumer_with_multiple_generation(name):
+    t = ["topic", "topic2"]
+    d = get(name).assign_detailed({"topic": 3, "topic2": 3}, {"consumer1": sub(t, "topic-0,topic2-1,topic-1", 10),
+                                                              "consumer2": sub(t, "topic-0,topic2-1,topic2-2", 8)})
+    assert d.transfers == {}
+    assert d.round_one == {"consumer1": parts("topic-0,topic2-1,topic-1"), "consumer2": parts("topic-2,topic2-2,topic2-0")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_rack_test_non_rack_uniform_subscription(name):
+    all3 = ["t1", "t2", "t3"]
+    out = get(name).assign({"t1": 6, "t2": 7, "t3": 2}, {f"consumer{i}": sub(all3) for i in range(3)})
+    assert out == {"consumer0": parts("t1-0,t1-3,t2-0,t2-3,t2-6"), "consumer1": parts("t1-1,t1-4,t2-1,t2-4,t3-0"),
+                   "consumer2": parts("t1-2,t1-5,t2-2,t2-5,t3-1")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_rack_test_non_rack_non_equal_subscription(name):
+    all3 = ["t1", "t2", "t3"]
+    counts = {"t1": 6, "t2": 7, "t3": 2}
+    topics = {"consumer0": all3, "consumer1": all3, "consumer2": ["t1", "t3"]}
+    out = get(name).assign(counts, {m: sub(ts) for m, ts in topics.items()})
+    assert out == {"consumer0": parts("t1-5,t2-0,t2-2,t2-4,t2-6"), "consumer1": parts("t1-3,t2-1,t2-3,t2-5,t3-0"),
+                   "consumer2": parts("t1-0,t1-1,t1-2,t1-4,t3-1")}
+
+
+def test_rack_test_non_equal_subscription_cooperative_two_steps():
+    all3 = ["t1", "t2", "t3"]
+    counts = {"t1": 6, "t2": 7, "t3": 2}
+    topics = {"consumer0": all3, "consumer1": all3, "consumer2": ["t1", "t3"]}
+    owned = {"consumer0": "t1-0,t1-1,t1-2,t1-3,t1-4", "consumer1": "t1-5,t2-0,t2-1,t2-2,t2-3", "consumer2": "t2-4,t2-5,t2-6,t3-0,t3-1"}
+    coop = get("cooperative-sticky")
+    r1 = coop.assign(counts, {m: sub(topics[m], owned[m], 1) for m in topics})
+    assert r1 == {"consumer0": parts("t1-2,t1-3,t1-4"), "consumer1": parts("t2-0,t2-1,t2-2,t2-3"), "consumer2": parts("t3-0,t3-1")}
+    r2 = coop.assign(counts, {m: {"topics": topics[m], "owned": [list(tp) for tp in r1[m]], "generation": 2} for m in topics})
+    assert r2 == {"consumer0": parts("t1-2,t1-3,t1-4,t2-4,t2-5"), "consumer1": parts("t2-0,t2-1,t2-2,t2-3,t2-6"),
+                  "consumer2": parts("t1-0,t1-1,t1-5,t3-0,t3-1")}
+
+
+def test_assignor_with_old_version_subscriptions():
+    """CST: V1 subscriptions carry owned partitions but no generation."""
+    out = get("cooperative-sticky").assign({"topic1": 3}, {"consumer1": sub(["topic1"], "topic1-0"), "consumer2": sub(["topic1"], "topic1-1"),
+                                                           "consumer3": sub(["topic1"])})
+    assert out == {"consumer1": parts("topic1-0"), "consumer2": parts("topic1-1"), "consumer3": parts("topic1-2")}
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_sticky_javadoc_examples(name):
+    t = [f"t{i}" for i in range(4)]
+    out = get(name).assign({x: 2 for x in t}, {f"C{i}": sub(t) for i in range(3)})
+    assert out == {"C0": parts("t0-0,t1-1,t3-0"), "C1": parts("t0-1,t2-0,t3-1"), "C2": parts("t1-0,t2-1")}
+    out = get(name).assign({"t0": 1, "t1": 2, "t2": 3}, {"C0": sub(["t0"]), "C1": sub(["t0", "t1"]), "C2": sub(["t0", "t1", "t2"])})
+    assert out == {"C0": parts("t0-0"), "C1": parts("t1-0,t1-1"), "C2": parts("t2-0,t2-1,t2-2")}
+
+
+# ---------------------------------------------------------------- differences from Kafka kept on purpose
+
+def test_empty_subscription_walked_first_does_not_force_constrained_path():
+    subs = {"consumer3": {"topics": []}, "consumer1": {"topics": ["t"]}}
+    d = sticky_assign({"t": 4}, subs)
+    assert d.path == "general"
+    assert d.ideal == {"consumer3": [], "consumer1": parts("t-0,t-1,t-2,t-3")}
+
+
+def test_out_of_range_and_unknown_claims_are_ignored():
+    subs = {"a": {"topics": ["t"], "owned": [["t", 7], ["t", -1], ["gone", 0], ["t", 0], ["t", 0]], "generation": 3},
+            "b": {"topics": ["t"], "generation": 3}}
+    d = sticky_assign({"t": 2}, subs)
+    assert d.ideal == {"a": [("t", 0)], "b": [("t", 1)]} and d.transfers == {}
+
+
+def test_result_independent_of_input_member_order():
+    t = ["x", "y"]
+    subs = {"m1": sub(t, "x-0,x-1,y-0", 4), "m2": sub(t, "x-0,y-1", 4), "m3": sub(t, "y-1,y-2", 6), "m4": sub(["x"])}
+    a = sticky_assign({"x": 3, "y": 3}, subs)
+    b = sticky_assign({"x": 3, "y": 3}, dict(reversed(list(subs.items()))))
+    assert a == b
+
+
+# ---------------------------------------------------------------- property tests (I1–I5, I9, I10) and convergence
+
+TOPICS = ["a", "b", "c", "d", "e"]
+
+
+@st.composite
+def groups(draw, uniform=None):
+    counts = {t: draw(st.integers(0, 6)) for t in TOPICS}
+    n = draw(st.integers(1, 7))
+    members = [f"m{i}" for i in range(n)]
+    uni = draw(st.booleans()) if uniform is None else uniform
+    shared = draw(st.lists(st.sampled_from(TOPICS + ["ghost"]), min_size=1, max_size=4, unique=True))
+    all_parts = [(t, p) for t in TOPICS for p in range(-1, counts[t] + 1)]
+    subs = {}
+    for m in members:
+        topics = shared if uni else draw(st.lists(st.sampled_from(TOPICS + ["ghost"]), max_size=4))
+        owned = draw(st.lists(st.sampled_from(all_parts), max_size=6)) if all_parts else []
+        subs[m] = {"topics": list(topics), "owned": [list(tp) for tp in owned], "generation": draw(st.integers(-1, 3)),
+                   "instance_id": draw(st.none() | st.sampled_from(["i1", "i2"]))}
+    return counts, subs
+
+
+@pytest.mark.parametrize("name", BOTH)
+@given(g=groups())
+def test_invariants_on_random_groups(name, g):
+    counts, subs = g
+    out = get(name).assign(counts, subs)
+    coop = name == "cooperative-sticky"
+    assert check_all(counts, subs, out, complete=not coop, balanced=not coop, cooperative=coop, sticky=True) == []
+    assert get(name).assign(counts, dict(reversed(list(subs.items())))) == out  # I10
+
+
+@given(g=groups())
+def test_cooperative_converges_within_four_rounds_to_a_valid_balanced_assignment(g):
+    counts, subs = g
+    problems: list[str] = []
+
+    def each_round(s, out):
+        problems.extend(check_all(counts, s, out, complete=False, balanced=False, cooperative=True))
+
+    rounds, out = converge(get("cooperative-sticky").assign, counts, subs, on_round=each_round)
+    assert problems == []
+    assert rounds <= 4
+    assert check_all(counts, subs, out) == []
+
+
+@given(g=groups(), data=st.data())
+def test_membership_churn_keeps_invariants(g, data):
+    """Members leave and join over several rebalances; each converged state is valid and balanced."""
+    counts, subs = g
+    out = get("sticky").assign(counts, subs)
+    for step in range(3):
+        subs = next_subscriptions(subs, out)
+        if len(subs) > 1 and data.draw(st.booleans(), label=f"leave{step}"):
+            subs.pop(data.draw(st.sampled_from(sorted(subs)), label=f"who{step}"))
+        if data.draw(st.booleans(), label=f"join{step}"):
+            subs[f"new{step}"] = {"topics": data.draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=3), label=f"topics{step}")}
+        out = get("sticky").assign(counts, subs)
+        assert check_all(counts, subs, out, sticky=True) == []
+
+
+# ---------------------------------------------------------------- the checks above catch broken assignors (mutants)
+
+def _drop_last(out):
+    return {m: ps[:-1] if ps else ps for m, ps in out.items()}
+
+
+def test_checks_catch_mutants():
+    counts = {"t": 4}
+    subs = {"a": sub(["t"], "t-0,t-1", 1), "b": sub(["t"], "t-2,t-3", 1), "c": sub(["t"], "", 1)}
+    good = get("sticky").assign(counts, subs)
+    assert check_all(counts, subs, good, sticky=True) == []
+    # I4: a partition dropped
+    assert any(p.startswith("I4") for p in check_all(counts, subs, _drop_last(good)))
+    # I2: a partition given twice
+    dup = {**good, "c": good["c"] + [good["a"][0]]}
+    assert any(p.startswith("I2") for p in check_all(counts, subs, dup))
+    # I3: an unsubscribed partition
+    assert any(p.startswith("I3") for p in check_all({"t": 4, "u": 1}, subs, {**good, "c": good["c"] + [("u", 0)]}))
+    # I1: a member missing
+    assert any(p.startswith("I1") for p in check_all(counts, subs, {k: v for k, v in good.items() if k != "c"}))
+    # I5: everything on one member
+    assert check_movability(counts, subs, {"a": parts("t-0,t-1,t-2,t-3"), "b": [], "c": []})
+    # I6: a partition moved directly in one cooperative round (the eager answer used as round 1)
+    assert check_cooperative(subs, good) and check_cooperative(subs, get("cooperative-sticky").assign(counts, subs)) == []
+    # I9: a swap both ways
+    two = {"a": sub(["t"], "t-0,t-1", 1), "b": sub(["t"], "t-2,t-3", 1)}
+    assert check_no_two_cycles(two, {"a": parts("t-0,t-2"), "b": parts("t-1,t-3")})
+
+
+def test_convergence_driver_catches_an_assignor_that_never_settles():
+    """A mutant that moves the partition to the other member every round: never converges (I8), and I6 fails."""
+    def ping_pong(counts, subs):
+        owned = {m: [tuple(x) for x in s.get("owned", [])] for m, s in subs.items()}
+        ms = sorted(subs)
+        holder = next((m for m in ms if owned[m]), ms[1])
+        other = ms[1] if holder == ms[0] else ms[0]
+        return {holder: [], other: [("t", 0)]}
+
+    seen: list[str] = []
+    rounds, _ = converge(ping_pong, {"t": 1}, {"x": {"topics": ["t"], "owned": [["t", 0]]}, "y": {"topics": ["t"]}}, max_rounds=6,
+                         on_round=lambda s, out: seen.extend(check_cooperative(s, out)))
+    assert rounds > 4
+    assert seen and seen[0].startswith("I6")
