@@ -1,0 +1,536 @@
+"""Deterministic discrete-event simulator: consumers, a coordinator (plus a standby), a network.
+
+Theory of operation
+-------------------
+Everything happens on a virtual clock (ms). The simulator is a thin driver around sans-IO actors:
+
+* two brokers, each a :class:`~groupspec.reference.coordinator.GroupCoordinator` sharing one
+  :class:`~groupspec.reference.coordinator.GroupMetadataLog` (the ``__consumer_offsets`` data).
+  Broker 1 leads the group's offsets partition at the start; broker 2 is the standby that loads it
+  on failover (``unload_partition`` on the old leader, ``load_partition(complete=False)`` on the
+  new one, ``finish_loading`` after ``load_delay_ms``; meanwhile it answers
+  COORDINATOR_LOAD_IN_PROGRESS as Kafka does);
+* N :class:`~groupspec.reference.consumer.Consumer` members, each with an application thread
+  that polls every ``poll_interval_ms`` and a heartbeat thread woken at ``next_timer_ms()``;
+* a :class:`~groupspec.reference.network.Network` deciding delay, loss, duplication and
+  reordering - a parameter of the run, invisible to the actors.
+
+One priority queue holds every future event ``(time, seq, kind, ...)``; ``seq`` is a global
+counter, so ties are broken by creation order and a run is a pure function of its inputs and the
+seed. The run's ``random.Random(seed)`` is the only source of randomness (the network uses it; the
+coordinator's member ids come from a counter). Same seed and inputs -> the same trace and the
+same transcript, byte for byte.
+
+Connections: a request carries the sender's connection number (``Consumer.connection``, bumped on
+every disconnect, and the process incarnation, bumped on restart). The coordinator answers to
+that connection; a reply arriving on a connection the consumer has since dropped is discarded
+(counted as ``dropped_stale``). Replies are matched to requests per (connection, API) in order,
+as Kafka's per-connection in-order responses allow.
+
+Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
+``crash`` (no callbacks, no LeaveGroup), ``restart`` (crash if alive, then a fresh process with
+the same name), ``pause`` (a GC pause: the process handles nothing - no poll, no heartbeat, no
+replies - until it ends; queued inputs are then handled in order), ``failover`` (coordinator
+moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error).
+
+Inspection: :meth:`step` processes one event and returns a :class:`StepRecord` (what happened and
+the trace lines it produced); :meth:`run_until` and :meth:`run` loop over it; :meth:`snapshot`
+gives plain data for every actor at any point. ``trace`` is the contracts/trace-format.md event
+list, ``transcript()`` the coordinator's requests and answers, ``group_log`` each change of the
+group's status or generation.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .assignors import get as get_assignor
+from .consumer import Consumer, ConsumerConfig, MemberEvent, Send
+from .coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
+from .errors import Error
+from .messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
+from .network import Envelope, Network, NetworkConfig
+
+__all__ = ["SimConfig", "Simulator", "StepRecord"]
+
+_CONN_SPAN = 1_000_000  # connection id = incarnation * span + Consumer.connection
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Inputs of a run besides the scheduled actions."""
+
+    seed: int = 0
+    group_id: str = "g"
+    topics: tuple[tuple[str, int], ...] = (("t", 6),)
+    network: NetworkConfig = NetworkConfig()
+    initial_rebalance_delay_ms: int = 3000
+    poll_interval_ms: int = 200
+    load_delay_ms: int = 500
+    coordinator_faults: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one :meth:`Simulator.step` did."""
+
+    time_ms: int
+    kind: str  # deliver | poll | tick | broker | action | drop
+    actor: str
+    detail: str
+    trace: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass
+class _Proc:
+    name: str
+    incarnation: int
+    consumer: Consumer
+    alive: bool = True
+    paused_until: int = 0
+    seen_events: int = 0
+
+
+class Simulator:
+    """A seeded, step-wise simulation of one consumer group."""
+
+    def __init__(self, config: SimConfig | None = None) -> None:
+        self.config = config or SimConfig()
+        self.rng = random.Random(self.config.seed)
+        self.network = Network(self.config.network, self.rng)
+        self.now = 0
+        self._seq = 0
+        self._queue: list[tuple[int, int, str, Any, Any]] = []
+        self.log = GroupMetadataLog()
+        cc = CoordinatorConfig(initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms)
+        self.partition = GroupCoordinator(cc).partition_of(self.config.group_id)
+        self.brokers: dict[int, GroupCoordinator] = {
+            1: GroupCoordinator(replace(cc, node_id=1), self.log, self.config.coordinator_faults, [self.partition]),
+            2: GroupCoordinator(replace(cc, node_id=2), self.log, self.config.coordinator_faults, []),
+        }
+        self.leader: int | None = 1
+        self.procs: dict[str, _Proc] = {}
+        self.trace: list[dict[str, Any]] = [
+            {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": t, "partitions": n}
+            for t, n in self.config.topics
+        ]
+        self.group_log: list[dict[str, Any]] = []
+        self._transcript: list[tuple[Any, ...]] = []
+        self._corr: dict[tuple[int, str, int, str], deque[int]] = {}
+        self._wakes: set[tuple[str, Any, int]] = set()
+        self._last_group: tuple[Any, ...] | None = None
+        self.steps = 0
+
+    # ------------------------------------------------------------------ scheduling API
+
+    def _push(self, at: int, kind: str, a: Any = None, b: Any = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (at, self._seq, kind, a, b))
+
+    def at(self, time_ms: int, action: str, name: str | None = None, **args: Any) -> None:
+        """Schedule an action: start, close, crash, restart, pause, failover, store_fails."""
+        if action not in _ACTIONS:
+            raise ValueError(f"unknown simulator action {action!r}; choose from {', '.join(sorted(_ACTIONS))}")
+        self._push(time_ms, "action", (action, name), args)
+
+    def metadata(self) -> dict[str, int]:
+        return dict(self.config.topics)
+
+    # ------------------------------------------------------------------ the loop
+
+    def pending(self) -> bool:
+        return bool(self._queue)
+
+    def next_time(self) -> int | None:
+        return self._queue[0][0] if self._queue else None
+
+    def step(self) -> StepRecord | None:
+        """Process the next event; ``None`` when nothing is left."""
+        if not self._queue:
+            return None
+        at, _, kind, a, b = heapq.heappop(self._queue)
+        self.now = max(self.now, at)
+        self.steps += 1
+        trace_start = len(self.trace)
+        if kind == "deliver":
+            rec = self._deliver(a)
+        elif kind == "poll":
+            rec = self._on_poll(a, b)
+        elif kind == "tick":
+            self._wakes.discard(("c", (a, b), at))
+            rec = self._on_tick(a, b)
+        elif kind == "bwake":
+            self._wakes.discard(("b", a, at))
+            rec = self._on_broker_wake(a)
+        elif kind == "load":
+            rec = self._on_finish_load(a)
+        else:
+            rec = self._on_action(a, b)
+        new = tuple(self.trace[trace_start:])
+        return StepRecord(self.now, rec[0], rec[1], rec[2], new)
+
+    def run_until(self, time_ms: int) -> list[StepRecord]:
+        """Process every event due at or before ``time_ms``; the clock ends at ``time_ms``."""
+        out: list[StepRecord] = []
+        while self._queue and self._queue[0][0] <= time_ms:
+            r = self.step()
+            assert r is not None
+            out.append(r)
+        self.now = max(self.now, time_ms)
+        return out
+
+    def run_quietly_until(self, time_ms: int) -> int:
+        """Like :meth:`run_until` without collecting records (the fast path); returns the step count."""
+        n = 0
+        while self._queue and self._queue[0][0] <= time_ms:
+            self.step()
+            n += 1
+        self.now = max(self.now, time_ms)
+        return n
+
+    # ------------------------------------------------------------------ consumers
+
+    def _proc(self, name: str, inc: int) -> _Proc | None:
+        p = self.procs.get(name)
+        if p is None or p.incarnation != inc or not p.alive:
+            return None
+        return p
+
+    def _deferred(self, p: _Proc, at_kind: str, a: Any, b: Any) -> bool:
+        """A paused process handles nothing: push the event to the end of the pause."""
+        if p.paused_until > self.now:
+            self._push(p.paused_until, at_kind, a, b)
+            return True
+        return False
+
+    def _conn(self, p: _Proc) -> int:
+        return p.incarnation * _CONN_SPAN + p.consumer.connection
+
+    def _after_consumer(self, p: _Proc, sends: list[Send]) -> None:
+        c = p.consumer
+        for s in sends:
+            self._send_request(p, s)
+        self._flush_events(p)
+        nt = c.next_timer_ms()
+        if nt is not None:
+            nt = max(nt, self.now)
+            key = ("c", (p.name, p.incarnation), nt)
+            if key not in self._wakes:
+                self._wakes.add(key)
+                self._push(nt, "tick", p.name, p.incarnation)
+
+    def _flush_events(self, p: _Proc) -> None:
+        evs = p.consumer.events
+        for e in evs[p.seen_events :]:
+            self.trace.append(self._trace_line(p, e))
+        p.seen_events = len(evs)
+
+    def _trace_line(self, p: _Proc, e: MemberEvent) -> dict[str, Any]:
+        line: dict[str, Any] = {"ts_ms": e.ts_ms, "group": self.config.group_id, "member": p.name, "event": e.event}
+        if e.event in ("assigned", "revoked", "lost", "commit"):
+            line["partitions"] = [list(x) for x in e.partitions]
+        line["generation"] = e.generation
+        line["protocol"] = e.protocol
+        line["member_id"] = e.member_id
+        iid = p.consumer.config.group_instance_id
+        if iid is not None:
+            line["instance_id"] = iid
+        if e.error is not None:
+            line["error"] = e.error
+        if e.accepted is not None:
+            line["accepted"] = e.accepted
+        return line
+
+    def _send_request(self, p: _Proc, s: Send) -> None:
+        c = p.consumer
+        if s.dest == "any":
+            node = self.leader if self.leader is not None else 1
+        else:
+            node = c.coordinator_node if c.coordinator_node is not None else 1
+        for env in self.network.send(self.now, p.name, f"broker-{node}", self._conn(p), s.corr, s.request, False):
+            self._push(env.deliver_at, "deliver", env)
+
+    def _on_poll(self, name: str, inc: int) -> tuple[str, str, str]:
+        p = self._proc(name, inc)
+        if p is None:
+            return ("poll", name, "process gone")
+        if self._deferred(p, "poll", name, inc):
+            return ("poll", name, "paused")
+        sends = p.consumer.poll(self.now)
+        self._after_consumer(p, sends)
+        self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
+        return ("poll", name, _describe_sends(sends))
+
+    def _on_tick(self, name: str, inc: int) -> tuple[str, str, str]:
+        p = self._proc(name, inc)
+        if p is None:
+            return ("tick", name, "process gone")
+        if self._deferred(p, "tick", name, inc):
+            return ("tick", name, "paused")
+        sends = p.consumer.tick(self.now)
+        self._after_consumer(p, sends)
+        return ("tick", name, _describe_sends(sends))
+
+    # ------------------------------------------------------------------ delivery
+
+    def _deliver(self, env: Envelope) -> tuple[str, str, str]:
+        if env.is_reply:
+            return self._deliver_reply(env)
+        return self._deliver_request(env)
+
+    def _deliver_reply(self, env: Envelope) -> tuple[str, str, str]:
+        inc, conn = divmod(env.conn, _CONN_SPAN)
+        p = self._proc(env.dst, inc)
+        api = request_name(env.payload)
+        if p is None:
+            return ("drop", env.dst, f"{api} reply for a process that is gone")
+        if self._deferred(p, "deliver", env, None):
+            return ("deliver", env.dst, "paused")
+        if conn != p.consumer.connection:
+            self.network.dropped_stale += 1
+            return ("drop", env.dst, f"{api} reply on stale connection {conn}")
+        self.network.delivered += 1
+        sends = p.consumer.receive(self.now, env.corr, env.payload)
+        self._after_consumer(p, sends)
+        err = getattr(env.payload, "error", None)
+        return ("deliver", env.dst, f"{api} response {err.name if err is not None else ''}".strip())
+
+    def _deliver_request(self, env: Envelope) -> tuple[str, str, str]:
+        node = int(env.dst.split("-")[1])
+        req: Request = env.payload
+        api = request_name(req)
+        self.network.delivered += 1
+        sender = (env.src, env.conn)
+        self._transcript.append((self.now, node, "in", env.src, api, None))
+        if isinstance(req, FindCoordinatorRequest):
+            # Any broker answers from cluster metadata: the current leader of the offsets partition.
+            if self.leader is None:
+                outs = [Outbound(sender, FindCoordinatorResponse(Error.COORDINATOR_NOT_AVAILABLE), self.now)]
+            else:
+                outs = self.brokers[self.leader].handle(self.now, sender, req)
+        else:
+            key = (node, env.src, env.conn, api)
+            self._corr.setdefault(key, deque()).append(env.corr)
+            outs = self.brokers[node].handle(self.now, sender, req)
+        if isinstance(req, FindCoordinatorRequest):
+            self._reply(node, outs, find_corr=env.corr)
+        else:
+            self._reply(node, outs)
+        self._after_broker(node, api)
+        return ("deliver", env.dst, f"{api} from {env.src}")
+
+    def _reply(self, node: int, outs: list[Outbound], find_corr: int | None = None) -> None:
+        for o in outs:
+            name, conn = o.destination  # type: ignore[misc]
+            api = request_name(o.response)
+            if find_corr is not None and api == "FindCoordinator":
+                corr = find_corr
+            else:
+                q = self._corr.get((node, name, conn, api))
+                if not q:
+                    continue  # nobody is waiting for it (cannot happen with a well-behaved coordinator)
+                corr = q.popleft()
+            self._transcript.append((self.now, node, "out", name, api, o.response))
+            for env in self.network.send(self.now, f"broker-{node}", name, conn, corr, o.response, True):
+                self._push(env.deliver_at, "deliver", env)
+
+    def _after_broker(self, node: int, api: str) -> None:
+        b = self.brokers[node]
+        nd = b.next_deadline()
+        if nd is not None:
+            nd = max(nd, self.now)
+            key = ("b", node, nd)
+            if key not in self._wakes:
+                self._wakes.add(key)
+                self._push(nd, "bwake", node)
+        if api not in ("Heartbeat", "OffsetCommit", "FindCoordinator"):
+            self._observe_group()
+
+    def _observe_group(self) -> None:
+        if self.leader is None:
+            return
+        view = self.brokers[self.leader].group(self.config.group_id)
+        if view is None:
+            return
+        key = (view.status.value, view.generation, view.protocol_name, view.leader, view.member_ids)
+        if key != self._last_group:
+            self._last_group = key
+            self.group_log.append(
+                {
+                    "at": self.now,
+                    "state": view.status.value,
+                    "generation": view.generation,
+                    "protocol": view.protocol_name,
+                    "leader": self._who(view.leader),
+                    "members": [self._who(m) for m in view.member_ids],
+                }
+            )
+
+    def _who(self, member_id: str | None) -> str | None:
+        """The process name behind a member id (the coordinator records which connection got it)."""
+        if member_id is None:
+            return None
+        for b in self.brokers.values():
+            owner = b.id_owner.get(member_id)
+            if owner is not None:
+                return str(owner[0])  # type: ignore[index]
+        for p in self.procs.values():
+            if p.consumer.member_id == member_id:
+                return p.name
+        return member_id
+
+    def _on_broker_wake(self, node: int) -> tuple[str, str, str]:
+        outs = self.brokers[node].advance(self.now)
+        self._reply(node, outs)
+        self._after_broker(node, "timer")
+        return ("broker", f"broker-{node}", f"timers fired, {len(outs)} answer(s)")
+
+    def _on_finish_load(self, node: int) -> tuple[str, str, str]:
+        outs = self.brokers[node].finish_loading(self.partition, self.now)
+        self._reply(node, outs)
+        self._after_broker(node, "load")
+        return ("broker", f"broker-{node}", "finished loading the group")
+
+    # ------------------------------------------------------------------ actions (faults)
+
+    def _on_action(self, what: tuple[str, str | None], args: dict[str, Any]) -> tuple[str, str, str]:
+        action, name = what
+        return _ACTIONS[action](self, name, args)
+
+    def _start(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        old = self.procs.get(name)
+        if old is not None and old.alive:
+            return ("action", name, "already running")
+        config: ConsumerConfig = args.get("config") or (old.consumer.config if old else ConsumerConfig())
+        faults: frozenset[str] = args.get("faults", old.consumer.faults if old else frozenset())
+        inc = old.incarnation + 1 if old else 1
+        c = Consumer(name, config, self.metadata, get_assignor, faults=frozenset(faults))
+        p = _Proc(name, inc, c)
+        self.procs[name] = p
+        sends = c.start(self.now)
+        self._after_consumer(p, sends)
+        self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
+        return ("action", name, f"started (incarnation {inc}, assignors {','.join(config.assignors)})")
+
+    def _close(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        p = self.procs.get(name)
+        if p is None or not p.alive:
+            return ("action", name, "not running")
+        sends = p.consumer.close(self.now)
+        self._after_consumer(p, sends)
+        p.alive = False
+        return ("action", name, "closed")
+
+    def _crash(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        p = self.procs.get(name)
+        if p is None or not p.alive:
+            return ("action", name, "not running")
+        p.consumer.crash(self.now)
+        self._flush_events(p)
+        p.alive = False
+        return ("action", name, "crashed")
+
+    def _restart(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        p = self.procs.get(name)
+        if p is not None and p.alive:
+            self._crash(name, {})
+        return self._start(name, args)
+
+    def _pause(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        p = self.procs.get(name)
+        if p is None or not p.alive:
+            return ("action", name, "not running")
+        p.paused_until = max(p.paused_until, self.now + int(args["duration_ms"]))
+        return ("action", name, f"GC pause until {p.paused_until} ms")
+
+    def _failover(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        old = self.leader
+        new = 2 if old == 1 else 1
+        if old is not None:
+            outs = self.brokers[old].unload_partition(self.partition, self.now)
+            self._reply(old, outs)
+        self.leader = new
+        outs = self.brokers[new].load_partition(self.partition, self.now, complete=False)
+        self._reply(new, outs)
+        delay = int(args.get("load_delay_ms", self.config.load_delay_ms))
+        self._push(self.now + delay, "load", new)
+        self._last_group = None
+        return ("action", f"broker-{new}", f"coordinator failover broker-{old} -> broker-{new} (loading {delay} ms)")
+
+    def _store_fails(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        err = Error.from_name(str(args.get("error", "NOT_ENOUGH_REPLICAS")))
+        node = self.leader if self.leader is not None else 1
+        self.brokers[node].fail_next_store(err)
+        return ("action", f"broker-{node}", f"next group metadata write fails with {err.name}")
+
+    # ------------------------------------------------------------------ inspection
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain data for every actor right now."""
+        group = None
+        if self.leader is not None:
+            v = self.brokers[self.leader].group(self.config.group_id)
+            if v is not None:
+                group = {
+                    "state": v.status.value,
+                    "generation": v.generation,
+                    "protocol": v.protocol_name,
+                    "leader": v.leader,
+                    "members": list(v.member_ids),
+                    "static": dict(v.static),
+                }
+        return {
+            "now": self.now,
+            "coordinator_node": self.leader,
+            "group": group,
+            "members": {
+                n: dict(p.consumer.snapshot(), alive=p.alive, incarnation=p.incarnation, paused_until=p.paused_until)
+                for n, p in sorted(self.procs.items())
+            },
+            "network": self.network.stats(),
+            "queued_events": len(self._queue),
+        }
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The coordinator side: every request received and answer sent, in order."""
+        out: list[dict[str, Any]] = []
+        for at, node, direction, who, api, resp in self._transcript:
+            line: dict[str, Any] = {"at": at, "node": node}
+            if direction == "in":
+                line.update({"from": who, "request": api})
+            else:
+                line.update({"to": who, "request": api, "error": resp.error.name})
+                if api == "JoinGroup":
+                    line.update({"generation": resp.generation_id, "member": self._who(resp.member_id) if resp.member_id else "",
+                                 "leader": self._who(resp.leader) if resp.leader else "", "protocol": resp.protocol_name})
+            out.append(line)
+        return out
+
+    @property
+    def messages(self) -> int:
+        """Protocol messages handed to the network (requests and responses)."""
+        return self.network.sent
+
+
+def _describe_sends(sends: list[Send]) -> str:
+    return ", ".join(f"sent {request_name(s.request)}" for s in sends) or "nothing to send"
+
+
+_ACTIONS: dict[str, Callable[[Simulator, str | None, dict[str, Any]], tuple[str, str, str]]] = {
+    "start": Simulator._start,
+    "close": Simulator._close,
+    "crash": Simulator._crash,
+    "restart": Simulator._restart,
+    "pause": Simulator._pause,
+    "failover": Simulator._failover,
+    "store_fails": Simulator._store_fails,
+}
