@@ -53,11 +53,12 @@ def topic_names(max_topics: int = 4) -> st.SearchStrategy[list[str]]:
     return st.integers(1, max_topics).map(lambda n: [f"t{i}" for i in range(n)])
 
 
-def partitions_per_topic(max_topics: int = 4, max_partitions: int = 6,
-                         zero: bool = False) -> st.SearchStrategy[dict[str, int]]:
+@st.composite
+def partitions_per_topic(draw: Any, max_topics: int = 4, max_partitions: int = 6,
+                         zero: bool = False) -> dict[str, int]:
     """``{topic: partition count}``; ``zero=True`` allows topics with no partitions."""
-    return topic_names(max_topics).flatmap(
-        lambda ts: st.fixed_dictionaries({t: st.integers(0 if zero else 1, max_partitions) for t in ts}))
+    n = draw(st.integers(1, max_topics))
+    return {f"t{i}": draw(st.integers(0 if zero else 1, max_partitions)) for i in range(n)}
 
 
 def member_ids(max_members: int = 5, min_members: int = 1, tricky: bool = True) -> st.SearchStrategy[list[str]]:

@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "check",
     "verify",
     "coordinator",
+    "assignor",
 ]
 
 

@@ -1,0 +1,253 @@
+"""`groupspec assignor check|run`: check a candidate assignor, or run it once (contract assignor-check.md).
+
+Thin: argument parsing and presentation only; the work lives in :mod:`groupspec.assignor_check`.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from typing import Any
+
+import click
+
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json
+
+
+def register(group: click.Group) -> None:
+    group.add_command(assignor)
+
+
+@click.group()
+def assignor() -> None:
+    """Check partition assignors against Kafka's invariants, or run one once."""
+
+
+def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
+    from groupspec.assignorcheck_load import LoadError, load_candidate
+
+    try:
+        return load_candidate(target, protocol=protocol, kind=kind)
+    except LoadError as e:
+        raise UserError(str(e)) from None
+
+
+@assignor.command()
+@click.argument("target", required=False)
+@click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
+@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky"]),
+              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9); default: read from its name.")
+@click.option("--examples", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Generated examples per property.")
+@click.option("--seed", type=int, default=None, help="Seed for replay (printed when omitted).")
+@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+              help="Seconds one call of the candidate may take before it counts as hanging (I11).")
+@click.option("--compare", nargs=2, metavar="A B", default=None,
+              help="Run two candidates on the same generated inputs and show them side by side.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
+          call_timeout: float, compare: tuple[str, str] | None, as_json: bool) -> None:
+    """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I11, I6′ and churn."""
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    if compare:
+        if target:
+            raise UserError("give either TARGET or --compare A B, not both")
+        _compare(compare, protocol, examples, seed, call_timeout, as_json)
+        return
+    if not target:
+        raise UserError("missing TARGET (module:attribute or a built-in name)")
+    cand = _load(target, protocol, kind)
+    from groupspec.assignor_check import check_assignor
+
+    if as_json:
+        report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
+                                call_timeout=call_timeout)
+        emit_json(report.to_json())
+    else:
+        from rich.console import Console
+
+        err = Console(stderr=True)
+        err.print(f"checking [bold]{target}[/] ({cand.protocol}, kind {cand.kind or 'generic'}): "
+                  f"{examples} examples per property, seed {seed}")
+        report = _with_progress(err, lambda progress: check_assignor(
+            cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
+            progress=progress))
+        _print_report(report)
+    sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
+
+
+def _with_progress(console: Any, work: Any) -> Any:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from groupspec.assignor_check import PROPERTIES
+
+    total = len(PROPERTIES) + 2
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("properties", total=total)
+
+        def progress(pid: str) -> None:
+            bar.update(task, advance=1, description=f"checking {pid}")
+
+        return work(progress)
+
+
+def _print_report(report: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    style = {"held": "green", "violated": "bold red", "not applicable": "dim"}
+    table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}")
+    for col in ("id", "property", "verdict", "examples", "note"):
+        table.add_column(col)
+    for p in report.properties:
+        table.add_row(p.id, p.name, f"[{style[p.verdict]}]{p.verdict}[/]", str(p.examples), p.note)
+    out.print(table)
+    for p in report.violations:
+        cx = p.counterexample or {}
+        out.print(f"\n[bold red]{p.id} violated[/]: {cx.get('explanation')}")
+        if "steps" in cx:
+            out.print("  steps:")
+            for s in cx["steps"]:
+                out.print(f"    {s}", markup=False)
+        out.print("  input: ", json.dumps(cx.get("input"), ensure_ascii=False), markup=False)
+        out.print("  output:", json.dumps(cx.get("output"), ensure_ascii=False), markup=False)
+        if "expected" in cx:
+            out.print("  expected:", json.dumps(cx["expected"], ensure_ascii=False), markup=False)
+    q = report.quality
+    if q and q.get("examples"):
+        out.print(f"\nquality over {q['examples']} states with history (advisory, not part of the verdict):")
+        out.print(f"  moved {q['moved']} partitions where {q['optimal_moves']} were enough "
+                  f"(more than needed in {q['more_moves_than_needed']} states)")
+        if q.get("worst_moves"):
+            out.print(f"  worst: {q['worst_moves']['explanation']}")
+        out.print(f"  balance worse than the best achievable in {q['below_best_balance']} states")
+        if q.get("worst_balance"):
+            out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
+    mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
+    out.print(f"\n{report.calls} calls, mean {mean} per call, {report.seconds:.1f} s; "
+              f"replay with --seed {report.seed} --examples {report.examples}")
+    verdict = "all applicable properties held" if report.ok else f"{len(report.violations)} violated"
+    out.print(f"[bold]{verdict}[/]")
+
+
+def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed: int, call_timeout: float,
+             as_json: bool) -> None:
+    from groupspec.assignor_check import check_assignor, compare
+
+    cands = [_load(t, protocol) for t in targets]
+    reports = [check_assignor(c, protocol=protocol, examples=examples, seed=seed, call_timeout=call_timeout,
+                              quality=False) for c in cands]
+    side = compare(cands[0], cands[1], examples=examples, seed=seed, call_timeout=call_timeout, protocol=protocol)
+    for col, rep in zip(side["candidates"], reports):
+        col["violated_properties"] = [p.id for p in rep.violations]
+    if as_json:
+        emit_json(side)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        a, b = side["candidates"]
+        t = Table(title=f"same {side['examples']} generated inputs, seed {seed}")
+        t.add_column("")
+        t.add_column(targets[0])
+        t.add_column(targets[1])
+
+        def row(label: str, f: Any) -> None:
+            t.add_row(label, str(f(a)), str(f(b)))
+
+        row("protocol", lambda c: c["protocol"])
+        row("properties violated (full check)", lambda c: ", ".join(c["violated_properties"]) or "none")
+        row("inputs with an invariant broken", lambda c: sum(c["violations"].values()))
+        row("failed calls (raise/hang/malformed)", lambda c: c["failed_calls"])
+        row("balance worse than best achievable", lambda c: c["below_best_balance"])
+        row("partitions moved / fewest needed", lambda c: f"{c['moved']} / {c['optimal_moves']}")
+        row("mean time per call", lambda c: f"{c['mean_call_ms']} ms")
+        Console().print(t)
+    bad = any(col["violated_properties"] for col in side["candidates"])
+    sys.exit(EXIT_VIOLATION if bad else EXIT_OK)
+
+
+# --------------------------------------------------------------------------------------------- run
+
+
+def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """Validate the ``run`` input document; raise UserError with one line naming what is wrong and where."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{where}: not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{where}: expected an object with partitions_per_topic and subscriptions")
+    for key in ("partitions_per_topic", "subscriptions"):
+        if key not in doc:
+            raise UserError(f"{where}: missing key {key!r}")
+    ppt = doc["partitions_per_topic"]
+    if not isinstance(ppt, dict):
+        raise UserError(f"{where}: partitions_per_topic must be an object of topic -> partition count")
+    for t, n in ppt.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise UserError(f"{where}: partitions_per_topic[{t!r}] must be a non-negative integer, not {n!r}")
+    subs_in = doc["subscriptions"]
+    if not isinstance(subs_in, dict):
+        raise UserError(f"{where}: subscriptions must be an object of member id -> subscription")
+    subs: dict[str, dict[str, Any]] = {}
+    for m, s in subs_in.items():
+        at = f"{where}: subscriptions[{m!r}]"
+        if not isinstance(s, dict):
+            raise UserError(f"{at} must be an object")
+        topics = s.get("topics")
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise UserError(f"{at}.topics must be a list of topic names")
+        owned = s.get("owned", [])
+        if not isinstance(owned, list) or not all(
+                isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)
+                and not isinstance(x[1], bool) for x in owned):
+            raise UserError(f"{at}.owned must be a list of [topic, partition] pairs")
+        gen = s.get("generation", -1)
+        if isinstance(gen, bool) or not isinstance(gen, int):
+            raise UserError(f"{at}.generation must be an integer (-1 when unknown)")
+        for k in ("instance_id", "rack"):
+            if s.get(k) is not None and not isinstance(s.get(k), str):
+                raise UserError(f"{at}.{k} must be a string or null")
+        subs[m] = {"topics": list(topics), "owned": [list(x) for x in owned], "generation": gen,
+                   "instance_id": s.get("instance_id"), "rack": s.get("rack")}
+    return dict(ppt), subs
+
+
+@assignor.command()
+@click.argument("target")
+@click.option("--input", "input_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON input file (default: stdin).")
+@click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
+@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+              help="Seconds the call may take.")
+def run(target: str, input_file: str | None, protocol: str | None, call_timeout: float) -> None:
+    """Run TARGET once on one JSON group state; print {member: [[topic, partition], ...]} (sorted)."""
+    if input_file is None:
+        text, where = sys.stdin.read(), "stdin"
+    else:
+        try:
+            with open(input_file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise UserError(f"--input {input_file}: {e.strerror}") from None
+        where = input_file
+    ppt, subs = parse_run_input(text, where)
+    cand = _load(target, protocol)
+    from groupspec.assignorcheck_core import canonical
+    from groupspec.assignorcheck_load import CallRunner
+
+    runner = CallRunner(call_timeout)
+    try:
+        res = runner.run(cand, ppt, subs)
+    finally:
+        runner.close()
+    if res.assignment is None:
+        click.echo(f"groupspec: {target}: {res.message}", err=True)
+        sys.exit(EXIT_VIOLATION)
+    out = {m: list(res.assignment.get(m, [])) for m in subs}
+    out.update({m: v for m, v in res.assignment.items() if m not in out})
+    sys.stdout.write(json.dumps(canonical(out), ensure_ascii=False) + "\n")
