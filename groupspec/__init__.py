@@ -9,3 +9,11 @@ Sub-packages (one import namespace):
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):  # lazy, so that `import groupspec` stays cheap
+    if name in ("check_assignor", "assert_assignor"):
+        from . import assignor_check
+
+        return getattr(assignor_check, name)
+    raise AttributeError(f"module 'groupspec' has no attribute {name!r}")

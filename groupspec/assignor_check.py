@@ -306,13 +306,13 @@ def _p_order(state: State, ctx: _Ctx) -> Failure | None:
     first = ctx.round(ppt, subs)
     again = ctx.round(ppt, subs)
     if as_sets(first) != as_sets(again):
-        return f"two calls on the same input differ: {diff_assignments(first, again)}", again, {}
+        return (f"two calls on the same input differ: {diff_assignments(first, again, 'the first call gave')}",
+                again, {})
     order = list(reversed(list(subs)))
     flipped = ctx.round(ppt, reorder(subs, order))
     if as_sets(first) != as_sets(flipped):
-        why = diff_assignments(first, flipped) or ""
-        return (f"reversing the member order changes the result: {why.replace('Kafka' + chr(39) + 's algorithm', 'the first call')}",
-                flipped, {"reordered_members": order})
+        why = diff_assignments(first, flipped, "in the original order it got")
+        return (f"reversing the member order changes the result: {why}", flipped, {"reordered_members": order})
     return None
 
 

@@ -287,7 +287,7 @@ def expected_roundrobin(ppt: PPT, subs: Subscriptions) -> Assignment:
     return out
 
 
-def diff_assignments(expected: Assignment, got: Assignment) -> str | None:
+def diff_assignments(expected: Assignment, got: Assignment, label: str = "Kafka's algorithm gives") -> str | None:
     """First difference between two assignments compared as sets, as one line."""
     e, g = as_sets(expected), as_sets(got)
     for m in sorted(set(e) | set(g), key=java_key):
@@ -295,7 +295,7 @@ def diff_assignments(expected: Assignment, got: Assignment) -> str | None:
         if a != b:
             def fmt(s: Iterable[TP]) -> str:
                 return "[" + ", ".join(f"{t}-{p}" for t, p in sorted(s)) + "]"
-            return f"{m!r} got {fmt(b)} where Kafka's algorithm gives {fmt(a)}"
+            return f"{m!r} got {fmt(b)} where {label} {fmt(a)}"
     return None
 
 

@@ -97,7 +97,7 @@ def _print_report(report: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    out = Console()
+    out = _console()
     style = {"held": "green", "violated": "bold red", "not applicable": "dim"}
     table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}")
     for col in ("id", "property", "verdict", "examples", "note"):
@@ -107,7 +107,8 @@ def _print_report(report: Any) -> None:
     out.print(table)
     for p in report.violations:
         cx = p.counterexample or {}
-        out.print(f"\n[bold red]{p.id} violated[/]: {cx.get('explanation')}")
+        out.print(f"\n[bold red]{p.id} violated[/]: ", end="")
+        out.print(str(cx.get("explanation")), markup=False)
         if "steps" in cx:
             out.print("  steps:")
             for s in cx["steps"]:
@@ -122,7 +123,7 @@ def _print_report(report: Any) -> None:
         out.print(f"  moved {q['moved']} partitions where {q['optimal_moves']} were enough "
                   f"(more than needed in {q['more_moves_than_needed']} states)")
         if q.get("worst_moves"):
-            out.print(f"  worst: {q['worst_moves']['explanation']}")
+            out.print(f"  worst: {q['worst_moves']['explanation']}", markup=False)
         out.print(f"  balance worse than the best achievable in {q['below_best_balance']} states")
         if q.get("worst_balance"):
             out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
@@ -131,6 +132,14 @@ def _print_report(report: Any) -> None:
               f"replay with --seed {report.seed} --examples {report.examples}")
     verdict = "all applicable properties held" if report.ok else f"{len(report.violations)} violated"
     out.print(f"[bold]{verdict}[/]")
+
+
+def _console() -> Any:
+    """stdout console; at least 120 columns when stdout is not a terminal (files, pipes, CI logs)."""
+    from rich.console import Console
+
+    c = Console()
+    return c if c.is_terminal else Console(width=max(c.width, 120))
 
 
 def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed: int, call_timeout: float,
@@ -165,7 +174,7 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
         row("balance worse than best achievable", lambda c: c["below_best_balance"])
         row("partitions moved / fewest needed", lambda c: f"{c['moved']} / {c['optimal_moves']}")
         row("mean time per call", lambda c: f"{c['mean_call_ms']} ms")
-        Console().print(t)
+        _console().print(t)
     bad = any(col["violated_properties"] for col in side["candidates"])
     sys.exit(EXIT_VIOLATION if bad else EXIT_OK)
 
