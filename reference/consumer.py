@@ -485,6 +485,9 @@ class Consumer:
             self.coordinator_known = True
             self.coordinator_node = resp.node_id
             self.last_heartbeat_ok_ms = now  # Heartbeat.resetSessionTimeout on (re)connect
+            if self._rejoin_or_pending():
+                # poll() was blocked in ensureCoordinatorReady; it goes straight on to the join.
+                self._join_group_if_needed(now, out)
         else:
             self.retry_at_ms = now + self.config.retry_backoff_ms
 
@@ -741,7 +744,9 @@ class Consumer:
         self.listener.on_partitions_assigned(added)
         self._event(now, "assigned", added)
         if self.rejoin_needed:
-            self.needs_join_prepare = True
+            # joinGroupIfNeeded loops while rejoinNeededOrPending(): the follow-up JoinGroup goes
+            # out within the same poll.
+            self._join_group_if_needed(now, out)
 
     def _on_leave_prepare(self, now: int) -> None:
         g = self.generation

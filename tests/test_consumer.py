@@ -91,8 +91,8 @@ def only(sends: list[Send], kind: type) -> Send:
 def found(c: Consumer, now: int = 0) -> list[Send]:
     sends = c.start(now)
     s = only(sends, FindCoordinatorRequest)
-    assert c.receive(now, s.corr, FindCoordinatorResponse(Error.NONE, node_id=1)) == []
-    return c.poll(now)
+    # poll() goes straight on from finding the coordinator to the JoinGroup
+    return c.receive(now, s.corr, FindCoordinatorResponse(Error.NONE, node_id=1))
 
 
 def join_as_leader(c: Consumer, members: dict[str, Subscription], gen: int = 1, now: int = 0) -> Send:
@@ -220,9 +220,10 @@ def test_cooperative_revokes_only_what_moves_then_rejoins() -> None:
     assert kinds(c) == [("assigned", (("t", 0), ("t", 1), ("t", 2)))]
     resp = JoinGroupResponse(Error.NONE, 2, "consumer", "cooperative-sticky", "m0", "m1")
     sync = only(c.receive(11, j.corr, resp), SyncGroupRequest)
-    finish_sync(c, sync, [("t", 0), ("t", 1)], now=12)
+    j2 = only(finish_sync(c, sync, [("t", 0), ("t", 1)], now=12), JoinGroupRequest)
     assert kinds(c)[1:] == [("revoked", (("t", 2),)), ("assigned", ())]
-    assert c.rejoin_needed and c.needs_join_prepare
+    assert c.state is MemberState.PREPARING_REBALANCE
+    assert decode_subscription(j2.request.protocols[0][1]).owned_partitions == (("t", 0), ("t", 1))
 
 
 def test_mutant_no_rejoin_after_revoke() -> None:
@@ -231,9 +232,9 @@ def test_mutant_no_rejoin_after_revoke() -> None:
     c.rejoin_needed = True
     j = only(c.poll(10), JoinGroupRequest)
     sync = only(c.receive(11, j.corr, JoinGroupResponse(Error.NONE, 2, "consumer", "cooperative-sticky", "m0", "m1")), SyncGroupRequest)
-    finish_sync(c, sync, [("t", 0)], now=12)
+    assert finish_sync(c, sync, [("t", 0)], now=12) == []
     assert kinds(c)[-2] == ("revoked", (("t", 1),))
-    assert not c.rejoin_needed
+    assert not c.rejoin_needed and c.state is MemberState.STABLE
 
 
 def test_leader_validates_cooperative_assignment_for_other_assignors() -> None:

@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "verify",
     "coordinator",
     "assignor",
+    "simulate",
 ]
 
 

@@ -1,0 +1,124 @@
+"""`groupspec simulate SCENARIO`: run a built-in scenario in the deterministic simulator and narrate it."""
+from __future__ import annotations
+
+import click
+
+from ._common import UserError, emit_json
+
+
+def register(group: click.Group) -> None:
+    group.add_command(simulate)
+
+
+def _parse_delay(text: str) -> tuple[int, int]:
+    try:
+        if "-" in text:
+            lo, hi = text.split("-", 1)
+            return int(lo), int(hi)
+        return int(text), int(text)
+    except ValueError:
+        raise UserError(f"--delay {text!r}: expected MS or MIN-MAX in milliseconds, e.g. 1-5") from None
+
+
+@click.command()
+@click.argument("scenario", required=False)
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
+              help="Members' configuration (default: the scenario's own).")
+@click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky.")
+@click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
+@click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
+@click.option("--faults", default="", help="Comma-separated consumer fault switches (mutants), e.g. ignore_owned.")
+@click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
+@click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
+@click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
+@click.option("--reorder", type=float, default=0.0, show_default=True, help="Probability a message may overtake others.")
+@click.option("--failover-at", type=int, default=None, help="Move the coordinator to the standby broker at this ms.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the trace (contracts/trace-format.md) to FILE (.jsonl or .jsonl.gz).")
+@click.option("--transcript", "transcript_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the coordinator's transcript (JSON Lines) to FILE.")
+@click.option("--list", "list_only", is_flag=True, help="List the built-in scenarios and exit.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def simulate(scenario: str | None, protocol: str | None, assignor: str | None, members: int, partitions: int,
+             seed: int, faults: str, delay: str, loss: float, duplicate: float, reorder: float,
+             failover_at: int | None, trace_path: str | None, transcript_path: str | None,
+             list_only: bool, as_json: bool) -> None:
+    """Run SCENARIO in the deterministic simulator and narrate who owned what, when."""
+    from groupspec.reference.network import NetworkConfig
+    from groupspec.reference.scenarios import SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
+
+    if list_only or scenario is None:
+        if scenario is None and not list_only:
+            raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)}")
+        if as_json:
+            emit_json([{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
+                       for s in SCENARIOS.values()])
+        else:
+            for s in SCENARIOS.values():
+                click.echo(f"{s.name:30} {s.summary} (default protocol: {s.default_protocol})")
+        return
+    lo, hi = _parse_delay(delay)
+    try:
+        net = NetworkConfig(lo, hi, loss, duplicate, reorder)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    fault_set = frozenset(f.strip() for f in faults.split(",") if f.strip())
+    opts = ScenarioOptions(protocol, assignor, members, partitions, seed, fault_set, net, failover_at)
+    try:
+        report = run_scenario(scenario, opts)
+    except ScenarioError as e:
+        raise UserError(str(e)) from None
+    if trace_path:
+        from groupspec.reference.trace import write_trace
+
+        write_trace(trace_path, report.sim.trace)
+    if transcript_path:
+        from groupspec.reference.trace import dumps_jsonl
+
+        with open(transcript_path, "w", encoding="utf-8") as f:
+            f.write(dumps_jsonl(report.sim.transcript()))
+    if as_json:
+        emit_json(report.to_json())
+        return
+    _print_report(report)
+
+
+def _print_report(report) -> None:  # noqa: ANN001 - ScenarioReport, imported lazily
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    click.echo(
+        f"scenario {report.scenario}  protocol {report.protocol}  assignor {report.assignor}  "
+        f"members {report.members}  partitions {report.partitions}  seed {report.seed}"
+    )
+    click.echo(f"(replay: groupspec simulate {report.scenario} --protocol {report.protocol} --seed {report.seed})")
+    click.echo()
+    click.echo("timeline")
+    for ts, text in sorted(report.timeline, key=lambda x: x[0]):
+        click.echo(f"  {ts / 1000:9.3f}s  {text}")
+    click.echo()
+    t = report.totals
+    table = Table(title=f"time each partition had no owner ({t['measured_from_ms'] / 1000:.1f}s to {t['end_ms'] / 1000:.1f}s)")
+    table.add_column("partition")
+    table.add_column("seconds without owner", justify="right")
+    table.add_column("owner at end")
+    for tp, ms in sorted(report.ownership.unowned_ms.items()):
+        owners = report.ownership.final_owners.get(tp, [])
+        table.add_row(f"{tp[0]}-{tp[1]}", f"{ms / 1000:.3f}", ", ".join(owners) or "-")
+    console.print(table)
+    totals = Table(title="totals")
+    totals.add_column("measure")
+    totals.add_column("value", justify="right")
+    totals.add_row("rebalances (generations formed)", str(t["rebalances"]))
+    totals.add_row("partitions revoked or lost", str(t["partitions_revoked"]))
+    totals.add_row("partitions paused (ever without owner)", str(t["partitions_paused"]))
+    totals.add_row("partitions moved to another member", str(t["partitions_moved"]))
+    totals.add_row("partition-seconds without an owner", f"{t['partition_seconds_without_owner']:.3f}")
+    totals.add_row("instants a partition had two owners", str(t["double_owned_instants"]))
+    totals.add_row("protocol messages", str(t["protocol_messages"]))
+    console.print(totals)
+    for d in report.ownership.double_owned[:5]:
+        console.print(f"[red]two owners[/red] at {d['ts_ms'] / 1000:.3f}s: partition "
+                      f"{d['partition'][0]}-{d['partition'][1]} owned by {', '.join(d['owners'])}")

@@ -1,0 +1,346 @@
+"""Built-in simulator scenarios and the narrated report of a run.
+
+Theory of operation
+-------------------
+A scenario is a schedule of simulator actions (who starts, stops, crashes, pauses when) for a
+group of ``members`` consumers ``c1..cN`` subscribed to one topic ``t`` with ``partitions``
+partitions. :func:`run_scenario` builds a :class:`~groupspec.reference.simulator.Simulator`,
+schedules the actions, steps it to the end, and turns what happened into a
+:class:`ScenarioReport`: a timeline for people (actions, each generation, every listener call,
+who owned what whenever the group settled), the time each partition had no owner, and totals
+(rebalances, partitions revoked / paused / moved, partition-seconds without an owner, any instant a
+partition had two owners). Totals are measured from the scenario's ``measure_from_ms`` (the moment
+of the disturbance) to its end, so start-up does not count.
+
+``protocol`` picks the members' configuration:
+
+* ``eager``: ``partition.assignment.strategy=[range]`` (or ``--assignor``), EAGER;
+* ``cooperative``: ``[cooperative-sticky]`` (or ``--assignor``; it must support COOPERATIVE);
+* ``static``: like ``eager`` plus ``group.instance.id`` per member (KIP-345).
+
+Every member uses session.timeout.ms=10000, heartbeat.interval.ms=3000,
+max.poll.interval.ms=60000 (the rebalance timeout), auto-commit every 5 s and commit-on-revoke;
+members start 700 ms apart so their heartbeats are not in lock-step. The broker uses
+group.initial.rebalance.delay.ms=3000.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .assignors import NAMES as ASSIGNOR_NAMES
+from .assignors import get as get_assignor
+from .consumer import FAULTS as CONSUMER_FAULTS
+from .consumer import ConsumerConfig
+from .network import NetworkConfig
+from .simulator import SimConfig, Simulator
+from .trace import Ownership, ownership
+
+__all__ = ["SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "run_scenario", "ScenarioError"]
+
+PROTOCOLS = ("eager", "cooperative", "static")
+TOPIC = "t"
+STAGGER_MS = 700
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input (unknown name, impossible option combination)."""
+
+
+@dataclass(frozen=True)
+class ScenarioOptions:
+    protocol: str | None = None  # None: the scenario's default
+    assignor: str | None = None
+    members: int = 3
+    partitions: int = 6
+    seed: int = 0
+    faults: frozenset[str] = frozenset()
+    network: NetworkConfig = NetworkConfig()
+    failover_at_ms: int | None = None
+
+
+@dataclass
+class _Setup:
+    sim: Simulator
+    opts: ScenarioOptions
+    protocol: str
+
+    def config(self, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> ConsumerConfig:
+        return member_config(name, self.protocol, self.opts.assignor, assignors, static)
+
+    def start(self, t: int, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> None:
+        self.sim.at(t, "start", name, config=self.config(name, assignors, static), faults=self.opts.faults)
+
+    def names(self) -> list[str]:
+        return [f"c{i}" for i in range(1, self.opts.members + 1)]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    default_protocol: str
+    build: Callable[[_Setup], None]
+    measure_from_ms: int
+    end_ms: Callable[[ScenarioOptions], int]
+    min_members: int = 2
+
+
+def member_config(
+    name: str,
+    protocol: str,
+    assignor: str | None,
+    assignors: tuple[str, ...] | None = None,
+    static: bool | None = None,
+) -> ConsumerConfig:
+    """The consumer configuration a scenario gives member ``name``."""
+    if assignors is None:
+        default = "cooperative-sticky" if protocol == "cooperative" else "range"
+        assignors = (assignor or default,)
+        if protocol == "cooperative" and "cooperative" not in get_assignor(assignors[0]).supported_protocols:
+            raise ScenarioError(f"assignor {assignors[0]} does not support the cooperative protocol; use cooperative-sticky")
+    is_static = protocol == "static" if static is None else static
+    return ConsumerConfig(
+        group_id="g",
+        client_id=name,
+        topics=(TOPIC,),
+        assignors=assignors,
+        group_instance_id=f"{name}-instance" if is_static else None,
+        session_timeout_ms=10000,
+        heartbeat_interval_ms=3000,
+        max_poll_interval_ms=60000,
+        enable_auto_commit=True,
+        auto_commit_interval_ms=5000,
+        commit_on_revoke=True,
+    )
+
+
+# ------------------------------------------------------------------------------ the scenarios
+
+
+def _start_all(s: _Setup, names: list[str]) -> None:
+    for i, n in enumerate(names):
+        s.start(i * STAGGER_MS, n)
+
+
+def _new_consumer_joins(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names[:-1])
+    s.start(20000, names[-1])
+
+
+def _consumer_bounces(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "close", names[-1])
+    s.start(25000, names[-1])
+
+
+def _consumer_leaves(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "close", names[-1])
+
+
+def _static_member_restart(s: _Setup) -> None:
+    names = s.names()
+    for i, n in enumerate(names):
+        s.start(i * STAGGER_MS, n, static=True)
+    s.sim.at(20000, "crash", names[-1])
+    s.start(24000, names[-1], static=True)
+
+
+def _rolling_restart(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names)
+    for i, n in enumerate(names):
+        t = 20000 + i * 15000
+        s.sim.at(t, "close", n)
+        s.start(t + 3000, n)
+
+
+def _eager_stop_the_world(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names[:-1])
+    s.sim.at(19500, "pause", names[0], duration_ms=8000)
+    s.start(20000, names[-1])
+
+
+def _upgrade(s: _Setup) -> None:
+    names = s.names()
+    for i, n in enumerate(names):
+        s.start(i * STAGGER_MS, n, assignors=("range",), static=False)
+    t = 20000
+    for phase in (("range", "cooperative-sticky"), ("cooperative-sticky",)):
+        for n in names:
+            s.sim.at(t, "close", n)
+            s.start(t + 2000, n, assignors=phase, static=False)
+            t += 12000
+
+
+SCENARIOS: dict[str, Scenario] = {
+    sc.name: sc
+    for sc in (
+        Scenario("new-consumer-joins", "consumer cN joins a stable group of N-1", "cooperative",
+                 _new_consumer_joins, 20000, lambda o: 45000),
+        Scenario("consumer-bounces", "cN shuts down and comes back 5 s later (within session.timeout.ms)", "eager",
+                 _consumer_bounces, 20000, lambda o: 50000),
+        Scenario("consumer-leaves-permanently", "cN shuts down for good", "eager",
+                 _consumer_leaves, 20000, lambda o: 45000),
+        Scenario("static-member-restart", "static member cN is killed and restarts 4 s later", "static",
+                 _static_member_restart, 20000, lambda o: 45000),
+        Scenario("rolling-restart", "every member in turn shuts down and restarts 3 s later", "eager",
+                 _rolling_restart, 20000, lambda o: 20000 + o.members * 15000 + 15000),
+        Scenario("eager-stop-the-world", "cN joins while c1 is in an 8 s GC pause", "eager",
+                 _eager_stop_the_world, 19500, lambda o: 45000),
+        Scenario("upgrade-eager-to-cooperative",
+                 "two rolling bounces: [range] -> [range, cooperative-sticky] -> [cooperative-sticky]", "eager",
+                 _upgrade, 20000, lambda o: 20000 + 2 * o.members * 12000 + 15000),
+    )
+}
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+@dataclass
+class ScenarioReport:
+    scenario: str
+    protocol: str
+    assignor: str
+    seed: int
+    members: int
+    partitions: int
+    timeline: list[tuple[int, str]]
+    ownership: Ownership
+    generations: list[dict[str, Any]]
+    sim: Simulator
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "protocol": self.protocol,
+            "assignor": self.assignor,
+            "seed": self.seed,
+            "members": self.members,
+            "partitions": self.partitions,
+            "timeline": [{"ts_ms": t, "text": s} for t, s in self.timeline],
+            "generations": self.generations,
+            "unowned_ms": {f"{t}-{p}": ms for (t, p), ms in sorted(self.ownership.unowned_ms.items())},
+            "double_owned": self.ownership.double_owned,
+            "totals": self.totals,
+        }
+
+
+def _fmt_parts(parts: list[list[Any]] | list[tuple[str, int]]) -> str:
+    if not parts:
+        return "nothing"
+    return ",".join(f"{t}-{p}" for t, p in parts)
+
+
+def _narrate_trace(line: dict[str, Any]) -> str | None:
+    who = line.get("member", "")
+    ev = line["event"]
+    gen = line.get("generation")
+    if ev == "joined":
+        return None  # the start action already says so
+    if ev == "assigned":
+        verb = "is assigned" if line.get("protocol") == "eager" else "gains"
+        return f"{who} {verb} {_fmt_parts(line['partitions'])} (generation {gen}, onPartitionsAssigned)"
+    if ev == "revoked":
+        return f"{who} revokes {_fmt_parts(line['partitions'])} (onPartitionsRevoked)"
+    if ev == "lost":
+        return f"{who} lost {_fmt_parts(line['partitions'])} (onPartitionsLost)"
+    if ev == "left":
+        return f"{who} left"
+    if ev == "fenced":
+        return f"{who} was fenced: {line.get('error')}"
+    if ev == "commit" and line.get("accepted") is False:
+        return f"{who} commit of {_fmt_parts([p[:2] for p in line['partitions']])} rejected ({line.get('error')})"
+    return None
+
+
+def _settled(sim: Simulator) -> bool:
+    live = [p for p in sim.procs.values() if p.alive and p.consumer.fatal is None]
+    if not live:
+        return False
+    return all(p.consumer.state.value == "STABLE" and not p.consumer.rejoin_needed for p in live)
+
+
+def _owners_line(sim: Simulator) -> str:
+    parts = []
+    for n, p in sorted(sim.procs.items()):
+        if p.alive:
+            parts.append(f"{n}: {_fmt_parts(list(p.consumer.owned))}")
+    return "owners: " + " | ".join(parts)
+
+
+def run_scenario(name: str, opts: ScenarioOptions) -> ScenarioReport:
+    """Run a built-in scenario; raises :class:`ScenarioError` for bad input."""
+    sc = SCENARIOS.get(name)
+    if sc is None:
+        raise ScenarioError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+    protocol = opts.protocol or sc.default_protocol
+    if protocol not in PROTOCOLS:
+        raise ScenarioError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    if opts.assignor is not None and opts.assignor not in ASSIGNOR_NAMES:
+        raise ScenarioError(f"unknown assignor {opts.assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    if opts.members < sc.min_members:
+        raise ScenarioError(f"scenario {name} needs at least {sc.min_members} members, got {opts.members}")
+    if opts.partitions < 1:
+        raise ScenarioError(f"--partitions must be at least 1, got {opts.partitions}")
+    bad = opts.faults - CONSUMER_FAULTS
+    if bad:
+        raise ScenarioError(f"unknown fault(s) {', '.join(sorted(bad))}; choose from {', '.join(sorted(CONSUMER_FAULTS))}")
+    sim = Simulator(SimConfig(seed=opts.seed, topics=((TOPIC, opts.partitions),), network=opts.network))
+    setup = _Setup(sim, opts, protocol)
+    sc.build(setup)
+    if opts.failover_at_ms is not None:
+        sim.at(opts.failover_at_ms, "failover")
+    end = sc.end_ms(opts)
+    timeline: list[tuple[int, str]] = []
+    last_owners = ""
+    seen_groups = 0
+    while sim.pending() and (sim.next_time() or 0) <= end:
+        rec = sim.step()
+        assert rec is not None
+        if rec.kind == "action":
+            timeline.append((rec.time_ms, f"[{rec.actor}] {rec.detail}"))
+        for g in sim.group_log[seen_groups:]:
+            if g["state"] == "CompletingRebalance":
+                timeline.append((g["at"], f"generation {g['generation']} formed: protocol {g['protocol']}, "
+                                          f"leader {g['leader']}, members {', '.join(g['members'])}"))
+            elif g["state"] in ("PreparingRebalance", "Empty") and (seen_groups == 0 or sim.group_log[seen_groups - 1]["state"] != g["state"]):
+                timeline.append((g["at"], f"group -> {g['state']} (generation {g['generation']})"))
+            seen_groups += 1
+        for line in rec.trace:
+            text = _narrate_trace(line)
+            if text is not None:
+                timeline.append((line["ts_ms"], text))
+        if any(line["event"] in ("assigned", "revoked", "lost", "left") for line in rec.trace) and _settled(sim):
+            owners = _owners_line(sim)
+            if owners != last_owners:
+                timeline.append((rec.time_ms, owners))
+                last_owners = owners
+    sim.run_quietly_until(end)
+    own = ownership(sim.trace, sc.measure_from_ms, end)
+    gens = [g for g in sim.group_log if g["state"] == "CompletingRebalance"]
+    gen_at_start = max((g["generation"] for g in sim.group_log if g["at"] < sc.measure_from_ms), default=0)
+    rebalances = len({g["generation"] for g in sim.group_log if g["at"] >= sc.measure_from_ms and g["generation"] > gen_at_start
+                      and g["state"] in ("CompletingRebalance", "Empty")})
+    assignor = opts.assignor or ("cooperative-sticky" if protocol == "cooperative" else "range")
+    report = ScenarioReport(name, protocol, assignor, opts.seed, opts.members, opts.partitions, timeline, own, gens, sim)
+    report.totals = {
+        "rebalances": rebalances,
+        "partitions_revoked": own.revoked,
+        "partitions_paused": sum(1 for ms in own.unowned_ms.values() if ms > 0),
+        "partitions_moved": own.moved,
+        "partition_seconds_without_owner": round(own.unowned_partition_seconds, 3),
+        "double_owned_instants": len(own.double_owned),
+        "protocol_messages": sim.messages,
+        "measured_from_ms": sc.measure_from_ms,
+        "end_ms": end,
+    }
+    return report
