@@ -14,11 +14,12 @@ against one ``GroupCoordinator``:
 * after every step one state line shows the group as the coordinator holds it.
 
 Aliases. Members are named by aliases; the coordinator generates the real ids. ``$self`` / ``$X``
-resolve to the member id most recently *given* to that alias, i.e. carried by a JoinGroup answer
-(NONE or MEMBER_ID_REQUIRED) sent to it. In transcripts a member id is shown as the alias it was
-generated for (the connection whose JoinGroup created it); ids the coordinator never generated are
-shown literally, ``""`` as ``null``. Resolving ``$X`` for an alias never seen, or one that has not
-been given an id yet, is an error of the script.
+resolve to the member id the coordinator most recently gave that alias: the newest id it generated
+for a JoinGroup sent from that alias (handed out with MEMBER_ID_REQUIRED, or with the JoinGroup
+answer; an admin may name a parked member by ``$X`` before that answer). In transcripts a member id
+is shown as the alias it was generated for; ids the coordinator never generated are shown
+literally, ``""`` as ``null``. Resolving ``$X`` for an alias never seen, or one that has not been
+given an id yet, is an error of the script.
 
 Payloads. ``metadata`` entries become ``ConsumerProtocolSubscription`` bytes and ``assignments``
 entries ``ConsumerProtocolAssignment`` bytes (``reference.consumer_protocol``); equal metadata
@@ -227,7 +228,6 @@ class Replayer:
     faults: frozenset[str] = frozenset()
     group_id: str = "g"
     coordinator: GroupCoordinator | None = None
-    given: dict[str, str] = field(default_factory=dict)  # alias -> id most recently given to it
     seen: set[str] = field(default_factory=set)  # aliases that have sent something
     lines: list[str] = field(default_factory=list)
 
@@ -253,25 +253,27 @@ class Replayer:
         c = self.coordinator
         assert c is not None and step.at is not None
         at = step.at
-        out: list[Outbound]
+        # time passes first: answers released by timers are given before this step's request
+        # is built, so "$self" already resolves to an id handed out on the way
+        self._emit(c.advance(at))
+        out: list[Outbound] = []
         if step.kind == "config":
             try:
                 c.set_config(replace(c.config, **step.body["config"]))
             except ValueError as e:
                 raise ScriptError(step.line, f"bad config: {e}") from None
-            out = c.advance(at)
-        elif step.kind == "advance":
-            out = c.advance(at)
         elif step.kind == "fault":
             out = self._fault(step, at)
-        else:
+        elif step.kind != "advance":
             self.seen.add(step.body["from"])
             request = self._request(step)
             out = c.handle(at, step.body["from"], request)
-        for o in out:
-            self._note_given(o)
-            self.lines.append(_dump(self._render(o)))
+        self._emit(out)
         self.lines.append(_dump(self._state(at)))
+
+    def _emit(self, out: list[Outbound]) -> None:
+        for o in out:
+            self.lines.append(_dump(self._render(o)))
 
     def _fault(self, step: Step, at: int) -> list[Outbound]:
         c = self.coordinator
@@ -287,9 +289,8 @@ class Replayer:
             return c.finish_loading(c.partition_of(self.group_id), at)
         if fault == "mark_dead":
             return c.mark_dead(self.group_id, at)
-        out = c.advance(at)
         c.fail_next_store(Error[step.body["error"]])
-        return out
+        return []
 
     # ---------------------------------------------------------------- building requests
 
@@ -385,16 +386,16 @@ class Replayer:
             alias = alias[1:]
         if alias not in self.seen:
             raise ScriptError(n, f"unknown alias '{alias}' in '{where}'")
-        if alias not in self.given:
+        assert self.coordinator is not None
+        latest = None
+        for member_id, owner in self.coordinator.id_owner.items():
+            if owner == alias:
+                latest = member_id
+        if latest is None:
             raise ScriptError(n, f"alias '{alias}' (in '{where}') has not been given a member id yet")
-        return self.given[alias]
+        return latest
 
     # ---------------------------------------------------------------- rendering
-
-    def _note_given(self, o: Outbound) -> None:
-        r = o.response
-        if isinstance(r, JoinGroupResponse) and r.member_id and r.error in (Error.NONE, Error.MEMBER_ID_REQUIRED):
-            self.given[str(o.destination)] = r.member_id
 
     def _alias(self, member_id: str | None) -> str | None:
         if not member_id:
