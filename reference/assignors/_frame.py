@@ -96,15 +96,27 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
         return ()
     if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
         raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
-    out: list[Partition] = []
-    for item in raw:
-        if isinstance(item, (str, bytes)) or not isinstance(item, Iterable):
-            raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
-        pair = tuple(item)
-        if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], int) or isinstance(pair[1], bool):
-            raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
-        out.append((pair[0], pair[1]))
-    return tuple(out)
+    items = list(raw)
+    if all(map(_is_pair_container, items)) and set(map(len, items)) <= {2}:
+        pairs = list(map(tuple, items))
+        if pairs:
+            topics, numbers = zip(*pairs)
+            if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
+                return tuple(pairs)  # the common case, checked at C speed
+    return tuple(_parse_pair(member_id, item) for item in items)
+
+
+def _is_pair_container(item: Any) -> bool:
+    return type(item) is list or type(item) is tuple
+
+
+def _parse_pair(member_id: str, item: Any) -> Partition:
+    if isinstance(item, (str, bytes)) or not isinstance(item, Iterable):
+        raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
+    pair = tuple(item)
+    if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], int) or isinstance(pair[1], bool):
+        raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
+    return (pair[0], int(pair[1]))
 
 
 def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:

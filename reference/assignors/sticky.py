@@ -163,26 +163,37 @@ def _encode(counts: dict[str, int], members: list[Member]) -> _Problem:
         topic_index=topic_index,
         rank=rank,
         hash_order=java_hashmap_order(ids),
-        subs=[frozenset(topic_index[t] for t in m.topics if t in topic_index) for m in members],
+        subs=_topic_sets(members, topic_index),
         generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
     )
     prob.raw_owned = [_valid_claims(prob, m) for m in members]
     return prob
 
 
+def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[frozenset[int]]:
+    """Existing subscribed topic indices per member (members with equal lists share one set)."""
+    cache: dict[tuple[str, ...], frozenset[int]] = {}
+    out = []
+    for m in members:
+        s = cache.get(m.topics)
+        if s is None:
+            s = cache[m.topics] = frozenset(topic_index[t] for t in m.topics if t in topic_index)
+        out.append(s)
+    return out
+
+
 def _valid_claims(prob: _Problem, m: Member) -> list[int]:
     """A member's claims as gids: known topic, partition in range, first occurrence only."""
     tindex, offset, counts = prob.topic_index, prob.offset, prob.counts
     out: list[int] = []
-    seen: set[int] = set()
+    append = out.append
+    get = tindex.get
     for topic, p in m.owned:
-        ti = tindex.get(topic)
-        if ti is None or p < 0 or p >= counts[ti]:
-            continue
-        g = offset[ti] + p
-        if g not in seen:
-            seen.add(g)
-            out.append(g)
+        ti = get(topic)
+        if ti is not None and 0 <= p < counts[ti]:
+            append(offset[ti] + p)
+    if len(set(out)) != len(out):
+        out = list(dict.fromkeys(out))
     return out
 
 
@@ -198,7 +209,7 @@ class _Claims:
 def _resolve_claims(prob: _Problem) -> _Claims:
     n = len(prob.members)
     owned: list[dict[int, None]] = [{} for _ in range(n)]
-    owner: dict[int, int] = {}
+    owner = [-1] * prob.total
     multi: set[int] = set()
     gen = prob.generation
     max_gen = DEFAULT_GENERATION
@@ -208,8 +219,8 @@ def _resolve_claims(prob: _Problem) -> _Claims:
             max_gen = g_m
         mine = owned[m]
         for g in prob.raw_owned[m]:
-            other = owner.get(g)
-            if other is None:
+            other = owner[g]
+            if other < 0:
                 mine[g] = None
                 owner[g] = m
                 continue
@@ -260,28 +271,12 @@ def _constrained(prob: _Problem, claims: _Claims) -> tuple[list[list[int]], dict
     revoked: set[int] = set()
     under: list[int] = []
     exact: list[int] = []
-    tcount = len(prob.topics)
-    offset = prob.offset
 
-    def pt_key_factory() -> Any:
-        # (partition, topic) order for a gid: partition * T + topic index
-        starts = offset
-        def key(g: int) -> int:
-            lo, hi = 0, tcount - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if starts[mid] <= g:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return (g - starts[lo]) * tcount + lo
-        return key
-
-    pt_key = pt_key_factory()
+    pt_key = _partition_major_keys(prob).__getitem__ if any(claims.owned) else None
     for m in prob.hash_order:
         owned = [g for g in claims.owned[m] if g not in multi] if multi else list(claims.owned[m])
         if len(owned) > 1:
-            owned.sort(key=pt_key)
+            owned.sort(key=pt_key)  # type: ignore[arg-type]
         size = len(owned)
         if size < min_q:
             keep = owned
@@ -340,6 +335,17 @@ def _constrained(prob: _Problem, claims: _Claims) -> tuple[list[list[int]], dict
 
 
 _FLIP = bytes([1, 0]) + bytes(254)
+
+
+def _partition_major_keys(prob: _Problem) -> list[int]:
+    """``key[gid] = partition * T + topic index``: sorting gids by it gives (partition, topic) order."""
+    t_count = len(prob.topics)
+    return [p * t_count + ti for ti, n in enumerate(prob.counts) for p in range(n)]
+
+
+def _partition_table(prob: _Problem) -> list[Partition]:
+    """``table[gid] = (topic, partition)``."""
+    return [(t, p) for t, n in zip(prob.topics, prob.counts) for p in range(n)]
 
 
 class _Deque:
@@ -591,14 +597,16 @@ def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
     withheld: list[set[int]] = [set() for _ in range(n)]
     for g, m in tmap.items():
         withheld[m].add(g)
+    table = _partition_table(prob)
     ideal: Assignment = {}
     round_one: Assignment = {}
     for m, mem in enumerate(members):
         gids = sorted(per_member[m])
-        ideal[mem.member_id] = [prob.partition(g) for g in gids] if gids else []
+        mine = [table[g] for g in gids]
+        ideal[mem.member_id] = mine
         w = withheld[m]
-        round_one[mem.member_id] = [p for g, p in zip(gids, ideal[mem.member_id]) if g not in w] if w else list(ideal[mem.member_id])
-    transfers = {prob.partition(g): members[m].member_id for g, m in sorted(tmap.items())}
+        round_one[mem.member_id] = [table[g] for g in gids if g not in w] if w else list(mine)
+    transfers = {table[g]: members[m].member_id for g, m in sorted(tmap.items())}
     return StickyOutcome(ideal=ideal, round_one=round_one, transfers=transfers, path=path)
 
 
