@@ -16,7 +16,7 @@ I1    output keys equal the member set                 all
 I2    no partition assigned twice                      all
 I3    only subscribed, existing partitions             all
 I4    complete (cooperative: once converged)           all
-I5    strong movability balance                        sticky-like (name says sticky, or cooperative)
+I5    strong movability balance                        sticky-like (name says sticky, or kind=sticky)
 I6    added ∩ revoked = ∅ per round                    cooperative
 I6′   generation-validated transfers                   cooperative
 I7    equal to Kafka's Range / RoundRobin              candidates named range / roundrobin
@@ -171,7 +171,7 @@ class _Ctx:
         self.calls = 0
         self.call_seconds = 0.0
         self.cooperative = cand.protocol == "cooperative"
-        self.sticky = cand.kind == "sticky" or self.cooperative
+        self.sticky = cand.kind == "sticky"
 
     def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> CallResult:
         key = repr((sorted(ppt.items()), list(subs.items())))
@@ -344,7 +344,7 @@ def _coop(ctx: _Ctx) -> str | None:
 
 
 def _sticky(ctx: _Ctx) -> str | None:
-    return None if ctx.sticky else "not sticky-like (name does not say sticky, protocol eager)"
+    return None if ctx.sticky else "not sticky-like (its name does not say sticky; use --kind sticky)"
 
 
 def _kafka_kind(ctx: _Ctx) -> str | None:
