@@ -1,0 +1,187 @@
+"""`groupspec coordinator replay|find`: golden transcripts, malformed scripts, mutants.
+
+Every script under tests/replay/ states, in its `#` comments, the Kafka facts (coordinator.md
+section) each step exercises; the .expected transcript was checked by hand against those comments.
+The mutant test runs every fault switch of the coordinator over all scripts and requires each one
+to change at least one golden transcript, so the suite is shown to catch each broken variant.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from groupspec.cli import main
+from groupspec.reference.coordinator import FAULTS
+from groupspec.reference.replay import ScriptError, parse_script, run_script
+
+REPLAY = pathlib.Path(__file__).parent / "replay"
+SCRIPTS = sorted(REPLAY.glob("*.jsonl"))
+
+
+def _expected(script: pathlib.Path) -> list[str]:
+    return script.with_suffix(".expected").read_text().splitlines()
+
+
+def test_there_are_scripts_with_goldens() -> None:
+    assert len(SCRIPTS) >= 20
+    for s in SCRIPTS:
+        assert s.with_suffix(".expected").exists(), s.name
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_golden_transcript(script: pathlib.Path) -> None:
+    assert run_script(script.read_text()) == _expected(script)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_transcript_shape(script: pathlib.Path) -> None:
+    """One state line after every step; response lines carry the contract's fields."""
+    steps = [s for s in parse_script(script.read_text()) if s.at is not None]
+    lines = [json.loads(x) for x in _expected(script)]
+    assert sum(1 for x in lines if "state" in x) == len(steps)
+    last = -1
+    for x in lines:
+        assert x["at"] >= last
+        last = x["at"]
+        if "request" in x:
+            assert {"at", "to", "request", "error"} <= set(x)
+            if x["request"] == "JoinGroup":
+                assert set(x) == {"at", "to", "request", "error", "member", "generation", "leader", "protocol",
+                                  "members", "skip_assignment"}
+        else:
+            assert set(x) == {"at", "state", "generation", "leader", "protocol", "members", "pending", "static"}
+
+
+def test_cli_replay_prints_transcript_byte_for_byte(capsys: pytest.CaptureFixture[str]) -> None:
+    script = REPLAY / "01_two_step_join.jsonl"
+    for _ in range(2):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["coordinator", "replay", str(script)])
+        assert exit_info.value.code == 0
+        out = capsys.readouterr().out
+        assert out == script.with_suffix(".expected").read_text()
+
+
+def test_contract_example_lines() -> None:
+    """The contract's own example steps run, and print the contract's shapes."""
+    text = "\n".join([
+        '{"config": {"initial_rebalance_delay_ms": 3000, "group_max_size": null, "min_session_timeout_ms": 6000,'
+        ' "max_session_timeout_ms": 1800000, "offsets_partitions": 50, "group_id": "g"}}',
+        '{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "instance_id": null, "protocol_type": "consumer",'
+        ' "protocols": ["range"], "metadata": {"range": {"topics": ["t"], "owned": [], "generation": -1}},'
+        ' "session_timeout_ms": 10000, "rebalance_timeout_ms": 60000, "version": 9}',
+        '{"at": 6000, "advance": true}',
+        '{"at": 7000, "fault": "store_fails", "error": "NOT_ENOUGH_REPLICAS"}',
+        '{"at": 7000, "config": {"group_max_size": 1}}',
+        '{"at": 7000, "fault": "unload"}',
+        '{"at": 7000, "fault": "load"}',
+    ])
+    lines = [json.loads(x) for x in run_script(text)]
+    assert lines[0]["error"] == "MEMBER_ID_REQUIRED" and lines[0]["member"] == "A"
+    states = [x["state"] for x in lines if "state" in x]
+    # A never came back: the group only ever had a pending id, so nothing was persisted and the
+    # group does not survive the failover
+    assert states == ["Empty", "Empty", "Empty", "Empty", None, None]
+
+
+# ---------------------------------------------------------------------------------------------
+# malformed scripts: one line on stderr naming the line, exit 2
+# ---------------------------------------------------------------------------------------------
+
+J = '{"at": 0, "from": "A", "send": "JoinGroup", "member_id": ""}'
+MALFORMED = [
+    ("{not json", "line 1: bad JSON"),
+    ('[1, 2]', "line 1: a step must be a JSON object"),
+    ('{"at": 0, "from": "A", "send": "Frobnicate"}', "line 1: unknown request \"Frobnicate\""),
+    ('{"at": 0, "hello": 1}', "line 1: a step needs exactly one of"),
+    ('{"at": 0, "advance": true, "fault": "unload"}', "line 1: a step needs exactly one of"),
+    (J + '\n{"at": 1, "from": "A", "send": "Heartbeat", "member_id": "$self"}', "line 2: Heartbeat step is missing field 'generation'"),
+    ('{"from": "A", "send": "JoinGroup", "member_id": ""}', "line 1: step is missing field 'at'"),
+    ('{"at": 0, "send": "JoinGroup", "member_id": ""}', "line 1: JoinGroup step is missing field 'from'"),
+    ('{"at": 5, "advance": true}\n{"at": 4, "advance": true}', "line 2: 'at' goes backwards (4 < 5)"),
+    ('{"at": -1, "advance": true}', "line 1: field 'at' must be an integer >= 0"),
+    (J + '\n{"at": 1, "from": "A", "send": "Heartbeat", "member_id": "$Z", "generation": 0}', "line 2: unknown alias 'Z'"),
+    ('{"at": 1, "from": "A", "send": "Heartbeat", "member_id": "$self", "generation": 0}',
+     "line 1: alias 'A' (in 'member_id') has not been given a member id yet"),
+    (J + '\n# comment\n\n{"at": 1, "from": "A", "send": "SyncGroup", "member_id": "", "generation": 0, "assignments": {"Q": []}}',
+     "line 4: unknown alias 'Q' in 'assignments'"),
+    (J + '\n{"at": 1, "from": "B", "send": "LeaveGroup", "members": [{"member_id": "$A", "bogus": 1}]}', "line 2: unknown field 'bogus'"),
+    ('{"at": 0, "fault": "meteor"}', "line 1: unknown fault \"meteor\""),
+    ('{"at": 0, "fault": "store_fails", "error": "OOPS"}', "line 1: field 'error' is not a Kafka error name"),
+    ('{"at": 0, "fault": "store_fails"}', "line 1: store_fails step is missing field 'error'"),
+    ('{"config": {"group_size": 3}}', "line 1: unknown config field 'group_size'"),
+    ('{"config": {"offsets_partitions": 0}}', "line 1: config field 'offsets_partitions' must be a non-negative integer"),
+    (J + '\n{"at": 1, "config": {"group_id": "h"}}', "line 2: config field 'group_id' can only be set in the first line"),
+    ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "session_timeout_ms": "10s"}',
+     "line 1: field 'session_timeout_ms' has the wrong type"),
+    ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "protocols": ["range"], "metadata": {"sticky": {}}}',
+     "line 1: field 'metadata' names protocol 'sticky'"),
+    ('{"at": 0, "from": "A", "send": "OffsetCommit", "offsets": [["t", 0]]}', "line 1: field 'offsets' entries must be"),
+    ('{"at": 0, "from": "$A", "send": "JoinGroup", "member_id": ""}', "line 1: field 'from' must be an alias"),
+    ('{"at": 0, "from": "A", "send": "LeaveGroup", "members": [{"member_id": "x"}, {"member_id": "y"}], "version": 1}',
+     "line 1: LeaveGroupRequest: LeaveGroup v0-2 carries exactly one member"),
+    ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "unknown": 1}', "line 1: unknown field 'unknown'"),
+]
+
+
+@pytest.mark.parametrize("text,message", MALFORMED, ids=[m for _, m in MALFORMED])
+def test_malformed_script_is_one_line_exit_2(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                             text: str, message: str) -> None:
+    with pytest.raises(ScriptError) as err:
+        run_script(text)
+    assert message in str(err.value)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "replay", str(path)])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err_lines = captured.err.strip().splitlines()
+    assert len(err_lines) == 1 and message in err_lines[0] and str(path) in err_lines[0]
+
+
+def test_missing_file_is_one_line_exit_2(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "replay", str(tmp_path / "nope.jsonl")])
+    assert exit_info.value.code == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# mutants: every fault switch changes at least one golden transcript
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_goldens_catch_each_mutant(fault: str) -> None:
+    caught = [s.stem for s in SCRIPTS if run_script(s.read_text(), faults={fault}) != _expected(s)]
+    assert caught, f"no golden transcript notices the mutant {fault!r}"
+
+
+# ---------------------------------------------------------------------------------------------
+# find
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("group,partition", [
+    ("my-group", 12), ("test-group", 12), ("connect-cluster", 13), ("", 0),
+    ("polygenelubricants", 0), ("GydZG_", 0), ("DESIGNING WORKHOUSES", 0),
+])
+def test_cli_find(capsys: pytest.CaptureFixture[str], group: str, partition: int) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "find", group])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"{partition}\n"
+
+
+def test_cli_find_json_and_bad_partitions(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["coordinator", "find", "my-group", "--offsets-partitions", "7", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {"group_id": "my-group", "hash": -1906497762, "offsets_partitions": 7,
+                   "partition": 1906497762 % 7}
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "find", "g", "--offsets-partitions", "0"])
+    assert exit_info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
