@@ -1,0 +1,159 @@
+"""`groupspec assignor check|run` (contract assignor-check.md) and the pytest plugin, through subprocesses."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BIN = str(Path(sys.executable).with_name("groupspec"))
+
+MUTANTS = textwrap.dedent('''
+    def good(ppt, subs):
+        out = {m: [] for m in subs}
+        ms = sorted(subs)
+        for t in sorted({t for s in subs.values() for t in s["topics"]}):
+            for p in range(ppt.get(t, 0)):
+                who = min((m for m in ms if t in subs[m]["topics"]), key=lambda m: (len(out[m]), m))
+                out[who].append((t, p))
+        return out
+
+    def dup(ppt, subs):
+        out = good(ppt, subs)
+        full = [m for m in out if out[m]]
+        if full and len(out) > 1:
+            other = [m for m in out if m != full[0]][0]
+            out[other].append(out[full[0]][0])
+        return out
+
+    class Coop:
+        protocol = "cooperative"
+        name = "coop"
+        def assign(self, ppt, subs):
+            return good(ppt, subs)
+
+    coop = Coop()
+    not_an_assignor = 42
+''')
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "mut.py").write_text(MUTANTS)
+    (tmp_path / "boom.py").write_text("raise RuntimeError('cannot import me')\n")
+    return tmp_path
+
+
+def _run(args, cwd, stdin=None):
+    return subprocess.run([BIN, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("target, words", [
+    ("nosuch:thing", "no module named 'nosuch'"),
+    ("boom:x", "raised RuntimeError: cannot import me"),
+    ("mut:not_an_assignor", "not an assignor"),
+    ("mut:missing", "has no attribute"),
+    ("what", "neither module:attribute nor a built-in name"),
+])
+def test_check_bad_target_is_one_line_exit_2(workdir, target, words):
+    r = _run(["assignor", "check", target, "--examples", "5"], workdir)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and words in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_check_json_contract_and_exit_1(workdir):
+    r = _run(["assignor", "check", "mut:dup", "--examples", "20", "--seed", "5", "--json"], workdir)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert {"target", "protocol", "properties"} <= set(doc)
+    assert doc["target"] == "mut:dup" and doc["protocol"] == "eager"
+    by_id = {p["id"]: p for p in doc["properties"]}
+    for p in doc["properties"]:
+        assert {"id", "name", "verdict", "examples", "counterexample"} <= set(p)
+        assert p["verdict"] in ("held", "violated", "not applicable")
+    assert by_id["I2"]["verdict"] == "violated"
+    cx = by_id["I2"]["counterexample"]
+    assert {"input", "output", "explanation"} <= set(cx)
+
+
+def test_check_table_and_exit_0_and_seed_printed(workdir):
+    r = _run(["assignor", "check", "mut:good", "--examples", "10"], workdir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "seed" in r.stderr and "I11" in r.stdout and "held" in r.stdout
+
+
+def test_check_protocol_override(workdir):
+    r = _run(["assignor", "check", "mut:good", "--protocol", "cooperative", "--examples", "10", "--seed", "1",
+              "--json"], workdir)
+    doc = json.loads(r.stdout)
+    assert doc["protocol"] == "cooperative"
+    assert {p["id"]: p["verdict"] for p in doc["properties"]}["I6"] == "violated"
+
+
+def test_compare_side_by_side(workdir):
+    r = _run(["assignor", "check", "--compare", "mut:good", "mut:dup", "--examples", "10", "--seed", "2",
+              "--json"], workdir)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    a, b = doc["candidates"]
+    assert a["violated_properties"] == [] and "I2" in b["violated_properties"]
+    assert a["examples"] == b["examples"] == doc["examples"]
+
+
+def test_run_prints_sorted_result_with_every_member(workdir):
+    doc = {"partitions_per_topic": {"t": 3, "u": 1},
+           "subscriptions": {"b": {"topics": ["t"]}, "a": {"topics": ["t", "u"]}, "z": {"topics": []}}}
+    (workdir / "in.json").write_text(json.dumps(doc))
+    r = _run(["assignor", "run", "mut:good", "--input", "in.json"], workdir)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert set(out) == {"a", "b", "z"} and out["z"] == []
+    assert all(v == sorted(v) for v in out.values())
+    r2 = _run(["assignor", "run", "range"], workdir, stdin=json.dumps(doc))
+    assert r2.returncode == 0, r2.stderr
+    assert json.loads(r2.stdout) == {"a": [["t", 0], ["t", 1], ["u", 0]], "b": [["t", 2]], "z": []}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{not json", "not JSON"),
+    ('{"subscriptions": {}}', "missing key 'partitions_per_topic'"),
+    ('{"partitions_per_topic": {"t": "3"}, "subscriptions": {}}', "non-negative integer"),
+    ('{"partitions_per_topic": {}, "subscriptions": {"a": {"topics": "t"}}}', "topics must be a list"),
+    ('{"partitions_per_topic": {}, "subscriptions": {"a": {"topics": [], "owned": [["t"]]}}}', "owned"),
+])
+def test_run_malformed_input_is_one_line_exit_2(workdir, text, words):
+    r = _run(["assignor", "run", "mut:good"], workdir, stdin=text)
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+PLUGIN_TEST = textwrap.dedent('''
+    import mut
+
+    def test_with_fixture(assignor_check):
+        rep = assignor_check(mut.good, examples=10)
+        assert rep.ok
+
+    def test_fixture_fails_on_violation(assignor_check):
+        assignor_check(mut.dup, examples=10, properties=["I2"], quality=False)
+''')
+
+
+def test_pytest_plugin_fixture_and_option(workdir):
+    (workdir / "test_mine.py").write_text(PLUGIN_TEST)
+    env = {**os.environ, "PYTHONPATH": str(workdir)}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--assignor-seed", "3",
+                        "test_mine.py"], cwd=workdir, capture_output=True, text=True, env=env, timeout=300)
+    assert "1 failed, 1 passed" in r.stdout, r.stdout + r.stderr
+    assert "I2 no partition assigned twice: violated by dup" in r.stdout
+    (workdir / "empty").mkdir()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assignor", "mut:dup",
+                        "--assignor-examples", "10", "--assignor-seed", "3", "-k", "I2 or I4 or I7",
+                        "-rs", "empty"], cwd=workdir, capture_output=True, text=True, env=env, timeout=300)
+    assert "groupspec assignor checks: seed 3" in r.stdout
+    assert "1 failed, 1 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
+    assert "replay: groupspec assignor check mut:dup --seed 3" in r.stdout
