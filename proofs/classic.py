@@ -153,7 +153,8 @@ def build(variant: Variant) -> RelSpec:
         return Or(a == b, lt(a, b))
 
     def live(s: State, m: z3.ExprRef) -> z3.BoolRef:
-        return And(s.member(m), s.cgen(m, s.gen))
+        """The model's ``live_member``: the coordinator knows the id this (running or paused) process holds."""
+        return And(s.member(m), Not(s.c_dead(m)))
 
     def fresh(s: State, m: z3.ExprRef) -> z3.BoolRef:
         return And(Not(s.member(m)), Not(s.retired(m)))
@@ -172,34 +173,70 @@ def build(variant: Variant) -> RelSpec:
     spec.init = init
 
     # ---------------------------------------------------------------- actions
-    @spec.action("Join", "m:Member", ["member", "joined", "rep", "preparing", "stable",
-                                      "c_joining", "c_syncing", "c_stable", "owned"])
-    def join(s: State, t: State, ps: list) -> z3.BoolRef:
-        (m,) = ps
+    def client_status(s: State, t: State, m: z3.ExprRef, joining: bool, syncing: bool, stable: bool) -> list:
+        return [
+            upd(spec, s, t, "c_joining", lambda a: a == m, lambda a: z3.BoolVal(joining)),
+            upd(spec, s, t, "c_syncing", lambda a: a == m, lambda a: z3.BoolVal(syncing)),
+            upd(spec, s, t, "c_stable", lambda a: a == m, lambda a: z3.BoolVal(stable)),
+        ]
+
+    def prepare_join(s: State, t: State, m: z3.ExprRef) -> list:
+        """onJoinPrepare ([CC] §5.4): eager revokes everything; cooperative keeps what it owns, except
+        partitions of topics it dropped (any subset may go: the model's subscriptions are abstracted)."""
         revoke_all = not variant.cooperative and variant.broken != "no_revoke_before_join"
+        if revoke_all:
+            return [upd(spec, s, t, "owned", lambda a, b: a == m, lambda a, b: z3.BoolVal(False))]
+        return [ForAll([x, p], Implies(t.owned(x, p), s.owned(x, p))),
+                ForAll([x, p], Implies(x != m, t.owned(x, p) == s.owned(x, p)))]
+
+    def reports(s: State, t: State, m: z3.ExprRef) -> z3.BoolRef:
+        """What the JoinGroup reports as owned: cooperative its owned set; eager a userData claim the
+        (unconstrained) eager assignor may ignore, kept abstract."""
+        if variant.cooperative:
+            return upd(spec, s, t, "rep", lambda a, b: a == m, lambda a, b: t.owned(a, b))
+        return ForAll([x, p], Implies(x != m, t.rep(x, p) == s.rep(x, p)))
+
+    join_touch = ["member", "joined", "rep", "preparing", "stable", "c_joining", "c_syncing", "c_stable", "owned"]
+
+    @spec.action("Join", "m:Member", join_touch)
+    def join(s: State, t: State, ps: list) -> z3.BoolRef:
+        """SendJoinGroup that (re)starts a join phase: the request is parked, the group prepares."""
+        (m,) = ps
         return And(
             Not(s.retired(m)), Not(s.c_joining(m)), Not(s.c_dead(m)), ForAll([g], Not(s.sync_ok(m, g))),
-            # onJoinPrepare: eager revokes everything (and a reset client has lost everything already)
-            upd(spec, s, t, "owned", lambda a, b: a == m, lambda a, b: And(s.owned(a, b), Not(z3.BoolVal(revoke_all)))),
+            *prepare_join(s, t, m), reports(s, t, m),
             upd(spec, s, t, "member", lambda a: a == m, lambda a: z3.BoolVal(True)),
             upd(spec, s, t, "joined", lambda a: a == m, lambda a: z3.BoolVal(True)),
-            upd(spec, s, t, "rep", lambda a, b: a == m, lambda a, b: t.owned(a, b)),
             t.preparing(), Not(t.stable()),
-            upd(spec, s, t, "c_joining", lambda a: a == m, lambda a: z3.BoolVal(True)),
-            upd(spec, s, t, "c_syncing", lambda a: a == m, lambda a: z3.BoolVal(False)),
-            upd(spec, s, t, "c_stable", lambda a: a == m, lambda a: z3.BoolVal(False)),
+            *client_status(s, t, m, True, False, False),
         )
 
-    @spec.action("CompleteJoin", "g:Generation j:Member",
+    @spec.action("JoinImmediate", "m:Member", ["join_resp", "c_joining", "c_syncing", "c_stable", "owned", "rep"])
+    def join_immediate(s: State, t: State, ps: list) -> z3.BoolRef:
+        """A known member rejoins Stable/CompletingRebalance with unchanged metadata: answered at once
+        with the current generation, no rebalance (coordinator.md §2.2)."""
+        (m,) = ps
+        same = [ForAll([p], t.rep(m, p) == s.rep(m, p))] if variant.cooperative else []
+        return And(
+            s.member(m), Not(s.preparing()), Not(s.c_joining(m)), Not(s.c_dead(m)),
+            ForAll([g], Not(s.sync_ok(m, g))),
+            *prepare_join(s, t, m), reports(s, t, m), *same,
+            upd(spec, s, t, "join_resp", lambda a, b: a == m, lambda a, b: b == s.gen),
+            *client_status(s, t, m, True, False, False),
+        )
+
+    @spec.action("CompleteJoin", "g:Generation",
                  ["member", "retired", "join_resp", "joined", "assign", "preparing", "stable", "gen"])
     def complete_join(s: State, t: State, ps: list) -> z3.BoolRef:
-        gn, j = ps
+        """initNextGeneration (all rejoined, or the rebalance timeout): dynamic members that did not
+        rejoin are dropped, static ones kept (KAFKA-8220); parked JoinGroups are answered."""
+        (gn,) = ps
         if variant.static:
-            keeps = lambda a: s.member(a)  # noqa: E731  static members that did not rejoin are kept
+            keeps = lambda a: s.member(a)  # noqa: E731
         else:
             keeps = lambda a: And(s.member(a), s.joined(a))  # noqa: E731
         return And(
-            s.preparing(), s.joined(j), lt(s.gen, gn),
+            s.preparing(), lt(s.gen, gn),
             setrel(spec, t, "member", keeps),
             setrel(spec, t, "retired", lambda a: Or(s.retired(a), And(s.member(a), Not(keeps(a))))),
             setrel(spec, t, "join_resp", lambda a, b: Or(s.join_resp(a, b), And(b == gn, s.joined(a)))),
@@ -222,38 +259,48 @@ def build(variant: Variant) -> RelSpec:
 
     @spec.action("Install", "", ["assign", "stable"])
     def install(s: State, t: State, ps: list) -> z3.BoolRef:
+        """The leader's SyncGroup stores the assignment: one owner per partition, members only;
+        cooperative: a partition gained by x while another member reported owning it is withheld
+        (the model's compute_target; [CSA] adjustAssignment)."""
         rules = [
             ForAll([x, p], Implies(t.assign(x, p), s.member(x))),
             ForAll([x, y, p], Implies(And(t.assign(x, p), t.assign(y, p)), x == y)),
         ]
         if variant.cooperative and variant.broken != "direct_transfer":
-            rules.append(ForAll([x, y, p], Implies(And(t.assign(x, p), s.member(y), s.rep(y, p)), x == y)))
+            rules.append(ForAll([x, y, p], Implies(And(t.assign(x, p), s.member(y), s.rep(y, p)), s.rep(x, p))))
         return And(Not(s.preparing()), Not(s.stable()), t.stable(), *rules)
 
     @spec.action("SyncReq", "m:Member", ["sync_ok", "sync_resp"])
     def sync_req(s: State, t: State, ps: list) -> z3.BoolRef:
         (m,) = ps
         return And(
-            s.c_syncing(m), live(s, m), s.stable(), ForAll([g], Not(s.sync_ok(m, g))),
+            s.c_syncing(m), s.member(m), s.cgen(m, s.gen), s.stable(), ForAll([g], Not(s.sync_ok(m, g))),
             upd(spec, s, t, "sync_ok", lambda a, b: And(a == m, b == s.gen), lambda a, b: z3.BoolVal(True)),
             upd(spec, s, t, "sync_resp", lambda a, b, c: And(a == m, b == s.gen), lambda a, b, c: s.assign(a, c)),
         )
 
-    @spec.action("RecvSync", "m:Member g:Generation", ["sync_ok", "sync_resp", "owned", "c_syncing", "c_stable"])
-    def recv_sync(s: State, t: State, ps: list) -> z3.BoolRef:
-        m, gn = ps
+    def recv_sync_common(s: State, t: State, m: z3.ExprRef, gn: z3.ExprRef, apply: bool) -> list:
         take = And(s.c_syncing(m), s.cgen(m, gn))
-        return And(
+        out = [
             s.sync_ok(m, gn),
             upd(spec, s, t, "sync_ok", lambda a, b: And(a == m, b == gn), lambda a, b: z3.BoolVal(False)),
             upd(spec, s, t, "sync_resp", lambda a, b, c: And(a == m, b == gn), lambda a, b, c: z3.BoolVal(False)),
-            upd(spec, s, t, "owned", lambda a, b: And(a == m, take), lambda a, b: s.sync_resp(a, gn, b)),
             upd(spec, s, t, "c_syncing", lambda a: And(a == m, take), lambda a: z3.BoolVal(False)),
             upd(spec, s, t, "c_stable", lambda a: And(a == m, take), lambda a: z3.BoolVal(True)),
-        )
+        ]
+        if apply:
+            out.append(upd(spec, s, t, "owned", lambda a, b: And(a == m, take), lambda a, b: s.sync_resp(a, gn, b)))
+        return out
+
+    @spec.action("RecvSync", "m:Member g:Generation", ["sync_ok", "sync_resp", "owned", "c_syncing", "c_stable"])
+    def recv_sync(s: State, t: State, ps: list) -> z3.BoolRef:
+        """onJoinComplete: owned := assignment (cooperative revokes owned - assigned)."""
+        m, gn = ps
+        return And(*recv_sync_common(s, t, m, gn, True))
 
     @spec.action("Expire", "m:Member", ["member", "retired", "joined", "assign", "preparing", "stable"])
     def expire(s: State, t: State, ps: list) -> z3.BoolRef:
+        """Session expiry / LeaveGroup / ExpireLive at the coordinator; the process is not told."""
         (m,) = ps
         return And(
             s.member(m),
@@ -264,28 +311,29 @@ def build(variant: Variant) -> RelSpec:
             t.preparing(), Not(t.stable()),
         )
 
-    @spec.action("Lost", "m:Member g:Generation", ["owned", "cgen", "c_stable", "c_syncing"])
+    @spec.action("Lost", "m:Member", ["owned", "cgen", "c_joining", "c_stable", "c_syncing"])
     def lost(s: State, t: State, ps: list) -> z3.BoolRef:
-        m, gn = ps
+        """UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION on a heartbeat, SyncGroup or parked JoinGroup:
+        resetStateAndGeneration, partitions lost."""
+        (m,) = ps
         return And(
-            Or(s.c_stable(m), s.c_syncing(m)), s.cgen(m, gn), Or(Not(s.member(m)), gn != s.gen),
+            Or(s.c_stable(m), s.c_syncing(m), And(s.c_joining(m), Not(s.member(m)), ForAll([g], Not(s.join_resp(m, g))))),
+            Or(Not(s.member(m)), Not(s.cgen(m, s.gen))),
             ForAll([g], Not(s.sync_ok(m, g))),
             upd(spec, s, t, "owned", lambda a, b: a == m, lambda a, b: z3.BoolVal(False)),
             upd(spec, s, t, "cgen", lambda a, b: a == m, lambda a, b: z3.BoolVal(False)),
-            upd(spec, s, t, "c_stable", lambda a: a == m, lambda a: z3.BoolVal(False)),
-            upd(spec, s, t, "c_syncing", lambda a: a == m, lambda a: z3.BoolVal(False)),
+            *client_status(s, t, m, False, False, False),
         )
 
     @spec.action("Stop", "m:Member", ["owned", "cgen", "c_joining", "c_syncing", "c_stable", "c_dead"])
     def stop(s: State, t: State, ps: list) -> z3.BoolRef:
+        """Crash, close, or FENCED_INSTANCE_ID (fatal): the process is gone with its in-memory state."""
         (m,) = ps
         return And(
             Or(s.member(m), s.retired(m)),
             upd(spec, s, t, "owned", lambda a, b: a == m, lambda a, b: z3.BoolVal(False)),
             upd(spec, s, t, "cgen", lambda a, b: a == m, lambda a, b: z3.BoolVal(False)),
-            upd(spec, s, t, "c_joining", lambda a: a == m, lambda a: z3.BoolVal(False)),
-            upd(spec, s, t, "c_syncing", lambda a: a == m, lambda a: z3.BoolVal(False)),
-            upd(spec, s, t, "c_stable", lambda a: a == m, lambda a: z3.BoolVal(False)),
+            *client_status(s, t, m, False, False, False),
             upd(spec, s, t, "c_dead", lambda a: a == m, lambda a: z3.BoolVal(True)),
         )
 
@@ -293,6 +341,8 @@ def build(variant: Variant) -> RelSpec:
         @spec.action("StaticReplace", "m:Member n:Member",
                      ["member", "retired", "assign", "rep", "joined", "join_resp", "c_joining"])
         def static_replace(s: State, t: State, ps: list) -> z3.BoolRef:
+            """KIP-345 in Stable: the record moves to the fresh id n with its assignment; JoinGroup
+            answered at once at the current generation; the old id m is fenced."""
             m, n = ps
             return And(
                 s.member(m), fresh(s, n), s.stable(),
@@ -308,9 +358,10 @@ def build(variant: Variant) -> RelSpec:
         @spec.action("StaticRebalance", "m:Member n:Member",
                      ["member", "retired", "assign", "rep", "joined", "preparing", "stable", "c_joining"])
         def static_rebalance(s: State, t: State, ps: list) -> z3.BoolRef:
+            """KIP-345 outside Stable: the same re-keying, and the new id waits for the join phase."""
             m, n = ps
             return And(
-                s.member(m), fresh(s, n),
+                s.member(m), fresh(s, n), Not(s.stable()),
                 upd(spec, s, t, "member", lambda a: Or(a == m, a == n), lambda a: a == n),
                 upd(spec, s, t, "retired", lambda a: a == m, lambda a: z3.BoolVal(True)),
                 upd(spec, s, t, "assign", lambda a, b: Or(a == m, a == n), lambda a, b: And(a == n, s.assign(m, b))),
@@ -322,8 +373,9 @@ def build(variant: Variant) -> RelSpec:
 
     @spec.action("Commit", "m:Member p:Partition g:Generation", [])
     def commit(s: State, t: State, ps: list) -> z3.BoolRef:
+        """OffsetCommit of an owned partition by a STABLE running client, with its generation."""
         m, pp, gn = ps
-        return And(s.c_stable(m), s.owned(m, pp), s.cgen(m, gn))
+        return And(s.c_stable(m), Not(s.c_dead(m)), s.owned(m, pp), s.cgen(m, gn))
 
     def commit_accepted(s: State, m: z3.ExprRef, gn: z3.ExprRef) -> z3.BoolRef:
         not_completing = Or(s.preparing(), s.stable())
@@ -335,16 +387,28 @@ def build(variant: Variant) -> RelSpec:
     def exclusive(s: State) -> z3.BoolRef:
         return ForAll([x, y, p], Implies(And(live(s, x), live(s, y), s.owned(x, p), s.owned(y, p)), x == y))
 
+    def exclusive_current(s: State) -> z3.BoolRef:
+        return ForAll([x, y, p], Implies(And(live(s, x), live(s, y), s.cgen(x, s.gen), s.cgen(y, s.gen),
+                                             s.owned(x, p), s.owned(y, p)), x == y))
+
     spec.safety["exclusive_ownership"] = exclusive
+    spec.safety["exclusive_ownership_current_generation"] = exclusive_current
     spec.safety["generation_bounded"] = lambda s: ForAll([x, g], Implies(s.cgen(x, g), le(g, s.gen)))
 
     def fencing(s: State, t: State, ps: list) -> z3.BoolRef:
         m, pp, gn = ps
         return Implies(commit_accepted(s, m, gn), And(
-            live(s, m), s.owned(m, pp),
+            live(s, m), s.cgen(m, s.gen), s.assign(m, pp),
             ForAll([y], Implies(And(live(s, y), s.owned(y, pp)), y == m))))
 
+    def fencing_current(s: State, t: State, ps: list) -> z3.BoolRef:
+        m, pp, gn = ps
+        return Implies(commit_accepted(s, m, gn), And(
+            live(s, m), s.cgen(m, s.gen), s.assign(m, pp),
+            ForAll([y], Implies(And(live(s, y), s.cgen(y, s.gen), s.owned(y, pp)), y == m))))
+
     spec.action_props["commit_fencing"] = (("Commit",), fencing)
+    spec.action_props["commit_fencing_current_generation"] = (("Commit",), fencing_current)
 
     def gen_mono(s: State, t: State, ps: list) -> z3.BoolRef:
         return And(le(s.gen, t.gen),
@@ -383,7 +447,7 @@ def _invariant(spec: RelSpec, variant: Variant, live, fresh, le) -> None:  # typ
     inv["assign_unique"] = lambda s: ForAll([x, y, p], Implies(And(s.assign(x, p), s.assign(y, p)), x == y))
     inv["assign_member"] = lambda s: ForAll([x, p], Implies(s.assign(x, p), s.member(x)))
     inv["joined_member"] = lambda s: ForAll([x], Implies(s.joined(x), s.member(x)))
-    inv["join_resp_newer"] = lambda s: ForAll([x, g, h], Implies(And(s.join_resp(x, g), s.cgen(x, h)), spec.rigid("lt")(h, g)))
+    inv["join_resp_newer"] = lambda s: ForAll([x, g, h], Implies(And(s.join_resp(x, g), s.cgen(x, h)), le(h, g)))
     inv["completing_nobody_stable"] = lambda s: Implies(And(Not(s.preparing()), Not(s.stable())),
                                                          ForAll([x], Not(And(s.c_stable(x), s.cgen(x, s.gen)))))
     inv["sync_ok_not_completing"] = lambda s: ForAll([x], Implies(s.sync_ok(x, s.gen), Or(s.preparing(), s.stable())))
@@ -396,7 +460,7 @@ def _invariant(spec: RelSpec, variant: Variant, live, fresh, le) -> None:  # typ
     inv["joined_no_resp"] = lambda s: ForAll([x, g], Not(And(s.joined(x), s.join_resp(x, g))))
     inv["dead_idle"] = lambda s: ForAll([x], Implies(s.c_dead(x), And(Not(s.c_joining(x)), Not(s.c_syncing(x)), Not(s.c_stable(x)))))
     inv["stable_owned_assigned"] = lambda s: ForAll([x, p], Implies(
-        And(live(s, x), s.c_stable(x), s.owned(x, p)), s.assign(x, p)))
+        And(s.member(x), s.cgen(x, s.gen), s.c_stable(x), s.owned(x, p)), s.assign(x, p)))
     if not variant.static:
         inv["member_resp_current"] = lambda s: ForAll([x, g], Implies(
             And(s.member(x), s.c_joining(x), s.join_resp(x, g)), g == s.gen))
