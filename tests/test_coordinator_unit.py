@@ -344,7 +344,7 @@ def test_random_request_sequences_keep_invariants_and_are_deterministic(actions:
     ("no_static_fence", [("join", "c2", False, 1, 9), ("join", "c2", False, 1, 9)]),
     # a re-sent JoinGroup counted twice: the parked count no longer matches the parked members
     ("double_count_rejoin", [("join", "c0", False, 0, 3), ("join", "c1", False, 0, 3), ("advance", 500),
-                             ("join", "c0", True, 0, 3), ("join", "c0", True, 0, 3)]),
+                             ("step", "c0"), ("join", "c0", True, 0, 3), ("join", "c0", True, 0, 3)]),
 ])
 def test_invariant_checks_catch_mutants(fault: str, actions: list[tuple[Any, ...]]) -> None:
     _drive(actions)  # the real coordinator keeps the invariants on this sequence
