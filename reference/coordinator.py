@@ -34,8 +34,10 @@ Deterministic choices where Kafka leaves it to hash order (NOTE(determinism)):
   completion a leader that did not rejoin is replaced by the first member that did;
 * a tie in the protocol vote goes to the protocol the leader lists first;
 * the leader's JoinGroup member list is in member insertion order;
-* member ids are ``<client.id or group.instance.id>-<UUID>`` with a UUID built from a counter
-  (``00000000-0000-0000-0000-000000000001``, ...).
+* member ids are ``<client.id or group.instance.id>-<UUID>`` with a UUID built from the
+  coordinator's incarnation on its log and a counter (``00000000-0000-0000-0000-000000000001``,
+  ...; the second coordinator started on the same log generates ``...-0001-0000-...``), so ids
+  never collide across failovers.
 
 Writes to the log are synchronous (the append callback runs at once), so the Scala re-check
 "still CompletingRebalance and same generation" after a store always holds.
@@ -290,6 +292,10 @@ class GroupMetadataLog:
     groups: dict[str, GroupRecord] = field(default_factory=dict)
     offsets: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     writes: int = 0
+    # NOTE(determinism): how many coordinators were started on this log. Each coordinator puts its
+    # incarnation number into the member ids it generates, so ids stay unique across failovers
+    # (Kafka uses random UUIDs). Not part of the protocol state.
+    incarnations: int = 0
 
     def group_ids(self) -> list[str]:
         return sorted(set(self.groups) | set(self.offsets))
@@ -433,6 +439,8 @@ class GroupCoordinator:
             raise ValueError(f"unknown fault switch(es) {sorted(unknown)}; known: {sorted(FAULTS)}")
         self.now_ms = now_ms
         self.active = True
+        self.incarnation = self.log.incarnations
+        self.log.incarnations += 1
         self._groups: dict[str, _Group] = {}
         self._owned: set[int] = set(range(self.config.offsets_partitions)) if owned_partitions is None else set(owned_partitions)
         self._loading: set[int] = set()
@@ -646,7 +654,7 @@ class GroupCoordinator:
 
     def _new_member_id(self, prefix: str, sender: Hashable) -> str:
         self._id_counter += 1
-        member_id = f"{prefix}-{uuid.UUID(int=self._id_counter)}"
+        member_id = f"{prefix}-{uuid.UUID(int=(self.incarnation << 64) | self._id_counter)}"
         self.id_owner[member_id] = sender
         return member_id
 

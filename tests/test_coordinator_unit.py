@@ -350,3 +350,14 @@ def test_invariant_checks_catch_mutants(fault: str, actions: list[tuple[Any, ...
     _drive(actions)  # the real coordinator keeps the invariants on this sequence
     with pytest.raises(AssertionError):
         _drive(actions, frozenset({fault}))
+
+
+def test_member_ids_stay_unique_across_coordinators_sharing_a_log() -> None:
+    from groupspec.reference.coordinator import GroupMetadataLog
+
+    log = GroupMetadataLog()
+    first, second = GroupCoordinator(log=log), GroupCoordinator(log=log)
+    join = JoinGroupRequest("g", "", "consumer", (("range", b"m"),), 10000, 60000)
+    a = first.handle(0, "a", join)[0].response.member_id
+    b = second.handle(0, "b", join)[0].response.member_id
+    assert a != b and a.endswith("0000-0000-0000-000000000001") and b.endswith("0001-0000-000000000001")
