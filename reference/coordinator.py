@@ -1089,9 +1089,9 @@ class GroupCoordinator:
         group.members[new_id] = member
         if group.leader == old_id:
             group.leader = new_id
-        if old_id in group.pending_sync:
-            del group.pending_sync[old_id]
-            group.pending_sync[new_id] = None
+        # NOTE(pending-sync): Kafka does not move a pending-sync entry to the new id. If the old id
+        # had not synced yet, it stays in the set: the new id's SyncGroup does not clear it, and the
+        # pending-sync timer later finds it and forces a rebalance (tests/replay/24).
         group.static[instance_id] = new_id
         return member
 
@@ -1111,9 +1111,12 @@ class GroupCoordinator:
         member = self._replace_static_member(group, instance_id, old_id, new_id)
         self._cancel(("heartbeat", group.group_id, old_id))
         self._schedule_heartbeat(group, member)
-        old = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        old_timeouts = (member.rebalance_timeout_ms, member.session_timeout_ms)
         waiter = _Waiter(sender, req.version)
         self._update_member(group, member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms, waiter)
+        # NOTE(revert): Kafka reads the "old" protocols *after* updateMember, so a failed store
+        # restores the old timeouts but keeps the new protocols; done the same way here.
+        old = (member.protocols, *old_timeouts)
         if group.is_(_ST):
             if group.select_protocol() == group.protocol_name:
                 self._static_rejoin_stable(group, member, instance_id, old_id, current_leader, old)
