@@ -1328,6 +1328,8 @@ class GroupCoordinator:
     def _validate_commit(self, group: _Group, req: OffsetCommitRequest) -> Error | None:
         if group.is_(_D):
             return Error.COORDINATOR_NOT_AVAILABLE
+        if req.generation_id < 0 and group.is_(_E):
+            return None  # admin tools / manual assignment: accepted whatever member id they carry
         if req.generation_id >= 0 or req.member_id != "" or req.group_instance_id is not None:
             error = self._validate_member(group, req.member_id, req.group_instance_id)
             if error is not None:
@@ -1335,9 +1337,7 @@ class GroupCoordinator:
             if req.generation_id != group.generation and "accept_stale_commit" not in self.faults:
                 return Error.ILLEGAL_GENERATION
             return None
-        if not group.is_(_E):
-            return Error.UNKNOWN_MEMBER_ID
-        return None
+        return Error.UNKNOWN_MEMBER_ID  # generation -1 from outside a non-Empty group
 
     def _store_offsets(self, group: _Group, req: OffsetCommitRequest) -> None:
         for topic, partition, offset in req.offsets:
