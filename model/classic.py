@@ -186,7 +186,12 @@ class ClassicProtocol(ClassicObservations):
             # KIP-415: the departed member's partitions are lost; hold them back for the delay.
             g = replace(g, held=r.assignment, held_for=i)
         if clients[i].id == Id.CURRENT:
-            clients[i] = replace(clients[i], id=Id.STALE)
+            parked = (r.joined and g.status == GS.PREPARING_REBALANCE) or r.awaiting_sync
+            if parked and clients[i].proc != Proc.DOWN:
+                # Its parked JoinGroup (or SyncGroup) is answered UNKNOWN_MEMBER_ID.
+                clients[i] = replace(clients[i], id=Id.STALE, inbox=Inbox(Reply.UNKNOWN_MEMBER_ID))
+            else:
+                clients[i] = replace(clients[i], id=Id.STALE)
         records = self._set(g.records, i, None)
         leader = g.leader
         if leader == i:
@@ -615,6 +620,8 @@ class ClassicProtocol(ClassicObservations):
     def converged(self, s: State) -> bool:
         """Stable, every member alive and STABLE with owned = assigned = the assignor's complete answer."""
         g = s.group
+        if g.status == GS.EMPTY and all(c.proc == Proc.DOWN and c.ghost is None for c in s.clients):
+            return not g.held and all(r is None for r in g.records)  # everyone is gone: nothing to do
         if g.status != GS.STABLE or g.held:
             return False
         assigned = 0

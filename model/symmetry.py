@@ -43,28 +43,26 @@ def _rel(gen: int, base: int) -> int:
     return d if d < OLDEST else OLDEST
 
 
-def _remap(mask: int, perm: tuple[int, ...]) -> int:
+def _remap(mask: int, perm: list[int] | tuple[int, ...]) -> int:
     out = 0
-    p = 0
     while mask:
-        if mask & 1:
-            out |= 1 << perm[p]
-        mask >>= 1
-        p += 1
+        low = mask & -mask
+        out |= 1 << perm[low.bit_length() - 1]
+        mask ^= low
     return out
 
 
 def _client_row(c: Client, base: int) -> tuple:
     ib = c.inbox
-    inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else None
-    ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else None
+    inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else ()
+    ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else ()
     return (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
 
 
-def _record_row(g: Group, i: int, base: int) -> tuple | None:
+def _record_row(g: Group, i: int, base: int) -> tuple:
     r = g.records[i]
     if r is None:
-        return None
+        return ()
     return (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, r.owned, _rel(r.generation, base), r.assignment)
 
 
@@ -90,9 +88,9 @@ def _shape(s: State, i: int, base: int) -> tuple:
     r = g.records[i]
     return (
         int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.topics, c.rejoin,
-        (int(c.inbox.reply), _rel(c.inbox.generation, base)) if c.inbox is not None else None,
-        _rel(c.ghost[0], base) if c.ghost is not None else None,
-        None if r is None else (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, _rel(r.generation, base)),
+        (int(c.inbox.reply), _rel(c.inbox.generation, base)) if c.inbox is not None else (),
+        _rel(c.ghost[0], base) if c.ghost is not None else -2,
+        () if r is None else (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, _rel(r.generation, base)),
         i == g.leader, i == g.held_for,
     )
 
@@ -125,32 +123,31 @@ class Canonicalizer:
         base = g.generation
         n = len(s.clients)
         masks = [_masks_of_slot(s, i) for i in range(n)]
-        # 1. A label-free shape for each slot: its rows with partition masks replaced by their sizes.
-        shapes = [_shape(s, i, base) + (tuple(m.bit_count() for m in masks[i]),) for i in range(n)]
+        # 1. A label-free shape for each slot: its facts with partition masks replaced by their sizes.
+        shapes = [_shape(s, i, base) + tuple(m.bit_count() for m in masks[i]) for i in range(n)]
         order = sorted(range(n), key=shapes.__getitem__)
-        # 2. Partitions within each topic sorted by their column: which slot (in that order) has them how.
+        # 2. Each partition's column: which slot (in that order) has it in which mask, as one integer.
+        cols = [0] * self.cfg.partitions
+        width = len(masks[0]) if masks else 0
+        for j, i in enumerate(order):
+            shift = (n - 1 - j) * width
+            for k, m in enumerate(masks[i]):
+                bit = 1 << (shift + width - 1 - k)
+                while m:
+                    low = m & -m
+                    cols[low.bit_length() - 1] |= bit
+                    m ^= low
+        top = n * width
+        for p in range(self.cfg.partitions):
+            cols[p] |= ((g.partitions >> p & 1) << (top + 1)) | ((g.held >> p & 1) << top)
         perm = [0] * self.cfg.partitions
         for block in self.topic_blocks:
-            def column(p: int) -> tuple:
-                bit = 1 << p
-                return (
-                    bool(g.partitions & bit), bool(g.held & bit),
-                    tuple(tuple(bool(m & bit) for m in masks[i]) for i in order),
-                )
-            ranked = sorted(block, key=column)
-            for new, old in zip(block, ranked):
+            for new, old in zip(block, sorted(block, key=cols.__getitem__)):
                 perm[old] = new
-        pt = tuple(perm)
-        # 3. Slots sorted by their full rows, partitions renamed.
-        rows = []
-        for i in range(n):
-            rm = tuple(_remap(m, pt) for m in masks[i])
-            rows.append((shapes[i][:-1], rm))
-        final = sorted(range(n), key=rows.__getitem__)
-        return (
-            int(g.status), _remap(g.partitions, pt), _remap(g.held, pt), g.target is None, s.budget,
-            tuple(rows[i] for i in final),
-        )
+        # 3. Slots sorted by their full facts, partitions renamed.
+        rows = [(shapes[i], tuple(_remap(m, perm) for m in masks[i])) for i in range(n)]
+        rows.sort()
+        return (int(g.status), _remap(g.partitions, perm), _remap(g.held, perm), g.target is None, s.budget, tuple(rows))
 
 
 def orbit_size(s: State, cfg: Config, canon: Canonicalizer) -> int:

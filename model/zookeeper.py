@@ -214,6 +214,8 @@ class ZooKeeper:
         return bin(s.registry).count("1")
 
     def converged(self, s: ZkState) -> bool:
+        if s.registry == 0 and all(c.proc == Proc.DOWN for c in s.consumers):
+            return True  # everyone is gone: nothing to do
         everything = 0
         for i, c in enumerate(s.consumers):
             if c.proc == Proc.PAUSED or (c.proc == Proc.DOWN and c.registered):

@@ -1,0 +1,347 @@
+"""The explicit-state checker: breadth-first exploration, safety on every state and step, convergence on SCCs.
+
+Theory of operation
+-------------------
+1. **Breadth-first search** from the initial states. States are stored once per key
+   (:meth:`protocol.key`: generations up to a shift, and members/partitions up to symmetry where the
+   assignor allows). The first concrete state met for a key is the one expanded, so every stored
+   path is a real path of the specification, and BFS makes it a *shortest* one.
+2. **Safety.** Every ALWAYS property is checked on every new state, every ACTION property on every
+   step (the concrete pair). The first violation of each is kept with its shortest path.
+3. **Convergence** (EVENTUALLY), on the graph of *protocol* steps only — perturbations are what
+   happened before "the last perturbation":
+   * a non-converged state with no protocol step enabled is a **deadlock** (the run stutters there);
+   * a converged state with a protocol step to a non-converged one means convergence does not last;
+   * among non-converged states, a strongly connected component (networkx) that has a cycle admits a
+     *weakly fair* infinite run iff every fair action instance (action class x member) either labels an
+     edge inside the component or is disabled in one of its states (one run can go round the whole
+     component, taking every action it must). Such a component is a **livelock**;
+   * otherwise the protocol-step graph among non-converged states is acyclic, and the longest path
+     to a converged state is the **convergence bound**: the most protocol steps any run needs after
+     its last perturbation. (If it has cycles, all unfair, convergence holds but no step bound exists.)
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import networkx as nx
+
+from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
+
+
+@dataclass
+class Step:
+    """One step of a counterexample: the action taken and the concrete state it led to."""
+
+    action: Any  # None for the initial state
+    state: Any
+
+
+@dataclass
+class Verdict:
+    name: str
+    kind: str
+    held: bool | None  # None: not applicable
+    explanation: str = ""
+    trace: list[Step] | None = None
+    loop_start: int | None = None  # for a livelock: index in ``trace`` where the repeating part starts
+
+
+@dataclass
+class Result:
+    protocol: str
+    assignor: str
+    config: Any
+    states: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+    complete: bool = True
+    symmetric: bool = False
+    symmetry_factor: float | None = None  # concrete states / stored states
+    symmetry_exact: bool = True
+    convergence_bound: int | None = None
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(v.held is not False for v in self.verdicts.values())
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+
+class Explorer:
+    def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None):
+        self.proto = proto
+        self.max_states = max_states
+        self.progress = progress
+
+    def run(self) -> Result:
+        proto = self.proto
+        cfg = proto.cfg
+        res = Result(protocol=proto.name, assignor=proto.assignor_name, config=cfg, symmetric=proto.symmetric)
+        t0 = time.perf_counter()
+        key_of = proto.key
+        index: dict[Any, int] = {}
+        states: list[Any] = []
+        parent: list[tuple[int, Any]] = []
+        fair_edges: list[list[tuple[Any, int]]] = []
+        converged: list[bool] = []
+        first_violation: dict[str, tuple[int, Any, Any, str]] = {}  # name -> (node, action, next, why)
+        sometimes_seen: dict[str, int] = {}
+        safety = SAFETY
+        action_props = ACTIONS if getattr(proto, "has_generations", True) else ()
+        sometimes = SOMETIMES
+
+        seen: dict[Any, int] = {}  # concrete state -> node: most successors were met before, exactly
+
+        def add(s: Any, par: int, act: Any) -> int:
+            nid = seen.get(s)
+            if nid is not None:
+                return nid
+            k = key_of(s)
+            nid = index.get(k)
+            if nid is not None:
+                seen[s] = nid
+                return nid
+            seen[s] = len(states)
+            nid = len(states)
+            index[k] = nid
+            states.append(s)
+            parent.append((par, act))
+            fair_edges.append([])
+            conv = proto.converged(s)
+            converged.append(conv)
+            for prop in safety:
+                if prop.name not in first_violation:
+                    why = prop.check(proto, s)
+                    if why is not None:
+                        first_violation[prop.name] = (nid, None, None, why)
+            for prop in sometimes:
+                if prop.name not in sometimes_seen and prop.check(proto, s) is None:
+                    sometimes_seen[prop.name] = nid
+            return nid
+
+        for s in proto.init_states():
+            add(s, -1, None)
+        queue = deque(range(len(states)))
+        edges = 0
+        last_report = 0.0
+        while queue:
+            nid = queue.popleft()
+            s = states[nid]
+            out = fair_edges[nid]
+            for act, t in proto.successors(s):
+                edges += 1
+                for prop in action_props:
+                    if prop.name not in first_violation:
+                        why = prop.check(proto, s, t)
+                        if why is not None:
+                            first_violation[prop.name] = (nid, act, t, why)
+                before = len(states)
+                tid = add(t, nid, act)
+                if len(states) > before:
+                    queue.append(tid)
+                if act.fair:
+                    out.append((act, tid))
+            if self.max_states is not None and len(states) >= self.max_states:
+                res.complete = False
+                break
+            if self.progress is not None:
+                now = time.perf_counter()
+                if now - last_report > 0.1:
+                    last_report = now
+                    self.progress(len(states), len(queue))
+        if self.progress is not None:
+            self.progress(len(states), 0)
+        res.states = len(states)
+        res.edges = edges
+        self._states, self._parent, self._fair, self._converged = states, parent, fair_edges, converged
+
+        for prop in safety + action_props:
+            if prop.name in first_violation:
+                node, act, nxt, why = first_violation[prop.name]
+                trace = self.path_to(node)
+                if act is not None:
+                    trace.append(Step(act, nxt))
+                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, why, trace)
+            else:
+                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
+        if not action_props:
+            res.verdicts["generation_monotonic"] = Verdict(
+                "generation_monotonic", "action", None, "this protocol has no generations"
+            )
+        if res.complete:
+            res.verdicts["convergence"], res.convergence_bound = self.convergence()
+        else:
+            res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
+        for prop in sometimes:
+            if prop.name in sometimes_seen:
+                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True, "", self.path_to(sometimes_seen[prop.name]))
+            else:
+                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous")
+        res.seconds = time.perf_counter() - t0
+        return res
+
+    # ---------------------------------------------------------------------------------------------
+    def path_to(self, nid: int) -> list[Step]:
+        steps = []
+        while nid >= 0:
+            par, act = self._parent[nid]
+            steps.append(Step(act, self._states[nid]))
+            nid = par
+        steps.reverse()
+        return steps
+
+    def convergence(self) -> tuple[Verdict, int | None]:
+        states, fair, conv = self._states, self._fair, self._converged
+        name = "convergence"
+        # Deadlocks and convergence that does not last, in BFS order (so the first is the shallowest).
+        for nid in range(len(states)):
+            if conv[nid]:
+                for act, tid in fair[nid]:
+                    if not conv[tid]:
+                        trace = self.path_to(nid) + [Step(act, states[tid])]
+                        return Verdict(name, "eventually", False, "a converged group leaves convergence without any perturbation", trace), None
+            elif not fair[nid]:
+                return Verdict(name, "eventually", False, "deadlock: not converged, and no protocol step is enabled", self.path_to(nid)), None
+        g = nx.DiGraph()
+        g.add_nodes_from(n for n in range(len(states)) if not conv[n])
+        for nid in range(len(states)):
+            if conv[nid]:
+                continue
+            for _act, tid in fair[nid]:
+                if not conv[tid]:
+                    g.add_edge(nid, tid)
+        cyclic = False
+        for comp in nx.strongly_connected_components(g):
+            if len(comp) == 1:
+                (v,) = comp
+                if not g.has_edge(v, v):
+                    continue
+            cyclic = True
+            if self._fair_cycle(comp):
+                entry = min(comp)
+                loop = self._cycle_through(entry, comp)
+                trace = self.path_to(entry)
+                start = len(trace) - 1
+                trace += loop
+                return Verdict(
+                    name, "eventually", False,
+                    f"livelock: {len(comp)} non-converged states form a cycle that a weakly fair run can follow forever",
+                    trace, loop_start=start,
+                ), None
+        if cyclic:
+            return Verdict(name, "eventually", True, "holds under weak fairness (unfair cycles exist: no step bound)"), None
+        # Longest path to convergence over the DAG of protocol steps.
+        dist = [0] * len(states)
+        for v in reversed(list(nx.topological_sort(g))):
+            best = 0
+            for _act, tid in fair[v]:
+                d = 0 if conv[tid] else dist[tid]
+                if d + 1 > best:
+                    best = d + 1
+            dist[v] = best
+        bound = max(dist) if dist else 0
+        return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
+
+    def _fair_cycle(self, comp: set[int]) -> bool:
+        """Weak fairness: every fair action instance is taken inside ``comp`` or disabled somewhere in it."""
+        states, fair = self._states, self._fair
+        taken = set()
+        for v in comp:
+            for act, tid in fair[v]:
+                if tid in comp:
+                    taken.add(act)
+        enabled_everywhere = None
+        for v in comp:
+            here = {act for act, _t in fair[v]}
+            enabled_everywhere = here if enabled_everywhere is None else enabled_everywhere & here
+        return not (enabled_everywhere or set()) - taken
+
+    def _cycle_through(self, start: int, comp: set[int]) -> list[Step]:
+        """A cycle from ``start`` back to itself inside ``comp`` that takes every action taken in ``comp``."""
+        states, fair = self._states, self._fair
+        prev: dict[int, tuple[int, Any]] = {}
+        q = deque([start])
+        seen = {start}
+        while q:
+            v = q.popleft()
+            for act, t in fair[v]:
+                if t not in comp:
+                    continue
+                if t == start:
+                    steps = [Step(act, states[t])]
+                    while v != start:
+                        pv, pa = prev[v]
+                        steps.append(Step(pa, states[v]))
+                        v = pv
+                    steps.reverse()
+                    return steps
+                if t not in seen:
+                    seen.add(t)
+                    prev[t] = (v, act)
+                    q.append(t)
+        return []
+
+    def symmetry_factor(self, sample: int = 20000) -> tuple[float | None, bool]:
+        """Concrete states per stored state (exact up to ``sample`` states, else a deterministic sample)."""
+        from groupspec.model.symmetry import orbit_size
+
+        proto = self.proto
+        if not proto.symmetric:
+            return 1.0, True
+        n = len(self._states)
+        if n == 0:
+            return None, True
+        idx = range(n) if n <= sample else range(0, n, max(1, n // sample))
+        total = 0
+        count = 0
+        for i in idx:
+            total += orbit_size(self._states[i], proto.cfg, proto.canon)
+            count += 1
+        return total / count, n <= sample
+
+
+# --------------------------------------------------------------------------------------------------
+LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
+
+
+def check(
+    protocol: str,
+    assignor: str = "sticky",
+    members: int = 3,
+    partitions: int = 4,
+    topics: int = 1,
+    faults: frozenset[str] = frozenset(),
+    budget: int = 2,
+    max_states: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    with_symmetry_factor: bool = True,
+) -> tuple[Any, Result]:
+    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds."""
+    from groupspec.model import ASSIGNOR_NAMES, VARIANTS, Config, make
+
+    if protocol not in VARIANTS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
+    if assignor not in ASSIGNOR_NAMES:
+        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
+        lo, hi = LIMITS[name]
+        if not lo <= value <= hi:
+            raise ValueError(f"--{name} must be between {lo} and {hi} (got {value})")
+    if topics > partitions:
+        raise ValueError(f"--topics ({topics}) cannot exceed --partitions ({partitions})")
+    if max_states is not None and max_states < 1:
+        raise ValueError(f"--max-states must be positive (got {max_states})")
+    cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
+    proto = make(protocol, cfg)
+    ex = Explorer(proto, max_states=max_states, progress=progress)
+    res = ex.run()
+    if with_symmetry_factor:
+        res.symmetry_factor, res.symmetry_exact = ex.symmetry_factor()
+    return proto, res

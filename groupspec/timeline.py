@@ -1,0 +1,126 @@
+"""Counterexamples as numbered timelines: who did what, and what each party then believed.
+
+One printer serves the explorer, the proofs and the tests. A timeline is a list of
+:class:`groupspec.explorer.Step`; each line names the actor and the step, then lists the parties whose
+beliefs changed (the coordinator, then each consumer), marking with ``*`` what is new.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from groupspec.model.core import GroupStatus, Id, Proc, Reply, State
+from groupspec.model.zookeeper import ZkState
+
+
+def _parts(proto: Any, mask: int) -> str:
+    names = []
+    p = 0
+    while mask:
+        if mask & 1:
+            names.append(proto.partition_name(p))
+        mask >>= 1
+        p += 1
+    return "{" + ", ".join(names) + "}"
+
+
+def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
+    """(party, belief) pairs describing a state, coordinator first."""
+    if isinstance(s, ZkState):
+        out = [("zookeeper", f"consumers {_members(proto, s.registry)}, owners "
+                + ", ".join(f"{proto.partition_name(p)}:{proto.member_name(o) if o >= 0 else '-'}" for p, o in enumerate(s.owners)))]
+        for i, c in enumerate(s.consumers):
+            if c.proc == Proc.DOWN and not c.registered and not c.owned:
+                out.append((proto.member_name(i), "not running"))
+                continue
+            bits_ = [c.proc.name.lower(), "registered" if c.registered else "no session",
+                     f"view {_members(proto, c.view)}", f"owns {_parts(proto, c.owned)}"]
+            if c.pending:
+                bits_.append("retrying claims")
+            out.append((proto.member_name(i), ", ".join(bits_)))
+        return out
+    assert isinstance(s, State)
+    g = s.group
+    members = [proto.member_name(i) for i, r in enumerate(g.records) if r is not None]
+    coord = f"{g.status.name} generation {g.generation}"
+    if g.leader >= 0:
+        coord += f", leader {proto.member_name(g.leader)}"
+    coord += f", members [{', '.join(members)}]"
+    if g.status in (GroupStatus.STABLE, GroupStatus.PREPARING_REBALANCE) and any(r is not None and r.assignment for r in g.records):
+        coord += ", assignment " + " ".join(
+            f"{proto.member_name(i)}={_parts(proto, r.assignment)}" for i, r in enumerate(g.records) if r is not None
+        )
+    if g.held:
+        coord += f", holding {_parts(proto, g.held)} for {proto.member_name(g.held_for)}"
+    out = [("coordinator", coord)]
+    for i, c in enumerate(s.clients):
+        if c.proc == Proc.DOWN and c.ghost is None:
+            out.append((proto.member_name(i), "not running"))
+            continue
+        desc = [c.proc.name.lower() if c.proc != Proc.UP else c.status.name]
+        if c.id == Id.STALE:
+            desc.append("stale member id")
+        elif c.id == Id.NONE:
+            desc.append("no member id")
+        desc.append(f"generation {c.generation}")
+        desc.append(f"owns {_parts(proto, c.owned)}")
+        if c.rejoin:
+            desc.append("will rejoin")
+        if c.inbox is not None:
+            ib = c.inbox
+            if ib.reply == Reply.JOIN:
+                desc.append(f"JoinGroup answer on its way (generation {ib.generation})")
+            elif ib.reply == Reply.SYNC:
+                desc.append(f"SyncGroup answer on its way: {_parts(proto, ib.assignment)}")
+            else:
+                desc.append(f"{ib.reply.name} on its way")
+        if c.ghost is not None:
+            desc.append(f"its replaced old process still believes it owns {_parts(proto, c.ghost[1])}")
+        out.append((proto.member_name(i), ", ".join(desc)))
+    return out
+
+
+def _members(proto: Any, mask: int) -> str:
+    names = []
+    i = 0
+    while mask:
+        if mask & 1:
+            names.append(proto.member_name(i))
+        mask >>= 1
+        i += 1
+    return "[" + ", ".join(names) + "]"
+
+
+def actor(proto: Any, action: Any) -> str:
+    return proto.member_name(action.member) if action.member >= 0 else ""
+
+
+def render(proto: Any, steps: Iterable[Any], loop_start: int | None = None) -> list[str]:
+    """The timeline as plain lines (the CLI colours them)."""
+    lines: list[str] = []
+    prev: dict[str, str] = {}
+    for k, st in enumerate(steps):
+        if st.action is None:
+            lines.append(" 0. initial state")
+        else:
+            mark = "   (the loop starts here)" if loop_start is not None and k == loop_start + 1 else ""
+            lines.append(f"{k:2d}. {st.action.describe(actor(proto, st.action)).strip()}{mark}")
+        for party, belief in parties(proto, st.state):
+            if prev.get(party) != belief:
+                star = "*" if party in prev else " "
+                lines.append(f"      {star} {party}: {belief}")
+                prev[party] = belief
+    if loop_start is not None:
+        lines.append(f"    ... and from step {loop_start} the same steps repeat forever")
+    return lines
+
+
+def to_json(proto: Any, steps: Iterable[Any]) -> list[dict]:
+    out = []
+    for k, st in enumerate(steps):
+        out.append({
+            "step": k,
+            "action": None if st.action is None else st.action.name,
+            "actor": None if st.action is None else (actor(proto, st.action) or None),
+            "beliefs": dict(parties(proto, st.state)),
+        })
+    return out
