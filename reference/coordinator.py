@@ -54,6 +54,7 @@ the generation), ``keep_missed_member`` (dynamic members that missed the rebalan
 from __future__ import annotations
 
 import enum
+import heapq
 import uuid
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -357,6 +358,13 @@ class _Group:
     num_awaiting_join: int = 0
     new_member_added: bool = False
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    # [GM] supportedProtocols: protocol name -> number of member protocol entries naming it
+    protocol_counts: dict[str, int] = field(default_factory=dict)
+
+    def count_protocols(self, member: "_Member", delta: int) -> None:
+        """[GM] ``incSupportedProtocols`` / ``decSupportedProtocols``."""
+        for name, _ in member.protocols:
+            self.protocol_counts[name] = self.protocol_counts.get(name, 0) + delta
 
     def is_(self, status: GroupStatus) -> bool:
         return self.status is status
@@ -370,7 +378,7 @@ class _Group:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     def supported_count(self, protocol: str) -> int:
-        return sum(1 for m in self.members.values() if any(n == protocol for n, _ in m.protocols))
+        return self.protocol_counts.get(protocol, 0)
 
     def supports_protocols(self, protocol_type: str, protocols: tuple[tuple[str, bytes], ...]) -> bool:
         """[GM] ``supportsProtocols`` (§2.2)."""
@@ -381,8 +389,7 @@ class _Group:
 
     def candidate_protocols(self) -> set[str]:
         n = len(self.members)
-        names = {name for m in self.members.values() for name, _ in m.protocols}
-        return {p for p in names if self.supported_count(p) == n}
+        return {p for p, count in self.protocol_counts.items() if count == n}
 
     def select_protocol(self) -> str:
         """[GM] ``selectProtocol``; NOTE(determinism): ties go to the leader's preferred protocol."""
@@ -445,6 +452,7 @@ class GroupCoordinator:
         self._owned: set[int] = set(range(self.config.offsets_partitions)) if owned_partitions is None else set(owned_partitions)
         self._loading: set[int] = set()
         self._timers: dict[_TimerKey, _Timer] = {}
+        self._heap: list[tuple[int, int, _TimerKey]] = []
         self._seq = 0
         self._id_counter = 0
         self._out: list[Outbound] = []
@@ -579,19 +587,22 @@ class GroupCoordinator:
     def _advance_to(self, now_ms: int) -> None:
         if now_ms < self.now_ms:
             raise GroupspecProtocolError(f"time went backwards: {now_ms} < {self.now_ms}")
-        while True:
-            due = [(t.deadline, t.seq, k) for k, t in self._timers.items() if t.deadline <= now_ms]
-            if not due:
-                break
-            deadline, _, key = min(due)
-            timer = self._timers.pop(key)
+        # a heap with lazy deletion: an entry is live only while _timers still holds its seq
+        while self._heap and self._heap[0][0] <= now_ms:
+            deadline, seq, key = heapq.heappop(self._heap)
+            timer = self._timers.get(key)
+            if timer is None or timer.seq != seq:
+                continue
+            del self._timers[key]
             self.now_ms = deadline
             self._fire(key, timer)
         self.now_ms = now_ms
 
     def _schedule(self, key: _TimerKey, delay_ms: int, **payload: Any) -> None:
         self._seq += 1
-        self._timers[key] = _Timer(self.now_ms + delay_ms, self._seq, payload)
+        deadline = self.now_ms + delay_ms
+        self._timers[key] = _Timer(deadline, self._seq, payload)
+        heapq.heappush(self._heap, (deadline, self._seq, key))
 
     def _cancel(self, key: _TimerKey) -> None:
         self._timers.pop(key, None)
@@ -696,6 +707,7 @@ class GroupCoordinator:
         waiter = member.join_waiter
         member.join_waiter = None
         group.members[member.member_id] = member
+        group.count_protocols(member, +1)
         self._set_join_waiter(group, member, waiter)
         group.pending.pop(member.member_id, None)
 
@@ -703,6 +715,7 @@ class GroupCoordinator:
         """[GM] ``remove``: member, its static mapping, pending/pending-sync entries; leader moves."""
         member = group.members.pop(member_id, None)
         if member is not None:
+            group.count_protocols(member, -1)
             if member.join_waiter is not None:
                 group.num_awaiting_join -= 1
                 member.join_waiter = None
@@ -778,6 +791,7 @@ class GroupCoordinator:
             member = _Member(r.member_id, r.group_instance_id, r.client_id, r.client_host, r.rebalance_timeout_ms,
                              r.session_timeout_ms, record.protocol_type or "", protocols, assignment)
             group.members[r.member_id] = member
+            group.count_protocols(member, +1)
             if r.group_instance_id is not None:
                 group.static[r.group_instance_id] = r.member_id
         group.status = _ST if group.members else _E
@@ -1064,7 +1078,9 @@ class GroupCoordinator:
     def _update_member(self, group: _Group, member: _Member, protocols: tuple[tuple[str, bytes], ...],
                        rebalance_timeout_ms: int, session_timeout_ms: int, waiter: _Waiter | None) -> None:
         """[GM] ``updateMember``."""
+        group.count_protocols(member, -1)
         member.protocols = protocols
+        group.count_protocols(member, +1)
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
         self._set_join_waiter(group, member, waiter)
@@ -1082,6 +1098,7 @@ class GroupCoordinator:
                 group.num_awaiting_join -= 1
                 member.join_waiter = None
             group.members[old_id] = zombie
+            group.count_protocols(zombie, +1)
             member.sync_waiter = None
         else:
             self._send_fenced(group, member, old_id)

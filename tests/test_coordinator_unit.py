@@ -319,6 +319,12 @@ def _check_invariants(c: GroupCoordinator, view: Any) -> None:
         assert (view.leader is None) == (not ids)
         assert view.leader is None or view.leader in ids
     assert view.num_awaiting_join == sum(1 for m in view.members if m.awaiting_join)
+    # the incremental protocol support counts ([GM] supportedProtocols) match a recount
+    counts: dict[str, int] = {}
+    for m in view.members:
+        for name, _ in m.protocols:
+            counts[name] = counts.get(name, 0) + 1
+    assert {p: n for p, n in c._groups["g"].protocol_counts.items() if n} == counts
     assert not set(view.pending) & ids
     # (pending_sync may keep a replaced static member's old id: Kafka does not move it, see
     # NOTE(pending-sync) in reference/coordinator.py)
