@@ -1037,8 +1037,10 @@ class GroupCoordinator:
             return
         if req.member_id in group.pending:
             if req.group_instance_id is not None:
-                raise GroupspecProtocolError(
-                    f"static member {req.group_instance_id} was not expected in the pending set as {req.member_id}")
+                # Kafka throws IllegalStateException here ("pending member cannot be a static
+                # member"); KafkaApis turns an unexpected exception into UNKNOWN_SERVER_ERROR.
+                reply(Error.UNKNOWN_SERVER_ERROR)
+                return
             self._add_member_and_rebalance(group, sender, req, req.member_id)
             return
         error = self._validate_member(group, req.member_id, req.group_instance_id)
