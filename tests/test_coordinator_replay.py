@@ -185,3 +185,62 @@ def test_cli_find_json_and_bad_partitions(capsys: pytest.CaptureFixture[str]) ->
         main(["coordinator", "find", "g", "--offsets-partitions", "0"])
     assert exit_info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# robustness: any script either runs or is reported as malformed, never a crash
+# ---------------------------------------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_aliases = st.sampled_from(["A", "B", "C"])
+_member = st.sampled_from(["", "$self", "$A", "$B", "literal-id"])
+_instance = st.sampled_from([None, None, "i1", "i2"])
+_request = st.one_of(
+    st.fixed_dictionaries({"send": st.just("JoinGroup"), "from": _aliases, "member_id": _member},
+                          optional={"instance_id": _instance, "version": st.sampled_from([3, 4, 8, 9]),
+                                    "protocols": st.sampled_from([["range"], ["roundrobin", "range"], ["sticky"], []]),
+                                    "session_timeout_ms": st.sampled_from([5000, 6000, 10000]),
+                                    "rebalance_timeout_ms": st.sampled_from([100, 5000, 60000])}),
+    st.fixed_dictionaries({"send": st.just("SyncGroup"), "from": _aliases, "member_id": _member,
+                           "generation": st.integers(-1, 3)},
+                          optional={"instance_id": _instance, "assignments": st.sampled_from([{}, {"A": [["t", 0]]}]),
+                                    "protocol_name": st.sampled_from(["range", "roundrobin"])}),
+    st.fixed_dictionaries({"send": st.just("Heartbeat"), "from": _aliases, "member_id": _member,
+                           "generation": st.integers(-1, 3)}, optional={"instance_id": _instance}),
+    st.fixed_dictionaries({"send": st.just("LeaveGroup"), "from": _aliases,
+                           "members": st.lists(st.fixed_dictionaries({"member_id": _member},
+                                                                     optional={"instance_id": _instance}),
+                                               min_size=1, max_size=2)}),
+    st.fixed_dictionaries({"send": st.just("OffsetCommit"), "from": _aliases,
+                           "offsets": st.just([["t", 0, 1]])},
+                          optional={"member_id": _member, "generation": st.integers(-1, 3), "instance_id": _instance}),
+    st.fixed_dictionaries({"send": st.just("OffsetFetch"), "from": _aliases}),
+    st.fixed_dictionaries({"advance": st.just(True)}),
+    st.fixed_dictionaries({"fault": st.sampled_from(["unload", "load", "load_start", "load_finish", "mark_dead"])}),
+    st.fixed_dictionaries({"fault": st.just("store_fails"),
+                           "error": st.sampled_from(["NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER", "NONE"])}),
+    st.fixed_dictionaries({"config": st.fixed_dictionaries({}, optional={
+        "group_max_size": st.sampled_from([None, 1, 2]), "initial_rebalance_delay_ms": st.sampled_from([0, 100])})}),
+)
+
+
+_PROLOGUE = [(0, {"send": "JoinGroup", "from": a, "member_id": "", "instance_id": i})
+             for a, i in (("A", None), ("B", None), ("C", "i1"))]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 10, 100, 3000, 20000]), _request), max_size=40))
+def test_any_script_runs_or_is_malformed(steps: list[tuple[int, dict[str, object]]]) -> None:
+    at = 0
+    lines = []
+    for delta, step in _PROLOGUE + steps:
+        at += delta
+        lines.append(json.dumps({"at": at, **step}))
+    text = "\n".join(lines)
+    try:
+        first = run_script(text)
+    except ScriptError as e:
+        assert str(e).startswith("line ")
+        return
+    assert run_script(text) == first  # byte-for-byte deterministic
