@@ -23,6 +23,7 @@ All strategies are deterministic given Hypothesis' seed, so a failing state repl
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -48,6 +49,44 @@ INTERNAL = "__consumer_offsets"
 GroupState = tuple[dict[str, int], dict[str, dict[str, Any]]]
 
 
+# Strategy objects are built once per shape and reused: building them inside every draw costs more than
+# the draw itself.
+@lru_cache(maxsize=None)
+def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+@lru_cache(maxsize=None)
+def _sample(items: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    return st.sampled_from(items)
+
+
+@lru_cache(maxsize=None)
+def _sublists(pool: tuple[str, ...], lo: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(pool), min_size=lo, max_size=len(pool), unique=True)
+
+
+@lru_cache(maxsize=None)
+def _perms(n: int) -> st.SearchStrategy[list[int]]:
+    return st.permutations(range(n))
+
+
+@lru_cache(maxsize=None)
+def _claims(holders: int, parts: int, most: int) -> st.SearchStrategy[list[tuple[int, int]]]:
+    return st.lists(st.tuples(st.integers(0, holders - 1), st.integers(0, parts - 1)), max_size=most)
+
+
+@lru_cache(maxsize=None)
+def _bad_claims(holders: int) -> st.SearchStrategy[list[tuple[int, tuple[str, int]]]]:
+    """Claims on a deleted topic, a negative partition, a partition beyond the topic's count."""
+    return st.lists(st.tuples(st.integers(0, holders - 1), st.sampled_from([("gone", 0), ("t0", -1), ("t0", 99)])),
+                    max_size=2)
+
+
+_BOOL = st.booleans()
+_RARE = st.sampled_from([False, False, False, True])
+
+
 def topic_names(max_topics: int = 4) -> st.SearchStrategy[list[str]]:
     """Distinct topic names ``t0``, ``t1``, … (a prefix, so shrinking drops the later ones)."""
     return st.integers(1, max_topics).map(lambda n: [f"t{i}" for i in range(n)])
@@ -57,10 +96,11 @@ def topic_names(max_topics: int = 4) -> st.SearchStrategy[list[str]]:
 def partitions_per_topic(draw: Any, max_topics: int = 4, max_partitions: int = 6,
                          zero: bool = False) -> dict[str, int]:
     """``{topic: partition count}``; ``zero=True`` allows topics with no partitions."""
-    n = draw(st.integers(1, max_topics))
-    return {f"t{i}": draw(st.integers(0 if zero else 1, max_partitions)) for i in range(n)}
+    n = draw(_ints(1, max_topics))
+    return {f"t{i}": draw(_ints(0 if zero else 1, max_partitions)) for i in range(n)}
 
 
+@lru_cache(maxsize=None)
 def member_ids(max_members: int = 5, min_members: int = 1, tricky: bool = True) -> st.SearchStrategy[list[str]]:
     """Distinct member ids; plain ``c0``.. first, sometimes ids whose Java and Python orders differ."""
     plain = st.sampled_from([f"c{i}" for i in range(10)])
@@ -73,8 +113,8 @@ def _members(draw: Any, max_members: int, min_members: int, tricky: bool) -> lis
     """``[(member_id, instance_id or None)]``: instance ids follow a drawn permutation, so static members sort
     differently by instance id than by member id."""
     ids = draw(member_ids(max_members, min_members, tricky))
-    static = draw(st.lists(st.booleans(), min_size=len(ids), max_size=len(ids)))
-    perm = draw(st.permutations(range(len(ids))))
+    static = [draw(_BOOL) for _ in ids]
+    perm = draw(_perms(len(ids)))
     return [(m, f"inst-{perm[i]}" if static[i] else None) for i, m in enumerate(ids)]
 
 
@@ -88,13 +128,13 @@ def subscriptions(draw: Any, topics: list[str], members: list[str], uniform: boo
     """
     pool = list(topics) + list(deleted or [])
     if uniform is None:
-        uniform = draw(st.booleans())
+        uniform = draw(_BOOL)
     lo = 0 if unusual else 1
 
     def one() -> list[str]:
-        lst = draw(st.lists(st.sampled_from(pool), min_size=lo, max_size=len(pool), unique=True))
-        if unusual and lst and draw(st.sampled_from([False, False, False, True])):
-            lst = lst + [draw(st.sampled_from(lst))]  # duplicate topic entry
+        lst = draw(_sublists(tuple(pool), lo))
+        if unusual and lst and draw(_RARE):
+            lst = lst + [draw(_sample(tuple(lst)))]  # duplicate topic entry
         return lst
 
     if uniform:
@@ -114,10 +154,10 @@ def group_states(draw: Any, *, max_topics: int = 4, max_partitions: int = 6, max
     """
     ppt = draw(partitions_per_topic(max_topics, max_partitions, zero=unusual))
     topics = list(ppt)
-    if unusual and draw(st.booleans()):
-        ppt[INTERNAL] = draw(st.integers(1, 3))
+    if unusual and draw(_BOOL):
+        ppt[INTERNAL] = draw(_ints(1, 3))
         topics.append(INTERNAL)
-    deleted = ["gone"] if unusual and draw(st.booleans()) else []
+    deleted = ["gone"] if unusual and draw(_BOOL) else []
     members = draw(_members(max_members, min_members, tricky_ids))
     subs_topics = draw(subscriptions(topics, [m for m, _ in members], uniform=uniform, unusual=unusual,
                                      deleted=deleted))
@@ -126,7 +166,7 @@ def group_states(draw: Any, *, max_topics: int = 4, max_partitions: int = 6, max
         for m, inst in members
     }
     if history is None:
-        history = draw(st.booleans())
+        history = draw(_BOOL)
     if history and members:
         _draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual)
     return ppt, subs
@@ -136,29 +176,27 @@ def _draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]
                   conflicts: bool, unusual: bool) -> None:
     """Owned partitions from a previous generation: each partition has at most one current owner, then
     (``conflicts``) extra claims by members with lower or equal generations, then (``unusual``) bad claims."""
-    gen = draw(st.integers(1, 9))
+    gen = draw(_ints(1, 9))
     # Each member: -1 = new joiner (no history), 0 = current generation, k > 0 = k generations stale.
-    lag = draw(st.lists(st.integers(-1, 2), min_size=len(members), max_size=len(members)))
+    lag = [draw(_ints(-1, 2)) for _ in members]
     for m, k in zip(members, lag):
         subs[m]["generation"] = -1 if k < 0 else gen - k
     holders = [m for m, k in zip(members, lag) if k >= 0]
     if not holders:
         return
     parts = [(t, p) for t in sorted(ppt) for p in range(ppt[t])]
-    owner = draw(st.lists(st.integers(-1, len(holders) - 1), min_size=len(parts), max_size=len(parts)))
+    owner = [draw(_ints(-1, len(holders) - 1)) for _ in parts]
     for tp, o in zip(parts, owner):
         if o >= 0:
             subs[holders[o]]["owned"].append(list(tp))
     if conflicts and parts:
-        extra = draw(st.lists(st.tuples(st.integers(0, len(holders) - 1), st.integers(0, len(parts) - 1)),
-                              max_size=3))
+        extra = draw(_claims(len(holders), len(parts), 3))
         for o, i in extra:
             tp = list(parts[i])
             if tp not in subs[holders[o]]["owned"]:
                 subs[holders[o]]["owned"].append(tp)
     if unusual:
-        bad = draw(st.lists(st.tuples(st.integers(0, len(holders) - 1),
-                                      st.sampled_from([("gone", 0), ("t0", -1), ("t0", 99)])), max_size=2))
+        bad = draw(_bad_claims(len(holders)))
         for o, (t, p) in bad:
             if [t, p] not in subs[holders[o]]["owned"]:
                 subs[holders[o]]["owned"].append([t, p])

@@ -137,9 +137,21 @@ class ClassicProtocol(ClassicObservations):
         return c.proc == Proc.UP and c.id == Id.CURRENT and s.group.records[i] is not None
 
     def live_member(self, s: State, i: int) -> bool:
-        """A member of the group: the coordinator knows the id this process holds (paused or not)."""
+        """A member of the current generation: the coordinator knows the id this process holds.
+
+        Paused or not. A static member that a completed join phase left behind (kept in the group by
+        the rebalance timeout without rejoining, KAFKA-8220) is *not* one until it rejoins: its
+        generation is older than the group's and no answer of the current generation is on its way.
+        Until its next heartbeat tells it ILLEGAL_GENERATION it is a zombie, and fencing guards it.
+        """
         c = s.clients[i]
-        return c.proc != Proc.DOWN and c.id == Id.CURRENT and s.group.records[i] is not None
+        if c.proc == Proc.DOWN or c.id != Id.CURRENT or s.group.records[i] is None:
+            return False
+        g = s.group
+        if NO_GENERATION < c.generation < g.generation:
+            ib = c.inbox
+            return ib is not None and ib.reply == Reply.JOIN and ib.generation == g.generation
+        return True
 
     @staticmethod
     def _set(tup: tuple, i: int, v: object) -> tuple:
@@ -220,12 +232,14 @@ class ClassicProtocol(ClassicObservations):
         gen = g.generation + 1
         present = [i for i, r in enumerate(records) if r is not None]
         if not present:
-            return self._goto(g, GS.EMPTY, generation=gen, leader=-1, records=tuple(records), target=None)
+            return self._goto(g, GS.EMPTY, generation=gen, leader=-1, records=tuple(records), target=None, held=0, held_for=-1)
         leader = g.leader
         if leader < 0 or records[leader] is None or not records[leader].joined:
             leader = next(i for i in present if records[i].joined)
         g = replace(g, records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g, present)
+        if g.held and g.held_for in present:
+            g = replace(g, held=0, held_for=-1)  # given back to the member that returned in time
         for i in present:
             r = records[i]
             if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
@@ -255,13 +269,11 @@ class ClassicProtocol(ClassicObservations):
         meta = self.metadata(g, present)
         if held_back:
             meta = [(i, t, o & ~held_back, gen, st) for (i, t, o, gen, st) in meta]
-        result = self.assignor(cfg, meta, existing & ~held_back)
         if give_back >= 0:
-            sub = cfg.subscribed_partitions(g.records[give_back].topics, existing)
-            back = g.held & sub
-            for i in result:
-                result[i] &= ~back
-            result[give_back] |= back
+            # The returning member claims its held work, so a sticky assignor gives it back (and
+            # balances from there).
+            meta = [(i, t, o | (g.held if i == give_back else 0), gen, st) for (i, t, o, gen, st) in meta]
+        result = self.assignor(cfg, meta, existing & ~held_back)
         if self.rebalance == "cooperative" and self.withhold_transfers:
             # KIP-429: a partition that changes owner is withheld from its new owner this round; the
             # old owner revokes it and rejoins, and the next round gives it away.
@@ -424,7 +436,7 @@ class ClassicProtocol(ClassicObservations):
                         if t is not None:
                             yield acts[A.Heartbeat][i], t
                     if (
-                        "partitions" in faults and g.leader == i and c.status == MS.STABLE and not c.rejoin
+                        ("partitions" in faults or self.delayed) and g.leader == i and c.status == MS.STABLE and not c.rejoin
                         and g.status == GS.STABLE and self.alive(s, i) and self._unassigned_new(s)
                     ):
                         yield acts[A.NoticeMetadata][i], self._with(
@@ -444,7 +456,7 @@ class ClassicProtocol(ClassicObservations):
                 clients = list(s.clients)
                 g2 = self._complete_join(g, clients)
                 yield self._rebalance_timeout, self._with(s, group=g2, clients=tuple(clients))
-        if self.delayed and g.held and g.status == GS.STABLE:
+        if self.delayed and g.held:
             yield self._delay_expired, self._release_held(s)
         if perturb and "partitions" in faults and g.partitions != (1 << cfg.partitions) - 1:
             p = (~g.partitions & ((1 << cfg.partitions) - 1)) & -(~g.partitions & ((1 << cfg.partitions) - 1))
@@ -481,7 +493,7 @@ class ClassicProtocol(ClassicObservations):
         wanted = 0
         for k, r in enumerate(g.records):
             if r is not None:
-                assigned |= r.assignment
+                assigned |= r.assignment | r.owned  # withheld partitions are still owned: not new
                 wanted |= self.cfg.subscribed_partitions(r.topics, g.partitions)
         return bool(wanted & ~assigned & ~g.held)
 
@@ -551,11 +563,9 @@ class ClassicProtocol(ClassicObservations):
         return self._with(s, group=g, clients=tuple(clients))
 
     def _release_held(self, s: State) -> State:
-        g = replace(s.group, held=0, held_for=-1)
-        clients = list(s.clients)
-        if g.leader >= 0 and self.alive(s, g.leader):
-            clients[g.leader] = replace(clients[g.leader], rejoin=True)  # the scheduled rebalance
-        return self._with(s, group=g, clients=tuple(clients))
+        # The leader then finds partitions nobody is assigned and rejoins (NoticeMetadata): the
+        # rebalance Connect schedules at the end of the delay.
+        return self._with(s, group=replace(s.group, held=0, held_for=-1))
 
     # -- perturbations ----------------------------------------------------------------------------
     def _start(self, s: State, i: int) -> State:

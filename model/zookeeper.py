@@ -52,7 +52,7 @@ class ZkState:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Register(A.Action):
-    verb = "opens a ZooKeeper session and registers its ephemeral consumer node"
+    verb = "opens a ZooKeeper session, registers its ephemeral consumer node and drops what it owned"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -138,7 +138,7 @@ class ZooKeeper:
                 if not c.registered:
                     yield acts[Register][i], replace(
                         s, registry=s.registry | 1 << i,
-                        consumers=self._set(s.consumers, i, replace(c, registered=True, view=0, pending=False)),
+                        consumers=self._set(s.consumers, i, replace(c, registered=True, view=0, owned=0, pending=False)),
                     )
                 elif c.view != s.registry:
                     owners = tuple(-1 if o == i else o for o in s.owners)
