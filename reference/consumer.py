@@ -451,7 +451,14 @@ class Consumer:
         return None
 
     def _expire_requests(self, now: int) -> None:
-        if any(f.deadline_ms <= now for f in self.inflight.values()):
+        expired = [c for c, f in self.inflight.items() if f.deadline_ms <= now]
+        if not expired:
+            return
+        finds = [c for c in expired if self.inflight[c].kind == "find"]
+        for c in finds:  # a lookup that timed out is retried after the backoff
+            del self.inflight[c]
+            self.retry_at_ms = now + self.config.retry_backoff_ms
+        if len(finds) < len(expired):
             # NetworkClient disconnects on a request timeout; every pending request fails with it.
             self._mark_coordinator_unknown()
 

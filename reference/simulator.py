@@ -24,14 +24,15 @@ same transcript, byte for byte.
 Connections: a request carries the sender's connection number (``Consumer.connection``, bumped on
 every disconnect, and the process incarnation, bumped on restart). The coordinator answers to
 that connection; a reply arriving on a connection the consumer has since dropped is discarded
-(counted as ``dropped_stale``). Replies are matched to requests per (connection, API) in order,
-as Kafka's per-connection in-order responses allow.
+(counted as ``dropped_stale``). Replies are matched to requests exactly,
+through the sender identity ``(process, connection, correlation id)`` handed to the coordinator.
 
 Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
 ``crash`` (no callbacks, no LeaveGroup), ``restart`` (crash if alive, then a fresh process with
 the same name), ``pause`` (a GC pause: the process handles nothing - no poll, no heartbeat, no
 replies - until it ends; queued inputs are then handled in order), ``failover`` (coordinator
-moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error).
+moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error),
+``network`` (switch to another :class:`NetworkConfig` from now on, e.g. to heal a lossy network).
 
 Inspection: :meth:`step` processes one event and returns a :class:`StepRecord` (what happened and
 the trace lines it produced); :meth:`run_until` and :meth:`run` loop over it; :meth:`snapshot`
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -120,7 +120,6 @@ class Simulator:
         ]
         self.group_log: list[dict[str, Any]] = []
         self._transcript: list[tuple[Any, ...]] = []
-        self._corr: dict[tuple[int, str, int, str], deque[int]] = {}
         self._wakes: set[tuple[str, Any, int]] = set()
         self._last_group: tuple[Any, ...] | None = None
         self.steps = 0
@@ -304,7 +303,9 @@ class Simulator:
         req: Request = env.payload
         api = request_name(req)
         self.network.delivered += 1
-        sender = (env.src, env.conn)
+        # The sender identity is (process, connection, correlation id): the coordinator treats it
+        # as opaque and answers to it, so every answer finds its request even when parked.
+        sender = (env.src, env.conn, env.corr)
         self._transcript.append((self.now, node, "in", env.src, api, None))
         if isinstance(req, FindCoordinatorRequest):
             # Any broker answers from cluster metadata: the current leader of the offsets partition.
@@ -313,27 +314,15 @@ class Simulator:
             else:
                 outs = self.brokers[self.leader].handle(self.now, sender, req)
         else:
-            key = (node, env.src, env.conn, api)
-            self._corr.setdefault(key, deque()).append(env.corr)
             outs = self.brokers[node].handle(self.now, sender, req)
-        if isinstance(req, FindCoordinatorRequest):
-            self._reply(node, outs, find_corr=env.corr)
-        else:
-            self._reply(node, outs)
+        self._reply(node, outs)
         self._after_broker(node, api)
         return ("deliver", env.dst, f"{api} from {env.src}")
 
-    def _reply(self, node: int, outs: list[Outbound], find_corr: int | None = None) -> None:
+    def _reply(self, node: int, outs: list[Outbound]) -> None:
         for o in outs:
-            name, conn = o.destination  # type: ignore[misc]
+            name, conn, corr = o.destination  # type: ignore[misc]
             api = request_name(o.response)
-            if find_corr is not None and api == "FindCoordinator":
-                corr = find_corr
-            else:
-                q = self._corr.get((node, name, conn, api))
-                if not q:
-                    continue  # nobody is waiting for it (cannot happen with a well-behaved coordinator)
-                corr = q.popleft()
             self._transcript.append((self.now, node, "out", name, api, o.response))
             for env in self.network.send(self.now, f"broker-{node}", name, conn, corr, o.response, True):
                 self._push(env.deliver_at, "deliver", env)
@@ -472,6 +461,12 @@ class Simulator:
         self.brokers[node].fail_next_store(err)
         return ("action", f"broker-{node}", f"next group metadata write fails with {err.name}")
 
+    def _network(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        cfg = args["config"]
+        assert isinstance(cfg, NetworkConfig)
+        self.network.config = cfg
+        return ("action", "network", f"network now {cfg}")
+
     # ------------------------------------------------------------------ inspection
 
     def snapshot(self) -> dict[str, Any]:
@@ -533,4 +528,5 @@ _ACTIONS: dict[str, Callable[[Simulator, str | None, dict[str, Any]], tuple[str,
     "pause": Simulator._pause,
     "failover": Simulator._failover,
     "store_fails": Simulator._store_fails,
+    "network": Simulator._network,
 }
