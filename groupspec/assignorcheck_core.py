@@ -225,13 +225,16 @@ def claims(subs: Subscriptions) -> dict[TP, list[tuple[int, str]]]:
     return res
 
 
-def check_generation_validated(subs: Subscriptions, out: Assignment) -> str | None:
-    """I6′: member m may hold p only if nobody claims p, or m is a highest-generation claimant of p.
+def check_generation_validated(subs: Subscriptions, out: Assignment, java_parity: bool = False) -> str | None:
+    """I6′: member m may hold a claimed partition p only if m is p's unique highest-generation claimant.
 
-    A tie at the top generation (p multiply claimed by the same generation) admits every tied claimant, for
-    parity with Java, which strips such partitions from all of them (KAFKA-12984) and may hand one back.
-    Unlike I6 this catches a stale, lower-generation claimant that is handed "its" partition while the
-    current owner still holds it.
+    Strict (default): allowed iff nobody claims p, or m is its only claimant at the top generation. This
+    catches what Kafka's I6 misses: a stale, lower-generation claimant handed "its" partition while the
+    current owner still holds it (I6 passes because the stale claimant listed p in its raw owned partitions).
+
+    ``java_parity=True`` adds assignors.md's Java-parity allowance: p may also go to anyone when it is not
+    multiply claimed at the top generation. What remains forbidden is handing out, in the same round, a
+    partition two members claim at the top generation (Java strips and withholds those, KAFKA-12984).
     """
     cl = claims(subs)
     for m in sorted(out):
@@ -241,12 +244,16 @@ def check_generation_validated(subs: Subscriptions, out: Assignment) -> str | No
                 continue
             top = max(g for g, _ in cs)
             winners = sorted(c for g, c in cs if g == top)
-            if m in winners:
+            if winners == [m]:
+                continue
+            if java_parity and len(winners) == 1:
                 continue
             mine = [g for g, c in cs if c == m]
-            owner = winners[0] if len(winners) == 1 else f"{len(winners)} members"
+            if len(winners) > 1:
+                return (f"{tp[0]}-{tp[1]} is handed to {m!r} while {', '.join(map(repr, winners))} all claim it "
+                        f"at generation {top} (multiply claimed: must be withheld this round)")
             how = f"a stale claimant (generation {mine[0]})" if mine else "not a claimant"
-            return (f"{tp[0]}-{tp[1]} is handed to {m!r}, {how}, while {owner!r} still owns it "
+            return (f"{tp[0]}-{tp[1]} is handed to {m!r}, {how}, while {winners[0]!r} still owns it "
                     f"at generation {top}")
     return None
 

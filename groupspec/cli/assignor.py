@@ -44,9 +44,11 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
               help="Seconds one call of the candidate may take before it counts as hanging (I11).")
 @click.option("--compare", nargs=2, metavar="A B", default=None,
               help="Run two candidates on the same generated inputs and show them side by side.")
+@click.option("--java-parity", is_flag=True,
+              help="Judge I6' with the Java-parity allowance (only same-generation conflicts must be withheld).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
-          call_timeout: float, compare: tuple[str, str] | None, as_json: bool) -> None:
+          call_timeout: float, compare: tuple[str, str] | None, java_parity: bool, as_json: bool) -> None:
     """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I11, I6′ and churn."""
     if seed is None:
         seed = secrets.randbelow(2**31)
@@ -62,7 +64,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
-                                call_timeout=call_timeout)
+                                call_timeout=call_timeout, java_parity=java_parity)
         emit_json(report.to_json())
     else:
         from rich.console import Console
@@ -72,7 +74,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
                   f"{examples} examples per property, seed {seed}")
         report = _with_progress(err, lambda progress: check_assignor(
             cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
-            progress=progress))
+            java_parity=java_parity, progress=progress))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
 
@@ -99,7 +101,8 @@ def _print_report(report: Any) -> None:
 
     out = _console()
     style = {"held": "green", "violated": "bold red", "not applicable": "dim"}
-    table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}")
+    parity = ", I6' with Java parity" if report.java_parity else ""
+    table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}{parity}")
     for col in ("id", "property", "verdict", "examples", "note"):
         table.add_column(col)
     for p in report.properties:
@@ -128,8 +131,8 @@ def _print_report(report: Any) -> None:
         if q.get("worst_balance"):
             out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
     mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
-    out.print(f"\n{report.calls} calls, mean {mean} per call, {report.seconds:.1f} s; "
-              f"replay with --seed {report.seed} --examples {report.examples}")
+    replay = f"--seed {report.seed} --examples {report.examples}" + (" --java-parity" if report.java_parity else "")
+    out.print(f"\n{report.calls} calls, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
     verdict = "all applicable properties held" if report.ok else f"{len(report.violations)} violated"
     out.print(f"[bold]{verdict}[/]")
 
