@@ -1,0 +1,306 @@
+"""The deterministic simulator and its scenarios: determinism, the cooperative two-round story,
+eager stop-the-world, the two-bounce upgrade, fault injection, and mutants caught."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from groupspec.reference.network import NetworkConfig
+from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
+from groupspec.reference.simulator import SimConfig, Simulator
+from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
+
+import os
+
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+
+ALL = {("t", p) for p in range(6)}
+NOISY = NetworkConfig(1, 20, 0.0, 0.05, 0.1)
+
+
+def _window(trace: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
+    return [e for e in trace if e["ts_ms"] >= start and e["event"] in ("assigned", "revoked", "lost")]
+
+
+def _parts(e: dict[str, Any]) -> set[tuple[str, int]]:
+    return {(t, p) for t, p in e["partitions"]}
+
+
+# ------------------------------------------------------------------------- determinism
+
+
+@pytest.mark.parametrize("net", [NetworkConfig(), NetworkConfig(1, 30, 0.02, 0.05, 0.1)])
+def test_same_seed_same_bytes(net: NetworkConfig) -> None:
+    runs = []
+    for _ in range(2):
+        r = run_scenario("rolling-restart", ScenarioOptions(protocol="cooperative", seed=7, network=net, failover_at_ms=30000))
+        runs.append((dumps_jsonl(r.sim.trace), dumps_jsonl(r.sim.transcript()), r.timeline, r.totals))
+    assert runs[0] == runs[1]
+
+
+def test_different_seed_changes_a_jittery_run() -> None:
+    a = run_scenario("new-consumer-joins", ScenarioOptions(seed=1, network=NetworkConfig(1, 30)))
+    b = run_scenario("new-consumer-joins", ScenarioOptions(seed=2, network=NetworkConfig(1, 30)))
+    assert dumps_jsonl(a.sim.trace) != dumps_jsonl(b.sim.trace)
+
+
+def test_step_api_and_snapshot_each_step() -> None:
+    sim = Simulator(SimConfig(seed=3))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, "cooperative", None))
+    records = sim.run_until(10000)
+    assert records and all(a.time_ms <= b.time_ms for a, b in zip(records, records[1:]))
+    assert sim.now == 10000
+    snap = sim.snapshot()
+    assert snap["group"]["state"] == "Stable" and snap["group"]["generation"] == 1
+    owned = [tuple(tp) for m in snap["members"].values() for tp in m["owned"]]
+    assert sorted(owned) == sorted(ALL)
+    # every step's trace lines are exactly the new tail of the trace
+    assert sum(len(r.trace) for r in records) == len(sim.trace) - 1  # minus the initial topic line
+    rec = sim.step()
+    assert rec is not None and rec.time_ms > 10000
+
+
+def test_unknown_action_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown simulator action"):
+        Simulator().at(0, "explode")
+
+
+# ------------------------------------------------------------------------- new-consumer-joins
+
+
+def test_cooperative_join_takes_two_rounds_and_pauses_only_moved_partitions() -> None:
+    r = run_scenario("new-consumer-joins", ScenarioOptions(protocol="cooperative"))
+    before = [e for e in r.sim.trace if e["event"] == "assigned" and e["ts_ms"] < 20000]
+    owned_before = {e["member"]: _parts(e) for e in before}
+    assert {m: len(p) for m, p in owned_before.items()} == {"c1": 3, "c2": 3}
+    evs = _window(r.sim.trace, 20000)
+    revoked = [e for e in evs if e["event"] == "revoked"]
+    # round 1: one partition revoked from each of c1 and c2, nothing handed out yet
+    assert sorted(e["member"] for e in revoked) == ["c1", "c2"]
+    assert all(len(e["partitions"]) == 1 for e in revoked)
+    gen1 = revoked[0]["generation"]
+    assert all(e["generation"] == gen1 for e in revoked)
+    moved = set().union(*(_parts(e) for e in revoked))
+    assert not any(_parts(e) for e in evs if e["event"] == "assigned" and e["generation"] == gen1)
+    # round 2: both go to c3
+    c3 = [e for e in evs if e["member"] == "c3" and e["event"] == "assigned" and e["partitions"]]
+    assert len(c3) == 1 and _parts(c3[0]) == moved and c3[0]["generation"] == gen1 + 1
+    # the other partitions were never paused
+    for tp, ms in r.ownership.unowned_ms.items():
+        assert (ms > 0) == (tp in moved), tp
+    assert r.totals["rebalances"] == 2 and r.totals["partitions_revoked"] == 2 and r.totals["partitions_paused"] == 2
+    assert r.totals["double_owned_instants"] == 0
+
+
+def test_eager_join_revokes_every_partition() -> None:
+    e = run_scenario("new-consumer-joins", ScenarioOptions(protocol="eager"))
+    c = run_scenario("new-consumer-joins", ScenarioOptions(protocol="cooperative"))
+    revoked = set().union(*(_parts(x) for x in _window(e.sim.trace, 20000) if x["event"] == "revoked"))
+    assert revoked == ALL
+    assert e.totals["partitions_revoked"] == 6 and e.totals["partitions_paused"] == 6
+    assert c.totals["partitions_revoked"] < e.totals["partitions_revoked"]
+    assert c.totals["partitions_paused"] < e.totals["partitions_paused"]
+    assert e.totals["rebalances"] == 1
+
+
+def test_stop_the_world_waits_for_the_paused_member() -> None:
+    e = run_scenario("eager-stop-the-world", ScenarioOptions())
+    c = run_scenario("eager-stop-the-world", ScenarioOptions(protocol="cooperative"))
+    assert e.totals["partitions_paused"] == 6
+    # the eager group cannot finish before c1 wakes up (19.5 s + 8 s): the others wait with nothing
+    first_new = min(x["ts_ms"] for x in _window(e.sim.trace, 20000) if x["event"] == "assigned")
+    assert first_new >= 27500
+    assert c.totals["partition_seconds_without_owner"] < e.totals["partition_seconds_without_owner"]
+
+
+# ------------------------------------------------------------------------- other scenarios
+
+
+def test_static_restart_within_session_timeout_causes_no_rebalance() -> None:
+    r = run_scenario("static-member-restart", ScenarioOptions())
+    assert r.totals["rebalances"] == 0 and r.totals["partitions_moved"] == 0
+    assert r.totals["partitions_revoked"] == 0
+    # the restarted member gets its old partitions back, in the same generation
+    c3 = [e for e in r.sim.trace if e.get("member") == "c3" and e["event"] == "assigned"]
+    assert _parts(c3[-1]) == _parts(c3[0]) and c3[-1]["generation"] == c3[0]["generation"]
+    assert c3[-1]["member_id"] != c3[0]["member_id"] and c3[-1]["instance_id"] == "c3-instance"
+
+
+def test_dynamic_bounce_rebalances_twice_static_not_at_all() -> None:
+    d = run_scenario("consumer-bounces", ScenarioOptions(protocol="eager"))
+    s = run_scenario("consumer-bounces", ScenarioOptions(protocol="static"))
+    assert d.totals["rebalances"] == 2
+    assert s.totals["rebalances"] == 0
+
+
+def test_leaving_member_partitions_are_reassigned() -> None:
+    for protocol in ("eager", "cooperative", "static"):
+        r = run_scenario("consumer-leaves-permanently", ScenarioOptions(protocol=protocol))
+        owners = r.ownership.final_owners
+        assert all(len(v) == 1 and v[0] in ("c1", "c2") for v in owners.values()), (protocol, owners)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_upgrade_never_gives_a_partition_to_two_members(seed: int) -> None:
+    net = NOISY if seed % 2 else NetworkConfig()
+    r = run_scenario("upgrade-eager-to-cooperative", ScenarioOptions(seed=seed, network=net))
+    assert r.ownership.double_owned == []
+    assert all(len(v) == 1 for v in r.ownership.final_owners.values())
+    protocols = [g["protocol"] for g in r.generations]
+    assert protocols[0] == "range" and protocols[-1] == "cooperative-sticky"
+    last = {e["member"]: e["protocol"] for e in r.sim.trace if e["event"] == "assigned"}
+    assert set(last.values()) == {"cooperative"}
+
+
+def test_rolling_restart_converges_for_every_protocol() -> None:
+    for protocol in ("eager", "cooperative", "static"):
+        r = run_scenario("rolling-restart", ScenarioOptions(protocol=protocol, seed=5))
+        assert r.ownership.double_owned == []
+        assert sorted(len(v) for v in r.ownership.final_owners.values()) == [1] * 6
+
+
+# ------------------------------------------------------------------------- mutants
+
+
+def _any_seed(scenario: str, protocol: str | None, fault: str, check: Any, seeds: int = 5) -> bool:
+    return any(
+        check(run_scenario(scenario, ScenarioOptions(protocol=protocol, seed=s, faults=frozenset({fault}))))
+        for s in range(seeds)
+    )
+
+
+def _double(r: Any) -> bool:
+    return bool(r.ownership.double_owned)
+
+
+@pytest.mark.parametrize(
+    "scenario, protocol, fault",
+    [
+        ("new-consumer-joins", "cooperative", "same_round_transfer"),
+        ("new-consumer-joins", "eager", "skip_revoke_before_join"),
+        ("new-consumer-joins", "cooperative", "ignore_owned"),
+    ],
+)
+def test_mutants_give_a_partition_to_two_members(scenario: str, protocol: str, fault: str) -> None:
+    assert _any_seed(scenario, protocol, fault, _double)
+    # and the unmutated run with the same seeds never does
+    assert not any(_double(run_scenario(scenario, ScenarioOptions(protocol=protocol, seed=s))) for s in range(5))
+
+
+def test_mutant_no_rejoin_after_revoke_leaves_partitions_unowned() -> None:
+    r = run_scenario("new-consumer-joins", ScenarioOptions(protocol="cooperative", faults=frozenset({"no_rejoin_after_revoke"})))
+    assert sum(1 for v in r.ownership.final_owners.values() if not v) == 2
+
+
+# ------------------------------------------------------------------------- fault injection
+
+
+def _zombie_only(trace: list[dict[str, Any]], double: list[dict[str, Any]]) -> bool:
+    """Every overlap involves an owner that later learns it was fenced (a zombie)."""
+    for d in double:
+        ok = False
+        for m in d["owners"]:
+            later = [e for e in trace if e.get("member") == m and e["ts_ms"] >= d["ts_ms"] and e["event"] in ("fenced", "assigned", "left")]
+            if later and later[0]["event"] in ("fenced", "left"):
+                ok = True
+        if not ok:
+            return False
+    return True
+
+
+def _random_run(seed: int) -> tuple[Simulator, int]:
+    r = random.Random(seed)
+    protocol = r.choice(["eager", "cooperative", "static"])
+    net = NetworkConfig(1, r.choice([5, 50]), r.choice([0.0, 0.01, 0.05]), 0.0, 0.0)
+    sim = Simulator(SimConfig(seed=seed, network=net))
+    names = ["c1", "c2", "c3", "c4"]
+    for i, n in enumerate(names):
+        sim.at(i * 500, "start", n, config=member_config(n, protocol, None))
+    t = 10000
+    for _ in range(6):
+        t += r.randint(1000, 8000)
+        act = r.choice(["close", "crash", "restart", "pause", "failover", "store_fails", "start"])
+        n = r.choice(names)
+        if act == "pause":
+            sim.at(t, "pause", n, duration_ms=r.choice([2000, 15000]))
+        elif act in ("failover", "store_fails"):
+            sim.at(t, act)
+        else:
+            sim.at(t, act, n, **({"config": member_config(n, protocol, None)} if act == "start" else {}))
+    sim.at(t + 20000, "network", config=NetworkConfig())
+    for n in names:
+        sim.at(t + 20000, "start", n, config=member_config(n, protocol, None))
+    end = t + 200000
+    sim.run_quietly_until(end)
+    return sim, end
+
+
+@pytest.mark.parametrize("seed", range(40 if DEEP else 12))
+def test_random_faults_converge_after_the_network_heals(seed: int) -> None:
+    """Crashes, restarts, GC pauses, coordinator failover, failed writes, lossy network: once the
+    faults stop, every partition has exactly one live owner and every member is STABLE; any
+    instant of double ownership involved a member that was then fenced (a zombie)."""
+    sim, end = _random_run(seed)
+    snap = sim.snapshot()
+    live = {n: m for n, m in snap["members"].items() if m["alive"] and m["fatal"] is None}
+    assert all(m["state"] == "STABLE" and not m["rejoin_needed"] for m in live.values()), snap["members"]
+    own = ownership(sim.trace, 0, end)
+    assert all(len(v) == 1 and v[0] in live for v in own.final_owners.values()), own.final_owners
+    assert _zombie_only(sim.trace, own.double_owned), own.double_owned
+    assert snap["group"]["state"] == "Stable"
+
+
+def test_failover_during_rebalance_is_survived() -> None:
+    r = run_scenario("new-consumer-joins", ScenarioOptions(protocol="cooperative", failover_at_ms=20300))
+    assert any(g["at"] >= 20300 for g in r.generations)
+    assert all(len(v) == 1 for v in r.ownership.final_owners.values())
+    assert any("failover" in text for _, text in r.timeline)
+    nodes = {line["node"] for line in r.sim.transcript()}
+    assert nodes == {1, 2}
+
+
+def test_long_gc_pause_gets_member_fenced_and_partitions_lost() -> None:
+    sim = Simulator(SimConfig(seed=1))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, "cooperative", None))
+    sim.at(15000, "pause", "c2", duration_ms=20000)
+    sim.run_quietly_until(60000)
+    c2 = [e for e in sim.trace if e.get("member") == "c2" and e["ts_ms"] >= 15000]
+    kinds = [e["event"] for e in c2 if e["event"] != "commit"]
+    assert kinds[:2] == ["fenced", "lost"], kinds
+    assert all(len(v) == 1 for v in ownership(sim.trace, 0, 60000).final_owners.values())
+
+
+def test_metadata_write_failure_is_retried() -> None:
+    sim = Simulator(SimConfig(seed=2))
+    sim.at(0, "store_fails", error="NOT_ENOUGH_REPLICAS")
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, "eager", None))
+    sim.run_quietly_until(30000)
+    assert sim.snapshot()["group"]["generation"] >= 2
+    assert all(len(v) == 1 for v in ownership(sim.trace, 0, 30000).final_owners.values())
+
+
+# ------------------------------------------------------------------------- trace files
+
+
+def test_trace_lines_follow_the_contract(tmp_path: Any) -> None:
+    r = run_scenario("static-member-restart", ScenarioOptions(seed=4))
+    for e in r.sim.trace:
+        assert isinstance(e["ts_ms"], int) and "event" in e
+        if e["event"] == "topic":
+            assert e["topic"] == "t" and e["partitions"] == 6
+            continue
+        assert e["member"] in {"c1", "c2", "c3"} and e["group"] == "g"
+        assert e["event"] in {"joined", "assigned", "revoked", "lost", "left", "fenced", "commit"}
+        assert e["protocol"] in ("eager", "cooperative")
+        assert e["instance_id"] == f"{e['member']}-instance"
+        if e["event"] == "commit":
+            assert isinstance(e["accepted"], bool) and all(len(p) == 3 for p in e["partitions"])
+    for name in ("t.jsonl", "t.jsonl.gz"):
+        write_trace(tmp_path / name, r.sim.trace)
+        assert read_trace(tmp_path / name) == r.sim.trace
+    assert (tmp_path / "t.jsonl").read_text() == dumps_jsonl(r.sim.trace)

@@ -1,0 +1,75 @@
+"""`groupspec simulate`: the narrated timeline, totals, JSON, trace files and one-line errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groupspec.cli import cli, main
+
+
+def run(*args: str) -> str:
+    res = CliRunner().invoke(cli, ["simulate", *args], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_cooperative_join_narration() -> None:
+    out = run("new-consumer-joins", "--protocol", "cooperative")
+    assert "seed 0" in out
+    assert "c1 revokes t-4 (onPartitionsRevoked)" in out
+    assert "c2 revokes t-5 (onPartitionsRevoked)" in out
+    assert "c3 gains t-4,t-5 (generation 3, onPartitionsAssigned)" in out
+    assert "owners: c1: t-0,t-2 | c2: t-1,t-3 | c3: t-4,t-5" in out
+    assert "partitions revoked or lost" in out and "partition-seconds without an owner" in out
+
+
+def test_json_totals_show_the_difference() -> None:
+    coop = json.loads(run("new-consumer-joins", "--protocol", "cooperative", "--json"))
+    eager = json.loads(run("new-consumer-joins", "--protocol", "eager", "--json"))
+    assert coop["totals"]["partitions_revoked"] == 2 and eager["totals"]["partitions_revoked"] == 6
+    assert coop["totals"]["partitions_paused"] == 2 and eager["totals"]["partitions_paused"] == 6
+    assert coop["seed"] == 0 and {"t-0", "t-5"} <= set(coop["unowned_ms"])
+    assert coop["unowned_ms"]["t-0"] == 0 and eager["unowned_ms"]["t-0"] > 0
+
+
+def test_trace_and_transcript_files_are_replayable(tmp_path: Path) -> None:
+    files = []
+    for i in range(2):
+        t, s = tmp_path / f"a{i}.jsonl", tmp_path / f"s{i}.jsonl"
+        run("consumer-bounces", "--seed", "9", "--delay", "1-40", "--loss", "0.01", "--trace", str(t), "--transcript", str(s))
+        files.append((t.read_bytes(), s.read_bytes()))
+    assert files[0] == files[1]
+    first = json.loads(files[0][0].splitlines()[0])
+    assert first == {"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": 6}
+
+
+def test_list() -> None:
+    out = run("--list")
+    for name in ("new-consumer-joins", "consumer-bounces", "consumer-leaves-permanently", "static-member-restart",
+                 "rolling-restart", "eager-stop-the-world", "upgrade-eager-to-cooperative"):
+        assert name in out
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["no-such"], "unknown scenario 'no-such'"),
+        ([], "missing SCENARIO"),
+        (["new-consumer-joins", "--members", "1"], "at least 2 members"),
+        (["new-consumer-joins", "--protocol", "cooperative", "--assignor", "range"], "does not support the cooperative"),
+        (["new-consumer-joins", "--assignor", "best"], "unknown assignor 'best'"),
+        (["new-consumer-joins", "--delay", "soon"], "--delay"),
+        (["new-consumer-joins", "--loss", "1.5"], "loss probability"),
+        (["new-consumer-joins", "--faults", "bogus"], "unknown fault(s) bogus"),
+        (["new-consumer-joins", "--protocol", "lazy"], "--protocol"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", *args])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1 and "Traceback" not in err
