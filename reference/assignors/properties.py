@@ -66,7 +66,8 @@ def check_subscribed(counts: Mapping[str, int], subs: Subs, out: Assignment) -> 
 
 def check_complete(counts: Mapping[str, int], subs: Subs, out: Assignment) -> list[str]:
     valid = check_partition_counts(counts)
-    wanted = {(t, p) for m in normalize(subs) for t in m.topics if t in valid for p in range(valid[t])}
+    topics = {t for m in normalize(subs) for t in m.topics if t in valid}
+    wanted = {(t, p) for t in topics for p in range(valid[t])}
     got = {tp for parts in out.values() for tp in parts}
     missing = sorted(wanted - got)
     return [f"I4: unassigned partitions: {missing[:5]} ({len(missing)} in all)"] if missing else []
