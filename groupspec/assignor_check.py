@@ -78,6 +78,7 @@ class PropertyResult:
     examples: int
     counterexample: dict[str, Any] | None = None
     note: str = ""
+    seconds: float = 0.0  #: wall time of this property's search (not in the JSON: reports stay reproducible)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "name": self.name, "verdict": self.verdict,
@@ -670,11 +671,15 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                 continue
             if progress:
                 progress(prop.id)
+            t1 = time.perf_counter()
             results.append(_run_property(prop, ctx, examples, seed))
+            results[-1].seconds = time.perf_counter() - t1
         if not properties or "C1" in properties:
             if progress:
                 progress("C1")
+            t1 = time.perf_counter()
             results.append(_run_churn(ctx, max(1, examples // 10), seed, churn_steps))
+            results[-1].seconds = time.perf_counter() - t1
         _fold_call_failures(results, ctx)
         q = {}
         if quality:

@@ -17,8 +17,9 @@ We compute, with one min-cost flow (``networkx.network_simplex``),
 so the flow first reaches the best balance and, among the best-balanced assignments, moves as few partitions
 as possible away from their current owner (the unique highest-generation claimant that still subscribes). The
 convex cost is linearised by unit arcs member→sink with costs W·(2k−1), k = 1..cap(m). Partitions are
-aggregated into classes (same subscriber set, same current owner) so the graph stays small: 50 members ×
-2,000 partitions is a few thousand arcs. ``cap(m)`` is bounded by the min-max load, found first by binary
+aggregated into classes (same subscriber set, same current owner); a class has a free arc to its owner and
+one cost-1 arc to its subscriber-set node, which fans out to the subscribers, so the graph stays small:
+50 members × 2,000 partitions is a few thousand arcs. ``cap(m)`` is bounded by the min-max load, found first by binary
 search with max-flow on the same aggregated graph.
 """
 from __future__ import annotations
@@ -69,11 +70,14 @@ def _min_max_load(classes: Counter, members: list[str], total: int) -> int:
     """Smallest L such that every partition fits with each member holding at most L (binary search, max-flow)."""
     if total == 0:
         return 0
+    by_set: Counter = Counter()
+    for (subs_set, _o), n in classes.items():
+        by_set[subs_set] += n
     g = nx.DiGraph()
-    for i, ((subs_set, _o), n) in enumerate(classes.items()):
-        g.add_edge("S", ("c", i), capacity=n)
+    for i, (subs_set, n) in enumerate(by_set.items()):
+        g.add_edge("S", ("s", i), capacity=n)
         for m in subs_set:
-            g.add_edge(("c", i), ("m", m), capacity=n)
+            g.add_edge(("s", i), ("m", m), capacity=n)
     lo, hi = -(-total // max(1, len(members))), total
     while lo < hi:
         mid = (lo + hi) // 2
@@ -88,40 +92,49 @@ def _min_max_load(classes: Counter, members: list[str], total: int) -> int:
 
 
 def optimum(ppt: PPT, subs: Subscriptions) -> Optimum:
-    """The most balanced complete assignment reachable with the fewest moves (see the module docstring)."""
+    """The most balanced complete assignment reachable with the fewest moves (see the module docstring).
+
+    Graph: source → subscriber-set node ("s", S) for unowned partitions; source → owner class ("o", S, o)
+    for partitions of S currently owned by o, with a free arc to o (stay) and a cost-1 arc to ("s", S)
+    (move); ("s", S) → every member of S for free; members → sink by unit arcs of convex cost.
+    """
     classes, forced = _classes(ppt, subs)
     members = list(subs)
     total = sum(classes.values())
     if total == 0:
         return Optimum(forced, forced, 0, 0, 0, 0, 0)
     cap_all = _min_max_load(classes, members, total)
-    elig = Counter()
+    elig: Counter = Counter()
+    set_id: dict[frozenset[str], int] = {}
     for (subs_set, _o), n in classes.items():
+        set_id.setdefault(subs_set, len(set_id))
         for m in subs_set:
             elig[m] += n
     w = total + 1
     g = nx.MultiDiGraph()
     g.add_node("S", demand=-total)
     g.add_node("T", demand=total)
-    for i, ((subs_set, owner), n) in enumerate(classes.items()):
-        g.add_edge("S", ("c", i), capacity=n, weight=0)
+    for subs_set, i in set_id.items():
         for m in subs_set:
-            g.add_edge(("c", i), ("m", m), capacity=n, weight=0 if m == owner else 1)
+            g.add_edge(("s", i), ("m", m), capacity=total, weight=0)
+    for (subs_set, owner), n in classes.items():
+        i = set_id[subs_set]
+        if owner is None:
+            g.add_edge("S", ("s", i), capacity=n, weight=0)
+        else:
+            g.add_edge("S", ("o", i, owner), capacity=n, weight=0)
+            g.add_edge(("o", i, owner), ("m", owner), capacity=n, weight=0)
+            g.add_edge(("o", i, owner), ("s", i), capacity=n, weight=1)
     for m in members:
         for k in range(1, min(cap_all, elig[m]) + 1):
             g.add_edge(("m", m), "T", capacity=1, weight=w * (2 * k - 1))
-    flow = nx.network_simplex(g)[1]
-    loads = {m: 0 for m in members}
-    moves = forced
-    for i, ((subs_set, owner), _n) in enumerate(classes.items()):
-        for m in subs_set:
-            f = sum(flow[("c", i)][("m", m)].values())
-            loads[m] += f
-            if m != owner and owner is not None:
-                moves += f
+    cost, flow = nx.network_simplex(g)
+    loads = {m: sum(flow[("m", m)]["T"].values()) if g.has_node(("m", m)) else 0 for m in members}
+    moved = sum(sum(flow[("o", set_id[s_], o)][("s", set_id[s_])].values())
+                for (s_, o) in classes if o is not None)
     vals = list(loads.values())
-    return Optimum(moves=moves, forced=forced, sum_squares=sum(v * v for v in vals), spread=max(vals) - min(vals),
-                   max_load=max(vals), min_load=min(vals), partitions=total)
+    return Optimum(moves=forced + moved, forced=forced, sum_squares=sum(v * v for v in vals),
+                   spread=max(vals) - min(vals), max_load=max(vals), min_load=min(vals), partitions=total)
 
 
 def moves_of(subs: Subscriptions, out: Mapping[str, Any]) -> int:
