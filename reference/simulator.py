@@ -120,7 +120,9 @@ class Simulator:
         ]
         self.group_log: list[dict[str, Any]] = []
         self._transcript: list[tuple[Any, ...]] = []
-        self._wakes: set[tuple[str, Any, int]] = set()
+        # earliest pending wake-up per consumer process / broker (later ones are not queued: the
+        # earlier wake-up re-arms the timer when it fires)
+        self._wake_at: dict[Any, int] = {}
         self._last_group: tuple[Any, ...] | None = None
         self.steps = 0
 
@@ -151,26 +153,37 @@ class Simulator:
         """Process the next event; ``None`` when nothing is left."""
         if not self._queue:
             return None
+        trace_start = len(self.trace)
+        rec = self._step()
+        return StepRecord(self.now, rec[0], rec[1], rec[2], tuple(self.trace[trace_start:]))
+
+    def _step(self) -> tuple[str, str, str]:
         at, _, kind, a, b = heapq.heappop(self._queue)
         self.now = max(self.now, at)
         self.steps += 1
-        trace_start = len(self.trace)
         if kind == "deliver":
-            rec = self._deliver(a)
-        elif kind == "poll":
-            rec = self._on_poll(a, b)
-        elif kind == "tick":
-            self._wakes.discard(("c", (a, b), at))
-            rec = self._on_tick(a, b)
-        elif kind == "bwake":
-            self._wakes.discard(("b", a, at))
-            rec = self._on_broker_wake(a)
-        elif kind == "load":
-            rec = self._on_finish_load(a)
-        else:
-            rec = self._on_action(a, b)
-        new = tuple(self.trace[trace_start:])
-        return StepRecord(self.now, rec[0], rec[1], rec[2], new)
+            return self._deliver(a)
+        if kind == "poll":
+            return self._on_poll(a, b)
+        if kind == "tick":
+            if self._wake_at.get((a, b)) != at:
+                return ("tick", a, "superseded wake-up")  # an earlier wake-up re-armed the timer
+            del self._wake_at[(a, b)]
+            return self._on_tick(a, b)
+        if kind == "bwake":
+            if self._wake_at.get(a) != at:
+                return ("broker", f"broker-{a}", "superseded wake-up")
+            del self._wake_at[a]
+            return self._on_broker_wake(a)
+        if kind == "load":
+            return self._on_finish_load(a)
+        return self._on_action(a, b)
+
+    def _wake(self, key: Any, at: int, kind: str, a: Any, b: Any = None) -> None:
+        cur = self._wake_at.get(key)
+        if cur is None or at < cur:
+            self._wake_at[key] = at
+            self._push(at, kind, a, b)
 
     def run_until(self, time_ms: int) -> list[StepRecord]:
         """Process every event due at or before ``time_ms``; the clock ends at ``time_ms``."""
@@ -186,7 +199,7 @@ class Simulator:
         """Like :meth:`run_until` without collecting records (the fast path); returns the step count."""
         n = 0
         while self._queue and self._queue[0][0] <= time_ms:
-            self.step()
+            self._step()
             n += 1
         self.now = max(self.now, time_ms)
         return n
@@ -216,11 +229,7 @@ class Simulator:
         self._flush_events(p)
         nt = c.next_timer_ms()
         if nt is not None:
-            nt = max(nt, self.now)
-            key = ("c", (p.name, p.incarnation), nt)
-            if key not in self._wakes:
-                self._wakes.add(key)
-                self._push(nt, "tick", p.name, p.incarnation)
+            self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
 
     def _flush_events(self, p: _Proc) -> None:
         evs = p.consumer.events
@@ -268,7 +277,8 @@ class Simulator:
         p = self._proc(name, inc)
         if p is None:
             return ("tick", name, "process gone")
-        if self._deferred(p, "tick", name, inc):
+        if p.paused_until > self.now:
+            self._wake((name, inc), p.paused_until, "tick", name, inc)
             return ("tick", name, "paused")
         sends = p.consumer.tick(self.now)
         self._after_consumer(p, sends)
@@ -331,11 +341,7 @@ class Simulator:
         b = self.brokers[node]
         nd = b.next_deadline()
         if nd is not None:
-            nd = max(nd, self.now)
-            key = ("b", node, nd)
-            if key not in self._wakes:
-                self._wakes.add(key)
-                self._push(nd, "bwake", node)
+            self._wake(node, max(nd, self.now), "bwake", node)
         if api not in ("Heartbeat", "OffsetCommit", "FindCoordinator"):
             self._observe_group()
 
