@@ -8,6 +8,7 @@ from groupspec.reference.assignors import get
 from groupspec.reference.assignors.properties import (
     check_all,
     check_cooperative,
+    check_generation_validated,
     check_movability,
     check_no_two_cycles,
     converge,
@@ -270,6 +271,25 @@ def test_out_of_range_and_unknown_claims_are_ignored():
             "b": {"topics": ["t"], "generation": 3}}
     d = sticky_assign({"t": 2}, subs)
     assert d.ideal == {"a": [("t", 0)], "b": [("t", 1)]} and d.transfers == {}
+
+
+def test_generation_validated_deferral_on_general_path():
+    """I6': u-0 is claimed by both members in the same generation. Kafka's general path gives it to
+    consumer1 at once (consumer1 lists it as owned, so it is not "newly added"); we withhold it one round."""
+    counts = {"t": 1, "u": 2}
+    subs = {"c1": {"topics": ["u"], "owned": [["u", 0]], "generation": 2},
+            "c2": {"topics": ["t", "u"], "owned": [["u", 0]], "generation": 2}}
+    d = get("cooperative-sticky").assign_detailed(counts, subs)
+    assert d.path == "general"
+    assert d.ideal == {"c1": [("u", 0), ("u", 1)], "c2": [("t", 0)]}
+    assert d.transfers == {("u", 0): "c1"}
+    assert d.round_one == {"c1": [("u", 1)], "c2": [("t", 0)]}
+    kafka_round_one = d.ideal  # what Kafka's raw-owned transfer rule would hand out
+    assert check_cooperative(subs, kafka_round_one) == []  # Kafka's own check (I6) cannot see the problem
+    assert check_generation_validated(subs, kafka_round_one) != []  # I6' does
+    assert check_generation_validated(subs, d.round_one) == []
+    rounds, out = converge(get("cooperative-sticky").assign, counts, subs)
+    assert rounds == 1 and out == d.ideal
 
 
 def test_result_independent_of_input_member_order():

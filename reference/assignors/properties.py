@@ -13,6 +13,8 @@ the properties (no shared code with the assignors beyond the input normaliser):
 * I4 :func:`check_complete` — every partition of every subscribed existing topic is assigned;
 * I5 :func:`check_movability` — for |A| > |B| + 1, A holds no partition of a topic B subscribes to;
 * I6 :func:`check_cooperative` — added ∩ revoked = ∅ against the raw owned claims (Kafka's check);
+* I6' :func:`check_generation_validated` — a partition appears in a member's round output only if
+  nobody else claims it or the member claims it with a strictly higher generation than all others;
 * I9 :func:`check_no_two_cycles` — per topic, no pair of members swaps partitions both ways.
 
 :func:`converge` drives a cooperative assignor the way ``CooperativeStickyAssignorTest`` does:
@@ -34,6 +36,7 @@ __all__ = [
     "check_cooperative",
     "check_members",
     "check_movability",
+    "check_generation_validated",
     "check_no_duplicates",
     "check_no_two_cycles",
     "check_subscribed",
@@ -98,6 +101,24 @@ def check_cooperative(subs: Subs, out: Assignment) -> list[str]:
     return [f"I6: moved directly between members in one round: {both[:5]}"] if both else []
 
 
+def check_generation_validated(subs: Subs, out: Assignment) -> list[str]:
+    members = normalize(subs)
+    gen = {m.member_id: (m.generation if m.generation >= 0 else -1) for m in members}
+    claimants: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for m in members:
+        for tp in m.owned:
+            claimants[tp].add(m.member_id)
+    bad = []
+    for mid, parts in out.items():
+        for tp in parts:
+            others = claimants.get(tp, set()) - {mid}
+            if not others:
+                continue
+            if mid not in claimants[tp] or any(gen[o] >= gen[mid] for o in others):
+                bad.append((mid, tp))
+    return [f"I6': given while another member may still own it: {bad[:5]}"] if bad else []
+
+
 def check_no_two_cycles(subs: Subs, out: Assignment) -> list[str]:
     """Kafka's ``isSticky``: previous owner = the unique raw claimant (contested claims are ignored)."""
     claimants: dict[tuple[str, int], list[str]] = defaultdict(list)
@@ -122,7 +143,7 @@ def check_all(counts: Mapping[str, int], subs: Subs, out: Assignment, *, complet
     if balanced:
         problems += check_movability(counts, subs, out)
     if cooperative:
-        problems += check_cooperative(subs, out)
+        problems += check_cooperative(subs, out) + check_generation_validated(subs, out)
     if sticky:
         problems += check_no_two_cycles(subs, out)
     return problems

@@ -42,6 +42,9 @@ is ``(topic, partition)`` order.  Members are indices; ``rank[m]`` is the member
 4. **Cooperative deferral** (``CooperativeStickyAssignor.adjustAssignment``): transfers are the
    constrained path's map, or on the general path the partitions newly assigned to a member and
    raw-owned-but-not-assigned by another; they are withheld from their new owner in this round.
+   On the general path we also withhold a partition from a member that claims it when another
+   member claims it with the same or a higher generation (I6', generation-validated; Kafka hands
+   it over at once, see docs/assignors.md).
 """
 from __future__ import annotations
 
@@ -611,16 +614,33 @@ def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
 
 
 def _general_transfers(prob: _Problem, assigned: list[set[int]]) -> dict[int, int]:
-    """``CooperativeStickyAssignor.computePartitionsTransferringOwnership`` with raw owned claims."""
+    """Transfers on the general path.
+
+    Kafka (``CooperativeStickyAssignor.computePartitionsTransferringOwnership``): partitions newly
+    assigned to a member (not in its raw owned list) that some member raw-owns but does not get.
+    We add the generation-validated rule I6': a partition a member raw-owns is still withheld from
+    it when another member claims it with the same or a higher generation, because that other
+    member may be consuming it until it learns of this assignment.
+    """
     revoked: set[int] = set()
+    claimants: dict[int, list[int]] = {}
     for m, owned in enumerate(prob.raw_owned):
         a = assigned[m]
-        revoked.update(g for g in owned if g not in a)
+        for g in owned:
+            claimants.setdefault(g, []).append(m)
+            if g not in a:
+                revoked.add(g)
+    gen = prob.generation
     out: dict[int, int] = {}
     for m, a in enumerate(assigned):
-        owned = set(prob.raw_owned[m])
         for g in a:
-            if g not in owned and g in revoked:
+            cl = claimants.get(g)
+            if not cl:
+                continue
+            if m not in cl:
+                if g in revoked:
+                    out[g] = m
+            elif any(o != m and gen[o] >= gen[m] for o in cl):
                 out[g] = m
     return out
 
