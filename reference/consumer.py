@@ -834,9 +834,11 @@ class Consumer:
             self.rejoin_needed = True
         elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
             if f.generation == self.generation and self.state is not MemberState.PREPARING_REBALANCE:
+                self._fenced(now, err)
                 self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
         elif err is Error.FENCED_INSTANCE_ID:
             if f.generation == self.generation:
+                self._fenced(now, err)
                 self.fatal = err.name
         elif err in _COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()

@@ -85,7 +85,8 @@ class Network:
         c = self.config
         if c.min_delay_ms == c.max_delay_ms:
             return c.min_delay_ms
-        return self.rng.randint(c.min_delay_ms, c.max_delay_ms)
+        # uniform over [min, max]; one random() call (cheaper than randint)
+        return c.min_delay_ms + int(self.rng.random() * (c.max_delay_ms - c.min_delay_ms + 1))
 
     def _schedule(self, now: int, src: str, dst: str, conn: int) -> int:
         at = now + self._delay()

@@ -338,6 +338,9 @@ class Simulator:
                 self._push(env.deliver_at, "deliver", env)
 
     def _after_broker(self, node: int, api: str) -> None:
+        if api in ("Heartbeat", "OffsetCommit") and node in self._wake_at:
+            # these only push a member's session deadline later; the pending wake-up re-arms
+            return
         b = self.brokers[node]
         nd = b.next_deadline()
         if nd is not None:
