@@ -119,15 +119,24 @@ def ite(c: Expr, a: Any, b: Any) -> Any:
     """Field-wise ``If(c, a, b)`` over symbolic records, tuples and terms."""
     if a is b:
         return a
+    if not (z3.is_true(c) or z3.is_false(c)):
+        c = z3.simplify(c)
+    return _ite_plain(c, a, b)
+
+
+def _ite_plain(c: Expr, a: Any, b: Any) -> Any:
+    if a is b:
+        return a
     if isinstance(a, tuple):
-        return tuple(ite(c, x, y) for x, y in zip(a, b))
+        return tuple(_ite_plain(c, x, y) for x, y in zip(a, b))
     if hasattr(a, "__dataclass_fields__"):
-        return type(a)(**{f.name: ite(c, getattr(a, f.name), getattr(b, f.name)) for f in fields(a)})
+        return type(a)(**{f.name: _ite_plain(c, getattr(a, f.name), getattr(b, f.name)) for f in fields(a)})
     if z3.is_true(c):
         return a
     if z3.is_false(c):
         return b
     return z3.If(c, a, b)
+
 
 
 def eq(a: Any, b: Any) -> list[BoolT]:
@@ -324,8 +333,13 @@ class Encoding:
         return z3.And(c.proc == int(Proc.UP), c.id == int(Id.CURRENT), s.group.records[i].present)
 
     def live_member(self, s: SState, i: int) -> BoolT:
+        """The model's ``live_member``: a member of the current generation (paused or not)."""
         c = s.clients[i]
-        return z3.And(c.proc != int(Proc.DOWN), c.id == int(Id.CURRENT), s.group.records[i].present)
+        g = s.group
+        behind = z3.And(c.generation > NO_GENERATION, c.generation < g.generation)
+        answered = z3.And(c.inbox.present, c.inbox.reply == int(Reply.JOIN), c.inbox.generation == g.generation)
+        return z3.And(c.proc != int(Proc.DOWN), c.id == int(Id.CURRENT), g.records[i].present,
+                      z3.Implies(behind, answered))
 
     def _first_present(self, records: tuple[SRecord, ...], extra: Any = None) -> Expr:
         out: Expr = z3.IntVal(-1)
@@ -355,7 +369,11 @@ class Encoding:
                           z3.Or(g.status == int(GS.STABLE), g.status == int(GS.PREPARING_REBALANCE)))
             g = replace(g, held=z3.If(hold, r.assignment, g.held), held_for=z3.If(hold, z3.IntVal(i), g.held_for))
         c = clients[i]
-        clients = _set(clients, i, replace(c, id=z3.If(c.id == int(Id.CURRENT), z3.IntVal(int(Id.STALE)), c.id)))
+        parked = z3.And(z3.Or(z3.And(r.joined, g.status == int(GS.PREPARING_REBALANCE)), r.awaiting_sync),
+                        c.proc != int(Proc.DOWN))
+        stale = replace(c, id=z3.IntVal(int(Id.STALE)))
+        told = replace(stale, inbox=self.inbox(Reply.UNKNOWN_MEMBER_ID))
+        clients = _set(clients, i, ite(c.id == int(Id.CURRENT), ite(parked, told, stale), c))
         records = _set(g.records, i, self.no_record())
         leader = z3.If(g.leader == i, self._first_present(records), g.leader)
         g = replace(g, records=records, leader=leader)
@@ -382,12 +400,15 @@ class Encoding:
         any_present = z3.Or(*[r.present for r in records])
         empty_g = replace(g, status=z3.IntVal(int(GS.EMPTY)), generation=gen, leader=z3.IntVal(-1),
                           records=tuple(records), target_present=z3.BoolVal(False),
-                          target=tuple(self.P(0) for _ in range(self.n)))
+                          target=tuple(self.P(0) for _ in range(self.n)), held=self.P(0), held_for=z3.IntVal(-1))
         cur = _sel(tuple(records), g.leader, self.no_record())
         keep_leader = z3.And(g.leader >= 0, cur.present, cur.joined)
         leader = z3.If(keep_leader, g.leader, self._first_present(tuple(records), lambda r: r.joined))
         g1 = replace(g, records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g1)
+        if proto.delayed:
+            back = z3.And(g1.held != 0, g1.held_for >= 0, _sel(g1.records, g1.held_for, self.no_record()).present)
+            g1 = replace(g1, held=z3.If(back, self.P(0), g1.held), held_for=z3.If(back, z3.IntVal(-1), g1.held_for))
         for i in range(self.n):
             r = records[i]
             answer = z3.And(r.present, r.joined, cl[i].id == int(Id.CURRENT), cl[i].proc != int(Proc.DOWN))
@@ -465,17 +486,14 @@ class Encoding:
             give_back_on = z3.And(has, g.held_for >= 0, back_present)
             held_back = z3.If(z3.And(has, z3.Not(give_back_on)), g.held, self.P(0))
         present = [r.present for r in records]
-        results, _side = self.assignor_call(present, [r.topics for r in records],
-                                            [r.owned & ~held_back for r in records],
+        claims = [r.owned & ~held_back for r in records]
+        if proto.delayed:
+            claims = [z3.If(z3.And(give_back_on, g.held_for == i), claims[i] | g.held, claims[i])
+                      for i in range(self.n)]
+        results, _side = self.assignor_call(present, [r.topics for r in records], claims,
                                             [r.generation for r in records], [r.static for r in records],
                                             existing & ~held_back)
         result = list(results)
-        if proto.delayed:
-            back_rec = _sel(records, g.held_for, self.no_record())
-            back = g.held & self.subscribed(back_rec.topics, existing)
-            for i in range(self.n):
-                result[i] = z3.If(give_back_on, z3.If(g.held_for == i, result[i] & ~back | back, result[i] & ~back),
-                                  result[i])
         if proto.rebalance == "cooperative" and proto.withhold_transfers:
             gaining = self.P(0)
             losing = self.P(0)
@@ -656,19 +674,14 @@ class Encoding:
         return SState(g, cl, s.budget)
 
     def _release_held(self, s: SState) -> SState:
-        g = replace(s.group, held=self.P(0), held_for=z3.IntVal(-1))
-        cl = list(s.clients)
-        for k in range(self.n):
-            poke = z3.And(s.group.leader == k, self.alive(s, k))
-            cl[k] = ite(poke, replace(cl[k], rejoin=z3.BoolVal(True)), cl[k])
-        return SState(g, tuple(cl), s.budget)
+        return SState(replace(s.group, held=self.P(0), held_for=z3.IntVal(-1)), s.clients, s.budget)
 
     def _unassigned_new(self, s: SState) -> BoolT:
         g = s.group
         assigned = self.P(0)
         wanted = self.P(0)
         for r in g.records:
-            assigned = assigned | z3.If(r.present, r.assignment, self.P(0))
+            assigned = assigned | z3.If(r.present, r.assignment | r.owned, self.P(0))
             wanted = wanted | z3.If(r.present, self.subscribed(r.topics, g.partitions), self.P(0))
         return (wanted & ~assigned & ~g.held) != 0
 
@@ -714,7 +727,7 @@ class Encoding:
             hb_on = z3.And(idle, z3.Or(c.status == int(MS.STABLE), c.status == int(MS.COMPLETING_REBALANCE)),
                            c.id != int(Id.NONE), hb_some)
             out.append((A.Heartbeat(i), hb_on, hb))
-            if "partitions" in faults:
+            if "partitions" in faults or proto.delayed:
                 nm = z3.And(idle, g.leader == i, c.status == int(MS.STABLE), z3.Not(c.rejoin),
                             g.status == int(GS.STABLE), self.alive(s, i), self._unassigned_new(s))
                 out.append((A.NoticeMetadata(i), nm, SState(g, _set(s.clients, i, replace(c, rejoin=z3.BoolVal(True))),
@@ -739,7 +752,7 @@ class Encoding:
             out.append((A.RebalanceTimeout(), z3.And(g.status == int(GS.PREPARING_REBALANCE), any_joined, any_dead),
                         SState(g2, cl2, s.budget)))
         if proto.delayed:
-            out.append((A.DelayExpired(), z3.And(g.held != 0, g.status == int(GS.STABLE)), self._release_held(s)))
+            out.append((A.DelayExpired(), g.held != 0, self._release_held(s)))
         else:
             out.append((A.DelayExpired(), F, s))
         if "partitions" in faults:
@@ -908,7 +921,10 @@ class Encoding:
                                       [r.static for r in g.records], g.partitions)
         for i in range(self.n):
             conds.append(z3.Implies(g.records[i].present, again[i] == g.records[i].assignment))
-        return z3.And(*conds)
+        everyone_gone = z3.And(g.status == int(GS.EMPTY),
+                               *[z3.And(c.proc == int(Proc.DOWN), z3.Not(c.ghost_present)) for c in s.clients])
+        gone_ok = z3.And(g.held == 0, *[z3.Not(r.present) for r in g.records])
+        return z3.If(everyone_gone, gone_ok, z3.And(*conds))
 
 
 def instance_index(enc: Encoding, a: A.Action) -> int:
