@@ -32,6 +32,7 @@ from typing import Any
 from .assignors import NAMES as ASSIGNOR_NAMES
 from .assignors import get as get_assignor
 from .consumer import FAULTS as CONSUMER_FAULTS
+from .coordinator import FAULTS as COORDINATOR_FAULTS
 from .consumer import ConsumerConfig
 from .network import NetworkConfig
 from .simulator import SimConfig, Simulator
@@ -55,7 +56,7 @@ class ScenarioOptions:
     members: int = 3
     partitions: int = 6
     seed: int = 0
-    faults: frozenset[str] = frozenset()
+    faults: frozenset[str] = frozenset()  # consumer and/or coordinator fault switches (mutants)
     network: NetworkConfig = NetworkConfig()
     failover_at_ms: int | None = None
 
@@ -70,7 +71,8 @@ class _Setup:
         return member_config(name, self.protocol, self.opts.assignor, assignors, static)
 
     def start(self, t: int, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> None:
-        self.sim.at(t, "start", name, config=self.config(name, assignors, static), faults=self.opts.faults)
+        self.sim.at(t, "start", name, config=self.config(name, assignors, static),
+                    faults=self.opts.faults & CONSUMER_FAULTS)
 
     def names(self) -> list[str]:
         return [f"c{i}" for i in range(1, self.opts.members + 1)]
@@ -291,10 +293,12 @@ def run_scenario(name: str, opts: ScenarioOptions) -> ScenarioReport:
         raise ScenarioError(f"scenario {name} needs at least {sc.min_members} members, got {opts.members}")
     if opts.partitions < 1:
         raise ScenarioError(f"--partitions must be at least 1, got {opts.partitions}")
-    bad = opts.faults - CONSUMER_FAULTS
+    bad = opts.faults - CONSUMER_FAULTS - COORDINATOR_FAULTS
     if bad:
-        raise ScenarioError(f"unknown fault(s) {', '.join(sorted(bad))}; choose from {', '.join(sorted(CONSUMER_FAULTS))}")
-    sim = Simulator(SimConfig(seed=opts.seed, topics=((TOPIC, opts.partitions),), network=opts.network))
+        raise ScenarioError(f"unknown fault(s) {', '.join(sorted(bad))}; choose from "
+                            f"{', '.join(sorted(CONSUMER_FAULTS | COORDINATOR_FAULTS))}")
+    sim = Simulator(SimConfig(seed=opts.seed, topics=((TOPIC, opts.partitions),), network=opts.network,
+                              coordinator_faults=opts.faults & COORDINATOR_FAULTS))
     setup = _Setup(sim, opts, protocol)
     sc.build(setup)
     if opts.failover_at_ms is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from groupspec.reference.network import NetworkConfig
+from groupspec.reference.network import Network, NetworkConfig
 from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
 from groupspec.reference.simulator import SimConfig, Simulator
 from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
@@ -304,3 +304,54 @@ def test_trace_lines_follow_the_contract(tmp_path: Any) -> None:
         write_trace(tmp_path / name, r.sim.trace)
         assert read_trace(tmp_path / name) == r.sim.trace
     assert (tmp_path / "t.jsonl").read_text() == dumps_jsonl(r.sim.trace)
+
+
+@pytest.mark.parametrize(
+    "scenario, protocol, fault, failover",
+    [
+        ("consumer-leaves-permanently", "cooperative", "heartbeat_none_in_prepare", None),
+        ("rolling-restart", "static", "lose_assignment_on_failover", 30000),
+    ],
+)
+def test_coordinator_mutants_leave_partitions_without_owner(scenario: str, protocol: str, fault: str, failover: int | None) -> None:
+    def incomplete(faults: frozenset[str]) -> bool:
+        r = run_scenario(scenario, ScenarioOptions(protocol=protocol, faults=faults, failover_at_ms=failover))
+        return any(len(v) != 1 for v in r.ownership.final_owners.values())
+
+    assert incomplete(frozenset({fault}))
+    assert not incomplete(frozenset())
+
+
+# ------------------------------------------------------------------------- the network model
+
+
+def test_network_fifo_per_connection_without_reorder() -> None:
+    net = Network(NetworkConfig(1, 50), random.Random(0))
+    times = [net.send(i, "a", "b", 0, i, i, False)[0].deliver_at for i in range(200)]
+    assert times == sorted(times) and len(set(times)) > 1
+
+
+def test_network_loss_duplicate_reorder_rates() -> None:
+    net = Network(NetworkConfig(1, 50, loss=0.2, duplicate=0.3, reorder=0.5), random.Random(1))
+    copies = [net.send(i, "a", "b", 0, i, i, False) for i in range(4000)]
+    assert 600 < net.lost < 1000 and sum(1 for c in copies if not c) == net.lost
+    assert 800 < net.duplicated < 1200 and sum(1 for c in copies if len(c) == 2) == net.duplicated
+    assert all(c[1].copy == 1 for c in copies if len(c) == 2)
+    order = [e.deliver_at for c in copies for e in c[:1]]
+    assert order != sorted(order) and net.reordered > 0
+
+
+def test_network_config_validated() -> None:
+    with pytest.raises(ValueError, match="delay range"):
+        NetworkConfig(5, 1)
+    with pytest.raises(ValueError, match="duplicate probability"):
+        NetworkConfig(duplicate=-0.1)
+
+
+def test_stale_connection_replies_are_dropped() -> None:
+    # the coordinator moves while requests are parked: their answers travel on connections the
+    # members have already dropped
+    opts = ScenarioOptions(protocol="eager", seed=3, failover_at_ms=20300, network=NetworkConfig(5, 40))
+    r = run_scenario("new-consumer-joins", opts)
+    assert r.sim.network.dropped_stale >= 1
+    assert all(len(v) == 1 for v in r.ownership.final_owners.values())

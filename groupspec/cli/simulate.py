@@ -28,7 +28,7 @@ def _parse_delay(text: str) -> tuple[int, int]:
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
-@click.option("--faults", default="", help="Comma-separated consumer fault switches (mutants), e.g. ignore_owned.")
+@click.option("--faults", default="", help="Comma-separated fault switches (mutants) of the consumer (e.g. ignore_owned) or the coordinator (e.g. no_static_fence).")
 @click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
 @click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
 @click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
