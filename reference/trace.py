@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError"]
+__all__ = [
+    "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError", "overlaps_are_zombies",
+]
 
 _KEY_ORDER = (
     "ts_ms", "group", "member", "event", "partitions", "generation", "protocol", "member_id",
@@ -175,6 +177,24 @@ def ownership(events: list[dict[str, Any]], start_ms: int = 0, end_ms: int | Non
         res.unowned_ms.setdefault(tp, 0)
     res.final_owners = {tp: sorted(owners.get(tp, set())) for tp in sorted(partitions)}
     return res
+
+
+def overlaps_are_zombies(events: list[dict[str, Any]], double_owned: list[dict[str, Any]]) -> bool:
+    """True when every double-ownership instant involves a zombie: an owner whose next event about
+    its membership is ``fenced`` or ``left`` (it had been removed and had not noticed yet)."""
+    for d in double_owned:
+        explained = False
+        for m in d["owners"]:
+            nxt = next(
+                (e for e in events if e.get("member") == m and int(e["ts_ms"]) >= d["ts_ms"]
+                 and e["event"] in ("fenced", "assigned", "left")),
+                None,
+            )
+            if nxt is not None and nxt["event"] in ("fenced", "left"):
+                explained = True
+        if not explained:
+            return False
+    return True
 
 
 def iter_member_events(events: list[dict[str, Any]], member: str) -> Iterator[dict[str, Any]]:

@@ -10,7 +10,7 @@ import pytest
 from groupspec.reference.network import Network, NetworkConfig
 from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
 from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
+from groupspec.reference.trace import dumps_jsonl, overlaps_are_zombies, ownership, read_trace, write_trace
 
 import os
 
@@ -198,19 +198,6 @@ def test_mutant_no_rejoin_after_revoke_leaves_partitions_unowned() -> None:
 # ------------------------------------------------------------------------- fault injection
 
 
-def _zombie_only(trace: list[dict[str, Any]], double: list[dict[str, Any]]) -> bool:
-    """Every overlap involves an owner that later learns it was fenced (a zombie)."""
-    for d in double:
-        ok = False
-        for m in d["owners"]:
-            later = [e for e in trace if e.get("member") == m and e["ts_ms"] >= d["ts_ms"] and e["event"] in ("fenced", "assigned", "left")]
-            if later and later[0]["event"] in ("fenced", "left"):
-                ok = True
-        if not ok:
-            return False
-    return True
-
-
 def _random_run(seed: int) -> tuple[Simulator, int]:
     r = random.Random(seed)
     protocol = r.choice(["eager", "cooperative", "static"])
@@ -249,7 +236,7 @@ def test_random_faults_converge_after_the_network_heals(seed: int) -> None:
     assert all(m["state"] == "STABLE" and not m["rejoin_needed"] for m in live.values()), snap["members"]
     own = ownership(sim.trace, 0, end)
     assert all(len(v) == 1 and v[0] in live for v in own.final_owners.values()), own.final_owners
-    assert _zombie_only(sim.trace, own.double_owned), own.double_owned
+    assert overlaps_are_zombies(sim.trace, own.double_owned), own.double_owned
     assert snap["group"]["state"] == "Stable"
 
 
@@ -355,3 +342,22 @@ def test_stale_connection_replies_are_dropped() -> None:
     r = run_scenario("new-consumer-joins", opts)
     assert r.sim.network.dropped_stale >= 1
     assert all(len(v) == 1 for v in r.ownership.final_owners.values())
+
+
+def test_zombie_explanation_rejects_a_mutant_overlap() -> None:
+    """overlaps_are_zombies accepts the GC-pause zombie but not an overlap made by a broken member."""
+    sim = Simulator(SimConfig(seed=1))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, "eager", None))
+    sim.at(15000, "pause", "c2", duration_ms=20000)
+    sim.run_quietly_until(60000)
+    zombie = ownership(sim.trace, 0, 60000)
+    assert zombie.double_owned and overlaps_are_zombies(sim.trace, zombie.double_owned)
+    for seed in range(5):
+        r = run_scenario("new-consumer-joins", ScenarioOptions(protocol="eager", seed=seed,
+                                                               faults=frozenset({"skip_revoke_before_join"})))
+        if r.ownership.double_owned:
+            assert not overlaps_are_zombies(r.sim.trace, r.ownership.double_owned)
+            break
+    else:
+        raise AssertionError("the mutant never produced an overlap")
