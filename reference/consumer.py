@@ -585,10 +585,12 @@ class Consumer:
         self.owned = tuple(tp for tp in self.owned if tp not in gone)
 
     def _reset_generation(self, keep_member_id: bool) -> None:
-        """``resetStateAndGeneration``."""
+        """``resetStateAndRejoin``: forget the generation (and maybe the member id), rejoin, and run
+        ``onJoinPrepare`` again first - it will report the owned partitions lost."""
         self.state = MemberState.UNJOINED
         self.generation = _Generation(-1, self.generation.member_id, None) if keep_member_id else NO_GENERATION
         self.rejoin_needed = True
+        self.needs_join_prepare = True
 
     def _fenced(self, now: int, err: Error) -> None:
         self._event(now, "fenced", error=err.name)
@@ -612,14 +614,15 @@ class Consumer:
                 self._send_sync(now, (), out)
         elif err is Error.MEMBER_ID_REQUIRED:
             self.generation = _Generation(-1, resp.member_id, None)
-            self._send_join(now, out)  # rejoin immediately
+            self._join_group_if_needed(now, out)  # rejoin immediately
         elif err is Error.UNKNOWN_MEMBER_ID:
             if f.generation == self.generation:
                 self._fenced(now, err)
                 self._reset_generation(keep_member_id=False)
-            self._send_join(now, out)
+            self._join_group_if_needed(now, out)
         elif err in (Error.REBALANCE_IN_PROGRESS, Error.ILLEGAL_GENERATION):
-            self._send_join(now, out)
+            self.rejoin_needed = True
+            self._join_group_if_needed(now, out)
         elif err in _COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()
         elif err is Error.COORDINATOR_LOAD_IN_PROGRESS:
@@ -690,7 +693,9 @@ class Consumer:
         err = resp.error
         if err is Error.NONE:
             if self.state is not MemberState.COMPLETING_REBALANCE or f.generation != self.generation:
+                # the heartbeat thread reset us meanwhile: raised as ILLEGAL_GENERATION, rejoin now
                 self.rejoin_needed = True
+                self._join_group_if_needed(now, out)
                 return
             if resp.protocol_name is not None and resp.protocol_name != self.generation.protocol_name:
                 self.fatal = Error.INCONSISTENT_GROUP_PROTOCOL.name
@@ -707,12 +712,13 @@ class Consumer:
             self._on_join_complete(now, tuple(asg.partitions), out)
         elif err is Error.REBALANCE_IN_PROGRESS:
             self.rejoin_needed = True
-            self._send_join(now, out)
+            self._join_group_if_needed(now, out)
         elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
             if f.generation == self.generation:
                 self._fenced(now, err)
                 self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
-            self._send_join(now, out)
+            self.rejoin_needed = True
+            self._join_group_if_needed(now, out)
         elif err in _COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()
         elif err is Error.FENCED_INSTANCE_ID:

@@ -370,3 +370,30 @@ def test_close_revokes_and_leaves() -> None:
     finish_sync(c, join_as_leader(c, SUB2), [("t", 0)])
     only(c.close(50), LeaveGroupRequest)
     assert [e.event for e in c.events][-2:] == ["revoked", "left"]
+
+
+def _stable_coop(parts: list[tuple[str, int]]) -> tuple[Consumer, Send]:
+    """A cooperative member owning ``parts``, rejoining: returns it with its SyncGroup in flight."""
+    c = make(("cooperative-sticky",))
+    finish_sync(c, join_as_leader(c, {"m1": Subscription(("t",))}), parts)
+    c.rejoin_needed = True
+    j = only(c.poll(10), JoinGroupRequest)
+    resp = JoinGroupResponse(Error.NONE, 2, "consumer", "cooperative-sticky", "m0", "m1")
+    return c, only(c.receive(11, j.corr, resp), SyncGroupRequest)
+
+
+def test_sync_illegal_generation_reports_owned_partitions_lost_before_rejoining() -> None:
+    """AbstractCoordinator.resetStateAndRejoin sets needsJoinPrepare: onJoinPrepare runs again."""
+    c, sync = _stable_coop([("t", 0), ("t", 1)])
+    j = only(c.receive(12, sync.corr, SyncGroupResponse(Error.ILLEGAL_GENERATION)), JoinGroupRequest)
+    assert kinds(c)[-1] == ("lost", (("t", 0), ("t", 1)))
+    sub = decode_subscription(j.request.protocols[0][1])
+    assert j.request.member_id == "m1" and sub.owned_partitions == () and sub.generation_id == -1
+
+
+def test_sync_rebalance_in_progress_rejoins_keeping_partitions() -> None:
+    c, sync = _stable_coop([("t", 0), ("t", 1)])
+    j = only(c.receive(12, sync.corr, SyncGroupResponse(Error.REBALANCE_IN_PROGRESS)), JoinGroupRequest)
+    assert [k for k, _ in kinds(c)] == ["assigned"]
+    sub = decode_subscription(j.request.protocols[0][1])
+    assert sub.owned_partitions == (("t", 0), ("t", 1)) and sub.generation_id == 2
