@@ -44,11 +44,14 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
               help="Seconds one call of the candidate may take before it counts as hanging (I11).")
 @click.option("--compare", nargs=2, metavar="A B", default=None,
               help="Run two candidates on the same generated inputs and show them side by side.")
+@click.option("--only", "only", multiple=True, metavar="ID",
+              help="Check only this property (repeatable), e.g. --only I6' --only C1.")
 @click.option("--java-parity", is_flag=True,
               help="Judge I6' with the Java-parity allowance (only same-generation conflicts must be withheld).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
-          call_timeout: float, compare: tuple[str, str] | None, java_parity: bool, as_json: bool) -> None:
+          call_timeout: float, compare: tuple[str, str] | None, only: tuple[str, ...], java_parity: bool,
+          as_json: bool) -> None:
     """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I11, I6′ and churn."""
     if seed is None:
         seed = secrets.randbelow(2**31)
@@ -60,11 +63,18 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     if not target:
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     cand = _load(target, protocol, kind)
-    from groupspec.assignor_check import check_assignor
+    from groupspec.assignor_check import PROPERTIES, check_assignor
+
+    known = [p.id for p in PROPERTIES] + ["C1"]
+    for pid in only:
+        if pid not in known:
+            raise UserError(f"--only {pid}: unknown property (known: {', '.join(known)})")
+    props = list(only) or None
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
-                                call_timeout=call_timeout, java_parity=java_parity)
+                                call_timeout=call_timeout, java_parity=java_parity, properties=props,
+                                quality=props is None)
         emit_json(report.to_json())
     else:
         from rich.console import Console
@@ -74,7 +84,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
                   f"{examples} examples per property, seed {seed}")
         report = _with_progress(err, lambda progress: check_assignor(
             cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
-            java_parity=java_parity, progress=progress))
+            java_parity=java_parity, properties=props, quality=props is None, progress=progress))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
 
@@ -132,6 +142,8 @@ def _print_report(report: Any) -> None:
             out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
     mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
     replay = f"--seed {report.seed} --examples {report.examples}" + (" --java-parity" if report.java_parity else "")
+    if len(report.properties) < 13:
+        replay += "".join(f" --only {p.id}" for p in report.properties)
     out.print(f"\n{report.calls} calls, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
     verdict = "all applicable properties held" if report.ok else f"{len(report.violations)} violated"
     out.print(f"[bold]{verdict}[/]")
