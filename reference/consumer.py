@@ -302,6 +302,7 @@ class Consumer:
     next_auto_commit_ms: int = 0
     retry_at_ms: int = 0
     join_prepare_deadline_ms: int | None = None
+    _prepare_committed: bool = False  # onJoinPrepare already sent its auto-commit for this rebalance
     _next_corr: int = 0
     _assignors: dict[str, Any] = field(default_factory=dict)
 
@@ -501,26 +502,34 @@ class Consumer:
     # ------------------------------------------------------------------ join / sync
 
     def _join_group_if_needed(self, now: int, out: list[Send]) -> None:
+        """One pass of ``AbstractCoordinator.joinGroupIfNeeded``."""
         if self._kind_inflight("join") is not None or self._kind_inflight("sync") is not None:
             return
         if now < self.retry_at_ms:
             return
         if self.needs_join_prepare:
             self.needs_join_prepare = False
-            self._on_join_prepare(now, out)
-        if self._kind_inflight("commit") is not None and self._commit_gate_open(now) is False:
+            if not self._on_join_prepare(now, out):
+                self.needs_join_prepare = True  # waiting for the auto-commit; JoinGroup not sent yet
+                return
+        if not self._revoke_commit_done(now):
             return
         self.join_prepare_deadline_ms = None
         self._send_join(now, out)
 
-    def _commit_gate_open(self, now: int) -> bool:
-        """Kafka 3.x ``onJoinPrepare`` waits for its commit, up to the rebalance timeout."""
-        f = self._kind_inflight("commit")
-        if f is None or f.purpose not in ("prepare", "revoke"):
-            return True
+    def _prepare_deadline(self, now: int) -> int:
+        """``joinPrepareTimer``: onJoinPrepare waits for commits at most the rebalance timeout."""
         if self.join_prepare_deadline_ms is None:
             self.join_prepare_deadline_ms = now + self.config.max_poll_interval_ms
-        return now >= self.join_prepare_deadline_ms
+        return self.join_prepare_deadline_ms
+
+    def _revoke_commit_done(self, now: int) -> bool:
+        """A commit made by the revocation callback (commit_on_revoke) is synchronous in the
+        application: the JoinGroup waits for it, up to the rebalance timeout."""
+        f = self._kind_inflight("commit")
+        if f is None or f.purpose != "revoke":
+            return True
+        return now >= self._prepare_deadline(now)
 
     def _send_join(self, now: int, out: list[Send]) -> None:
         protocols = []
@@ -548,10 +557,18 @@ class Consumer:
         self.state = MemberState.PREPARING_REBALANCE
         self._send(now, "coordinator", "join", req, out)
 
-    def _on_join_prepare(self, now: int, out: list[Send]) -> None:
-        """§5.4 ``ConsumerCoordinator.onJoinPrepare``."""
-        if self.config.enable_auto_commit and self.owned and self.state is MemberState.STABLE:
-            self._commit(now, self.owned, "prepare", out)
+    def _on_join_prepare(self, now: int, out: list[Send]) -> bool:
+        """§5.4 ``ConsumerCoordinator.onJoinPrepare``; False while its auto-commit is outstanding."""
+        if self.config.enable_auto_commit:
+            pending = self._kind_inflight("commit")
+            if pending is None or pending.purpose != "prepare":
+                if not self._prepare_committed:
+                    self._prepare_committed = True
+                    self._commit(now, self.owned, "prepare", out)
+                    pending = self._kind_inflight("commit")
+            if pending is not None and pending.purpose == "prepare" and now < self._prepare_deadline(now):
+                return False
+        self._prepare_committed = False
         g = self.generation
         if g.generation_id == -1 or g.member_id == "":
             if self.owned:
@@ -572,6 +589,7 @@ class Consumer:
             if revoked:
                 self._revoke(now, revoked, out)
         self.is_leader = False
+        return True
 
     def _revoke(self, now: int, parts: tuple[TP, ...], out: list[Send]) -> None:
         if self.config.commit_on_revoke and parts:
@@ -704,8 +722,13 @@ class Consumer:
             self.rejoin_needed = False
             self.needs_join_prepare = True
             self.last_heartbeat_ok_ms = now
+            if len(resp.assignment) < 2:
+                # ConsumerCoordinator.onJoinComplete: no version prefix means the leader's assignor
+                # left this member out - IllegalStateException, thrown from poll
+                self.fatal = "IllegalStateException: insufficient bytes in the SyncGroup assignment"
+                return
             try:
-                asg = decode_assignment(resp.assignment) if resp.assignment else Assignment(())
+                asg = decode_assignment(resp.assignment)
             except ConsumerProtocolError as e:
                 self.fatal = f"SchemaException: {e}"
                 return

@@ -359,8 +359,10 @@ def test_auto_commit_before_rejoin_gates_the_join() -> None:
     assert not any(isinstance(s.request, JoinGroupRequest) for s in sends)
     assert commit.request.offsets == (("t", 0, 2),) and commit.request.generation_id == 1
     assert c.poll(301) == []  # still waiting for the commit
+    assert [k for k, _ in kinds(c)] == ["assigned"]  # partitions are revoked only after the commit
     c.receive(302, commit.corr, OffsetCommitResponse((("t", 0, Error.NONE),)))
     only(c.poll(303), JoinGroupRequest)
+    assert kinds(c)[-1] == ("revoked", (("t", 0),))
     commits = [e for e in c.events if e.event == "commit"]
     assert commits[-1].accepted is True and c.committed == {("t", 0): 2}
 
@@ -397,3 +399,14 @@ def test_sync_rebalance_in_progress_rejoins_keeping_partitions() -> None:
     assert [k for k, _ in kinds(c)] == ["assigned"]
     sub = decode_subscription(j.request.protocols[0][1])
     assert sub.owned_partitions == (("t", 0), ("t", 1)) and sub.generation_id == 2
+
+
+def test_empty_assignment_bytes_are_an_illegal_state() -> None:
+    c = make(("range",))
+    sync = join_as_leader(c, SUB2)
+    assert c.receive(1, sync.corr, SyncGroupResponse(Error.NONE, b"", "consumer", "range")) == []
+    assert c.fatal is not None and c.fatal.startswith("IllegalStateException")
+    c2 = make(("range",))
+    sync = join_as_leader(c2, SUB2)
+    c2.receive(1, sync.corr, SyncGroupResponse(Error.NONE, b"\x00\x00\x00\x00\x00\x05", "consumer", "range"))
+    assert c2.fatal is not None and c2.fatal.startswith("SchemaException")

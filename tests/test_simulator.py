@@ -300,13 +300,17 @@ def test_trace_lines_follow_the_contract(tmp_path: Any) -> None:
         ("rolling-restart", "static", "lose_assignment_on_failover", 30000),
     ],
 )
-def test_coordinator_mutants_leave_partitions_without_owner(scenario: str, protocol: str, fault: str, failover: int | None) -> None:
-    def incomplete(faults: frozenset[str]) -> bool:
-        r = run_scenario(scenario, ScenarioOptions(protocol=protocol, faults=faults, failover_at_ms=failover))
-        return any(len(v) != 1 for v in r.ownership.final_owners.values())
+def test_coordinator_mutants_are_caught(scenario: str, protocol: str, fault: str, failover: int | None) -> None:
+    """Partitions left without an owner, or a member that fails (e.g. an empty assignment is an
+    IllegalStateException in the client)."""
 
-    assert incomplete(frozenset({fault}))
-    assert not incomplete(frozenset())
+    def broken(faults: frozenset[str]) -> bool:
+        r = run_scenario(scenario, ScenarioOptions(protocol=protocol, faults=faults, failover_at_ms=failover))
+        fatal = any(p.consumer.fatal for p in r.sim.procs.values())
+        return fatal or any(len(v) != 1 for v in r.ownership.final_owners.values())
+
+    assert broken(frozenset({fault}))
+    assert not broken(frozenset())
 
 
 # ------------------------------------------------------------------------- the network model
