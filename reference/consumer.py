@@ -241,13 +241,10 @@ def validate_cooperative_assignment(
     still being revoked from another (i.e. moved directly). Empty list = valid."""
     added: set[TP] = set()
     revoked: set[TP] = set()
-    for mid, asg in assigned.items():
+    for mid, asg in assigned.items():  # Kafka walks the assignor's output only
         own = set(owned.get(mid, ()))
         added |= set(asg) - own
         revoked |= own - set(asg)
-    for mid, own_t in owned.items():
-        if mid not in assigned:
-            revoked |= set(own_t)
     return sorted(added & revoked)
 
 
