@@ -368,10 +368,9 @@ class Consumer:
         out: list[Send] = []
         if self.closed:
             return out
-        if self.fatal is None:
+        if self.fatal is None and self.config.leave_group_on_close:
             self._on_leave_prepare(now)
-            if self.config.leave_group_on_close:
-                self._maybe_leave_group(now, out, "the consumer is being closed")
+            self._maybe_leave_group(now, out, "the consumer is being closed")
         self.closed = True
         self._event(now, "left")
         return out
@@ -785,7 +784,8 @@ class Consumer:
         g = self.generation
         if not self.owned:
             return
-        rebalancing = self.state is not MemberState.STABLE or self.rejoin_needed
+        # AbstractCoordinator.rebalanceInProgress
+        rebalancing = self.state in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
         parts = self.owned
         if g.generation_id == -1 or g.member_id == "" or rebalancing:
             self.listener.on_partitions_lost(parts)
