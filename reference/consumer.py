@@ -294,7 +294,7 @@ class Consumer:
     events: list[MemberEvent] = field(default_factory=list)
     inflight: dict[int, _InFlight] = field(default_factory=dict)
     last_poll_ms: int = 0
-    last_heartbeat_send_ms: int = -(10**12)
+    next_heartbeat_ms: int = 0  # Heartbeat.heartbeatTimer: reset to the interval on send, to the backoff on failure
     last_heartbeat_ok_ms: int = 0
     next_auto_commit_ms: int = 0
     retry_at_ms: int = 0
@@ -356,8 +356,9 @@ class Consumer:
             self._mark_coordinator_unknown()
         elif now - self.last_poll_ms > self.config.max_poll_interval_ms:
             self._maybe_leave_group(now, out, "consumer poll timeout has expired")
-        elif self._kind_inflight("heartbeat") is None and now >= self.last_heartbeat_send_ms + self.config.heartbeat_interval_ms:
-            self.last_heartbeat_send_ms = now
+        elif now >= self.next_heartbeat_ms:
+            # Heartbeat.shouldHeartbeat: the timer alone decides, a heartbeat still in flight does not
+            self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
             g = self.generation
             req = HeartbeatRequest(self.config.group_id, g.member_id, g.generation_id, self.config.group_instance_id)
             self._send(now, "coordinator", "heartbeat", req, out)
@@ -403,8 +404,7 @@ class Consumer:
         if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
             times.append(self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
             times.append(self.last_poll_ms + self.config.max_poll_interval_ms + 1)
-            if self._kind_inflight("heartbeat") is None:
-                times.append(self.last_heartbeat_send_ms + self.config.heartbeat_interval_ms)
+            times.append(self.next_heartbeat_ms)
         return min(times) if times else None
 
     @property
@@ -619,7 +619,7 @@ class Consumer:
             self.generation = _Generation(resp.generation_id, resp.member_id, resp.protocol_name)
             self.state = MemberState.COMPLETING_REBALANCE
             self.last_heartbeat_ok_ms = now
-            self.last_heartbeat_send_ms = now
+            self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms  # HeartbeatThread.enable
             if resp.is_leader and not resp.skip_assignment:
                 self.is_leader = True
                 self._on_leader_elected(now, resp, out)
@@ -814,6 +814,8 @@ class Consumer:
                     self.fatal = err.name
         elif err in _COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()
+        if err not in (Error.NONE, Error.REBALANCE_IN_PROGRESS, Error.FENCED_INSTANCE_ID):
+            self.next_heartbeat_ms = now + self.config.retry_backoff_ms  # Heartbeat.failHeartbeat
 
     def _maybe_leave_group(self, now: int, out: list[Send], reason: str) -> None:
         """``maybeLeaveGroup``: dynamic joined members send LeaveGroup; everyone resets."""

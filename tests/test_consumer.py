@@ -342,7 +342,7 @@ def test_local_session_timeout_marks_coordinator_unknown() -> None:
     finish_sync(c, join_as_leader(c, SUB2), [("t", 0)])
     c.last_poll_ms = 10**6
     c.inflight.clear()
-    c.last_heartbeat_send_ms = 10**6
+    c.next_heartbeat_ms = 10**6
     assert c.next_timer_ms() == 10001
     c.tick(10001)
     assert not c.coordinator_known
