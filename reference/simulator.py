@@ -50,6 +50,7 @@ from typing import Any
 
 from .assignors import get as get_assignor
 from .consumer import Consumer, ConsumerConfig, MemberEvent, Send
+from .consumer_protocol import ConsumerProtocolError, decode_assignment
 from .coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
 from .errors import Error
 from .messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
@@ -491,6 +492,7 @@ class Simulator:
                     "leader": v.leader,
                     "members": list(v.member_ids),
                     "static": dict(v.static),
+                    "names": {m: self._who(m) for m in v.member_ids},  # member id -> process name
                 }
         return {
             "now": self.now,
@@ -505,7 +507,10 @@ class Simulator:
         }
 
     def transcript(self) -> list[dict[str, Any]]:
-        """The coordinator side: every request received and answer sent, in order."""
+        """The coordinator side: every request received and answer sent, in order.
+
+        Answers follow contracts/coordinator-script.md's transcript lines (members named by their
+        process, ``assignment`` decoded) plus the broker ``node``."""
         out: list[dict[str, Any]] = []
         for at, node, direction, who, api, resp in self._transcript:
             line: dict[str, Any] = {"at": at, "node": node}
@@ -514,8 +519,19 @@ class Simulator:
             else:
                 line.update({"to": who, "request": api, "error": resp.error.name})
                 if api == "JoinGroup":
-                    line.update({"generation": resp.generation_id, "member": self._who(resp.member_id) if resp.member_id else "",
-                                 "leader": self._who(resp.leader) if resp.leader else "", "protocol": resp.protocol_name})
+                    line.update({
+                        "member": self._who(resp.member_id) if resp.member_id else "",
+                        "generation": resp.generation_id,
+                        "leader": self._who(resp.leader) if resp.leader else "",
+                        "protocol": resp.protocol_name,
+                        "members": [self._who(m.member_id) for m in resp.members],
+                        "skip_assignment": resp.skip_assignment,
+                    })
+                elif api == "SyncGroup" and resp.error is Error.NONE:
+                    line["assignment"] = _assignment_list(resp.assignment)
+                elif api == "LeaveGroup":
+                    line["members"] = [{"member": self._who(m.member_id) if m.member_id else "", "error": m.error.name}
+                                       for m in resp.members]
             out.append(line)
         return out
 
@@ -523,6 +539,14 @@ class Simulator:
     def messages(self) -> int:
         """Protocol messages handed to the network (requests and responses)."""
         return self.network.sent
+
+
+def _assignment_list(blob: bytes) -> list[list[Any]] | None:
+    """The partitions in a SyncGroup assignment, or None if the bytes are not an assignment."""
+    try:
+        return [list(tp) for tp in decode_assignment(blob).partitions]
+    except ConsumerProtocolError:
+        return None
 
 
 def _describe_sends(sends: list[Send]) -> str:

@@ -365,3 +365,16 @@ def test_zombie_explanation_rejects_a_mutant_overlap() -> None:
             break
     else:
         raise AssertionError("the mutant never produced an overlap")
+
+
+def test_transcript_names_members_and_decodes_assignments() -> None:
+    r = run_scenario("consumer-bounces", ScenarioOptions())
+    lines = [x for x in r.sim.transcript() if "to" in x]
+    first_leader = next(x for x in lines if x["request"] == "JoinGroup" and x["error"] == "NONE" and x["members"])
+    assert first_leader["leader"] == "c1" and first_leader["members"] == ["c1", "c2", "c3"]
+    syncs = [x for x in lines if x["request"] == "SyncGroup" and x["error"] == "NONE"]
+    assert {tuple(map(tuple, x["assignment"])) for x in syncs[:3]} == {(("t", 0), ("t", 1)), (("t", 2), ("t", 3)), (("t", 4), ("t", 5))}
+    leave = next(x for x in lines if x["request"] == "LeaveGroup")
+    assert leave["to"] == "c3" and leave["members"] == [{"member": "c3", "error": "NONE"}]
+    names = r.sim.snapshot()["group"]["names"]
+    assert sorted(names.values()) == ["c1", "c2", "c3"]
