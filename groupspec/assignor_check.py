@@ -178,16 +178,18 @@ class _Ctx:
         self.sticky = cand.kind == "sticky"
 
     def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> CallResult:
-        key = repr((sorted(ppt.items()), list(subs.items())))
-        if key in self.hangs:
-            return self.hangs[key]
-        if len(self.hangs) >= self.hang_budget:
-            return CallResult(None, "skipped", "not called: hang budget spent", 0.0)
+        key = ""
+        if self.hangs:
+            key = _state_key(ppt, subs)
+            if key in self.hangs:
+                return self.hangs[key]
+            if len(self.hangs) >= self.hang_budget:
+                return CallResult(None, "skipped", "not called: hang budget spent", 0.0)
         res = self.runner.run(self.cand, ppt, subs)
         self.calls += 1
         self.call_seconds += res.seconds
         if res.failure == "timeout":
-            self.hangs[key] = res
+            self.hangs[key or _state_key(ppt, subs)] = res
         if res.failure and self.first_failure is None:
             self.first_failure = ((ppt, subs), res)
         return res
@@ -214,6 +216,10 @@ class _Ctx:
             rounds.append((nxt, self.round(ppt, nxt)))
         cur_subs, cur_out = rounds[-1]
         return Rounds(rounds, not _revokes(cur_subs, cur_out))
+
+
+def _state_key(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> str:
+    return repr((sorted(ppt.items()), list(subs.items())))
 
 
 def _revokes(subs: dict[str, dict[str, Any]], out: Assignment) -> bool:

@@ -20,3 +20,13 @@ def fail(message: str) -> NoReturn:
 
 def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+
+
+def make_console(to_stderr: bool = False):
+    """A rich console; when output is not a terminal, wide enough that tables do not wrap."""
+    from rich.console import Console
+
+    console = Console(stderr=to_stderr)
+    if not console.is_terminal:
+        console = Console(stderr=to_stderr, width=max(console.width, 200))
+    return console

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
@@ -129,7 +129,7 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
     timeline), 2 on bad arguments.
     """
-    console = Console(stderr=as_json)
+    console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
         faults=parse_faults(faults), budget=budget, max_states=max_states,

@@ -1,14 +1,75 @@
-"""`groupspec verify`: explore a protocol variant's bounded state space."""
+"""`groupspec verify`: the main job — every correct variant holds, every broken variant is caught."""
 from __future__ import annotations
 
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
     group.add_command(verify)
 
 
+def _mark(held: bool | None) -> str:
+    return {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}[held]
+
+
 @click.command()
-def verify() -> None:
-    """Explore the bounded state space of one protocol variant."""
-    click.echo("verify")
+@click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
+def verify(as_json: bool) -> None:
+    """Check every protocol variant of the model, and that every broken variant is caught.
+
+    Exit status 0 when all is as expected, 1 otherwise.
+    """
+    from groupspec.verify import MODEL_JOBS, run_model_job, rows_json
+
+    console = make_console(as_json)
+    t0 = time.perf_counter()
+    workers = max(1, min(os.cpu_count() or 1, len(MODEL_JOBS)))
+    rows: list = [None] * len(MODEL_JOBS)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(f"model checks ({workers} workers)", total=len(MODEL_JOBS))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
+            for fut in as_completed(futures):
+                rows[futures[fut]] = fut.result()
+                bar.advance(task)
+    elapsed = time.perf_counter() - t0
+    ok = all(r.passed for r in rows)
+    if as_json:
+        emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows)})
+        raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
+    props = ["exclusive_ownership", "commit_fencing", "generation_monotonic", "convergence"]
+    t = Table(title="groupspec verify — the model: correct variants must hold, broken ones must be caught")
+    t.add_column("variant")
+    t.add_column("assignor")
+    t.add_column("bounds")
+    t.add_column("states", justify="right")
+    t.add_column("time", justify="right")
+    for name in ("excl.", "fencing", "gen.", "conv."):
+        t.add_column(name, justify="center")
+    t.add_column("bound", justify="right")
+    t.add_column("result")
+    for r in rows:
+        variant = r.job.protocol + (" [dim](historical)[/dim]" if r.job.note else "")
+        if r.job.expect:
+            verdict = f"[green]caught[/green] ({r.job.expect}, {r.trace_steps} steps)" if r.passed else f"[bold red]NOT CAUGHT[/bold red] ({r.job.expect})"
+        else:
+            verdict = "[green]holds[/green]" if r.passed else f"[bold red]FAILS[/bold red] ({r.detail})"
+        t.add_row(
+            variant, r.job.assignor, r.job.bounds, f"{r.states:,}", f"{r.seconds:.1f}s",
+            *[_mark(r.verdicts.get(p)) for p in props],
+            "—" if r.bound is None else str(r.bound), verdict,
+        )
+    console.print(t)
+    console.print(f"{workers} worker processes; times are per check")
+    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {len(rows)} model checks in {elapsed:.0f} s")
+    raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
