@@ -76,8 +76,12 @@ from .consumer_protocol import (
     ConsumerProtocolError,
     Subscription,
     decode_assignment,
+    decode_cooperative_user_data,
+    decode_sticky_user_data,
     decode_subscription,
     encode_assignment,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
     encode_subscription,
 )
 from .errors import Error
@@ -234,6 +238,23 @@ def rebalance_protocol(supported: list[tuple[str, ...]]) -> str:
     return max(common, key=lambda p: _PROTOCOL_RANK[p])
 
 
+def _member_data(assignor: str, sub: Subscription) -> tuple[tuple[TP, ...], int]:
+    """What the leader's assignor believes a member owned, and in which generation.
+
+    ``StickyAssignor.memberData`` reads both from the user data (an eager member owns nothing when
+    it joins); ``CooperativeStickyAssignor.memberData`` takes the subscription's owned partitions
+    and its generation (v2+) or, for older subscriptions, the generation in the user data; the
+    other assignors read the subscription's fields.
+    """
+    if assignor == "sticky":
+        previous, generation = decode_sticky_user_data(sub.user_data)
+        return previous, -1 if generation is None else generation
+    if assignor == "cooperative-sticky" and sub.version < 2:
+        g = decode_cooperative_user_data(sub.user_data)
+        return tuple(sub.owned_partitions), -1 if g is None else g
+    return tuple(sub.owned_partitions), sub.generation_id
+
+
 def validate_cooperative_assignment(
     owned: Mapping[str, tuple[TP, ...]], assigned: Mapping[str, list[TP] | tuple[TP, ...]]
 ) -> list[TP]:
@@ -302,6 +323,8 @@ class Consumer:
     _prepare_committed: bool = False  # onJoinPrepare already sent its auto-commit for this rebalance
     _next_corr: int = 0
     _assignors: dict[str, Any] = field(default_factory=dict)
+    # per assignor: (last assignment, its generation) as kept by onAssignment
+    _assignor_memory: dict[str, tuple[tuple[TP, ...] | None, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         bad = self.faults - FAULTS
@@ -527,13 +550,22 @@ class Consumer:
             return True
         return now >= self._prepare_deadline(now)
 
+    def _subscription_user_data(self, name: str) -> bytes | None:
+        """``ConsumerPartitionAssignor.subscriptionUserData`` of assignor ``name``."""
+        previous, generation = self._assignor_memory.get(name, (None, -1))
+        if name == "sticky":
+            return None if previous is None else encode_sticky_user_data(previous, generation)
+        if name == "cooperative-sticky":
+            return encode_cooperative_user_data(generation)
+        return None
+
     def _send_join(self, now: int, out: list[Send]) -> None:
         protocols = []
         owned = tuple(sorted(self.owned))
         for name in self.config.assignors:
             sub = Subscription(
                 topics=tuple(sorted(self.config.topics)),
-                user_data=None,
+                user_data=self._subscription_user_data(name),
                 owned_partitions=owned,
                 generation_id=self.generation.generation_id,
                 rack_id=self.config.rack_id,
@@ -660,12 +692,14 @@ class Consumer:
         try:
             for m in resp.members:
                 s = decode_subscription(m.metadata)
-                owned = () if "ignore_owned" in self.faults else tuple(s.owned_partitions)
+                owned, generation = _member_data(name, s)
+                if "ignore_owned" in self.faults:
+                    owned = ()
                 owned_by[m.member_id] = tuple(s.owned_partitions)
                 subs[m.member_id] = {
                     "topics": list(s.topics),
                     "owned": [list(tp) for tp in owned],
-                    "generation": s.generation_id,
+                    "generation": generation,
                     "instance_id": m.group_instance_id,
                     "rack": s.rack_id,
                 }
@@ -772,6 +806,8 @@ class Consumer:
         self.owned = tuple(sorted(set(self.owned) | set(added)))
         for tp in added:
             self.positions.setdefault(tp, self.committed.get(tp, 0))
+        # ConsumerPartitionAssignor.onAssignment, on the selected assignor only
+        self._assignor_memory[self.generation.protocol_name or ""] = (assigned, self.generation.generation_id)
         self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
         self.listener.on_partitions_assigned(added)
         self._event(now, "assigned", added)

@@ -37,6 +37,16 @@ order). The consumer in :mod:`groupspec.reference.consumer` passes sorted lists,
 
 Malformed bytes raise :class:`ConsumerProtocolError` naming the field and byte offset; nothing else
 escapes from the decoders.
+
+Assignor user data (inside ``UserData``, no version prefix):
+
+* ``sticky`` (``StickyAssignor``, EAGER): ``StickyAssignorUserData`` v1 = PreviousAssignment
+  ``[Topic Partitions]`` + Generation ``int32`` (v0 lacks the generation). An eager member revokes
+  everything before it joins, so its owned partitions are empty and this blob is the only way the
+  leader learns the previous assignment. Readers try v1, then v0, and ignore data they cannot
+  parse (previous assignment empty, generation -1), as ``StickyAssignor.memberData`` does.
+* ``cooperative-sticky``: the member's generation as one ``int32``, for leaders that read
+  subscriptions older than v2 (``CooperativeStickyAssignor.subscriptionUserData``).
 """
 from __future__ import annotations
 
@@ -55,6 +65,10 @@ __all__ = [
     "encode_assignment",
     "decode_assignment",
     "peek_version",
+    "encode_sticky_user_data",
+    "decode_sticky_user_data",
+    "encode_cooperative_user_data",
+    "decode_cooperative_user_data",
 ]
 
 HIGHEST_SUBSCRIPTION_VERSION = 3
@@ -290,3 +304,44 @@ def decode_assignment(data: bytes) -> Assignment:
     parts = r.topic_partitions("assigned_partitions")
     user_data = r.nullable_bytes("user_data")
     return Assignment(parts, user_data, version)
+
+
+# --------------------------------------------------------------------------------- assignor user data
+
+
+def encode_sticky_user_data(previous: tuple[TopicPartition, ...], generation: int | None) -> bytes:
+    """``StickyAssignor.serializeTopicPartitionAssignment`` (v1; v0 when ``generation`` is None)."""
+    out: list[bytes] = []
+    _w_topic_partitions(out, previous, "previous_assignment")
+    if generation is not None:
+        _w_i32(out, generation, "generation")
+    return b"".join(out)
+
+
+def decode_sticky_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int | None]:
+    """``StickyAssignor.memberData``: (previous assignment, generation or None). Never raises."""
+    if not data:
+        return (), None
+    for with_generation in (True, False):
+        r = _Reader(bytes(data))
+        try:
+            parts = r.topic_partitions("previous_assignment")
+            generation = r.i32("generation") if with_generation else None
+            return parts, generation
+        except ConsumerProtocolError:
+            continue
+    return (), -1
+
+
+def encode_cooperative_user_data(generation: int) -> bytes:
+    """``CooperativeStickyAssignor.subscriptionUserData``: the generation as an int32."""
+    out: list[bytes] = []
+    _w_i32(out, generation, "generation")
+    return b"".join(out)
+
+
+def decode_cooperative_user_data(data: bytes | None) -> int | None:
+    """The generation in a cooperative-sticky user data blob, or None if absent/short."""
+    if data is None or len(data) < 4:
+        return None
+    return int(_I32.unpack_from(data, 0)[0])

@@ -410,3 +410,35 @@ def test_empty_assignment_bytes_are_an_illegal_state() -> None:
     sync = join_as_leader(c2, SUB2)
     c2.receive(1, sync.corr, SyncGroupResponse(Error.NONE, b"\x00\x00\x00\x00\x00\x05", "consumer", "range"))
     assert c2.fatal is not None and c2.fatal.startswith("SchemaException")
+
+
+class RecordingSticky(MovingAssignor):
+    name = "sticky"
+    protocol = "eager"
+    supported_protocols = ("eager",)
+
+
+def test_eager_sticky_previous_assignment_travels_in_user_data() -> None:
+    """StickyAssignor: an eager member owns nothing when it joins, so the leader learns the previous
+    assignment (and its generation) from the user data."""
+    rec = RecordingSticky()
+    c = Consumer("c1", ConsumerConfig(assignors=("sticky",), enable_auto_commit=False), lambda: TOPICS,
+                 lambda n: rec if n == "sticky" else get(n))
+    j = only(found(c), JoinGroupRequest)
+    assert decode_subscription(j.request.protocols[0][1]).user_data is None  # nothing assigned yet
+    sends = c.receive(0, j.corr, JoinGroupResponse(Error.MEMBER_ID_REQUIRED, member_id="m1"))
+    j = only(sends, JoinGroupRequest)
+    resp = JoinGroupResponse(Error.NONE, 3, "consumer", "sticky", "m0", "m1")
+    sync = only(c.receive(1, j.corr, resp), SyncGroupRequest)
+    finish_sync(c, sync, [("t", 2), ("t", 4)], now=2)
+    c.rejoin_needed = True
+    j = only(c.poll(10), JoinGroupRequest)
+    sub = decode_subscription(j.request.protocols[0][1])
+    assert sub.owned_partitions == ()  # revoked before joining
+    from groupspec.reference.consumer_protocol import decode_sticky_user_data
+
+    assert decode_sticky_user_data(sub.user_data) == ((("t", 2), ("t", 4)), 3)
+    # as leader, it hands the assignor what the user data says
+    members = (JoinGroupMember("m1", None, j.request.protocols[0][1]),)
+    c.receive(11, j.corr, JoinGroupResponse(Error.NONE, 4, "consumer", "sticky", "m1", "m1", members))
+    assert rec.seen["m1"]["owned"] == [["t", 2], ["t", 4]] and rec.seen["m1"]["generation"] == 3

@@ -178,3 +178,36 @@ def test_encoder_rejects_out_of_range_values() -> None:
         encode_subscription(Subscription(("t",)), version=4)
     with pytest.raises(ConsumerProtocolError):
         encode_assignment(Assignment((("t", -(2**31) - 1),)))
+
+
+# ------------------------------------------------------------------ assignor user data
+
+from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData as KU  # noqa: E402
+
+from groupspec.reference.consumer_protocol import (  # noqa: E402
+    decode_cooperative_user_data,
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+)
+
+
+@given(grouped_partitions(), st.integers(min_value=-(2**31), max_value=2**31 - 1))
+def test_sticky_user_data_bytes_equal_kafka(parts: tuple[tuple[str, int], ...], generation: int) -> None:
+    ours = encode_sticky_user_data(parts, generation)
+    theirs = KU(previous_assignment=_kafka_tp(KU, parts), generation=generation, version=1).encode(version=1, header=False)
+    assert ours == theirs
+    assert decode_sticky_user_data(ours) == (parts, generation)
+
+
+def test_sticky_user_data_v0_fallback_and_garbage() -> None:
+    v0 = encode_sticky_user_data((("t", 1),), None)
+    assert decode_sticky_user_data(v0) == ((("t", 1),), None)
+    assert decode_sticky_user_data(b"\x00\x00\x00\x05") == ((), -1)  # StickyAssignor ignores what it cannot parse
+    assert decode_sticky_user_data(None) == ((), None) and decode_sticky_user_data(b"") == ((), None)
+
+
+def test_cooperative_user_data_is_the_generation() -> None:
+    assert encode_cooperative_user_data(7) == b"\x00\x00\x00\x07"
+    assert decode_cooperative_user_data(encode_cooperative_user_data(-1)) == -1
+    assert decode_cooperative_user_data(b"\x00") is None and decode_cooperative_user_data(None) is None
