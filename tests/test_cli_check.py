@@ -1,0 +1,63 @@
+"""`groupspec check` and `groupspec verify` from the outside: exit codes, one-line errors, JSON."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+from pathlib import Path
+
+GROUPSPEC = str(Path(sys.executable).parent / "groupspec")
+
+
+def run(*args, timeout=300):
+    return subprocess.run([GROUPSPEC, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["check", "--protocol", "nosuch"], "unknown protocol 'nosuch'"),
+        (["check", "--protocol", "eager", "--members", "-1"], "--members"),
+        (["check", "--protocol", "eager", "--partitions", "100000"], "--partitions"),
+        (["check", "--protocol", "eager", "--faults", "crash,meteor"], "unknown fault 'meteor'"),
+        (["check", "--protocol", "eager", "--assignor", "nope"], "unknown assignor"),
+        (["check", "--protocol", "eager", "--members", "lots"], "lots"),
+        (["check"], "--protocol"),
+        (["nosuchcommand"], "nosuchcommand"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_2(args, needle):
+    r = run(*args)
+    assert r.returncode == 2, r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_correct_variant_exits_0_with_table():
+    r = run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash", "--budget", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "exclusive_ownership" in r.stdout and "held" in r.stdout
+    assert "symmetry reduction" in r.stdout and "convergence bound" in r.stdout
+
+
+def test_broken_variant_exits_1_with_timeline():
+    r = run("check", "--protocol", "cooperative-direct-transfer", "--members", "2", "--partitions", "2")
+    assert r.returncode == 1
+    assert "exclusive_ownership violated" in r.stdout
+    assert " 1. c" in r.stdout and "owns" in r.stdout
+
+
+def test_json_output():
+    r = run("check", "--protocol", "eager-no-revoke", "--members", "2", "--partitions", "2", "--json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["protocol"] == "eager-no-revoke" and doc["ok"] is False
+    props = {p["name"]: p for p in doc["properties"]}
+    assert props["exclusive_ownership"]["verdict"] == "violated"
+    steps = props["exclusive_ownership"]["counterexample"]
+    assert steps[0]["action"] is None and steps[-1]["action"]

@@ -1,0 +1,179 @@
+"""The specification: every correct variant holds its properties, every broken variant is caught.
+
+Also pins the state counts of tiny instances (an accidental change to the model fails the build),
+checks the group-status transition table, and shows each property catching a mutant.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from groupspec.explorer import Explorer, check
+from groupspec.model import BROKEN, CORRECT, Config, make
+from groupspec.model.core import GROUP_TRANSITIONS, GroupStatus, IllegalTransition, check_transition
+from groupspec.model.eager import Eager
+
+
+def verdicts(res):
+    return {name: v.held for name, v in res.verdicts.items()}
+
+
+SMALL = {
+    "eager": dict(members=2, partitions=2, faults=frozenset({"crash", "leave", "timeout", "zombie"}), budget=2),
+    "static": dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie", "timeout"}), budget=2),
+    "cooperative": dict(members=3, partitions=3, faults=frozenset({"crash", "leave", "timeout", "zombie"}), budget=1),
+    "connect-delayed": dict(members=3, partitions=3, faults=frozenset({"join", "crash", "leave"}), budget=2),
+    "coordinator-assigns": dict(members=2, partitions=3, faults=frozenset({"crash", "leave", "timeout"}), budget=2),
+    "zookeeper": dict(members=3, partitions=3, faults=frozenset({"join", "leave", "crash"}), budget=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_variants_hold(name):
+    _proto, res = check(name, assignor="range" if name == "zookeeper" else "sticky", **SMALL[name])
+    assert res.complete
+    failed = {k: v.explanation for k, v in res.verdicts.items() if v.held is False}
+    assert not failed, failed
+    assert res.verdicts["sometimes_all_stable"].held is True  # not vacuous
+    if name != "zookeeper":
+        assert res.verdicts["generation_monotonic"].held is True
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin"])
+@pytest.mark.parametrize("name", ["eager", "cooperative", "static"])
+def test_order_dependent_assignors_hold_without_symmetry(name, assignor):
+    proto, res = check(name, assignor=assignor, members=2, partitions=3, faults=frozenset({"crash", "leave"}), budget=2)
+    assert not proto.symmetric
+    assert res.ok, {k: v.explanation for k, v in res.verdicts.items() if v.held is False}
+
+
+BROKEN_BOUNDS = {
+    "cooperative-direct-transfer": dict(members=2, partitions=2),
+    "eager-no-revoke": dict(members=2, partitions=2),
+    "unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
+    "cooperative-flappy": dict(members=2, partitions=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_variants_are_caught(name):
+    cls = BROKEN[name]
+    proto, res = check(name, **BROKEN_BOUNDS[name])
+    v = res.verdicts[cls.expect_violation]
+    assert v.held is False, f"{name}: {cls.expect_violation} not caught"
+    assert v.trace and v.trace[0].action is None
+    # The trace is a real path of the specification: replay it step by step.
+    s = v.trace[0].state
+    assert s in proto.init_states()
+    for st in v.trace[1:]:
+        s = proto.step(s, st.action)
+        assert s == st.state
+
+
+def test_direct_transfer_counterexample_is_short():
+    _proto, res = check("cooperative-direct-transfer", members=2, partitions=2)
+    v = res.verdicts["exclusive_ownership"]
+    assert len(v.trace) - 1 <= 10
+
+
+def test_zookeeper_zombie_commits_are_not_fenced():
+    _proto, res = check("zookeeper", assignor="range", members=2, partitions=2, faults=frozenset({"zombie"}), budget=1)
+    assert res.verdicts["commit_fencing"].held is False
+    assert res.verdicts["exclusive_ownership"].held is True
+    assert res.verdicts["generation_monotonic"].held is None
+
+
+class NoGenerationBump(Eager):
+    """Mutant: the join phase completes but the generation stays."""
+
+    name = "eager-no-bump"
+
+    def _complete_join(self, g, clients):
+        h = super()._complete_join(g, clients)
+        return replace(h, generation=g.generation)
+
+
+class DoubleBump(Eager):
+    name = "eager-double-bump"
+
+    def _complete_join(self, g, clients):
+        h = super()._complete_join(g, clients)
+        return replace(h, generation=h.generation + 1)
+
+
+@pytest.mark.parametrize("mutant", [NoGenerationBump, DoubleBump])
+def test_generation_property_catches_mutants(mutant):
+    res = Explorer(mutant(Config(members=2, partitions=2))).run()
+    assert res.verdicts["generation_monotonic"].held is False
+
+
+# Pinned sizes: a change to the model's behaviour shows up here first. Update deliberately.
+PINNED = [
+    ("eager", dict(members=2, partitions=2), 25),
+    ("cooperative", dict(members=2, partitions=2), 38),
+    ("cooperative", dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1), 127),
+    ("static", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 637),
+    ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 51),
+]
+
+
+@pytest.mark.parametrize("name,bounds,expected", PINNED)
+def test_pinned_state_counts(name, bounds, expected):
+    _p, res = check(name, assignor="range" if name == "zookeeper" else "sticky", with_symmetry_factor=False, **bounds)
+    assert res.states == expected
+
+
+def test_symmetry_reduction_keeps_verdicts_and_reports_a_factor():
+    bounds = dict(members=3, partitions=3, faults=frozenset({"crash", "leave"}), budget=1)
+    proto, sym = check("cooperative", **bounds)
+    assert proto.symmetric and sym.symmetry_factor and sym.symmetry_factor > 1.0
+    plain = make("cooperative", Config(**bounds))
+    plain.symmetric = False
+    plain.canon.symmetric = False
+    res = Explorer(plain).run()
+    assert res.states > sym.states
+    assert verdicts(res) == verdicts(sym)
+    assert res.convergence_bound == sym.convergence_bound
+
+
+def test_status_transition_table_is_loud():
+    for new, olds in GROUP_TRANSITIONS.items():
+        for old in GroupStatus:
+            if old == new:
+                continue
+            if old in olds:
+                check_transition(old, new)
+            else:
+                with pytest.raises(IllegalTransition, match=f"{old.name} -> {new.name}"):
+                    check_transition(old, new)
+
+
+def test_step_rejects_a_disabled_action():
+    from groupspec.model.actions import ReceiveSyncResponse
+
+    p = make("eager", Config(members=2, partitions=2))
+    s = p.init_states()[0]
+    with pytest.raises(ValueError, match="not enabled"):
+        p.step(s, ReceiveSyncResponse(0))
+
+
+def test_states_are_immutable_and_hashable():
+    p = make("cooperative", Config(members=2, partitions=2))
+    s = p.init_states()[0]
+    assert hash(s) == hash(p.init_states()[0])
+    with pytest.raises(Exception):
+        s.budget = 3  # type: ignore[misc]
+
+
+def test_bad_bounds_are_rejected():
+    for kwargs, match in [
+        (dict(members=0), "--members"), (dict(partitions=99), "--partitions"), (dict(budget=-1), "--budget"),
+        (dict(topics=3, partitions=2), "--topics"), (dict(faults=frozenset({"meteor"})), "unknown fault"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            check("eager", **kwargs)
+    with pytest.raises(ValueError, match="unknown protocol"):
+        check("nosuch")
+    with pytest.raises(ValueError, match="not modelled"):
+        check("zookeeper", faults=frozenset({"subscription"}))
