@@ -307,6 +307,7 @@ class Consumer:
     coordinator_node: int | None = None
     connection: int = 0  # bumped on every disconnect; replies on older connections are dropped
     is_leader: bool = False
+    assignment_snapshot: tuple[tuple[str, int], ...] | None = None  # leader: metadata it assigned with
     fatal: str | None = None
     closed: bool = False
     protocol: str = EAGER
@@ -499,8 +500,24 @@ class Consumer:
             MemberEvent(now, kind, self.generation.generation_id, self.generation.member_id, self.protocol, partitions, **extra)
         )
 
+    def _metadata_snapshot(self) -> tuple[tuple[str, int], ...]:
+        """``MetadataSnapshot``: partition counts of the subscribed topics."""
+        counts = self.metadata()
+        return tuple(sorted((t, counts.get(t, 0)) for t in self.config.topics))
+
     def _rejoin_or_pending(self) -> bool:
-        return self.rejoin_needed or self.state is MemberState.UNJOINED or self._kind_inflight("join") is not None or self._kind_inflight("sync") is not None
+        """``ConsumerCoordinator.rejoinNeededOrPending``: the leader also rejoins when the partition
+        counts it assigned with have changed (only the leader keeps an assignment snapshot)."""
+        if self.assignment_snapshot is not None and self.assignment_snapshot != self._metadata_snapshot():
+            if not self.rejoin_needed and self._kind_inflight("join") is None and self._kind_inflight("sync") is None:
+                self.rejoin_needed = True  # requestRejoinIfNecessary
+            return True
+        return (
+            self.rejoin_needed
+            or self.state is MemberState.UNJOINED
+            or self._kind_inflight("join") is not None
+            or self._kind_inflight("sync") is not None
+        )
 
     def _maybe_find_coordinator(self, now: int, out: list[Send]) -> None:
         if self._kind_inflight("find") is None and now >= self.retry_at_ms:
@@ -657,6 +674,8 @@ class Consumer:
                 self._on_leader_elected(now, resp, out)
             else:
                 self.is_leader = resp.is_leader
+                if resp.is_leader:  # skipAssignment: the static leader keeps the stored assignment
+                    self.assignment_snapshot = self._metadata_snapshot()
                 self._send_sync(now, (), out)
         elif err is Error.MEMBER_ID_REQUIRED:
             self.generation = _Generation(-1, resp.member_id, None)
@@ -706,6 +725,7 @@ class Consumer:
         except ConsumerProtocolError as e:
             self.fatal = f"SchemaException: {e}"
             return
+        self.assignment_snapshot = self._metadata_snapshot()
         counts = {t: n for t, n in self.metadata().items()}
         same_round = "same_round_transfer" in self.faults and self.protocol == COOPERATIVE
         if same_round and name == "cooperative-sticky":
@@ -782,6 +802,8 @@ class Consumer:
 
     def _on_join_complete(self, now: int, assigned: tuple[TP, ...], out: list[Send]) -> None:
         """§5.7 ``onJoinComplete``."""
+        if not self.is_leader:
+            self.assignment_snapshot = None
         subscribed = set(self.config.topics)
         if any(tp[0] not in subscribed for tp in assigned):
             self.rejoin_needed = True

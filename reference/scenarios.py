@@ -169,6 +169,12 @@ def _eager_stop_the_world(s: _Setup) -> None:
     s.start(20000, names[-1])
 
 
+def _partitions_added(s: _Setup) -> None:
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "partitions", topic=TOPIC, count=s.opts.partitions + s.opts.members)
+
+
 def _upgrade(s: _Setup) -> None:
     names = s.names()
     for i, n in enumerate(names):
@@ -196,6 +202,8 @@ SCENARIOS: dict[str, Scenario] = {
                  _rolling_restart, 20000, lambda o: 20000 + o.members * 15000 + 15000),
         Scenario("eager-stop-the-world", "cN joins while c1 is in an 8 s GC pause", "eager",
                  _eager_stop_the_world, 19500, lambda o: 45000),
+        Scenario("partitions-added", "topic t grows by N partitions at 20 s; the leader notices and rebalances",
+                 "cooperative", _partitions_added, 20000, lambda o: 45000),
         Scenario("upgrade-eager-to-cooperative",
                  "two rolling bounces: [range] -> [range, cooperative-sticky] -> [cooperative-sticky]", "eager",
                  _upgrade, 20000, lambda o: 20000 + 2 * o.members * 12000 + 15000),

@@ -32,7 +32,8 @@ Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`
 the same name), ``pause`` (a GC pause: the process handles nothing - no poll, no heartbeat, no
 replies - until it ends; queued inputs are then handled in order), ``failover`` (coordinator
 moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error),
-``network`` (switch to another :class:`NetworkConfig` from now on, e.g. to heal a lossy network).
+``network`` (switch to another :class:`NetworkConfig` from now on, e.g. to heal a lossy network),
+``partitions`` (a topic's partition count changes; a ``topic`` trace line records it).
 
 Inspection: :meth:`step` processes one event and returns a :class:`StepRecord` (what happened and
 the trace lines it produced); :meth:`run_until` and :meth:`run` loop over it; :meth:`snapshot`
@@ -115,6 +116,7 @@ class Simulator:
         }
         self.leader: int | None = 1
         self.procs: dict[str, _Proc] = {}
+        self.topic_counts: dict[str, int] = dict(self.config.topics)
         self.trace: list[dict[str, Any]] = [
             {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": t, "partitions": n}
             for t, n in self.config.topics
@@ -140,7 +142,8 @@ class Simulator:
         self._push(time_ms, "action", (action, name), args)
 
     def metadata(self) -> dict[str, int]:
-        return dict(self.config.topics)
+        """Cluster metadata as every client sees it (refreshed at once; Kafka refreshes lazily)."""
+        return self.topic_counts
 
     # ------------------------------------------------------------------ the loop
 
@@ -477,6 +480,13 @@ class Simulator:
         self.network.config = cfg
         return ("action", "network", f"network now {cfg}")
 
+    def _partitions(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        topic, count = str(args["topic"]), int(args["count"])
+        self.topic_counts[topic] = count
+        self.trace.append({"ts_ms": self.now, "group": self.config.group_id, "event": "topic", "topic": topic,
+                           "partitions": count})
+        return ("action", "cluster", f"topic {topic} now has {count} partitions")
+
     # ------------------------------------------------------------------ inspection
 
     def snapshot(self) -> dict[str, Any]:
@@ -562,4 +572,5 @@ _ACTIONS: dict[str, Callable[[Simulator, str | None, dict[str, Any]], tuple[str,
     "failover": Simulator._failover,
     "store_fails": Simulator._store_fails,
     "network": Simulator._network,
+    "partitions": Simulator._partitions,
 }

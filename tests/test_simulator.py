@@ -394,3 +394,14 @@ def test_deep_every_scenario_many_seeds(protocol: str) -> None:
             r = run_scenario(name, opts)
             assert r.ownership.double_owned == [], (name, seed)
             assert all(len(v) == 1 for v in r.ownership.final_owners.values()), (name, seed)
+
+
+def test_partitions_added_leader_rebalances() -> None:
+    """ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no longer matches
+    the metadata, so it rejoins; the new partitions get owners; cooperative revokes nothing."""
+    for protocol, revoked in (("cooperative", 0), ("eager", 6)):
+        r = run_scenario("partitions-added", ScenarioOptions(protocol=protocol))
+        assert len(r.ownership.final_owners) == 9
+        assert all(len(v) == 1 for v in r.ownership.final_owners.values())
+        assert r.totals["partitions_revoked"] == revoked and r.totals["rebalances"] == 1
+        assert {"ts_ms": 20000, "group": "g", "event": "topic", "topic": "t", "partitions": 9} in r.sim.trace
