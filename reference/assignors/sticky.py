@@ -445,17 +445,18 @@ class _Movements:
 def _general(prob: _Problem, claims: _Claims) -> list[set[int]]:
     n = len(prob.members)
     subs = prob.subs
-    topic_of = prob.topic_of
+    tof = _topic_table(prob)
     current: list[set[int]] = [set() for _ in range(n)]
     owner = [-1] * prob.total
     revocation_required = False
     for m in range(n):
-        for g in claims.owned[m]:
-            if topic_of(g) in subs[m]:
-                current[m].add(g)
-                owner[g] = m
-            else:
-                revocation_required = True
+        mine = subs[m]
+        kept = {g for g in claims.owned[m] if tof[g] in mine}
+        if len(kept) != len(claims.owned[m]):
+            revocation_required = True
+        current[m] = kept
+        for g in kept:
+            owner[g] = m
     prev = _previous_owners(prob, claims.max_generation)
 
     # order: topics by number of potential consumers, then name; partitions by number
@@ -467,23 +468,29 @@ def _general(prob: _Problem, claims: _Claims) -> list[set[int]]:
     load = [len(c) for c in current]
     index = _LoadIndex(prob, load)
 
-    placed: list[int] = []
+    placed: list[tuple[int, list[int]]] = []
     for t in topic_order:
+        new: list[int] = []
         for g in range(prob.offset[t], prob.offset[t + 1]):
             if owner[g] < 0:
                 m = index.least(t)
                 owner[g] = m
                 current[m].add(g)
                 index.set_load(m, load[m] + 1)
-                placed.append(g)
+                new.append(g)
+        if new:
+            placed.append((t, new))
 
-    movable = [t for t in topic_order if potential[t] >= 2]
-    balancer = _Balancer(prob, current, owner, index, prev)
+    balancer = _Balancer(prob, current, owner, index, prev, tof)
     if not revocation_required:
-        placed_movable = [g for g in placed if potential[topic_of(g)] >= 2]
-        balancer.run([(topic_of(g), g) for g in placed_movable])
-    balancer.run([(t, g) for t in movable for g in range(prob.offset[t], prob.offset[t + 1])])
+        balancer.run([(t, gids) for t, gids in placed if potential[t] >= 2])
+    balancer.run([(t, range(prob.offset[t], prob.offset[t + 1])) for t in topic_order if potential[t] >= 2])
     return current
+
+
+def _topic_table(prob: _Problem) -> list[int]:
+    """``table[gid] = topic index``."""
+    return [ti for ti, n in enumerate(prob.counts) for _ in range(n)]
 
 
 def _previous_owners(prob: _Problem, max_gen: int) -> dict[int, int]:
@@ -507,8 +514,10 @@ def _previous_owners(prob: _Problem, max_gen: int) -> dict[int, int]:
 class _Balancer:
     """Reassignment passes (``performReassignments``) with Robin-Hood moves only."""
 
-    def __init__(self, prob: _Problem, current: list[set[int]], owner: list[int], index: _LoadIndex, prev: dict[int, int]) -> None:
+    def __init__(self, prob: _Problem, current: list[set[int]], owner: list[int], index: _LoadIndex, prev: dict[int, int],
+                 tof: list[int]) -> None:
         self.prob = prob
+        self.prev_topics = {tof[g] for g in prev}
         self.current = current
         self.owner = owner
         self.index = index
@@ -516,13 +525,28 @@ class _Balancer:
         self.prev = prev
         self.moves = _Movements()
 
-    def run(self, partitions: list[tuple[int, int]]) -> None:
+    def run(self, groups: list[tuple[int, Sequence[int]]]) -> None:
+        """Passes over ``groups`` (topic, its partitions in order) until a whole pass moves nothing."""
         modified = True
         while modified:
             modified = False
-            for t, g in partitions:
-                if self._consider(t, g):
-                    modified = True
+            for t, gids in groups:
+                if t not in self.prev_topics and not self._topic_may_move(t, gids):
+                    continue  # exact shortcut: no partition of this topic qualifies, and nothing changes
+                for g in gids:
+                    if self._consider(t, g):
+                        modified = True
+
+    def _topic_may_move(self, t: int, gids: Sequence[int]) -> bool:
+        n = self.index.least(t)
+        if n < 0 or not gids:
+            return False
+        load, owner = self.load, self.owner
+        if isinstance(gids, range):
+            owners = owner[gids.start:gids.stop]
+        else:
+            owners = list(map(owner.__getitem__, gids))
+        return max(map(load.__getitem__, owners)) > load[n] + 1
 
     def _consider(self, t: int, g: int) -> bool:
         load = self.load
@@ -622,25 +646,35 @@ def _general_transfers(prob: _Problem, assigned: list[set[int]]) -> dict[int, in
     it when another member claims it with the same or a higher generation, because that other
     member may be consuming it until it learns of this assignment.
     """
+    raw_owner = [-1] * prob.total
+    shared: dict[int, list[int]] = {}  # partitions with two or more claimants -> claimants
     revoked: set[int] = set()
-    claimants: dict[int, list[int]] = {}
     for m, owned in enumerate(prob.raw_owned):
         a = assigned[m]
         for g in owned:
-            claimants.setdefault(g, []).append(m)
-            if g not in a:
-                revoked.add(g)
+            o = raw_owner[g]
+            if o < 0:
+                raw_owner[g] = m
+            else:
+                shared.setdefault(g, [o]).append(m)
+        revoked.update([g for g in owned if g not in a])
+    if not revoked and not shared:
+        return {}
     gen = prob.generation
     out: dict[int, int] = {}
     for m, a in enumerate(assigned):
         for g in a:
-            cl = claimants.get(g)
-            if not cl:
+            o = raw_owner[g]
+            if o < 0:
                 continue
-            if m not in cl:
+            cl = shared.get(g)
+            if cl is None:
+                if o != m and g in revoked:
+                    out[g] = m
+            elif m not in cl:
                 if g in revoked:
                     out[g] = m
-            elif any(o != m and gen[o] >= gen[m] for o in cl):
+            elif any(c != m and gen[c] >= gen[m] for c in cl):
                 out[g] = m
     return out
 
