@@ -405,3 +405,13 @@ def test_partitions_added_leader_rebalances() -> None:
         assert all(len(v) == 1 for v in r.ownership.final_owners.values())
         assert r.totals["partitions_revoked"] == revoked and r.totals["rebalances"] == 1
         assert {"ts_ms": 20000, "group": "g", "event": "topic", "topic": "t", "partitions": 9} in r.sim.trace
+
+
+def test_every_message_duplicated_still_converges_for_dynamic_members() -> None:
+    """Regression: replies are matched to their own request (sender identity carries the
+    correlation id), so a duplicated JoinGroup parked twice does not steal a later answer."""
+    for protocol in ("eager", "cooperative"):
+        r = run_scenario("rolling-restart", ScenarioOptions(protocol=protocol, network=NetworkConfig(1, 20, 0.0, 1.0)))
+        assert r.sim.network.duplicated > 100
+        assert r.ownership.double_owned == []
+        assert sorted(len(v) for v in r.ownership.final_owners.values()) == [1] * 6
