@@ -58,6 +58,7 @@ class Result:
     states: int = 0
     edges: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     complete: bool = True
     symmetric: bool = False
     symmetry_factor: float | None = None  # concrete states / stored states
@@ -85,6 +86,7 @@ class Explorer:
         cfg = proto.cfg
         res = Result(protocol=proto.name, assignor=proto.assignor_name, config=cfg, symmetric=proto.symmetric)
         t0 = time.perf_counter()
+        c0 = time.process_time()
         key_of = proto.key
         index: dict[Any, int] = {}
         states: list[Any] = []
@@ -185,6 +187,7 @@ class Explorer:
             else:
                 res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous")
         res.seconds = time.perf_counter() - t0
+        res.cpu_seconds = time.process_time() - c0
         return res
 
     # ---------------------------------------------------------------------------------------------

@@ -47,7 +47,6 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterator
 
 from . import actions as A
@@ -165,7 +164,7 @@ class ClassicProtocol(ClassicObservations):
     def _goto(g: Group, status: GS, **changes: object) -> Group:
         """Move the group to ``status``; an illegal move (coordinator.md §1.3) raises, naming both."""
         check_transition(g.status, status)
-        return replace(g, status=status, **changes)
+        return g.but(status=status, **changes)
 
     def metadata(self, g: Group, members: list[int]) -> list[MemberMeta]:
         out = []
@@ -185,9 +184,9 @@ class ClassicProtocol(ClassicObservations):
             if r is None:
                 continue
             if r.awaiting_sync and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
-                clients[i] = replace(clients[i], inbox=Inbox(Reply.REBALANCE_IN_PROGRESS))
+                clients[i] = clients[i].but(inbox=Inbox(Reply.REBALANCE_IN_PROGRESS))
             keep = r.assignment if g.status == GS.STABLE else 0
-            records[i] = replace(r, joined=False, awaiting_sync=False, synced=False, assignment=keep)
+            records[i] = r.but(joined=False, awaiting_sync=False, synced=False, assignment=keep)
         return self._goto(g, GS.PREPARING_REBALANCE, records=tuple(records), target=None)
 
     def _remove(self, g: Group, clients: list[Client], i: int) -> Group:
@@ -196,19 +195,19 @@ class ClassicProtocol(ClassicObservations):
         assert r is not None
         if self.delayed and g.held == 0 and r.assignment and g.status in (GS.STABLE, GS.PREPARING_REBALANCE):
             # KIP-415: the departed member's partitions are lost; hold them back for the delay.
-            g = replace(g, held=r.assignment, held_for=i)
+            g = g.but(held=r.assignment, held_for=i)
         if clients[i].id == Id.CURRENT:
             parked = (r.joined and g.status == GS.PREPARING_REBALANCE) or r.awaiting_sync
             if parked and clients[i].proc != Proc.DOWN:
                 # Its parked JoinGroup (or SyncGroup) is answered UNKNOWN_MEMBER_ID.
-                clients[i] = replace(clients[i], id=Id.STALE, inbox=Inbox(Reply.UNKNOWN_MEMBER_ID))
+                clients[i] = clients[i].but(id=Id.STALE, inbox=Inbox(Reply.UNKNOWN_MEMBER_ID))
             else:
-                clients[i] = replace(clients[i], id=Id.STALE)
+                clients[i] = clients[i].but(id=Id.STALE)
         records = self._set(g.records, i, None)
         leader = g.leader
         if leader == i:
             leader = next((k for k, rr in enumerate(records) if rr is not None), -1)
-        g = replace(g, records=records, leader=leader)
+        g = g.but(records=records, leader=leader)
         if g.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
             g = self._prepare_rebalance(g, clients)
         return self._maybe_complete_join(g, clients)
@@ -228,7 +227,7 @@ class ClassicProtocol(ClassicObservations):
                 # A dynamic member that did not rejoin in time is dropped (coordinator.md §3.4).
                 records[i] = None
                 if clients[i].id == Id.CURRENT:
-                    clients[i] = replace(clients[i], id=Id.STALE)
+                    clients[i] = clients[i].but(id=Id.STALE)
         gen = g.generation + 1
         present = [i for i, r in enumerate(records) if r is not None]
         if not present:
@@ -236,18 +235,16 @@ class ClassicProtocol(ClassicObservations):
         leader = g.leader
         if leader < 0 or records[leader] is None or not records[leader].joined:
             leader = next(i for i in present if records[i].joined)
-        g = replace(g, records=tuple(records), leader=leader, generation=gen)
+        g = g.but(records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g, present)
         if g.held and g.held_for in present:
-            g = replace(g, held=0, held_for=-1)  # given back to the member that returned in time
+            g = g.but(held=0, held_for=-1)  # given back to the member that returned in time
         for i in present:
             r = records[i]
             if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
-                clients[i] = replace(
-                    clients[i], inbox=Inbox(Reply.JOIN, gen, target[i] if self.coordinator_assigns else 0)
-                )
-            records[i] = replace(
-                r, joined=False, awaiting_sync=False, synced=False,
+                clients[i] = clients[i].but(inbox=Inbox(Reply.JOIN, gen, target[i] if self.coordinator_assigns else 0))
+            records[i] = r.but(
+                joined=False, awaiting_sync=False, synced=False,
                 assignment=target[i] if self.coordinator_assigns else 0,
             )
         g = self._goto(g, GS.COMPLETING_REBALANCE, records=tuple(records), target=target)
@@ -310,7 +307,7 @@ class ClassicProtocol(ClassicObservations):
             owned = 0 if self.revoke_before_join else c.owned
         else:
             owned = c.owned & sub  # cooperative: revoke only partitions of dropped topics
-        c = replace(c, owned=owned, status=MS.PREPARING_REBALANCE, rejoin=False)
+        c = c.but(owned=owned, status=MS.PREPARING_REBALANCE, rejoin=False)
         reported_owned = owned if self.rebalance == "cooperative" else previous
         reported_gen = c.generation
         r = g.records[i]
@@ -319,7 +316,7 @@ class ClassicProtocol(ClassicObservations):
                 # The instance id now maps to another member id: FENCED_INSTANCE_ID is fatal.
                 clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
             else:
-                clients[i] = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+                clients[i] = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
             return self._with(s, clients=tuple(clients))
         meta = (c.topics, reported_owned, reported_gen)
         if c.id == Id.NONE and r is not None and self.static_members:
@@ -327,11 +324,11 @@ class ClassicProtocol(ClassicObservations):
         new = c.id == Id.NONE
         if new:
             r = Record(static=self.static_members)
-            c = replace(c, id=Id.CURRENT)
+            c = c.but(id=Id.CURRENT)
         assert r is not None
         same = (r.topics, r.owned, r.generation) == meta and not new
-        records = self._set(g.records, i, replace(r, topics=meta[0], owned=meta[1], generation=meta[2]))
-        g = replace(g, records=records)
+        records = self._set(g.records, i, r.but(topics=meta[0], owned=meta[1], generation=meta[2]))
+        g = g.but(records=records)
         clients[i] = c
         if g.status == GS.EMPTY:
             g = self._goto(g, GS.PREPARING_REBALANCE)
@@ -340,12 +337,12 @@ class ClassicProtocol(ClassicObservations):
             if immediate:
                 # A follower (or anyone while completing) rejoining with the same metadata: answered at
                 # once with the current generation; it then syncs as usual.
-                clients[i] = replace(c, inbox=Inbox(Reply.JOIN, g.generation))
+                clients[i] = c.but(inbox=Inbox(Reply.JOIN, g.generation))
                 return self._with(s, group=g, clients=tuple(clients))
             g = self._prepare_rebalance(g, clients)
         if g.leader < 0:
-            g = replace(g, leader=i)
-        g = replace(g, records=self._set(g.records, i, replace(g.records[i], joined=True)))
+            g = g.but(leader=i)
+        g = g.but(records=self._set(g.records, i, g.records[i].but(joined=True)))
         g = self._maybe_complete_join(g, clients)
         return self._with(s, group=g, clients=tuple(clients))
 
@@ -354,20 +351,20 @@ class ClassicProtocol(ClassicObservations):
         g = s.group
         r = g.records[i]
         assert r is not None
-        c = replace(c, id=Id.CURRENT)
-        r = replace(r, topics=meta[0], owned=meta[1], generation=meta[2])
+        c = c.but(id=Id.CURRENT)
+        r = r.but(topics=meta[0], owned=meta[1], generation=meta[2])
         if g.status == GS.STABLE:
             # Same selected protocol: no rebalance. JoinGroup is answered with the current generation,
             # and the SyncGroup that follows returns the stored assignment.
             a = r.assignment
-            clients[i] = replace(c, generation=g.generation, status=MS.STABLE, owned=a)
-            g = replace(g, records=self._set(g.records, i, replace(r, synced=True)))
+            clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
+            g = g.but(records=self._set(g.records, i, r.but(synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         clients[i] = c
-        g = replace(g, records=self._set(g.records, i, replace(r, awaiting_sync=False)))
+        g = g.but(records=self._set(g.records, i, r.but(awaiting_sync=False)))
         if g.status == GS.COMPLETING_REBALANCE:
             g = self._prepare_rebalance(g, clients)  # forced (KAFKA-9801)
-        g = replace(g, records=self._set(g.records, i, replace(g.records[i], joined=True)))
+        g = g.but(records=self._set(g.records, i, g.records[i].but(joined=True)))
         g = self._maybe_complete_join(g, clients)
         return self._with(s, group=g, clients=tuple(clients))
 
@@ -377,21 +374,21 @@ class ClassicProtocol(ClassicObservations):
         c = clients[i]
         r = g.records[i]
         if r is None or c.id != Id.CURRENT:
-            clients[i] = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+            clients[i] = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
             return self._with(s, clients=tuple(clients))
         if c.generation != g.generation:
-            clients[i] = replace(c, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)  # ILLEGAL_GENERATION
+            clients[i] = c.but(generation=NO_GENERATION, owned=0, status=MS.UNJOINED)  # ILLEGAL_GENERATION
             return self._with(s, clients=tuple(clients))
         if g.status == GS.PREPARING_REBALANCE:
-            clients[i] = replace(c, rejoin=True)
+            clients[i] = c.but(rejoin=True)
             return self._with(s, clients=tuple(clients))
         if g.status == GS.STABLE:
-            clients[i] = replace(c, inbox=Inbox(Reply.SYNC, g.generation, r.assignment))
-            g = replace(g, records=self._set(g.records, i, replace(r, synced=True)))
+            clients[i] = c.but(inbox=Inbox(Reply.SYNC, g.generation, r.assignment))
+            g = g.but(records=self._set(g.records, i, r.but(synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         assert g.status == GS.COMPLETING_REBALANCE
         if i != g.leader:
-            g = replace(g, records=self._set(g.records, i, replace(r, awaiting_sync=True, synced=True)))
+            g = g.but(records=self._set(g.records, i, r.but(awaiting_sync=True, synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         # The leader's SyncGroup: store the assignment and answer every parked SyncGroup.
         target = g.target
@@ -402,8 +399,8 @@ class ClassicProtocol(ClassicObservations):
                 continue
             if rk.awaiting_sync or k == i:
                 if clients[k].id == Id.CURRENT and clients[k].proc != Proc.DOWN:
-                    clients[k] = replace(clients[k], inbox=Inbox(Reply.SYNC, g.generation, target[k]))
-            records[k] = replace(rk, assignment=target[k], awaiting_sync=False, synced=rk.synced or k == i)
+                    clients[k] = clients[k].but(inbox=Inbox(Reply.SYNC, g.generation, target[k]))
+            records[k] = rk.but(assignment=target[k], awaiting_sync=False, synced=rk.synced or k == i)
         g = self._goto(g, GS.STABLE, records=tuple(records))
         return self._with(s, group=g, clients=tuple(clients))
 
@@ -440,12 +437,12 @@ class ClassicProtocol(ClassicObservations):
                         and g.status == GS.STABLE and self.alive(s, i) and self._unassigned_new(s)
                     ):
                         yield acts[A.NoticeMetadata][i], self._with(
-                            s, clients=self._set(s.clients, i, replace(c, rejoin=True))
+                            s, clients=self._set(s.clients, i, c.but(rejoin=True))
                         )
             elif c.proc == Proc.PAUSED:
-                yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, replace(c, proc=Proc.UP)))
+                yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.UP)))
             if c.ghost is not None:
-                yield acts[A.GhostFenced][i], self._with(s, clients=self._set(s.clients, i, replace(c, ghost=None)))
+                yield acts[A.GhostFenced][i], self._with(s, clients=self._set(s.clients, i, c.but(ghost=None)))
             if r is not None and not self.alive(s, i) and not (g.status == GS.PREPARING_REBALANCE and r.joined):
                 yield acts[A.SessionExpired][i], self._expire(s, i)
             if perturb:
@@ -460,7 +457,7 @@ class ClassicProtocol(ClassicObservations):
             yield self._delay_expired, self._release_held(s)
         if perturb and "partitions" in faults and g.partitions != (1 << cfg.partitions) - 1:
             p = (~g.partitions & ((1 << cfg.partitions) - 1)) & -(~g.partitions & ((1 << cfg.partitions) - 1))
-            yield self._add_partition, self._with(s, group=replace(g, partitions=g.partitions | p), spend=True)
+            yield self._add_partition, self._with(s, group=g.but(partitions=g.partitions | p), spend=True)
 
     def _perturbations(self, s: State, i: int, c: Client, r: Record | None) -> Iterator[tuple[A.Action, State]]:
         faults = self.cfg.faults
@@ -474,10 +471,10 @@ class ClassicProtocol(ClassicObservations):
             if "leave" in faults:
                 yield acts[A.LeaveGroup][i], self._leave(s, i)
             if "zombie" in faults and c.id == Id.CURRENT:
-                yield acts[A.Pause][i], self._with(s, clients=self._set(s.clients, i, replace(c, proc=Proc.PAUSED)), spend=True)
+                yield acts[A.Pause][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.PAUSED)), spend=True)
             if "subscription" in faults and c.status == MS.STABLE and c.id == Id.CURRENT and self.cfg.topics > 1:
                 last = 1 << (self.cfg.topics - 1)
-                c2 = replace(c, topics=c.topics ^ last, rejoin=True)
+                c2 = c.but(topics=c.topics ^ last, rejoin=True)
                 yield acts[A.ChangeSubscription][i], self._with(s, clients=self._set(s.clients, i, c2), spend=True)
         if c.proc != Proc.DOWN and "crash" in faults:
             clients = self._set(s.clients, i, Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost))
@@ -504,9 +501,9 @@ class ClassicProtocol(ClassicObservations):
         assert inbox is not None
         clients = list(s.clients)
         if self.coordinator_assigns:
-            clients[i] = replace(c, inbox=None, generation=inbox.generation, status=MS.STABLE, owned=inbox.assignment)
+            clients[i] = c.but(inbox=None, generation=inbox.generation, status=MS.STABLE, owned=inbox.assignment)
             return self._with(s, clients=tuple(clients))
-        clients[i] = replace(c, inbox=None, generation=inbox.generation, status=MS.COMPLETING_REBALANCE)
+        clients[i] = c.but(inbox=None, generation=inbox.generation, status=MS.COMPLETING_REBALANCE)
         return self._sync(s, i, clients)
 
     def _receive_sync(self, s: State, i: int) -> State:
@@ -518,12 +515,12 @@ class ClassicProtocol(ClassicObservations):
         sub = self.cfg.subscribed_partitions(c.topics, s.group.partitions | a)
         if a & ~sub:
             # An assigned partition is not in the subscription: rejoin, apply nothing.
-            c2 = replace(c, inbox=None, status=MS.STABLE, rejoin=True)
+            c2 = c.but(inbox=None, status=MS.STABLE, rejoin=True)
         elif self.rebalance == "cooperative":
             revoked = c.owned & ~a
-            c2 = replace(c, inbox=None, status=MS.STABLE, owned=a, rejoin=c.rejoin or bool(revoked))
+            c2 = c.but(inbox=None, status=MS.STABLE, owned=a, rejoin=c.rejoin or bool(revoked))
         else:
-            c2 = replace(c, inbox=None, status=MS.STABLE, owned=a)
+            c2 = c.but(inbox=None, status=MS.STABLE, owned=a)
         return self._with(s, clients=self._set(s.clients, i, c2))
 
     def _receive_error(self, s: State, i: int) -> State:
@@ -531,9 +528,9 @@ class ClassicProtocol(ClassicObservations):
         assert c.inbox is not None
         reply = c.inbox.reply
         if reply == Reply.REBALANCE_IN_PROGRESS:
-            c2 = replace(c, inbox=None, rejoin=True)
+            c2 = c.but(inbox=None, rejoin=True)
         elif reply == Reply.UNKNOWN_MEMBER_ID:
-            c2 = replace(c, inbox=None, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
+            c2 = c.but(inbox=None, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
         else:  # FENCED_INSTANCE_ID: fatal
             c2 = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
         return self._with(s, clients=self._set(s.clients, i, c2))
@@ -547,11 +544,11 @@ class ClassicProtocol(ClassicObservations):
             if self.static_members and r is not None:
                 c2 = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)  # FENCED_INSTANCE_ID
             else:
-                c2 = replace(c, id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)
+                c2 = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)
         elif c.generation != g.generation:
-            c2 = replace(c, generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)  # ILLEGAL_GENERATION
+            c2 = c.but(generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)  # ILLEGAL_GENERATION
         elif g.status == GS.PREPARING_REBALANCE and c.status == MS.STABLE and not c.rejoin:
-            c2 = replace(c, rejoin=True)  # REBALANCE_IN_PROGRESS
+            c2 = c.but(rejoin=True)  # REBALANCE_IN_PROGRESS
         else:
             return None
         return self._with(s, clients=self._set(s.clients, i, c2))
@@ -565,7 +562,7 @@ class ClassicProtocol(ClassicObservations):
     def _release_held(self, s: State) -> State:
         # The leader then finds partitions nobody is assigned and rejoins (NoticeMetadata): the
         # rebalance Connect schedules at the end of the delay.
-        return self._with(s, group=replace(s.group, held=0, held_for=-1))
+        return self._with(s, group=s.group.but(held=0, held_for=-1))
 
     # -- perturbations ----------------------------------------------------------------------------
     def _start(self, s: State, i: int) -> State:

@@ -33,6 +33,7 @@ generations matter, so the explorer compares states *up to a shift of all genera
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Callable, Sequence
@@ -108,6 +109,30 @@ class Reply(IntEnum):
 NO_GENERATION = -1
 
 
+class _Missing:
+    __slots__ = ()
+
+
+_MISSING = _Missing()
+
+
+def evolvable(cls: type) -> type:
+    """Give a frozen dataclass a fast ``but(**changes)``: a copy with some fields changed.
+
+    The same thing as ``dataclasses.replace`` (untouched fields cannot change: frames by construction),
+    generated once per class so that the explorer's inner loop does not pay for ``replace``'s
+    introspection on every step.
+    """
+    names = [f.name for f in dataclasses.fields(cls)]
+    params = ", ".join(f"{n}=_MISSING" for n in names)
+    args = ", ".join(f"self.{n} if {n} is _MISSING else {n}" for n in names)
+    ns: dict = {"_MISSING": _MISSING, "_cls": cls}
+    exec(f"def but(self, *, {params}):\n    return _cls({args})\n", ns)
+    cls.but = ns["but"]
+    return cls
+
+
+@evolvable
 @dataclass(frozen=True, slots=True)
 class Inbox:
     """A coordinator answer on its way to one client."""
@@ -117,6 +142,7 @@ class Inbox:
     assignment: int = 0  # bit mask of partitions (SYNC; JOIN for coordinator-side assignment)
 
 
+@evolvable
 @dataclass(frozen=True, slots=True)
 class Client:
     """One consumer process, as it sees itself."""
@@ -134,6 +160,7 @@ class Client:
     ghost: tuple[int, int] | None = None
 
 
+@evolvable
 @dataclass(frozen=True, slots=True)
 class Record:
     """The coordinator's record of one member (Kafka ``MemberMetadata`` / ``ClassicGroupMember``)."""
@@ -148,6 +175,7 @@ class Record:
     assignment: int = 0  # stored assignment of the current generation
 
 
+@evolvable
 @dataclass(frozen=True, slots=True)
 class Group:
     """The group coordinator's state for the one group."""
@@ -166,6 +194,7 @@ class Group:
     held_for: int = -1
 
 
+@evolvable
 @dataclass(frozen=True, slots=True)
 class State:
     group: Group

@@ -178,6 +178,8 @@ class ClassicObservations:
         if d == 0 and h.status != g.status and h.status in (GS.COMPLETING_REBALANCE, GS.EMPTY) and g.status != GS.DEAD:
             return f"a join phase completed ({g.status.name} -> {h.status.name}) but the generation stayed {h.generation}"
         for i, (a, b) in enumerate(zip(s.clients, t.clients)):
+            if a is b and d == 0:
+                continue  # untouched
             if b.generation != NO_GENERATION and b.generation < a.generation:
                 return f"{self.member_name(i)}'s generation went down from {a.generation} to {b.generation}"
             if b.generation > h.generation:
