@@ -219,3 +219,48 @@ def test_parity_harness_catches_a_mutant():
     ours = get("range").assign(counts, subs_)
     mutant = {"a": ours["b"], "b": ours["a"]}
     assert ours == _kafka_python(RangePartitionAssignor, counts, subs_) != mutant
+
+
+# ---------------------------------------------------------------- invariants on random groups, static members included
+
+@st.composite
+def any_groups(draw):
+    counts = {t: draw(st.integers(-1, 6)) for t in TOPICS}
+    ids = draw(st.lists(st.text(alphabet="ab\U0001f600\uffff", min_size=1, max_size=4), min_size=1, max_size=7, unique=True))
+    subs_ = {}
+    for mid in ids:
+        subs_[mid] = {"topics": draw(st.lists(st.sampled_from(TOPICS + ["ghost"]), max_size=5)),
+                      "instance_id": draw(st.none() | st.text(alphabet="xy\U0001f600", min_size=1, max_size=3))}
+    return counts, subs_
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin"])
+@given(g=any_groups())
+def test_invariants_and_order_independence(name, g):
+    from groupspec.reference.assignors.properties import check_all
+
+    counts, subs_ = g
+    out = get(name).assign(counts, subs_)
+    assert check_all(counts, subs_, out, balanced=False) == []  # I1-I4 (no balance promise, assignors.md §2)
+    assert get(name).assign(counts, dict(reversed(list(subs_.items())))) == out  # I10
+
+
+@given(g=any_groups())
+def test_range_is_contiguous_with_q_and_q_plus_one(g):
+    """I7 for Range: per topic, each subscriber gets a contiguous block; sizes are q+1 then q in member order."""
+    from groupspec.reference.assignors._frame import member_info_key
+
+    counts, subs_ = g
+    out = get("range").assign(counts, subs_)
+    ordered = [m.member_id for m in sorted(normalize(subs_), key=member_info_key)]
+    for t, n in counts.items():
+        takers = [m for m in ordered if t in subs_[m]["topics"]]
+        if n <= 0 or not takers:
+            continue
+        q, r = divmod(n, len(takers))
+        start = 0
+        for i, m in enumerate(takers):
+            mine = [p for tt, p in out[m] if tt == t]
+            size = q + (1 if i < r else 0)
+            assert mine == list(range(start, start + size))
+            start += size

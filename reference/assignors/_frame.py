@@ -65,11 +65,15 @@ def java_string_key(s: str) -> bytes:
     return s.encode("utf-16-be", "surrogatepass")
 
 
-def member_info_key(m: Member) -> tuple[int, bytes]:
-    """Kafka ``AbstractPartitionAssignor.MemberInfo.compareTo``: static by instance id, then dynamic."""
+def member_info_key(m: Member) -> tuple[int, bytes, bytes]:
+    """Kafka ``AbstractPartitionAssignor.MemberInfo.compareTo``: static by instance id, then dynamic.
+
+    Two members with the same instance id cannot coexist in a real group; Java's stable sort would
+    keep their input order, we break the tie by member id so the result never depends on it (I10).
+    """
     if m.instance_id is not None:
-        return (0, java_string_key(m.instance_id))
-    return (1, java_string_key(m.member_id))
+        return (0, java_string_key(m.instance_id), java_string_key(m.member_id))
+    return (1, java_string_key(m.member_id), b"")
 
 
 def _bad(member_id: str, what: str) -> ValueError:
