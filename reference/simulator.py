@@ -30,7 +30,9 @@ through the sender identity ``(process, connection, correlation id)`` handed to 
 Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
 ``crash`` (no callbacks, no LeaveGroup), ``restart`` (crash if alive, then a fresh process with
 the same name), ``pause`` (a GC pause: the process handles nothing - no poll, no heartbeat, no
-replies - until it ends; queued inputs are then handled in order), ``failover`` (coordinator
+replies - until it ends; queued inputs are then handled in order), ``stall`` (the application
+thread is busy processing and does not poll, while the heartbeat thread keeps running: this is how
+``max.poll.interval.ms`` expires), ``failover`` (coordinator
 moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error),
 ``network`` (switch to another :class:`NetworkConfig` from now on, e.g. to heal a lossy network),
 ``partitions`` (a topic's partition count changes; a ``topic`` trace line records it).
@@ -94,6 +96,7 @@ class _Proc:
     consumer: Consumer
     alive: bool = True
     paused_until: int = 0
+    stalled_until: int = 0  # the application thread is busy (no poll); the heartbeat thread runs
     seen_events: int = 0
 
 
@@ -136,7 +139,8 @@ class Simulator:
         heapq.heappush(self._queue, (at, self._seq, kind, a, b))
 
     def at(self, time_ms: int, action: str, name: str | None = None, **args: Any) -> None:
-        """Schedule an action: start, close, crash, restart, pause, failover, store_fails."""
+        """Schedule an action: start, close, crash, restart, pause, stall, failover, store_fails,
+        network, partitions."""
         if action not in _ACTIONS:
             raise ValueError(f"unknown simulator action {action!r}; choose from {', '.join(sorted(_ACTIONS))}")
         self._push(time_ms, "action", (action, name), args)
@@ -272,6 +276,9 @@ class Simulator:
             return ("poll", name, "process gone")
         if self._deferred(p, "poll", name, inc):
             return ("poll", name, "paused")
+        if p.stalled_until > self.now:
+            self._push(p.stalled_until, "poll", name, inc)
+            return ("poll", name, "application busy")
         sends = p.consumer.poll(self.now)
         self._after_consumer(p, sends)
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
@@ -454,6 +461,14 @@ class Simulator:
         p.paused_until = max(p.paused_until, self.now + int(args["duration_ms"]))
         return ("action", name, f"GC pause until {p.paused_until} ms")
 
+    def _stall(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        assert name is not None
+        p = self.procs.get(name)
+        if p is None or not p.alive:
+            return ("action", name, "not running")
+        p.stalled_until = max(p.stalled_until, self.now + int(args["duration_ms"]))
+        return ("action", name, f"application busy (no poll) until {p.stalled_until} ms")
+
     def _failover(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
         old = self.leader
         new = 2 if old == 1 else 1
@@ -569,6 +584,7 @@ _ACTIONS: dict[str, Callable[[Simulator, str | None, dict[str, Any]], tuple[str,
     "crash": Simulator._crash,
     "restart": Simulator._restart,
     "pause": Simulator._pause,
+    "stall": Simulator._stall,
     "failover": Simulator._failover,
     "store_fails": Simulator._store_fails,
     "network": Simulator._network,

@@ -415,3 +415,26 @@ def test_every_message_duplicated_still_converges_for_dynamic_members() -> None:
         assert r.sim.network.duplicated > 100
         assert r.ownership.double_owned == []
         assert sorted(len(v) for v in r.ownership.final_owners.values()) == [1] * 6
+
+
+@pytest.mark.parametrize("protocol", ["cooperative", "static"])
+def test_poll_timeout_dynamic_member_leaves_static_member_does_not(protocol: str) -> None:
+    """§5.8: the application does not poll for longer than max.poll.interval.ms (60 s) while its
+    heartbeat thread runs. Dynamic: LeaveGroup, the others take its partitions, and on the next
+    poll it reports them lost and rejoins. Static: no LeaveGroup, it rejoins with its instance id."""
+    sim = Simulator(SimConfig(seed=2))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, protocol, None))
+    sim.at(10000, "stall", "c2", duration_ms=70000)
+    sim.run_quietly_until(100000)
+    leaves = [x for x in sim.transcript() if x.get("from") == "c2" and x["request"] == "LeaveGroup"]
+    c2 = [e for e in sim.trace if e.get("member") == "c2" and e["event"] in ("lost", "revoked", "assigned")]
+    c1 = [e for e in sim.trace if e.get("member") == "c1" and e["event"] == "assigned" and 69500 < e["ts_ms"] < 80000]
+    if protocol == "cooperative":
+        assert len(leaves) == 1 and 69500 <= leaves[0]["at"] <= 71000  # last poll + 60 s
+        assert c1 and len(c1[-1]["partitions"]) == 3  # c1 took everything while c2 was out
+    else:
+        assert leaves == []
+    lost = [e for e in c2 if e["event"] == "lost"]
+    assert lost and lost[0]["ts_ms"] >= 80000  # reported at the first poll after the stall
+    assert all(len(v) == 1 for v in ownership(sim.trace, 0, 100000).final_owners.values())

@@ -1,6 +1,6 @@
 """Hypothesis-driven schedules for the simulator and arbitrary responses for the consumer.
 
-* Any schedule of crashes, restarts, GC pauses, coordinator failovers, failed writes and lossy
+* Any schedule of crashes, restarts, GC pauses, stalled applications (max.poll.interval.ms), coordinator failovers, failed writes and lossy
   network periods, followed by a healed network and a quiet period, converges: every partition has
   exactly one live owner, every live member is STABLE, and any double ownership on the way
   involved a member that was then fenced or left (a zombie). Failing schedules shrink.
@@ -40,6 +40,7 @@ actions = st.one_of(
     st.tuples(st.just("close"), st.sampled_from(NAMES)),
     st.tuples(st.just("restart"), st.sampled_from(NAMES)),
     st.tuples(st.just("pause"), st.sampled_from(NAMES), st.sampled_from([1000, 5000, 15000])),
+    st.tuples(st.just("stall"), st.sampled_from(NAMES), st.sampled_from([5000, 70000])),
     st.tuples(st.just("failover")),
     st.tuples(st.just("store_fails"), st.sampled_from(["NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER"])),
     st.tuples(st.just("lossy"), st.sampled_from([0.02, 0.1])),
@@ -56,8 +57,8 @@ def test_any_fault_schedule_converges(protocol: str, schedule: list[tuple[int, t
     for gap, act in schedule:
         t += gap
         kind = act[0]
-        if kind == "pause":
-            sim.at(t, "pause", act[1], duration_ms=act[2])
+        if kind in ("pause", "stall"):
+            sim.at(t, kind, act[1], duration_ms=act[2])
         elif kind == "failover":
             sim.at(t, "failover")
         elif kind == "store_fails":
