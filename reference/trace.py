@@ -181,16 +181,18 @@ def ownership(events: list[dict[str, Any]], start_ms: int = 0, end_ms: int | Non
 
 def overlaps_are_zombies(events: list[dict[str, Any]], double_owned: list[dict[str, Any]]) -> bool:
     """True when every double-ownership instant involves a zombie: an owner whose next event about
-    its membership is ``fenced`` or ``left`` (it had been removed and had not noticed yet)."""
+    the partition is ``fenced``, ``lost`` or ``left`` rather than a revocation or a new assignment
+    (it had been removed from the group - expired, fenced, or gone by ``max.poll.interval.ms`` - and
+    had not noticed yet, or its process ended)."""
     for d in double_owned:
         explained = False
         for m in d["owners"]:
             nxt = next(
                 (e for e in events if e.get("member") == m and int(e["ts_ms"]) >= d["ts_ms"]
-                 and e["event"] in ("fenced", "assigned", "left")),
+                 and e["event"] in ("fenced", "lost", "assigned", "revoked", "left")),
                 None,
             )
-            if nxt is not None and nxt["event"] in ("fenced", "left"):
+            if nxt is not None and nxt["event"] in ("fenced", "lost", "left"):
                 explained = True
         if not explained:
             return False
