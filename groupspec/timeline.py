@@ -94,16 +94,39 @@ def actor(proto: Any, action: Any) -> str:
     return proto.member_name(action.member) if action.member >= 0 else ""
 
 
+def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
+    """One line for a step; for answers, say which answer it was."""
+    who = actor(proto, action)
+    name = action.name
+    if isinstance(before, State) and action.member >= 0:
+        c0, c1 = before.clients[action.member], after.clients[action.member]
+        if name == "Heartbeat":
+            if c1.proc == Proc.DOWN:
+                return f"{who} heartbeats: FENCED_INSTANCE_ID, which is fatal — the process stops"
+            if c1.rejoin and not c0.rejoin:
+                return f"{who} heartbeats: REBALANCE_IN_PROGRESS, so it will rejoin"
+            if c1.id == Id.NONE and c0.id != Id.NONE:
+                return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and loses its partitions"
+            return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and loses its partitions"
+        if name == "ReceiveError" and c0.inbox is not None:
+            return f"{who} receives {c0.inbox.reply.name} for its parked request"
+        if name == "SendJoinGroup" and c1.id == Id.NONE and c0.id == Id.STALE:
+            return f"{who} sends JoinGroup with its stale member id: UNKNOWN_MEMBER_ID, it resets"
+    return action.describe(who).strip()
+
+
 def render(proto: Any, steps: Iterable[Any], loop_start: int | None = None) -> list[str]:
     """The timeline as plain lines (the CLI colours them)."""
     lines: list[str] = []
     prev: dict[str, str] = {}
+    before = None
     for k, st in enumerate(steps):
         if st.action is None:
             lines.append(" 0. initial state")
         else:
             mark = "   (the loop starts here)" if loop_start is not None and k == loop_start + 1 else ""
-            lines.append(f"{k:2d}. {st.action.describe(actor(proto, st.action)).strip()}{mark}")
+            lines.append(f"{k:2d}. {explain(proto, before, st.action, st.state)}{mark}")
+        before = st.state
         for party, belief in parties(proto, st.state):
             if prev.get(party) != belief:
                 star = "*" if party in prev else " "
