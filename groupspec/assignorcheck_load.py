@@ -11,13 +11,14 @@ Accepted forms:
 
 1. a plain callable ``assign(partitions_per_topic, subscriptions)``, or an object with such an ``assign``
    method and optional ``protocol`` and ``name`` attributes;
-2. a kafka-python (or API-compatible) ``AbstractPartitionAssignor`` subclass or instance. We drive it the way
+2. a kafka-python or aiokafka ``AbstractPartitionAssignor`` subclass or instance. We drive it the way
    kafka-python's ``ConsumerCoordinator`` does: every member gets its own assignor instance, which is told its
    previous assignment through ``on_assignment(assignment, generation)`` and then produces its JoinGroup
    metadata with ``metadata(topics)``; that metadata is encoded and decoded as on the wire, handed to the
    leader's ``assign(cluster, members)`` together with a ``ClusterMetadata``-like object, and the leader's
    ``ConsumerProtocolAssignment`` per member is encoded and decoded too. The protocol is read from
-   ``supported_protocols()`` (KIP-429 ``RebalanceProtocol``);
+   ``supported_protocols()`` (KIP-429 ``RebalanceProtocol``). aiokafka's convention (members as a dict of
+   ``ConsumerProtocolMemberMetadata``, no generation, eager only) has its own adapter;
 3. the project's own assignors by name (``groupspec.reference.assignors.get``).
 
 :class:`CallRunner` runs each call on a worker thread and waits at most ``call_timeout`` seconds. A call that
@@ -131,6 +132,42 @@ class _Member:
         return f"Member({self.member_id!r}, {self.group_instance_id!r}, {self.metadata!r})"
 
 
+def _is_aiokafka(obj: Any) -> bool:
+    cls = obj if inspect.isclass(obj) else type(obj)
+    return any(b.__module__.split(".")[0] == "aiokafka" for b in cls.__mro__)
+
+
+def aiokafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+    """A form-1 function that drives an aiokafka assignor the way aiokafka's ``GroupCoordinator`` does.
+
+    aiokafka's calling convention differs from kafka-python's: ``assign(cluster, {member_id: metadata})`` with
+    ``ConsumerProtocolMemberMetadata`` (version, subscription, user_data), no group instance ids, and
+    ``on_assignment(assignment)`` without a generation (aiokafka's coordinator never tells the assignor its
+    generation). Its sticky assignor keeps its state in class attributes, so every member's metadata is
+    produced right after that member's ``on_assignment``, one member at a time.
+    """
+    from aiokafka.coordinator.protocol import ConsumerProtocol
+
+    def fresh() -> Any:
+        return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
+
+    def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
+        members: dict[str, Any] = {}
+        for mid, sub in subs.items():
+            inst = fresh()
+            owned: dict[str, list[int]] = {}
+            for t, p in sub.get("owned") or ():
+                owned.setdefault(t, []).append(int(p))
+            prev = ConsumerProtocol.ASSIGNMENT(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
+            inst.on_assignment(ConsumerProtocol.ASSIGNMENT.decode(prev.encode()))
+            meta = inst.metadata(set(sub.get("topics") or ()))
+            raw = meta if isinstance(meta, bytes) else meta.encode()
+            members[mid] = ConsumerProtocol.METADATA.decode(raw)
+        return _KafkaResult(fresh().assign(FakeCluster(ppt), members), aio=True)
+
+    return call
+
+
 def _kafka_protocol(obj: Any) -> str:
     try:
         inst = obj() if inspect.isclass(obj) else obj
@@ -173,14 +210,17 @@ def kafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
 class _KafkaResult:
     """Marks a kafka-python result so :func:`decode_kafka` knows to decode ``ConsumerProtocolAssignment``s."""
 
-    def __init__(self, raw: Any):
+    def __init__(self, raw: Any, aio: bool = False):
         self.raw = raw
+        self.aio = aio
 
 
 def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
     raw = res.raw if isinstance(res, _KafkaResult) else res
+    if isinstance(res, _KafkaResult) and res.aio:
+        return _decode_aiokafka(raw)
     if not isinstance(raw, dict):
         raise Malformed(f"assign() returned a {type(raw).__name__}, not a dict of ConsumerProtocolAssignment")
     out: dict[str, list[tuple[str, int]]] = {}
@@ -192,6 +232,23 @@ def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
         except Exception as e:  # noqa: BLE001 - any failure to encode is a malformed result
             raise Malformed(f"assignment of {mid!r} cannot be encoded: {type(e).__name__}: {e}") from None
         out[mid] = [(tp.topic, int(p)) for tp in wire.assigned_partitions for p in tp.partitions]
+    return out
+
+
+def _decode_aiokafka(raw: Any) -> dict[str, list[tuple[str, int]]]:
+    from aiokafka.coordinator.protocol import ConsumerProtocol
+
+    if not isinstance(raw, dict):
+        raise Malformed(f"assign() returned a {type(raw).__name__}, not a dict of ConsumerProtocolMemberAssignment")
+    out: dict[str, list[tuple[str, int]]] = {}
+    for mid, a in raw.items():
+        if not isinstance(mid, str):
+            raise Malformed(f"member key {mid!r} is not a str")
+        try:
+            wire = ConsumerProtocol.ASSIGNMENT.decode(a if isinstance(a, bytes) else a.encode())
+        except Exception as e:  # noqa: BLE001 - any failure to encode is a malformed result
+            raise Malformed(f"assignment of {mid!r} cannot be encoded: {type(e).__name__}: {e}") from None
+        out[mid] = [(t, int(p)) for t, ps in wire.assignment for p in ps]
     return out
 
 
@@ -218,8 +275,10 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
     if _is_kafka_assignor(obj):
         name = getattr(obj, "name", None)
         name = name if isinstance(name, str) else (obj.__name__ if inspect.isclass(obj) else type(obj).__name__)
-        return Candidate(name=name, protocol=protocol or _kafka_protocol(obj), kind=kind or kind_from_name(name),
-                         call=kafka_adapter(obj), decode=decode_kafka, target=target or name)
+        adapter = aiokafka_adapter if _is_aiokafka(obj) else kafka_adapter
+        proto = protocol or ("eager" if _is_aiokafka(obj) else _kafka_protocol(obj))
+        return Candidate(name=name, protocol=proto, kind=kind or kind_from_name(name),
+                         call=adapter(obj), decode=decode_kafka, target=target or name)
     assign = getattr(obj, "assign", None)
     if assign is not None and callable(assign) and not inspect.isclass(obj):
         name = getattr(obj, "name", None) or type(obj).__name__

@@ -70,3 +70,45 @@ def test_kafka_cooperative_runs_every_cooperative_property():
     assert rep.protocol == "cooperative"
     assert rep["I6"].verdict == "held" and rep["I8"].verdict == "held"  # kafka-python withholds moving partitions
     assert rep["I6"].examples > 0
+
+
+# ----------------------------------------------------------------------------------------------- aiokafka
+
+# aiokafka is a test dependency (pyproject [test] extra): these tests run, they are never skipped.
+
+
+def test_aiokafka_forms_worked_example_and_history():
+    from aiokafka.coordinator.assignors.range import RangePartitionAssignor as AioRange
+    from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor as AioSticky
+
+    cand = load_candidate("aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor")
+    assert (cand.protocol, cand.kind) == ("eager", "roundrobin")
+    subs = {m: {"topics": ["t1", "t2"], "owned": [], "generation": -1, "instance_id": None, "rack": None}
+            for m in ("c1", "c2")}
+    res = CallRunner(5).run(candidate_from_object(AioRange), {"t1": 3, "t2": 3}, subs)
+    assert {m: sorted(v) for m, v in res.assignment.items()} == {
+        "c1": [("t1", 0), ("t1", 1), ("t2", 0), ("t2", 1)], "c2": [("t1", 2), ("t2", 2)]}
+    owned = {"a": {"topics": ["t"], "owned": [["t", 2], ["t", 3]], "generation": 4, "instance_id": None},
+             "b": {"topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 4, "instance_id": None}}
+    res = CallRunner(5).run(candidate_from_object(AioSticky), {"t": 4}, owned)
+    assert sorted(res.assignment["a"]) == [("t", 2), ("t", 3)]  # history arrived through user_data
+
+
+def test_broken_aiokafka_subclass_is_caught():
+    from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as AioRR
+
+    class Duplicates(AioRR):
+        name = "aio-duplicates"
+
+        @classmethod
+        def assign(cls, cluster, members):
+            out = super().assign(cluster, members)
+            firsts = [a for a in out.values() if a.assignment]
+            if firsts and len(out) > 1:
+                topic, parts = firsts[0].assignment[0]
+                other = next(a for a in out.values() if a is not firsts[0])
+                other.assignment = list(other.assignment) + [(topic, parts[:1])]
+            return out
+
+    rep = check_assignor(Duplicates, examples=30, seed=3, properties=["I2"], quality=False)
+    assert rep["I2"].verdict == "violated"

@@ -62,6 +62,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         return
     if not target:
         raise UserError("missing TARGET (module:attribute or a built-in name)")
+    _quiet_candidate_logging()
     cand = _load(target, protocol, kind)
     from groupspec.assignor_check import PROPERTIES, check_assignor
 
@@ -87,6 +88,13 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
             java_parity=java_parity, properties=props, quality=props is None, progress=progress))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
+
+
+def _quiet_candidate_logging() -> None:
+    """Thousands of calls: keep candidates' log warnings (e.g. kafka-python's conflict warnings) off stderr."""
+    import logging
+
+    logging.getLogger().addHandler(logging.NullHandler())
 
 
 def _with_progress(console: Any, work: Any) -> Any:
@@ -161,6 +169,7 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
              as_json: bool) -> None:
     from groupspec.assignor_check import check_assignor, compare
 
+    _quiet_candidate_logging()
     cands = [_load(t, protocol) for t in targets]
     reports = [check_assignor(c, protocol=protocol, examples=examples, seed=seed, call_timeout=call_timeout,
                               quality=False) for c in cands]
