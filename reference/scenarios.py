@@ -287,8 +287,12 @@ def _owners_line(sim: Simulator) -> str:
     return "owners: " + " | ".join(parts)
 
 
-def run_scenario(name: str, opts: ScenarioOptions) -> ScenarioReport:
-    """Run a built-in scenario; raises :class:`ScenarioError` for bad input."""
+def run_scenario(
+    name: str, opts: ScenarioOptions, progress: Callable[[int, int], None] | None = None
+) -> ScenarioReport:
+    """Run a built-in scenario; raises :class:`ScenarioError` for bad input.
+
+    ``progress(now_ms, end_ms)`` is called every few thousand events (for a progress bar)."""
     sc = SCENARIOS.get(name)
     if sc is None:
         raise ScenarioError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
@@ -318,6 +322,8 @@ def run_scenario(name: str, opts: ScenarioOptions) -> ScenarioReport:
     while sim.pending() and (sim.next_time() or 0) <= end:
         rec = sim.step()
         assert rec is not None
+        if progress is not None and sim.steps % 4096 == 0:
+            progress(sim.now, end)
         if rec.kind == "action":
             timeline.append((rec.time_ms, f"[{rec.actor}] {rec.detail}"))
         for g in sim.group_log[seen_groups:]:

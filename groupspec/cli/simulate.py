@@ -65,8 +65,15 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
         raise UserError(str(e)) from None
     fault_set = frozenset(f.strip() for f in faults.split(",") if f.strip())
     opts = ScenarioOptions(protocol, assignor, members, partitions, seed, fault_set, net, failover_at)
+    from rich.console import Console
+    from rich.progress import Progress
+
     try:
-        report = run_scenario(scenario, opts)
+        # a transient progress bar on stderr (shown only on a terminal; long runs: many members)
+        err = Console(stderr=True)
+        with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
+            task = bar.add_task(f"simulating {scenario} (virtual time)", total=None)
+            report = run_scenario(scenario, opts, lambda now, end: bar.update(task, completed=now, total=end))
     except ScenarioError as e:
         raise UserError(str(e)) from None
     if trace_path:
