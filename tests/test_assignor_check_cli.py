@@ -38,6 +38,12 @@ MUTANTS = textwrap.dedent('''
 
     coop = Coop()
     not_an_assignor = 42
+
+    def hangs(ppt, subs):
+        if any(not s["topics"] for s in subs.values()):
+            while True:
+                pass
+        return good(ppt, subs)
 ''')
 
 
@@ -93,6 +99,16 @@ def test_check_protocol_override(workdir):
     doc = json.loads(r.stdout)
     assert doc["protocol"] == "cooperative"
     assert {p["id"]: p["verdict"] for p in doc["properties"]}["I6"] == "violated"
+
+
+def test_check_cuts_off_a_hanging_candidate(workdir):
+    r = _run(["assignor", "check", "mut:hangs", "--only", "I11", "--only", "I4", "--call-timeout", "0.2",
+              "--examples", "20", "--seed", "1", "--json"], workdir)
+    assert r.returncode == 1, r.stderr
+    props = {p["id"]: p for p in json.loads(r.stdout)["properties"]}
+    assert props["I11"]["verdict"] == "violated"
+    assert props["I11"]["counterexample"]["failure"] == "timeout"
+    assert props["I4"]["verdict"] in ("held", "not applicable")
 
 
 def test_compare_side_by_side(workdir):
