@@ -13,6 +13,8 @@ Scenarios (inputs are deterministic; no randomness, so nothing to seed):
 3. Side by side with kafka-python's ``StickyPartitionAssignor`` at 100 consumers x 10,000
    partitions (10 topics x 1,000): fresh and second assignment, and the speed ratio (target >= 100x).
 4. Range and roundrobin on the 1M-partition group, for scale.
+5. Varied subscriptions (each consumer on a random subset of topics, seeded and printed), which
+   exercises the per-topic least-loaded index of the general path.
 
 Run: ``.venv/bin/python bench/bench_assignors.py`` (add ``--quick`` for a smaller smoke run).
 """
@@ -132,6 +134,24 @@ def general(topics: int, partitions: int, consumers: int, target: float) -> bool
     return ok and met
 
 
+def heterogeneous(topics: int, partitions: int, consumers: int, per_consumer: int, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    print(f"[2b] cooperative-sticky, general path with varied subscriptions: {consumers} consumers each on {per_consumer} "
+          f"random topics of {topics} x {partitions} partitions (seed={seed})")
+    counts = {f"topic{i}": partitions for i in range(topics)}
+    names = list(counts)
+    subs = {f"consumer{i}": {"topics": rng.sample(names, per_consumer)} for i in range(consumers)}
+    a = get("cooperative-sticky")
+    t1, d1 = timed(lambda: a.assign_detailed(counts, subs))
+    report("fresh assignment", t1, f"path={d1.path} spread={spread(d1.ideal, list(subs))}")
+    subs2 = rejoin(subs, d1.ideal, 1, "consumer0")
+    t2, d2 = timed(lambda: a.assign_detailed(counts, subs2))
+    problems = check_all(counts, subs2, d2.ideal)
+    report("second assignment (consumer0 rejoins empty)", t2, f"spread={spread(d2.ideal, list(subs))} I1-I5 hold: {not problems}")
+
+
 def kafka_python_side_by_side(topics: int, partitions: int, consumers: int, target_ratio: float) -> bool:
     print(f"[3] sticky vs kafka-python StickyPartitionAssignor: {consumers} consumers x {topics * partitions:,} partitions "
           f"({topics} topics x {partitions})")
@@ -189,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         results = [uniform(500, 2000, 2000, 10.0)]
         non_equal(500, 2000, 2000)
-        results += [general(100, 200, 500, 5.0), kafka_python_side_by_side(10, 1000, 100, 100.0)]
+        results += [general(100, 200, 500, 5.0)]
+        heterogeneous(200, 500, 1000, 50, seed=42)
+        results += [kafka_python_side_by_side(10, 1000, 100, 100.0)]
     print("all targets met" if all(results) else "some targets missed")
     return 0 if all(results) else 1
 

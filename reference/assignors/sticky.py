@@ -130,22 +130,6 @@ class _Problem:
     def total(self) -> int:
         return self.offset[-1]
 
-    def topic_of(self, gid: int) -> int:
-        # offsets are sorted; bisect by hand to avoid importing bisect in a tight path
-        lo, hi = 0, len(self.topics) - 1
-        off = self.offset
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if off[mid] <= gid:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
-
-    def partition(self, gid: int) -> Partition:
-        t = self.topic_of(gid)
-        return (self.topics[t], gid - self.offset[t])
-
 
 def _encode(counts: dict[str, int], members: list[Member]) -> _Problem:
     topics = sorted(existing_topics(counts, members), key=java_string_key)
@@ -375,7 +359,11 @@ class _Deque:
 # ------------------------------------------------------------------ general path
 
 class _LoadIndex:
-    """Least-loaded eligible member per topic: one lazy (load, rank, member) heap per subscription class."""
+    """Least-loaded eligible member per topic: one lazy (load, rank, member) heap per subscription class.
+
+    Cheap when a topic's subscribers fall into few classes (uniform or bucketed subscriptions); a
+    lookup costs one heap top per class containing the topic.
+    """
 
     def __init__(self, prob: _Problem, load: list[int]) -> None:
         self.load = load
@@ -411,6 +399,63 @@ class _LoadIndex:
         return -1 if best is None else best[2]
 
 
+class _TopicLoadIndex:
+    """Least-loaded eligible member per topic: one heap of (load, rank, member) per topic.
+
+    Used when subscriptions are so varied that topics span many classes.  Recorded loads are lower
+    bounds of the true loads: an increase is not pushed anywhere (a stale top is re-pushed with its
+    true load when it surfaces), a decrease is pushed to every heap of the member's topics.  So the
+    first fresh top is always the true minimum.
+    """
+
+    def __init__(self, prob: _Problem, load: list[int]) -> None:
+        self.load = load
+        self.rank = prob.rank
+        self.subs = prob.subs
+        self.heaps: list[list[tuple[int, int, int]]] = [[] for _ in prob.topics]
+        for m, s in enumerate(prob.subs):
+            entry = (load[m], self.rank[m], m)
+            for t in s:
+                self.heaps[t].append(entry)
+        for h in self.heaps:
+            heapq.heapify(h)
+
+    def set_load(self, m: int, value: int) -> None:
+        old = self.load[m]
+        self.load[m] = value
+        if value < old:
+            entry = (value, self.rank[m], m)
+            for t in self.subs[m]:
+                heapq.heappush(self.heaps[t], entry)
+
+    def least(self, topic: int) -> int:
+        h = self.heaps[topic]
+        load = self.load
+        while h:
+            recorded, rank, m = h[0]
+            true = load[m]
+            if recorded == true:
+                return m
+            if recorded < true:
+                heapq.heapreplace(h, (true, rank, m))
+            else:
+                heapq.heappop(h)
+        return -1
+
+
+def _load_index(prob: _Problem, load: list[int], kind: str | None = None) -> "_LoadIndex | _TopicLoadIndex":
+    """Pick the index: per class when a partition's lookup touches few classes, else per topic."""
+    if kind is None:
+        classes: dict[frozenset[int], None] = dict.fromkeys(prob.subs)
+        per_topic = [0] * len(prob.topics)
+        for s in classes:
+            for t in s:
+                per_topic[t] += 1
+        cost = sum(c * k for c, k in zip(prob.counts, per_topic))
+        kind = "class" if cost <= 8 * max(prob.total, 1) else "topic"
+    return _LoadIndex(prob, load) if kind == "class" else _TopicLoadIndex(prob, load)
+
+
 class _Movements:
     """Kafka's ``PartitionMovements``: per topic, net moves (src -> dst) during this balance."""
 
@@ -442,6 +487,9 @@ class _Movements:
             self.by_pair.setdefault((topic, src, new), set()).add(g)
 
 
+_INDEX_KIND: str | None = None  # tests set "class" or "topic" to compare the two indexes
+
+
 def _general(prob: _Problem, claims: _Claims) -> list[set[int]]:
     n = len(prob.members)
     subs = prob.subs
@@ -466,7 +514,7 @@ def _general(prob: _Problem, claims: _Claims) -> list[set[int]]:
             potential[t] += 1
     topic_order = sorted(range(len(prob.topics)), key=lambda t: (potential[t], t))
     load = [len(c) for c in current]
-    index = _LoadIndex(prob, load)
+    index = _load_index(prob, load, _INDEX_KIND)
 
     placed: list[tuple[int, list[int]]] = []
     for t in topic_order:
@@ -514,7 +562,7 @@ def _previous_owners(prob: _Problem, max_gen: int) -> dict[int, int]:
 class _Balancer:
     """Reassignment passes (``performReassignments``) with Robin-Hood moves only."""
 
-    def __init__(self, prob: _Problem, current: list[set[int]], owner: list[int], index: _LoadIndex, prev: dict[int, int],
+    def __init__(self, prob: _Problem, current: list[set[int]], owner: list[int], index: "_LoadIndex | _TopicLoadIndex", prev: dict[int, int],
                  tof: list[int]) -> None:
         self.prob = prob
         self.prev_topics = {tof[g] for g in prev}
