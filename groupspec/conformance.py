@@ -1,0 +1,701 @@
+"""Conformance: the reference implementation, run in the simulator, checked against the model.
+
+Theory of operation
+-------------------
+A :class:`Harness` owns one seeded :class:`~groupspec.reference.simulator.Simulator` (the reference
+coordinator, consumers and network) and one model protocol object (``groupspec.model.make``). It
+steps the simulator one event at a time and after **every** event it
+
+1. computes the **abstraction** ``alpha`` of the reference's state: a model
+   :class:`~groupspec.model.core.State` (see :meth:`Harness.abstract` and docs/conformance.md);
+2. checks **refinement**: the pair ``(alpha(before), alpha(after))`` must be a stutter (the same
+   projected state) or one to :data:`MAX_MODEL_STEPS` model steps (:func:`match`), searched breadth
+   first through ``proto.successors``;
+3. checks the model's **invariants** (``exclusive_ownership``, ``commit_fencing``) on ``alpha(after)``
+   and its action property ``generation_monotonic`` on the pair;
+4. checks the reference's own **trace** with :func:`groupspec.conformance_trace.check_trace`
+   (exclusive ownership among live members, commit fencing, generation monotonicity), incrementally.
+
+:meth:`Harness.quiesce` stops perturbations, heals the network and runs protocol steps only: the
+group must reach a converged abstract state, with at most as many abstract (non-stutter) steps as
+the model's own convergence bound *from that very abstract state* (the explorer run on the model
+with ``alpha(now)`` as its only initial state and no perturbation budget).
+
+Linearization (the bridge to the model's "What is abstracted" list):
+
+* The model handles a request in the step that sends it. The reference has the request in flight.
+  A consumer that has run ``onJoinPrepare`` (or received its JoinGroup answer and sent SyncGroup) is
+  shown by ``alpha`` **as it was before**, until the coordinator *accepts* the request (parks it, or
+  answers NONE), or the client receives the answer, or abandons the request. The coordinator's
+  handling of the request is then the one model step (``SendJoinGroup`` / ``ReceiveJoinResponse``).
+* MEMBER_ID_REQUIRED: a member id the coordinator holds only as *pending* is shown as no member id;
+  the first JoinGroup therefore changes nothing abstract (a stutter), the second is ``SendJoinGroup``.
+* Parked answers (JoinGroup/SyncGroup answers and their errors) travelling in the network are the
+  model's client *inbox*.
+* Heartbeat, OffsetCommit, FindCoordinator and LeaveGroup answers are applied at the client when they
+  arrive; a heartbeat is linearized at its answer.
+* The assignor is pinned: the model's target assignment is replaced by the one the reference leader
+  computed (read from its SyncGroup request); the assignor itself is checked by ``groupspec assignor``.
+* Coordinator failover and failed group-metadata writes are not steps of the model: from such an event
+  until the group is ``STABLE`` again the refinement check is suspended (invariants and trace checks
+  go on), and it resumes from the abstract state at that moment.
+
+Mutation check: :func:`mutation_table` runs the conformance state machine with each named fault
+switch of the reference on and records which check caught it, after how many examples.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from groupspec.conformance_trace import Violation, check_trace
+from groupspec.model import Config, make
+from groupspec.model.core import (
+    NO_GENERATION,
+    Client,
+    Group,
+    GroupStatus as GS,
+    Id,
+    Inbox,
+    MemberStatus as MS,
+    Proc,
+    Record,
+    Reply,
+    State,
+)
+from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.reference.consumer import ConsumerConfig, MemberState
+from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_assignment, decode_subscription, decode_sticky_user_data
+from groupspec.reference.coordinator import GroupStatus as RefStatus
+from groupspec.reference.errors import Error
+from groupspec.reference.messages import (
+    JoinGroupRequest,
+    JoinGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from groupspec.reference.network import NetworkConfig
+from groupspec.reference.simulator import SimConfig, Simulator, StepRecord
+
+__all__ = [
+    "VARIANTS", "Variant", "Harness", "ConformanceFailure", "check_trace", "match", "project",
+    "MUTANTS", "mutation_table", "MAX_MODEL_STEPS",
+]
+
+TOPIC = "t"
+MAX_MODEL_STEPS = 2  # one reference event may stand for up to this many model steps
+_REF_STATUS = {
+    RefStatus.EMPTY: GS.EMPTY,
+    RefStatus.PREPARING_REBALANCE: GS.PREPARING_REBALANCE,
+    RefStatus.COMPLETING_REBALANCE: GS.COMPLETING_REBALANCE,
+    RefStatus.STABLE: GS.STABLE,
+    RefStatus.DEAD: GS.DEAD,
+}
+_MEMBER_STATE = {
+    MemberState.UNJOINED: MS.UNJOINED,
+    MemberState.PREPARING_REBALANCE: MS.PREPARING_REBALANCE,
+    MemberState.COMPLETING_REBALANCE: MS.COMPLETING_REBALANCE,
+    MemberState.STABLE: MS.STABLE,
+}
+_INBOX_ERRORS = {
+    Error.REBALANCE_IN_PROGRESS: Reply.REBALANCE_IN_PROGRESS,
+    Error.UNKNOWN_MEMBER_ID: Reply.UNKNOWN_MEMBER_ID,
+    Error.FENCED_INSTANCE_ID: Reply.FENCED_INSTANCE_ID,
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One protocol variant as the reference runs it, and the model variant it must refine."""
+
+    name: str
+    model: str  # groupspec.model variant
+    assignor: str  # the reference consumers' partition.assignment.strategy
+    model_assignor: str  # the model's assignor (only its convergence bound uses it: targets are pinned)
+    static: bool = False
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("eager-range", "eager", "range", "range"),
+        Variant("eager-roundrobin", "eager", "roundrobin", "roundrobin"),
+        Variant("static-range", "static", "range", "range", static=True),
+        Variant("cooperative-sticky", "cooperative", "cooperative-sticky", "sticky"),
+    )
+}
+
+# Timing of the conformance runs (ms). The session timeout is the broker's minimum.
+SESSION_MS = 6000
+HEARTBEAT_MS = 1000
+REBALANCE_MS = 12000
+REQUEST_MS = 5000
+
+
+class ConformanceFailure(AssertionError):
+    """A check failed; ``check`` names it, the message carries the timeline and the seed."""
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(f"[{check}] {message}")
+        self.check = check
+
+
+@dataclass(frozen=True)
+class RefStep:
+    """An action-like record for the timeline printer: a reference event and the model steps it matched."""
+
+    member: int
+    text: str
+    name: str = "ReferenceStep"
+
+    def describe(self, who: str) -> str:
+        return self.text
+
+
+@dataclass
+class _Line:
+    action: Any
+    state: Any
+
+
+# --------------------------------------------------------------------------------------------------
+# Projection and matching
+# --------------------------------------------------------------------------------------------------
+def project(s: State) -> tuple:
+    """The part of a model state the refinement check compares.
+
+    Left out (documented in docs/conformance.md): the perturbation budget (auxiliary); the target
+    assignment (pinned from the reference leader); the leader's identity (both pick deterministically,
+    by different rules); a record's reported metadata (topics, owned, generation: the assignor's input,
+    checked by the assignor checker) and its ``synced`` bookkeeping; ``rejoin`` of a client that is not
+    STABLE (the reference keeps ``rejoinNeeded`` set until its SyncGroup succeeds); the stored
+    assignments while COMPLETING_REBALANCE (Kafka keeps the previous generation's until the leader's
+    SyncGroup, the model clears them; nothing reads them in that state).
+    """
+    g = s.group
+    keep = g.status != GS.COMPLETING_REBALANCE
+    recs = tuple(None if r is None else (r.static, r.joined, r.awaiting_sync, r.assignment if keep else 0)
+                 for r in g.records)
+    clients = []
+    for c in s.clients:
+        if c.proc == Proc.DOWN:
+            clients.append((Proc.DOWN,))
+            continue
+        ib = None if c.inbox is None else (c.inbox.reply, c.inbox.generation, c.inbox.assignment)
+        rejoin = c.rejoin and c.status == MS.STABLE
+        clients.append((c.proc, c.status, c.id, c.generation, c.owned, rejoin, ib))
+    return (g.status, g.generation, g.partitions, recs, tuple(clients))
+
+
+def match(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[Any] | None:
+    """The shortest list of model actions (at most ``depth``) leading from ``pre`` to a state that
+    projects like ``post``; ``[]`` for a stutter; ``None`` if there is none."""
+    goal = project(post)
+    if project(pre) == goal:
+        return []
+    frontier: list[tuple[State, list[Any]]] = [(pre, [])]
+    seen = {project(pre)}
+    for _ in range(depth):
+        nxt: list[tuple[State, list[Any]]] = []
+        for s, path in frontier:
+            for a, t in proto.successors(s):
+                pt = project(t)
+                if pt == goal:
+                    return path + [a]
+                if pt not in seen:
+                    seen.add(pt)
+                    nxt.append((t, path + [a]))
+        frontier = nxt
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The harness
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Tracking:
+    """Per-process linearization bookkeeping."""
+
+    frozen: Client | None = None  # alpha shows this client until its request takes effect
+    frozen_kind: str = ""  # "join" | "sync"
+
+
+class Harness:
+    """The reference in the simulator, stepped and checked against the model after every event."""
+
+    def __init__(
+        self,
+        variant: str = "eager-range",
+        members: int = 3,
+        partitions: int = 3,
+        max_partitions: int = 4,
+        seed: int = 0,
+        consumer_faults: Iterable[str] = (),
+        coordinator_faults: Iterable[str] = (),
+        depth: int = MAX_MODEL_STEPS,
+    ) -> None:
+        self.variant = VARIANTS[variant]
+        self.seed = seed
+        self.members = members
+        self.max_partitions = max(max_partitions, partitions)
+        self.depth = depth
+        self.names = [f"c{i + 1}" for i in range(members)]
+        self.slot = {n: i for i, n in enumerate(self.names)}
+        self.consumer_faults = frozenset(consumer_faults)
+        self.sim = Simulator(SimConfig(
+            seed=seed, topics=((TOPIC, partitions),), initial_rebalance_delay_ms=0,
+            coordinator_faults=frozenset(coordinator_faults),
+        ))
+        faults = frozenset({"join", "leave", "crash", "timeout", "zombie", "partitions"})
+        self.cfg = Config(members=members, partitions=self.max_partitions, topics=1, faults=faults,
+                          budget=10**9, assignor=self.variant.model_assignor)
+        self.proto = make(self.variant.model, self.cfg)
+        self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
+        self.suspended = ""  # why refinement is suspended ("" = it is on)
+        self.last_group: Group | None = None
+        self.state = self.abstract()
+        self.timeline: list[_Line] = [_Line(None, self.state)]
+        self.rules: list[str] = []  # the Hypothesis rules applied, in order (printed on failure)
+        self.trace_seen: set[tuple] = set()
+        self.steps = 0
+        self.model_steps = 0
+        self.stutters = 0
+
+    # ------------------------------------------------------------------ configuration of members
+    def consumer_config(self, name: str) -> ConsumerConfig:
+        v = self.variant
+        return ConsumerConfig(
+            group_id="g", client_id=name, topics=(TOPIC,), assignors=(v.assignor,),
+            group_instance_id=f"{name}-instance" if v.static else None,
+            session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
+            max_poll_interval_ms=REBALANCE_MS, request_timeout_ms=REQUEST_MS,
+            enable_auto_commit=True, auto_commit_interval_ms=1000, commit_on_revoke=True,
+        )
+
+    # ------------------------------------------------------------------ inspection helpers
+    def _group_view(self):
+        sim = self.sim
+        if sim.leader is None:
+            return None
+        b = sim.brokers[sim.leader]
+        if sim.partition in getattr(b, "_loading", set()):
+            return None
+        return b.group(sim.config.group_id)
+
+    def _mask(self, parts: Iterable[Any]) -> int:
+        m = 0
+        for t, p in parts:
+            if t == TOPIC and 0 <= int(p) < self.max_partitions:
+                m |= 1 << int(p)
+        return m
+
+    def _assignment_mask(self, blob: bytes) -> int:
+        if len(blob) < 2:
+            return 0
+        try:
+            return self._mask(decode_assignment(blob).partitions)
+        except ConsumerProtocolError:
+            return 0
+
+    def _member_slot(self, mv: Any) -> int | None:
+        key = mv.group_instance_id[: -len("-instance")] if mv.group_instance_id else mv.client_id
+        return self.slot.get(key)
+
+    def _process(self, name: str):
+        return self.sim.procs.get(name)
+
+    # ------------------------------------------------------------------ the abstraction function
+    def abstract(self) -> State:
+        """alpha: the reference's state (coordinator, consumers, messages in flight) as a model state."""
+        n = self.members
+        view = self._group_view()
+        records: list[Record | None] = [None] * n
+        ids: dict[int, str] = {}
+        pending: set[str] = set()
+        if view is None:
+            if self.last_group is not None and self.suspended:
+                group = self.last_group
+            else:
+                group = Group(records=(None,) * n, partitions=self._existing())
+        elif self._completion_due(view) and hasattr(self, "state"):
+            # Every member has joined and the completion waits only for the coordinator's timer (the
+            # initial delayed join, here at delay 0): the model completes the join phase inside the
+            # last JoinGroup, so the state before that JoinGroup is shown until the completion.
+            return self.state
+        else:
+            pending = set(view.pending)
+            for mv in view.members:
+                i = self._member_slot(mv)
+                if i is None:
+                    continue
+                records[i] = self._record(view, mv)
+                ids[i] = mv.member_id
+            leader = -1
+            for mv in view.members:
+                if mv.member_id == view.leader:
+                    leader = self._member_slot(mv) if self._member_slot(mv) is not None else -1
+            group = Group(
+                status=_REF_STATUS[view.status], generation=view.generation, leader=leader,
+                records=tuple(records), target=self._target(view), partitions=self._existing(),
+            )
+            if group.status == GS.COMPLETING_REBALANCE and group.target is None:
+                # The leader has not computed it yet: the model's own assignor stands in (only a
+                # search path that takes the leader's SyncGroup in the same event can read it).
+                present = [i for i, r in enumerate(records) if r is not None]
+                group = replace(group, target=self.proto.compute_target(group, present))
+        clients = tuple(self._client(name, ids.get(i), pending) for i, name in enumerate(self.names))
+        return State(group=group, clients=clients, budget=10**9)
+
+    @staticmethod
+    def _completion_due(view: Any) -> bool:
+        return (view.status == RefStatus.PREPARING_REBALANCE and bool(view.members) and not view.pending
+                and all(mv.awaiting_join for mv in view.members))
+
+    def _existing(self) -> int:
+        return (1 << min(self.sim.topic_counts.get(TOPIC, 0), self.max_partitions)) - 1
+
+    def _record(self, view: Any, mv: Any) -> Record:
+        topics, owned, gen = 0, 0, NO_GENERATION
+        proto_name = view.protocol_name or (mv.protocols[0][0] if mv.protocols else None)
+        for name, blob in mv.protocols:
+            if name != proto_name:
+                continue
+            try:
+                sub = decode_subscription(blob)
+            except ConsumerProtocolError:
+                break
+            topics = 1 if TOPIC in sub.topics else 0
+            owned = self._mask(sub.owned_partitions)
+            gen = sub.generation_id
+            if name == "sticky":
+                prev, g = decode_sticky_user_data(sub.user_data)
+                owned |= self._mask(prev)
+        pending_sync = mv.member_id in view.pending_sync
+        status = view.status
+        return Record(
+            static=mv.group_instance_id is not None,
+            joined=mv.awaiting_join and status == RefStatus.PREPARING_REBALANCE,
+            awaiting_sync=mv.awaiting_sync,
+            synced=status in (RefStatus.COMPLETING_REBALANCE, RefStatus.STABLE) and not pending_sync,
+            topics=topics, owned=owned, generation=gen,
+            assignment=self._assignment_mask(mv.assignment),
+        )
+
+    def _target(self, view: Any) -> tuple[int, ...] | None:
+        """The assignment the reference leader computed for this generation (from its SyncGroup request)."""
+        if view.status != RefStatus.COMPLETING_REBALANCE:
+            return None
+        for name in self.names:
+            p = self._process(name)
+            if p is None or not p.alive:
+                continue
+            for f in p.consumer.inflight.values():
+                req = f.request
+                if f.kind == "sync" and isinstance(req, SyncGroupRequest) and req.assignments \
+                        and req.generation_id == view.generation:
+                    target = [0] * self.members
+                    by_id = {mv.member_id: self._member_slot(mv) for mv in view.members}
+                    for mid, blob in req.assignments:
+                        i = by_id.get(mid)
+                        if i is not None:
+                            target[i] = self._assignment_mask(blob)
+                    return tuple(target)
+        return None
+
+    def _client(self, name: str, record_id: str | None, pending: set[str]) -> Client:
+        p = self._process(name)
+        if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
+            return Client(proc=Proc.DOWN, topics=1)
+        tr = self.track[name]
+        if tr.frozen is not None:
+            return tr.frozen
+        c = p.consumer
+        mid = c.member_id
+        if mid == "" or mid in pending:
+            cid = Id.NONE
+        elif record_id == mid:
+            cid = Id.CURRENT
+        else:
+            cid = Id.STALE
+        status = _MEMBER_STATE[c.state]
+        proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
+        return Client(
+            proc=proc, status=status, id=cid, generation=c.generation.generation_id,
+            # A reset member (no generation or no member id) has lost its partitions; Kafka reports
+            # it at the next onJoinPrepare, the model at once (it cannot commit in between).
+            owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") else self._mask(c.owned),
+            topics=1,
+            rejoin=c.rejoin_needed and status == MS.STABLE,
+            inbox=self._inbox(name),
+        )
+
+    def _inbox(self, name: str) -> Inbox | None:
+        """A parked answer (JoinGroup/SyncGroup, or its error) on its way to ``name``'s live connection."""
+        p = self._process(name)
+        c = p.consumer
+        conn = p.incarnation * 1_000_000 + c.connection
+        best = None
+        for at, seq, kind, env, _b in self.sim._queue:
+            if kind != "deliver" or not env.is_reply or env.dst != name or env.conn != conn:
+                continue
+            f = c.inflight.get(env.corr)
+            if f is None or f.kind not in ("join", "sync"):
+                continue
+            if best is None or (at, seq) < best[0]:
+                best = ((at, seq), env.payload, f)
+        if best is None:
+            return None
+        resp = best[1]
+        if isinstance(resp, JoinGroupResponse):
+            if resp.error is Error.NONE:
+                return Inbox(Reply.JOIN, resp.generation_id)
+        elif isinstance(resp, SyncGroupResponse):
+            if resp.error is Error.NONE:
+                return Inbox(Reply.SYNC, c.generation.generation_id, self._assignment_mask(resp.assignment))
+        reply = _INBOX_ERRORS.get(resp.error)
+        return None if reply is None else Inbox(reply)
+
+    # ------------------------------------------------------------------ linearization bookkeeping
+    def _kinds(self, name: str) -> dict[int, str]:
+        p = self._process(name)
+        if p is None or not p.alive:
+            return {}
+        return {corr: f.kind for corr, f in p.consumer.inflight.items() if f.kind in ("join", "sync")}
+
+    def _before_step(self) -> tuple[Any, dict[str, dict[int, str]], dict[str, bool], int]:
+        head = self.sim._queue[0] if self.sim._queue else None
+        kinds = {n: self._kinds(n) for n in self.names}
+        prep = {n: self._prepared(n) for n in self.names}
+        return head, kinds, prep, len(self.sim._transcript)
+
+    def _prepared(self, name: str) -> bool:
+        p = self._process(name)
+        return p is not None and p.alive and not p.consumer.needs_join_prepare
+
+    def _after_step(self, before: tuple[Any, dict[str, dict[int, str]], dict[str, bool], int], pre: State) -> None:
+        head, kinds, prep, tlen = before
+        for i, name in enumerate(self.names):
+            tr = self.track[name]
+            p = self._process(name)
+            if p is None or not p.alive or p.consumer.fatal is not None:
+                tr.frozen = None
+                continue
+            c = p.consumer
+            now_kinds = self._kinds(name)
+            new = {k for corr, k in now_kinds.items() if corr not in kinds[name]}
+            if tr.frozen is None:
+                if "join" in new or (self._prepared(name) and not prep[name]):
+                    tr.frozen, tr.frozen_kind = pre.clients[i], "join"
+                elif "sync" in new:
+                    tr.frozen, tr.frozen_kind = pre.clients[i], "sync"
+                continue
+            # Unfreeze: the request took effect at the coordinator, or the attempt is over.
+            if self._took_effect(head, name, tlen):
+                tr.frozen = None
+            elif tr.frozen_kind == "join":
+                if c.needs_join_prepare:
+                    tr.frozen = None  # the attempt ended without effect: onJoinPrepare will run again
+            elif "sync" not in now_kinds.values():
+                if "join" in now_kinds.values():
+                    tr.frozen_kind = "join"  # SyncGroup refused (REBALANCE_IN_PROGRESS): rejoined at once
+                else:
+                    tr.frozen = None  # answered with an error, or abandoned
+
+    def _took_effect(self, head: Any, name: str, tlen: int) -> bool:
+        """The step delivered ``name``'s JoinGroup/SyncGroup to the coordinator and it was accepted
+        (parked, or answered NONE)."""
+        if head is None or head[2] != "deliver":
+            return False
+        env = head[3]
+        if env.is_reply or env.src != name:
+            return False
+        req = env.payload
+        if isinstance(req, JoinGroupRequest):
+            api = "JoinGroup"
+        elif isinstance(req, SyncGroupRequest):
+            api = "SyncGroup"
+        else:
+            return False
+        p = self._process(name)
+        conn = p.incarnation * 1_000_000 + p.consumer.connection if p else -1
+        if env.conn != conn or env.corr not in p.consumer.inflight:
+            return False  # an abandoned or duplicate request
+        answers = [t for t in self.sim._transcript[tlen:] if t[2] == "out" and t[3] == name and t[4] == api]
+        if not answers:
+            return True  # parked
+        return any(t[5].error is Error.NONE for t in answers)
+
+    # ------------------------------------------------------------------ stepping and checking
+    def step(self) -> StepRecord | None:
+        """One simulator event, then every check."""
+        before = self._before_step()
+        pre = self.state
+        rec = self.sim.step()
+        if rec is None:
+            return None
+        self.steps += 1
+        self._after_step(before, pre)
+        post = self.abstract()
+        self._check(pre, post, rec)
+        self.state = post
+        return rec
+
+    def run_for(self, ms: int) -> None:
+        until = self.sim.now + ms
+        while self.sim._queue and self.sim._queue[0][0] <= until:
+            self.step()
+        self.sim.now = max(self.sim.now, until)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Time passed without events (a pause may have ended): re-abstract and check as a step."""
+        post = self.abstract()
+        self._check(self.state, post, StepRecord(self.sim.now, "time", "clock", "time passes"))
+        self.state = post
+
+    def act(self, action: str, name: str | None = None, **args: Any) -> None:
+        """Apply one simulator action now (a perturbation) and check it like any step."""
+        shown = {k: v for k, v in args.items() if k != "config"}
+        self.rules.append(f"{action} {name or ''} {shown or ''}".strip())
+        self.sim.at(self.sim.now, action, name, **args)
+        # the action is the first event due now with the highest seq; run everything due now
+        while self.sim._queue and self.sim._queue[0][0] <= self.sim.now:
+            self.step()
+        if action in ("failover", "store_fails"):
+            self.suspended = action
+        self._refresh()
+
+    def _check(self, pre: State, post: State, rec: StepRecord) -> None:
+        for prop in SAFETY:
+            why = prop.check(self.proto, post)
+            if why is not None:
+                self._fail(prop.name, f"model invariant {prop.name} fails on the abstract state: {why}", rec, post)
+        for prop in ACTIONS:
+            why = prop.check(self.proto, pre, post)
+            if why is not None:
+                self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
+        self._check_trace(rec, post)
+        if self.suspended:
+            self._maybe_resume(post)
+            if project(pre) != project(post):
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
+            return
+        path = match(self.proto, pre, post, self.depth)
+        if path is None:
+            self._fail("refinement", "this reference step is no model step (nor up to "
+                       f"{self.depth} of them, nor a stutter)", rec, post)
+        if path:
+            self.model_steps += len(path)
+            acts = ", ".join(f"{a!r}" for a in path)
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
+        else:
+            self.stutters += 1
+
+    def _maybe_resume(self, post: State) -> None:
+        g = post.group
+        if g.status in (GS.STABLE, GS.EMPTY) and all(
+            c.inbox is None and c.status in (MS.STABLE, MS.UNJOINED) for c in post.clients if c.proc != Proc.DOWN
+        ) and self._group_view() is not None:
+            self.suspended = ""
+            self.last_group = None
+        elif self._group_view() is not None:
+            self.last_group = post.group
+
+    def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:
+        if not rec.trace and rec.kind != "time" and not final:
+            return
+        for v in check_trace(self.sim.trace, final=final):
+            key = (v.check, v.index, v.partition, v.members)
+            if key in self.trace_seen:
+                continue
+            self.trace_seen.add(key)
+            self._fail(f"trace:{v.check}", f"the reference's own trace: {v}", rec, post)
+
+    def _where(self, rec: StepRecord) -> str:
+        return f"t={rec.time_ms}ms {rec.kind} {rec.actor}: {rec.detail}"
+
+    def _fail(self, check: str, message: str, rec: StepRecord, post: State) -> None:
+        self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  <-- {check}"), post))
+        raise ConformanceFailure(check, f"{message}\n{self.report()}")
+
+    def report(self, last: int = 40) -> str:
+        """The numbered timeline (same printer as `groupspec check`), the rules applied and the seed."""
+        from groupspec.timeline import render
+
+        lines = render(self.proto, self.timeline[-last:])
+        head = (f"variant {self.variant.name} (model {self.variant.model}), simulator seed {self.seed}, "
+                f"{self.steps} reference steps, {self.model_steps} model steps, {self.stutters} stutters")
+        rules = "rules applied: " + "; ".join(self.rules[-30:])
+        return "\n".join([head, rules, *lines])
+
+    # ------------------------------------------------------------------ convergence
+    def converged(self) -> bool:
+        """Every running member STABLE in the group's generation, owning exactly its stored
+        assignment; the assignments disjoint and covering every existing partition."""
+        s = self.state
+        g = s.group
+        if self._group_view() is None:
+            return False
+        up = [i for i, c in enumerate(s.clients) if c.proc != Proc.DOWN]
+        if not up:
+            return all(r is None for r in g.records)
+        if g.status != GS.STABLE:
+            return False
+        covered = 0
+        for i, c in enumerate(s.clients):
+            r = g.records[i]
+            if c.proc == Proc.DOWN:
+                if r is not None:
+                    return False
+                continue
+            if c.proc != Proc.UP or r is None or c.id != Id.CURRENT or c.status != MS.STABLE or c.rejoin \
+                    or c.inbox is not None or c.generation != g.generation or c.owned != r.assignment:
+                return False
+            if covered & r.assignment:
+                return False
+            covered |= r.assignment
+        return covered == g.partitions
+
+    def model_bound(self) -> int | None:
+        """The model's convergence bound from the current abstract state (no perturbations)."""
+        from groupspec.explorer import Explorer
+
+        start = replace(self.state, budget=0)
+        proto = make(self.variant.model, replace_config(self.cfg, budget=0))
+        proto.init_states = lambda: [start]  # type: ignore[method-assign]
+        res = Explorer(proto, max_states=20000).run()
+        return res.convergence_bound
+
+    def quiesce(self, limit_ms: int = 120000) -> tuple[int, int | None]:
+        """Stop perturbations, heal the network, run protocol steps until converged.
+
+        Returns (abstract steps taken, the model's bound). Fails ``quiesce`` if the group does not
+        converge within ``limit_ms`` of simulated time or takes more abstract steps than the bound."""
+        self.rules.append("quiesce")
+        self.sim.network.config = NetworkConfig()
+        # A paused process is resumed (the fairness assumption: every process eventually runs).
+        for p in self.sim.procs.values():
+            p.paused_until = min(p.paused_until, self.sim.now)
+        self._refresh()
+        bound = None if self.suspended else self.model_bound()
+        start_steps = self.model_steps
+        end = self.sim.now + limit_ms
+        while not self.converged():
+            if not self.sim._queue or self.sim._queue[0][0] > end:
+                self._fail("quiesce", f"no convergence within {limit_ms} ms of quiet time",
+                           StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
+            self.step()
+        taken = self.model_steps - start_steps
+        self._check_trace(StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state, final=True)
+        if bound is not None and taken > bound:
+            self._fail("quiesce", f"converged after {taken} model steps, more than the model's bound {bound}",
+                       StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state)
+        return taken, bound
+
+
+def replace_config(cfg: Config, **changes: Any) -> Config:
+    return Config(members=changes.get("members", cfg.members), partitions=cfg.partitions, topics=cfg.topics,
+                  faults=cfg.faults, budget=changes.get("budget", cfg.budget), assignor=cfg.assignor)
