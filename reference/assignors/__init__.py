@@ -16,8 +16,10 @@ list sorted.  For ``cooperative-sticky`` it is ONE round: partitions changing ow
 from their new owner (``assign_detailed`` also returns the transfer map and the path taken).
 
 Modules: ``_frame`` (input normalisation, Kafka's member order), ``range_assignor``,
-``roundrobin``, ``sticky`` (both sticky assignors) and ``connect`` (Kafka Connect's KIP-415
-incremental cooperative assignor, a separate interface documented there).
+``roundrobin``, ``sticky`` (both sticky assignors), ``connect`` (Kafka Connect's KIP-415
+incremental cooperative assignor, a separate interface documented there) and ``properties``
+(the invariants of assignors.md §2 as small checks, and a cooperative multi-round driver).
+See docs/assignors.md for the differences from Kafka kept on purpose.
 """
 from __future__ import annotations
 
