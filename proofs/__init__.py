@@ -1,1 +1,24 @@
-"""Z3 encodings of the specification in ``groupspec.model``."""
+"""Z3 encodings of the specification in ``groupspec.model``.
+
+* :mod:`~groupspec.proofs.epr` — a small EPR prover (two-vocabulary actions, obligations, CTIs).
+* :mod:`~groupspec.proofs.classic` — the classic protocol as relations over uninterpreted sorts:
+  unbounded inductive proofs of exclusive ownership, commit fencing, generation monotonicity.
+* :mod:`~groupspec.proofs.finite` — model/'s exact transition relation on finite instances, in Z3.
+* :mod:`~groupspec.proofs.bmc` — bounded model checking and bounded liveness (lassos) on it.
+* :mod:`~groupspec.proofs.drift` — the check that the Z3 relation and model/ agree, action by action.
+* :mod:`~groupspec.proofs.liveness` — the ranking argument for convergence on finite instances.
+* :mod:`~groupspec.proofs.report` — :func:`run_all`, used by ``groupspec prove`` and ``groupspec verify``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = None, progress: Any = None) -> Any:
+    """Every proof obligation (see :func:`groupspec.proofs.report.run_all`); returns a ``Report``."""
+    from .report import run_all as _run
+
+    return _run(protocol, deep=deep, jobs=jobs, progress=progress)
+
+
+__all__ = ["run_all"]

@@ -76,15 +76,21 @@ class _Unroller:
         self.sels: list[z3.ArithRef] = []
         self.trans: list[list[tuple[Any, z3.BoolRef, SState]]] = []
         self.pinned: set[str] = set()
+        self._tcache: dict[int, list[tuple[Any, z3.BoolRef, SState]]] = {}
+
+    def transitions_of(self, k: int) -> list[tuple[Any, z3.BoolRef, SState]]:
+        """The (cached) symbolic successors of state ``k``."""
+        if k not in self._tcache:
+            self._tcache[k] = self.enc.transitions(self.states[k])
+        return self._tcache[k]
 
     def extend(self) -> None:
         enc = self.enc
         d = len(self.states)
-        s = self.states[-1]
         t = enc.fresh(f"s{d}")
         self.solver.add(*enc.ranges(t))
         sel = z3.Int(f"sel{d}")
-        tr = enc.transitions(s)
+        tr = self.transitions_of(d - 1)
         self.solver.add(sel >= 0, sel < len(tr))
         for j, (_a, guard, nxt) in enumerate(tr):
             if z3.is_false(z3.simplify(guard)):
@@ -231,6 +237,9 @@ def lasso(proto: Any, depth: int, timeout_ms: int = 120000, max_rounds: int = 20
                 disabled = z3.Or(*[z3.Not(u.trans[i][j][1]) for i in range(l, k)])
                 loop.append(z3.Or(taken, disabled))
             options.append((l, z3.And(*loop)))
+        # a deadlock: not converged and no protocol step enabled (the run stutters there forever)
+        here = u.transitions_of(k)
+        options.append((k, z3.And(z3.Not(conv[k]), *[z3.Not(here[j][1]) for j in fair_idx])))
         loopvar = z3.Int(f"loop{d}")
         while True:
             u.solver.push()
@@ -248,8 +257,12 @@ def lasso(proto: Any, depth: int, timeout_ms: int = 120000, max_rounds: int = 20
             real = u.replay(acts, states)
             u.solver.pop()
             if real is not None and all(not proto.converged(x) for x in real[l:]):
-                run = Run(acts, real, loop_start=l, violated="convergence",
-                          explanation=f"a fair loop of {d - l} protocol steps that never converges")
+                if l == d:
+                    why = "deadlock: not converged, and no protocol step is enabled"
+                    run = Run(acts, real, loop_start=None, violated="convergence", explanation=why)
+                else:
+                    run = Run(acts, real, loop_start=l, violated="convergence",
+                              explanation=f"a weakly fair loop of {d - l} protocol steps that never converges")
                 return BmcResult(proto.name, depth, "lasso", run, time.perf_counter() - t0, rounds, d)
             rounds += 1
             if u.pin(m) == 0 or rounds > max_rounds:

@@ -488,3 +488,23 @@ def _trace_from_model(spec: RelSpec, model: z3.ModelRef, states: list[State],
                 steps.append((aname, args))
                 break
     return Trace(spec.name, decoded, steps, violated)
+
+
+def check_actions_enabled(spec: RelSpec, timeout_ms: int = 30000) -> dict[str, tuple[bool, float]]:
+    """Non-vacuity: each action can fire from some state satisfying the invariant (``Inv ∧ T_a`` SAT).
+    An invariant strong enough to disable an action would make its consecution obligations vacuous."""
+    out: dict[str, tuple[bool, float]] = {}
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*spec.axiom_formulas())
+    s, t = spec.state("0"), spec.state("1")
+    solver.add(*spec.inv(s))
+    for name, act in spec.actions.items():
+        ps = spec.params_of(act, "e")
+        solver.push()
+        solver.add(spec.transition(name, s, t, ps))
+        t0 = time.perf_counter()
+        r = solver.check()
+        out[name] = (r == z3.sat, time.perf_counter() - t0)
+        solver.pop()
+    return out

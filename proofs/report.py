@@ -1,0 +1,298 @@
+"""``run_all``: every proof obligation of the project, with verdicts and timings (used by ``groupspec prove``).
+
+Theory of operation
+-------------------
+Three families of checks, each reported obligation by obligation:
+
+1. **Unbounded safety** (:mod:`~groupspec.proofs.classic` on :mod:`~groupspec.proofs.epr`): for each
+   correct variant, ``init ⇒ clause``, ``inv ∧ action ⇒ clause'`` for every action and clause,
+   ``inv ⇒ property`` and the action properties — any number of members and partitions.  For each
+   broken variant the same obligations are run and at least one must fail with a counterexample.
+2. **Bounded checks on model/'s own transition relation** (:mod:`~groupspec.proofs.bmc`): each broken
+   variant yields a concrete violating run, replayed by ``groupspec.model`` and printed as its
+   timeline; (``deep``) correct variants have no violation within k steps.
+3. **Convergence** for cooperative: no weakly fair non-converging lasso (or deadlock) within k steps
+   (Z3), and the ranking argument of :mod:`~groupspec.proofs.liveness` on instances up to 3x4.
+
+Expected outcomes: a check of a correct variant is ``ok`` when it is proved; a check of a broken
+variant is ``ok`` when the bug is *caught* (a counterexample is printed).  ``Report.ok`` is true when
+every check is ok — ``groupspec prove`` exits 1 otherwise.
+"""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+CORRECT = ("eager", "static", "cooperative", "connect-delayed")
+BROKEN_SAFETY = ("eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits")
+BROKEN_LIVENESS = ("cooperative-flappy",)
+PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS
+
+# model/ variant -> (relational protocol, relational bug)
+RELATIONAL = {
+    "eager": ("eager", None),
+    "static": ("static", None),
+    "cooperative": ("cooperative", None),
+    "connect-delayed": ("cooperative", None),
+    "eager-no-revoke": ("eager", "no_revoke_before_join"),
+    "cooperative-direct-transfer": ("cooperative", "direct_transfer"),
+    "unfenced-commits": ("eager", "unfenced_commits"),
+}
+
+# Small instances on which the broken variants' bugs show (members, partitions, faults, budget, depth).
+BMC_INSTANCES = {
+    "eager-no-revoke": (2, 2, ("join",), 1, 12),
+    "cooperative-direct-transfer": (2, 2, ("join",), 1, 12),
+    "unfenced-commits": (2, 1, ("zombie",), 1, 10),
+    "eager": (2, 2, ("join", "crash", "zombie"), 2, 8),
+    "static": (2, 2, ("join", "zombie"), 2, 8),
+    "cooperative": (2, 2, ("join", "crash", "zombie"), 2, 8),
+    "connect-delayed": (2, 2, ("join", "crash"), 2, 8),
+}
+
+
+@dataclass
+class Check:
+    family: str  # "unbounded safety" | "bounded safety" | "convergence"
+    protocol: str
+    name: str
+    verdict: str
+    ok: bool
+    seconds: float
+    expect: str = "hold"  # "hold" (correct variant) or "fail" (broken variant)
+    detail: str = ""
+    count: int = 1  # obligations summarised by this row
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    checks: list[Check]
+    seconds: float
+    protocols: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "seconds": round(self.seconds, 3),
+            "protocols": self.protocols,
+            "obligations": sum(c.count for c in self.checks),
+            "checks": [{k: v for k, v in asdict(c).items()} for c in self.checks],
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. unbounded safety
+# ------------------------------------------------------------------------------------------------
+def _epr_job(protocol: str) -> list[dict]:
+    """Run in a worker process: every obligation of one variant's relational spec (plain data back)."""
+    from . import classic, epr
+
+    proto, bug = RELATIONAL[protocol]
+    spec = classic.build(classic.Variant(proto, bug))
+    results = epr.check_obligations(spec)
+    sanity = epr.check_actions_enabled(spec)
+    out = []
+    for r in results:
+        d = asdict(r)
+        d["label"] = r.label
+        d["cti_text"] = epr.format_cti(r) if r.cti else ""
+        out.append(d)
+    for name, (ok, secs) in sanity.items():
+        out.append({"spec": spec.name, "kind": "non-vacuity", "clause": f"{name} is enabled in some invariant state",
+                    "action": name, "ok": ok, "seconds": secs, "verdict": "witnessed" if ok else "FAILED",
+                    "label": f"{name} enabled under the invariant", "cti_text": "", "cti": None})
+    return out
+
+
+def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
+    broken = protocol in BROKEN_SAFETY
+    checks: list[Check] = []
+    if broken:
+        failed = [r for r in rows if not r["ok"] and r["kind"] != "non-vacuity"]
+        total = sum(r["seconds"] for r in rows)
+        if failed:
+            first = failed[0]
+            names = ", ".join(r["label"] for r in failed[:4]) + (" ..." if len(failed) > 4 else "")
+            checks.append(Check("unbounded safety", protocol, f"{len(failed)} obligation(s) fail: {names}",
+                                "caught", True, total, "fail", first["cti_text"], len(rows),
+                                {"failed": [r["label"] for r in failed]}))
+        else:
+            checks.append(Check("unbounded safety", protocol, "some obligation must fail", "MISSED", False, total,
+                                "fail", "every obligation was proved: the broken variant is not caught", len(rows)))
+        return checks
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        key = r["kind"] if r["kind"] in ("init", "consecution", "non-vacuity") else r["clause"]
+        groups.setdefault((r["kind"], key), []).append(r)
+    n_clauses = len({r["clause"] for r in rows if r["kind"] == "init"})
+    n_actions = len({r["action"] for r in rows if r["kind"] == "non-vacuity"})
+    for (kind, key), rs in groups.items():
+        ok = all(r["ok"] for r in rs)
+        secs = sum(r["seconds"] for r in rs)
+        if kind == "init":
+            name = f"init implies each of the {n_clauses} invariant clauses"
+        elif kind == "consecution":
+            name = f"each of the {n_actions} actions preserves each invariant clause (inductive)"
+        elif kind == "safety":
+            name = f"invariant implies {key}"
+        elif kind == "non-vacuity":
+            name = f"each of the {n_actions} actions is enabled in some invariant state"
+        else:
+            acts = [r["action"] for r in rs]
+            name = f"{key} on {acts[0]}" if len(acts) == 1 else f"{key} on every step ({len(acts)} actions)"
+        detail = "\n\n".join(r["cti_text"] for r in rs if not r["ok"] and r["cti_text"])
+        if ok:
+            verdict = "witnessed" if kind == "non-vacuity" else "proved"
+        else:
+            verdict = "FAILED" if any(r["verdict"] == "FAILED" for r in rs) else "unknown"
+            bad = [r["label"] for r in rs if not r["ok"]]
+            detail = "failing: " + "; ".join(bad) + ("\n" + detail if detail else "")
+        family = "unbounded safety" if kind != "non-vacuity" else "non-vacuity"
+        checks.append(Check(family, protocol, name, verdict, ok, secs, "hold", detail, len(rs),
+                            {"obligations": [{"label": r["label"], "verdict": r["verdict"],
+                                              "seconds": round(r["seconds"], 4)} for r in rs]}))
+    return checks
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. bounded safety on model/
+# ------------------------------------------------------------------------------------------------
+def _bmc_job(protocol: str) -> dict:
+    from groupspec.model import Config, make
+
+    from . import bmc
+
+    m, p, faults, budget, depth = BMC_INSTANCES[protocol]
+    proto = make(protocol, Config(members=m, partitions=p, faults=frozenset(faults), budget=budget))
+    res = bmc.bmc(proto, depth)
+    out = {"depth": res.depth_reached, "seconds": res.seconds, "rounds": res.rounds, "notes": res.notes,
+           "instance": f"{m} members x {p} partitions, faults {','.join(faults) or '-'}, budget {budget}"}
+    if res.found is not None:
+        out["violated"] = res.found.violated
+        out["explanation"] = res.found.explanation
+        out["timeline"] = "\n".join(bmc.timeline(proto, res.found))
+        out["steps"] = len(res.found.actions)
+    return out
+
+
+def _bmc_check(protocol: str, d: dict) -> Check:
+    broken = protocol in BROKEN_SAFETY
+    name = f"no violation within {d['depth']} steps ({d['instance']})"
+    if broken:
+        if "violated" in d:
+            return Check("bounded safety", protocol,
+                         f"{d['violated']} violated after {d['steps']} steps ({d['instance']})", "caught", True,
+                         d["seconds"], "fail", f"{d['explanation']}\n{d['timeline']}", 1, d)
+        return Check("bounded safety", protocol, name, "MISSED", False, d["seconds"], "fail",
+                     "no counterexample found: the broken variant is not caught", 1, d)
+    if "violated" in d:
+        return Check("bounded safety", protocol, f"{d['violated']} violated ({d['instance']})", "FAILED", False,
+                     d["seconds"], "hold", f"{d['explanation']}\n{d['timeline']}", 1, d)
+    ok = not d["notes"]
+    return Check("bounded safety", protocol, name, "no violation" if ok else "unknown", ok, d["seconds"], "hold",
+                 "; ".join(d["notes"]), 1, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. convergence
+# ------------------------------------------------------------------------------------------------
+def _lasso_job(args: tuple[str, int, int, tuple[str, ...], int, int]) -> dict:
+    from groupspec.model import Config, make
+
+    from . import bmc
+
+    protocol, m, p, faults, budget, depth = args
+    proto = make(protocol, Config(members=m, partitions=p, faults=frozenset(faults), budget=budget))
+    res = bmc.lasso(proto, depth)
+    out = {"depth": res.depth_reached, "seconds": res.seconds, "notes": res.notes, "rounds": res.rounds,
+           "instance": f"{m} members x {p} partitions, faults {','.join(faults) or '-'}, budget {budget}"}
+    if res.found is not None:
+        out["explanation"] = res.found.explanation
+        out["timeline"] = "\n".join(bmc.timeline(proto, res.found))
+    return out
+
+
+def _lasso_check(protocol: str, d: dict) -> Check:
+    broken = protocol in BROKEN_LIVENESS
+    if "explanation" in d:
+        return Check("convergence", protocol, f"bounded liveness ({d['instance']}): {d['explanation']}",
+                     "caught" if broken else "FAILED", broken, d["seconds"], "fail" if broken else "hold",
+                     d["timeline"], 1, d)
+    ok = not d["notes"] and not broken
+    verdict = "no fair lasso" if not d["notes"] else "unknown"
+    if broken and not d["notes"]:
+        verdict = "MISSED"
+    return Check("convergence", protocol,
+                 f"no weakly fair non-converging lasso or deadlock within {d['depth']} steps ({d['instance']})",
+                 verdict, ok, d["seconds"], "fail" if broken else "hold", "; ".join(d["notes"]), 1, d)
+
+
+def _ranking_job(args: tuple[str, int, int, tuple[str, ...], int]) -> dict:
+    from . import liveness
+
+    protocol, m, p, faults, budget = args
+    return asdict(liveness.ranking(protocol, m, p, faults, budget))
+
+
+def _ranking_check(protocol: str, d: dict) -> Check:
+    name = f"ranking argument ({d['instance']})"
+    detail = d["detail"]
+    verdict = "proved" if d["ok"] else "FAILED"
+    if d["ok"]:
+        name += f": converges within {d['bound']} protocol steps"
+    return Check("convergence", protocol, name, verdict, d["ok"], d["seconds"], "hold", detail, 1, d)
+
+
+# ------------------------------------------------------------------------------------------------
+def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = None,
+            progress: Callable[[str], None] | None = None) -> Report:
+    """Every check for ``protocol`` (or all of them). ``deep`` adds the slow bounded checks."""
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    chosen = [protocol] if protocol else list(PROTOCOLS)
+    t0 = time.perf_counter()
+    workers = jobs or min(2, os.cpu_count() or 1)
+    tasks: list[tuple[str, str, Callable[[Any], Any], Any]] = []
+    for p in chosen:
+        if p in RELATIONAL:
+            tasks.append(("epr", p, _epr_job, p))
+        if p in BROKEN_SAFETY or (deep and p in BMC_INSTANCES):
+            tasks.append(("bmc", p, _bmc_job, p))
+    if "cooperative" in chosen:
+        tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 2, 2, (), 0, 10)))
+        for m, n in ((2, 2), (3, 3), (3, 4)):
+            tasks.append(("ranking", "cooperative", _ranking_job, ("cooperative", m, n, ("join", "crash"), 1)))
+        if deep:
+            tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 2, 3, ("join",), 1, 12)))
+            tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 3, 4, (), 0, 8)))
+            tasks.append(("ranking", "cooperative", _ranking_job, ("cooperative", 3, 4, ("join", "crash", "leave"), 2)))
+    if "cooperative-flappy" in chosen:
+        tasks.append(("lasso", "cooperative-flappy", _lasso_job, ("cooperative-flappy", 2, 2, (), 0, 10)))
+    checks: list[Check] = []
+    order = {"epr": 0, "bmc": 1, "lasso": 2, "ranking": 3}
+    results: list[tuple[int, int, str, str, Any]] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
+        for i, kind, p, fut in futs:
+            results.append((order[kind], i, kind, p, fut.result()))
+            if progress is not None:
+                progress(f"{kind} {p}")
+    results.sort(key=lambda x: (chosen.index(x[3]) if x[3] in chosen else 99, x[0], x[1]))
+    for _o, _i, kind, p, data in results:
+        if kind == "epr":
+            checks += _epr_checks(p, data)
+        elif kind == "bmc":
+            checks.append(_bmc_check(p, data))
+        elif kind == "lasso":
+            checks.append(_lasso_check(p, data))
+        else:
+            checks.append(_ranking_check(p, data))
+    return Report(checks, time.perf_counter() - t0, chosen)
