@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "coordinator",
     "assignor",
     "simulate",
+    "prove",
 ]
 
 
