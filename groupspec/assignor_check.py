@@ -608,7 +608,7 @@ def _quality(ctx: _Ctx, n: int, seed: int) -> dict[str, Any]:
 
     @hseed(_seed_for(seed, "quality"))
     @_settings(n, shrink=False)
-    @given(gs.group_states(history=True, conflicts=False))
+    @given(gs.group_states(history=True, conflicts=False, tricky_ids=False))
     def sample(state: State) -> None:
         ppt, subs = state
         try:
