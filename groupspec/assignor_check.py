@@ -103,6 +103,7 @@ class Report:
     calls: int = 0
     call_seconds: float = 0.0
     seconds: float = 0.0
+    hangs: int = 0  #: calls cut off at the per-call limit (at most the hang budget)
 
     @property
     def ok(self) -> bool:
@@ -133,6 +134,7 @@ class Report:
             "properties": [p.to_json() for p in self.properties],
             "quality": self.quality,
             "calls": self.calls,
+            "hangs": self.hangs,
             "mean_call_ms": round(1000 * self.call_seconds / self.calls, 4) if self.calls else None,
         }
 
@@ -696,7 +698,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
         runner.close()
     return Report(target=cand.target or cand.name, protocol=cand.protocol, kind=cand.kind, seed=seed,
                   examples=examples, properties=results, java_parity=java_parity, quality=q, calls=ctx.calls,
-                  call_seconds=ctx.call_seconds, seconds=time.perf_counter() - t0)
+                  call_seconds=ctx.call_seconds, seconds=time.perf_counter() - t0, hangs=len(ctx.hangs))
 
 
 def _fold_call_failures(results: list[PropertyResult], ctx: _Ctx) -> None:

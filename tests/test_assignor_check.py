@@ -2,7 +2,6 @@
 and passes correct ones (positive controls). Mutants are small form-1 assignors defined here."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -312,13 +311,11 @@ def test_crash_reported_by_I11_other_properties_go_on():
 
 
 def test_hang_is_cut_off_and_reported():
-    t0 = time.monotonic()
     rep = _check(hanging, ["I11", "I1", "I4"], call_timeout=0.2)
-    elapsed = time.monotonic() - t0
     assert rep["I11"].verdict == "violated"
     assert rep["I11"].counterexample["failure"] == "timeout"
     assert rep["I1"].verdict in ("held", "not applicable")
-    assert elapsed < 30  # hang budget: a handful of 0.2 s cut-offs, not one per example
+    assert 1 <= rep.hangs <= 3  # the hang budget: a few cut-offs, not one per example
 
 
 def test_churn_finds_multi_round_bug():
