@@ -214,12 +214,9 @@ class Explorer:
                 return Verdict(name, "eventually", False, "deadlock: not converged, and no protocol step is enabled", self.path_to(nid)), None
         g = nx.DiGraph()
         g.add_nodes_from(n for n in range(len(states)) if not conv[n])
-        for nid in range(len(states)):
-            if conv[nid]:
-                continue
-            for _act, tid in fair[nid]:
-                if not conv[tid]:
-                    g.add_edge(nid, tid)
+        g.add_edges_from(
+            (nid, tid) for nid in range(len(states)) if not conv[nid] for _act, tid in fair[nid] if not conv[tid]
+        )
         cyclic = False
         for comp in nx.strongly_connected_components(g):
             if len(comp) == 1:

@@ -167,6 +167,15 @@ class ClassicObservations:
 
     def generation_violation(self, s: State, t: State) -> str | None:
         g, h = s.group, t.group
+        if g is h:
+            # The coordinator did not move: only a client's generation may have changed.
+            for i, (a, b) in enumerate(zip(s.clients, t.clients)):
+                if a is not b and a.generation != b.generation:
+                    if b.generation != NO_GENERATION and b.generation < a.generation:
+                        return f"{self.member_name(i)}'s generation went down from {a.generation} to {b.generation}"
+                    if b.generation > h.generation:
+                        return f"{self.member_name(i)} is in generation {b.generation}, ahead of the group's {h.generation}"
+            return None
         d = h.generation - g.generation
         if d not in (0, 1):
             return f"the group's generation went from {g.generation} to {h.generation}"

@@ -124,7 +124,7 @@ class Canonicalizer:
         n = len(s.clients)
         masks = [_masks_of_slot(s, i) for i in range(n)]
         # 1. A label-free shape for each slot: its facts with partition masks replaced by their sizes.
-        shapes = [_shape(s, i, base) + tuple(m.bit_count() for m in masks[i]) for i in range(n)]
+        shapes = [_shape(s, i, base) + tuple(map(int.bit_count, masks[i])) for i in range(n)]
         order = sorted(range(n), key=shapes.__getitem__)
         # 2. Each partition's column: which slot (in that order) has it in which mask, as one integer.
         cols = [0] * self.cfg.partitions
@@ -141,11 +141,17 @@ class Canonicalizer:
         for p in range(self.cfg.partitions):
             cols[p] |= ((g.partitions >> p & 1) << (top + 1)) | ((g.held >> p & 1) << top)
         perm = [0] * self.cfg.partitions
+        identity = True
         for block in self.topic_blocks:
             for new, old in zip(block, sorted(block, key=cols.__getitem__)):
                 perm[old] = new
+                identity = identity and new == old
         # 3. Slots sorted by their full facts, partitions renamed.
-        rows = [(shapes[i], tuple(_remap(m, perm) for m in masks[i])) for i in range(n)]
+        if identity:
+            rows = [(shapes[i], masks[i]) for i in range(n)]
+            rows.sort()
+            return (int(g.status), g.partitions, g.held, g.target is None, s.budget, tuple(rows))
+        rows = [(shapes[i], tuple([_remap(m, perm) for m in masks[i]])) for i in range(n)]
         rows.sort()
         return (int(g.status), _remap(g.partitions, perm), _remap(g.held, perm), g.target is None, s.budget, tuple(rows))
 
