@@ -319,13 +319,13 @@ def test_hang_is_cut_off_and_reported():
 
 
 def test_churn_finds_multi_round_bug():
-    single = _check(late_bloomer, ["I4"], examples=1)
+    # late_bloomer only breaks once members report generation >= 3, which churn reaches by feeding output back.
     rep = _check(late_bloomer, ["C1"])
     assert rep["C1"].verdict == "violated"
     cx = rep["C1"].counterexample
     assert cx["explanation"].startswith("I4")
-    assert any(s.startswith("rebalance") for s in cx["steps"])
-    assert single.properties  # the single-shot run exists; churn reached generation 3 by feeding output back
+    assert sum(s.startswith("rebalance") for s in cx["steps"]) >= 3
+    assert all(s["generation"] >= 3 for s in cx["input"]["subscriptions"].values() if s["owned"])
 
 
 def test_same_seed_same_report():
