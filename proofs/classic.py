@@ -31,39 +31,48 @@ send because a classic client has one request outstanding, responses travel sepa
 delayed arbitrarily):
 
 ``Join(m)``            onJoinPrepare + JoinGroup: eager revokes everything first ([CC] onJoinPrepare 3),
-                       cooperative keeps what it owns and reports it; the group goes to
-                       PreparingRebalance and parks the request.
-``CompleteJoin(g,j)``  the join phase completes (all rejoined or the rebalance timeout): dynamic members
+                       cooperative keeps what it owns (minus any dropped topics) and reports it; the
+                       group goes to PreparingRebalance and parks the request.
+``JoinImmediate(m)``   a known member rejoins Stable/CompletingRebalance with unchanged metadata and is
+                       answered at once with the current generation (coordinator.md §2.2).
+``CompleteJoin(g)``    the join phase completes (all rejoined or the rebalance timeout): dynamic members
                        that did not rejoin are removed, static ones are kept (KAFKA-8220), the
                        generation becomes a strictly larger ``g``, responses go to every parked member.
 ``RecvJoin(m,g)``      the client adopts generation g and becomes COMPLETING_REBALANCE.
 ``Install``            the leader's SyncGroup: any assignment with one owner per partition, only to
-                       members; cooperative adds "a partition some member reported owning goes to
-                       nobody else" (cooperative-sticky withholds transferring partitions, [CSA]
-                       adjustAssignment; KIP-429 validateCooperativeAssignment).  Group → Stable.
+                       members; cooperative adds "a partition gained by x while another member reported
+                       owning it is withheld" (the model's ``compute_target``; [CSA] adjustAssignment).
 ``SyncReq(m)``         a member at the current generation asks for its assignment in Stable; the
                        stored assignment is sent back.
 ``RecvSync(m,g)``      the client applies it: owned := assignment (eager: owned was empty; cooperative:
                        revoke owned−assigned, add assigned−owned, [CC] onJoinComplete).
-``Expire(m)``          session timeout / LeaveGroup at the coordinator: m is removed, a rebalance
-                       starts; the client is *not* told (it becomes a zombie).
-``Lost(m,g)``          the client learns of fencing (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION /
-                       FENCED_INSTANCE_ID on a heartbeat or commit): partitions lost, generation reset.
-``Stop(m)``            the process crashes or closes: its in-memory ownership and responses vanish.
+``Expire(m)``          session timeout / LeaveGroup / ExpireLive at the coordinator: m is removed, a
+                       rebalance starts; the client is *not* told (it becomes a zombie).
+``Lost(m)``            the client learns of fencing (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION on a
+                       heartbeat, SyncGroup or parked JoinGroup): partitions lost, generation reset.
+``Stop(m)``            the process crashes, closes or is fenced fatally: its in-memory state vanishes.
 ``StaticReplace(m,n)`` (static) a restarted instance joins with an empty member id: m is re-keyed to
                        the fresh id n, keeping its stored assignment; in Stable no rebalance and an
                        immediate JoinGroup response at the current generation.
-``StaticRebalance(m,n)`` (static) the same replacement when it does force a rebalance.
+``StaticRebalance(m,n)`` (static) the same replacement outside Stable: the new id waits for the join.
 ``Commit(m,p,g)``      OffsetCommit from a STABLE client ([CC] generationIfStable): accepted iff member
                        id known and generation equal and the group is not CompletingRebalance
                        (coordinator.md §2.6).  Changes no protocol state; checked as an action property.
 
+Not modelled here (covered by the finite encoding of model/ instead): subscriptions and topics (a
+cooperative member may drop any subset of its partitions at JoinGroup, which over-approximates
+dropped topics), the "assigned partition not subscribed" rejection in onJoinComplete (the model's
+ChangeSubscription needs a STABLE member, so a SyncGroup answer never meets a changed subscription),
+heartbeat timing, and the leader's identity (any member's SyncGroup may install the assignment — an
+over-approximation).
+
 Properties (names as in ``groupspec.model``):
 
-* ``exclusive_ownership`` — no partition is owned by two *live* members (``live(m)``: a member of the
-  group whose client is at the current generation, Vanlightly's "current group members").
-* ``commit_fencing`` — an accepted commit of p comes from a live member that owns p and that no other
-  live member owns p.
+* ``exclusive_ownership`` — no partition is owned by two *live* members (the model's ``live_member``:
+  the coordinator knows the id the running or paused process holds, and the process is in the current
+  generation or has the current generation's JoinGroup answer on its way).
+* ``commit_fencing`` — an accepted commit of p comes from a live member in the current generation whose
+  stored assignment contains p, and no other live member owns p.
 * ``generation_monotonic`` — ``gen' ≥ gen`` on every step, ``>`` on CompleteJoin; a client's generation
   never decreases (except the reset to none); no client is ahead of the group.
 
