@@ -572,6 +572,10 @@ def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine
                 box["fail"] = {"steps": list(self.steps), "input": describe_state(self.ppt, subs),
                                "output": canonical(r.final), "explanation": why}
                 raise _Violation(why)
+            if box["fail"] is None:
+                best = optimum(self.ppt, subs)
+                box["moved"] += moves_of(subs, r.final)
+                box["optimal_moves"] += best.moves
             self.generation = max(self.generation, max_generation(subs)) + len(r.rounds)
             for m in self.members:
                 self.owned[m] = [[t, p] for t, p in sorted(set(r.final.get(m, ())))]
@@ -582,7 +586,7 @@ def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine
 
 def _run_churn(ctx: _Ctx, n: int, seed: int, steps: int) -> PropertyResult:
     pid, name = "C1", "multi-round churn: join/leave/restart/resubscribe/grow/delete, output fed back"
-    box: dict[str, Any] = {"fail": None, "rebalances": 0, "runs": 0}
+    box: dict[str, Any] = {"fail": None, "rebalances": 0, "runs": 0, "moved": 0, "optimal_moves": 0}
     machine = _churn_machine(ctx, box)
 
     def factory() -> RuleBasedStateMachine:
@@ -597,7 +601,9 @@ def _run_churn(ctx: _Ctx, n: int, seed: int, steps: int) -> PropertyResult:
             raise
     if box["fail"] is not None:
         return PropertyResult(pid, name, VIOLATED, box["runs"], box["fail"])
-    return PropertyResult(pid, name, HELD, box["runs"], None, f"{box['rebalances']} rebalances")
+    return PropertyResult(pid, name, HELD, box["runs"], None,
+                          f"{box['rebalances']} rebalances; moved {box['moved']} partitions where "
+                          f"{box['optimal_moves']} were enough")
 
 
 # ------------------------------------------------------------------------------------------- quality
@@ -653,7 +659,7 @@ def _quality(ctx: _Ctx, n: int, seed: int) -> dict[str, Any]:
 
 
 def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 200, seed: int = 0, *,
-                   kind: str | None = None, call_timeout: float = 5.0, churn_steps: int = 12,
+                   kind: str | None = None, call_timeout: float = 5.0, churn_steps: int = 20,
                    quality: bool = True, properties: list[str] | None = None, java_parity: bool = False,
                    progress: Callable[[str], None] | None = None) -> Report:
     """Check a candidate assignor against I1–I11, I6′ and multi-round churn; return a :class:`Report`.

@@ -114,7 +114,6 @@ def _with_progress(console: Any, work: Any) -> Any:
 
 
 def _print_report(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     out = _console()
@@ -179,7 +178,6 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
     if as_json:
         emit_json(side)
     else:
-        from rich.console import Console
         from rich.table import Table
 
         a, b = side["candidates"]
