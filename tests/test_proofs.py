@@ -154,3 +154,44 @@ def test_cli_prove_exits_1_when_a_check_fails(monkeypatch: pytest.MonkeyPatch) -
     r = CliRunner().invoke(cli, ["prove", "--protocol", "eager"])
     assert r.exit_code == 1
     assert "FAILED" in r.output
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative", "connect-delayed"])
+def test_deep_bmc_correct_variants_have_no_violation(protocol: str) -> None:
+    from groupspec.proofs.report import BMC_INSTANCES
+
+    m, p, faults, budget, depth = BMC_INSTANCES[protocol]
+    proto = make(protocol, Config(members=m, partitions=p, faults=frozenset(faults), budget=budget))
+    res = bmc.bmc(proto, depth)
+    assert res.found is None and not res.notes, res.found and "\n".join(bmc.timeline(proto, res.found))
+
+
+@pytest.mark.deep
+def test_deep_lasso_cooperative_3x4() -> None:
+    proto = make("cooperative", Config(members=3, partitions=4, budget=0))
+    res = bmc.lasso(proto, 8)
+    assert res.found is None and not res.notes
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative", "connect-delayed", "coordinator-assigns",
+                                      "eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits"])
+def test_deep_drift_breadth_first(protocol: str) -> None:
+    """The first 300 states (breadth-first) of a 2x2 instance with every fault: no drift."""
+    from collections import deque
+
+    from groupspec.model.core import FAULTS
+
+    proto = make(protocol, Config(members=2, partitions=2, topics=2, faults=frozenset(FAULTS), budget=2))
+    enc = Encoding(proto)
+    s0 = proto.init_states()[0]
+    seen = {s0}
+    queue = deque([s0])
+    while queue and len(seen) <= 300:
+        s = queue.popleft()
+        assert check_state(proto, enc, s) == []
+        for _a, t in proto.successors(s):
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
