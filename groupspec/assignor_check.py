@@ -42,6 +42,7 @@ candidate is no longer called on new inputs (the affected properties then say ho
 """
 from __future__ import annotations
 
+import json
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -499,7 +500,7 @@ def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine
             self.members = {m: {"topics": list(s["topics"]), "instance_id": s["instance_id"]} for m, s in subs.items()}
             self.owned = {m: [] for m in subs}
             self.gens = {m: -1 for m in subs}
-            self.steps.append(f"start {describe_state(ppt, subs)}")
+            self.steps.append("start " + json.dumps(describe_state(ppt, subs), ensure_ascii=False))
             self.rebalance()
 
         def _subs(self) -> dict[str, dict[str, Any]]:
