@@ -381,8 +381,6 @@ def strict_total_order(rel: str, sort: str) -> Callable[[RelSpec], z3.BoolRef]:
     return ax
 
 
-Mapping  # re-exported for type users
-
 
 # -- bounded model checking over finite domains ----------------------------------------------------
 

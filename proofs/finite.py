@@ -32,7 +32,7 @@ with every fault.  The ZooKeeper-era variant has its own state shape and is not 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable
+from typing import Any
 
 import z3
 
@@ -434,8 +434,9 @@ class Encoding:
 
     def assignor_call(self, present: list[Expr], topics: list[Expr], owned: list[Expr], gens: list[Expr],
                       static: list[Expr], existing: Expr) -> tuple[list[Expr], list[BoolT]]:
-        """Symbolic ``assignor(cfg, meta, existing)``: one result per slot (0 where not present), and
-        well-formedness side conditions (each result within its member's subscription)."""
+        """Symbolic ``assignor(cfg, meta, existing)``: one result per slot (0 where not present).
+        The application is recorded in ``asg_apps`` so a checker can pin it to the model's assignor.
+        (The second element, side conditions, is empty: nothing is assumed about the answers.)"""
         args: list[Expr] = []
         for i in range(self.n):
             args += [present[i], topics[i], owned[i], gens[i], static[i]]
@@ -926,10 +927,3 @@ class Encoding:
         gone_ok = z3.And(g.held == 0, *[z3.Not(r.present) for r in g.records])
         return z3.If(everyone_gone, gone_ok, z3.And(*conds))
 
-
-def instance_index(enc: Encoding, a: A.Action) -> int:
-    return enc.instances.index(a)
-
-
-def concrete_values(exprs: Iterable[Expr]) -> list[Any]:
-    return [z3.simplify(e) for e in exprs]
