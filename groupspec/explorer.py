@@ -224,15 +224,13 @@ class Explorer:
                 if not g.has_edge(v, v):
                     continue
             cyclic = True
-            if self._fair_cycle(comp):
-                entry = min(comp)
-                loop = self._cycle_through(entry, comp)
-                trace = self.path_to(entry)
-                start = len(trace) - 1
-                trace += loop
+            found = self._fair_cycle_concrete(comp) if self.proto.symmetric else self._fair_cycle_here(comp)
+            if found is not None:
+                trace, start, size = found
+                trace = self._replay(trace)
                 return Verdict(
                     name, "eventually", False,
-                    f"livelock: {len(comp)} non-converged states form a cycle that a weakly fair run can follow forever",
+                    f"livelock: {size} non-converged states form a cycle that a weakly fair run can follow forever",
                     trace, loop_start=start,
                 ), None
         if cyclic:
@@ -249,9 +247,26 @@ class Explorer:
         bound = max(dist) if dist else 0
         return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
 
-    def _fair_cycle(self, comp: set[int]) -> bool:
-        """Weak fairness: every fair action instance is taken inside ``comp`` or disabled somewhere in it."""
-        states, fair = self._states, self._fair
+    def _replay(self, trace: list[Step]) -> list[Step]:
+        """Re-run a trace's actions from its first state, so that every state shown is the real one.
+
+        Stored states are equal up to a shift of generations; replaying makes the generations of a
+        lasso's loop keep growing, as they do in the run it stands for.
+        """
+        s = trace[0].state
+        out = [trace[0]]
+        for st in trace[1:]:
+            s = self.proto.step(s, st.action)
+            out.append(Step(st.action, s))
+        return out
+
+    @staticmethod
+    def _is_fair(comp: set[int], fair: list[list[tuple[Any, int]]]) -> bool:
+        """Weak fairness: every fair action instance is taken inside ``comp`` or disabled somewhere in it.
+
+        Action instances are compared by their labels, so every state of ``comp`` must use the same
+        member labels: true of concrete states, not of states stored up to symmetry (see below).
+        """
         taken = set()
         for v in comp:
             for act, tid in fair[v]:
@@ -263,9 +278,74 @@ class Explorer:
             enabled_everywhere = here if enabled_everywhere is None else enabled_everywhere & here
         return not (enabled_everywhere or set()) - taken
 
-    def _cycle_through(self, start: int, comp: set[int]) -> list[Step]:
-        """A cycle from ``start`` back to itself inside ``comp`` that takes every action taken in ``comp``."""
-        states, fair = self._states, self._fair
+    def _fair_cycle_here(self, comp: set[int]) -> tuple[list[Step], int, int] | None:
+        if not self._is_fair(comp, self._fair):
+            return None
+        entry = min(comp)
+        trace = self.path_to(entry)
+        start = len(trace) - 1
+        return trace + self._cycle_through(entry, comp, self._states, self._fair), start, len(comp)
+
+    def _fair_cycle_concrete(self, comp: set[int]) -> tuple[list[Step], int, int] | None:
+        """Decide fairness of a cycle of states stored up to symmetry by unfolding it concretely.
+
+        Each stored state carries its own member labels, so "SessionExpired of member 0" in two
+        stored states may name two different processes, and the label test above would be wrong.
+        A concrete fair cycle lies in the orbits of one such component, and some renaming of it is
+        reachable from any concrete state of the component; so explore, with labels kept (only
+        generations shifted), everything reachable by protocol steps inside the component's orbits,
+        and test the concrete components exactly.
+        """
+        proto = self.proto
+        keys = {proto.key(self._states[v]) for v in comp}
+        entry = min(comp)
+        start_state = self._states[entry]
+        index: dict[Any, int] = {proto.exact_key(start_state): 0}
+        states = [start_state]
+        parent: list[tuple[int, Any]] = [(-1, None)]
+        fair: list[list[tuple[Any, int]]] = [[]]
+        q = deque([0])
+        while q:
+            v = q.popleft()
+            for act, t in proto.successors(states[v]):
+                if not act.fair:
+                    continue
+                if proto.key(t) not in keys:
+                    fair[v].append((act, -1))  # enabled here, but leads out of the component
+                    continue
+                k = proto.exact_key(t)
+                tid = index.get(k)
+                if tid is None:
+                    tid = index[k] = len(states)
+                    states.append(t)
+                    parent.append((v, act))
+                    fair.append([])
+                    q.append(tid)
+                fair[v].append((act, tid))
+        g = nx.DiGraph()
+        g.add_nodes_from(range(len(states)))
+        g.add_edges_from((v, t) for v in range(len(states)) for _a, t in fair[v] if t >= 0)
+        for sub in nx.strongly_connected_components(g):
+            if len(sub) == 1:
+                (v,) = sub
+                if not g.has_edge(v, v):
+                    continue
+            if self._is_fair(sub, fair):
+                node = min(sub)
+                inner = []
+                w = node
+                while w > 0:
+                    pv, pa = parent[w]
+                    inner.append(Step(pa, states[w]))
+                    w = pv
+                trace = self.path_to(entry) + inner[::-1]
+                start = len(trace) - 1
+                return trace + self._cycle_through(node, sub, states, fair), start, len(sub)
+        return None
+
+    @staticmethod
+    def _cycle_through(start: int, comp: set[int], states: list[Any], fair: list[list[tuple[Any, int]]]) -> list[Step]:
+        """A shortest cycle from ``start`` back to itself inside ``comp``."""
         prev: dict[int, tuple[int, Any]] = {}
         q = deque([start])
         seen = {start}

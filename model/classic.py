@@ -52,7 +52,7 @@ from typing import Iterator
 from . import actions as A
 from .assignors import ASSIGNORS, EQUIVARIANT
 from .properties import ClassicObservations
-from .symmetry import Canonicalizer
+from .symmetry import Canonicalizer, plain_key
 from .core import (
     NO_GENERATION,
     Client,
@@ -593,6 +593,10 @@ class ClassicProtocol(ClassicObservations):
     def key(self, s: State):
         """The explorer's key for ``s``: generations up to a shift, slots and partitions up to symmetry."""
         return self.canon.key(s)
+
+    def exact_key(self, s: State):
+        """Generations up to a shift, and nothing else: member and partition labels are kept."""
+        return plain_key(s)
 
     def enabled(self, s: State) -> list[A.Action]:
         return [a for a, _t in self.successors(s)]

@@ -234,3 +234,6 @@ class ZooKeeper:
 
     def key(self, s: ZkState):
         return s
+
+    def exact_key(self, s: ZkState):
+        return s

@@ -51,6 +51,9 @@ class Toy:
     def key(self, s):
         return s
 
+    def step(self, s, a):
+        return dict(self.successors(s))[a]
+
     def converged(self, s):
         return s in self.done
 

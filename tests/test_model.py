@@ -12,6 +12,7 @@ import pytest
 from groupspec.explorer import Explorer, check
 from groupspec.model import BROKEN, CORRECT, Config, make
 from groupspec.model.core import GROUP_TRANSITIONS, GroupStatus, IllegalTransition, check_transition
+from groupspec.model.connect_delayed import ConnectDelayed
 from groupspec.model.eager import Eager
 
 
@@ -177,3 +178,34 @@ def test_bad_bounds_are_rejected():
         check("nosuch")
     with pytest.raises(ValueError, match="not modelled"):
         check("zookeeper", faults=frozenset({"subscription"}))
+
+
+class LeaderRejoinsForWithheldPartitions(ConnectDelayed):
+    """Mutant: the leader treats withheld (still owned) partitions as new and rejoins at once."""
+
+    name = "connect-delayed-eager-leader"
+
+    def _unassigned_new(self, s):
+        g = s.group
+        assigned = wanted = 0
+        for r in g.records:
+            if r is not None:
+                assigned |= r.assignment
+                wanted |= self.cfg.subscribed_partitions(r.topics, g.partitions)
+        return bool(wanted & ~assigned & ~g.held)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_livelock_is_found_with_and_without_symmetry(symmetric):
+    proto = LeaderRejoinsForWithheldPartitions(Config(members=3, partitions=3, faults=frozenset({"timeout"}), budget=1))
+    if not symmetric:
+        proto.symmetric = proto.canon.symmetric = False
+    res = Explorer(proto).run()
+    v = res.verdicts["convergence"]
+    assert v.held is False and "livelock" in v.explanation
+    # The lasso is a real run: replay it, and its loop returns to a state with the same exact key.
+    s = v.trace[0].state
+    for st in v.trace[1:]:
+        s = proto.step(s, st.action)
+        assert s == st.state
+    assert proto.exact_key(v.trace[-1].state) == proto.exact_key(v.trace[v.loop_start].state)

@@ -42,10 +42,12 @@ def verify(as_json: bool) -> None:
             for fut in as_completed(futures):
                 rows[futures[fut]] = fut.result()
                 bar.advance(task)
+    model_seconds = time.perf_counter() - t0
+    proofs = run_proofs(console)
     elapsed = time.perf_counter() - t0
-    ok = all(r.passed for r in rows)
+    ok = all(r.passed for r in rows) and proofs.ok
     if as_json:
-        emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows)})
+        emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json()})
         raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
     props = ["exclusive_ownership", "commit_fencing", "generation_monotonic", "convergence"]
     t = Table(title="groupspec verify — the model: correct variants must hold, broken ones must be caught")
@@ -70,6 +72,40 @@ def verify(as_json: bool) -> None:
             "—" if r.bound is None else str(r.bound), verdict,
         )
     console.print(t)
-    console.print(f"{workers} worker processes; times are per check")
-    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {len(rows)} model checks in {elapsed:.0f} s")
+    console.print(f"model: {len(rows)} checks in {model_seconds:.0f} s on {workers} worker processes (times are per check)")
+    print_proofs(console, proofs)
+    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all")
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
+
+
+def run_proofs(console):
+    """The Z3 proofs (groupspec prove), with a progress bar."""
+    from groupspec.proofs import run_all
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("proofs", total=None)
+        return run_all(progress=lambda what: bar.update(task, description=f"proofs: done {what}"))
+
+
+def print_proofs(console, rep) -> None:
+    """One row per variant and family of proofs: obligations, verdict, time."""
+    groups: dict[tuple[str, str], list] = {}
+    for c in rep.checks:
+        groups.setdefault((c.protocol, c.family), []).append(c)
+    t = Table(title="groupspec verify — the proofs (Z3): correct variants proved, broken ones refuted")
+    for col in ("variant", "family", "obligations", "result", "time"):
+        t.add_column(col, justify="right" if col in ("obligations", "time") else "left")
+    for (protocol, family), checks in groups.items():
+        n = sum(c.count for c in checks)
+        secs = sum(c.seconds for c in checks)
+        broken = any(c.expect == "fail" for c in checks)
+        good = all(c.ok for c in checks)
+        if broken:
+            result = "[green]caught[/green]" if good else "[bold red]NOT CAUGHT[/bold red]"
+        else:
+            result = "[green]proved[/green]" if good else "[bold red]FAILED[/bold red]"
+        t.add_row(protocol, family, str(n), result, f"{secs:.1f}s")
+    console.print(t)
+    n = sum(c.count for c in rep.checks)
+    console.print(f"proofs: {len(rep.checks)} checks, {n} obligations in {rep.seconds:.0f} s "
+                  f"({'all ok' if rep.ok else 'NOT ok'}; details and counterexamples: groupspec prove)")
