@@ -123,7 +123,9 @@ def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
             names = ", ".join(r["label"] for r in failed[:4]) + (" ..." if len(failed) > 4 else "")
             checks.append(Check("unbounded safety", protocol, f"{len(failed)} obligation(s) fail: {names}",
                                 "caught", True, total, "fail", first["cti_text"], len(rows),
-                                {"failed": [r["label"] for r in failed]}))
+                                {"failed": [r["label"] for r in failed],
+                                 "obligations": [{"label": r["label"], "verdict": r["verdict"],
+                                                  "seconds": round(r["seconds"], 4)} for r in rows]}))
         else:
             checks.append(Check("unbounded safety", protocol, "some obligation must fail", "MISSED", False, total,
                                 "fail", "every obligation was proved: the broken variant is not caught", len(rows)))
