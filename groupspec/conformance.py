@@ -36,9 +36,10 @@ Linearization (the bridge to the model's "What is abstracted" list):
   arrive; a heartbeat is linearized at its answer.
 * The assignor is pinned: the model's target assignment is replaced by the one the reference leader
   computed (read from its SyncGroup request); the assignor itself is checked by ``groupspec assignor``.
-* Coordinator failover and failed group-metadata writes are not steps of the model: from such an event
-  until the group is ``STABLE`` again the refinement check is suspended (invariants and trace checks
-  go on), and it resumes from the abstract state at that moment.
+* Coordinator failover, failed group-metadata writes and message loss are not steps of the model:
+  from such an event until the group is settled again (``STABLE`` or ``EMPTY``, no rebalance request
+  in flight, a loss-free network) the refinement check is suspended (invariants and trace checks go
+  on), and it resumes from the abstract state at that moment.
 
 Mutation check: :func:`mutation_table` runs the conformance state machine with each named fault
 switch of the reference on and records which check caught it, after how many examples.
@@ -74,6 +75,7 @@ from groupspec.reference.errors import Error
 from groupspec.reference.messages import (
     JoinGroupRequest,
     JoinGroupResponse,
+    LeaveGroupRequest,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -86,7 +88,7 @@ __all__ = [
 ]
 
 TOPIC = "t"
-MAX_MODEL_STEPS = 2  # one reference event may stand for up to this many model steps
+MAX_MODEL_STEPS = 3  # one reference event may stand for up to this many model steps
 _REF_STATUS = {
     RefStatus.EMPTY: GS.EMPTY,
     RefStatus.PREPARING_REBALANCE: GS.PREPARING_REBALANCE,
@@ -132,7 +134,7 @@ VARIANTS: dict[str, Variant] = {
 SESSION_MS = 6000
 HEARTBEAT_MS = 1000
 REBALANCE_MS = 12000
-REQUEST_MS = 5000
+REQUEST_MS = 20000  # above the rebalance timeout: see docs/conformance.md (a parked SyncGroup never times out)
 
 
 class ConformanceFailure(AssertionError):
@@ -253,9 +255,9 @@ class Harness:
         self.cfg = Config(members=members, partitions=self.max_partitions, topics=1, faults=faults,
                           budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
+        self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
         self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
         self.suspended = ""  # why refinement is suspended ("" = it is on)
-        self.last_group: Group | None = None
         self.state = self.abstract()
         self.timeline: list[_Line] = [_Line(None, self.state)]
         self.rules: list[str] = []  # the Hypothesis rules applied, in order (printed on failure)
@@ -316,8 +318,9 @@ class Harness:
         ids: dict[int, str] = {}
         pending: set[str] = set()
         if view is None:
-            if self.last_group is not None and self.suspended:
-                group = self.last_group
+            if self.suspended and hasattr(self, "state"):
+                group = self.state.group  # the group is being loaded: nobody can see it change
+                ids, pending = self._last_ids
             else:
                 group = Group(records=(None,) * n, partitions=self._existing())
         elif self._completion_due(view) and hasattr(self, "state"):
@@ -333,6 +336,7 @@ class Harness:
                     continue
                 records[i] = self._record(view, mv)
                 ids[i] = mv.member_id
+            self._last_ids = (ids, pending)
             leader = -1
             for mv in view.members:
                 if mv.member_id == view.leader:
@@ -407,14 +411,19 @@ class Harness:
 
     def _client(self, name: str, record_id: str | None, pending: set[str]) -> Client:
         p = self._process(name)
+        tr = self.track[name]
+        if tr.frozen is not None and tr.frozen_kind == "leave":
+            return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=1)
-        tr = self.track[name]
         if tr.frozen is not None:
             return tr.frozen
         c = p.consumer
         mid = c.member_id
-        if mid == "" or mid in pending:
+        if mid == "" and record_id is not None and c.config.group_instance_id is not None \
+                and any(f.kind == "join" for f in c.inflight.values()):
+            cid = Id.CURRENT  # a static member learns its new member id from the JoinGroup answer
+        elif mid == "" or mid in pending:
             cid = Id.NONE
         elif record_id == mid:
             cid = Id.CURRENT
@@ -469,6 +478,9 @@ class Harness:
         head = self.sim._queue[0] if self.sim._queue else None
         kinds = {n: self._kinds(n) for n in self.names}
         prep = {n: self._prepared(n) for n in self.names}
+        for n in self.names:
+            p = self._process(n)
+            prep["_alive_" + n] = p is not None and p.alive and not p.consumer.closed
         return head, kinds, prep, len(self.sim._transcript)
 
     def _prepared(self, name: str) -> bool:
@@ -480,6 +492,15 @@ class Harness:
         for i, name in enumerate(self.names):
             tr = self.track[name]
             p = self._process(name)
+            if tr.frozen_kind == "leave" and tr.frozen is not None:
+                if not self._leave_in_flight(name):
+                    tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
+                continue
+            if p is not None and p.consumer.closed and prep.get("_alive_" + name) and self._leave_in_flight(name):
+                # close(): the process is gone, its LeaveGroup in flight. The model's LeaveGroup is one
+                # step (the process stops and the coordinator removes it): linearized at delivery.
+                tr.frozen, tr.frozen_kind = pre.clients[i], "leave"
+                continue
             if p is None or not p.alive or p.consumer.fatal is not None:
                 tr.frozen = None
                 continue
@@ -503,6 +524,10 @@ class Harness:
                     tr.frozen_kind = "join"  # SyncGroup refused (REBALANCE_IN_PROGRESS): rejoined at once
                 else:
                     tr.frozen = None  # answered with an error, or abandoned
+
+    def _leave_in_flight(self, name: str) -> bool:
+        return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, LeaveGroupRequest)
+                   for _at, _seq, kind, env, _b in self.sim._queue)
 
     def _took_effect(self, head: Any, name: str, tlen: int) -> bool:
         """The step delivered ``name``'s JoinGroup/SyncGroup to the coordinator and it was accepted
@@ -560,12 +585,14 @@ class Harness:
         """Apply one simulator action now (a perturbation) and check it like any step."""
         shown = {k: v for k, v in args.items() if k != "config"}
         self.rules.append(f"{action} {name or ''} {shown or ''}".strip())
+        if action in ("failover", "store_fails"):
+            self.suspended = action
+        elif action == "network" and args["config"].loss > 0:
+            self.suspended = "message loss"
         self.sim.at(self.sim.now, action, name, **args)
         # the action is the first event due now with the highest seq; run everything due now
         while self.sim._queue and self.sim._queue[0][0] <= self.sim.now:
             self.step()
-        if action in ("failover", "store_fails"):
-            self.suspended = action
         self._refresh()
 
     def _check(self, pre: State, post: State, rec: StepRecord) -> None:
@@ -573,7 +600,7 @@ class Harness:
             why = prop.check(self.proto, post)
             if why is not None:
                 self._fail(prop.name, f"model invariant {prop.name} fails on the abstract state: {why}", rec, post)
-        for prop in ACTIONS:
+        for prop in ACTIONS if not self.suspended else ():
             why = prop.check(self.proto, pre, post)
             if why is not None:
                 self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
@@ -598,11 +625,12 @@ class Harness:
         g = post.group
         if g.status in (GS.STABLE, GS.EMPTY) and all(
             c.inbox is None and c.status in (MS.STABLE, MS.UNJOINED) for c in post.clients if c.proc != Proc.DOWN
-        ) and self._group_view() is not None:
+        ) and self._group_view() is not None and all(
+            getattr(b, "_store_failure", None) is None for b in self.sim.brokers.values()
+        ) and self.sim.network.config.loss == 0 and all(
+            t.frozen is None and not self._kinds(n) for n, t in self.track.items()
+        ):
             self.suspended = ""
-            self.last_group = None
-        elif self._group_view() is not None:
-            self.last_group = post.group
 
     def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:
         if not rec.trace and rec.kind != "time" and not final:
@@ -699,3 +727,127 @@ class Harness:
 def replace_config(cfg: Config, **changes: Any) -> Config:
     return Config(members=changes.get("members", cfg.members), partitions=cfg.partitions, topics=cfg.topics,
                   faults=cfg.faults, budget=changes.get("budget", cfg.budget), assignor=cfg.assignor)
+
+
+# --------------------------------------------------------------------------------------------------
+# The Hypothesis state machine
+# --------------------------------------------------------------------------------------------------
+NETWORKS: dict[str, NetworkConfig] = {
+    "delay": NetworkConfig(1, 400),
+    "duplicate": NetworkConfig(1, 20, duplicate=0.3),
+    "reorder": NetworkConfig(1, 50, reorder=0.3),
+    "loss": NetworkConfig(1, 10, loss=0.05),
+}
+
+
+def make_machine(
+    variant: str,
+    consumer_faults: Iterable[str] = (),
+    coordinator_faults: Iterable[str] = (),
+    members: int = 3,
+    partitions: int = 3,
+    counter: list[int] | None = None,
+) -> type:
+    """A ``RuleBasedStateMachine`` class driving one :class:`Harness` per example.
+
+    Rules: a member starts (static or dynamic, as the variant says), closes, crashes, pauses past its
+    session timeout and comes back; a partition is added; the network delays, duplicates, reorders or
+    loses messages for a while; time advances (timers fire); the coordinator fails over; a group
+    metadata write fails; ``quiesce``. Every example ends with a ``quiesce``. ``counter[0]`` counts
+    the examples run (for the mutation table)."""
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+    names = [f"c{i + 1}" for i in range(members)]
+    cfaults = frozenset(consumer_faults)
+    kfaults = frozenset(coordinator_faults)
+    box = counter if counter is not None else [0]
+
+    class Conformance(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.h: Harness | None = None
+
+        @initialize(seed=st.integers(0, 2**32 - 1))
+        def boot(self, seed: int) -> None:
+            box[0] += 1
+            self.h = Harness(variant, members, partitions, partitions + 1, seed, cfaults, kfaults)
+            print(f"conformance example: variant {variant}, simulator seed {seed}")
+            for n in names:
+                self._start(n)
+                self.h.run_for(300)
+
+        def _start(self, n: str) -> None:
+            h = self.h
+            h.act("start", n, config=h.consumer_config(n), faults=cfaults)
+
+        def _alive(self, n: str) -> bool:
+            p = self.h.sim.procs.get(n)
+            return p is not None and p.alive
+
+        @rule(n=st.sampled_from(names))
+        def start(self, n: str) -> None:
+            h = self.h
+            i = h.slot[n]
+            # The model restarts a dynamic member only once its old member id is gone.
+            if self._alive(n) or (not h.variant.static and h.state.group.records[i] is not None):
+                return
+            if h._group_view() is not None and any(h._member_slot(m) == i for m in h._group_view().members) \
+                    and not h.variant.static:
+                return
+            self._start(n)
+
+        @rule(n=st.sampled_from(names))
+        def close(self, n: str) -> None:
+            if self._alive(n):
+                self.h.act("close", n)
+
+        @rule(n=st.sampled_from(names))
+        def crash(self, n: str) -> None:
+            if self._alive(n):
+                self.h.act("crash", n)
+
+        @rule(n=st.sampled_from(names), ms=st.sampled_from([2000, SESSION_MS + 3000]))
+        def pause(self, n: str, ms: int) -> None:
+            h = self.h
+            c = h.state.clients[h.slot[n]]
+            if self._alive(n) and c.proc == Proc.UP and c.id == Id.CURRENT:
+                h.act("pause", n, duration_ms=ms)
+
+        @rule()
+        def add_partition(self) -> None:
+            h = self.h
+            count = h.sim.topic_counts[TOPIC]
+            if count < h.max_partitions:
+                h.act("partitions", topic=TOPIC, count=count + 1)
+
+        @rule(kind=st.sampled_from(sorted(NETWORKS)), ms=st.sampled_from([500, 3000]))
+        def network(self, kind: str, ms: int) -> None:
+            h = self.h
+            h.act("network", config=NETWORKS[kind])
+            h.run_for(ms)
+            h.act("network", config=NetworkConfig())
+
+        @rule(ms=st.sampled_from([50, 500, 2000, 8000]))
+        def advance(self, ms: int) -> None:
+            self.h.rules.append(f"advance {ms} ms")
+            self.h.run_for(ms)
+
+        @rule()
+        def failover(self) -> None:
+            self.h.act("failover")
+
+        @rule(error=st.sampled_from(["NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER"]))
+        def store_fails(self, error: str) -> None:
+            self.h.act("store_fails", error=error)
+
+        @rule()
+        def quiesce(self) -> None:
+            self.h.quiesce()
+
+        def teardown(self) -> None:
+            if self.h is not None:
+                self.h.quiesce()
+
+    Conformance.__name__ = f"Conformance_{variant.replace('-', '_')}"
+    return Conformance
