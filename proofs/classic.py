@@ -55,6 +55,9 @@ delayed arbitrarily):
                        the fresh id n, keeping its stored assignment; in Stable no rebalance and an
                        immediate JoinGroup response at the current generation.
 ``StaticRebalance(m,n)`` (static) the same replacement outside Stable: the new id waits for the join.
+(coordinator-assigns) ``CompleteJoin`` also picks any legal assignment, the group is Stable at once, and
+                       each JoinGroup answer carries the member's share (modelled as a SyncGroup answer
+                       sent with it); there is no ``Install``/``SyncReq``.
 ``Commit(m,p,g)``      OffsetCommit from a STABLE client ([CC] generationIfStable): accepted iff member
                        id known and generation equal and the group is not CompletingRebalance
                        (coordinator.md §2.6).  Changes no protocol state; checked as an action property.
@@ -90,7 +93,7 @@ from .epr import RelSpec, State, setrel, strict_total_order, upd
 
 And, Or, Not, Implies, ForAll, Exists = z3.And, z3.Or, z3.Not, z3.Implies, z3.ForAll, z3.Exists
 
-PROTOCOLS = ("eager", "static", "cooperative", "static-cooperative")
+PROTOCOLS = ("eager", "static", "cooperative", "static-cooperative", "coordinator-assigns")
 BROKEN = ("direct_transfer", "no_revoke_before_join", "unfenced_commits")
 
 
@@ -104,6 +107,11 @@ class Variant:
     @property
     def cooperative(self) -> bool:
         return self.protocol in ("cooperative", "static-cooperative")
+
+    @property
+    def coordinator_assigns(self) -> bool:
+        """Pre-0.9: the coordinator computes the assignment and sends it with the JoinGroup answer."""
+        return self.protocol == "coordinator-assigns"
 
     @property
     def static(self) -> bool:
@@ -223,7 +231,11 @@ def build(variant: Variant) -> RelSpec:
             *client_status(s, t, m, True, False, False),
         )
 
-    @spec.action("JoinImmediate", "m:Member", ["join_resp", "c_joining", "c_syncing", "c_stable", "owned", "rep"])
+    ji_touch = ["join_resp", "c_joining", "c_syncing", "c_stable", "owned", "rep"]
+    if variant.coordinator_assigns:
+        ji_touch += ["sync_ok"]
+
+    @spec.action("JoinImmediate", "m:Member", ji_touch)
     def join_immediate(s: State, t: State, ps: list) -> z3.BoolRef:
         """A known member rejoins Stable/CompletingRebalance with unchanged metadata: answered at once
         with the current generation, no rebalance (coordinator.md §2.2)."""
@@ -235,10 +247,15 @@ def build(variant: Variant) -> RelSpec:
             *prepare_join(s, t, m), reports(s, t, m), *same,
             upd(spec, s, t, "join_resp", lambda a, b: a == m, lambda a, b: b == s.gen),
             *client_status(s, t, m, True, False, False),
+            *([upd(spec, s, t, "sync_ok", lambda a, b: a == m, lambda a, b: b == s.gen)] if variant.coordinator_assigns else []),
         )
 
-    @spec.action("CompleteJoin", "g:Generation",
-                 ["member", "retired", "join_resp", "joined", "assign", "preparing", "stable", "gen"])
+    ca = variant.coordinator_assigns
+    cj_touch = ["member", "retired", "join_resp", "joined", "assign", "preparing", "stable", "gen"]
+    if ca:
+        cj_touch += ["sync_ok", "sync_resp"]
+
+    @spec.action("CompleteJoin", "g:Generation", cj_touch)
     def complete_join(s: State, t: State, ps: list) -> z3.BoolRef:
         """initNextGeneration (all rejoined, or the rebalance timeout): dynamic members that did not
         rejoin are dropped, static ones kept (KAFKA-8220); parked JoinGroups are answered."""
@@ -247,14 +264,24 @@ def build(variant: Variant) -> RelSpec:
             keeps = lambda a: s.member(a)  # noqa: E731
         else:
             keeps = lambda a: And(s.member(a), s.joined(a))  # noqa: E731
-        return And(
+        common = [
             s.preparing(), lt(s.gen, gn),
             setrel(spec, t, "member", keeps),
             setrel(spec, t, "retired", lambda a: Or(s.retired(a), And(s.member(a), Not(keeps(a))))),
             setrel(spec, t, "join_resp", lambda a, b: Or(s.join_resp(a, b), And(b == gn, s.joined(a)))),
             setrel(spec, t, "joined", lambda a: z3.BoolVal(False)),
-            setrel(spec, t, "assign", lambda a, b: z3.BoolVal(False)),
-            Not(t.preparing()), Not(t.stable()), t.gen == gn,
+            Not(t.preparing()), t.gen == gn,
+        ]
+        if not ca:
+            return And(*common, setrel(spec, t, "assign", lambda a, b: z3.BoolVal(False)), Not(t.stable()))
+        # The coordinator assigns (any legal assignment to the members it keeps) and the JoinGroup
+        # answers carry each member's share: modelled as a SyncGroup answer sent along with it.
+        return And(
+            *common, t.stable(),
+            ForAll([x, p], Implies(t.assign(x, p), keeps(x))),
+            ForAll([x, y, p], Implies(And(t.assign(x, p), t.assign(y, p)), x == y)),
+            setrel(spec, t, "sync_ok", lambda a, b: Or(s.sync_ok(a, b), And(b == gn, s.joined(a)))),
+            setrel(spec, t, "sync_resp", lambda a, b, c: Or(s.sync_resp(a, b, c), And(b == gn, s.joined(a), t.assign(a, c)))),
         )
 
     @spec.action("RecvJoin", "m:Member g:Generation", ["join_resp", "cgen", "c_joining", "c_syncing"])
@@ -269,7 +296,6 @@ def build(variant: Variant) -> RelSpec:
             upd(spec, s, t, "c_syncing", lambda a: And(a == m, take), lambda a: z3.BoolVal(True)),
         )
 
-    @spec.action("Install", "", ["assign", "stable"])
     def install(s: State, t: State, ps: list) -> z3.BoolRef:
         """The leader's SyncGroup stores the assignment: one owner per partition, members only;
         cooperative: a partition gained by x while another member reported owning it is withheld
@@ -282,7 +308,9 @@ def build(variant: Variant) -> RelSpec:
             rules.append(ForAll([x, y, p], Implies(And(t.assign(x, p), s.member(y), s.rep(y, p)), s.rep(x, p))))
         return And(Not(s.preparing()), Not(s.stable()), t.stable(), *rules)
 
-    @spec.action("SyncReq", "m:Member", ["sync_ok", "sync_resp"])
+    if not ca:
+        spec.action("Install", "", ["assign", "stable"])(install)
+
     def sync_req(s: State, t: State, ps: list) -> z3.BoolRef:
         (m,) = ps
         return And(
@@ -290,6 +318,9 @@ def build(variant: Variant) -> RelSpec:
             upd(spec, s, t, "sync_ok", lambda a, b: And(a == m, b == s.gen), lambda a, b: z3.BoolVal(True)),
             upd(spec, s, t, "sync_resp", lambda a, b, c: And(a == m, b == s.gen), lambda a, b, c: s.assign(a, c)),
         )
+
+    if not ca:
+        spec.action("SyncReq", "m:Member", ["sync_ok", "sync_resp"])(sync_req)
 
     def recv_sync_common(s: State, t: State, m: z3.ExprRef, gn: z3.ExprRef, apply: bool) -> list:
         take = And(s.c_syncing(m), s.cgen(m, gn))
@@ -455,9 +486,17 @@ def _invariant(spec: RelSpec, variant: Variant, live, fresh, le) -> None:  # typ
     inv["join_resp_unique"] = lambda s: ForAll([x, g, h], Implies(And(s.join_resp(x, g), s.join_resp(x, h)), g == h))
     inv["sync_ok_unique"] = lambda s: ForAll([x, g, h], Implies(And(s.sync_ok(x, g), s.sync_ok(x, h)), g == h))
     inv["join_resp_client"] = lambda s: ForAll([x, g], Implies(s.join_resp(x, g), Or(s.c_joining(x), s.c_dead(x))))
-    inv["sync_ok_client"] = lambda s: ForAll([x, g], Implies(s.sync_ok(x, g), Or(And(s.c_syncing(x), s.cgen(x, g)), s.c_dead(x))))
+    if variant.coordinator_assigns:
+        inv["sync_ok_client"] = lambda s: ForAll([x, g], Implies(s.sync_ok(x, g), Or(
+            And(s.c_syncing(x), s.cgen(x, g)), And(s.c_joining(x), s.join_resp(x, g)), s.c_dead(x))))
+    else:
+        inv["sync_ok_client"] = lambda s: ForAll([x, g], Implies(s.sync_ok(x, g), Or(
+            And(s.c_syncing(x), s.cgen(x, g)), s.c_dead(x))))
     inv["joined_client"] = lambda s: ForAll([x], Implies(s.joined(x), Or(s.c_joining(x), s.c_dead(x))))
     inv["joined_no_resp"] = lambda s: ForAll([x, g], Not(And(s.joined(x), s.join_resp(x, g))))
+    inv["joined_no_sync"] = lambda s: ForAll([x, g], Not(And(s.joined(x), s.sync_ok(x, g))))
+    if variant.coordinator_assigns:
+        inv["ca_never_completing"] = lambda s: ForAll([x], Implies(s.member(x), Or(s.preparing(), s.stable())))
     inv["dead_idle"] = lambda s: ForAll([x], Implies(s.c_dead(x), And(Not(s.c_joining(x)), Not(s.c_syncing(x)), Not(s.c_stable(x)))))
     inv["stable_owned_assigned"] = lambda s: ForAll([x, p], Implies(
         And(s.member(x), s.cgen(x, s.gen), s.c_stable(x), s.owned(x, p)), s.assign(x, p)))

@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-CORRECT = ("eager", "static", "cooperative", "connect-delayed")
+CORRECT = ("eager", "static", "cooperative", "connect-delayed", "coordinator-assigns")
 BROKEN_SAFETY = ("eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits")
 BROKEN_LIVENESS = ("cooperative-flappy",)
 PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS
@@ -38,6 +38,7 @@ RELATIONAL = {
     "static": ("static", None),
     "cooperative": ("cooperative", None),
     "connect-delayed": ("cooperative", None),
+    "coordinator-assigns": ("coordinator-assigns", None),
     "eager-no-revoke": ("eager", "no_revoke_before_join"),
     "cooperative-direct-transfer": ("cooperative", "direct_transfer"),
     "unfenced-commits": ("eager", "unfenced_commits"),
@@ -52,6 +53,7 @@ BMC_INSTANCES = {
     "static": (2, 2, ("join", "zombie"), 2, 8),
     "cooperative": (2, 2, ("join", "crash", "zombie"), 2, 8),
     "connect-delayed": (2, 2, ("join", "crash"), 2, 8),
+    "coordinator-assigns": (2, 2, ("join", "crash", "zombie"), 2, 8),
 }
 
 

@@ -13,7 +13,7 @@ from groupspec.proofs.drift import check_state
 from groupspec.proofs.finite import Encoding
 
 
-@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative"])
+@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative", "coordinator-assigns"])
 def test_unbounded_safety_is_proved(protocol: str) -> None:
     spec = classic.build(classic.Variant(protocol))
     results = epr.check_obligations(spec)
@@ -157,7 +157,7 @@ def test_cli_prove_exits_1_when_a_check_fails(monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.deep
-@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative", "connect-delayed"])
+@pytest.mark.parametrize("protocol", ["eager", "static", "cooperative", "connect-delayed", "coordinator-assigns"])
 def test_deep_bmc_correct_variants_have_no_violation(protocol: str) -> None:
     from groupspec.proofs.report import BMC_INSTANCES
 
