@@ -25,7 +25,7 @@ def prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as
     """Prove exclusive ownership, commit fencing, generation monotonicity and convergence with Z3.
 
     Unbounded (any number of members and partitions) inductive-invariant proofs for eager, static,
-    cooperative and connect-delayed; bounded model checking of groupspec.model's own transition
+    cooperative, connect-delayed and coordinator-assigns; bounded model checking of groupspec.model's own transition
     relation; convergence bounds for cooperative up to 3 members x 4 partitions. Every deliberately
     broken variant must be caught with a printed counterexample.
     """
