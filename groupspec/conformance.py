@@ -173,7 +173,8 @@ def project(s: State) -> tuple:
     assignment (pinned from the reference leader); the leader's identity (both pick deterministically,
     by different rules); a record's reported metadata (topics, owned, generation: the assignor's input,
     checked by the assignor checker) and its ``synced`` bookkeeping; ``rejoin`` of a client that is not
-    STABLE (the reference keeps ``rejoinNeeded`` set until its SyncGroup succeeds); the stored
+    STABLE with a current member id (the reference keeps ``rejoinNeeded`` set until its SyncGroup
+    succeeds; a zombie's flag changes nothing: whatever it sends next is refused); the stored
     assignments while COMPLETING_REBALANCE (Kafka keeps the previous generation's until the leader's
     SyncGroup, the model clears them; nothing reads them in that state).
     """
@@ -187,7 +188,7 @@ def project(s: State) -> tuple:
             clients.append((Proc.DOWN,))
             continue
         ib = None if c.inbox is None else (c.inbox.reply, c.inbox.generation, c.inbox.assignment)
-        rejoin = c.rejoin and c.status == MS.STABLE
+        rejoin = c.rejoin and c.status == MS.STABLE and c.id == Id.CURRENT
         clients.append((c.proc, c.status, c.id, c.generation, c.owned, rejoin, ib))
     return (g.status, g.generation, g.partitions, recs, tuple(clients))
 
@@ -264,6 +265,8 @@ class Harness:
         self.trace_seen: set[tuple] = set()
         self.steps = 0
         self.model_steps = 0
+        self._hold = False
+        self.fair_steps = 0
         self.stutters = 0
 
     # ------------------------------------------------------------------ configuration of members
@@ -413,7 +416,9 @@ class Harness:
         p = self._process(name)
         tr = self.track[name]
         if tr.frozen is not None and tr.frozen_kind == "leave":
-            return tr.frozen
+            # answers the coordinator parks for it still travel (the model has the process up until
+            # its LeaveGroup is handled)
+            return replace(tr.frozen, inbox=self._inbox(name) if p is not None else None)
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=1)
         if tr.frozen is not None:
@@ -514,8 +519,18 @@ class Harness:
                     tr.frozen, tr.frozen_kind = pre.clients[i], "sync"
                 continue
             # Unfreeze: the request took effect at the coordinator, or the attempt is over.
-            if self._took_effect(head, name, tlen):
-                tr.frozen = None
+            if tr.frozen_kind == "static":
+                if not now_kinds:
+                    tr.frozen = None  # its SyncGroup answer (the stored assignment) arrived, or an error
+            elif self._took_effect(head, name, tlen):
+                view = self._group_view()
+                if tr.frozen_kind == "join" and c.config.group_instance_id is not None and view is not None \
+                        and view.status == RefStatus.STABLE and not self._parked((head[3].src, head[3].conn, head[3].corr)):
+                    # KIP-345 replacement in a Stable group: answered at once, then SyncGroup returns the
+                    # stored assignment. The model does both in one step (_static_replace).
+                    tr.frozen_kind = "static"
+                else:
+                    tr.frozen = None
             elif tr.frozen_kind == "join":
                 if c.needs_join_prepare:
                     tr.frozen = None  # the attempt ended without effect: onJoinPrepare will run again
@@ -548,10 +563,26 @@ class Harness:
         conn = p.incarnation * 1_000_000 + p.consumer.connection if p else -1
         if env.conn != conn or env.corr not in p.consumer.inflight:
             return False  # an abandoned or duplicate request
-        answers = [t for t in self.sim._transcript[tlen:] if t[2] == "out" and t[3] == name and t[4] == api]
-        if not answers:
-            return True  # parked
-        return any(t[5].error is Error.NONE for t in answers)
+        sender = (env.src, env.conn, env.corr)
+        for _at, _seq, kind, out, _b in self.sim._queue:
+            if kind == "deliver" and out.is_reply and out.dst == name and out.conn == env.conn \
+                    and out.corr == env.corr:
+                return out.payload.error is Error.NONE  # answered at once
+        return self._parked(sender)
+
+    def _parked(self, sender: tuple) -> bool:
+        """The coordinator holds a JoinGroup/SyncGroup from ``sender`` (its waiter points to it)."""
+        sim = self.sim
+        if sim.leader is None:
+            return False
+        group = sim.brokers[sim.leader]._groups.get(sim.config.group_id)
+        if group is None:
+            return False
+        for m in group.members.values():
+            for w in (m.join_waiter, m.sync_waiter):
+                if w is not None and w.destination == sender:
+                    return True
+        return False
 
     # ------------------------------------------------------------------ stepping and checking
     def step(self) -> StepRecord | None:
@@ -590,9 +621,13 @@ class Harness:
         elif action == "network" and args["config"].loss > 0:
             self.suspended = "message loss"
         self.sim.at(self.sim.now, action, name, **args)
-        # the action is the first event due now with the highest seq; run everything due now
-        while self.sim._queue and self.sim._queue[0][0] <= self.sim.now:
-            self.step()
+        # run everything due now (the action is among it); no resuming before the action has run
+        self._hold = True
+        try:
+            while self.sim._queue and self.sim._queue[0][0] <= self.sim.now:
+                self.step()
+        finally:
+            self._hold = False
         self._refresh()
 
     def _check(self, pre: State, post: State, rec: StepRecord) -> None:
@@ -616,12 +651,15 @@ class Harness:
                        f"{self.depth} of them, nor a stutter)", rec, post)
         if path:
             self.model_steps += len(path)
+            self.fair_steps += sum(1 for a in path if a.fair)
             acts = ", ".join(f"{a!r}" for a in path)
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
         else:
             self.stutters += 1
 
     def _maybe_resume(self, post: State) -> None:
+        if self._hold:
+            return
         g = post.group
         if g.status in (GS.STABLE, GS.EMPTY) and all(
             c.inbox is None and c.status in (MS.STABLE, MS.UNJOINED) for c in post.clients if c.proc != Proc.DOWN
@@ -709,17 +747,17 @@ class Harness:
             p.paused_until = min(p.paused_until, self.sim.now)
         self._refresh()
         bound = None if self.suspended else self.model_bound()
-        start_steps = self.model_steps
+        start_steps = self.fair_steps
         end = self.sim.now + limit_ms
         while not self.converged():
             if not self.sim._queue or self.sim._queue[0][0] > end:
                 self._fail("quiesce", f"no convergence within {limit_ms} ms of quiet time",
                            StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
             self.step()
-        taken = self.model_steps - start_steps
+        taken = self.fair_steps - start_steps
         self._check_trace(StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state, final=True)
         if bound is not None and taken > bound:
-            self._fail("quiesce", f"converged after {taken} model steps, more than the model's bound {bound}",
+            self._fail("quiesce", f"converged after {taken} protocol steps, more than the model's bound {bound}",
                        StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state)
         return taken, bound
 
