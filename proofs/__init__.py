@@ -6,6 +6,8 @@
 * :mod:`~groupspec.proofs.finite` — model/'s exact transition relation on finite instances, in Z3.
 * :mod:`~groupspec.proofs.bmc` — bounded model checking and bounded liveness (lassos) on it.
 * :mod:`~groupspec.proofs.drift` — the check that the Z3 relation and model/ agree, action by action.
+* :mod:`~groupspec.proofs.abstraction` — model/ states as relational structures (the invariant is
+  checked on them).
 * :mod:`~groupspec.proofs.liveness` — the ranking argument for convergence on finite instances.
 * :mod:`~groupspec.proofs.report` — :func:`run_all`, used by ``groupspec prove`` and ``groupspec verify``.
 """
