@@ -17,8 +17,9 @@ Such a ``rank`` exists iff the protocol-step graph among reachable non-converged
 and the least one is the longest protocol path to convergence; :func:`ranking` computes it (networkx
 topological order) over the reachable states of the model — every state with every perturbation
 sequence the budget allows — and then re-checks R1–R3 edge by edge, independently of how ``rank`` was
-built.  States are explored up to the model's own symmetry key (generations up to a shift, members
-and partitions up to renaming), which every property and the transition relation respect.
+built.  States are identified only up to a shift of all generations (the model's ``exact_key``), not
+up to member/partition renaming: assignors break ties by labels, so the symmetry-reduced graph is a
+different (if legitimate) system, and the ranking must be about the model's own.
 
 The bounded Z3 lasso search of :mod:`groupspec.proofs.bmc` is the complementary, symbolic check (it
 also allows any assignor answers on the prefix and pins them to the model's).
@@ -57,8 +58,10 @@ def ranking(protocol: str, members: int, partitions: int, faults: tuple[str, ...
     fair: list[list[tuple[Any, int]]] = []
     queue: deque[int] = deque()
 
+    key_of = getattr(proto, "exact_key", proto.key)
+
     def add(s: Any) -> int:
-        k = proto.key(s)
+        k = key_of(s)
         nid = index.get(k)
         if nid is None:
             nid = len(states)
