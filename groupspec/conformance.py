@@ -131,9 +131,9 @@ VARIANTS: dict[str, Variant] = {
 }
 
 # Timing of the conformance runs (ms). The session timeout is the broker's minimum.
-SESSION_MS = 6000
+SESSION_MS = 10000
 HEARTBEAT_MS = 1000
-REBALANCE_MS = 12000
+REBALANCE_MS = 6000  # below the session timeout, so a paused member can miss a rebalance
 REQUEST_MS = 20000  # above the rebalance timeout: see docs/conformance.md (a parked SyncGroup never times out)
 
 
@@ -252,10 +252,12 @@ class Harness:
             seed=seed, topics=((TOPIC, partitions),), initial_rebalance_delay_ms=0,
             coordinator_faults=frozenset(coordinator_faults),
         ))
-        faults = frozenset({"join", "leave", "crash", "timeout", "zombie", "partitions"})
+        # No "timeout": a live member is never expired here (message loss suspends the refinement check).
+        faults = frozenset({"join", "leave", "crash", "zombie", "partitions"})
         self.cfg = Config(members=members, partitions=self.max_partitions, topics=1, faults=faults,
                           budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
+        self.doubled = ""
         self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
         self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
         self.suspended = ""  # why refinement is suspended ("" = it is on)
@@ -320,6 +322,7 @@ class Harness:
         records: list[Record | None] = [None] * n
         ids: dict[int, str] = {}
         pending: set[str] = set()
+        self.doubled = ""
         if view is None:
             if self.suspended and hasattr(self, "state"):
                 group = self.state.group  # the group is being loaded: nobody can see it change
@@ -337,6 +340,8 @@ class Harness:
                 i = self._member_slot(mv)
                 if i is None:
                     continue
+                if records[i] is not None:
+                    self.doubled = f"the coordinator has two member ids for {self.names[i]}: {ids[i]} and {mv.member_id}"
                 records[i] = self._record(view, mv)
                 ids[i] = mv.member_id
             self._last_ids = (ids, pending)
@@ -640,6 +645,9 @@ class Harness:
             if why is not None:
                 self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
         self._check_trace(rec, post)
+        if self.doubled and not self.suspended:
+            self._fail("refinement", f"no model state: {self.doubled} (the model keeps one record per process "
+                       "identity)", rec, post)
         if self.suspended:
             self._maybe_resume(post)
             if project(pre) != project(post):
@@ -658,7 +666,7 @@ class Harness:
             self.stutters += 1
 
     def _maybe_resume(self, post: State) -> None:
-        if self._hold:
+        if self._hold or self.doubled:
             return
         g = post.group
         if g.status in (GS.STABLE, GS.EMPTY) and all(
@@ -845,7 +853,7 @@ def make_machine(
             if self._alive(n):
                 self.h.act("crash", n)
 
-        @rule(n=st.sampled_from(names), ms=st.sampled_from([2000, SESSION_MS + 3000]))
+        @rule(n=st.sampled_from(names), ms=st.sampled_from([2000, REBALANCE_MS + 2000, SESSION_MS + 3000]))
         def pause(self, n: str, ms: int) -> None:
             h = self.h
             c = h.state.clients[h.slot[n]]
@@ -889,3 +897,93 @@ def make_machine(
 
     Conformance.__name__ = f"Conformance_{variant.replace('-', '_')}"
     return Conformance
+
+
+# --------------------------------------------------------------------------------------------------
+# The mutation table
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mutant:
+    """A named fault switch of the reference, and the variant whose conformance suite must catch it."""
+
+    switch: str
+    owner: str  # "coordinator" | "consumer"
+    variant: str
+    bug: str
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("accept_stale_commit", "coordinator", "eager-range", "OffsetCommit skips the generation check"),
+    Mutant("no_static_fence", "coordinator", "static-range", "a replaced static member id stays a member, never fenced"),
+    Mutant("no_generation_bump", "coordinator", "eager-range", "join completion keeps the generation"),
+    Mutant("keep_missed_member", "coordinator", "eager-range", "dynamic members that missed the rebalance timeout stay"),
+    Mutant("forget_pending_member", "coordinator", "eager-range", "pending member ids do not hold back join completion"),
+    Mutant("lose_assignment_on_failover", "coordinator", "eager-range", "loaded members have empty assignments"),
+    Mutant("heartbeat_none_in_prepare", "coordinator", "eager-range", "Heartbeat answers NONE in PreparingRebalance"),
+    Mutant("double_count_rejoin", "coordinator", "eager-range", "a JoinGroup re-sent while parked counts twice"),
+    Mutant("skip_revoke_before_join", "consumer", "eager-range", "an eager member keeps its partitions across JoinGroup"),
+    Mutant("same_round_transfer", "consumer", "cooperative-sticky", "the leader moves partitions in one round"),
+    Mutant("ignore_owned", "consumer", "cooperative-sticky", "the leader ignores owned partitions"),
+    Mutant("no_rejoin_after_revoke", "consumer", "cooperative-sticky", "a cooperative member does not rejoin after revoking"),
+)
+
+PROFILES = {"ci": (60, 25), "deep": (600, 60), "dev": (20, 15)}  # (max examples, rules per example)
+
+
+def run_mutant(m: Mutant, profile: str = "ci") -> dict[str, Any]:
+    """Run ``m.variant``'s conformance state machine with the switch on, until something fails."""
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    max_examples, steps = PROFILES[profile]
+    counter = [0]
+    machine = make_machine(
+        m.variant,
+        consumer_faults=(m.switch,) if m.switch and m.owner == "consumer" else (),
+        coordinator_faults=(m.switch,) if m.switch and m.owner == "coordinator" else (),
+        counter=counter,
+    )
+    cfg = settings(
+        max_examples=max_examples, stateful_step_count=steps, deadline=None, database=None,
+        derandomize=True, phases=[Phase.generate], print_blob=False,
+        suppress_health_check=list(HealthCheck),
+    )
+    started = time.perf_counter()
+    row: dict[str, Any] = {"mutant": m.switch, "switch owner": m.owner, "variant": m.variant, "bug": m.bug,
+                           "caught": False, "check": None, "examples": None, "seed": None}
+    import contextlib
+    import io
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            run_state_machine_as_test(machine, settings=cfg)
+    except ConformanceFailure as e:
+        row.update(caught=True, check=e.check, examples=counter[0], seed=_sim_seed(str(e)))
+        row["detail"] = str(e).splitlines()[0]
+    except Exception as e:  # any other failure of the reference (a crash) also counts, named as such
+        row.update(caught=True, check=f"crash:{type(e).__name__}", examples=counter[0], detail=str(e)[:200])
+    row["seconds"] = round(time.perf_counter() - started, 2)
+    if not row["caught"]:
+        row["examples"] = counter[0]
+    return row
+
+
+def _sim_seed(text: str) -> int | None:
+    mark = "simulator seed "
+    k = text.find(mark)
+    if k < 0:
+        return None
+    digits = ""
+    for ch in text[k + len(mark):]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
+
+
+def mutation_table(profile: str = "ci", mutants: Iterable[Mutant] = MUTANTS) -> list[dict[str, Any]]:
+    """One row per mutant: keys ``mutant``, ``switch owner``, ``caught``, ``check`` (refinement, a model
+    invariant's name, ``trace:<check>`` or ``quiesce``), ``examples`` (Hypothesis examples run until
+    caught), ``seed`` (the simulator seed of the failing example; Hypothesis runs derandomized, so the
+    table is the same on every run), plus ``variant``, ``bug``, ``seconds``."""
+    return [run_mutant(m, profile) for m in mutants]
