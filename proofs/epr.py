@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 import z3
 
@@ -380,112 +380,6 @@ def strict_total_order(rel: str, sort: str) -> Callable[[RelSpec], z3.BoolRef]:
         )
     return ax
 
-
-
-# -- bounded model checking over finite domains ----------------------------------------------------
-
-@dataclass
-class Trace:
-    """A finite run of a relational spec: states and the actions (with arguments) between them."""
-
-    spec: str
-    states: list[dict]
-    steps: list[tuple[str, dict]]
-    violated: str
-
-    def format(self) -> str:
-        lines = [f"counterexample trace for {self.violated} ({self.spec}), {len(self.steps)} steps:"]
-        prev: dict | None = None
-        for i, st in enumerate(self.states):
-            if i > 0:
-                name, args = self.steps[i - 1]
-                lines.append(f"  {i:>2}. {name}(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")")
-            changed = []
-            for k, v in st.items():
-                if k in ("universe", "lt"):
-                    continue
-                if prev is None or prev.get(k) != v:
-                    if isinstance(v, list):
-                        shown = ", ".join("(" + ",".join(t) + ")" if t else "true" for t in v) or "-"
-                    else:
-                        shown = str(v)
-                    changed.append(f"{k}={shown}")
-            head = "      state 0:" if i == 0 else "      ->"
-            lines.append(f"{head} " + ("; ".join(changed) if changed else "(no change)"))
-            prev = st
-        return "\n".join(lines)
-
-
-def bmc(spec: RelSpec, depth: int, sizes: Mapping[str, int], timeout_ms: int = 60000,
-        goal: str | None = None) -> Trace | None:
-    """Search runs of length <= ``depth`` from ``init`` over domains of the given ``sizes`` for a
-    violation of a safety property (or of an action property in the last step).  Iterative
-    deepening, one push/pop per depth; returns the shortest counterexample found, or None."""
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(*spec.axiom_formulas())
-    elems: dict[str, list[z3.ExprRef]] = {}
-    for srt, n in sizes.items():
-        es = [z3.Const(f"{srt[0].lower()}{i}_dom", spec.sorts[srt]) for i in range(n)]
-        elems[srt] = es
-        if n > 1:
-            solver.add(z3.Distinct(*es))
-        v = z3.Const(f"dom_{srt}", spec.sorts[srt])
-        solver.add(z3.ForAll([v], z3.Or(*[v == e for e in es])))
-    states = [spec.state("s0")]
-    assert spec.init is not None
-    solver.add(spec.init(states[0]))
-    chosen: list[dict[str, tuple[z3.BoolRef, list[z3.ExprRef]]]] = []
-    safety = {k: v for k, v in spec.safety.items() if goal is None or k == goal}
-    aprops = {k: v for k, v in spec.action_props.items() if goal is None or k == goal}
-    for d in range(depth + 1):
-        if d > 0:
-            s, t = states[-1], spec.state(f"s{d}")
-            states.append(t)
-            options: dict[str, tuple[z3.BoolRef, list[z3.ExprRef]]] = {}
-            for aname, act in spec.actions.items():
-                ps = spec.params_of(act, f"k{d}")
-                flag = z3.Bool(f"take_{aname}_{d}")
-                options[aname] = (flag, ps)
-                solver.add(z3.Implies(flag, spec.transition(aname, s, t, ps)))
-            solver.add(z3.Or(*[f for f, _ in options.values()]))
-            chosen.append(options)
-        bad: list[tuple[str, z3.BoolRef]] = [(k, z3.Not(f(states[-1]))) for k, f in safety.items()]
-        if d > 0:
-            for pname, (acts, prop) in aprops.items():
-                for aname in acts:
-                    flag, ps = chosen[-1][aname]
-                    bad.append((pname, z3.And(flag, z3.Not(prop(states[-2], states[-1], ps)))))
-        if not bad:
-            continue
-        solver.push()
-        solver.add(z3.Or(*[b for _, b in bad]))
-        r = solver.check()
-        if r == z3.sat:
-            model = solver.model()
-            violated = next(k for k, b in bad if z3.is_true(model.eval(b, model_completion=True)))
-            tr = _trace_from_model(spec, model, states, chosen, violated)
-            solver.pop()
-            return tr
-        solver.pop()
-    return None
-
-
-def _trace_from_model(spec: RelSpec, model: z3.ModelRef, states: list[State],
-                      chosen: list[dict], violated: str) -> Trace:
-    universes = {n: list(model.get_universe(srt) or []) for n, srt in spec.sorts.items()}
-    names = {n: {str(e): f"{n[0].lower()}{i}" for i, e in enumerate(u)} for n, u in universes.items()}
-    decoded = [decode_state(spec, model, s) for s in states]
-    steps: list[tuple[str, dict]] = []
-    for options in chosen:
-        for aname, (flag, ps) in options.items():
-            if z3.is_true(model.eval(flag, model_completion=True)):
-                args = {}
-                for (pn, srt), p in zip(spec.actions[aname].params, ps):
-                    args[pn] = names[srt].get(str(model.eval(p, model_completion=True)), "?")
-                steps.append((aname, args))
-                break
-    return Trace(spec.name, decoded, steps, violated)
 
 
 def check_actions_enabled(spec: RelSpec, timeout_ms: int = 30000) -> dict[str, tuple[bool, float]]:
