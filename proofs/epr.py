@@ -360,14 +360,6 @@ def check_obligations(spec: RelSpec, timeout_ms: int = 30000,
     return results
 
 
-def check_sat(spec: RelSpec, formulas: Sequence[z3.BoolRef], timeout_ms: int = 30000) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(*spec.axiom_formulas(), *formulas)
-    r = solver.check()
-    return r, (solver.model() if r == z3.sat else None)
-
-
 def strict_total_order(rel: str, sort: str) -> Callable[[RelSpec], z3.BoolRef]:
     """Axiom: rigid relation ``rel`` is a strict total order on ``sort``."""
     def ax(spec: RelSpec) -> z3.BoolRef:
