@@ -259,6 +259,7 @@ class Harness:
                           budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
         self.doubled = ""
+        self.loss_end = -1
         self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
         self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
         self.suspended = ""  # why refinement is suspended ("" = it is on)
@@ -546,6 +547,17 @@ class Harness:
                 else:
                     tr.frozen = None  # answered with an error, or abandoned
 
+    def _lossy_requests(self) -> bool:
+        """A request sent before the network healed is still outstanding (it may have been lost, and
+        its timeout will still change what the member does)."""
+        for p in self.sim.procs.values():
+            if not p.alive:
+                continue
+            for f in p.consumer.inflight.values():
+                if f.kind != "join" and f.deadline_ms - REQUEST_MS < self.loss_end:
+                    return True
+        return False
+
     def _leave_in_flight(self, name: str) -> bool:
         return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, LeaveGroupRequest)
                    for _at, _seq, kind, env, _b in self.sim._queue)
@@ -654,6 +666,8 @@ class Harness:
             self.suspended = action
         elif action == "network" and args["config"].loss > 0:
             self.suspended = "message loss"
+        elif action == "network" and self.sim.network.config.loss > 0:
+            self.loss_end = self.sim.now
         self.sim.at(self.sim.now, action, name, **args)
         # run everything due now (the action is among it); no resuming before the action has run
         self._hold = True
@@ -704,7 +718,7 @@ class Harness:
             getattr(b, "_store_failure", None) is None for b in self.sim.brokers.values()
         ) and self.sim.network.config.loss == 0 and all(
             t.frozen is None and not self._kinds(n) for n, t in self.track.items()
-        ):
+        ) and not self._lossy_requests():
             self.suspended = ""
 
     def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:

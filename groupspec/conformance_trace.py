@@ -14,7 +14,10 @@ assignment. It needs nothing but the trace: no coordinator state, no model. It r
   allowed by the protocol (fencing makes them harmless) and reported as ``zombie_overlap`` notes.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* for a partition that, at that
   moment, the committer owned together with another member which acquired it later (the committer is
-  the stale owner). This is the case that loses or duplicates data.
+  the stale owner), and the commit carries a generation at or after the one in which the other member
+  acquired it. A ``commit`` line is written when the answer arrives, so a commit made in an older
+  generation may legitimately have been accepted before the hand-over; a trace alone cannot tell, and
+  such commits are not reported (the conformance harness checks each acceptance at the coordinator).
 * ``generation_monotonic`` — a member's generation went down without a reset in between (a reset is
   ``fenced``, ``lost``, ``joined``, or an event with generation -1).
 * ``well_formed`` — trace defects: revoking a partition not owned, a cooperative ``assigned`` of a
@@ -83,6 +86,7 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
     out: list[Violation] = []
     members: dict[str, _Member] = {}
     owners: dict[TP, dict[str, int]] = {}  # partition -> {member: index where it got it}
+    acquired_gen: dict[tuple[TP, str], int] = {}  # (partition, member) -> generation it got it in
     for k, ev in enumerate(evs):
         kind = ev.get("event")
         ts = ev.get("ts_ms")
@@ -122,6 +126,7 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
                     out.extend(_overlap(evs, k, ts, tp, other, name, notes, final))
                 m.owned[tp] = k
                 owners.setdefault(tp, {})[name] = k
+                acquired_gen[(tp, name)] = gen if isinstance(gen, int) else -1
         elif kind in ("revoked", "lost"):
             for tp in _parts(ev):
                 if tp not in m.owned:
@@ -140,7 +145,12 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
                 mine = m.owned.get(tp)
                 if mine is None:
                     continue
-                newer = [o for o, at in owners.get(tp, {}).items() if o != name and at > mine]
+                # A commit is logged when its answer arrives: it may have been accepted before the other
+                # member got the partition. Only a commit made in (or after) the generation in which the
+                # other member acquired it must have been refused.
+                cgen = gen if isinstance(gen, int) else -1
+                newer = [o for o, at in owners.get(tp, {}).items()
+                         if o != name and at > mine and cgen >= acquired_gen.get((tp, o), -1) >= 0]
                 if newer:
                     out.append(Violation("commit_fencing", ts,
                                          f"{name}'s commit for {_tp(tp)} was accepted while {newer[0]} owned it too "
