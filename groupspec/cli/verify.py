@@ -44,10 +44,12 @@ def verify(as_json: bool) -> None:
                 bar.advance(task)
     model_seconds = time.perf_counter() - t0
     proofs = run_proofs(console)
+    mutants = run_mutants(console)
     elapsed = time.perf_counter() - t0
-    ok = all(r.passed for r in rows) and proofs.ok
+    ok = all(r.passed for r in rows) and proofs.ok and all(m["caught"] for m in mutants)
     if as_json:
-        emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json()})
+        emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json(),
+                   "mutants": mutants})
         raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
     props = ["exclusive_ownership", "commit_fencing", "generation_monotonic", "convergence"]
     t = Table(title="groupspec verify — the model: correct variants must hold, broken ones must be caught")
@@ -74,6 +76,7 @@ def verify(as_json: bool) -> None:
     console.print(t)
     console.print(f"model: {len(rows)} checks in {model_seconds:.0f} s on {workers} worker processes (times are per check)")
     print_proofs(console, proofs)
+    print_mutants(console, mutants)
     console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all")
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
 
@@ -109,3 +112,30 @@ def print_proofs(console, rep) -> None:
     n = sum(c.count for c in rep.checks)
     console.print(f"proofs: {len(rep.checks)} checks, {n} obligations in {rep.seconds:.0f} s "
                   f"({'all ok' if rep.ok else 'NOT ok'}; details and counterexamples: groupspec prove)")
+
+
+def run_mutants(console) -> list[dict]:
+    """The conformance suite against every fault switch of the reference (the mutation check)."""
+    from groupspec.conformance import MUTANTS, run_mutant
+
+    rows = []
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("mutation check", total=len(MUTANTS))
+        for m in MUTANTS:
+            rows.append(run_mutant(m))
+            bar.advance(task)
+    return rows
+
+
+def print_mutants(console, rows: list[dict]) -> None:
+    t = Table(title="groupspec verify — the mutation check: the conformance suite must catch every broken reference")
+    for col in ("mutant", "in", "variant", "caught by", "examples", "sim seed", "time"):
+        t.add_column(col, justify="right" if col in ("examples", "time", "sim seed") else "left")
+    for r in rows:
+        caught = f"[green]{r['check']}[/green]" if r["caught"] else "[bold red]NOT CAUGHT[/bold red]"
+        t.add_row(r["mutant"], r["switch owner"], str(r.get("variant", "")), caught, str(r.get("examples", "")),
+                  str(r.get("seed", "")), f"{r.get('seconds', 0):.1f}s")
+    console.print(t)
+    n = sum(1 for r in rows if r["caught"])
+    console.print(f"mutation check: {n}/{len(rows)} mutants caught")
