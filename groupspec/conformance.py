@@ -433,9 +433,9 @@ class Harness:
             return tr.frozen
         c = p.consumer
         mid = c.member_id
-        if mid == "" and record_id is not None and c.config.group_instance_id is not None \
-                and any(f.kind == "join" for f in c.inflight.values()):
-            cid = Id.CURRENT  # a static member learns its new member id from the JoinGroup answer
+        if mid == "" and c.config.group_instance_id is not None and any(f.kind == "join" for f in c.inflight.values()):
+            # a static member learns its member id from the JoinGroup answer: it holds that id already
+            cid = Id.CURRENT if record_id is not None else Id.STALE
         elif mid == "" or mid in pending:
             cid = Id.NONE
         elif record_id == mid:
@@ -684,10 +684,6 @@ class Harness:
             why = prop.check(self.proto, post)
             if why is not None:
                 self._fail(prop.name, f"model invariant {prop.name} fails on the abstract state: {why}", rec, post)
-        for prop in ACTIONS if not self.suspended else ():
-            why = prop.check(self.proto, pre, post)
-            if why is not None:
-                self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
         self._check_trace(rec, post)
         if self.doubled and not self.suspended:
             self._fail("refinement", f"no model state: {self.doubled} (the model keeps one record per process "
@@ -707,6 +703,10 @@ class Harness:
             self.suspended = "model gap: initial delayed join"
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: initial delayed join]"), post))
             return
+        for prop in ACTIONS:
+            why = prop.check(self.proto, pre, post)
+            if why is not None:
+                self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
         if path is None:
             self._fail("refinement", "this reference step is no model step (nor up to "
                        f"{self.depth} of them, nor a stutter)", rec, post)
