@@ -259,6 +259,7 @@ class Harness:
                           budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
         self.doubled = ""
+        self._held_pending: set[int] = set()
         self.gaps: list[str] = []  # known model gaps met (each suspends refinement until settled)
         self.loss_end = -1
         self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
@@ -326,17 +327,13 @@ class Harness:
         ids: dict[int, str] = {}
         pending: set[str] = set()
         self.doubled = ""
+        self.pending_joined: set[int] = set()
         if view is None:
             if self.suspended and hasattr(self, "state"):
                 group = self.state.group  # the group is being loaded: nobody can see it change
                 ids, pending = self._last_ids
             else:
                 group = Group(records=(None,) * n, partitions=self._existing())
-        elif self._completion_due(view) and hasattr(self, "state"):
-            # Every member has joined and the completion waits only for the coordinator's timer (the
-            # initial delayed join, here at delay 0): the model completes the join phase inside the
-            # last JoinGroup, so the state before that JoinGroup is shown until the completion.
-            return self.state
         else:
             pending = set(view.pending)
             for mv in view.members:
@@ -348,6 +345,28 @@ class Harness:
                 records[i] = self._record(view, mv)
                 ids[i] = mv.member_id
             self._last_ids = (ids, pending)
+            self.pending_joined = set()
+            if view.status == RefStatus.PREPARING_REBALANCE:
+                # KIP-394: a pending member id holds back the join phase like a joined member. The
+                # model has no two-step join: while the group prepares a rebalance, the first
+                # JoinGroup (answered MEMBER_ID_REQUIRED) is the member's SendJoinGroup.
+                for i, name in enumerate(self.names):
+                    p = self._process(name)
+                    if records[i] is None and p is not None and p.alive and not p.consumer.closed \
+                            and p.consumer.member_id in pending:
+                        records[i] = Record(static=False, joined=True, topics=1)
+                        ids[i] = p.consumer.member_id
+                        self.pending_joined.add(i)
+                self._last_ids = (ids, pending)
+                if hasattr(self, "state") and all(mv.awaiting_join for mv in view.members) and all(
+                        pid in {ids[i] for i in self.pending_joined} for pid in pending):
+                    # Every member has joined (a pending one by its first JoinGroup) and the completion
+                    # waits only for the coordinator's timer (the initial delayed join, at delay 0) or a
+                    # pending member's second JoinGroup: the model completes the join phase inside the
+                    # last JoinGroup, so the state before it is shown until the completion.
+                    self.pending_joined = set(self._held_pending)
+                    return self.state
+            self._held_pending = set(self.pending_joined)
             leader = -1
             for mv in view.members:
                 if mv.member_id == view.leader:
@@ -425,14 +444,19 @@ class Harness:
         tr = self.track[name]
         if tr.frozen is not None and tr.frozen_kind == "leave":
             # answers the coordinator parks for it still travel (the model has the process up until
-            # its LeaveGroup is handled)
-            return replace(tr.frozen, inbox=self._inbox(name) if p is not None else None)
+            # its last requests are handled)
+            alive_inflight = p is not None and bool(p.consumer.inflight)
+            return replace(tr.frozen, inbox=self._inbox(name) if alive_inflight else tr.frozen.inbox)
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=1)
-        if tr.frozen is not None:
+        if tr.frozen is not None and self.slot[name] not in self.pending_joined:
             return tr.frozen
         c = p.consumer
         mid = c.member_id
+        if self.slot[name] in self.pending_joined:
+            proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
+            return Client(proc=proc, status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=c.generation.generation_id,
+                          owned=0, topics=1)
         if mid == "" and c.config.group_instance_id is not None and any(f.kind == "join" for f in c.inflight.values()):
             # a static member learns its member id from the JoinGroup answer: it holds that id already
             cid = Id.CURRENT if record_id is not None else Id.STALE
@@ -509,10 +533,12 @@ class Harness:
                 if not self._leave_in_flight(name):
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
                 continue
-            if p is not None and p.consumer.closed and prep.get("_alive_" + name) and self._leave_in_flight(name):
-                # close(): the process is gone, its LeaveGroup in flight. The model's LeaveGroup is one
-                # step (the process stops and the coordinator removes it): linearized at delivery.
-                tr.frozen, tr.frozen_kind = pre.clients[i], "leave"
+            gone = p is None or not p.alive or p.consumer.closed
+            if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
+                # close() or crash with a LeaveGroup/JoinGroup/SyncGroup still in flight: in the model
+                # the process sent it before stopping, so it stays shown as running (as it was) until
+                # the coordinator has handled (or the network lost) those requests.
+                tr.frozen, tr.frozen_kind = (tr.frozen or pre.clients[i]), "leave"
                 continue
             if p is None or not p.alive or p.consumer.fatal is not None:
                 tr.frozen = None
@@ -560,7 +586,9 @@ class Harness:
         return False
 
     def _leave_in_flight(self, name: str) -> bool:
-        return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, LeaveGroupRequest)
+        """A LeaveGroup, JoinGroup or SyncGroup from ``name`` is still on its way to the coordinator."""
+        kinds = (LeaveGroupRequest, JoinGroupRequest, SyncGroupRequest)
+        return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, kinds)
                    for _at, _seq, kind, env, _b in self.sim._queue)
 
     def _took_effect(self, head: Any, name: str, tlen: int) -> bool:
