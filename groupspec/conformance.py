@@ -924,6 +924,15 @@ def make_machine(
             self._start(n)
 
         @rule(n=st.sampled_from(names))
+        def start_slow(self, n: str) -> None:
+            """A member starts while messages are slow (its two-step join takes long)."""
+            h = self.h
+            h.act("network", config=NETWORKS["delay"])
+            self.start(n)
+            h.run_for(1500)
+            h.act("network", config=NetworkConfig())
+
+        @rule(n=st.sampled_from(names))
         def close(self, n: str) -> None:
             if self._alive(n):
                 self.h.act("close", n)
