@@ -536,8 +536,12 @@ class Harness:
                     f = tr.frozen
                     owned = f.owned if (self.proto.rebalance == "cooperative" and f.generation != NO_GENERATION) else 0
                     tr.frozen = replace(f, status=MS.PREPARING_REBALANCE, rejoin=False, owned=owned, id=Id.CURRENT)
-                if not self._leave_in_flight(name):
+                alive = p is not None and p.alive and not p.consumer.closed and p.consumer.fatal is None
+                if not self._leave_in_flight(name, only_leave=alive):
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
+                    if alive and not p.consumer.needs_join_prepare:
+                        # it is already joining again as a fresh member (Start, then SendJoinGroup)
+                        tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=1), "join"
                 continue
             gone = p is None or not p.alive or p.consumer.closed
             if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
@@ -553,6 +557,12 @@ class Harness:
             now_kinds = self._kinds(name)
             new = {k for corr, k in now_kinds.items() if corr not in kinds[name]}
             if tr.frozen is None:
+                if any(f.kind == "leave" for f in c.inflight.values()) and self._leave_in_flight(name) \
+                        and pre.clients[i].id == Id.CURRENT:
+                    # max.poll.interval expired: a dynamic member sends LeaveGroup and resets. The model
+                    # has it as LeaveGroup then Start (a fresh member): linearized at the delivery.
+                    tr.frozen, tr.frozen_kind = pre.clients[i], "leave"
+                    continue
                 if "join" in new or (self._prepared(name) and not prep[name]):
                     tr.frozen, tr.frozen_kind = pre.clients[i], "join"
                 elif "sync" in new:
@@ -595,9 +605,10 @@ class Harness:
                     return True
         return False
 
-    def _leave_in_flight(self, name: str) -> bool:
-        """A LeaveGroup, JoinGroup or SyncGroup from ``name`` is still on its way to the coordinator."""
-        kinds = (LeaveGroupRequest, JoinGroupRequest, SyncGroupRequest)
+    def _leave_in_flight(self, name: str, only_leave: bool = False) -> bool:
+        """A LeaveGroup (or, unless ``only_leave``, a JoinGroup or SyncGroup) from ``name`` is still on
+        its way to the coordinator."""
+        kinds = (LeaveGroupRequest,) if only_leave else (LeaveGroupRequest, JoinGroupRequest, SyncGroupRequest)
         return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, kinds)
                    for _at, _seq, kind, env, _b in self.sim._queue)
 
