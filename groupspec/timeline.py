@@ -12,15 +12,23 @@ from groupspec.model.core import GroupStatus, Id, Proc, Reply, State
 from groupspec.model.zookeeper import ZkState
 
 
-def _parts(proto: Any, mask: int) -> str:
-    names = []
-    p = 0
+def _names(mask: int, name: Any) -> list[str]:
+    out = []
+    i = 0
     while mask:
         if mask & 1:
-            names.append(proto.partition_name(p))
+            out.append(name(i))
         mask >>= 1
-        p += 1
-    return "{" + ", ".join(names) + "}"
+        i += 1
+    return out
+
+
+def _parts(proto: Any, mask: int) -> str:
+    return "{" + ", ".join(_names(mask, proto.partition_name)) + "}"
+
+
+def _members(proto: Any, mask: int) -> str:
+    return "[" + ", ".join(_names(mask, proto.member_name)) + "]"
 
 
 def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
@@ -77,17 +85,6 @@ def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
             desc.append(f"its replaced old process still believes it owns {_parts(proto, c.ghost[1])}")
         out.append((proto.member_name(i), ", ".join(desc)))
     return out
-
-
-def _members(proto: Any, mask: int) -> str:
-    names = []
-    i = 0
-    while mask:
-        if mask & 1:
-            names.append(proto.member_name(i))
-        mask >>= 1
-        i += 1
-    return "[" + ", ".join(names) + "]"
 
 
 def actor(proto: Any, action: Any) -> str:
