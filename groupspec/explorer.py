@@ -63,6 +63,7 @@ class Result:
     symmetric: bool = False
     symmetry_factor: float | None = None  # concrete states / stored states
     symmetry_exact: bool = True
+    engine: str = "python"
     convergence_bound: int | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
 
@@ -76,6 +77,8 @@ class Result:
 
 
 class Explorer:
+    engine = "python"
+
     def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None):
         self.proto = proto
         self.max_states = max_states
@@ -388,6 +391,22 @@ class Explorer:
 
 
 # --------------------------------------------------------------------------------------------------
+ENGINES = ("auto", "compiled", "python")
+
+
+def make_explorer(proto: Any, engine: str = "auto", **kwargs: Any) -> Explorer:
+    """The explorer for ``proto``: see :func:`check` for what ``engine`` means."""
+    if engine == "python":
+        return Explorer(proto, **kwargs)
+    from groupspec.compiled import CompiledExplorer, supports
+
+    if supports(proto):
+        return CompiledExplorer(proto, **kwargs)
+    if engine == "compiled":
+        raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
+    return Explorer(proto, **kwargs)
+
+
 LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
 
 
@@ -402,8 +421,15 @@ def check(
     max_states: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     with_symmetry_factor: bool = True,
+    engine: str = "auto",
 ) -> tuple[Any, Result]:
-    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds."""
+    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
+
+    ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
+    ``"compiled"`` runs ``groupspec.compiled`` (the same search on a compiled encoding of the classic
+    protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
+    wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
+    """
     from groupspec.model import ASSIGNOR_NAMES, VARIANTS, Config, make
 
     if protocol not in VARIANTS:
@@ -418,10 +444,13 @@ def check(
         raise ValueError(f"--topics ({topics}) cannot exceed --partitions ({partitions})")
     if max_states is not None and max_states < 1:
         raise ValueError(f"--max-states must be positive (got {max_states})")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
-    ex = Explorer(proto, max_states=max_states, progress=progress)
+    ex = make_explorer(proto, engine, max_states=max_states, progress=progress)
     res = ex.run()
+    res.engine = ex.engine
     if with_symmetry_factor:
         res.symmetry_factor, res.symmetry_exact = ex.symmetry_factor()
     return proto, res

@@ -30,9 +30,10 @@ SMALL = {
 }
 
 
+@pytest.mark.parametrize("engine", ["python", "auto"])
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_variants_hold(name):
-    _proto, res = check(name, assignor="range" if name == "zookeeper" else "sticky", **SMALL[name])
+def test_correct_variants_hold(name, engine):
+    _proto, res = check(name, assignor="range" if name == "zookeeper" else "sticky", engine=engine, **SMALL[name])
     assert res.complete
     failed = {k: v.explanation for k, v in res.verdicts.items() if v.held is False}
     assert not failed, failed
@@ -57,10 +58,11 @@ BROKEN_BOUNDS = {
 }
 
 
+@pytest.mark.parametrize("engine", ["python", "auto"])
 @pytest.mark.parametrize("name", sorted(BROKEN))
-def test_broken_variants_are_caught(name):
+def test_broken_variants_are_caught(name, engine):
     cls = BROKEN[name]
-    proto, res = check(name, **BROKEN_BOUNDS[name])
+    proto, res = check(name, engine=engine, **BROKEN_BOUNDS[name])
     v = res.verdicts[cls.expect_violation]
     assert v.held is False, f"{name}: {cls.expect_violation} not caught"
     assert v.trace and v.trace[0].action is None
@@ -121,7 +123,8 @@ PINNED = [
 
 @pytest.mark.parametrize("name,bounds,expected", PINNED)
 def test_pinned_state_counts(name, bounds, expected):
-    _p, res = check(name, assignor="range" if name == "zookeeper" else "sticky", with_symmetry_factor=False, **bounds)
+    _p, res = check(name, assignor="range" if name == "zookeeper" else "sticky", with_symmetry_factor=False,
+                    engine="python", **bounds)
     assert res.states == expected
 
 

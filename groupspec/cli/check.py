@@ -37,6 +37,7 @@ def result_json(proto, res) -> dict:
         },
         "states": res.states,
         "edges": res.edges,
+        "engine": res.engine,
         "seconds": round(res.seconds, 3),
         "states_per_second": round(res.states_per_second),
         "complete": res.complete,
@@ -73,7 +74,7 @@ def print_result(console: Console, proto, res) -> None:
     t.add_column("value", justify="right")
     t.add_row("states (stored)", f"{res.states:,}" + ("" if res.complete else " (stopped at --max-states)"))
     t.add_row("edges", f"{res.edges:,}")
-    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s)")
+    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine)")
     if res.symmetric and res.symmetry_factor is not None:
         approx = "" if res.symmetry_exact else "≈"
         t.add_row("symmetry reduction", f"{approx}{res.symmetry_factor:.2f}× (members and partitions)")
@@ -122,8 +123,11 @@ def explore_with_progress(console: Console, **kwargs):
 @click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
 @click.option("--max-states", default=None, type=int, help="stop after this many states (convergence then not decided)")
+@click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),
+              help="compiled: the numba encoding of the classic protocol; python: the model's own code; "
+                   "auto: compiled wherever it applies")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, as_json) -> None:
+def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
@@ -132,7 +136,7 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
-        faults=parse_faults(faults), budget=budget, max_states=max_states,
+        faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine,
     )
     if as_json:
         emit_json(result_json(proto, res))

@@ -58,6 +58,7 @@ def verify(as_json: bool) -> None:
     t.add_column("bounds")
     t.add_column("states", justify="right")
     t.add_column("time", justify="right")
+    t.add_column("engine")
     for name in ("excl.", "fencing", "gen.", "conv."):
         t.add_column(name, justify="center")
     t.add_column("bound", justify="right")
@@ -69,7 +70,7 @@ def verify(as_json: bool) -> None:
         else:
             verdict = "[green]holds[/green]" if r.passed else f"[bold red]FAILS[/bold red] ({r.detail})"
         t.add_row(
-            variant, r.job.assignor, r.job.bounds, f"{r.states:,}", f"{r.seconds:.1f}s",
+            variant, r.job.assignor, r.job.bounds, f"{r.states:,}", f"{r.seconds:.1f}s", r.engine,
             *[_mark(r.verdicts.get(p)) for p in props],
             "—" if r.bound is None else str(r.bound), verdict,
         )
