@@ -27,6 +27,8 @@ def run(*args, timeout=300):
         (["check", "--protocol", "eager", "--assignor", "nope"], "unknown assignor"),
         (["check", "--protocol", "eager", "--members", "lots"], "lots"),
         (["check"], "--protocol"),
+        (["check", "--protocol", "zookeeper", "--assignor", "range", "--engine", "compiled"], "does not cover protocol 'zookeeper'"),
+        (["check", "--protocol", "eager", "--engine", "warp"], "warp"),
         (["nosuchcommand"], "nosuchcommand"),
     ],
 )
@@ -61,3 +63,18 @@ def test_json_output():
     assert props["exclusive_ownership"]["verdict"] == "violated"
     steps = props["exclusive_ownership"]["counterexample"]
     assert steps[0]["action"] is None and steps[-1]["action"]
+
+
+def test_both_engines_give_the_same_answer_from_the_command_line():
+    args = ["check", "--protocol", "cooperative-direct-transfer", "--members", "2", "--partitions", "3",
+            "--faults", "crash", "--json"]
+    out = {}
+    for engine in ("python", "compiled"):
+        r = run(*args, "--engine", engine)
+        assert r.returncode == 1, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["engine"] == engine
+        out[engine] = doc
+    for doc in out.values():
+        doc.pop("engine"), doc.pop("seconds"), doc.pop("states_per_second")
+    assert out["python"] == out["compiled"]
