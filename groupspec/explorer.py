@@ -188,7 +188,10 @@ class Explorer:
             if prop.name in sometimes_seen:
                 res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True, "", self.path_to(sometimes_seen[prop.name]))
             else:
-                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous")
+                res.verdicts[prop.name] = (
+                    Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous") if res.complete
+                    else Verdict(prop.name, prop.kind.value, None, "not reached before --max-states")
+                )
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
         return res
