@@ -224,7 +224,14 @@ class _Tracking:
     """Per-process linearization bookkeeping."""
 
     frozen: Client | None = None  # alpha shows this client until its request takes effect
-    frozen_kind: str = ""  # "join" | "sync"
+    frozen_kind: str = ""  # "join" | "sync" | "static" | "leave"
+    # "leave": the process stopped (or reset at max.poll.interval) with requests still travelling. It
+    # stays shown as running until its last requests are handled; `conn` and `corrs` (correlation id ->
+    # generation of the request) name its JoinGroup/SyncGroup requests from before it stopped, `quiet`
+    # those of them answered at once with an error (handled within the model's step: no inbox).
+    conn: int = -1
+    corrs: dict[int, int] = field(default_factory=dict)
+    quiet: set[int] = field(default_factory=set)
 
 
 class Harness:
@@ -272,6 +279,7 @@ class Harness:
         self.steps = 0
         self.model_steps = 0
         self._hold = False
+        self._head: Any = None  # the event the current step processes (None: an action or time passing)
         self.fair_steps = 0
         self.stutters = 0
 
@@ -351,19 +359,20 @@ class Harness:
                 # model has no two-step join: while the group prepares a rebalance, the first
                 # JoinGroup (answered MEMBER_ID_REQUIRED) is the member's SendJoinGroup.
                 for i, name in enumerate(self.names):
-                    p = self._process(name)
-                    if records[i] is None and p is not None and p.alive and not p.consumer.closed \
-                            and p.consumer.member_id in pending:
+                    pid = self._pending_id(name, pending)
+                    if records[i] is None and pid is not None:
                         records[i] = Record(static=False, joined=True, topics=1)
-                        ids[i] = p.consumer.member_id
+                        ids[i] = pid
                         self.pending_joined.add(i)
                 self._last_ids = (ids, pending)
+                orphans = self._orphans(pending)
                 if hasattr(self, "state") and all(mv.awaiting_join for mv in view.members) and all(
-                        pid in {ids[i] for i in self.pending_joined} for pid in pending):
+                        pid in {ids[i] for i in self.pending_joined} or pid in orphans for pid in pending):
                     # Every member has joined (a pending one by its first JoinGroup) and the completion
-                    # waits only for the coordinator's timer (the initial delayed join, at delay 0) or a
-                    # pending member's second JoinGroup: the model completes the join phase inside the
-                    # last JoinGroup, so the state before it is shown until the completion.
+                    # waits only for the coordinator's timer (the initial delayed join, at delay 0), a
+                    # pending member's second JoinGroup, or the expiry of orphaned pending ids: the
+                    # model completes the join phase inside the last JoinGroup, so the state before it
+                    # is shown until the completion.
                     self.pending_joined = set(self._held_pending)
                     return self.state
             self._held_pending = set(self.pending_joined)
@@ -382,6 +391,31 @@ class Harness:
                 group = replace(group, target=self.proto.compute_target(group, present))
         clients = tuple(self._client(name, ids.get(i), pending) for i, name in enumerate(self.names))
         return State(group=group, clients=clients, budget=10**9)
+
+    def _pending_id(self, name: str, pending: set[str]) -> str | None:
+        """The pending member id (KIP-394) the coordinator holds for the running process ``name``: the
+        one it knows, or the one whose MEMBER_ID_REQUIRED answer is still on its way to it."""
+        p = self._process(name)
+        if p is None or not p.alive or p.consumer.closed or p.consumer.fatal is not None:
+            return None
+        if p.consumer.member_id in pending:
+            return p.consumer.member_id
+        if p.consumer.member_id:
+            return None
+        owners = self.sim.brokers[self.sim.leader].id_owner if self.sim.leader is not None else {}
+        conn = p.incarnation * 1_000_000 + p.consumer.connection
+        for pid in sorted(pending):  # sorted: a set's order would depend on the process's hash seed
+            owner = owners.get(pid)
+            if isinstance(owner, tuple) and owner[:2] == (name, conn) and owner[2] in p.consumer.inflight:
+                return pid
+        return None
+
+    def _orphans(self, pending: set[str]) -> set[str]:
+        """Pending member ids no running process will ever use: created by a duplicated first JoinGroup,
+        or by a process that stopped or reconnected before its second JoinGroup. The model has no such
+        id; the coordinator keeps it until it expires, and it holds back the join phase meanwhile."""
+        held = {self._pending_id(name, pending) for name in self.names}
+        return {pid for pid in pending if pid not in held}
 
     @staticmethod
     def _completion_due(view: Any) -> bool:
@@ -422,31 +456,35 @@ class Harness:
         """The assignment the reference leader computed for this generation (from its SyncGroup request)."""
         if view.status != RefStatus.COMPLETING_REBALANCE:
             return None
+        requests = [env.payload for _at, _seq, kind, env, _b in self.sim._queue
+                    if kind == "deliver" and not env.is_reply and isinstance(env.payload, SyncGroupRequest)]
         for name in self.names:
             p = self._process(name)
-            if p is None or not p.alive:
-                continue
-            for f in p.consumer.inflight.values():
-                req = f.request
-                if f.kind == "sync" and isinstance(req, SyncGroupRequest) and req.assignments \
-                        and req.generation_id == view.generation:
-                    target = [0] * self.members
-                    by_id = {mv.member_id: self._member_slot(mv) for mv in view.members}
-                    for mid, blob in req.assignments:
-                        i = by_id.get(mid)
-                        if i is not None:
-                            target[i] = self._assignment_mask(blob)
-                    return tuple(target)
+            if p is not None and p.alive:
+                requests += [f.request for f in p.consumer.inflight.values() if f.kind == "sync"]
+        for req in requests:
+            if isinstance(req, SyncGroupRequest) and req.assignments and req.member_id == view.leader \
+                    and req.generation_id == view.generation:
+                target = [0] * self.members
+                by_id = {mv.member_id: self._member_slot(mv) for mv in view.members}
+                for mid, blob in req.assignments:
+                    i = by_id.get(mid)
+                    if i is not None:
+                        target[i] = self._assignment_mask(blob)
+                return tuple(target)
         return None
 
     def _client(self, name: str, record_id: str | None, pending: set[str]) -> Client:
         p = self._process(name)
         tr = self.track[name]
         if tr.frozen is not None and tr.frozen_kind == "leave":
-            # answers the coordinator parks for it still travel (the model has the process up until
-            # its last requests are handled)
-            alive_inflight = p is not None and bool(p.consumer.inflight)
-            return replace(tr.frozen, inbox=self._inbox(name) if alive_inflight else tr.frozen.inbox)
+            # Answers the coordinator parked for it still travel (the model has the process up until
+            # its last requests are handled). One that reaches the stopped process is dropped there;
+            # the model's process, stopped too, never takes it out of its inbox: it stays shown.
+            inbox = self._leaver_inbox(name, tr)
+            if inbox is not None:
+                tr.frozen = replace(tr.frozen, inbox=inbox)
+            return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=1)
         if tr.frozen is not None and self.slot[name] not in self.pending_joined:
@@ -504,6 +542,38 @@ class Harness:
         reply = _INBOX_ERRORS.get(resp.error)
         return None if reply is None else Inbox(reply)
 
+    def _leaver_inbox(self, name: str, tr: _Tracking) -> Inbox | None:
+        """The first answer travelling to a stopped process's JoinGroup/SyncGroup from before it stopped."""
+        best = None
+        for at, seq, kind, env, _b in self.sim._queue:
+            if kind != "deliver" or not env.is_reply or env.dst != name or env.conn != tr.conn \
+                    or env.corr not in tr.corrs or env.corr in tr.quiet:
+                continue
+            if best is None or (at, seq) < best[0]:
+                best = ((at, seq), env.payload, env.corr)
+        if best is None:
+            return None
+        resp = best[1]
+        if isinstance(resp, JoinGroupResponse):
+            if resp.error is Error.NONE:
+                return Inbox(Reply.JOIN, resp.generation_id)
+        elif isinstance(resp, SyncGroupResponse):
+            if resp.error is Error.NONE:
+                return Inbox(Reply.SYNC, tr.corrs[best[2]], self._assignment_mask(resp.assignment))
+        reply = _INBOX_ERRORS.get(resp.error)
+        return None if reply is None else Inbox(reply)
+
+    def _freeze_leaver(self, name: str, tr: _Tracking, shown: Client, inflight: dict[int, Any], conn: int) -> None:
+        """``name`` stopped (or reset) with requests travelling: show ``shown`` until they are handled."""
+        corrs = {corr: getattr(f.request, "generation_id", NO_GENERATION)
+                 for corr, f in inflight.items() if f.kind in ("join", "sync")}
+        for _at, _seq, kind, env, _b in self.sim._queue:
+            if kind == "deliver" and not env.is_reply and env.src == name and env.conn == conn \
+                    and isinstance(env.payload, (JoinGroupRequest, SyncGroupRequest)):
+                corrs.setdefault(env.corr, getattr(env.payload, "generation_id", NO_GENERATION))
+        tr.frozen, tr.frozen_kind = shown, "leave"
+        tr.conn, tr.corrs, tr.quiet = conn, corrs, set()
+
     # ------------------------------------------------------------------ linearization bookkeeping
     def _kinds(self, name: str) -> dict[int, str]:
         p = self._process(name)
@@ -511,13 +581,16 @@ class Harness:
             return {}
         return {corr: f.kind for corr, f in p.consumer.inflight.items() if f.kind in ("join", "sync")}
 
-    def _before_step(self) -> tuple[Any, dict[str, dict[int, str]], dict[str, bool], int]:
+    def _before_step(self) -> tuple[Any, dict[str, dict[int, str]], dict[str, Any], int]:
         head = self.sim._queue[0] if self.sim._queue else None
         kinds = {n: self._kinds(n) for n in self.names}
-        prep = {n: self._prepared(n) for n in self.names}
+        prep: dict[str, Any] = {n: self._prepared(n) for n in self.names}
         for n in self.names:
             p = self._process(n)
             prep["_alive_" + n] = p is not None and p.alive and not p.consumer.closed
+            if p is not None:
+                prep["_inflight_" + n] = dict(p.consumer.inflight)
+                prep["_conn_" + n] = p.incarnation * 1_000_000 + p.consumer.connection
         return head, kinds, prep, len(self.sim._transcript)
 
     def _prepared(self, name: str) -> bool:
@@ -530,12 +603,23 @@ class Harness:
             tr = self.track[name]
             p = self._process(name)
             if tr.frozen_kind == "leave" and tr.frozen is not None:
-                if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].src == name \
-                        and isinstance(head[3].payload, JoinGroupRequest) and self._member_of(name):
+                env = head[3] if head is not None and head[2] == "deliver" else None
+                mine = env is not None and not env.is_reply and env.src == name and env.conn == tr.conn \
+                    and env.corr in tr.corrs
+                if mine and self._answered_at_once(env, error=True):
+                    tr.quiet.add(env.corr)  # an error answer at once: part of the model's step, no inbox
+                if mine and isinstance(env.payload, JoinGroupRequest) and self._member_of(name):
                     # its JoinGroup, sent before it stopped, reached the coordinator: SendJoinGroup
                     f = tr.frozen
                     owned = f.owned if (self.proto.rebalance == "cooperative" and f.generation != NO_GENERATION) else 0
                     tr.frozen = replace(f, status=MS.PREPARING_REBALANCE, rejoin=False, owned=owned, id=Id.CURRENT)
+                elif mine and isinstance(env.payload, SyncGroupRequest) and tr.frozen.inbox is not None \
+                        and tr.frozen.inbox.reply == Reply.JOIN:
+                    # its SyncGroup, sent on the JoinGroup answer before it stopped, reached the
+                    # coordinator: the model's ReceiveJoinResponse (which sends SyncGroup), from the
+                    # state shown before this step
+                    shown = replace(pre, clients=pre.clients[:i] + (tr.frozen,) + pre.clients[i + 1:])
+                    tr.frozen = self.proto._receive_join(shown, i).clients[i]
                 alive = p is not None and p.alive and not p.consumer.closed and p.consumer.fatal is None
                 if not self._leave_in_flight(name, only_leave=alive):
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
@@ -548,7 +632,8 @@ class Harness:
                 # close() or crash with a LeaveGroup/JoinGroup/SyncGroup still in flight: in the model
                 # the process sent it before stopping, so it stays shown as running (as it was) until
                 # the coordinator has handled (or the network lost) those requests.
-                tr.frozen, tr.frozen_kind = (tr.frozen or pre.clients[i]), "leave"
+                self._freeze_leaver(name, tr, tr.frozen or pre.clients[i], prep.get("_inflight_" + name, {}),
+                                    prep.get("_conn_" + name, -1))
                 continue
             if p is None or not p.alive or p.consumer.fatal is not None:
                 tr.frozen = None
@@ -561,7 +646,8 @@ class Harness:
                         and pre.clients[i].id == Id.CURRENT:
                     # max.poll.interval expired: a dynamic member sends LeaveGroup and resets. The model
                     # has it as LeaveGroup then Start (a fresh member): linearized at the delivery.
-                    tr.frozen, tr.frozen_kind = pre.clients[i], "leave"
+                    self._freeze_leaver(name, tr, pre.clients[i], prep.get("_inflight_" + name, {}),
+                                        prep.get("_conn_" + name, -1))
                     continue
                 if "join" in new or (self._prepared(name) and not prep[name]):
                     tr.frozen, tr.frozen_kind = pre.clients[i], "join"
@@ -638,6 +724,14 @@ class Harness:
                 return out.payload.error is Error.NONE  # answered at once
         return self._parked(sender)
 
+    def _answered_at_once(self, env: Any, error: bool) -> bool:
+        """The request ``env`` just delivered was answered at once (with an error, if ``error``)."""
+        for _at, _seq, kind, out, _b in self.sim._queue:
+            if kind == "deliver" and out.is_reply and out.dst == env.src and out.conn == env.conn \
+                    and out.corr == env.corr:
+                return not error or out.payload.error is not Error.NONE
+        return False
+
     def _parked(self, sender: tuple) -> bool:
         """The coordinator holds a JoinGroup/SyncGroup from ``sender`` (its waiter points to it)."""
         sim = self.sim
@@ -656,6 +750,7 @@ class Harness:
     def step(self) -> StepRecord | None:
         """One simulator event, then every check."""
         before = self._before_step()
+        self._head = before[0]
         pre = self.state
         rec = self.sim.step()
         if rec is None:
@@ -705,6 +800,7 @@ class Harness:
     def _refresh(self) -> None:
         """Time passed without events (a pause may have ended): re-abstract and check as a step."""
         post = self.abstract()
+        self._head = None
         self._check(self.state, post, StepRecord(self.sim.now, "time", "clock", "time passes"))
         self.state = post
 
@@ -743,14 +839,13 @@ class Harness:
                 self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
             return
         path = match(self.proto, pre, post, self.depth)
-        if path is None and pre.group.status == GS.EMPTY and post.group.status in (
-                GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE):
-            # KNOWN MODEL GAP (docs/conformance.md): the model completes a join phase that starts from
-            # EMPTY at the first JoinGroup; Kafka's initial delayed join (even at delay 0, and while a
-            # pending member id holds it back) lets several members form the first generation together.
-            self.gaps.append(f"t={rec.time_ms}ms initial delayed join: several members join a group that was EMPTY")
-            self.suspended = "model gap: initial delayed join"
-            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: initial delayed join]"), post))
+        gap = None if path is not None else self._known_gap(pre, post)
+        if gap is not None:
+            # A KNOWN MODEL GAP (docs/conformance.md, "Known model gaps"): recorded, and the refinement
+            # check is suspended until the group has settled again.
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            self.suspended = f"model gap: {gap}"
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
             return
         for prop in ACTIONS:
             why = prop.check(self.proto, pre, post)
@@ -766,6 +861,34 @@ class Harness:
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
         else:
             self.stutters += 1
+
+    def _known_gap(self, pre: State, post: State) -> str | None:
+        """The name of the known model gap this unmatched step is, or None (then it is a failure)."""
+        if pre.group.status == GS.EMPTY and post.group.status in (GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE):
+            # The model completes a join phase that starts from EMPTY at the first JoinGroup; Kafka's
+            # initial delayed join (even at delay 0, and while a pending member id holds it back) lets
+            # several members form the first generation together.
+            return "initial delayed join"
+        head = self._head
+        if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].copy \
+                and isinstance(head[3].payload, JoinGroupRequest) and not head[3].payload.member_id \
+                and head[3].payload.group_instance_id is not None:
+            # A duplicated first JoinGroup of a static member: the copy, carrying no member id, replaces
+            # the member id the original just got (KIP-345) and fences the process's own request. A TCP
+            # connection never delivers a request twice; the model has no step for it.
+            return "duplicated static JoinGroup"
+        for i, (a, b) in enumerate(zip(pre.clients, post.clients)):
+            p = self._process(self.names[i])
+            if b.rejoin and not a.rejoin and i != post.group.leader and p is not None \
+                    and p.consumer.assignment_snapshot is not None and match(
+                        self.proto, pre, replace(post, clients=post.clients[:i] + (replace(b, rejoin=False),)
+                                                 + post.clients[i + 1:]), self.depth) is not None:
+                # A member that computed an earlier generation's assignment (a leader then, not now:
+                # it was paused or away while another member took over) compares the metadata with its
+                # own snapshot of that assignment and rejoins (ConsumerCoordinator.rejoinNeededOrPending).
+                # The model's leader notices only partitions nobody is assigned (NoticeMetadata).
+                return "a former leader notices the metadata changed"
+        return None
 
     def _maybe_resume(self, post: State) -> None:
         if self._hold or self.doubled:
@@ -835,6 +958,15 @@ class Harness:
             covered |= r.assignment
         return covered == g.partitions
 
+    def _leaving(self) -> bool:
+        return any(t.frozen is not None and t.frozen_kind == "leave" for t in self.track.values())
+
+    def _quiet_step(self, end: int, limit_ms: int) -> None:
+        if not self.sim._queue or self.sim._queue[0][0] > end:
+            self._fail("quiesce", f"no convergence within {limit_ms} ms of quiet time",
+                       StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
+        self.step()
+
     def model_bound(self) -> int | None:
         """The model's convergence bound from the current abstract state (no perturbations)."""
         from groupspec.explorer import Explorer
@@ -855,14 +987,17 @@ class Harness:
         # A paused process stays paused until its pause ends (pauses are finite: the fairness
         # assumption says every process eventually runs again).
         self._refresh()
-        bound = None if self.suspended else self.model_bound()
-        start_steps = self.fair_steps
         end = self.sim.now + limit_ms
+        # Perturbations already under way land first: a LeaveGroup still travelling from a process that
+        # stopped (the model's LeaveGroup step happens at its delivery), and the events that suspend the
+        # refinement check (failover, a failed write, loss) until the group has settled. The model's
+        # bound counts from there.
+        while not self.converged() and (self.suspended or self._leaving()):
+            self._quiet_step(end, limit_ms)
+        bound = None if self.suspended or self.converged() else self.model_bound()
+        start_steps = self.fair_steps
         while not self.converged():
-            if not self.sim._queue or self.sim._queue[0][0] > end:
-                self._fail("quiesce", f"no convergence within {limit_ms} ms of quiet time",
-                           StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
-            self.step()
+            self._quiet_step(end, limit_ms)
         taken = self.fair_steps - start_steps
         self._check_trace(StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state, final=True)
         if bound is not None and taken > bound:
@@ -886,6 +1021,34 @@ NETWORKS: dict[str, NetworkConfig] = {
     "loss": NetworkConfig(1, 10, loss=0.05),
 }
 SLOW_START = NetworkConfig(1, 400, duplicate=0.3)  # start_slow: slow and duplicating
+
+
+SEED_DIGITS = 6  # base-64 digits of a simulator seed
+SEED_DIGIT_MAX = 63
+
+
+def _seed_from_digits(digits: tuple[int, ...]) -> int:
+    return sum(d << (6 * k) for k, d in enumerate(digits)) % 2**32
+
+
+def simulator_seeds() -> Any:
+    """The strategy for a simulator seed (0 .. 2**32-1), drawn as six base-64 digits.
+
+    Why not ``st.integers(0, 2**32 - 1)``: Hypothesis substitutes, for a small share of integer
+    draws, a constant it collected from the source of every *local* module in ``sys.modules``
+    (``hypothesis.internal.constants_ast``: integer literals of magnitude 100 or more). Which modules a
+    process has imported (the CLI, other test modules, a script's ``__main__``) then changes the pool
+    and with it every later draw, so a derandomized run, or a run with a given ``--hypothesis-seed``,
+    depended on the process's history (``forget_pending_member`` was caught after 18 examples in a
+    plain process and not within 229 after ``import groupspec.cli``). Every other draw of the state
+    machine ranges below 100 (rule choice, ``sampled_from`` indices), where no collected constant is
+    permitted; drawing the seed as digits below 64 keeps it so. ``test_generation_ignores_imports``
+    checks it.
+    """
+    from hypothesis import strategies as st
+
+    digit = st.integers(0, SEED_DIGIT_MAX)
+    return st.tuples(*([digit] * SEED_DIGITS)).map(_seed_from_digits)
 
 
 def make_machine(
@@ -944,7 +1107,7 @@ def make_machine(
                         assume(False)
                     raise
 
-        @initialize(seed=st.integers(0, 2**32 - 1))
+        @initialize(seed=simulator_seeds())
         def boot(self, seed: int) -> None:
             box[0] += 1
             self.hs = [Harness(variant, members, partitions, partitions + 1, seed, cfaults, kfaults)]
