@@ -118,34 +118,19 @@ def print_proofs(console, rep) -> None:
 def run_mutants(console) -> list[dict]:
     """The conformance suite against every fault switch of the reference (the mutation check).
 
-    NOTE(conformance-status): it runs in a fresh interpreter that imports only the conformance
-    module. In a process that has imported the CLI's modules, one mutant (forget_pending_member) was
-    not caught within the CI profile's examples although it is caught, deterministically, in a plain
-    process and under pytest: the harness is not yet independent of process state. Issue 4 stays open
-    for it; until then verify reports what `mutation_table()` reports on its own.
+    Runs in this process: the conformance suite's draws depend on its seed alone, not on which modules
+    the process imported (``tests/test_conformance.py::test_generation_ignores_imports``).
     """
-    import json
-    import subprocess
-    import sys
+    from groupspec.conformance import MUTANTS, run_mutant
 
-    code = (
-        "import json, sys\n"
-        "from groupspec.conformance import MUTANTS, run_mutant\n"
-        "for m in MUTANTS:\n"
-        "    print(json.dumps(run_mutant(m), default=str), flush=True)\n"
-    )
     rows: list[dict] = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("mutation check", total=12)
-        with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                rows.append(json.loads(line))
-                bar.advance(task)
-        if proc.returncode != 0:
-            rows.append({"mutant": "(the mutation run itself)", "switch owner": "-", "caught": False,
-                         "check": f"exit status {proc.returncode}", "examples": None, "seed": None, "seconds": 0})
+        task = bar.add_task("mutation check", total=len(MUTANTS))
+        for m in MUTANTS:
+            bar.update(task, description=f"mutation check: {m.switch}")
+            rows.append(run_mutant(m))
+            bar.advance(task)
     return rows
 
 
