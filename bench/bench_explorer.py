@@ -52,6 +52,16 @@ def same(a, b) -> bool:
         b.states, b.edges, b.convergence_bound, {k: v.held for k, v in b.verdicts.items()})
 
 
+def against_peer(case, fast) -> bool:
+    """Run ``case`` on the Python explorer, print it and the speed-up; whether both engines agree."""
+    ref = run(case, "python", symmetry=False)
+    ref.symmetry_factor = fast.symmetry_factor
+    print(line(case, ref))
+    agree = same(fast, ref)
+    print(f"{'':50} speed-up {ref.cpu_seconds / fast.cpu_seconds:.1f}x (CPU), engines agree: {agree}")
+    return agree
+
+
 def main() -> None:
     t0 = time.perf_counter()
     check("cooperative", members=2, partitions=2, engine="compiled", with_symmetry_factor=False)
@@ -61,23 +71,13 @@ def main() -> None:
     for case in CASES:
         fast = run(case, "compiled")
         print(line(case, fast))
-        ref = run(case, "python", symmetry=False)
-        ref.symmetry_factor = fast.symmetry_factor
-        print(line(case, ref))
-        agree = same(fast, ref)
-        failed |= not agree
-        print(f"{'':50} speed-up {ref.cpu_seconds / fast.cpu_seconds:.1f}x (CPU), engines agree: {agree}")
+        failed |= not against_peer(case, fast)
     if "--big" in sys.argv or "--big-peer" in sys.argv:
         fast = run(BIG, "compiled")
         print(line(BIG, fast))
         print(f"{'':50} target: under 300 s -> {'met' if fast.seconds < 300 else 'NOT met'} ({fast.seconds:.1f} s wall)")
         if "--big-peer" in sys.argv:
-            ref = run(BIG, "python", symmetry=False)
-            ref.symmetry_factor = fast.symmetry_factor
-            print(line(BIG, ref))
-            agree = same(fast, ref)
-            failed |= not agree
-            print(f"{'':50} speed-up {ref.cpu_seconds / fast.cpu_seconds:.1f}x (CPU), engines agree: {agree}")
+            failed |= not against_peer(BIG, fast)
     if failed:
         raise SystemExit("the two engines disagree")
 

@@ -185,18 +185,20 @@ class Explorer:
         else:
             res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
         for prop in sometimes:
-            if prop.name in sometimes_seen:
-                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True, "", self.path_to(sometimes_seen[prop.name]))
-            else:
-                res.verdicts[prop.name] = (
-                    Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous") if res.complete
-                    else Verdict(prop.name, prop.kind.value, None, "not reached before --max-states")
-                )
+            res.verdicts[prop.name] = self.sometimes_verdict(prop, sometimes_seen.get(prop.name, -1), res.complete)
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
         return res
 
     # ---------------------------------------------------------------------------------------------
+    def sometimes_verdict(self, prop: Any, node: int, complete: bool) -> Verdict:
+        """A SOMETIMES property: held with the path to the first state ``node`` where it holds (-1: none)."""
+        if node >= 0:
+            return Verdict(prop.name, prop.kind.value, True, "", self.path_to(node))
+        if complete:
+            return Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous")
+        return Verdict(prop.name, prop.kind.value, None, "not reached before --max-states")
+
     def path_to(self, nid: int) -> list[Step]:
         steps = []
         while nid >= 0:

@@ -250,14 +250,7 @@ class CompiledExplorer(Explorer):
         else:
             res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
         for prop in SOMETIMES:
-            node = int(ctl[K.CT_SOMETIMES])
-            if node >= 0:
-                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True, "", self.path_to(node))
-            else:
-                res.verdicts[prop.name] = (
-                    Verdict(prop.name, prop.kind.value, False, "never reached: the model may be vacuous") if res.complete
-                    else Verdict(prop.name, prop.kind.value, None, "not reached before --max-states")
-                )
+            res.verdicts[prop.name] = self.sometimes_verdict(prop, int(ctl[K.CT_SOMETIMES]), res.complete)
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
         return res
