@@ -197,21 +197,27 @@ def project(s: State) -> tuple:
 def match(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[Any] | None:
     """The shortest list of model actions (at most ``depth``) leading from ``pre`` to a state that
     projects like ``post``; ``[]`` for a stutter; ``None`` if there is none."""
+    path = match_path(proto, pre, post, depth)
+    return None if path is None else [a for a, _t in path]
+
+
+def match_path(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[tuple[Any, State]] | None:
+    """Like :func:`match`, with the model state after each action."""
     goal = project(post)
     if project(pre) == goal:
         return []
-    frontier: list[tuple[State, list[Any]]] = [(pre, [])]
+    frontier: list[tuple[State, list[tuple[Any, State]]]] = [(pre, [])]
     seen = {project(pre)}
     for _ in range(depth):
-        nxt: list[tuple[State, list[Any]]] = []
+        nxt: list[tuple[State, list[tuple[Any, State]]]] = []
         for s, path in frontier:
             for a, t in proto.successors(s):
                 pt = project(t)
                 if pt == goal:
-                    return path + [a]
+                    return path + [(a, t)]
                 if pt not in seen:
                     seen.add(pt)
-                    nxt.append((t, path + [a]))
+                    nxt.append((t, path + [(a, t)]))
         frontier = nxt
     return None
 
@@ -232,6 +238,7 @@ class _Tracking:
     conn: int = -1
     corrs: dict[int, int] = field(default_factory=dict)
     quiet: set[int] = field(default_factory=set)
+    handled: set[int] = field(default_factory=set)  # those of them that reached the coordinator
 
 
 class Harness:
@@ -580,7 +587,7 @@ class Harness:
                     and isinstance(env.payload, (JoinGroupRequest, SyncGroupRequest)):
                 corrs.setdefault(env.corr, getattr(env.payload, "generation_id", NO_GENERATION))
         tr.frozen, tr.frozen_kind = shown, "leave"
-        tr.conn, tr.corrs, tr.quiet = conn, corrs, set()
+        tr.conn, tr.corrs, tr.quiet, tr.handled = conn, corrs, set(), set()
 
     # ------------------------------------------------------------------ linearization bookkeeping
     def _kinds(self, name: str) -> dict[int, str]:
@@ -614,14 +621,22 @@ class Harness:
                 env = head[3] if head is not None and head[2] == "deliver" else None
                 mine = env is not None and not env.is_reply and env.src == name and env.conn == tr.conn \
                     and env.corr in tr.corrs
+                again = mine and env.corr in tr.handled  # a duplicated copy of a request already handled
+                if mine:
+                    tr.handled.add(env.corr)
                 if mine and self._answered_at_once(env, error=True):
                     tr.quiet.add(env.corr)  # an error answer at once: part of the model's step, no inbox
-                if mine and isinstance(env.payload, JoinGroupRequest) and self._member_of(name):
+                if mine and not again and isinstance(env.payload, JoinGroupRequest) and self._member_of(name):
                     # its JoinGroup, sent before it stopped, reached the coordinator: SendJoinGroup
                     f = tr.frozen
+                    if f.inbox is not None and f.inbox.reply == Reply.JOIN and f.id == Id.CURRENT:
+                        # sent after its SyncGroup was refused (REBALANCE_IN_PROGRESS): the model's
+                        # ReceiveJoinResponse comes first, from the state shown before this step
+                        shown = replace(pre, clients=pre.clients[:i] + (f,) + pre.clients[i + 1:])
+                        f = self.proto._receive_join(shown, i).clients[i]
                     owned = f.owned if (self.proto.rebalance == "cooperative" and f.generation != NO_GENERATION) else 0
                     tr.frozen = replace(f, status=MS.PREPARING_REBALANCE, rejoin=False, owned=owned, id=Id.CURRENT)
-                elif mine and isinstance(env.payload, SyncGroupRequest) and tr.frozen.inbox is not None \
+                elif mine and not again and isinstance(env.payload, SyncGroupRequest) and tr.frozen.inbox is not None \
                         and tr.frozen.inbox.reply == Reply.JOIN:
                     # its SyncGroup, sent on the JoinGroup answer before it stopped, reached the
                     # coordinator: the model's ReceiveJoinResponse (which sends SyncGroup), from the
@@ -664,8 +679,16 @@ class Harness:
                 continue
             # Unfreeze: the request took effect at the coordinator, or the attempt is over.
             if tr.frozen_kind == "static":
+                answer = self._sync_answered_now(head, name)
                 if not now_kinds:
                     tr.frozen = None  # its SyncGroup answer (the stored assignment) arrived, or an error
+                elif answer is not None and answer.error is Error.NONE and pre.group.status == GS.STABLE:
+                    # The coordinator answered its SyncGroup with the stored assignment: this is where
+                    # the model's one-step replacement (_static_replace in a Stable group) happens; the
+                    # answer may still be travelling while other members change the group. Shown as the
+                    # model's client after that step until the answer arrives.
+                    tr.frozen = replace(tr.frozen, status=MS.STABLE, id=Id.CURRENT, generation=pre.group.generation,
+                                        owned=self._assignment_mask(answer.assignment), rejoin=False, inbox=None)
             elif self._took_effect(head, name, tlen):
                 view = self._group_view()
                 if tr.frozen_kind == "join" and c.config.group_instance_id is not None and view is not None \
@@ -679,10 +702,44 @@ class Harness:
                 if c.needs_join_prepare:
                     tr.frozen = None  # the attempt ended without effect: onJoinPrepare will run again
             elif "sync" not in now_kinds.values():
-                if "join" in now_kinds.values():
+                if self._sync_reset(head, name) and tr.frozen.inbox is not None \
+                        and tr.frozen.inbox.reply == Reply.JOIN:
+                    # SyncGroup refused with UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: the member reset.
+                    # That is the model's ReceiveJoinResponse (which sends SyncGroup and takes the
+                    # refusal in one step), taken now, from the state shown before this step; the
+                    # JoinGroup it sends at once is a new attempt (SendJoinGroup when it takes effect).
+                    shown = replace(pre, clients=pre.clients[:i] + (tr.frozen,) + pre.clients[i + 1:])
+                    after = self.proto._receive_join(shown, i).clients[i]
+                    tr.frozen = after if "join" in now_kinds.values() else None
+                    tr.frozen_kind = "join"
+                elif "join" in now_kinds.values():
                     tr.frozen_kind = "join"  # SyncGroup refused (REBALANCE_IN_PROGRESS): rejoined at once
                 else:
                     tr.frozen = None  # answered with an error, or abandoned
+
+    def _sync_answered_now(self, head: Any, name: str) -> Any:
+        """The SyncGroup answer the coordinator gave at once to ``name``'s SyncGroup this step delivered
+        (on its live connection), or None."""
+        if head is None or head[2] != "deliver":
+            return None
+        env = head[3]
+        p = self._process(name)
+        if env.is_reply or env.src != name or not isinstance(env.payload, SyncGroupRequest) or p is None \
+                or env.conn != p.incarnation * 1_000_000 + p.consumer.connection or env.corr not in p.consumer.inflight:
+            return None
+        for _at, _seq, kind, out, _b in self.sim._queue:
+            if kind == "deliver" and out.is_reply and out.dst == name and out.conn == env.conn and out.corr == env.corr:
+                return out.payload
+        return None
+
+    def _sync_reset(self, head: Any, name: str) -> bool:
+        """The step delivered to ``name`` a SyncGroup answer that resets the member (UNKNOWN_MEMBER_ID or
+        ILLEGAL_GENERATION)."""
+        if head is None or head[2] != "deliver":
+            return False
+        env = head[3]
+        return env.is_reply and env.dst == name and isinstance(env.payload, SyncGroupResponse) \
+            and env.payload.error in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION)
 
     def _member_of(self, name: str) -> bool:
         view = self._group_view()
@@ -847,7 +904,8 @@ class Harness:
             if project(pre) != project(post):
                 self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
             return
-        path = match(self.proto, pre, post, self.depth)
+        steps = match_path(self.proto, pre, post, self.depth)
+        path = None if steps is None else [a for a, _t in steps]
         gap = None if path is not None else self._known_gap(pre, post)
         if gap is not None:
             # A KNOWN MODEL GAP (docs/conformance.md, "Known model gaps"): recorded, and the refinement
@@ -856,10 +914,15 @@ class Harness:
             self.suspended = f"model gap: {gap}"
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
             return
+        # The action property holds of each model step the reference step stands for: on the pair
+        # (alpha(before), alpha(after)) for one step (or none); along the matched path for several (the
+        # last pair ends in alpha(after) itself). Without a path, on the pair (then refinement fails too).
+        chain = [pre] + [t for _a, t in (steps or [])][:-1] + [post]
         for prop in ACTIONS:
-            why = prop.check(self.proto, pre, post)
-            if why is not None:
-                self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
+            for a_state, b_state in zip(chain, chain[1:]):
+                why = prop.check(self.proto, a_state, b_state)
+                if why is not None:
+                    self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
         if path is None:
             self._fail("refinement", "this reference step is no model step (nor up to "
                        f"{self.depth} of them, nor a stutter)", rec, post)
