@@ -13,8 +13,9 @@ assignment. It needs nothing but the trace: no coordinator state, no model. It r
   it had already been removed by the coordinator and had not noticed yet. Overlaps with a zombie are
   allowed by the protocol (fencing makes them harmless) and reported as ``zombie_overlap`` notes.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* for a partition that, at that
-  moment, the committer owned together with another member which acquired it later (the committer is
-  the stale owner), and the commit carries a generation at or after the one in which the other member
+  moment, the committer owned together with another member which acquired it later, in a generation
+  at least as new as the committer's (the committer is the stale owner; a zombie's late ``assigned``
+  line of an older generation does not make it the newer owner), and the commit carries a generation at or after the one in which the other member
   acquired it. A ``commit`` line is written when the answer arrives, so a commit made in an older
   generation may legitimately have been accepted before the hand-over; a trace alone cannot tell, and
   such commits are not reported (the conformance harness checks each acceptance at the coordinator).
@@ -149,8 +150,13 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
                 # member got the partition. Only a commit made in (or after) the generation in which the
                 # other member acquired it must have been refused.
                 cgen = gen if isinstance(gen, int) else -1
+                # The other owner is the newer one only if it got the partition in a generation at least as
+                # new as the committer's: a zombie's assignment line may come later in the trace (its
+                # SyncGroup answer was delivered late, after a GC pause) with an older generation.
+                own_gen = acquired_gen.get((tp, name), -1)
                 newer = [o for o, at in owners.get(tp, {}).items()
-                         if o != name and at > mine and cgen >= acquired_gen.get((tp, o), -1) >= 0]
+                         if o != name and at > mine and cgen >= acquired_gen.get((tp, o), -1) >= 0
+                         and acquired_gen.get((tp, o), -1) >= own_gen]
                 if newer:
                     out.append(Violation("commit_fencing", ts,
                                          f"{name}'s commit for {_tp(tp)} was accepted while {newer[0]} owned it too "

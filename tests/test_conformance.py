@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import settings
-from hypothesis.stateful import run_state_machine_as_test
-
 from groupspec.conformance import (
     MUTANTS,
     VARIANTS,
@@ -23,6 +21,7 @@ from groupspec.conformance import (
     make_machine,
     match,
     project,
+    run_machine,
     run_mutant,
 )
 from groupspec.conformance_trace import check_trace
@@ -136,7 +135,7 @@ def test_match_finds_stutters_and_model_steps():
 def test_conformance_state_machine(variant):
     """The randomized suite (active profile; the run's seed is in the pytest header)."""
     machine = make_machine(variant)
-    run_state_machine_as_test(machine, settings=settings(settings.default))
+    run_machine(machine, settings(settings.default))
 
 
 _SCHEDULE = """
@@ -145,7 +144,6 @@ sys.path.insert(0, sys.argv[1])
 for name in sys.argv[2:]:
     __import__(name)
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 import groupspec.conformance as C
 examples = []
 init = C.Harness.__init__
@@ -156,7 +154,7 @@ C.Harness.__init__ = record
 cfg = settings(max_examples=100, stateful_step_count=2, deadline=None, database=None, derandomize=True,
                phases=[Phase.generate], suppress_health_check=list(HealthCheck))
 try:
-    run_state_machine_as_test(C.make_machine("eager-range"), settings=cfg)
+    C.run_machine(C.make_machine("eager-range"), cfg)
 except Exception as e:
     examples.append(type(e).__name__)
 print(json.dumps([x if isinstance(x, str) else [x.seed, x.rules] for x in examples]))
@@ -174,7 +172,9 @@ def test_generation_ignores_imports(tmp_path):
     import sys
 
     (tmp_path / "many_constants.py").write_text(
-        "TABLE = [" + ", ".join(str(1000 + 7919 * k) for k in range(300)) + ", 4294967295, 2147483648]\n")
+        "TABLE = [" + ", ".join(str(1000 + 7919 * k) for k in range(300)) + ", 4294967295, 2147483648]\n"
+        # 100..254: the range of a stateful run's swarm-testing draw (FeatureFlags), see pinned_constants
+        "SMALL = [" + ", ".join(str(k) for k in range(100, 255, 3)) + "]\n")
     runs = [
         subprocess.run([sys.executable, "-c", _SCHEDULE, str(tmp_path), *extra], capture_output=True, text=True,
                        check=True).stdout
