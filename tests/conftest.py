@@ -68,3 +68,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     seed = config.getoption(SEED_OPTION)
     profile = settings.get_current_profile_name()
     return f"hypothesis seed {seed}, profile {profile} (replay: HYPOTHESIS_PROFILE={profile} pytest --hypothesis-seed={seed})"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """The seed again at the end: the header is not shown under ``-q`` (as ``make test`` runs)."""
+    terminalreporter.write_line(pytest_report_header(config))
