@@ -574,15 +574,7 @@ class Harness:
                 best = ((at, seq), env.payload, f)
         if best is None:
             return None
-        resp = best[1]
-        if isinstance(resp, JoinGroupResponse):
-            if resp.error is Error.NONE:
-                return Inbox(Reply.JOIN, resp.generation_id)
-        elif isinstance(resp, SyncGroupResponse):
-            if resp.error is Error.NONE:
-                return Inbox(Reply.SYNC, c.generation.generation_id, self._assignment_mask(resp.assignment))
-        reply = _INBOX_ERRORS.get(resp.error)
-        return None if reply is None else Inbox(reply)
+        return self._as_inbox(best[1], c.generation.generation_id)
 
     def _leaver_inbox(self, name: str, tr: _Tracking) -> Inbox | None:
         """The first answer travelling to a stopped process's JoinGroup/SyncGroup from before it stopped."""
@@ -595,13 +587,17 @@ class Harness:
                 best = ((at, seq), env.payload, env.corr)
         if best is None:
             return None
-        resp = best[1]
+        return self._as_inbox(best[1], tr.corrs[best[2]])
+
+    def _as_inbox(self, resp: Any, sync_generation: int) -> Inbox | None:
+        """A travelling JoinGroup/SyncGroup answer as the model's inbox (``sync_generation``: the
+        generation a SyncGroup answer belongs to, which the answer itself does not carry)."""
         if isinstance(resp, JoinGroupResponse):
             if resp.error is Error.NONE:
                 return Inbox(Reply.JOIN, resp.generation_id)
         elif isinstance(resp, SyncGroupResponse):
             if resp.error is Error.NONE:
-                return Inbox(Reply.SYNC, tr.corrs[best[2]], self._assignment_mask(resp.assignment))
+                return Inbox(Reply.SYNC, sync_generation, self._assignment_mask(resp.assignment))
         reply = _INBOX_ERRORS.get(resp.error)
         return None if reply is None else Inbox(reply)
 

@@ -225,24 +225,13 @@ class Explorer:
         g.add_edges_from(
             (nid, tid) for nid in range(len(states)) if not conv[nid] for _act, tid in fair[nid] if not conv[tid]
         )
-        cyclic = False
-        for comp in nx.strongly_connected_components(g):
-            if len(comp) == 1:
-                (v,) = comp
-                if not g.has_edge(v, v):
-                    continue
-            cyclic = True
-            found = self._fair_cycle_concrete(comp) if self.proto.symmetric else self._fair_cycle_here(comp)
-            if found is not None:
-                trace, start, size = found
-                trace = self._replay(trace)
-                return Verdict(
-                    name, "eventually", False,
-                    f"livelock: {size} non-converged states form a cycle that a weakly fair run can follow forever",
-                    trace, loop_start=start,
-                ), None
-        if cyclic:
-            return Verdict(name, "eventually", True, "holds under weak fairness (unfair cycles exist: no step bound)"), None
+        cyclic = (
+            comp for comp in nx.strongly_connected_components(g)
+            if len(comp) > 1 or g.has_edge(next(iter(comp)), next(iter(comp)))
+        )
+        verdict = self.judge_cycles(cyclic)
+        if verdict is not None:
+            return verdict, None
         # Longest path to convergence over the DAG of protocol steps.
         dist = [0] * len(states)
         for v in reversed(list(nx.topological_sort(g))):
@@ -254,6 +243,24 @@ class Explorer:
             dist[v] = best
         bound = max(dist) if dist else 0
         return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
+
+    def judge_cycles(self, comps: Any) -> Verdict | None:
+        """Convergence given the cyclic components of non-converged states (``None`` if there are none):
+        a livelock for the first that a weakly fair run can follow forever, else "holds, no bound"."""
+        cyclic = False
+        for comp in comps:
+            cyclic = True
+            found = self._fair_cycle_concrete(comp) if self.proto.symmetric else self._fair_cycle_here(comp)
+            if found is not None:
+                trace, start, size = found
+                return Verdict(
+                    "convergence", "eventually", False,
+                    f"livelock: {size} non-converged states form a cycle that a weakly fair run can follow forever",
+                    self._replay(trace), loop_start=start,
+                )
+        if cyclic:
+            return Verdict("convergence", "eventually", True, "holds under weak fairness (unfair cycles exist: no step bound)")
+        return None
 
     def _replay(self, trace: list[Step]) -> list[Step]:
         """Re-run a trace's actions from its first state, so that every state shown is the real one.

@@ -302,18 +302,9 @@ class CompiledExplorer(Explorer):
             comps = sorted(
                 (order[starts[lab]:starts[lab + 1]] for lab in cyclic_labels), key=lambda members: int(members.min())
             )
-            for members in comps:
-                comp = set(int(v) for v in members)
-                found = self._fair_cycle_concrete(comp) if self.proto.symmetric else self._fair_cycle_here(comp)
-                if found is not None:
-                    trace, start, size = found
-                    trace = self._replay(trace)
-                    return Verdict(
-                        name, "eventually", False,
-                        f"livelock: {size} non-converged states form a cycle that a weakly fair run can follow forever",
-                        trace, loop_start=start,
-                    ), None
-            return Verdict(name, "eventually", True, "holds under weak fairness (unfair cycles exist: no step bound)"), None
+            verdict = self.judge_cycles(set(int(v) for v in members) for members in comps)
+            assert verdict is not None
+            return verdict, None
         bound, _ordered = K.longest_to_convergence(count, self.offs, self.edst, conv)
         bound = int(bound)
         return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
