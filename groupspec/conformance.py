@@ -90,6 +90,7 @@ __all__ = [
 ]
 
 TOPIC = "t"
+TOPICS = ("t", "u")  # a harness with ``topics=2`` runs both; the model's ChangeSubscription toggles the last
 MAX_MODEL_STEPS = 3  # one reference event may stand for up to this many model steps
 _REF_STATUS = {
     RefStatus.EMPTY: GS.EMPTY,
@@ -255,6 +256,7 @@ class Harness:
         consumer_faults: Iterable[str] = (),
         coordinator_faults: Iterable[str] = (),
         depth: int = MAX_MODEL_STEPS,
+        topics: int = 1,
     ) -> None:
         self.variant = VARIANTS[variant]
         self.seed = seed
@@ -264,14 +266,24 @@ class Harness:
         self.names = [f"c{i + 1}" for i in range(members)]
         self.slot = {n: i for i, n in enumerate(self.names)}
         self.consumer_faults = frozenset(consumer_faults)
+        # No "timeout": a live member is never expired here (message loss suspends the refinement check).
+        # With two topics, members may change their subscription (the model's ChangeSubscription).
+        faults = frozenset({"join", "leave", "crash", "zombie", "partitions"} | ({"subscription"} if topics > 1 else set()))
+        self.cfg = Config(members=members, partitions=self.max_partitions, topics=topics, faults=faults,
+                          budget=10**9, assignor=self.variant.model_assignor)
+        # Topic k of the model is TOPICS[k]; its partitions are the model's bits of that topic, in order
+        # (the model splits the partitions into contiguous runs, one per topic). The partitions that
+        # exist at the start are the lowest ``partitions`` bits: the last topic grows (add_partition).
+        self.topics = TOPICS[:topics]
+        self.topic_base = {t: self.cfg.topic_of.index(k) for k, t in enumerate(self.topics)}
+        self.topic_max = {t: self.cfg.topic_of.count(k) for k, t in enumerate(self.topics)}
+        first = (1 << partitions) - 1
+        counts = tuple((t, bin(first & self.cfg.topic_masks[k]).count("1")) for k, t in enumerate(self.topics))
+        self.subscriptions: dict[str, tuple[str, ...]] = {n: self.topics for n in self.names}
         self.sim = Simulator(SimConfig(
-            seed=seed, topics=((TOPIC, partitions),), initial_rebalance_delay_ms=0,
+            seed=seed, topics=counts, initial_rebalance_delay_ms=0,
             coordinator_faults=frozenset(coordinator_faults),
         ))
-        # No "timeout": a live member is never expired here (message loss suspends the refinement check).
-        faults = frozenset({"join", "leave", "crash", "zombie", "partitions"})
-        self.cfg = Config(members=members, partitions=self.max_partitions, topics=1, faults=faults,
-                          budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
         self.doubled = ""
         self._held_pending: set[int] = set()
@@ -302,7 +314,7 @@ class Harness:
     def consumer_config(self, name: str) -> ConsumerConfig:
         v = self.variant
         return ConsumerConfig(
-            group_id="g", client_id=name, topics=(TOPIC,), assignors=(v.assignor,),
+            group_id="g", client_id=name, topics=self.subscriptions[name], assignors=(v.assignor,),
             group_instance_id=f"{name}-instance" if v.static else None,
             session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
             max_poll_interval_ms=REBALANCE_MS, request_timeout_ms=REQUEST_MS,
@@ -322,9 +334,21 @@ class Harness:
     def _mask(self, parts: Iterable[Any]) -> int:
         m = 0
         for t, p in parts:
-            if t == TOPIC and 0 <= int(p) < self.max_partitions:
-                m |= 1 << int(p)
+            if t in self.topic_base and 0 <= int(p) < self.topic_max[t]:
+                m |= 1 << (self.topic_base[t] + int(p))
         return m
+
+    def topic_mask(self, topics: Iterable[str]) -> int:
+        """A subscription (topic names) as the model's topic bit mask."""
+        return sum(1 << k for k, t in enumerate(self.topics) if t in set(topics))
+
+    def _subscribed(self, name: str) -> int:
+        """The topics ``name`` subscribes to (a stopped process restarts with its last subscription, as
+        the model's does)."""
+        p = self._process(name)
+        if p is not None and p.alive and not p.consumer.closed:
+            return self.topic_mask(p.consumer.config.topics)
+        return self.topic_mask(self.subscriptions[name])
 
     def _assignment_mask(self, blob: bytes) -> int:
         if len(blob) < 2:
@@ -383,7 +407,7 @@ class Harness:
                 for i, name in enumerate(self.names):
                     pid = self._pending_id(name, pending)
                     if records[i] is None and pid is not None:
-                        records[i] = Record(static=False, joined=True, topics=1)
+                        records[i] = Record(static=False, joined=True, topics=self._subscribed(name))
                         ids[i] = pid
                         self.pending_joined.add(i)
                 self._last_ids = (ids, pending)
@@ -460,7 +484,11 @@ class Harness:
                 and all(mv.awaiting_join for mv in view.members))
 
     def _existing(self) -> int:
-        return (1 << min(self.sim.topic_counts.get(TOPIC, 0), self.max_partitions)) - 1
+        m = 0
+        for t in self.topics:
+            n = min(self.sim.topic_counts.get(t, 0), self.topic_max[t])
+            m |= ((1 << n) - 1) << self.topic_base[t]
+        return m
 
     def _record(self, view: Any, mv: Any) -> Record:
         topics, owned, gen = 0, 0, NO_GENERATION
@@ -472,7 +500,7 @@ class Harness:
                 sub = decode_subscription(blob)
             except ConsumerProtocolError:
                 break
-            topics = 1 if TOPIC in sub.topics else 0
+            topics = self.topic_mask(sub.topics)
             owned = self._mask(sub.owned_partitions)
             gen = sub.generation_id
             if name == "sticky":
@@ -523,7 +551,7 @@ class Harness:
                 tr.frozen = replace(tr.frozen, inbox=inbox)
             return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
-            return Client(proc=Proc.DOWN, topics=1)
+            return Client(proc=Proc.DOWN, topics=self._subscribed(name))
         if tr.frozen is not None and self.slot[name] not in self.pending_joined:
             # Shown as before its request, but a GC pause shows (the model's Pause/Resume), and so does
             # the coordinator dropping its record meanwhile (its member id is then stale).
@@ -536,7 +564,7 @@ class Harness:
         if self.slot[name] in self.pending_joined:
             proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
             return Client(proc=proc, status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=c.generation.generation_id,
-                          owned=0, topics=1)
+                          owned=0, topics=self._subscribed(name))
         if mid == "" and c.config.group_instance_id is not None and any(f.kind == "join" for f in c.inflight.values()):
             # a static member learns its member id from the JoinGroup answer: it holds that id already
             cid = Id.CURRENT if record_id is not None else Id.STALE
@@ -553,8 +581,11 @@ class Harness:
             # A reset member (no generation or no member id) has lost its partitions; Kafka reports
             # it at the next onJoinPrepare, the model at once (it cannot commit in between).
             owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") else self._mask(c.owned),
-            topics=1,
-            rejoin=c.rejoin_needed and status == MS.STABLE,
+            topics=self._subscribed(name),
+            # the subscription changed since the last JoinGroup: the next poll rejoins (the model's
+            # ChangeSubscription sets rejoin with the new subscription, in one step)
+            rejoin=(c.rejoin_needed or (c.joined_topics is not None and c.joined_topics != tuple(sorted(c.config.topics))))
+            and status == MS.STABLE,
             inbox=self._inbox(name),
         )
 
@@ -671,7 +702,7 @@ class Harness:
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
                     if alive and not p.consumer.needs_join_prepare:
                         # it is already joining again as a fresh member (Start, then SendJoinGroup)
-                        tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=1), "join"
+                        tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=self._subscribed(name)), "join"
                 continue
             gone = p is None or not p.alive or p.consumer.closed
             if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
@@ -1146,7 +1177,7 @@ class Harness:
             return all(r is None for r in g.records)
         if g.status != GS.STABLE:
             return False
-        covered = 0
+        covered = wanted = 0
         for i, c in enumerate(s.clients):
             r = g.records[i]
             if c.proc == Proc.DOWN:
@@ -1156,10 +1187,12 @@ class Harness:
             if c.proc != Proc.UP or r is None or c.id != Id.CURRENT or c.status != MS.STABLE or c.rejoin \
                     or c.inbox is not None or c.generation != g.generation or c.owned != r.assignment:
                 return False
-            if covered & r.assignment:
+            sub = self.cfg.subscribed_partitions(c.topics, g.partitions)
+            if covered & r.assignment or r.assignment & ~sub:
                 return False
             covered |= r.assignment
-        return covered == g.partitions
+            wanted |= sub
+        return covered == wanted
 
     def _leaving(self) -> bool:
         return any(t.frozen is not None and t.frozen_kind == "leave" for t in self.track.values())
@@ -1312,11 +1345,14 @@ def make_machine(
     counter: list[int] | None = None,
     paired: bool = False,
     slow_starts: bool = False,
+    topics: int = 1,
 ) -> type:
     """A ``RuleBasedStateMachine`` class driving one :class:`Harness` per example.
 
     Rules: a member starts (static or dynamic, as the variant says), closes, crashes, pauses past its
-    session timeout and comes back; a partition is added; the network delays, duplicates, reorders or
+    session timeout and comes back (and, in ``pause_then_commit``, commits as it comes back: a zombie's
+    or a missed rebalance's stale commit); a partition is added; with ``topics=2`` a member changes its
+    subscription (drops or takes back the second topic); the network delays, duplicates, reorders or
     loses messages for a while; time advances (timers fire); the coordinator fails over; a group
     metadata write fails; ``quiesce``. Every example ends with a ``quiesce``. ``counter[0]`` counts
     the examples run (for the mutation table). ``paired``: every rule also drives the correct reference
@@ -1362,9 +1398,9 @@ def make_machine(
         @initialize(seed=simulator_seeds())
         def boot(self, seed: int) -> None:
             box[0] += 1
-            self.hs = [Harness(variant, members, partitions, partitions + 1, seed, cfaults, kfaults)]
+            self.hs = [Harness(variant, members, partitions, partitions + 1, seed, cfaults, kfaults, topics=topics)]
             if paired:
-                self.hs.append(Harness(variant, members, partitions, partitions + 1, seed))
+                self.hs.append(Harness(variant, members, partitions, partitions + 1, seed, topics=topics))
             print(f"conformance example: variant {variant}, simulator seed {seed}")
 
             def boot_one(h: Harness) -> None:
@@ -1411,10 +1447,45 @@ def make_machine(
                     h.act("pause", n, duration_ms=ms)
             self._each(go)
 
+        @rule(n=st.sampled_from(names), ms=st.sampled_from([REBALANCE_MS + 2000, SESSION_MS + 3000]))
+        def pause_then_commit(self, n: str, ms: int) -> None:
+            """A GC pause past the rebalance (or the session) timeout, and the application's commitAsync
+            as the first thing when it ends (queued now, it runs before the process's own timers): by
+            then the group may have moved on without it (a static member is kept across a rebalance it
+            missed: its generation is stale), or removed it."""
+            def go(h: Harness) -> None:
+                c = h.state.clients[h.slot[n]]
+                if _alive(h, n) and c.proc == Proc.UP and c.id == Id.CURRENT:
+                    h.act("pause", n, duration_ms=ms)
+                    h.act("commit", n)
+            self._each(go)
+
+        @precondition(lambda self: topics > 1)
+        @rule(n=st.sampled_from(names))
+        def subscribe(self, n: str) -> None:
+            """The member drops the last topic from its subscription, or takes it back (the model's
+            ChangeSubscription: only a STABLE member with a current member id and no rejoin pending)."""
+            def go(h: Harness) -> None:
+                c = h.state.clients[h.slot[n]]
+                p = h.sim.procs.get(n)
+                if not (_alive(h, n) and c.proc == Proc.UP and c.status == MS.STABLE and c.id == Id.CURRENT
+                        and not c.rejoin and c.inbox is None and h.track[n].frozen is None):
+                    return
+                k = p.consumer
+                if k.state is not MemberState.STABLE or k.rejoin_needed or any(
+                        f.kind in ("join", "sync") for f in k.inflight.values()):
+                    return
+                last = h.topics[-1]
+                new = tuple(t for t in h.topics if t != last) if last in k.config.topics else h.topics
+                h.subscriptions[n] = new
+                h.act("subscribe", n, topics=new)
+            self._each(go)
+
         @rule()
         def add_partition(self) -> None:
             def go(h: Harness) -> None:
-                count = h.sim.topic_counts[TOPIC]
+                last = h.topics[-1]  # the model adds the last partition: the last topic grows
+                count = h.sim.topic_counts[last]
                 if h.variant.static and not (all(_alive(h, n) for n in names) and all(
                         c.status == MS.STABLE and c.id == Id.CURRENT for c in h.state.clients)):
                     # Known finding (docs/conformance.md, gap 3): a static leader that restarts after the
@@ -1422,8 +1493,8 @@ def make_machine(
                     # partition; the model's leader does. Not generated (nor while a member is still
                     # (re)joining: a restarted one may be that leader), so the suite checks the rest.
                     return
-                if count < h.max_partitions:
-                    h.act("partitions", topic=TOPIC, count=count + 1)
+                if count < h.topic_max[last]:
+                    h.act("partitions", topic=last, count=count + 1)
             self._each(go)
 
         @rule(kind=st.sampled_from(sorted(NETWORKS)), ms=st.sampled_from([500, 3000]))

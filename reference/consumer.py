@@ -18,6 +18,11 @@ Inputs (each takes the virtual time ``now`` in ms and returns a list of :class:`
 * :meth:`Consumer.receive` - a response arrives (matched to the request by correlation id;
   responses to requests the member has abandoned are ignored).
 * :meth:`Consumer.close` - ``KafkaConsumer.close``: ``onLeavePrepare`` then LeaveGroup.
+* :meth:`Consumer.subscribe` - ``KafkaConsumer.subscribe(topics)`` on a running member: the next
+  :meth:`poll` sees that the subscription differs from the one it joined with and rejoins
+  (``ConsumerCoordinator.rejoinNeededOrPending``); what is revoked is decided in ``onJoinPrepare``.
+* :meth:`Consumer.commit_async` - ``KafkaConsumer.commitAsync()``: the application commits the
+  consumed offsets of its owned partitions now, with the generation it believes it is in.
 
 :meth:`Consumer.next_timer_ms` tells the driver when :meth:`tick` next has something to do.
 
@@ -68,7 +73,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .consumer_protocol import (
@@ -308,6 +313,7 @@ class Consumer:
     connection: int = 0  # bumped on every disconnect; replies on older connections are dropped
     is_leader: bool = False
     assignment_snapshot: tuple[tuple[str, int], ...] | None = None  # leader: metadata it assigned with
+    group_topics: tuple[str, ...] | None = None  # leader: every member's topics (SubscriptionState.groupSubscribe)
     fatal: str | None = None
     closed: bool = False
     protocol: str = EAGER
@@ -321,6 +327,7 @@ class Consumer:
     next_auto_commit_ms: int = 0
     retry_at_ms: int = 0
     join_prepare_deadline_ms: int | None = None
+    joined_topics: tuple[str, ...] | None = None  # ConsumerCoordinator.joinedSubscription (last JoinGroup)
     _prepare_committed: bool = False  # onJoinPrepare already sent its auto-commit for this rebalance
     _next_corr: int = 0
     _assignors: dict[str, Any] = field(default_factory=dict)
@@ -405,6 +412,35 @@ class Consumer:
         self.closed = True
         self.inflight.clear()
         self._event(now, "left")
+
+    def subscribe(self, now: int, topics: tuple[str, ...]) -> list[Send]:
+        """``KafkaConsumer.subscribe(topics)``: a new subscription for a running member.
+
+        Nothing is sent and nothing revoked here: the next :meth:`poll` finds the subscription
+        different from the one the member last joined with (``joinedSubscription``) and starts a
+        rebalance; ``onJoinPrepare`` then revokes everything (EAGER) or the owned partitions of
+        topics no longer subscribed (COOPERATIVE)."""
+        if not topics:
+            raise ValueError("subscribe needs at least one topic (unsubscribe is not modelled)")
+        if self.fatal is None and not self.closed:
+            self.config = replace(self.config, topics=tuple(topics))
+        return []
+
+    def commit_async(self, now: int) -> list[Send]:
+        """``KafkaConsumer.commitAsync()``: the application commits the consumed offsets of every owned
+        partition now, with the generation it believes it is in (``generationIfStable``: outside
+        STABLE the commit fails locally). With the coordinator unknown Kafka queues the commit until
+        it is found; here it fails at once with ``RetriableCommitFailedException`` (the caller may
+        retry), which changes no protocol state."""
+        out: list[Send] = []
+        if self.fatal is not None or self.closed or not self.owned:
+            return out
+        if not self.coordinator_known:
+            self._event(now, "commit", tuple([t, p, self.positions.get((t, p), 0)] for t, p in self.owned),
+                        accepted=False, error="RetriableCommitFailedException")
+            return out
+        self._commit(now, self.owned, "app", out)
+        return out
 
     def receive(self, now: int, corr: int, response: Response) -> list[Send]:
         """A response to request ``corr`` arrived."""
@@ -501,13 +537,19 @@ class Consumer:
         )
 
     def _metadata_snapshot(self) -> tuple[tuple[str, int], ...]:
-        """``MetadataSnapshot``: partition counts of the subscribed topics."""
+        """``MetadataSnapshot``: partition counts of the subscribed topics (the leader: of every topic
+        some member subscribes to, so it notices any of them growing)."""
         counts = self.metadata()
-        return tuple(sorted((t, counts.get(t, 0)) for t in self.config.topics))
+        topics = set(self.config.topics) | set(self.group_topics or ())
+        return tuple(sorted((t, counts.get(t, 0)) for t in topics))
 
     def _rejoin_or_pending(self) -> bool:
         """``ConsumerCoordinator.rejoinNeededOrPending``: the leader also rejoins when the partition
         counts it assigned with have changed (only the leader keeps an assignment snapshot)."""
+        if self.joined_topics is not None and self.joined_topics != tuple(sorted(self.config.topics)):
+            if not self.rejoin_needed and self._kind_inflight("join") is None and self._kind_inflight("sync") is None:
+                self.rejoin_needed = True  # requestRejoin: the subscription changed since the last join
+            return True
         if self.assignment_snapshot is not None and self.assignment_snapshot != self._metadata_snapshot():
             if not self.rejoin_needed and self._kind_inflight("join") is None and self._kind_inflight("sync") is None:
                 self.rejoin_needed = True  # requestRejoinIfNecessary
@@ -588,6 +630,7 @@ class Consumer:
                 rack_id=self.config.rack_id,
             )
             protocols.append((name, encode_subscription(sub)))
+        self.joined_topics = tuple(sorted(self.config.topics))
         req = JoinGroupRequest(
             group_id=self.config.group_id,
             member_id=self.generation.member_id,
@@ -725,6 +768,7 @@ class Consumer:
         except ConsumerProtocolError as e:
             self.fatal = f"SchemaException: {e}"
             return
+        self.group_topics = tuple(sorted({t for s in subs.values() for t in s["topics"]}))
         self.assignment_snapshot = self._metadata_snapshot()
         counts = {t: n for t, n in self.metadata().items()}
         same_round = "same_round_transfer" in self.faults and self.protocol == COOPERATIVE
@@ -804,6 +848,7 @@ class Consumer:
         """§5.7 ``onJoinComplete``."""
         if not self.is_leader:
             self.assignment_snapshot = None
+            self.group_topics = None  # SubscriptionState.resetGroupSubscription
         subscribed = set(self.config.topics)
         if any(tp[0] not in subscribed for tp in assigned):
             self.rejoin_needed = True

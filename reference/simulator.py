@@ -36,6 +36,9 @@ thread is busy processing and does not poll, while the heartbeat thread keeps ru
 moves to the other broker), ``store_fails`` (the next group-metadata write fails with an error),
 ``network`` (switch to another :class:`NetworkConfig` from now on, e.g. to heal a lossy network),
 ``partitions`` (a topic's partition count changes; a ``topic`` trace line records it).
+Application calls: ``subscribe`` (``topics=(...)``: ``KafkaConsumer.subscribe`` on a running
+member, which rejoins at its next poll) and ``commit`` (``KafkaConsumer.commitAsync()`` of the
+owned partitions); a call made while the process is paused or busy waits until that ends.
 
 Inspection: :meth:`step` processes one event and returns a :class:`StepRecord` (what happened and
 the trace lines it produced); :meth:`run_until` and :meth:`run` loop over it; :meth:`snapshot`
@@ -140,7 +143,7 @@ class Simulator:
 
     def at(self, time_ms: int, action: str, name: str | None = None, **args: Any) -> None:
         """Schedule an action: start, close, crash, restart, pause, stall, failover, store_fails,
-        network, partitions."""
+        network, partitions, subscribe (``topics=...``), commit (the application's commitAsync)."""
         if action not in _ACTIONS:
             raise ValueError(f"unknown simulator action {action!r}; choose from {', '.join(sorted(_ACTIONS))}")
         self._push(time_ms, "action", (action, name), args)
@@ -469,6 +472,36 @@ class Simulator:
         p.stalled_until = max(p.stalled_until, self.now + int(args["duration_ms"]))
         return ("action", name, f"application busy (no poll) until {p.stalled_until} ms")
 
+    def _app_call(self, name: str | None, args: dict[str, Any], action: str) -> _Proc | None:
+        """The application thread calls the consumer: not while it is paused or busy (the call waits
+        until the pause or the busy spell ends)."""
+        assert name is not None
+        p = self.procs.get(name)
+        if p is None or not p.alive:
+            return None
+        wait = max(p.paused_until, p.stalled_until)
+        if wait > self.now:
+            self._push(wait, "action", (action, name), args)
+            return None
+        return p
+
+    def _subscribe(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        p = self._app_call(name, args, "subscribe")
+        if p is None:
+            return ("action", name or "", "not running now (or paused: the call waits)")
+        topics = tuple(args["topics"])
+        sends = p.consumer.subscribe(self.now, topics)
+        self._after_consumer(p, sends)
+        return ("action", p.name, f"subscribe({', '.join(topics)})")
+
+    def _commit(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
+        p = self._app_call(name, args, "commit")
+        if p is None:
+            return ("action", name or "", "not running now (or paused: the call waits)")
+        sends = p.consumer.commit_async(self.now)
+        self._after_consumer(p, sends)
+        return ("action", p.name, f"commitAsync(): {_describe_sends(sends)}")
+
     def _failover(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
         old = self.leader
         new = 2 if old == 1 else 1
@@ -589,4 +622,6 @@ _ACTIONS: dict[str, Callable[[Simulator, str | None, dict[str, Any]], tuple[str,
     "store_fails": Simulator._store_fails,
     "network": Simulator._network,
     "partitions": Simulator._partitions,
+    "subscribe": Simulator._subscribe,
+    "commit": Simulator._commit,
 }

@@ -141,6 +141,15 @@ def test_conformance_state_machine(variant):
     run_machine(machine, settings(settings.default))
 
 
+@pytest.mark.deep
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_conformance_subscriptions(variant):
+    """The same suite on two topics, where members also change their subscription (drop the second
+    topic, take it back) and the second topic grows."""
+    machine = make_machine(variant, slow_starts=False, topics=2)
+    run_machine(machine, settings(settings.default))
+
+
 _SCHEDULE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])

@@ -438,3 +438,75 @@ def test_poll_timeout_dynamic_member_leaves_static_member_does_not(protocol: str
     lost = [e for e in c2 if e["event"] == "lost"]
     assert lost and lost[0]["ts_ms"] >= 80000  # reported at the first poll after the stall
     assert all(len(v) == 1 for v in ownership(sim.trace, 0, 100000).final_owners.values())
+
+
+# ------------------------------------------------------------------------- application calls
+
+
+def _two_topic_group(protocol: str) -> Simulator:
+    from dataclasses import replace as _replace
+
+    sim = Simulator(SimConfig(seed=3, topics=(("t", 3), ("u", 3))))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=_replace(member_config(n, protocol, None), topics=("t", "u")))
+    return sim
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_subscription_change_rebalances_and_moves_the_dropped_topic(protocol: str) -> None:
+    sim = _two_topic_group(protocol)
+    sim.at(20000, "subscribe", "c1", topics=("t",))
+    sim.run_quietly_until(60000)
+    late = [e for e in sim.trace if e["ts_ms"] >= 20000 and e.get("member") == "c1"]
+    revoked = set().union(set(), *(_parts(e) for e in late if e["event"] == "revoked"))
+    if protocol == "cooperative":
+        # only the partitions of the dropped topic are given up
+        assert revoked and all(t == "u" for t, _p in revoked), revoked
+    else:
+        assert any(t == "t" for t, _p in revoked)
+    owners = ownership(sim.trace, 0, 60000).final_owners
+    assert {tp for tp, who in owners.items() if "c1" in who} <= {("t", p) for p in range(3)}
+    assert {("u", p) for p in range(3)} <= {tp for tp, who in owners.items() if who == {"c2"} or who == ["c2"] or "c2" in who}
+    assert all(len(v) == 1 for v in owners.values())
+    assert sim.procs["c1"].consumer.joined_topics == ("t",)
+
+
+def test_subscription_unchanged_does_not_rebalance() -> None:
+    sim = _two_topic_group("cooperative")
+    sim.run_quietly_until(20000)
+    gen = sim.procs["c1"].consumer.generation.generation_id
+    sim.at(20000, "subscribe", "c1", topics=("u", "t"))  # the same topics, another order
+    sim.run_quietly_until(40000)
+    assert sim.procs["c1"].consumer.generation.generation_id == gen
+
+
+@pytest.mark.parametrize("faults", [frozenset(), frozenset({"accept_stale_commit"})])
+def test_commit_after_a_missed_rebalance_is_fenced_by_generation(faults: frozenset[str]) -> None:
+    """A static member pauses past the rebalance timeout while the group rebalances without it (it is
+    kept: static members are not removed for missing a rebalance) and commits as it resumes: its
+    generation is stale, so the commit is refused with ILLEGAL_GENERATION - unless the coordinator's
+    generation check is switched off (the ``accept_stale_commit`` mutant)."""
+    from dataclasses import replace as _replace
+
+    def cfg(n: str) -> Any:  # rebalance timeout (6 s) below the session timeout (10 s)
+        return _replace(member_config(n, "static", None), max_poll_interval_ms=6000, heartbeat_interval_ms=1000)
+
+    sim = Simulator(SimConfig(seed=5, coordinator_faults=faults))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=cfg(n))
+    sim.run_quietly_until(20000)
+    sim.at(20000, "pause", "c1", duration_ms=8000)  # past the rebalance timeout, within the session timeout
+    sim.at(20000, "commit", "c1")  # the application's commitAsync, made as the pause ends
+    sim.at(20000, "start", "c3", config=cfg("c3"))
+    sim.run_quietly_until(40000)
+    # the answer to the commit sent at 28 s with generation 1 (the group is at 2 by then); the
+    # member's own onJoinPrepare commit, made after it noticed, fails locally (CommitFailedException)
+    c1 = [e for e in sim.trace if e.get("member") == "c1" and e["event"] == "commit" and e["ts_ms"] >= 28000
+          and e.get("error") != "CommitFailedException"]
+    assert c1, [e for e in sim.trace if e.get("member") == "c1"][-5:]
+    first = c1[0]
+    assert sim.procs["c2"].consumer.generation.generation_id >= 2
+    if faults:
+        assert first["accepted"] is True
+    else:
+        assert first["accepted"] is False and first["error"] == "ILLEGAL_GENERATION"
