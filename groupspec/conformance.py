@@ -1134,8 +1134,16 @@ class Harness:
             getattr(b, "_store_failure", None) is None for b in self.sim.brokers.values()
         ) and self.sim.network.config.loss == 0 and all(
             t.frozen is None and not self._kinds(n) for n, t in self.track.items()
-        ) and not self._lossy_requests():
+        ) and not self._lossy_requests() and not self._misdirected():
             self.suspended = ""
+
+    def _misdirected(self) -> bool:
+        """A running process still believes a broker that no longer leads the group is its coordinator
+        (it slept through a failover in a GC pause): what it sends next is refused NOT_COORDINATOR, and
+        a LeaveGroup refused so is lost while the process resets itself, as after message loss. The
+        failover has not played out until it has rediscovered the coordinator."""
+        return any(p.alive and not p.consumer.closed and p.consumer.fatal is None and p.consumer.coordinator_known
+                   and p.consumer.coordinator_node != self.sim.leader for p in self.sim.procs.values())
 
     def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:
         if not rec.trace and rec.kind != "time" and not final:
