@@ -1175,7 +1175,8 @@ class Harness:
     # ------------------------------------------------------------------ convergence
     def converged(self) -> bool:
         """Every running member STABLE in the group's generation, owning exactly its stored
-        assignment; the assignments disjoint and covering every existing partition."""
+        assignment; the assignments disjoint, each within its member's subscription, covering every
+        existing partition some member subscribes to."""
         s = self.state
         g = s.group
         if self._group_view() is None:
