@@ -903,6 +903,7 @@ class Harness:
             return None
         self.steps += 1
         self._after_step(before, pre)
+        self._dropped_answers(before, pre)
         self._pre_pending = self._shown_pending
         self.orphan_gap = False
         post = self.abstract()
@@ -911,6 +912,19 @@ class Harness:
         self.state = post
         self._shown_pending = set(self.pending_joined)
         return rec
+
+    def _dropped_answers(self, before: tuple[Any, dict[str, dict[int, str]], dict[str, Any], int], pre: State) -> None:
+        """A process dropped its connection (its local session timeout ran out in a GC pause, a request
+        timed out, a coordinator error) while a JoinGroup/SyncGroup answer was on its way to it on that
+        connection: the answer is lost as surely as on a lossy network. The model's inbox is never lost,
+        so the refinement check is suspended, as for message loss, until the group has settled."""
+        for i, name in enumerate(self.names):
+            p = self._process(name)
+            old = before[2].get("_conn_" + name)
+            if p is None or old is None or pre.clients[i].inbox is None:
+                continue
+            if old // 1_000_000 == p.incarnation and p.consumer.connection != old % 1_000_000 and not self.suspended:
+                self.suspended = f"{name} disconnected with an answer on its way"
 
     def _check_commit(self, head: Any, pre: State, post: State, rec: StepRecord) -> None:
         """An OffsetCommit the reference coordinator accepts must be one the model accepts.
@@ -1212,6 +1226,12 @@ class Harness:
                        StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
         self.step()
 
+    def _pausing(self) -> bool:
+        """A GC pause is under way: a perturbation that has not landed yet. What the paused process
+        sent before it stopped is linearized as Resume, the send, Pause again (a perturbation a
+        model run without budget cannot take), so the bound is taken once every pause has ended."""
+        return any(p.alive and p.paused_until > self.sim.now for p in self.sim.procs.values())
+
     def _static_unknown_due(self) -> bool:
         """Model gap 7 is ahead: a running static member shown with a stale member id has no record (the
         model's bound would count on its being fenced; Kafka's member rejoins)."""
@@ -1246,8 +1266,9 @@ class Harness:
         # stopped (the model's LeaveGroup step happens at its delivery), and the events that suspend the
         # refinement check (failover, a failed write, loss) until the group has settled, and a join
         # completion that alpha shows as not yet happened (while it is due, what else happens is only
-        # shown with it). The model's bound counts from there.
-        while not self.converged() and (self.suspended or self._leaving() or self.holding or self._static_unknown_due()):
+        # shown with it), and GC pauses under way. The model's bound counts from there.
+        while not self.converged() and (self.suspended or self._leaving() or self.holding or self._static_unknown_due()
+                                        or self._pausing()):
             self._quiet_step(end, limit_ms)
         bound = None if self.suspended or self.converged() else self.model_bound()
         start_steps = self.fair_steps
