@@ -4,6 +4,7 @@ Profiles (choose with HYPOTHESIS_PROFILE):
 * ``ci``   — the CI profile: the whole suite well within 10 minutes on 2 cores.
 * ``deep`` — nightly (`make test-deep`): at least ten times the examples, longer runs.
 * ``dev``  — quick local runs.
+* ``sweep`` — ``ci`` without shrinking (same examples for the same seed): for sweeping seeds.
 
 Every run is seeded and prints its seed in the header (``hypothesis seed N``): without
 ``--hypothesis-seed`` one is drawn here (by the xdist controller, which hands it to its workers), so
@@ -17,7 +18,7 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "ci",
@@ -38,6 +39,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("dev", max_examples=20, stateful_step_count=20, deadline=None, print_blob=True)
+# The CI profile without shrinking: for sweeping many seeds (a failure prints its unshrunk schedule,
+# which replays as it is; shrinking a stateful conformance failure can take longer than the run).
+settings.register_profile(
+    "sweep",
+    settings.get_profile("ci"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # Scale factor that non-Hypothesis randomised suites use for their own loops.
