@@ -10,8 +10,13 @@ assignment. It needs nothing but the trace: no coordinator state, no model. It r
 * ``exclusive_ownership`` — a partition owned by two running members at once where *neither* of
   them turns out to be a zombie. A zombie is an owner whose next membership event (``assigned``,
   ``fenced``, ``lost``, ``left`` or ``joined``) after the overlap is ``fenced``, ``lost`` or ``left``:
-  it had already been removed by the coordinator and had not noticed yet. Overlaps with a zombie are
-  allowed by the protocol (fencing makes them harmless) and reported as ``zombie_overlap`` notes.
+  it had already been removed by the coordinator and had not noticed yet. Also a zombie: an owner
+  *left behind* by a join phase that completed without it (a static member kept in the group by the
+  rebalance timeout without rejoining, KAFKA-8220): the other owner got the partition in a newer
+  generation, and the older owner gives it up (``revoked``/``lost``) while still in the generation it
+  got it in, taking part in no newer assignment with it (the model's ``live_member`` reads such a
+  member the same way). Overlaps with a zombie are allowed by the protocol (fencing makes them
+  harmless) and reported as ``zombie_overlap`` notes.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* for a partition that, at that
   moment, the committer owned together with another member which acquired it later, in a generation
   at least as new as the committer's (the committer is the stale owner; a zombie's late ``assigned``
@@ -124,7 +129,9 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
                                          (name,), tp, k))
                     continue
                 for other in list(owners.get(tp, {})):
-                    out.extend(_overlap(evs, k, ts, tp, other, name, notes, final))
+                    behind = _left_behind(evs, k, tp, other, acquired_gen.get((tp, other), -1),
+                                          gen if isinstance(gen, int) else -1)
+                    out.extend(_overlap(evs, k, ts, tp, other, name, notes, final, behind))
                 m.owned[tp] = k
                 owners.setdefault(tp, {})[name] = k
                 acquired_gen[(tp, name)] = gen if isinstance(gen, int) else -1
@@ -170,11 +177,30 @@ def _release(name: str, m: _Member, owners: dict[TP, dict[str, int]]) -> None:
     m.owned.clear()
 
 
+def _left_behind(evs: list[dict[str, Any]], k: int, tp: TP, old: str, old_gen: int, new_gen: int) -> bool | None:
+    """Whether ``old`` (which got ``tp`` in ``old_gen``) was left behind when the other owner got it in
+    ``new_gen`` at event ``k``: it gives ``tp`` up in ``old_gen`` without a newer assignment first.
+    ``None`` when the trace ends before it shows."""
+    if not 0 <= old_gen < new_gen:
+        return False
+    for ev in evs[k + 1:]:
+        if ev.get("member") != old:
+            continue
+        kind = ev.get("event")
+        if kind in ("revoked", "lost") and tp in _parts(ev):
+            return ev.get("generation") in (old_gen, -1)
+        if kind in ("assigned", "joined"):
+            return False
+    return None
+
+
 def _overlap(evs: list[dict[str, Any]], k: int, ts: int, tp: TP, old: str, new: str, notes: bool,
-             final: bool) -> list[Violation]:
+             final: bool, behind: bool | None = False) -> list[Violation]:
     nxt = {w: _next_membership(evs, w, k) for w in (old, new)}
     zombies = [w for w in (old, new) if nxt[w] in ("fenced", "lost", "left")]
-    if not zombies and not final and None in nxt.values():
+    if behind and old not in zombies:
+        zombies.append(old)
+    if not zombies and not final and (None in nxt.values() or behind is None):
         return []  # undecided: an owner has not shown yet whether it was a zombie
     if zombies:
         if notes:

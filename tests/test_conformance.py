@@ -54,6 +54,24 @@ def test_trace_double_owner_is_reported_unless_one_is_a_zombie():
     assert check_trace(t[:4], final=False) == []
 
 
+def test_trace_member_left_behind_by_a_join_phase_is_a_zombie():
+    """A static member kept by the rebalance timeout without rejoining (KAFKA-8220) still owns t-1 from
+    generation 1 when c2 gets it in generation 2; it gives it up in generation 1 (eager revoke before
+    it rejoins): a zombie overlap, not a violation. Had it given it up only after taking part in
+    generation 2 (its revoke carrying generation 2, as a same-round transfer would), it is one."""
+    t = [ev(0, "a", "joined"), ev(0, "b", "joined"), ev(5, "a", "assigned", [0, 1]), ev(8, "b", "assigned", [1], gen=2),
+         ev(9, "a", "revoked", [0, 1], gen=1), ev(12, "a", "assigned", [0], gen=3), ev(12, "b", "assigned", [1], gen=3)]
+    assert check_trace(t) == []
+    assert [x.check for x in check_trace(t, notes=True)] == ["zombie_overlap"]
+    assert check_trace(t[:4], final=False) == []  # undecided until a shows what it was
+    late = [dict(e) for e in t]
+    late[4]["generation"] = 2
+    assert [x.check for x in check_trace(late)] == ["exclusive_ownership"]
+    same = [dict(e) for e in t]
+    same[3]["generation"] = 1  # the same generation: never left behind
+    assert [x.check for x in check_trace(same)] == ["exclusive_ownership"]
+
+
 def test_trace_zombie_commit_during_overlap_is_a_fencing_violation():
     t = [ev(0, "a", "joined"), ev(0, "b", "joined"), ev(5, "a", "assigned", [0]), ev(8, "b", "assigned", [0], gen=2),
          ev(9, "a", "commit", [(0, 42)], gen=2, accepted=True), ev(10, "a", "fenced", error="ILLEGAL_GENERATION")]
