@@ -315,6 +315,7 @@ class Harness:
         self.fair_steps = 0
         self.stutters = 0
         self.perturbed = False  # a perturbation (an unfair model step) was matched since quiesce last cleared it
+        self._left: set[tuple[str, int, int]] = set()  # LeaveGroups (sender, connection, correlation) handled
 
     # ------------------------------------------------------------------ configuration of members
     def consumer_config(self, name: str) -> ConsumerConfig:
@@ -846,7 +847,9 @@ class Harness:
         """A LeaveGroup (or, unless ``only_leave``, a JoinGroup or SyncGroup) from ``name`` is still on
         its way to the coordinator."""
         kinds = (LeaveGroupRequest,) if only_leave else (LeaveGroupRequest, JoinGroupRequest, SyncGroupRequest)
+        # a duplicated copy of a LeaveGroup the coordinator has already handled changes nothing
         return any(kind == "deliver" and not env.is_reply and env.src == name and isinstance(env.payload, kinds)
+                   and (env.src, env.conn, env.corr) not in self._left
                    for _at, _seq, kind, env, _b in self.sim._queue)
 
     def _took_effect(self, head: Any, name: str, tlen: int) -> bool:
@@ -908,6 +911,10 @@ class Harness:
         if rec is None:
             return None
         self.steps += 1
+        head = before[0]
+        if head is not None and head[2] == "deliver" and not head[3].is_reply \
+                and isinstance(head[3].payload, LeaveGroupRequest):
+            self._left.add((head[3].src, head[3].conn, head[3].corr))
         self._after_step(before, pre)
         self._dropped_answers(before, pre)
         self._pre_pending = self._shown_pending
