@@ -563,8 +563,8 @@ class Harness:
             # Shown as before its request, but a GC pause shows (the model's Pause/Resume), and so does
             # the coordinator dropping its record meanwhile (its member id is then stale).
             f = tr.frozen
-            proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
             fid = Id.STALE if f.id == Id.CURRENT and record_id is None else f.id
+            proc = Proc.PAUSED if p.paused_until > self.sim.now and fid != Id.NONE else Proc.UP
             return f if (proc, fid) == (f.proc, f.id) else replace(f, proc=proc, id=fid)
         c = p.consumer
         mid = c.member_id
@@ -582,7 +582,9 @@ class Harness:
         else:
             cid = Id.STALE
         status = _MEMBER_STATE[c.state]
-        proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
+        # A GC pause shows only for a process that holds a member id: the model's Pause is a member's
+        # (the zombie story); a process that has none yet only has its next steps delayed.
+        proc = Proc.PAUSED if p.paused_until > self.sim.now and cid != Id.NONE else Proc.UP
         return Client(
             proc=proc, status=status, id=cid, generation=c.generation.generation_id,
             # A reset member (no generation or no member id) has lost its partitions; Kafka reports
