@@ -556,6 +556,9 @@ class Harness:
             inbox = self._leaver_inbox(name, tr)
             if inbox is not None:
                 tr.frozen = replace(tr.frozen, inbox=inbox)
+            if tr.frozen.id == Id.CURRENT and record_id is None:
+                # its record went away meanwhile (expired): the id it will leave with is stale
+                tr.frozen = replace(tr.frozen, id=Id.STALE)
             return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=self._subscribed(name))
