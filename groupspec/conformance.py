@@ -1245,6 +1245,10 @@ class Harness:
                        StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
         self.step()
 
+    def _late_perturbation(self) -> bool:
+        """The last step was a perturbation's late effect (a matched unfair model step) or began a suspension."""
+        return self.perturbed or bool(self.suspended)
+
     def _pausing(self) -> bool:
         """A GC pause is under way: a perturbation that has not landed yet. What the paused process
         sent before it stopped is linearized as Resume, the send, Pause again (a perturbation a
@@ -1294,7 +1298,7 @@ class Harness:
         while not self.converged():
             self.perturbed = False
             self._quiet_step(end, limit_ms)
-            if (self.perturbed or self.suspended) and not self.converged():
+            if self._late_perturbation() and not self.converged():
                 # A late effect of a perturbation: a member that woke just too late for the rebalance
                 # timeout is linearized Pause, RebalanceTimeout, Resume; a disconnect dropped an answer
                 # (suspended). The bound is taken again from the state after it (none while suspended).

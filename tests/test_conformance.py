@@ -10,6 +10,10 @@
 """
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import settings
 from groupspec.conformance import (
@@ -135,64 +139,40 @@ def test_harness_failure_prints_timeline_and_seed():
     assert "simulator seed 11" in text and " 1. " in text and "<-- refinement" in text
 
 
-# Schedules found by randomized runs on the correct reference, replayed rule by rule. Each passes now;
-# with the fix named in the last field switched off it fails as it did (so each test can fail).
-_COMMON_204 = ("pause_then_commit(ms=13000, n='c1');pause(ms=8000, n='c1');failover();pause(ms=2000, n='c1');"
-               "pause(ms=8000, n='c2');pause_then_commit(ms=8000, n='c1');network(kind='duplicate', ms=500);"
-               "quiesce();quiesce();")
-REGRESSIONS = {
-    # --hypothesis-seed=104: c1 slept in a GC pause through failovers, resumed believing broker-1 led
-    # the group, and its max.poll.interval LeaveGroup was refused NOT_COORDINATOR (lost) while it reset
-    # itself; the refinement check had resumed too early.
-    "slept-through-failover": ("eager-range", 1, 47129880, (
-        "advance(ms=500);add_partition();failover();failover();failover();add_partition();advance(ms=8000);"
-        "advance(ms=50);advance(ms=2000);advance(ms=500);add_partition();network(kind='delay', ms=500);add_partition();"
-        "add_partition();network(kind='loss', ms=500);advance(ms=50);failover();network(kind='delay', ms=3000);"
-        "start(n='c1');failover();add_partition();pause(ms=2000, n='c3');failover();failover();pause(ms=8000, n='c1');"
-        "add_partition();network(kind='duplicate', ms=500);network(kind='duplicate', ms=3000);failover();"
-        "advance(ms=8000);failover();network(kind='reorder', ms=500);add_partition();failover();"
-        "pause(ms=8000, n='c1');network(kind='duplicate', ms=3000);network(kind='duplicate', ms=3000);"
-        "start(n='c1');failover()"), "refinement", "_misdirected"),
-    # --hypothesis-seed=204, two topics: quiesce took the model's bound while c1's 13 s pause was under
-    # way (its JoinGroup, sent just before, is Resume + SendJoinGroup + Pause: a perturbation).
-    "bound-during-a-pause": ("cooperative-sticky", 2, 3634932308, _COMMON_204 + (
-        "pause_then_commit(ms=13000, n='c2');quiesce();network(kind='delay', ms=500);add_partition();failover();"
-        "network(kind='delay', ms=3000);pause_then_commit(ms=13000, n='c1');quiesce()"), "quiesce", "_pausing"),
-    # --hypothesis-seed=204, two topics: c1's local session timeout ran out in a GC pause; it dropped its
-    # connection, and with it the SyncGroup answer on its way (the model's inbox is never lost).
-    "disconnect-drops-an-answer": ("cooperative-sticky", 2, 3634932308, _COMMON_204 + (
-        "pause_then_commit(ms=8000, n='c2');quiesce();network(kind='duplicate', ms=3000);add_partition();failover();"
-        "network(kind='delay', ms=3000);pause_then_commit(ms=13000, n='c1');quiesce()"), "refinement",
-        "_dropped_answers"),
-}
+# Schedules found by randomized runs on the correct reference (tests/conformance_regressions.json: what
+# was wrong, which seed found it), replayed rule by rule: each must pass. Where the fix is a method of
+# the harness, the schedule is also replayed with that method switched back to its earlier behaviour,
+# and must then fail as it did (so the test can fail).
+REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "conformance_regressions.json").read_text())}
+_UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
+            "_late_perturbation": lambda: False}
 
 
-@pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "unfixed"])
+def _replay(r: dict, unfixed: bool) -> Harness:
+    machine = make_machine(r["variant"], topics=r["topics"])()
+    machine.boot(seed=r["seed"])
+    if unfixed:
+        for fix in r["fix"].split(","):
+            setattr(machine.h, fix, _UNFIXED[fix])
+    for call in r["rules"]:
+        rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
+        kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
+                  for k, v in (a.split("=") for a in args.split(", ") if a)}
+        getattr(machine, rule)(**kwargs)
+    machine.teardown()
+    return machine.h
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
-def test_regression_schedules(name, fixed):
-    import re
+def test_regression_schedule_passes(name):
+    assert _replay(REGRESSIONS[name], unfixed=False).converged()
 
-    variant, topics, seed, calls, check, fix = REGRESSIONS[name]
-    machine = make_machine(variant, topics=topics)()
-    machine.boot(seed=seed)
-    if not fixed:  # the check as it was before the fix: this schedule then fails
-        off = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None}
-        setattr(machine.h, fix, off[fix])
 
-    def run() -> None:
-        for call in calls.split(";"):
-            rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
-            kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
-                      for k, v in (a.split("=") for a in args.split(", ") if a)}
-            getattr(machine, rule)(**kwargs)
-        machine.teardown()
-
-    if fixed:
-        run()
-        assert machine.h.converged()
-    else:
-        with pytest.raises(ConformanceFailure, match=check):
-            run()
+@pytest.mark.parametrize("name", sorted(n for n, r in REGRESSIONS.items() if r["fix"]))
+def test_regression_schedule_fails_unfixed(name):
+    r = REGRESSIONS[name]
+    with pytest.raises(ConformanceFailure, match=r["unfixed_fails"]):
+        _replay(r, unfixed=True)
 
 
 def test_match_finds_stutters_and_model_steps():
