@@ -1411,10 +1411,13 @@ def make_machine(
 
     Rules: a member starts (static or dynamic, as the variant says), closes, crashes, pauses past its
     session timeout and comes back (and, in ``pause_then_commit``, commits as it comes back: a zombie's
-    or a missed rebalance's stale commit); a partition is added; with ``topics=2`` a member changes its
+    or a missed rebalance's stale commit; ``missed_rebalance``: the group settles, a member sleeps
+    while a partition is added, then commits); a partition is added; with ``topics=2`` a member changes its
     subscription (drops or takes back the second topic); the network delays, duplicates, reorders or
     loses messages for a while; time advances (timers fire); the coordinator fails over; a group
-    metadata write fails; ``quiesce``. Every example ends with a ``quiesce``. ``counter[0]`` counts
+    metadata write fails; ``quiesce``. Every example ends with a ``quiesce``. ``partitions``: how many
+    exist at the start (default: the variant's ``start_partitions`` with one topic, 3 with two; the
+    model's instance has :data:`MODEL_PARTITIONS`). ``counter[0]`` counts
     the examples run (for the mutation table). ``paired``: every rule also drives the correct reference
     on the same schedule (mutation runs). ``slow_starts``: the ``start_slow`` rule (several members
     start on a slow duplicating network) is generated; only paired mutation runs use it, because on the
