@@ -10,7 +10,9 @@ assignment. It needs nothing but the trace: no coordinator state, no model. It r
 * ``exclusive_ownership`` — a partition owned by two running members at once where *neither* of
   them turns out to be a zombie. A zombie is an owner whose next membership event (``assigned``,
   ``fenced``, ``lost``, ``left`` or ``joined``) after the overlap is ``fenced``, ``lost`` or ``left``:
-  it had already been removed by the coordinator and had not noticed yet. Also a zombie: an owner
+  it had already been removed by the coordinator and had not noticed yet (for the older owner, an
+  ``assigned`` line of a generation older than the one in which the newer owner got the partition is
+  skipped: a zombie applying a late answer after a GC pause). Also a zombie: an owner
   *left behind* by a join phase that completed without it (a static member kept in the group by the
   rebalance timeout without rejoining, KAFKA-8220): the other owner got the partition in a newer
   generation, and the older owner gives it up (``revoked``/``lost``) while still in the generation it
@@ -75,9 +77,14 @@ def _parts(ev: dict[str, Any]) -> list[TP]:
     return out
 
 
-def _next_membership(events: list[dict[str, Any]], member: str, after: int) -> str | None:
+def _next_membership(events: list[dict[str, Any]], member: str, after: int, below: int = -1) -> str | None:
+    """``member``'s next membership event after index ``after``, skipping ``assigned`` lines of a
+    generation older than ``below`` (a zombie's late SyncGroup answer, applied after a GC pause)."""
     for ev in events[after + 1:]:
         if ev.get("member") == member and ev.get("event") in _MEMBERSHIP:
+            gen = ev.get("generation")
+            if ev["event"] == "assigned" and isinstance(gen, int) and 0 <= gen < below:
+                continue
             return str(ev["event"])
     return None
 
@@ -131,7 +138,8 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
                 for other in list(owners.get(tp, {})):
                     behind = _left_behind(evs, k, tp, other, acquired_gen.get((tp, other), -1),
                                           gen if isinstance(gen, int) else -1)
-                    out.extend(_overlap(evs, k, ts, tp, other, name, notes, final, behind))
+                    out.extend(_overlap(evs, k, ts, tp, other, name, notes, final, behind,
+                                        gen if isinstance(gen, int) else -1))
                 m.owned[tp] = k
                 owners.setdefault(tp, {})[name] = k
                 acquired_gen[(tp, name)] = gen if isinstance(gen, int) else -1
@@ -189,14 +197,16 @@ def _left_behind(evs: list[dict[str, Any]], k: int, tp: TP, old: str, old_gen: i
         kind = ev.get("event")
         if kind in ("revoked", "lost") and tp in _parts(ev):
             return ev.get("generation") in (old_gen, -1)
+        if kind == "assigned" and isinstance(ev.get("generation"), int) and 0 <= ev["generation"] < new_gen:
+            continue  # a late answer of an older generation: it still took part in no newer one
         if kind in ("assigned", "joined"):
             return False
     return None
 
 
 def _overlap(evs: list[dict[str, Any]], k: int, ts: int, tp: TP, old: str, new: str, notes: bool,
-             final: bool, behind: bool | None = False) -> list[Violation]:
-    nxt = {w: _next_membership(evs, w, k) for w in (old, new)}
+             final: bool, behind: bool | None = False, new_gen: int = -1) -> list[Violation]:
+    nxt = {old: _next_membership(evs, old, k, below=new_gen), new: _next_membership(evs, new, k)}
     zombies = [w for w in (old, new) if nxt[w] in ("fenced", "lost", "left")]
     if behind and old not in zombies:
         zombies.append(old)

@@ -76,6 +76,19 @@ def test_trace_member_left_behind_by_a_join_phase_is_a_zombie():
     assert [x.check for x in check_trace(same)] == ["exclusive_ownership"]
 
 
+def test_trace_zombie_applying_a_late_answer_is_still_a_zombie():
+    """c1 (cooperative) slept through its removal; c3 got t-1 in generation 10. Waking, c1 applies its
+    SyncGroup answer of generation 8 (an ``assigned`` line, nothing added) and is then told it is
+    unknown: it loses t-1. The late line of an older generation does not make it a live owner."""
+    coop = {"protocol": "cooperative"}
+    t = [ev(0, "c1", "joined", **coop), ev(0, "c3", "joined", **coop), ev(5, "c1", "assigned", [1], gen=7, **coop),
+         ev(40, "c3", "assigned", [1], gen=10, **coop), ev(42, "c1", "assigned", [], gen=8, **coop),
+         ev(43, "c1", "lost", [1], gen=-1, **coop)]
+    assert check_trace(t) == []
+    t[4]["generation"] = 10  # an answer of c3's generation: c1 took part in it while owning t-1
+    assert [x.check for x in check_trace(t)] == ["exclusive_ownership"]
+
+
 def test_trace_zombie_commit_during_overlap_is_a_fencing_violation():
     t = [ev(0, "a", "joined"), ev(0, "b", "joined"), ev(5, "a", "assigned", [0]), ev(8, "b", "assigned", [0], gen=2),
          ev(9, "a", "commit", [(0, 42)], gen=2, accepted=True), ev(10, "a", "fenced", error="ILLEGAL_GENERATION")]
