@@ -1510,7 +1510,7 @@ def make_machine(
         def pause(self, n: str, ms: int) -> None:
             def go(h: Harness) -> None:
                 c = h.state.clients[h.slot[n]]
-                if _alive(h, n) and c.proc == Proc.UP and c.id == Id.CURRENT:
+                if _alive(h, n) and c.proc == Proc.UP and c.id == Id.CURRENT and not _long_static_leader_pause(h, n, ms):
                     h.act("pause", n, duration_ms=ms)
             self._each(go)
 
@@ -1522,7 +1522,7 @@ def make_machine(
             missed: its generation is stale), or removed it."""
             def go(h: Harness) -> None:
                 c = h.state.clients[h.slot[n]]
-                if _alive(h, n) and c.proc == Proc.UP and c.id == Id.CURRENT:
+                if _alive(h, n) and c.proc == Proc.UP and c.id == Id.CURRENT and not _long_static_leader_pause(h, n, ms):
                     h.act("pause", n, duration_ms=ms)
                     h.act("commit", n)
             self._each(go)
@@ -1539,7 +1539,9 @@ def make_machine(
                 if _alive(h, n):
                     h.act("pause", n, duration_ms=SESSION_MS - 500)
                     h.act("commit", n)
-                    _add_partition(h)
+                    if not (h.variant.static and h.state.group.leader == h.slot[n]):
+                        # (a static leader waking past its max.poll.interval rejoins like a restart: gap 3)
+                        _add_partition(h)
                     h.run_for(SESSION_MS)
             self._each(go)
 
@@ -1613,6 +1615,11 @@ def make_machine(
             return
         if count < h.topic_max[last]:
             h.act("partitions", topic=last, count=count + 1)
+
+    def _long_static_leader_pause(h: Harness, n: str, ms: int) -> bool:
+        """A pause past max.poll.interval of the static leader while a partition is in no stored
+        assignment: it wakes, resets and rejoins like a restarted static member (gap 3)."""
+        return ms > REBALANCE_MS and _static_leader_unnoticed(h, n)
 
     def _static_leader_unnoticed(h: Harness, n: str) -> bool:
         """Known finding (docs/conformance.md, gap 3), the other way round: the static leader ``n`` would
