@@ -198,11 +198,6 @@ def test_match_finds_stutters_and_model_steps():
 
 
 # ------------------------------------------------------------------------------------------- stateful
-# NOTE(conformance-status): seeds 1-6 pass, but a final check found a random seed on which
-# static-range still fails on the correct reference (seed not recorded), so the randomized suites run
-# only in the deep profile (`make test-deep`) until that is found and fixed; CI must not be flaky.
-# The derandomized baselines below stay in CI. Issue 4 stays open for it.
-@pytest.mark.deep
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_conformance_state_machine(variant):
     """The randomized suite (active profile; the run's seed is in the pytest header). ``start_slow`` is
@@ -212,7 +207,6 @@ def test_conformance_state_machine(variant):
     run_machine(machine, settings(settings.default))
 
 
-@pytest.mark.deep
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_conformance_subscriptions(variant):
     """The same suite on two topics, where members also change their subscription (drop the second
