@@ -74,6 +74,7 @@ from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_
 from groupspec.reference.coordinator import GroupStatus as RefStatus
 from groupspec.reference.errors import Error
 from groupspec.reference.messages import (
+    HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
@@ -1076,6 +1077,24 @@ class Harness:
                     self.gaps.append(f"t={rec.time_ms}ms {gap}")
                     self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                     return
+        if path is None and self._late_heartbeat_answer(pre, post):
+            # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
+            # was in a GC pause, or its next JoinGroup was already parked): REBALANCE_IN_PROGRESS after
+            # the join phase completed without it, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID while it is
+            # already rejoining (Kafka's generationUnchanged() holds: it resets anyway). The model's
+            # Heartbeat asks and answers in one step, so it has no late answer. Accepted only if that
+            # member's change is exactly the answer's effect; refinement goes on from alpha(after).
+            err = self._head[3].payload.error
+            gap = f"{self._head[3].dst} got a late {err.name} heartbeat answer"
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            if err is Error.REBALANCE_IN_PROGRESS:
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            else:
+                # reset in the middle of a join attempt: what follows (its JoinGroup answer discarded,
+                # UnjoinedGroupException, a new attempt) has no model counterpart either
+                self.suspended = f"model gap: {gap}"
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
+            return
         gap = None if path is not None else self._known_gap(pre, post)
         if gap is not None:
             # A KNOWN MODEL GAP (docs/conformance.md, "Known model gaps"): recorded, and the refinement
@@ -1104,6 +1123,29 @@ class Harness:
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
         else:
             self.stutters += 1
+
+    def _late_heartbeat_answer(self, pre: State, post: State) -> bool:
+        head = self._head
+        if head is None or head[2] != "deliver" or not head[3].is_reply or head[3].dst not in self.slot:
+            return False
+        resp = head[3].payload
+        if not isinstance(resp, HeartbeatResponse):
+            return False
+        i = self.slot[head[3].dst]
+        a, b = pre.clients[i], post.clients[i]
+        if resp.error is Error.REBALANCE_IN_PROGRESS:
+            if pre.group.status == GS.PREPARING_REBALANCE and a.generation == pre.group.generation:
+                return False  # not late: the model's Heartbeat takes it
+            expect = replace(a, rejoin=True)
+        elif resp.error in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
+            # generationUnchanged(): the member resets even in the middle of its next join attempt
+            expect = replace(a, status=MS.UNJOINED, generation=NO_GENERATION, owned=0, rejoin=False, inbox=None,
+                             id=Id.NONE if resp.error is Error.UNKNOWN_MEMBER_ID else a.id)
+            expect = replace(expect, id=b.id) if b.id in (Id.NONE, a.id) else expect
+        else:
+            return False
+        probe = replace(pre, clients=pre.clients[:i] + (expect,) + pre.clients[i + 1:])
+        return project(probe) == project(post)
 
     def _stale_pending_sync(self) -> bool:
         sim = self.sim
