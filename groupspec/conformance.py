@@ -1139,7 +1139,7 @@ class Harness:
             expect = replace(a, rejoin=True)
         elif resp.error in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
             # generationUnchanged(): the member resets even in the middle of its next join attempt
-            expect = replace(a, status=MS.UNJOINED, generation=NO_GENERATION, owned=0, rejoin=False, inbox=None,
+            expect = replace(a, status=MS.UNJOINED, generation=NO_GENERATION, owned=0, rejoin=False, inbox=b.inbox,
                              id=Id.NONE if resp.error is Error.UNKNOWN_MEMBER_ID else a.id)
             expect = replace(expect, id=b.id) if b.id in (Id.NONE, a.id) else expect
         else:
