@@ -120,6 +120,7 @@ class Variant:
     assignor: str  # the reference consumers' partition.assignment.strategy
     model_assignor: str  # the model's assignor (only its convergence bound uses it: targets are pinned)
     static: bool = False
+    connect: bool = False  # Kafka Connect workers (groupspec.conformance_connect), not consumers
 
 
 VARIANTS: dict[str, Variant] = {
@@ -129,6 +130,7 @@ VARIANTS: dict[str, Variant] = {
         Variant("eager-roundrobin", "eager", "roundrobin", "roundrobin"),
         Variant("static-range", "static", "range", "range", static=True),
         Variant("cooperative-sticky", "cooperative", "cooperative-sticky", "sticky"),
+        Variant("connect-delayed", "connect-delayed", "sessioned", "sticky", connect=True),
     )
 }
 
@@ -192,7 +194,7 @@ def project(s: State) -> tuple:
         ib = None if c.inbox is None else (c.inbox.reply, c.inbox.generation, c.inbox.assignment)
         rejoin = c.rejoin and c.status == MS.STABLE and c.id == Id.CURRENT
         clients.append((c.proc, c.status, c.id, c.generation, c.owned, rejoin, ib))
-    return (g.status, g.generation, g.partitions, recs, tuple(clients))
+    return (g.status, g.generation, g.partitions, g.held, g.held_for, recs, tuple(clients))
 
 
 def match(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[Any] | None:
@@ -268,9 +270,15 @@ class Harness:
             seed=seed, topics=((TOPIC, partitions),), initial_rebalance_delay_ms=0,
             coordinator_faults=frozenset(coordinator_faults),
         ))
+        self.topic = TOPIC
+        self.connect: Any = None  # connect-delayed: the Connect parts of alpha (groupspec.conformance_connect)
+        if self.variant.connect:
+            from groupspec.conformance_connect import ConnectView
+            self.connect = ConnectView(self)
         # No "timeout": a live member is never expired here (message loss suspends the refinement check).
         faults = frozenset({"join", "leave", "crash", "zombie", "partitions"})
-        self.cfg = Config(members=members, partitions=self.max_partitions, topics=1, faults=faults,
+        items = self.max_partitions + (1 if self.connect is not None else 0)  # Connect: the connector too
+        self.cfg = Config(members=members, partitions=items, topics=1, faults=faults,
                           budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
         self.doubled = ""
@@ -301,6 +309,9 @@ class Harness:
     # ------------------------------------------------------------------ configuration of members
     def consumer_config(self, name: str) -> ConsumerConfig:
         v = self.variant
+        if self.connect is not None:
+            from groupspec.conformance_connect import worker_config
+            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS)
         return ConsumerConfig(
             group_id="g", client_id=name, topics=(TOPIC,), assignors=(v.assignor,),
             group_instance_id=f"{name}-instance" if v.static else None,
@@ -320,6 +331,8 @@ class Harness:
         return b.group(sim.config.group_id)
 
     def _mask(self, parts: Iterable[Any]) -> int:
+        if self.connect is not None:
+            return self.connect.mask(parts, TOPIC, self.max_partitions)
         m = 0
         for t, p in parts:
             if t == TOPIC and 0 <= int(p) < self.max_partitions:
@@ -351,6 +364,8 @@ class Harness:
 
     def _abstract(self, allow_hold: bool) -> State:
         n = self.members
+        if self.connect is not None:
+            self.connect.pinned = None  # set by _target if the leader's assignment is readable
         view = self._group_view()
         records: list[Record | None] = [None] * n
         ids: dict[int, str] = {}
@@ -460,9 +475,12 @@ class Harness:
                 and all(mv.awaiting_join for mv in view.members))
 
     def _existing(self) -> int:
-        return (1 << min(self.sim.topic_counts.get(TOPIC, 0), self.max_partitions)) - 1
+        count = min(self.sim.topic_counts.get(TOPIC, 0), self.max_partitions)
+        return self.connect.existing(count) if self.connect is not None else (1 << count) - 1
 
     def _record(self, view: Any, mv: Any) -> Record:
+        if self.connect is not None:
+            return self.connect.record(view, mv, self._member_slot(mv))
         topics, owned, gen = 0, 0, NO_GENERATION
         proto_name = view.protocol_name or (mv.protocols[0][0] if mv.protocols else None)
         for name, blob in mv.protocols:
@@ -507,7 +525,10 @@ class Harness:
                 for mid, blob in req.assignments:
                     i = by_id.get(mid)
                     if i is not None:
-                        target[i] = self._assignment_mask(blob)
+                        target[i] = self._assignment_mask(blob) if self.connect is None \
+                            else self.connect.target_mask(view, mid, blob, i)
+                if self.connect is not None:
+                    self.connect.pinned = tuple(target)
                 return tuple(target)
         return None
 
@@ -574,7 +595,7 @@ class Harness:
                 best = ((at, seq), env.payload, f)
         if best is None:
             return None
-        return self._as_inbox(best[1], c.generation.generation_id)
+        return self._as_inbox(best[1], c.generation.generation_id, name)
 
     def _leaver_inbox(self, name: str, tr: _Tracking) -> Inbox | None:
         """The first answer travelling to a stopped process's JoinGroup/SyncGroup from before it stopped."""
@@ -587,9 +608,9 @@ class Harness:
                 best = ((at, seq), env.payload, env.corr)
         if best is None:
             return None
-        return self._as_inbox(best[1], tr.corrs[best[2]])
+        return self._as_inbox(best[1], tr.corrs[best[2]], name)
 
-    def _as_inbox(self, resp: Any, sync_generation: int) -> Inbox | None:
+    def _as_inbox(self, resp: Any, sync_generation: int, name: str = "") -> Inbox | None:
         """A travelling JoinGroup/SyncGroup answer as the model's inbox (``sync_generation``: the
         generation a SyncGroup answer belongs to, which the answer itself does not carry)."""
         if isinstance(resp, JoinGroupResponse):
@@ -597,6 +618,8 @@ class Harness:
                 return Inbox(Reply.JOIN, resp.generation_id)
         elif isinstance(resp, SyncGroupResponse):
             if resp.error is Error.NONE:
+                if self.connect is not None:  # an incremental assignment: the allocation it leads to
+                    return Inbox(Reply.SYNC, sync_generation, self.connect.sync_answer(name, sync_generation, resp.assignment))
                 return Inbox(Reply.SYNC, sync_generation, self._assignment_mask(resp.assignment))
         reply = _INBOX_ERRORS.get(resp.error)
         return None if reply is None else Inbox(reply)
@@ -875,6 +898,8 @@ class Harness:
         self._pre_pending = self._shown_pending
         self.orphan_gap = False
         post = self.abstract()
+        if self.connect is not None:
+            post = self.connect.update(pre, post, rec)
         self._check_commit(before[0], pre, post, rec)
         self._check(pre, post, rec)
         self.state = post
@@ -921,13 +946,18 @@ class Harness:
         self.orphan_gap = False
         post = self.abstract()
         self._head = None
-        self._check(self.state, post, StepRecord(self.sim.now, "time", "clock", "time passes"))
+        rec = StepRecord(self.sim.now, "time", "clock", "time passes")
+        if self.connect is not None:
+            post = self.connect.update(self.state, post, rec)
+        self._check(self.state, post, rec)
         self.state = post
         self._shown_pending = set(self.pending_joined)
 
     def act(self, action: str, name: str | None = None, **args: Any) -> None:
         """Apply one simulator action now (a perturbation) and check it like any step."""
-        shown = {k: v for k, v in args.items() if k != "config"}
+        if action == "start" and self.connect is not None:
+            args.setdefault("member", self.connect.member_class)  # a Connect worker, not a consumer
+        shown = {k: v for k, v in args.items() if k not in ("config", "member")}
         self.rules.append(f"{action} {name or ''} {shown or ''}".strip())
         if action == "pause" and name is not None:
             self._pause_started[name] = self.sim.now
@@ -1519,6 +1549,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("same_round_transfer", "consumer", "cooperative-sticky", "the leader moves partitions in one round"),
     Mutant("ignore_owned", "consumer", "cooperative-sticky", "the leader ignores owned partitions"),
     Mutant("no_rejoin_after_revoke", "consumer", "cooperative-sticky", "a cooperative member does not rejoin after revoking"),
+    Mutant("drop_connect_delay", "consumer", "connect-delayed",
+           "the Connect leader reassigns a departed worker's work at once, without the delay"),
 )
 
 PROFILES = {"ci": (200, 25), "deep": (2000, 60), "dev": (30, 15)}  # (max examples, rules per example)
