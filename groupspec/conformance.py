@@ -41,6 +41,10 @@ Linearization (the bridge to the model's "What is abstracted" list):
   in flight, a loss-free network) the refinement check is suspended (invariants and trace checks go
   on), and it resumes from the abstract state at that moment.
 
+Kafka Connect workers (variant ``connect-delayed``): the Connect-specific parts of ``alpha`` (work items
+as partitions, allocations from incremental assignments, the hold ``Group.held``/``held_for``) and the
+check ``connect_hold`` live in :mod:`groupspec.conformance_connect`, called through ``Harness.connect``.
+
 Mutation check: :func:`mutation_table` runs the conformance state machine with each named fault
 switch of the reference on and records which check caught it, after how many examples.
 """
