@@ -455,6 +455,14 @@ class Harness:
         one it knows, or the one whose MEMBER_ID_REQUIRED answer is still on its way to it."""
         p = self._process(name)
         if p is None or not p.alive or p.consumer.closed or p.consumer.fatal is not None:
+            tr = self.track.get(name)
+            if tr is not None and tr.frozen is not None and tr.frozen_kind == "leave":
+                # It stopped between its two JoinGroups with the second still travelling: the coordinator
+                # takes it as a member when it arrives (the model's process joined, then stopped).
+                for _at, _seq, kind, env, _b in self.sim._queue:
+                    if kind == "deliver" and not env.is_reply and env.src == name and env.conn == tr.conn \
+                            and isinstance(env.payload, JoinGroupRequest) and env.payload.member_id in pending:
+                        return env.payload.member_id
             return None
         if p.consumer.member_id in pending:
             return p.consumer.member_id
@@ -706,8 +714,16 @@ class Harness:
             if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
                 # close() or crash with a LeaveGroup/JoinGroup/SyncGroup still in flight: in the model
                 # the process sent it before stopping, so it stays shown as running (as it was) until
-                # the coordinator has handled (or the network lost) those requests.
-                self._freeze_leaver(name, tr, tr.frozen or pre.clients[i], prep.get("_inflight_" + name, {}),
+                # the coordinator has handled (or the network lost) those requests. A client frozen before
+                # its request is shown with its process and member-id status as they were shown last (a
+                # GC pause that ended, a record that went away), not as they were when it was frozen.
+                # One shown joined by its pending member id (its second JoinGroup still travelling) stays so.
+                shown = tr.frozen
+                if i in self._shown_pending:
+                    shown = pre.clients[i]
+                elif shown is not None and pre.clients[i].proc != Proc.DOWN:
+                    shown = replace(shown, proc=pre.clients[i].proc, id=pre.clients[i].id)
+                self._freeze_leaver(name, tr, shown or pre.clients[i], prep.get("_inflight_" + name, {}),
                                     prep.get("_conn_" + name, -1))
                 continue
             if p is None or not p.alive or p.consumer.fatal is not None:
@@ -1537,6 +1553,9 @@ def make_machine(
             return
         _start(h, n)
 
+    if VARIANTS[variant].connect:
+        from groupspec.conformance_connect import with_connect_rules
+        Conformance = with_connect_rules(Conformance, names, _alive, _maybe_start)  # type: ignore[misc]
     Conformance.__name__ = f"Conformance_{variant.replace('-', '_')}"
     return Conformance
 

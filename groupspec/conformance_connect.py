@@ -79,6 +79,7 @@ class ConnectView:
         self.pinned: tuple[int, ...] | None = None  # the reference leader's target, as read this step
         self._scheduled: dict[str, int | None] = {}  # each worker's scheduled rejoin after the last step
         self.releases: list[str] = []  # why each hold ended (for the timeline and the tests)
+        self._ids: dict[int, str] = {}  # the member id of each slot's record after the last step
 
     # ------------------------------------------------------------------ items and allocations
     def mask(self, items: Iterable[Any], topic: str, limit: int) -> int:
@@ -224,8 +225,11 @@ class ConnectView:
             held, held_for = 0, -1
         else:
             if pre.group.status in (GS.STABLE, GS.PREPARING_REBALANCE):
+                ids = h._last_ids[0]
                 for i, r in enumerate(pre.group.records):
-                    if r is not None and r.assignment and g.records[i] is None:
+                    # gone, or replaced in the same event by a new member id (it left and joined again)
+                    gone = g.records[i] is None or (i in self._ids and ids.get(i) != self._ids[i])
+                    if r is not None and r.assignment and gone:
                         if held == 0:
                             held_for = i
                         held |= r.assignment
@@ -246,6 +250,7 @@ class ConnectView:
                                 f"{h.names[held_for] if held_for >= 0 else '?'})", rec, post)
                     self.releases.append(f"t={h.sim.now}ms the leader handed held work out: {why}")
                     held, held_for = 0, -1
+        self._ids = dict(h._last_ids[0])
         group = replace(g, held=held, held_for=held_for)
         if group.status == GS.COMPLETING_REBALANCE and self.pinned is None and group.held != g.held:
             # the model's own assignor stands in for the leader (see Harness._abstract): with the hold
@@ -288,9 +293,8 @@ class ConnectView:
                 continue
             if b.status == MS.STABLE and not b.rejoin:
                 continue
-            p = h._process(h.names[i])
-            w = p.consumer if p is not None and p.alive else None
-            last = getattr(w, "last_assignment", None)
+            p = h._process(h.names[i])  # alive or not: a worker that stopped may still have a JoinGroup travelling
+            last = getattr(p.consumer, "last_assignment", None) if p is not None else None
             if last is None or last.delay <= 0:
                 continue
             probe = _r(pre, clients=pre.clients[:i] + (_r(a, rejoin=True),) + pre.clients[i + 1:])
@@ -302,3 +306,35 @@ class ConnectView:
         topic = self.h.topic
         names = [f"connector {topic}" if p == 0 else f"task {topic}-{p - 1}" for p in range(mask.bit_length()) if mask >> p & 1]
         return ", ".join(names) or "nothing"
+
+
+def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start: Any) -> type:
+    """The connect-delayed state machine: ``machine`` (the rules every variant has) plus ``bounce``.
+
+    ``bounce``: a worker stops and comes back within the delay — KIP-415's own case, which the generic rules
+    reach only by luck (a follower paused past its session timeout, or a stop and a start a few seconds
+    apart). Closed, it starts again a second later; crashed, it starts again as soon as the coordinator
+    has dropped its member id (the model restarts a dynamic member only then). Only the Connect machine
+    has the rule, so the other variants generate what they did before."""
+    from hypothesis import strategies as st
+    from hypothesis.stateful import rule
+
+    from groupspec.conformance import SESSION_MS
+
+    class ConnectConformance(machine):  # type: ignore[misc, valid-type]
+        @rule(n=st.sampled_from(names), how=st.sampled_from(["close", "crash"]))
+        def bounce(self, n: str, how: str) -> None:
+            def go(h: Any) -> None:
+                if not alive(h, n):
+                    return
+                h.act(how, n)
+                i = h.slot[n]
+                waited = 0
+                h.run_for(1000)
+                while how == "crash" and waited < SESSION_MS + 2000 and h.state.group.records[i] is not None:
+                    h.run_for(250)
+                    waited += 250
+                maybe_start(h, n)
+            self._each(go)
+
+    return ConnectConformance

@@ -10,7 +10,9 @@ assignment. It needs nothing but the trace: no coordinator state, no model. It r
 * ``exclusive_ownership`` — a partition owned by two running members at once where *neither* of
   them turns out to be a zombie. A zombie is an owner whose next membership event (``assigned``,
   ``fenced``, ``lost``, ``left`` or ``joined``) after the overlap is ``fenced``, ``lost`` or ``left``:
-  it had already been removed by the coordinator and had not noticed yet. Overlaps with a zombie are
+  it had already been removed by the coordinator and had not noticed yet (a late ``assigned`` line of an
+  older generation than the overlap's, a SyncGroup answer delivered after a GC pause, does not count as
+  its next membership event). Overlaps with a zombie are
   allowed by the protocol (fencing makes them harmless) and reported as ``zombie_overlap`` notes.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* for a partition that, at that
   moment, the committer owned together with another member which acquired it later, in a generation
@@ -70,9 +72,15 @@ def _parts(ev: dict[str, Any]) -> list[TP]:
     return out
 
 
-def _next_membership(events: list[dict[str, Any]], member: str, after: int) -> str | None:
+def _next_membership(events: list[dict[str, Any]], member: str, after: int, below: int = -1) -> str | None:
+    """``member``'s next membership event after index ``after``. An ``assigned`` line of a generation
+    older than ``below`` is skipped: it is a zombie's late SyncGroup answer (delivered after a GC pause),
+    which does not make it a member of the newer generation."""
     for ev in events[after + 1:]:
         if ev.get("member") == member and ev.get("event") in _MEMBERSHIP:
+            gen = ev.get("generation")
+            if ev.get("event") == "assigned" and isinstance(gen, int) and 0 <= gen < below:
+                continue
             return str(ev["event"])
     return None
 
@@ -172,7 +180,8 @@ def _release(name: str, m: _Member, owners: dict[TP, dict[str, int]]) -> None:
 
 def _overlap(evs: list[dict[str, Any]], k: int, ts: int, tp: TP, old: str, new: str, notes: bool,
              final: bool) -> list[Violation]:
-    nxt = {w: _next_membership(evs, w, k) for w in (old, new)}
+    gen = evs[k].get("generation")
+    nxt = {w: _next_membership(evs, w, k, gen if isinstance(gen, int) else -1) for w in (old, new)}
     zombies = [w for w in (old, new) if nxt[w] in ("fenced", "lost", "left")]
     if not zombies and not final and None in nxt.values():
         return []  # undecided: an owner has not shown yet whether it was a zombie
