@@ -41,6 +41,10 @@ Linearization (the bridge to the model's "What is abstracted" list):
   in flight, a loss-free network) the refinement check is suspended (invariants and trace checks go
   on), and it resumes from the abstract state at that moment.
 
+Kafka Connect workers (variant ``connect-delayed``): the Connect-specific parts of ``alpha`` (work items
+as partitions, allocations from incremental assignments, the hold ``Group.held``/``held_for``) and the
+check ``connect_hold`` live in :mod:`groupspec.conformance_connect`, called through ``Harness.connect``.
+
 Mutation check: :func:`mutation_table` runs the conformance state machine with each named fault
 switch of the reference on and records which check caught it, after how many examples.
 """
@@ -127,6 +131,7 @@ class Variant:
     # Partitions at the start of a one-topic run (the model's instance has 4: the rest are added). A
     # static group rebalances on little else than a new partition, so it starts with 2 and can grow twice.
     start_partitions: int = 3
+    connect: bool = False  # Kafka Connect workers (groupspec.conformance_connect), not consumers
 
 
 VARIANTS: dict[str, Variant] = {
@@ -136,6 +141,7 @@ VARIANTS: dict[str, Variant] = {
         Variant("eager-roundrobin", "eager", "roundrobin", "roundrobin"),
         Variant("static-range", "static", "range", "range", static=True, start_partitions=2),
         Variant("cooperative-sticky", "cooperative", "cooperative-sticky", "sticky"),
+        Variant("connect-delayed", "connect-delayed", "sessioned", "sticky", connect=True),
     )
 }
 
@@ -199,7 +205,7 @@ def project(s: State) -> tuple:
         ib = None if c.inbox is None else (c.inbox.reply, c.inbox.generation, c.inbox.assignment)
         rejoin = c.rejoin and c.status == MS.STABLE and c.id == Id.CURRENT
         clients.append((c.proc, c.status, c.id, c.generation, c.owned, rejoin, ib))
-    return (g.status, g.generation, g.partitions, recs, tuple(clients))
+    return (g.status, g.generation, g.partitions, g.held, g.held_for, recs, tuple(clients))
 
 
 def match(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[Any] | None:
@@ -268,7 +274,9 @@ class Harness:
         self.seed = seed
         self.members = members
         self.max_partitions = max(max_partitions, partitions)
-        self.depth = depth
+        # Connect: a worker's rejoin after a revocation can land in the same event as another member's
+        # reset and join (a pending member id shown joined once the group prepares): 4 model steps.
+        self.depth = max(depth, 4) if VARIANTS[variant].connect else depth
         self.names = [f"c{i + 1}" for i in range(members)]
         self.slot = {n: i for i, n in enumerate(self.names)}
         self.consumer_faults = frozenset(consumer_faults)
@@ -290,6 +298,15 @@ class Harness:
             seed=seed, topics=counts, initial_rebalance_delay_ms=0,
             coordinator_faults=frozenset(coordinator_faults),
         ))
+        self.topic = TOPIC
+        self.connect: Any = None  # connect-delayed: the Connect parts of alpha (groupspec.conformance_connect)
+        if self.variant.connect:
+            from groupspec.conformance_connect import ConnectView
+            self.connect = ConnectView(self)
+            # one topic; the connector is a work item too (bit 0), its tasks the partitions of topic t
+            self.cfg = Config(members=members, partitions=self.max_partitions + 1, topics=1,
+                              faults=frozenset({"join", "leave", "crash", "zombie", "partitions"}),
+                              budget=10**9, assignor=self.variant.model_assignor)
         self.proto = make(self.variant.model, self.cfg)
         self.doubled = ""
         self._held_pending: set[int] = set()
@@ -321,6 +338,9 @@ class Harness:
     # ------------------------------------------------------------------ configuration of members
     def consumer_config(self, name: str) -> ConsumerConfig:
         v = self.variant
+        if self.connect is not None:
+            from groupspec.conformance_connect import worker_config
+            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS)
         return ConsumerConfig(
             group_id="g", client_id=name, topics=self.subscriptions[name], assignors=(v.assignor,),
             group_instance_id=f"{name}-instance" if v.static else None,
@@ -340,6 +360,8 @@ class Harness:
         return b.group(sim.config.group_id)
 
     def _mask(self, parts: Iterable[Any]) -> int:
+        if self.connect is not None:
+            return self.connect.mask(parts, TOPIC, self.max_partitions)
         m = 0
         for t, p in parts:
             if t in self.topic_base and 0 <= int(p) < self.topic_max[t]:
@@ -353,6 +375,8 @@ class Harness:
     def _subscribed(self, name: str) -> int:
         """The topics ``name`` subscribes to (a stopped process restarts with its last subscription, as
         the model's does)."""
+        if self.connect is not None:
+            return self.cfg.all_topics  # a Connect worker has no subscription: all its work is wanted
         p = self._process(name)
         if p is not None and p.alive and not p.consumer.closed:
             return self.topic_mask(p.consumer.config.topics)
@@ -383,6 +407,8 @@ class Harness:
 
     def _abstract(self, allow_hold: bool) -> State:
         n = self.members
+        if self.connect is not None:
+            self.connect.pinned = None  # set by _target if the leader's assignment is readable
         view = self._group_view()
         records: list[Record | None] = [None] * n
         ids: dict[int, str] = {}
@@ -466,6 +492,14 @@ class Harness:
         one it knows, or the one whose MEMBER_ID_REQUIRED answer is still on its way to it."""
         p = self._process(name)
         if p is None or not p.alive or p.consumer.closed or p.consumer.fatal is not None:
+            tr = self.track.get(name)
+            if tr is not None and tr.frozen is not None and tr.frozen_kind == "leave":
+                # It stopped between its two JoinGroups with the second still travelling: the coordinator
+                # takes it as a member when it arrives (the model's process joined, then stopped).
+                for _at, _seq, kind, env, _b in self.sim._queue:
+                    if kind == "deliver" and not env.is_reply and env.src == name and env.conn == tr.conn \
+                            and isinstance(env.payload, JoinGroupRequest) and env.payload.member_id in pending:
+                        return env.payload.member_id
             return None
         if p.consumer.member_id in pending:
             return p.consumer.member_id
@@ -492,6 +526,9 @@ class Harness:
                 and all(mv.awaiting_join for mv in view.members))
 
     def _existing(self) -> int:
+        if self.connect is not None:
+            count = min(self.sim.topic_counts.get(TOPIC, 0), self.max_partitions)
+            return self.connect.existing(count)
         m = 0
         for t in self.topics:
             n = min(self.sim.topic_counts.get(t, 0), self.topic_max[t])
@@ -499,6 +536,8 @@ class Harness:
         return m
 
     def _record(self, view: Any, mv: Any) -> Record:
+        if self.connect is not None:
+            return self.connect.record(view, mv, self._member_slot(mv))
         topics, owned, gen = 0, 0, NO_GENERATION
         proto_name = view.protocol_name or (mv.protocols[0][0] if mv.protocols else None)
         for name, blob in mv.protocols:
@@ -543,7 +582,10 @@ class Harness:
                 for mid, blob in req.assignments:
                     i = by_id.get(mid)
                     if i is not None:
-                        target[i] = self._assignment_mask(blob)
+                        target[i] = self._assignment_mask(blob) if self.connect is None \
+                            else self.connect.target_mask(view, mid, blob, i)
+                if self.connect is not None:
+                    self.connect.pinned = tuple(target)
                 return tuple(target)
         return None
 
@@ -618,7 +660,7 @@ class Harness:
                 best = ((at, seq), env.payload, f)
         if best is None:
             return None
-        return self._as_inbox(best[1], c.generation.generation_id)
+        return self._as_inbox(best[1], c.generation.generation_id, name)
 
     def _leaver_inbox(self, name: str, tr: _Tracking) -> Inbox | None:
         """The first answer travelling to a stopped process's JoinGroup/SyncGroup from before it stopped."""
@@ -631,9 +673,9 @@ class Harness:
                 best = ((at, seq), env.payload, env.corr)
         if best is None:
             return None
-        return self._as_inbox(best[1], tr.corrs[best[2]])
+        return self._as_inbox(best[1], tr.corrs[best[2]], name)
 
-    def _as_inbox(self, resp: Any, sync_generation: int) -> Inbox | None:
+    def _as_inbox(self, resp: Any, sync_generation: int, name: str = "") -> Inbox | None:
         """A travelling JoinGroup/SyncGroup answer as the model's inbox (``sync_generation``: the
         generation a SyncGroup answer belongs to, which the answer itself does not carry)."""
         if isinstance(resp, JoinGroupResponse):
@@ -641,6 +683,8 @@ class Harness:
                 return Inbox(Reply.JOIN, resp.generation_id)
         elif isinstance(resp, SyncGroupResponse):
             if resp.error is Error.NONE:
+                if self.connect is not None:  # an incremental assignment: the allocation it leads to
+                    return Inbox(Reply.SYNC, sync_generation, self.connect.sync_answer(name, sync_generation, resp.assignment))
                 return Inbox(Reply.SYNC, sync_generation, self._assignment_mask(resp.assignment))
         reply = _INBOX_ERRORS.get(resp.error)
         return None if reply is None else Inbox(reply)
@@ -721,8 +765,16 @@ class Harness:
             if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
                 # close() or crash with a LeaveGroup/JoinGroup/SyncGroup still in flight: in the model
                 # the process sent it before stopping, so it stays shown as running (as it was) until
-                # the coordinator has handled (or the network lost) those requests.
-                self._freeze_leaver(name, tr, tr.frozen or pre.clients[i], prep.get("_inflight_" + name, {}),
+                # the coordinator has handled (or the network lost) those requests. A client frozen before
+                # its request is shown with its process and member-id status as they were shown last (a
+                # GC pause that ended, a record that went away), not as they were when it was frozen.
+                # One shown joined by its pending member id (its second JoinGroup still travelling) stays so.
+                shown = tr.frozen
+                if i in self._shown_pending:
+                    shown = pre.clients[i]
+                elif shown is not None and pre.clients[i].proc != Proc.DOWN:
+                    shown = replace(shown, proc=pre.clients[i].proc, id=pre.clients[i].id)
+                self._freeze_leaver(name, tr, shown or pre.clients[i], prep.get("_inflight_" + name, {}),
                                     prep.get("_conn_" + name, -1))
                 continue
             if p is None or not p.alive or p.consumer.fatal is not None:
@@ -926,6 +978,8 @@ class Harness:
         self._pre_pending = self._shown_pending
         self.orphan_gap = False
         post = self.abstract()
+        if self.connect is not None:
+            post = self.connect.update(pre, post, rec)
         self._check_commit(before[0], pre, post, rec)
         self._check(pre, post, rec)
         self.state = post
@@ -985,13 +1039,18 @@ class Harness:
         self.orphan_gap = False
         post = self.abstract()
         self._head = None
-        self._check(self.state, post, StepRecord(self.sim.now, "time", "clock", "time passes"))
+        rec = StepRecord(self.sim.now, "time", "clock", "time passes")
+        if self.connect is not None:
+            post = self.connect.update(self.state, post, rec)
+        self._check(self.state, post, rec)
         self.state = post
         self._shown_pending = set(self.pending_joined)
 
     def act(self, action: str, name: str | None = None, **args: Any) -> None:
         """Apply one simulator action now (a perturbation) and check it like any step."""
-        shown = {k: v for k, v in args.items() if k != "config"}
+        if action == "start" and self.connect is not None:
+            args.setdefault("member", self.connect.member_class)  # a Connect worker, not a consumer
+        shown = {k: v for k, v in args.items() if k not in ("config", "member")}
         self.rules.append(f"{action} {name or ''} {shown or ''}".strip())
         if action == "pause" and name is not None:
             self._pause_started[name] = self.sim.now
@@ -1095,6 +1154,12 @@ class Harness:
                 self.suspended = f"model gap: {gap}"
                 self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
             return
+        if path is None and self.connect is not None:
+            gap = self.connect.known_gap(pre, post)  # known model gap 12 (groupspec.conformance_connect)
+            if gap is not None:
+                self.gaps.append(f"t={rec.time_ms}ms {gap}")
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                return
         gap = None if path is not None else self._known_gap(pre, post)
         if gap is not None:
             # A KNOWN MODEL GAP (docs/conformance.md, "Known model gaps"): recorded, and the refinement
@@ -1209,7 +1274,7 @@ class Harness:
             getattr(b, "_store_failure", None) is None for b in self.sim.brokers.values()
         ) and self.sim.network.config.loss == 0 and all(
             t.frozen is None and not self._kinds(n) for n, t in self.track.items()
-        ) and not self._lossy_requests() and not self._misdirected():
+        ) and not self._lossy_requests() and not self._misdirected() and (self.connect is None or self.connect.settled()):
             self.suspended = ""
 
     def _misdirected(self) -> bool:
@@ -1307,9 +1372,15 @@ class Harness:
                    and c.status in (MS.UNJOINED, MS.PREPARING_REBALANCE) for i, c in enumerate(s.clients))
 
     def model_bound(self) -> int | None:
-        """The model's convergence bound from the current abstract state (no perturbations)."""
+        """The model's convergence bound from the current abstract state (no perturbations).
+
+        None for Connect workers: the model has no Connect assignor (its assignor balances connectors and
+        tasks together and never postpones a revocation), so its bound does not bound Connect's rounds;
+        ``quiesce`` then checks convergence within its time limit only (docs/conformance.md)."""
         from groupspec.explorer import Explorer
 
+        if self.connect is not None:
+            return None
         start = replace(self.state, budget=0)
         proto = make(self.variant.model, replace_config(self.cfg, budget=0))
         proto.init_states = lambda: [start]  # type: ignore[method-assign]
@@ -1697,6 +1768,9 @@ def make_machine(
             return
         _start(h, n)
 
+    if VARIANTS[variant].connect:
+        from groupspec.conformance_connect import with_connect_rules
+        Conformance = with_connect_rules(Conformance, names, _alive, _maybe_start)  # type: ignore[misc]
     Conformance.__name__ = f"Conformance_{variant.replace('-', '_')}"
     return Conformance
 
@@ -1727,6 +1801,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("same_round_transfer", "consumer", "cooperative-sticky", "the leader moves partitions in one round"),
     Mutant("ignore_owned", "consumer", "cooperative-sticky", "the leader ignores owned partitions"),
     Mutant("no_rejoin_after_revoke", "consumer", "cooperative-sticky", "a cooperative member does not rejoin after revoking"),
+    Mutant("drop_connect_delay", "consumer", "connect-delayed",
+           "the Connect leader reassigns a departed worker's work at once, without the delay"),
 )
 
 PROFILES = {"ci": (200, 25), "deep": (2000, 60), "dev": (30, 15)}  # (max examples, rules per example)

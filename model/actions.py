@@ -69,7 +69,8 @@ class GhostFenced(Action):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class NoticeMetadata(Action):
-    verb = "(the leader) sees partitions that nobody is assigned (a topic grew, or a delay ended) and rejoins"
+    verb = ("(the leader; with Connect, any worker) sees partitions that nobody is assigned (a topic grew, or a "
+            "delay ended) and rejoins")
 
 
 # -- coordinator steps (timers) ------------------------------------------------------------------

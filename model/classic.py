@@ -193,9 +193,10 @@ class ClassicProtocol(ClassicObservations):
         """Remove member ``i`` (LeaveGroup, session expiry): its process, if any, now holds a stale id."""
         r = g.records[i]
         assert r is not None
-        if self.delayed and g.held == 0 and r.assignment and g.status in (GS.STABLE, GS.PREPARING_REBALANCE):
-            # KIP-415: the departed member's partitions are lost; hold them back for the delay.
-            g = g.but(held=r.assignment, held_for=i)
+        if self.delayed and r.assignment and g.status in (GS.STABLE, GS.PREPARING_REBALANCE):
+            # KIP-415: the departed member's partitions are lost; hold them back for the delay (added to
+            # what is already held: one delay covers every worker that departs while it runs).
+            g = self._hold(g, i, r.assignment)
         if clients[i].id == Id.CURRENT:
             parked = (r.joined and g.status == GS.PREPARING_REBALANCE) or r.awaiting_sync
             if parked and clients[i].proc != Proc.DOWN:
@@ -228,6 +229,8 @@ class ClassicProtocol(ClassicObservations):
                 records[i] = None
                 if clients[i].id == Id.CURRENT:
                     clients[i] = clients[i].but(id=Id.STALE)
+                if self.delayed and r.assignment:
+                    g = self._hold(g, i, r.assignment)  # KIP-415: it departed; its work is lost, held
         gen = g.generation + 1
         present = [i for i, r in enumerate(records) if r is not None]
         if not present:
@@ -237,8 +240,6 @@ class ClassicProtocol(ClassicObservations):
             leader = next(i for i in present if records[i].joined)
         g = g.but(records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g, present)
-        if g.held and g.held_for in present:
-            g = g.but(held=0, held_for=-1)  # given back to the member that returned in time
         for i in present:
             r = records[i]
             if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
@@ -256,20 +257,13 @@ class ClassicProtocol(ClassicObservations):
         """The leader's assignment for the new generation (one bit mask per slot)."""
         cfg = self.cfg
         existing = g.partitions
-        held_back = 0
-        give_back = -1
-        if self.delayed and g.held:
-            if g.held_for in present:
-                give_back = g.held_for  # the member came back in time: it gets its partitions back
-            else:
-                held_back = g.held  # still waiting: nobody gets them this round
+        # KIP-415: while the delay runs, held work goes to nobody, not even to a departed worker that
+        # came back in time (coordinator.md §6: it gets its work back at the scheduled rebalance, when
+        # the delay is over; here the assignor then spreads the released work, see DelayExpired).
+        held_back = g.held if self.delayed else 0
         meta = self.metadata(g, present)
         if held_back:
             meta = [(i, t, o & ~held_back, gen, st) for (i, t, o, gen, st) in meta]
-        if give_back >= 0:
-            # The returning member claims its held work, so a sticky assignor gives it back (and
-            # balances from there).
-            meta = [(i, t, o | (g.held if i == give_back else 0), gen, st) for (i, t, o, gen, st) in meta]
         result = self.assignor(cfg, meta, existing & ~held_back)
         if self.rebalance == "cooperative" and self.withhold_transfers:
             # KIP-429: a partition that changes owner is withheld from its new owner this round; the
@@ -433,9 +427,14 @@ class ClassicProtocol(ClassicObservations):
                         if t is not None:
                             yield acts[A.Heartbeat][i], t
                     if (
-                        ("partitions" in faults or self.delayed) and g.leader == i and c.status == MS.STABLE and not c.rejoin
+                        ("partitions" in faults or self.delayed) and (g.leader == i or self.delayed)
+                        and c.status == MS.STABLE and not c.rejoin
                         and g.status == GS.STABLE and self.alive(s, i) and self._unassigned_new(s)
                     ):
+                        # The leader notices work nobody is assigned (a topic grew). A Connect worker,
+                        # leader or not, rejoins on its own when the delay in its assignment is over or
+                        # the connector's task count changed (it reads the config topic).
+
                         yield acts[A.NoticeMetadata][i], self._with(
                             s, clients=self._set(s.clients, i, c.but(rejoin=True))
                         )
@@ -560,9 +559,14 @@ class ClassicProtocol(ClassicObservations):
         return self._with(s, group=g, clients=tuple(clients))
 
     def _release_held(self, s: State) -> State:
-        # The leader then finds partitions nobody is assigned and rejoins (NoticeMetadata): the
-        # rebalance Connect schedules at the end of the delay.
+        # The workers then find work nobody is assigned and rejoin (NoticeMetadata): the rebalance
+        # Connect schedules at the end of the delay, which hands the released work out.
         return self._with(s, group=s.group.but(held=0, held_for=-1))
+
+    @staticmethod
+    def _hold(g: Group, i: int, work: int) -> Group:
+        """KIP-415: hold back the work of departed member ``i`` (``held_for``: the first one held for)."""
+        return g.but(held=g.held | work, held_for=i if g.held == 0 else g.held_for)
 
     # -- perturbations ----------------------------------------------------------------------------
     def _start(self, s: State, i: int) -> State:

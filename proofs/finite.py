@@ -362,12 +362,17 @@ class Encoding:
                      target_present=z3.BoolVal(False), target=tuple(self.P(0) for _ in range(self.n)))
         return g2, tuple(cl)
 
+    def _hold(self, g: SGroup, cond: BoolT, i: int, work: Expr) -> SGroup:
+        """ClassicProtocol._hold under ``cond``: add ``work`` of departed member ``i`` to the held work."""
+        return replace(g, held=z3.If(cond, g.held | work, g.held),
+                       held_for=z3.If(z3.And(cond, g.held == 0), z3.IntVal(i), g.held_for))
+
     def _remove(self, g: SGroup, clients: tuple[SClient, ...], i: int) -> tuple[SGroup, tuple[SClient, ...]]:
         r = g.records[i]
         if self.proto.delayed:
-            hold = z3.And(g.held == 0, r.assignment != 0,
+            hold = z3.And(r.assignment != 0,
                           z3.Or(g.status == int(GS.STABLE), g.status == int(GS.PREPARING_REBALANCE)))
-            g = replace(g, held=z3.If(hold, r.assignment, g.held), held_for=z3.If(hold, z3.IntVal(i), g.held_for))
+            g = self._hold(g, hold, i, r.assignment)
         c = clients[i]
         parked = z3.And(z3.Or(z3.And(r.joined, g.status == int(GS.PREPARING_REBALANCE)), r.awaiting_sync),
                         c.proc != int(Proc.DOWN))
@@ -396,6 +401,8 @@ class Encoding:
             drop = z3.And(r.present, z3.Not(r.joined), z3.Not(r.static))
             records[i] = ite(drop, self.no_record(), r)
             cl[i] = ite(z3.And(drop, cl[i].id == int(Id.CURRENT)), replace(cl[i], id=z3.IntVal(int(Id.STALE))), cl[i])
+            if proto.delayed:
+                g = self._hold(g, z3.And(drop, r.assignment != 0), i, r.assignment)
         gen = g.generation + 1
         any_present = z3.Or(*[r.present for r in records])
         empty_g = replace(g, status=z3.IntVal(int(GS.EMPTY)), generation=gen, leader=z3.IntVal(-1),
@@ -406,9 +413,6 @@ class Encoding:
         leader = z3.If(keep_leader, g.leader, self._first_present(tuple(records), lambda r: r.joined))
         g1 = replace(g, records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g1)
-        if proto.delayed:
-            back = z3.And(g1.held != 0, g1.held_for >= 0, _sel(g1.records, g1.held_for, self.no_record()).present)
-            g1 = replace(g1, held=z3.If(back, self.P(0), g1.held), held_for=z3.If(back, z3.IntVal(-1), g1.held_for))
         for i in range(self.n):
             r = records[i]
             answer = z3.And(r.present, r.joined, cl[i].id == int(Id.CURRENT), cl[i].proc != int(Proc.DOWN))
@@ -479,18 +483,9 @@ class Encoding:
         proto, cfg = self.proto, self.cfg
         records = g.records
         existing = g.partitions
-        held_back = self.P(0)
-        give_back_on = z3.BoolVal(False)
-        if proto.delayed:
-            back_present = _sel(records, g.held_for, self.no_record()).present
-            has = g.held != 0
-            give_back_on = z3.And(has, g.held_for >= 0, back_present)
-            held_back = z3.If(z3.And(has, z3.Not(give_back_on)), g.held, self.P(0))
+        held_back = g.held if proto.delayed else self.P(0)
         present = [r.present for r in records]
         claims = [r.owned & ~held_back for r in records]
-        if proto.delayed:
-            claims = [z3.If(z3.And(give_back_on, g.held_for == i), claims[i] | g.held, claims[i])
-                      for i in range(self.n)]
         results, _side = self.assignor_call(present, [r.topics for r in records], claims,
                                             [r.generation for r in records], [r.static for r in records],
                                             existing & ~held_back)
@@ -729,7 +724,8 @@ class Encoding:
                            c.id != int(Id.NONE), hb_some)
             out.append((A.Heartbeat(i), hb_on, hb))
             if "partitions" in faults or proto.delayed:
-                nm = z3.And(idle, g.leader == i, c.status == int(MS.STABLE), z3.Not(c.rejoin),
+                who = z3.BoolVal(True) if proto.delayed else g.leader == i
+                nm = z3.And(idle, who, c.status == int(MS.STABLE), z3.Not(c.rejoin),
                             g.status == int(GS.STABLE), self.alive(s, i), self._unassigned_new(s))
                 out.append((A.NoticeMetadata(i), nm, SState(g, _set(s.clients, i, replace(c, rejoin=z3.BoolVal(True))),
                                                              s.budget)))

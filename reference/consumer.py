@@ -74,7 +74,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from .consumer_protocol import (
     Assignment,
@@ -294,6 +294,8 @@ MetadataSource = Callable[[], Mapping[str, int]]
 @dataclass
 class Consumer:
     """One consumer process's group membership (sans-IO)."""
+
+    protocol_type: ClassVar[str] = "consumer"  # the group's protocol type (Connect workers: "connect")
 
     name: str
     config: ConsumerConfig
@@ -634,7 +636,7 @@ class Consumer:
         req = JoinGroupRequest(
             group_id=self.config.group_id,
             member_id=self.generation.member_id,
-            protocol_type="consumer",
+            protocol_type=self.protocol_type,
             protocols=tuple(protocols),
             session_timeout_ms=self.config.session_timeout_ms,
             rebalance_timeout_ms=self.config.max_poll_interval_ms,
@@ -795,7 +797,7 @@ class Consumer:
             generation_id=g.generation_id,
             assignments=assignments,
             group_instance_id=self.config.group_instance_id,
-            protocol_type="consumer",
+            protocol_type=self.protocol_type,
             protocol_name=g.protocol_name,
         )
         self._send(now, "coordinator", "sync", req, out)
@@ -816,17 +818,7 @@ class Consumer:
             self.rejoin_needed = False
             self.needs_join_prepare = True
             self.last_heartbeat_ok_ms = now
-            if len(resp.assignment) < 2:
-                # ConsumerCoordinator.onJoinComplete: no version prefix means the leader's assignor
-                # left this member out - IllegalStateException, thrown from poll
-                self.fatal = "IllegalStateException: insufficient bytes in the SyncGroup assignment"
-                return
-            try:
-                asg = decode_assignment(resp.assignment)
-            except ConsumerProtocolError as e:
-                self.fatal = f"SchemaException: {e}"
-                return
-            self._on_join_complete(now, tuple(asg.partitions), out)
+            self._apply_sync_assignment(now, resp.assignment, out)
         elif err is Error.REBALANCE_IN_PROGRESS:
             self.rejoin_needed = True
             self._join_group_if_needed(now, out)
@@ -843,6 +835,20 @@ class Consumer:
             self.fatal = err.name
         else:
             self.fatal = err.name
+
+    def _apply_sync_assignment(self, now: int, blob: bytes, out: list[Send]) -> None:
+        """The SyncGroup answer's assignment bytes: decode them and run ``onJoinComplete``."""
+        if len(blob) < 2:
+            # ConsumerCoordinator.onJoinComplete: no version prefix means the leader's assignor
+            # left this member out - IllegalStateException, thrown from poll
+            self.fatal = "IllegalStateException: insufficient bytes in the SyncGroup assignment"
+            return
+        try:
+            asg = decode_assignment(blob)
+        except ConsumerProtocolError as e:
+            self.fatal = f"SchemaException: {e}"
+            return
+        self._on_join_complete(now, tuple(asg.partitions), out)
 
     def _on_join_complete(self, now: int, assigned: tuple[TP, ...], out: list[Send]) -> None:
         """§5.7 ``onJoinComplete``."""

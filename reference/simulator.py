@@ -27,6 +27,10 @@ that connection; a reply arriving on a connection the consumer has since dropped
 (counted as ``dropped_stale``). Replies are matched to requests exactly,
 through the sender identity ``(process, connection, correlation id)`` handed to the coordinator.
 
+Members are consumers; ``start`` with ``member=ConnectWorker`` (from
+:mod:`groupspec.reference.connect_worker`) runs a Kafka Connect worker instead, whose connector's task
+count is the partition count of the topic named like the connector (``partitions`` changes it).
+
 Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
 ``crash`` (no callbacks, no LeaveGroup), ``restart`` (crash if alive, then a fresh process with
 the same name), ``pause`` (a GC pause: the process handles nothing - no poll, no heartbeat, no
@@ -56,6 +60,7 @@ from typing import Any
 
 from .assignors import get as get_assignor
 from .consumer import Consumer, ConsumerConfig, MemberEvent, Send
+from .connect_protocol import decode_connect_assignment
 from .consumer_protocol import ConsumerProtocolError, decode_assignment
 from .coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
 from .errors import Error
@@ -420,14 +425,17 @@ class Simulator:
             return ("action", name, "already running")
         config: ConsumerConfig = args.get("config") or (old.consumer.config if old else ConsumerConfig())
         faults: frozenset[str] = args.get("faults", old.consumer.faults if old else frozenset())
+        # the kind of group member: a Consumer, or a subclass such as a Connect worker (kept on restart)
+        kind: type[Consumer] = args.get("member") or (type(old.consumer) if old else Consumer)
         inc = old.incarnation + 1 if old else 1
-        c = Consumer(name, config, self.metadata, get_assignor, faults=frozenset(faults))
+        c = kind(name, config, self.metadata, get_assignor, faults=frozenset(faults))
         p = _Proc(name, inc, c)
         self.procs[name] = p
         sends = c.start(self.now)
         self._after_consumer(p, sends)
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
-        return ("action", name, f"started (incarnation {inc}, assignors {','.join(config.assignors)})")
+        what = "Connect worker" if c.protocol_type == "connect" else f"assignors {','.join(config.assignors)}"
+        return ("action", name, f"started (incarnation {inc}, {what})")
 
     def _close(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
         assert name is not None
@@ -586,7 +594,7 @@ class Simulator:
                         "skip_assignment": resp.skip_assignment,
                     })
                 elif api == "SyncGroup" and resp.error is Error.NONE:
-                    line["assignment"] = _assignment_list(resp.assignment)
+                    line["assignment"] = _assignment_list(resp.assignment, resp.protocol_type == "connect")
                 elif api == "LeaveGroup":
                     line["members"] = [{"member": self._who(m.member_id) if m.member_id else "", "error": m.error.name}
                                        for m in resp.members]
@@ -599,9 +607,12 @@ class Simulator:
         return self.network.sent
 
 
-def _assignment_list(blob: bytes) -> list[list[Any]] | None:
-    """The partitions in a SyncGroup assignment, or None if the bytes are not an assignment."""
+def _assignment_list(blob: bytes, connect: bool = False) -> list[list[Any]] | None:
+    """The partitions in a SyncGroup assignment (a Connect worker's: the items it is to start), or None
+    if the bytes are not an assignment."""
     try:
+        if connect:
+            return [list(item) for item in decode_connect_assignment(blob).assigned]
         return [list(tp) for tp in decode_assignment(blob).partitions]
     except ConsumerProtocolError:
         return None

@@ -131,7 +131,8 @@ def test_harness_scenario_passes_and_converges(variant):
     h.act("crash", "c2")
     h.run_for(2000)
     taken, bound = h.quiesce()
-    assert bound is not None and taken <= bound
+    # connect-delayed: no model bound (the model has no Connect assignor), convergence within the limit
+    assert (bound is None and taken > 0) if h.connect is not None else (bound is not None and taken <= bound)
     assert h.model_steps > 5 and h.stutters > 0
     g = h.state.group
     assert sum(1 for r in g.records if r is not None) == 2  # c2 was removed
@@ -207,7 +208,7 @@ def test_conformance_state_machine(variant):
     run_machine(machine, settings(settings.default))
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if not VARIANTS[v].connect))  # workers subscribe to nothing
 def test_conformance_subscriptions(variant):
     """The same suite on two topics, where members also change their subscription (drop the second
     topic, take it back) and the second topic grows."""

@@ -118,6 +118,9 @@ PINNED = [
     ("cooperative", dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1), 127),
     ("static", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 637),
     ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 51),
+    # held work stays held until DelayExpired, also for a worker that came back (was 1115 when the model
+    # gave it back at the first completion with the departed member present)
+    ("connect-delayed", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 1198),
 ]
 
 
@@ -212,3 +215,37 @@ def test_livelock_is_found_with_and_without_symmetry(symmetric):
         s = proto.step(s, st.action)
         assert s == st.state
     assert proto.exact_key(v.trace[-1].state) == proto.exact_key(v.trace[v.loop_start].state)
+
+
+def test_connect_delayed_holds_work_until_the_delay_is_over():
+    """coordinator.md §6: a worker that bounces within the delay gets its work back only at the scheduled
+    rebalance. Worker 1 leaves and comes back: while the delay runs, the completed join phase with it
+    present gives the held work to nobody; after DelayExpired the next rebalance hands it out."""
+    from groupspec.model import actions as A
+
+    proto = make("connect-delayed", Config(members=2, partitions=2, faults=frozenset({"join", "leave"}), budget=3))
+    s = proto.init_states()[0]
+
+    def run(s, acts):
+        for a in acts:
+            s = proto.step(s, a)
+        return s
+
+    def settle(s):  # protocol steps only, lowest action first, until nothing but DelayExpired is enabled
+        while True:
+            fair = [(a, t) for a, t in proto.successors(s) if a.fair and a.name != "DelayExpired"]
+            if not fair:
+                return s
+            s = fair[0][1]
+
+    s = settle(run(s, [A.Start(1)]))  # with "join", the last member starts down
+    assert proto.converged(s) and all(r.assignment for r in s.group.records)
+    mine = s.group.records[1].assignment
+    s = run(s, [A.LeaveGroup(1)])
+    assert s.group.held == mine and s.group.held_for == 1
+    s = settle(run(s, [A.Start(1)]))
+    g = s.group
+    assert g.records[1] is not None and g.records[1].assignment == 0 and g.held == mine  # back, still held
+    assert not proto.converged(s)
+    s = settle(run(s, [A.DelayExpired()]))
+    assert proto.converged(s) and s.group.held == 0 and s.group.records[1].assignment == mine

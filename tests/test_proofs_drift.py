@@ -66,3 +66,29 @@ def test_every_reachable_state_of_a_tiny_instance() -> None:
                 seen.add(t)
                 todo.append(t)
     assert len(seen) > 10
+
+
+def test_connect_delayed_holds_agree_along_random_runs() -> None:
+    """connect-delayed's hold (departures while work is held, drops at the rebalance timeout, any worker
+    noticing released work) on random runs that mostly take protocol steps: every state whose successors
+    involve the hold, all action instances."""
+    import random
+
+    proto = make("connect-delayed", Config(members=3, partitions=2, faults=frozenset(
+        {"join", "crash", "leave", "zombie", "timeout", "partitions"}), budget=8))
+    enc = _encoding(proto)
+    rng = random.Random(1)
+    checked = held = 0
+    for _walk in range(12):
+        s = proto.init_states()[0]
+        for _ in range(80):
+            succ = list(proto.successors(s))
+            if not succ:
+                break
+            if s.group.held or any(a.name in ("DelayExpired", "NoticeMetadata", "RebalanceTimeout") for a, _t in succ):
+                assert check_state(proto, enc, s) == [], s
+                checked += 1
+                held += s.group.held != 0
+            fair = [x for x in succ if x[0].fair]
+            s = rng.choice(fair if fair and rng.random() < 0.75 else succ)[1]
+    assert checked > 20 and held > 10

@@ -405,13 +405,20 @@ def prepare_rebalance(row, n):
 
 
 @njit(cache=True)
+def hold(row, i, work):
+    """ClassicProtocol._hold: add ``work`` of departed member ``i`` to the held work."""
+    if row[G_HELD] == 0:
+        row[G_HELDFOR] = i
+    row[G_HELD] |= work
+
+
+@njit(cache=True)
 def remove(P, TM, row, i):
     n = P[P_N]
     b = _b(i)
     st = row[G_STATUS]
-    if P[P_DELAYED] and row[G_HELD] == 0 and row[b + R_ASG] and (st == STABLE or st == PREP):
-        row[G_HELD] = row[b + R_ASG]
-        row[G_HELDFOR] = i
+    if P[P_DELAYED] and row[b + R_ASG] and (st == STABLE or st == PREP):
+        hold(row, i, row[b + R_ASG])
     if row[b + C_ID] == ID_CURRENT:
         parked = (row[b + R_JOINED] == 1 and st == PREP) or row[b + R_AWAIT] == 1
         if parked and row[b + C_PROC] != DOWN:
@@ -450,9 +457,12 @@ def complete_join(P, TM, row):
     for i in range(n):
         b = _b(i)
         if row[b + R_SET] and not row[b + R_JOINED] and not row[b + R_STATIC]:
+            work = row[b + R_ASG]
             clear_record(row, i)
             if row[b + C_ID] == ID_CURRENT:
                 row[b + C_ID] = ID_STALE
+            if P[P_DELAYED] and work:
+                hold(row, i, work)
     gen = row[G_GEN] + 1
     present = np.zeros(n, np.int64)
     m = 0
@@ -478,13 +488,6 @@ def complete_join(P, TM, row):
     row[G_GEN] = gen
     target = np.zeros(n, np.int64)
     compute_target(P, TM, row, present, m, target)
-    if row[G_HELD]:
-        hf = row[G_HELDFOR]
-        for j in range(m):
-            if present[j] == hf:
-                row[G_HELD] = 0
-                row[G_HELDFOR] = -1
-                break
     for j in range(m):
         i = present[j]
         b = _b(i)
@@ -506,19 +509,7 @@ def complete_join(P, TM, row):
 def compute_target(P, TM, row, present, m, target):
     n = P[P_N]
     existing = row[G_PARTS]
-    held = row[G_HELD]
-    held_back = 0
-    give_back = -1
-    if P[P_DELAYED] and held:
-        hf = row[G_HELDFOR]
-        back = False
-        for j in range(m):
-            if present[j] == hf:
-                back = True
-        if back:
-            give_back = hf
-        else:
-            held_back = held
+    held_back = row[G_HELD] if P[P_DELAYED] else 0
     topics = np.zeros(n, np.int64)
     owned = np.zeros(n, np.int64)
     gens = np.zeros(n, np.int64)
@@ -529,8 +520,6 @@ def compute_target(P, TM, row, present, m, target):
         o = row[b + R_OWNED]
         if held_back:
             o &= ~held_back
-        if give_back >= 0 and i == give_back:
-            o |= held
         owned[i] = o
         gens[i] = row[b + R_GEN]
     result = np.zeros(n, np.int64)
@@ -834,7 +823,7 @@ def successors(P, TM, row, out, acts):
                         acts[ns] = _code(A_HB, i)
                         ns += 1
                 if (
-                    ((faults & F_PARTITIONS) or P[P_DELAYED]) and row[G_LEADER] == i and cst == M_STABLE
+                    ((faults & F_PARTITIONS) or P[P_DELAYED]) and (row[G_LEADER] == i or P[P_DELAYED]) and cst == M_STABLE
                     and not row[b + C_REJOIN] and st == STABLE and alive(row, i) and unassigned_new(P, TM, row)
                 ):
                     t = out[ns]
