@@ -1136,6 +1136,16 @@ class Harness:
                     self.gaps.append(f"t={rec.time_ms}ms {gap}")
                     self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                     return
+        if path is None and self._static_assignment_outside_subscription(pre, post):
+            # KNOWN MODEL GAP 14 (docs/conformance.md): a static member restarted with a narrower
+            # subscription is answered in a Stable group with its stored assignment, which holds a
+            # partition of a topic it dropped; Kafka's onJoinComplete then requests a rejoin and applies
+            # nothing. The model's static replacement applies the stored assignment. Accepted only if
+            # that member's change is exactly this; refinement goes on from alpha(after).
+            gap = f"{self._head[3].dst} got a stored assignment outside its subscription"
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            return
         if path is None and self._late_heartbeat_answer(pre, post):
             # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
             # was in a GC pause, or its next JoinGroup was already parked): REBALANCE_IN_PROGRESS after
@@ -1188,6 +1198,19 @@ class Harness:
             self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
         else:
             self.stutters += 1
+
+    def _static_assignment_outside_subscription(self, pre: State, post: State) -> bool:
+        head = self._head
+        if not self.variant.static or head is None or head[2] != "deliver" or not head[3].is_reply \
+                or head[3].dst not in self.slot or not isinstance(head[3].payload, SyncGroupResponse):
+            return False
+        i = self.slot[head[3].dst]
+        a = pre.clients[i]
+        outside = a.owned & ~self.cfg.subscribed_partitions(a.topics, pre.group.partitions)
+        if not outside:
+            return False
+        probe = replace(pre, clients=pre.clients[:i] + (replace(a, owned=0, rejoin=True),) + pre.clients[i + 1:])
+        return project(probe) == project(post)
 
     def _late_heartbeat_answer(self, pre: State, post: State) -> bool:
         head = self._head
