@@ -1,0 +1,255 @@
+"""The audit job: many groups' traces checked on Spark, per-group verdicts and fleet aggregates.
+
+Input: trace files (``.jsonl``, ``.jsonl.gz``: contracts/trace-format.md) and directories of them,
+or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: a sweep's
+``traces/``). The files are read as whole files (``binaryFiles``), so each keeps its line order;
+every line becomes a row ``(trace, group, line_no, line)``.
+
+Verdicts: rows are grouped by ``(trace, group)`` and each group's events go, in line order, to the
+project's one trace checker, :func:`groupspec.trace.check_events` (in ``applyInPandas``): the audit
+decides nothing itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
+test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
+to flat columns for SQL: one verdict column per property, violation counts, the unowned windows and
+the periods.
+
+Fleet aggregates, in Spark SQL over those rows (:data:`FLEET_SQL`): verdicts per property, the
+worst unowned windows, the distribution of convergence times, overlaps (and those involving a zombie),
+and the groups that never converged.
+
+Output (staged, renamed into place when complete): ``verdicts/`` (Parquet, one row per group),
+``windows/`` (one row per unowned window), ``periods/`` (one row per period), ``fleet.json`` and
+``report.md``.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines"]
+
+PROPERTIES = ("exclusive_ownership", "generation_monotonic", "completeness", "convergence", "well_formed")
+
+
+class AuditError(ValueError):
+    """An input that cannot be read at all (the message names it)."""
+
+
+VERDICT_SCHEMA = (
+    "trace string, `group` string, ok boolean, events long, members array<string>, "
+    + ", ".join(f"{p} string" for p in PROPERTIES)
+    + ", violations long, overlaps long, zombie_overlaps long, unowned_windows long, max_unowned_s double, "
+    "periods long, periods_never_converged long, max_seconds_to_converge double, "
+    "seconds_to_converge array<double>, result string"
+)
+WINDOW_SCHEMA = "trace string, `group` string, topic string, partition long, from_ms long, to_ms long, seconds double"
+
+
+def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
+    """``(trace files, parquet inputs)``; a path that cannot be used raises :class:`AuditError`."""
+    files: list[str] = []
+    parquet: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise AuditError(f"{raw}: no such file or directory")
+        if p.is_dir():
+            pq = sorted(str(f) for f in p.rglob("*.parquet"))
+            tr = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.name.endswith((".jsonl", ".jsonl.gz")))
+            if not pq and not tr:
+                raise AuditError(f"{raw}: directory holds no .jsonl, .jsonl.gz or .parquet file")
+            parquet.extend(pq)
+            files.extend(tr)
+        elif p.name.endswith(".parquet"):
+            parquet.append(str(p))
+        else:
+            files.append(str(p))
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                head = fh.read(2)
+        except OSError as e:
+            raise AuditError(f"{f}: cannot open ({e.strerror})") from None
+        if f.endswith(".gz") and head != b"\x1f\x8b":
+            raise AuditError(f"{f}: line 1: named .gz but not gzip-compressed")
+    for f in parquet:
+        try:
+            import pyarrow.parquet as pq_
+
+            names = pq_.read_schema(f).names
+        except Exception as e:  # noqa: BLE001 - any reason it is not Parquet
+            raise AuditError(f"{f}: not a Parquet file ({str(e).splitlines()[0]})") from None
+        missing = {"trace", "line_no", "line"} - set(names)
+        if missing:
+            raise AuditError(f"{f}: Parquet input needs columns trace, line_no, line (missing: {', '.join(sorted(missing))})")
+    return sorted(set(files)), sorted(set(parquet))
+
+
+def split_lines(path: str, data: bytes) -> list[tuple[str, str, int, str]]:
+    """``(trace, group, line_no, line)`` for every non-blank line of one file's bytes."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    out = []
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        group = ""
+        try:
+            ev = json.loads(line)
+            if isinstance(ev, dict) and isinstance(ev.get("group"), str):
+                group = ev["group"]
+        except ValueError:
+            pass
+        out.append((path, group, n, line))
+    return out
+
+
+def _check_group(pdf: Any, converge_within_s: float) -> Any:
+    """applyInPandas: one (trace, group)'s lines -> the checker's verdict row(s)."""
+    import pandas as pd
+
+    from groupspec.trace import check_events
+
+    pdf = pdf.sort_values("line_no")
+    trace = str(pdf["trace"].iloc[0])
+    events: list[dict[str, Any]] = []
+    for line in pdf["line"]:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            ev = None
+        events.append(ev if isinstance(ev, dict) else {"malformed": line})
+    res = check_events(events, source=trace, converge_within_s=converge_within_s).to_dict()
+    rows = []
+    for g in res.get("groups", []):
+        props = {p["id"]: p for p in g.get("properties", [])}
+        ex = props.get("exclusive_ownership", {}).get("violations", [])
+        windows = g.get("unowned_windows", [])
+        periods = g.get("periods", [])
+        conv = [float(p["seconds_to_converge"]) for p in periods if p.get("seconds_to_converge") is not None]
+        rows.append({
+            "trace": trace, "group": str(g.get("group") or ""),
+            "ok": all(p.get("verdict") != "violated" for p in props.values()),
+            "events": int(res.get("events", len(events))), "members": [str(m) for m in g.get("members", [])],
+            **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
+            "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
+            "overlaps": len(ex), "zombie_overlaps": sum(1 for v in ex if v.get("zombie")),
+            "unowned_windows": len(windows),
+            "max_unowned_s": max((float(w.get("seconds", 0)) for w in windows), default=0.0),
+            "periods": len(periods),
+            "periods_never_converged": sum(1 for p in periods if p.get("converged_at_ms") is None),
+            "max_seconds_to_converge": max(conv) if conv else None,
+            "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
+        })
+    return pd.DataFrame(rows, columns=[c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")])
+
+
+FLEET_SQL: dict[str, str] = {
+    "verdicts": " UNION ALL ".join(
+        f"SELECT '{p}' AS property, {p} AS verdict, count(*) AS groups FROM verdicts GROUP BY {p}" for p in PROPERTIES
+    ) + " ORDER BY property, verdict",
+    "worst_unowned_windows": "SELECT trace, `group`, topic, partition, from_ms, to_ms, seconds FROM windows "
+                             "ORDER BY seconds DESC, trace, `group`, topic, partition, from_ms LIMIT 20",
+    "convergence": "SELECT count(*) AS periods, min(s) AS min_s, percentile(s, 0.5) AS p50_s, "
+                   "percentile(s, 0.9) AS p90_s, percentile(s, 0.99) AS p99_s, max(s) AS max_s "
+                   "FROM (SELECT explode(seconds_to_converge) AS s FROM verdicts)",
+    "overlaps": "SELECT count(*) AS groups_with_overlaps, coalesce(sum(overlaps), 0) AS overlaps, "
+                "coalesce(sum(zombie_overlaps), 0) AS zombie_overlaps FROM verdicts WHERE overlaps > 0",
+    "never_converged": "SELECT trace, `group`, periods_never_converged, convergence FROM verdicts "
+                       "WHERE convergence = 'violated' ORDER BY trace, `group`",
+    "totals": "SELECT count(*) AS groups, sum(CASE WHEN ok THEN 1 ELSE 0 END) AS groups_ok, "
+              "sum(events) AS events FROM (SELECT DISTINCT trace, `group`, ok, events FROM verdicts)",
+}
+
+
+def lines_frame(spark: Any, files: list[str], parquet: list[str]) -> Any:
+    """The input as one DataFrame (trace, group, line_no, line)."""
+    from pyspark.sql import functions as F
+
+    frames = []
+    if files:
+        sc = spark.sparkContext
+        n = max(1, min(len(files), sc.defaultParallelism * 4))
+        rdd = sc.parallelize(files, n).flatMap(lambda f: split_lines(f, Path(f).read_bytes()))
+        frames.append(spark.createDataFrame(rdd, "trace string, `group` string, line_no long, line string"))
+    if parquet:
+        df = spark.read.parquet(*parquet)
+        if "group" not in df.columns:
+            df = df.withColumn("group", F.lit(""))
+        frames.append(df.select(F.col("trace").cast("string"), F.coalesce(F.col("group"), F.lit("")).alias("group"),
+                                F.col("line_no").cast("long"), F.col("line").cast("string")))
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
+
+
+def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, converge_within_s: float = 20.0,
+              progress: bool = True) -> dict[str, Any]:
+    """Check every group, write the datasets and the report under ``stage``; return the fleet figures."""
+    from pyspark.sql import functions as F
+
+    from .spark import JobProgress
+
+    lines = lines_frame(spark, files, parquet)
+    cw = converge_within_s
+    verdicts = lines.groupBy("trace", "group").applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA)
+    with JobProgress(spark, "audit: checking groups", enabled=progress):
+        verdicts = verdicts.cache()
+        verdicts.count()
+        verdicts.createOrReplaceTempView("verdicts")
+        windows = verdicts.select("trace", "group", F.explode(F.from_json(
+            F.get_json_object("result", "$.unowned_windows"),
+            "array<struct<topic:string,partition:long,from_ms:long,to_ms:long,seconds:double>>")).alias("w")) \
+            .select("trace", "group", "w.*")
+        windows.createOrReplaceTempView("windows")
+        periods = verdicts.select("trace", "group", F.explode(F.from_json(
+            F.get_json_object("result", "$.periods"),
+            "array<struct<from_ms:long,to_ms:long,members:array<string>,converged_at_ms:long,"
+            "seconds_to_converge:double>>")).alias("p")).select("trace", "group", "p.*")
+        fleet: dict[str, Any] = {}
+        for name, sql in FLEET_SQL.items():
+            fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
+        vpd = verdicts.orderBy("trace", "group").toPandas()
+        wpd = windows.orderBy("trace", "group", "topic", "partition", "from_ms").toPandas()
+        ppd = periods.orderBy("trace", "group", "from_ms").toPandas()
+        verdicts.unpersist()
+    _write(vpd, stage / "verdicts")
+    _write(wpd, stage / "windows")
+    _write(ppd, stage / "periods")
+    fleet["ok"] = bool(vpd.ok.all()) if len(vpd) else True
+    (stage / "fleet.json").write_text(json.dumps(fleet, indent=1, default=str) + "\n")
+    _report(fleet, vpd, stage / "report.md")
+    return fleet
+
+
+def _write(pdf: Any, dest: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dest.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(pdf, preserve_index=False), dest / "part-0.parquet")
+
+
+def _report(fleet: dict[str, Any], vpd: Any, path: Path) -> None:
+    t = fleet["totals"][0] if fleet["totals"] else {}
+    lines = ["# Audit", "", f"{t.get('groups', 0)} groups, {t.get('groups_ok', 0)} with every invariant held; "
+             f"{t.get('events', 0)} events.", "", "## Verdicts per property", "", "| property | verdict | groups |",
+             "|---|---|---|"]
+    lines += [f"| {r['property']} | {r['verdict']} | {r['groups']} |" for r in fleet["verdicts"]]
+    c = fleet["convergence"][0] if fleet["convergence"] else {}
+    lines += ["", "## Convergence time (seconds, every period that converged)", "",
+              f"{c.get('periods', 0)} periods: min {c.get('min_s')}, median {c.get('p50_s')}, p90 {c.get('p90_s')}, "
+              f"p99 {c.get('p99_s')}, max {c.get('max_s')}.", "", "## Overlaps", ""]
+    o = fleet["overlaps"][0] if fleet["overlaps"] else {}
+    lines += [f"{o.get('groups_with_overlaps', 0)} groups with a partition owned twice; {o.get('overlaps', 0)} "
+              f"overlaps, {o.get('zombie_overlaps', 0)} involving a zombie.", "", "## Groups that never converged", ""]
+    lines += [f"- `{r['trace']}` group `{r['group']}`: {r['periods_never_converged']} period(s)"
+              for r in fleet["never_converged"]] or ["None."]
+    lines += ["", "## Worst unowned windows", "", "| trace | group | partition | from ms | to ms | seconds |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {r['trace']} | {r['group']} | {r['topic']}-{r['partition']} | {r['from_ms']} | {r['to_ms']} | "
+              f"{r['seconds']} |" for r in fleet["worst_unowned_windows"]]
+    path.write_text("\n".join(lines) + "\n")
