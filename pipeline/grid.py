@@ -20,7 +20,8 @@ static-cooperative, connect, zookeeper), ``assignor`` (range, roundrobin, sticky
 (:data:`CHURN`), ``crash_per_min`` / ``pause_per_min`` (random faults from 20 s on), ``loss`` (the
 network's loss probability), ``session_timeout_ms``, ``heartbeat_interval_ms``,
 ``max_poll_interval_ms``, ``connect_delay_ms`` (scheduled.rebalance.max.delay.ms), ``bounce_ms``
-(how long a bounced member stays away), ``commit`` (:data:`groupspec.reference.records.STRATEGIES`),
+(how long a bounced member stays away), ``poll_interval_ms`` (the application's time between two
+polls: how long it takes to process what one poll returned), ``commit`` (:data:`groupspec.reference.records.STRATEGIES`),
 ``rate_per_s`` (records produced per partition per second), ``seeds``, and ``tag`` (a label the
 report groups by).
 
@@ -70,6 +71,7 @@ class Point:
     max_poll_interval_ms: int
     connect_delay_ms: int
     bounce_ms: int
+    poll_interval_ms: int
     commit: str
     rate_per_s: float
     seed: int
@@ -100,6 +102,7 @@ AXES: dict[str, tuple[Any, type]] = {
     "max_poll_interval_ms": (60000, int),
     "connect_delay_ms": (300000, int),
     "bounce_ms": (4000, int),
+    "poll_interval_ms": (200, int),
     "commit": ("auto", str),
     "rate_per_s": (10.0, float),
     "seeds": ([0], int),
@@ -119,32 +122,33 @@ class Grid:
         return len(self.points)
 
 
-def _values(where: str, key: str, raw: Any) -> list[Any]:
+def _values(loc: str, key: str, raw: Any) -> list[Any]:
+    """The values of one axis; ``loc`` names the field (``grid.yaml: blocks[1].members``)."""
     default, typ = AXES[key]
     if key == "seeds" and isinstance(raw, int) and not isinstance(raw, bool):
         if raw < 1:
-            raise GridError(f"{where}.seeds: a seed count must be at least 1, got {raw}")
+            raise GridError(f"{loc}: a seed count must be at least 1, got {raw}")
         return list(range(raw))
     vals = raw if isinstance(raw, list) else [raw]
     if not vals:
-        raise GridError(f"{where}.{key}: empty list")
+        raise GridError(f"{loc}: empty list")
     out: list[Any] = []
     for v in vals:
         if isinstance(v, bool) or v is None:
-            raise GridError(f"{where}.{key}: {v!r} is not a {typ.__name__}")
+            raise GridError(f"{loc}: {v!r} is not a {typ.__name__}")
         if typ is float and isinstance(v, int):
             v = float(v)
         if not isinstance(v, typ):
-            raise GridError(f"{where}.{key}: {v!r} is not a {typ.__name__}")
+            raise GridError(f"{loc}: {v!r} is not a {typ.__name__}")
         out.append(v)
     for v in out:
-        _check_value(where, key, v)
+        _check_value(loc, key, v)
     return out
 
 
-def _check_value(where: str, key: str, v: Any) -> None:
+def _check_value(loc: str, key: str, v: Any) -> None:
     def bad(msg: str) -> GridError:
-        return GridError(f"{where}.{key}: {msg}")
+        return GridError(f"{loc}: {msg}")
 
     if key == "protocol" and v not in PROTOCOLS:
         raise bad(f"unknown protocol {v!r}; choose from {', '.join(PROTOCOLS)}")
@@ -164,7 +168,7 @@ def _check_value(where: str, key: str, v: Any) -> None:
         raise bad(f"a loss probability must be in [0, 1), got {v}")
     if key.endswith("_ms") and v < 0:
         raise bad(f"must be >= 0, got {v}")
-    if key in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms") and v < 1:
+    if key in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "poll_interval_ms") and v < 1:
         raise bad(f"must be >= 1, got {v}")
     if key == "rate_per_s" and not 0 <= v <= 1000:
         raise bad(f"must be between 0 and 1000, got {v}")
@@ -207,7 +211,7 @@ def parse_grid(doc: Any, source: str) -> Grid:
     points: list[Point] = []
     dropped = 0
     for i, block in enumerate(blocks):
-        where = f"{source}: blocks[{i}]" if "blocks" in doc else source
+        where = f"{source}: blocks[{i}]"
         if not isinstance(block, dict):
             raise GridError(f"{where}: a block must be a mapping of axes")
         for k in block:
@@ -218,7 +222,7 @@ def parse_grid(doc: Any, source: str) -> Grid:
         merged.update(block)
         axes = {}
         for k in AXES:
-            w = where if k in block or "blocks" not in doc else f"{source}: (top level)"
+            w = f"{where}.{k}" if k in block else f"{source}: {k}"
             if k == "seeds" and k not in block and k not in defaults:
                 axes[k] = [0]
                 continue
@@ -281,7 +285,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "blocks": [
             {"tag": "stop-the-world", "protocol": ["eager", "cooperative"],
              "assignor": ["range", "cooperative-sticky"], "churn": "rolling-restart", "members": [3, 6],
-             "partitions": 12, "commit": ["auto", "on-revoke", "sync", "async"]},
+             "partitions": 12, "poll_interval_ms": [200, 2000], "commit": ["auto", "on-revoke", "sync", "async"]},
             {"tag": "static-bounce", "protocol": ["eager", "static"], "churn": "bounce", "members": [3, 6],
              "partitions": 12, "bounce_ms": [4000, 20000], "session_timeout_ms": 10000},
             {"tag": "connect-delay", "protocol": "connect", "churn": "bounce", "members": 3, "partitions": 6,

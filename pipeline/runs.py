@@ -86,7 +86,7 @@ _KEY_TYPES = {
     "tag": "string", "protocol": "string", "assignor": "string", "members": "long", "partitions": "long",
     "churn": "string", "crash_per_min": "double", "pause_per_min": "double", "loss": "double",
     "session_timeout_ms": "long", "heartbeat_interval_ms": "long", "max_poll_interval_ms": "long",
-    "connect_delay_ms": "long", "bounce_ms": "long", "commit": "string", "rate_per_s": "double", "seed": "long",
+    "connect_delay_ms": "long", "bounce_ms": "long", "poll_interval_ms": "long", "commit": "string", "rate_per_s": "double", "seed": "long",
 }
 ROW_SCHEMA: list[tuple[str, str]] = (
     [("sweep", "string"), ("point_id", "string")] + list(_KEY_TYPES.items()) + [(k, t) for k, (t, _) in METRICS.items()]
@@ -244,7 +244,7 @@ def run_point_with_trace(p: Point, sweep: str = "") -> tuple[dict[str, Any], lis
                    notifications=zk.notifications - notif_before, failed_claims=zk.failed_claims - claims_before,
                    protocol_messages=None, sim_events=zk.steps, sim_end_ms=zk.now)
     else:
-        sim = Simulator(SimConfig(seed=p.seed, topics=((TOPIC, p.partitions),),
+        sim = Simulator(SimConfig(seed=p.seed, topics=((TOPIC, p.partitions),), poll_interval_ms=p.poll_interval_ms,
                                   network=NetworkConfig(loss=p.loss) if p.loss else NetworkConfig()))
         flow = None
         if p.protocol != "connect":

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .grid import Grid, Point
+from .grid import Grid
 from .runs import ROW_SCHEMA, run_point, run_point_with_trace
 
-__all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows"]
+__all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows"]
 
 
 def _task(sweep: str, with_traces: bool) -> Callable[[Iterable[dict[str, Any]]], Iterator[Any]]:
@@ -87,6 +87,21 @@ def read_rows(path: str | Path) -> Any:
     return df[cols].sort_values("point_id").reset_index(drop=True)
 
 
+def frame_rows(df: Any) -> list[dict[str, Any]]:
+    """A rows DataFrame back as plain dicts (NaN -> None, numpy scalars -> Python), for comparisons."""
+    out = []
+    for r in df.to_dict("records"):
+        d = {}
+        for k, v in r.items():
+            if hasattr(v, "item"):
+                v = v.item()
+            if isinstance(v, float) and v != v:
+                v = None
+            d[k] = v
+        out.append(d)
+    return out
+
+
 def _write_traces(traces: list[dict[str, Any]], dest: Path) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -134,6 +149,3 @@ def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, prog
     write_report(read_rows(stage / "rows"), stage)
     return sorted(rows, key=lambda r: r["point_id"])
 
-
-def _point(d: dict[str, Any]) -> Point:
-    return Point(**d)
