@@ -146,28 +146,27 @@ logger.jetty.level = warn
 def ship_package() -> str:
     """A zip of the installed ``groupspec`` package (for ``addPyFile`` / ``--py-files`` on clusters whose
     executors do not have it installed)."""
-    import groupspec
+    import importlib.util
 
-    root = Path(groupspec.__file__).parent
+    def folder(name: str) -> Path | None:
+        spec = importlib.util.find_spec(name)
+        return Path(spec.origin).parent if spec is not None and spec.origin else None
+
     dest = Path(tempfile.mkdtemp(prefix="groupspec-pyfiles-")) / "groupspec.zip"
-    import groupspec.pipeline as pl
-    import groupspec.reference as ref
-
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
-        for pkg_dir, arc in ((root, "groupspec"), (Path(ref.__file__).parent, "groupspec/reference"),
-                             (Path(pl.__file__).parent, "groupspec/pipeline")):
+        # the top package (without the folders installed from elsewhere) and the rooms the jobs use
+        for name in ("groupspec", "groupspec.reference", "groupspec.pipeline", "groupspec.trace"):
+            pkg_dir = folder(name)
+            if pkg_dir is None:
+                continue
+            arc = name.replace(".", "/")
             for f in sorted(pkg_dir.rglob("*.py")):
                 rel = f.relative_to(pkg_dir)
-                if arc == "groupspec" and rel.parts[0] in ("reference", "pipeline"):
+                if name == "groupspec" and rel.parts[0] not in ("__init__.py", "trace"):
                     continue
+                if name == "groupspec" and rel.parts[0] == "trace":
+                    continue  # added below as its own package
                 z.write(f, f"{arc}/{rel}")
-        try:
-            import groupspec.trace as tr
-
-            for f in sorted(Path(tr.__file__).parent.rglob("*.py")):
-                z.write(f, f"groupspec/trace/{f.relative_to(Path(tr.__file__).parent)}")
-        except ImportError:
-            pass
     return str(dest)
 
 
