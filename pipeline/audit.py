@@ -5,8 +5,9 @@ or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: 
 ``traces/``). The files are read as whole files (``binaryFiles``), so each keeps its line order;
 every line becomes a row ``(trace, group, line_no, line)``.
 
-Verdicts: rows are grouped by ``(trace, group)`` and each group's events go, in line order, to the
-project's one trace checker, :func:`groupspec.trace.check_events` (in ``applyInPandas``): the audit
+Verdicts: rows are grouped by ``(trace, group)`` and each group's lines go, in line order, to the
+project's one trace checker (``groupspec.trace``'s ``GroupChecker``, the per-group checker that
+``check_events`` and ``groupspec trace check`` run; :func:`check_unit`, in ``applyInPandas``): the audit
 decides nothing itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
 test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
 to flat columns for SQL: one verdict column per property, violation counts, the unowned windows and
@@ -29,7 +30,7 @@ from typing import Any
 
 __all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines"]
 
-PROPERTIES = ("exclusive_ownership", "generation_monotonic", "completeness", "convergence", "well_formed")
+PROPERTIES = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed")
 
 
 class AuditError(ValueError):
@@ -86,64 +87,127 @@ def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
     return sorted(set(files)), sorted(set(parquet))
 
 
+LOOSE = "\u0000loose"  # the unit of a file's malformed lines when they belong to no single group
+
+
+def _group_key(ev: Any) -> str:
+    """The group a parsed line belongs to, JSON-encoded (``null``: a trace without group names)."""
+    gid = ev.get("group")
+    if gid is not None and not isinstance(gid, str):
+        gid = str(gid)
+    return json.dumps(gid)
+
+
 def split_lines(path: str, data: bytes) -> list[tuple[str, str, int, str]]:
-    """``(trace, group, line_no, line)`` for every non-blank line of one file's bytes."""
+    """``(trace, group key, line number, line)`` for every non-blank line of one file's bytes.
+
+    Line numbers are the file's own (blank lines count), as ``groupspec trace check`` reports them. A
+    line that is not a JSON object belongs to the file's only group, or to the :data:`LOOSE` unit
+    when the file has several (the checker reports those at the trace level)."""
+    from groupspec.trace.reader import parse_line
+
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    out = []
-    for n, raw in enumerate(data.split(b"\n"), 1):
+    rows: list[tuple[str, str, int, str]] = []
+    groups: set[str] = set()
+    for n, raw in enumerate(data.splitlines(keepends=True), 1):
         if not raw.strip():
             continue
-        line = raw.decode("utf-8", errors="replace").rstrip("\r")
-        group = ""
-        try:
-            ev = json.loads(line)
-            if isinstance(ev, dict) and isinstance(ev.get("group"), str):
-                group = ev["group"]
-        except ValueError:
-            pass
-        out.append((path, group, n, line))
-    return out
+        ev, _why = parse_line(raw)
+        key = _group_key(ev) if ev is not None else LOOSE
+        if ev is not None:
+            groups.add(key)
+        rows.append((path, key, n, raw.decode("utf-8", errors="surrogateescape").rstrip("\r\n")))
+    if len(groups) == 1:
+        only = next(iter(groups))
+        rows = [(t, only if k == LOOSE else k, n, line) for t, k, n, line in rows]
+    return rows
+
+
+def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float) -> dict[str, Any]:
+    """The trace checker on one group's lines (in line order), as ``groupspec trace check`` runs it:
+    in file order with time order enforced, and, if time goes back, again with the lines sorted by
+    time (the checker's own rule). Returns the group's JSON (or, for :data:`LOOSE`, the trace-level
+    defects)."""
+    from groupspec.trace import GroupChecker
+    from groupspec.trace.reader import parse_line
+
+    parsed: list[tuple[int, Any]] = []
+    for n, line in lines:
+        ev, why = parse_line(line.encode("utf-8", errors="surrogateescape"))
+        parsed.append((n, ev if ev is not None else f"line {n}: {why}"))
+    if key == LOOSE:
+        return {"group": None, "defects": [{"line": n, "ts_ms": None, "member": None, "message": m}
+                                           for n, m in parsed]}
+    gid = json.loads(key)
+
+    def run(items: list[tuple[int, Any]], strict: bool) -> GroupChecker:
+        g = GroupChecker(gid, converge_within_s, strict)
+        loose = []
+        for n, ev in items:
+            if isinstance(ev, dict):
+                g.feed(ev, n)
+            else:
+                loose.append({"line": n, "ts_ms": None, "member": None, "message": ev})
+        g.finish()
+        if loose:
+            g.defects = sorted(loose + g.defects, key=lambda d: d["line"] or 0)
+        return g
+
+    try:
+        g = run(parsed, True)
+    except Exception as e:  # the checker's signal that time went back: check the lines sorted by time
+        if type(e).__name__ != "_Unsorted":
+            raise
+        keyed, last = [], -(1 << 62)
+        for n, ev in parsed:
+            ts = ev.get("ts_ms") if isinstance(ev, dict) else None
+            if type(ts) is int:
+                last = ts
+            keyed.append((last, n, ev))
+        keyed.sort(key=lambda k: (k[0], k[1]))
+        g = run([(n, ev) for _t, n, ev in keyed], False)
+    return g.to_dict()
 
 
 def _check_group(pdf: Any, converge_within_s: float) -> Any:
-    """applyInPandas: one (trace, group)'s lines -> the checker's verdict row(s)."""
+    """applyInPandas: one (trace, group)'s lines -> the checker's verdict row."""
     import pandas as pd
 
-    from groupspec.trace import check_events
-
     pdf = pdf.sort_values("line_no")
-    trace = str(pdf["trace"].iloc[0])
-    events: list[dict[str, Any]] = []
-    for line in pdf["line"]:
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            ev = None
-        events.append(ev if isinstance(ev, dict) else {"malformed": line})
-    res = check_events(events, source=trace, converge_within_s=converge_within_s).to_dict()
-    rows = []
-    for g in res.get("groups", []):
-        props = {p["id"]: p for p in g.get("properties", [])}
-        ex = props.get("exclusive_ownership", {}).get("violations", [])
-        windows = g.get("unowned_windows", [])
-        periods = g.get("periods", [])
-        conv = [float(p["seconds_to_converge"]) for p in periods if p.get("seconds_to_converge") is not None]
-        rows.append({
-            "trace": trace, "group": str(g.get("group") or ""),
-            "ok": all(p.get("verdict") != "violated" for p in props.values()),
-            "events": int(res.get("events", len(events))), "members": [str(m) for m in g.get("members", [])],
-            **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
-            "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
-            "overlaps": len(ex), "zombie_overlaps": sum(1 for v in ex if v.get("zombie")),
-            "unowned_windows": len(windows),
-            "max_unowned_s": max((float(w.get("seconds", 0)) for w in windows), default=0.0),
-            "periods": len(periods),
-            "periods_never_converged": sum(1 for p in periods if p.get("converged_at_ms") is None),
-            "max_seconds_to_converge": max(conv) if conv else None,
-            "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
-        })
-    return pd.DataFrame(rows, columns=[c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")])
+    trace, key = str(pdf["trace"].iloc[0]), str(pdf["group"].iloc[0])
+    g = check_unit(trace, key, list(zip(pdf["line_no"].astype(int), pdf["line"])), converge_within_s)
+    cols = [c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")]
+    if key == LOOSE:
+        row = {c: None for c in cols}
+        row.update(trace=trace, group="", ok=False, events=len(pdf), members=[], well_formed="violated",
+                   violations=len(g["defects"]), result=json.dumps(g, sort_keys=True), seconds_to_converge=[])
+        for pid in PROPERTIES:
+            row.setdefault(pid, None)
+            if row[pid] is None:
+                row[pid] = "n/a"
+        row["well_formed"] = "violated"
+        return pd.DataFrame([row], columns=cols)
+    props = {p["id"]: p for p in g.get("properties", [])}
+    ex = props.get("exclusive_ownership", {}).get("violations", [])
+    windows = g.get("unowned_windows", [])
+    periods = g.get("periods", [])
+    conv = [float(p["seconds_to_converge"]) for p in periods if p.get("seconds_to_converge") is not None]
+    row = {
+        "trace": trace, "group": "" if g.get("group") is None else str(g["group"]),
+        "ok": all(p.get("verdict") != "violated" for p in props.values()),
+        "events": len(pdf), "members": [str(m) for m in g.get("members", [])],
+        **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
+        "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
+        "overlaps": len(ex) + len(g.get("zombie_overlaps", [])), "zombie_overlaps": len(g.get("zombie_overlaps", [])),
+        "unowned_windows": len(windows),
+        "max_unowned_s": max((float(w.get("seconds", 0)) for w in windows), default=0.0),
+        "periods": len(periods),
+        "periods_never_converged": sum(1 for p in periods if p.get("converged_at_ms") is None),
+        "max_seconds_to_converge": max(conv) if conv else None,
+        "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
+    }
+    return pd.DataFrame([row], columns=cols)
 
 
 FLEET_SQL: dict[str, str] = {
@@ -176,9 +240,11 @@ def lines_frame(spark: Any, files: list[str], parquet: list[str]) -> Any:
         frames.append(spark.createDataFrame(rdd, "trace string, `group` string, line_no long, line string"))
     if parquet:
         df = spark.read.parquet(*parquet)
-        if "group" not in df.columns:
-            df = df.withColumn("group", F.lit(""))
-        frames.append(df.select(F.col("trace").cast("string"), F.coalesce(F.col("group"), F.lit("")).alias("group"),
+        g = F.get_json_object(F.col("line"), "$.group")
+        arr = F.to_json(F.array(g))
+        key = F.when(g.isNull(), F.lit("null")).otherwise(F.expr("substring(to_json(array(get_json_object(line, '$.group'))), 2, length(to_json(array(get_json_object(line, '$.group')))) - 2)"))
+        del arr
+        frames.append(df.select(F.col("trace").cast("string"), key.alias("group"),
                                 F.col("line_no").cast("long"), F.col("line").cast("string")))
     out = frames[0]
     for f in frames[1:]:

@@ -170,6 +170,14 @@ def ship_package() -> str:
     return str(dest)
 
 
+def _shuffle_partitions(master: str) -> int:
+    """A few shuffle partitions per core (Spark's default, 200, means 200 Python workers' worth of tasks
+    for a small audit)."""
+    m = re.match(r"local\[(\d+)\]", master)
+    cores = int(m.group(1)) if m else (os.cpu_count() or 2)
+    return max(4, 4 * cores)
+
+
 @contextmanager
 def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path | None = None,
                   quiet: bool = False, conf: dict[str, str] | None = None) -> Iterator[Any]:
@@ -199,6 +207,7 @@ def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path
          .config("spark.executor.extraJavaOptions", jopt)
          .config("spark.sql.execution.arrow.pyspark.enabled", "true")
          .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.sql.shuffle.partitions", str(_shuffle_partitions(master)))
          .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"]))
     for k, v in (conf or {}).items():
         b = b.config(k, v)
