@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "simulate",
     "prove",
     "trace",
+    "realstack",
 ]
 
 

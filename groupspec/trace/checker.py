@@ -168,6 +168,11 @@ class GroupChecker:
         self.period_from: int | None = None
         self.period_members: list[str] = []
         self.conv_at: int | None = None
+        # the last converged stretch, broken by the ownership changes of these members (a member that
+        # leaves, is fenced or restarts revokes first: its own revocations belong to its departure)
+        self.broken: tuple[int, set[str]] | None = None
+        self.changers: set[str] = set()
+        self.cut_by: set[str | None] = set()
         self.periods: list[tuple[int, int, list[str], int | None, _Capture | None]] = []
         self.overlaps: dict[TP, list[_Overlap]] = {}
         self.pending: list[_Overlap] = []  # ended, not yet decided
@@ -205,6 +210,7 @@ class GroupChecker:
             self.n_multi += 1
         self.dirty.add(tp)
         self.changed = True
+        self.changers.add(name)
         return own
 
     def _remove_owner(self, tp: TP, name: str, ts: int) -> None:
@@ -220,6 +226,7 @@ class GroupChecker:
             self.n_one += 1
         self.dirty.add(tp)
         self.changed = True
+        self.changers.add(name)
         ovs = self.overlaps.get(tp)
         if ovs:
             keep = []
@@ -251,8 +258,9 @@ class GroupChecker:
             self._remove_owner(tp, m.name, ts)
         m.owned.clear()
 
-    def _cut(self) -> None:
+    def _cut(self, who: str | None = None) -> None:
         self.cut_pending = True
+        self.cut_by.add(who)
 
     # ------------------------------------------------------------------------------------------ ticks
     def _end_tick(self) -> None:
@@ -260,11 +268,15 @@ class GroupChecker:
         if ts is None:
             return
         if self.cut_pending:
+            if self.conv_at is None and self.broken is not None and self.broken[1] <= self.cut_by:
+                self.conv_at = self.broken[0]  # it stayed converged until its leaver started leaving
             self._close_period(ts)
             self.period_from = ts
             self.period_members = sorted(n for n, m in self.members.items() if m.alive)
             self.conv_at = None
+            self.broken = None
             self.cut_pending = False
+            self.cut_by = set()
             self.changed = True
         # unowned windows
         anyone = self.alive > 0
@@ -284,7 +296,15 @@ class GroupChecker:
                 self._close_window(tp, start, ts, open_=False)
         # convergence of the current period
         if (self.changed or self.all_dirty) and self.period_from is not None:
+            was = self.conv_at
             self.conv_at = ts if self._converged() else None
+            if self.conv_at is not None:
+                self.broken = None
+            elif was is not None:
+                self.broken = (was, set(self.changers))
+            elif self.broken is not None:
+                self.broken[1].update(self.changers)
+        self.changers = set()
         self.dirty.clear()
         self.all_dirty = False
         self.changed = False
@@ -396,7 +416,7 @@ class GroupChecker:
             self.alive += 1
             self.all_dirty = True
             if kind != "joined":
-                self._cut()
+                self._cut(name)
         elif m.left and kind != "joined":
             self.defect(line, ts, name, f"{name}: {kind} after left (ignored)")
             return
@@ -468,7 +488,7 @@ class GroupChecker:
             m.fenced = False
             m.removed = False
             m.generation = -1
-            self._cut()
+            self._cut(name)
         elif kind == "left":
             self._release_all(m, ts)
             m.left = True
@@ -476,15 +496,15 @@ class GroupChecker:
                 m.alive = False
                 self.alive -= 1
                 self.all_dirty = True
-            self._cut()
+            self._cut(name)
         elif kind == "fenced":
             m.fenced = True
             m.generation = -1
-            self._cut()
+            self._cut(name)
         elif kind == "removed":
             if not m.removed:
                 m.removed = True
-                self._cut()
+                self._cut(name)
         if gen == -1:
             m.generation = -1
 
