@@ -21,6 +21,8 @@ COMMAND_MODULES = [
     "prove",
     "sweep",
     "audit",
+    "trace",
+    "realstack",
 ]
 
 
