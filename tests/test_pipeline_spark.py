@@ -25,8 +25,8 @@ GS = str(Path(sys.executable).parent / "groupspec")
 
 
 def _sweep(out: Path, master: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GS, "sweep", "--preset", "smoke", "--master", master, "--out", str(out), "--json"],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run([GS, "sweep", "--preset", "smoke", "--master", master, "--out", str(out), "--json",
+                           "--traces"], capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +127,25 @@ def test_audit_agrees_with_trace_check(tmp_path: Path) -> None:
     assert ("two-groups.jsonl", "g1") not in violated
     fleet = json.loads((tmp_path / "audit" / "fleet.json").read_text())
     assert fleet["ok"] is False and fleet["totals"][0]["groups"] == len(expected)
+
+
+def test_audit_of_a_sweeps_traces_agrees_with_the_checker(
+        local_sweep: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """The Parquet input form (a sweep's traces/): every run's verdict is the checker's on that run."""
+    import pyarrow.parquet as pq
+
+    from groupspec.pipeline.runs import run_point_with_trace
+    from groupspec.trace import check_events
+
+    out, r = local_sweep
+    assert r.returncode == 0, r.stderr
+    a = subprocess.run([GS, "audit", str(out / "traces"), "--master", "local[2]", "--out", str(tmp_path / "a")],
+                       capture_output=True, text=True, timeout=600)
+    assert a.returncode in (0, 1), a.stderr
+    got = {row["trace"]: json.loads(row["result"]) for row in pq.read_table(tmp_path / "a" / "verdicts").to_pylist()}
+    expected = {}
+    for p in preset("smoke").points:
+        _, trace = run_point_with_trace(p, "smoke")
+        (g,) = check_events(trace, source=p.point_id).to_dict()["groups"]
+        expected[p.point_id] = g
+    assert got == expected
