@@ -136,7 +136,9 @@ def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, prog
     sc = spark.sparkContext
     n = slices or min(len(grid.points), max(1, sc.defaultParallelism) * 8)
     points = [p.to_dict() for p in grid.points]
-    rdd = sc.parallelize(points, n).mapPartitions(_task(grid.name, traces))
+    # spread the expensive blocks (big groups, long Connect delays) over the tasks: order by point_id
+    spread = [p.to_dict() for p in sorted(grid.points, key=lambda p: p.point_id)]
+    rdd = sc.parallelize(spread, n).mapPartitions(_task(grid.name, traces))
     with JobProgress(spark, f"sweep {grid.name}: {len(points)} runs", enabled=progress):
         out = rdd.collect()
     rows = [json.loads(v) for k, v in out if k == "row"]
