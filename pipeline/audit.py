@@ -2,12 +2,12 @@
 
 Input: trace files (``.jsonl``, ``.jsonl.gz``: contracts/trace-format.md) and directories of them,
 or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: a sweep's
-``traces/``). The files are read as whole files (``binaryFiles``), so each keeps its line order;
-every line becomes a row ``(trace, group, line_no, line)``.
+``traces/``). A trace file is read whole by one Spark task, so it keeps its line order and its lines
+never travel: the task splits it by group and checks each group (``flatMap``). Parquet events are
+grouped by ``(trace, group)`` (``applyInPandas``).
 
-Verdicts: rows are grouped by ``(trace, group)`` and each group's lines go, in line order, to the
-project's one trace checker (``groupspec.trace``'s ``GroupChecker``, the per-group checker that
-``check_events`` and ``groupspec trace check`` run; :func:`check_unit`, in ``applyInPandas``): the audit
+Verdicts: each group's lines go, in line order, to the project's one trace checker (``groupspec.trace``'s ``GroupChecker``, the per-group checker that
+``check_events`` and ``groupspec trace check`` run; :func:`check_unit`): the audit
 decides nothing itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
 test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
 to flat columns for SQL: one verdict column per property, violation counts, the unowned windows and
@@ -28,7 +28,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines"]
+__all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines", "verdict_row",
+           "file_verdicts", "check_unit"]
 
 PROPERTIES = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed")
 
@@ -170,33 +171,28 @@ def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_with
     return g.to_dict()
 
 
-def _check_group(pdf: Any, converge_within_s: float) -> Any:
-    """applyInPandas: one (trace, group)'s lines -> the checker's verdict row."""
-    import pandas as pd
+_COLS = [c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")]
 
-    pdf = pdf.sort_values("line_no")
-    trace, key = str(pdf["trace"].iloc[0]), str(pdf["group"].iloc[0])
-    g = check_unit(trace, key, list(zip(pdf["line_no"].astype(int), pdf["line"])), converge_within_s)
-    cols = [c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")]
+
+def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float) -> dict[str, Any]:
+    """One (trace, group)'s lines -> its verdict row (the checker's result, flattened for SQL)."""
+    g = check_unit(trace, key, lines, converge_within_s)
     if key == LOOSE:
-        row = {c: None for c in cols}
-        row.update(trace=trace, group="", ok=False, events=len(pdf), members=[], well_formed="violated",
-                   violations=len(g["defects"]), result=json.dumps(g, sort_keys=True), seconds_to_converge=[])
-        for pid in PROPERTIES:
-            row.setdefault(pid, None)
-            if row[pid] is None:
-                row[pid] = "n/a"
-        row["well_formed"] = "violated"
-        return pd.DataFrame([row], columns=cols)
+        row: dict[str, Any] = {c: None for c in _COLS}
+        row.update({pid: "n/a" for pid in PROPERTIES})
+        row.update(trace=trace, group="", ok=False, events=len(lines), members=[], well_formed="violated",
+                   violations=len(g["defects"]), overlaps=0, zombie_overlaps=0, unowned_windows=0, periods=0,
+                   periods_never_converged=0, seconds_to_converge=[], result=json.dumps(g, sort_keys=True))
+        return row
     props = {p["id"]: p for p in g.get("properties", [])}
     ex = props.get("exclusive_ownership", {}).get("violations", [])
     windows = g.get("unowned_windows", [])
     periods = g.get("periods", [])
     conv = [float(p["seconds_to_converge"]) for p in periods if p.get("seconds_to_converge") is not None]
-    row = {
+    return {
         "trace": trace, "group": "" if g.get("group") is None else str(g["group"]),
         "ok": all(p.get("verdict") != "violated" for p in props.values()),
-        "events": len(pdf), "members": [str(m) for m in g.get("members", [])],
+        "events": len(lines), "members": [str(m) for m in g.get("members", [])],
         **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
         "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
         "overlaps": len(ex) + len(g.get("zombie_overlaps", [])), "zombie_overlaps": len(g.get("zombie_overlaps", [])),
@@ -207,7 +203,28 @@ def _check_group(pdf: Any, converge_within_s: float) -> Any:
         "max_seconds_to_converge": max(conv) if conv else None,
         "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
     }
-    return pd.DataFrame([row], columns=cols)
+
+
+def file_verdicts(path: str, converge_within_s: float) -> list[tuple[Any, ...]]:
+    """Every group of one trace file, checked (runs in a Spark task: one file's lines never leave it)."""
+    units: dict[str, list[tuple[int, str]]] = {}
+    for _t, key, n, line in split_lines(path, Path(path).read_bytes()):
+        units.setdefault(key, []).append((n, line))
+    out = []
+    for key, lines in units.items():
+        row = verdict_row(path, key, lines, converge_within_s)
+        out.append(tuple(row[c] for c in _COLS))
+    return out
+
+
+def _check_group(pdf: Any, converge_within_s: float) -> Any:
+    """applyInPandas (Parquet input: one row per event): one (trace, group)'s rows -> its verdict row."""
+    import pandas as pd
+
+    pdf = pdf.sort_values("line_no")
+    trace, key = str(pdf["trace"].iloc[0]), str(pdf["group"].iloc[0])
+    row = verdict_row(trace, key, list(zip(pdf["line_no"].astype(int), pdf["line"])), converge_within_s)
+    return pd.DataFrame([row], columns=_COLS)
 
 
 FLEET_SQL: dict[str, str] = {
@@ -228,24 +245,34 @@ FLEET_SQL: dict[str, str] = {
 }
 
 
-def lines_frame(spark: Any, files: list[str], parquet: list[str]) -> Any:
-    """The input as one DataFrame (trace, group, line_no, line)."""
+def parquet_lines(spark: Any, parquet: list[str]) -> Any:
+    """Parquet input (one row per event) as (trace, group key, line_no, line)."""
     from pyspark.sql import functions as F
 
+    df = spark.read.parquet(*parquet)
+    g = F.get_json_object(F.col("line"), "$.group")
+    key = F.when(g.isNull(), F.lit("null")).otherwise(
+        F.expr("substring(to_json(array(get_json_object(line, '$.group'))), 2, "
+               "length(to_json(array(get_json_object(line, '$.group')))) - 2)"))
+    return df.select(F.col("trace").cast("string"), key.alias("group"), F.col("line_no").cast("long"),
+                     F.col("line").cast("string"))
+
+
+def verdicts_frame(spark: Any, files: list[str], parquet: list[str], converge_within_s: float) -> Any:
+    """One verdict row per (trace, group): files checked in the task that reads them (``flatMap``),
+    Parquet events grouped by (trace, group) and checked in ``applyInPandas``."""
+    cw = converge_within_s
     frames = []
     if files:
         sc = spark.sparkContext
-        n = max(1, min(len(files), sc.defaultParallelism * 4))
-        rdd = sc.parallelize(files, n).flatMap(lambda f: split_lines(f, Path(f).read_bytes()))
-        frames.append(spark.createDataFrame(rdd, "trace string, `group` string, line_no long, line string"))
+        # biggest files first, spread over a few tasks per core
+        order = sorted(files, key=lambda f: (-Path(f).stat().st_size, f))
+        n = max(1, min(len(order), sc.defaultParallelism * 4))
+        rdd = sc.parallelize(order, n).flatMap(lambda f: file_verdicts(f, cw))
+        frames.append(spark.createDataFrame(rdd, VERDICT_SCHEMA))
     if parquet:
-        df = spark.read.parquet(*parquet)
-        g = F.get_json_object(F.col("line"), "$.group")
-        arr = F.to_json(F.array(g))
-        key = F.when(g.isNull(), F.lit("null")).otherwise(F.expr("substring(to_json(array(get_json_object(line, '$.group'))), 2, length(to_json(array(get_json_object(line, '$.group')))) - 2)"))
-        del arr
-        frames.append(df.select(F.col("trace").cast("string"), key.alias("group"),
-                                F.col("line_no").cast("long"), F.col("line").cast("string")))
+        frames.append(parquet_lines(spark, parquet).groupBy("trace", "group")
+                      .applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA))
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
@@ -259,9 +286,7 @@ def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, 
 
     from .spark import JobProgress
 
-    lines = lines_frame(spark, files, parquet)
-    cw = converge_within_s
-    verdicts = lines.groupBy("trace", "group").applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA)
+    verdicts = verdicts_frame(spark, files, parquet, converge_within_s)
     with JobProgress(spark, "audit: checking groups", enabled=progress):
         verdicts = verdicts.cache()
         verdicts.count()
