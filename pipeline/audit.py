@@ -130,13 +130,19 @@ def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_with
     in file order with time order enforced, and, if time goes back, again with the lines sorted by
     time (the checker's own rule). Returns the group's JSON (or, for :data:`LOOSE`, the trace-level
     defects)."""
-    from groupspec.trace import GroupChecker
     from groupspec.trace.reader import parse_line
 
     parsed: list[tuple[int, Any]] = []
     for n, line in lines:
         ev, why = parse_line(line.encode("utf-8", errors="surrogateescape"))
         parsed.append((n, ev if ev is not None else f"line {n}: {why}"))
+    return check_parsed(key, parsed, converge_within_s)
+
+
+def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: float) -> dict[str, Any]:
+    """:func:`check_unit` on lines already parsed: ``(line number, event dict or "line N: why")``."""
+    from groupspec.trace import GroupChecker
+
     if key == LOOSE:
         return {"group": None, "defects": [{"line": n, "ts_ms": None, "member": None, "message": m}
                                            for n, m in parsed]}
@@ -174,9 +180,15 @@ def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_with
 _COLS = [c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")]
 
 
-def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float) -> dict[str, Any]:
-    """One (trace, group)'s lines -> its verdict row (the checker's result, flattened for SQL)."""
-    g = check_unit(trace, key, lines, converge_within_s)
+def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float,
+                parsed: list[tuple[int, Any]] | None = None) -> dict[str, Any]:
+    """One (trace, group)'s lines (or ``parsed`` lines) -> its verdict row (the checker's result,
+    flattened for SQL)."""
+    if parsed is not None:
+        g = check_parsed(key, parsed, converge_within_s)
+        lines = parsed  # type: ignore[assignment]  # only its length is used below
+    else:
+        g = check_unit(trace, key, lines, converge_within_s)
     if key == LOOSE:
         row: dict[str, Any] = {c: None for c in _COLS}
         row.update({pid: "n/a" for pid in PROPERTIES})
@@ -206,13 +218,27 @@ def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_wit
 
 
 def file_verdicts(path: str, converge_within_s: float) -> list[tuple[Any, ...]]:
-    """Every group of one trace file, checked (runs in a Spark task: one file's lines never leave it)."""
-    units: dict[str, list[tuple[int, str]]] = {}
-    for _t, key, n, line in split_lines(path, Path(path).read_bytes()):
-        units.setdefault(key, []).append((n, line))
+    """Every group of one trace file, checked (runs in a Spark task: one file's lines never leave it;
+    each line is parsed once)."""
+    from groupspec.trace.reader import parse_line
+
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    units: dict[str, list[tuple[int, Any]]] = {}
+    for n, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.strip():
+            continue
+        ev, why = parse_line(raw)
+        key = _group_key(ev) if ev is not None else LOOSE
+        units.setdefault(key, []).append((n, ev if ev is not None else f"line {n}: {why}"))
+    if LOOSE in units and len(units) == 2:  # malformed lines of a one-group file belong to that group
+        loose = units.pop(LOOSE)
+        (only,) = units
+        units[only] = sorted(units[only] + loose, key=lambda x: x[0])
     out = []
-    for key, lines in units.items():
-        row = verdict_row(path, key, lines, converge_within_s)
+    for key, parsed in units.items():
+        row = verdict_row(path, key, [], converge_within_s, parsed=parsed)
         out.append(tuple(row[c] for c in _COLS))
     return out
 

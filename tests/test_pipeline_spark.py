@@ -99,6 +99,9 @@ def _mixed_traces(d: Path) -> list[Path]:
     two = [dict(e, group="g1") for e in ok.sim.trace] + [dict(e, group="g2") for e in bad.sim.trace]
     write_trace(d / "two-groups.jsonl", sorted(two, key=lambda e: e["ts_ms"]))
     files.append(d / "two-groups.jsonl")
+    # a trace defect: a line that is not JSON, and a blank line, in a one-group file (line numbers count)
+    lines = files[0].read_text().splitlines(keepends=True)
+    files[0].write_text("".join(lines[:5] + ["{not json\n", "\n"] + lines[5:]))
     return files
 
 
@@ -125,6 +128,8 @@ def test_audit_agrees_with_trace_check(tmp_path: Path) -> None:
     violated = {k for k, g in got.items() if any(p["verdict"] == "violated" for p in g["properties"])}
     assert ("violating.jsonl.gz", "g") in violated and ("two-groups.jsonl", "g2") in violated
     assert ("two-groups.jsonl", "g1") not in violated
+    defects = [g for k, g in got.items() if k[0] == files[0].name][0]["properties"]
+    assert any(v["line"] == 6 for p in defects if p["id"] == "well_formed" for v in p["violations"])
     fleet = json.loads((tmp_path / "audit" / "fleet.json").read_text())
     assert fleet["ok"] is False and fleet["totals"][0]["groups"] == len(expected)
 
