@@ -139,6 +139,9 @@ class Simulator:
         self._wake_at: dict[Any, int] = {}
         self._last_group: tuple[Any, ...] | None = None
         self.steps = 0
+        # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
+        # adjust the member (positions) and return more requests (reference/records.py uses this).
+        self.hooks: list[Callable[[Simulator, _Proc], list[Send]]] = []
 
     # ------------------------------------------------------------------ scheduling API
 
@@ -240,6 +243,8 @@ class Simulator:
 
     def _after_consumer(self, p: _Proc, sends: list[Send]) -> None:
         c = p.consumer
+        for hook in self.hooks:
+            sends = sends + hook(self, p)
         for s in sends:
             self._send_request(p, s)
         self._flush_events(p)

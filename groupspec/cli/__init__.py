@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "assignor",
     "simulate",
     "prove",
+    "sweep",
+    "audit",
     "trace",
     "realstack",
 ]

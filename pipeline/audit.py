@@ -1,0 +1,372 @@
+"""The audit job: many groups' traces checked on Spark, per-group verdicts and fleet aggregates.
+
+Input: trace files (``.jsonl``, ``.jsonl.gz``: contracts/trace-format.md) and directories of them,
+or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: a sweep's
+``traces/``). A trace file is read whole by one Spark task, so it keeps its line order and its lines
+never travel: the task splits it by group and checks each group (``flatMap``). Parquet events are
+grouped by ``(trace, group)`` (``applyInPandas``).
+
+Verdicts: each group's lines go, in line order, to the project's one trace checker (``groupspec.trace``'s ``GroupChecker``, the per-group checker that
+``check_events`` and ``groupspec trace check`` run; :func:`check_unit`): the audit
+decides nothing itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
+test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
+to flat columns for SQL: one verdict column per property, violation counts, the unowned windows and
+the periods.
+
+Fleet aggregates, in Spark SQL over those rows (:data:`FLEET_SQL`): verdicts per property, the
+worst unowned windows, the distribution of convergence times, overlaps (and those involving a zombie),
+and the groups that never converged.
+
+Output (staged, renamed into place when complete): ``verdicts/`` (Parquet, one row per group),
+``windows/`` (one row per unowned window), ``periods/`` (one row per period), ``fleet.json`` and
+``report.md``.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines", "verdict_row",
+           "file_verdicts", "check_unit"]
+
+PROPERTIES = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed")
+
+
+class AuditError(ValueError):
+    """An input that cannot be read at all (the message names it)."""
+
+
+VERDICT_SCHEMA = (
+    "trace string, `group` string, ok boolean, events long, members array<string>, "
+    + ", ".join(f"{p} string" for p in PROPERTIES)
+    + ", violations long, overlaps long, zombie_overlaps long, unowned_windows long, max_unowned_s double, "
+    "periods long, periods_never_converged long, max_seconds_to_converge double, "
+    "seconds_to_converge array<double>, result string"
+)
+WINDOW_SCHEMA = "trace string, `group` string, topic string, partition long, from_ms long, to_ms long, seconds double"
+
+
+def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
+    """``(trace files, parquet inputs)``; a path that cannot be used raises :class:`AuditError`."""
+    files: list[str] = []
+    parquet: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise AuditError(f"{raw}: no such file or directory")
+        if p.is_dir():
+            pq = sorted(str(f) for f in p.rglob("*.parquet"))
+            tr = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.name.endswith((".jsonl", ".jsonl.gz")))
+            if not pq and not tr:
+                raise AuditError(f"{raw}: directory holds no .jsonl, .jsonl.gz or .parquet file")
+            parquet.extend(pq)
+            files.extend(tr)
+        elif p.name.endswith(".parquet"):
+            parquet.append(str(p))
+        else:
+            files.append(str(p))
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                head = fh.read(2)
+        except OSError as e:
+            raise AuditError(f"{f}: cannot open ({e.strerror})") from None
+        if f.endswith(".gz") and head != b"\x1f\x8b":
+            raise AuditError(f"{f}: line 1: named .gz but not gzip-compressed")
+    for f in parquet:
+        try:
+            import pyarrow.parquet as pq_
+
+            names = pq_.read_schema(f).names
+        except Exception as e:  # noqa: BLE001 - any reason it is not Parquet
+            raise AuditError(f"{f}: not a Parquet file ({str(e).splitlines()[0]})") from None
+        missing = {"trace", "line_no", "line"} - set(names)
+        if missing:
+            raise AuditError(f"{f}: Parquet input needs columns trace, line_no, line (missing: {', '.join(sorted(missing))})")
+    return sorted(set(files)), sorted(set(parquet))
+
+
+LOOSE = "\u0000loose"  # the unit of a file's malformed lines when they belong to no single group
+
+
+def _group_key(ev: Any) -> str:
+    """The group a parsed line belongs to, JSON-encoded (``null``: a trace without group names)."""
+    gid = ev.get("group")
+    if gid is not None and not isinstance(gid, str):
+        gid = str(gid)
+    return json.dumps(gid)
+
+
+def split_lines(path: str, data: bytes) -> list[tuple[str, str, int, str]]:
+    """``(trace, group key, line number, line)`` for every non-blank line of one file's bytes.
+
+    Line numbers are the file's own (blank lines count), as ``groupspec trace check`` reports them. A
+    line that is not a JSON object belongs to the file's only group, or to the :data:`LOOSE` unit
+    when the file has several (the checker reports those at the trace level)."""
+    from groupspec.trace.reader import parse_line
+
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    rows: list[tuple[str, str, int, str]] = []
+    groups: set[str] = set()
+    for n, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.strip():
+            continue
+        ev, _why = parse_line(raw)
+        key = _group_key(ev) if ev is not None else LOOSE
+        if ev is not None:
+            groups.add(key)
+        rows.append((path, key, n, raw.decode("utf-8", errors="surrogateescape").rstrip("\r\n")))
+    if len(groups) == 1:
+        only = next(iter(groups))
+        rows = [(t, only if k == LOOSE else k, n, line) for t, k, n, line in rows]
+    return rows
+
+
+def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float) -> dict[str, Any]:
+    """The trace checker on one group's lines (in line order), as ``groupspec trace check`` runs it:
+    in file order with time order enforced, and, if time goes back, again with the lines sorted by
+    time (the checker's own rule). Returns the group's JSON (or, for :data:`LOOSE`, the trace-level
+    defects)."""
+    from groupspec.trace.reader import parse_line
+
+    parsed: list[tuple[int, Any]] = []
+    for n, line in lines:
+        ev, why = parse_line(line.encode("utf-8", errors="surrogateescape"))
+        parsed.append((n, ev if ev is not None else f"line {n}: {why}"))
+    return check_parsed(key, parsed, converge_within_s)
+
+
+def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: float) -> dict[str, Any]:
+    """:func:`check_unit` on lines already parsed: ``(line number, event dict or "line N: why")``."""
+    from groupspec.trace import GroupChecker
+
+    if key == LOOSE:
+        return {"group": None, "defects": [{"line": n, "ts_ms": None, "member": None, "message": m}
+                                           for n, m in parsed]}
+    gid = json.loads(key)
+
+    def run(items: list[tuple[int, Any]], strict: bool) -> GroupChecker:
+        g = GroupChecker(gid, converge_within_s, strict)
+        loose = []
+        for n, ev in items:
+            if isinstance(ev, dict):
+                g.feed(ev, n)
+            else:
+                loose.append({"line": n, "ts_ms": None, "member": None, "message": ev})
+        g.finish()
+        if loose:
+            g.defects = sorted(loose + g.defects, key=lambda d: d["line"] or 0)
+        return g
+
+    try:
+        g = run(parsed, True)
+    except Exception as e:  # the checker's signal that time went back: check the lines sorted by time
+        if type(e).__name__ != "_Unsorted":
+            raise
+        keyed, last = [], -(1 << 62)
+        for n, ev in parsed:
+            ts = ev.get("ts_ms") if isinstance(ev, dict) else None
+            if type(ts) is int:
+                last = ts
+            keyed.append((last, n, ev))
+        keyed.sort(key=lambda k: (k[0], k[1]))
+        g = run([(n, ev) for _t, n, ev in keyed], False)
+    return g.to_dict()
+
+
+_COLS = [c.split(" ")[0].strip("`") for c in VERDICT_SCHEMA.split(", ")]
+
+
+def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_within_s: float,
+                parsed: list[tuple[int, Any]] | None = None) -> dict[str, Any]:
+    """One (trace, group)'s lines (or ``parsed`` lines) -> its verdict row (the checker's result,
+    flattened for SQL)."""
+    if parsed is not None:
+        g = check_parsed(key, parsed, converge_within_s)
+        lines = parsed  # type: ignore[assignment]  # only its length is used below
+    else:
+        g = check_unit(trace, key, lines, converge_within_s)
+    if key == LOOSE:
+        row: dict[str, Any] = {c: None for c in _COLS}
+        row.update({pid: "n/a" for pid in PROPERTIES})
+        row.update(trace=trace, group="", ok=False, events=len(lines), members=[], well_formed="violated",
+                   violations=len(g["defects"]), overlaps=0, zombie_overlaps=0, unowned_windows=0, periods=0,
+                   periods_never_converged=0, seconds_to_converge=[], result=json.dumps(g, sort_keys=True))
+        return row
+    props = {p["id"]: p for p in g.get("properties", [])}
+    ex = props.get("exclusive_ownership", {}).get("violations", [])
+    windows = g.get("unowned_windows", [])
+    periods = g.get("periods", [])
+    conv = [float(p["seconds_to_converge"]) for p in periods if p.get("seconds_to_converge") is not None]
+    return {
+        "trace": trace, "group": "" if g.get("group") is None else str(g["group"]),
+        "ok": all(p.get("verdict") != "violated" for p in props.values()),
+        "events": len(lines), "members": [str(m) for m in g.get("members", [])],
+        **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
+        "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
+        "overlaps": len(ex) + len(g.get("zombie_overlaps", [])), "zombie_overlaps": len(g.get("zombie_overlaps", [])),
+        "unowned_windows": len(windows),
+        "max_unowned_s": max((float(w.get("seconds", 0)) for w in windows), default=0.0),
+        "periods": len(periods),
+        "periods_never_converged": sum(1 for p in periods if p.get("converged_at_ms") is None),
+        "max_seconds_to_converge": max(conv) if conv else None,
+        "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
+    }
+
+
+def file_verdicts(path: str, converge_within_s: float) -> list[tuple[Any, ...]]:
+    """Every group of one trace file, checked (runs in a Spark task: one file's lines never leave it;
+    each line is parsed once)."""
+    from groupspec.trace.reader import parse_line
+
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    units: dict[str, list[tuple[int, Any]]] = {}
+    for n, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.strip():
+            continue
+        ev, why = parse_line(raw)
+        key = _group_key(ev) if ev is not None else LOOSE
+        units.setdefault(key, []).append((n, ev if ev is not None else f"line {n}: {why}"))
+    if LOOSE in units and len(units) == 2:  # malformed lines of a one-group file belong to that group
+        loose = units.pop(LOOSE)
+        (only,) = units
+        units[only] = sorted(units[only] + loose, key=lambda x: x[0])
+    out = []
+    for key, parsed in units.items():
+        row = verdict_row(path, key, [], converge_within_s, parsed=parsed)
+        out.append(tuple(row[c] for c in _COLS))
+    return out
+
+
+def _check_group(pdf: Any, converge_within_s: float) -> Any:
+    """applyInPandas (Parquet input: one row per event): one (trace, group)'s rows -> its verdict row."""
+    import pandas as pd
+
+    pdf = pdf.sort_values("line_no")
+    trace, key = str(pdf["trace"].iloc[0]), str(pdf["group"].iloc[0])
+    row = verdict_row(trace, key, list(zip(pdf["line_no"].astype(int), pdf["line"])), converge_within_s)
+    return pd.DataFrame([row], columns=_COLS)
+
+
+FLEET_SQL: dict[str, str] = {
+    "verdicts": " UNION ALL ".join(
+        f"SELECT '{p}' AS property, {p} AS verdict, count(*) AS groups FROM verdicts GROUP BY {p}" for p in PROPERTIES
+    ) + " ORDER BY property, verdict",
+    "worst_unowned_windows": "SELECT trace, `group`, topic, partition, from_ms, to_ms, seconds FROM windows "
+                             "ORDER BY seconds DESC, trace, `group`, topic, partition, from_ms LIMIT 20",
+    "convergence": "SELECT count(*) AS periods, min(s) AS min_s, percentile(s, 0.5) AS p50_s, "
+                   "percentile(s, 0.9) AS p90_s, percentile(s, 0.99) AS p99_s, max(s) AS max_s "
+                   "FROM (SELECT explode(seconds_to_converge) AS s FROM verdicts)",
+    "overlaps": "SELECT count(*) AS groups_with_overlaps, coalesce(sum(overlaps), 0) AS overlaps, "
+                "coalesce(sum(zombie_overlaps), 0) AS zombie_overlaps FROM verdicts WHERE overlaps > 0",
+    "never_converged": "SELECT trace, `group`, periods_never_converged, convergence FROM verdicts "
+                       "WHERE convergence = 'violated' ORDER BY trace, `group`",
+    "totals": "SELECT count(*) AS groups, sum(CASE WHEN ok THEN 1 ELSE 0 END) AS groups_ok, "
+              "sum(events) AS events FROM (SELECT DISTINCT trace, `group`, ok, events FROM verdicts)",
+}
+
+
+def parquet_lines(spark: Any, parquet: list[str]) -> Any:
+    """Parquet input (one row per event) as (trace, group key, line_no, line)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(*parquet)
+    g = F.get_json_object(F.col("line"), "$.group")
+    key = F.when(g.isNull(), F.lit("null")).otherwise(
+        F.expr("substring(to_json(array(get_json_object(line, '$.group'))), 2, "
+               "length(to_json(array(get_json_object(line, '$.group')))) - 2)"))
+    return df.select(F.col("trace").cast("string"), key.alias("group"), F.col("line_no").cast("long"),
+                     F.col("line").cast("string"))
+
+
+def verdicts_frame(spark: Any, files: list[str], parquet: list[str], converge_within_s: float) -> Any:
+    """One verdict row per (trace, group): files checked in the task that reads them (``flatMap``),
+    Parquet events grouped by (trace, group) and checked in ``applyInPandas``."""
+    cw = converge_within_s
+    frames = []
+    if files:
+        sc = spark.sparkContext
+        # biggest files first, spread over a few tasks per core
+        order = sorted(files, key=lambda f: (-Path(f).stat().st_size, f))
+        n = max(1, min(len(order), sc.defaultParallelism * 4))
+        rdd = sc.parallelize(order, n).flatMap(lambda f: file_verdicts(f, cw))
+        frames.append(spark.createDataFrame(rdd, VERDICT_SCHEMA))
+    if parquet:
+        frames.append(parquet_lines(spark, parquet).groupBy("trace", "group")
+                      .applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA))
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
+
+
+def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, converge_within_s: float = 20.0,
+              progress: bool = True) -> dict[str, Any]:
+    """Check every group, write the datasets and the report under ``stage``; return the fleet figures."""
+    from pyspark.sql import functions as F
+
+    from .spark import JobProgress
+
+    verdicts = verdicts_frame(spark, files, parquet, converge_within_s)
+    with JobProgress(spark, "audit: checking groups", enabled=progress):
+        verdicts = verdicts.cache()
+        verdicts.count()
+        verdicts.createOrReplaceTempView("verdicts")
+        windows = verdicts.select("trace", "group", F.explode(F.from_json(
+            F.get_json_object("result", "$.unowned_windows"),
+            "array<struct<topic:string,partition:long,from_ms:long,to_ms:long,seconds:double>>")).alias("w")) \
+            .select("trace", "group", "w.*")
+        windows.createOrReplaceTempView("windows")
+        periods = verdicts.select("trace", "group", F.explode(F.from_json(
+            F.get_json_object("result", "$.periods"),
+            "array<struct<from_ms:long,to_ms:long,members:array<string>,converged_at_ms:long,"
+            "seconds_to_converge:double>>")).alias("p")).select("trace", "group", "p.*")
+        fleet: dict[str, Any] = {}
+        for name, sql in FLEET_SQL.items():
+            fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
+        vpd = verdicts.orderBy("trace", "group").toPandas()
+        wpd = windows.orderBy("trace", "group", "topic", "partition", "from_ms").toPandas()
+        ppd = periods.orderBy("trace", "group", "from_ms").toPandas()
+        verdicts.unpersist()
+    _write(vpd, stage / "verdicts")
+    _write(wpd, stage / "windows")
+    _write(ppd, stage / "periods")
+    fleet["ok"] = bool(vpd.ok.all()) if len(vpd) else True
+    (stage / "fleet.json").write_text(json.dumps(fleet, indent=1, default=str) + "\n")
+    _report(fleet, vpd, stage / "report.md")
+    return fleet
+
+
+def _write(pdf: Any, dest: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dest.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(pdf, preserve_index=False), dest / "part-0.parquet")
+
+
+def _report(fleet: dict[str, Any], vpd: Any, path: Path) -> None:
+    t = fleet["totals"][0] if fleet["totals"] else {}
+    lines = ["# Audit", "", f"{t.get('groups', 0)} groups, {t.get('groups_ok', 0)} with every invariant held; "
+             f"{t.get('events', 0)} events.", "", "## Verdicts per property", "", "| property | verdict | groups |",
+             "|---|---|---|"]
+    lines += [f"| {r['property']} | {r['verdict']} | {r['groups']} |" for r in fleet["verdicts"]]
+    c = fleet["convergence"][0] if fleet["convergence"] else {}
+    lines += ["", "## Convergence time (seconds, every period that converged)", "",
+              f"{c.get('periods', 0)} periods: min {c.get('min_s')}, median {c.get('p50_s')}, p90 {c.get('p90_s')}, "
+              f"p99 {c.get('p99_s')}, max {c.get('max_s')}.", "", "## Overlaps", ""]
+    o = fleet["overlaps"][0] if fleet["overlaps"] else {}
+    lines += [f"{o.get('groups_with_overlaps', 0)} groups with a partition owned twice; {o.get('overlaps', 0)} "
+              f"overlaps, {o.get('zombie_overlaps', 0)} involving a zombie.", "", "## Groups that never converged", ""]
+    lines += [f"- `{r['trace']}` group `{r['group']}`: {r['periods_never_converged']} period(s)"
+              for r in fleet["never_converged"]] or ["None."]
+    lines += ["", "## Worst unowned windows", "", "| trace | group | partition | from ms | to ms | seconds |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {r['trace']} | {r['group']} | {r['topic']}-{r['partition']} | {r['from_ms']} | {r['to_ms']} | "
+              f"{r['seconds']} |" for r in fleet["worst_unowned_windows"]]
+    path.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,153 @@
+"""The sweep job: a grid's points as Spark tasks, one row of metrics each, Parquet and a report.
+
+:func:`run_sweep` spreads the points over Spark tasks (``parallelize``; each task runs
+:func:`groupspec.pipeline.runs.run_point` on its points, in plain Python), brings the rows back to the
+driver (one small row per point) and writes, under a staging directory that becomes ``--out`` only
+when everything is written (:mod:`groupspec.pipeline.output`):
+
+* ``rows/``: the rows as Parquet, hive-partitioned by ``protocol`` and ``assignor``
+  (``rows/protocol=eager/assignor=range/part-0.parquet``), sorted by ``point_id`` inside; the schema
+  is :data:`groupspec.pipeline.runs.ROW_SCHEMA` (documented in docs/pipeline.md);
+* ``traces/`` (with ``traces=True``): every run's trace, one row per event (``point_id``,
+  ``protocol``, ``assignor``, ``trace``, ``group``, ``line_no``, ``line``: the JSON line as in a trace
+  file), the form ``groupspec audit`` reads;
+* ``report.md`` and ``plots/*.png`` (:mod:`groupspec.pipeline.report`), ``grid.json`` (the points).
+
+Rows do not depend on where they were computed: the same grid gives the same rows in local mode and
+on a cluster (a test compares them).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .grid import Grid
+from .runs import ROW_SCHEMA, run_point, run_point_with_trace
+
+__all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows"]
+
+
+def _task(sweep: str, with_traces: bool) -> Callable[[Iterable[dict[str, Any]]], Iterator[Any]]:
+    def run(points: Iterable[dict[str, Any]]) -> Iterator[Any]:
+        from groupspec.pipeline.grid import Point as P
+        from groupspec.reference.trace import dumps_jsonl
+
+        for d in points:
+            p = P(**d)
+            if with_traces:
+                row, trace = run_point_with_trace(p, sweep)
+                text = dumps_jsonl(trace)
+                yield ("row", json.dumps(row))
+                yield ("trace", json.dumps({"point_id": row["point_id"], "protocol": p.protocol,
+                                            "assignor": p.assignor, "jsonl": text}))
+            else:
+                yield ("row", json.dumps(run_point(p, sweep)))
+    return run
+
+
+def rows_locally(grid: Grid) -> list[dict[str, Any]]:
+    """The rows without Spark (tests, benchmarks): the same function the tasks run."""
+    return sorted((run_point(p, grid.name) for p in grid.points), key=lambda r: r["point_id"])
+
+
+def arrow_schema() -> Any:
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}
+    return pa.schema([(n, types[t]) for n, t in ROW_SCHEMA])
+
+
+def write_rows(rows: list[dict[str, Any]], dest: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema()
+    rows = sorted(rows, key=lambda r: r["point_id"])
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["protocol"], r["assignor"]), []).append(r)
+    for (proto, asg), rs in sorted(groups.items()):
+        d = dest / f"protocol={proto}" / f"assignor={asg}"
+        d.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist(rs, schema=schema).drop_columns(["protocol", "assignor"])
+        pq.write_table(table, d / "part-0.parquet")
+
+
+def read_rows(path: str | Path) -> Any:
+    """The rows dataset as a pandas DataFrame (partition columns restored), sorted by point_id."""
+    import pyarrow.dataset as ds
+
+    t = ds.dataset(str(path), format="parquet", partitioning="hive").to_table()
+    df = t.to_pandas()
+    for c in ("protocol", "assignor"):
+        df[c] = df[c].astype(str)
+    cols = [n for n, _ in ROW_SCHEMA]
+    return df[cols].sort_values("point_id").reset_index(drop=True)
+
+
+def frame_rows(df: Any) -> list[dict[str, Any]]:
+    """A rows DataFrame back as plain dicts (NaN -> None, numpy scalars -> Python), for comparisons."""
+    out = []
+    for r in df.to_dict("records"):
+        d = {}
+        for k, v in r.items():
+            if hasattr(v, "item"):
+                v = v.item()
+            if isinstance(v, float) and v != v:
+                v = None
+            d[k] = v
+        out.append(d)
+    return out
+
+
+def _write_traces(traces: list[dict[str, Any]], dest: Path) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("point_id", pa.string()), ("protocol", pa.string()), ("assignor", pa.string()),
+                        ("trace", pa.string()), ("group", pa.string()), ("line_no", pa.int64()), ("line", pa.string())])
+    dest.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with pq.ParquetWriter(dest / "part-0.parquet", schema) as w:
+        for t in sorted(traces, key=lambda t: t["point_id"]):
+            lines = t["jsonl"].splitlines()
+            cols: dict[str, list[Any]] = {k: [] for k in schema.names}
+            for i, line in enumerate(lines, 1):
+                cols["point_id"].append(t["point_id"])
+                cols["protocol"].append(t["protocol"])
+                cols["assignor"].append(t["assignor"])
+                cols["trace"].append(t["point_id"])
+                cols["group"].append(json.loads(line).get("group", ""))
+                cols["line_no"].append(i)
+                cols["line"].append(line)
+            n += len(lines)
+            w.write_table(pa.Table.from_pydict(cols, schema=schema))
+    return n
+
+
+def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, progress: bool = True,
+              slices: int | None = None) -> list[dict[str, Any]]:
+    """Run every point on Spark; write the dataset, traces and report under ``stage``; return the rows."""
+    from .report import write_report
+    from .spark import JobProgress
+
+    sc = spark.sparkContext
+    n = slices or min(len(grid.points), max(1, sc.defaultParallelism) * 8)
+    points = [p.to_dict() for p in grid.points]
+    # spread the expensive blocks (big groups, long Connect delays) over the tasks: order by point_id
+    spread = [p.to_dict() for p in sorted(grid.points, key=lambda p: p.point_id)]
+    rdd = sc.parallelize(spread, n).mapPartitions(_task(grid.name, traces))
+    with JobProgress(spark, f"sweep {grid.name}: {len(points)} runs", enabled=progress):
+        out = rdd.collect()
+    rows = [json.loads(v) for k, v in out if k == "row"]
+    trace_docs = [json.loads(v) for k, v in out if k == "trace"]
+    write_rows(rows, stage / "rows")
+    if traces:
+        _write_traces(trace_docs, stage / "traces")
+    (stage / "grid.json").write_text(json.dumps({"name": grid.name, "source": grid.source, "dropped": grid.dropped,
+                                                 "points": points}, indent=1) + "\n")
+    write_report(read_rows(stage / "rows"), stage)
+    return sorted(rows, key=lambda r: r["point_id"])
+

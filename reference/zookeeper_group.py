@@ -1,0 +1,216 @@
+"""A ZooKeeper-era consumer group (Kafka 0.8's high-level consumer), simulated for measurement.
+
+Theory of operation
+-------------------
+There is no coordinator. Every consumer registers an ephemeral node under ``/consumers/<g>/ids`` and
+watches that directory. When the member list changes, ZooKeeper notifies **every** registered
+consumer (one notification each: the herd). Each one, on its own, at the moment its notification
+arrives:
+
+1. releases everything it owns (deletes its ``/owners/<topic>/<p>`` nodes);
+2. reads the member list - its *view* (``read_lag_ms`` can make it lag the truth, as a read served
+   by a follower that is behind; by default it is current: a notified session reads at least the
+   change it was notified of, and views still differ because consumers act at different moments);
+3. computes its share with the range split over its view (sorted partitions over sorted consumers);
+4. tries to create the owner node of each partition of its share. A node still held by another
+   consumer fails the claim: it drops what it claimed, waits ``rebalance.backoff.ms`` and starts
+   again from 1, at most ``rebalance.max.retries`` times; then it gives up
+   (``ConsumerRebalanceFailedException``) and owns nothing until the next change.
+
+A closed consumer deletes its nodes at once; a crashed one keeps them until its ZooKeeper session
+expires (``zookeeper.session.timeout.ms``), and only then do the others get notified.
+
+Everything runs on one virtual clock with a ``random.Random(seed)`` for the notification delays and
+read lags, so a run is a pure function of its inputs. It writes the same trace format as the
+simulator (contracts/trace-format.md: ``joined``, eager ``assigned``, ``revoked``, ``left``; the
+generation is the number of membership changes seen), and counts what the herd costs:
+``notifications``, ``rebalance_attempts``, ``failed_claims``, ``gave_up``.
+
+Kafka facts used (0.8 ``ZookeeperConsumerConnector``): backoff 2000 ms, 4 retries, session 6000 ms.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ZkConfig", "ZkGroup"]
+
+TOPIC = "t"
+
+
+@dataclass(frozen=True)
+class ZkConfig:
+    seed: int = 0
+    group_id: str = "g"
+    partitions: int = 6
+    session_timeout_ms: int = 6000  # zookeeper.session.timeout.ms
+    backoff_ms: int = 2000  # rebalance.backoff.ms
+    max_retries: int = 4  # rebalance.max.retries
+    notify_delay_ms: tuple[int, int] = (1, 50)  # watch notification delivery, uniform
+    read_lag_ms: tuple[int, int] = (0, 0)  # how far behind a consumer's read of the member list is (0: none)
+
+
+@dataclass
+class _Consumer:
+    name: str
+    alive: bool = True
+    registered: bool = True
+    owned: tuple[int, ...] = ()
+    retries: int = 0
+    epoch: int = 0  # bumped at every notification: older retries are dropped
+
+
+@dataclass
+class ZkGroup:
+    """One group's run; schedule with :meth:`at`, then :meth:`run_until`."""
+
+    config: ZkConfig = field(default_factory=ZkConfig)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.config.seed)
+        self.now = 0
+        self._q: list[tuple[int, int, str, Any]] = []
+        self._seq = 0
+        self.consumers: dict[str, _Consumer] = {}
+        self.registry_history: list[tuple[int, tuple[str, ...]]] = [(0, ())]
+        self.owners: dict[int, str] = {}
+        self.changes = 0
+        self.notifications = 0
+        self.rebalance_attempts = 0
+        self.failed_claims = 0
+        self.gave_up = 0
+        self.trace: list[dict[str, Any]] = [
+            {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": TOPIC,
+             "partitions": self.config.partitions}
+        ]
+        self.steps = 0
+
+    # ---------------------------------------------------------------- scheduling
+    def at(self, time_ms: int, action: str, name: str) -> None:
+        if action not in ("start", "close", "crash"):
+            raise ValueError(f"unknown ZooKeeper-group action {action!r}; choose from start, close, crash")
+        self._push(time_ms, action, name)
+
+    def _push(self, t: int, kind: str, arg: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self._q, (t, self._seq, kind, arg))
+
+    def run_until(self, end_ms: int) -> None:
+        while self._q and self._q[0][0] <= end_ms:
+            t, _, kind, arg = heapq.heappop(self._q)
+            self.now = max(self.now, t)
+            self.steps += 1
+            getattr(self, f"_on_{kind}")(arg)
+        self.now = max(self.now, end_ms)
+
+    # ---------------------------------------------------------------- helpers
+    def _line(self, name: str, event: str, parts: tuple[int, ...] | None = None) -> None:
+        ev: dict[str, Any] = {"ts_ms": self.now, "group": self.config.group_id, "member": name, "event": event}
+        if parts is not None:
+            ev["partitions"] = [[TOPIC, p] for p in parts]
+        ev["generation"] = self.changes
+        ev["protocol"] = "eager"
+        self.trace.append(ev)
+
+    def _registry(self) -> tuple[str, ...]:
+        return self.registry_history[-1][1]
+
+    def _view(self, as_of: int) -> tuple[str, ...]:
+        view: tuple[str, ...] = ()
+        for t, members in self.registry_history:
+            if t <= as_of:
+                view = members
+        return view
+
+    def _set_registry(self, members: tuple[str, ...]) -> None:
+        self.registry_history.append((self.now, tuple(sorted(members))))
+        self.changes += 1
+        for n in self._registry():
+            c = self.consumers[n]
+            c.epoch += 1
+            c.retries = 0
+            self.notifications += 1
+            lo, hi = self.config.notify_delay_ms
+            self._push(self.now + self.rng.randint(lo, hi), "rebalance", (n, c.epoch))
+
+    def _release(self, c: _Consumer) -> None:
+        if c.owned:
+            for p in c.owned:
+                if self.owners.get(p) == c.name:
+                    del self.owners[p]
+            self._line(c.name, "revoked", c.owned)
+            c.owned = ()
+
+    def _share(self, name: str, view: tuple[str, ...]) -> tuple[int, ...]:
+        if name not in view:
+            return ()
+        n, k = self.config.partitions, len(view)
+        i = view.index(name)
+        per, extra = divmod(n, k)
+        start = i * per + min(i, extra)
+        return tuple(range(start, start + per + (1 if i < extra else 0)))
+
+    # ---------------------------------------------------------------- events
+    def _on_start(self, name: str) -> None:
+        old = self.consumers.get(name)
+        if old is not None and old.alive:
+            return
+        c = _Consumer(name, epoch=(old.epoch + 1) if old else 0)
+        self.consumers[name] = c
+        self._line(name, "joined")
+        self._set_registry(tuple(set(self._registry()) | {name}))
+
+    def _on_close(self, name: str) -> None:
+        c = self.consumers.get(name)
+        if c is None or not c.alive:
+            return
+        self._release(c)
+        c.alive = c.registered = False
+        c.epoch += 1
+        self._line(name, "left")
+        self._set_registry(tuple(set(self._registry()) - {name}))
+
+    def _on_crash(self, name: str) -> None:
+        c = self.consumers.get(name)
+        if c is None or not c.alive:
+            return
+        c.alive = False
+        c.epoch += 1
+        self._line(name, "left")  # it processes nothing more; its nodes stay until the session expires
+        self._push(self.now + self.config.session_timeout_ms, "expire", name)
+
+    def _on_expire(self, name: str) -> None:
+        c = self.consumers[name]
+        if c.alive or not c.registered:
+            return
+        c.registered = False
+        for p in [p for p, o in self.owners.items() if o == name]:
+            del self.owners[p]
+        c.owned = ()
+        self._set_registry(tuple(set(self._registry()) - {name}))
+
+    def _on_rebalance(self, arg: tuple[str, int]) -> None:
+        name, epoch = arg
+        c = self.consumers.get(name)
+        if c is None or not c.alive or c.epoch != epoch:
+            return
+        self.rebalance_attempts += 1
+        self._release(c)
+        lo, hi = self.config.read_lag_ms
+        view = self._view(self.now - self.rng.randint(lo, hi))
+        share = self._share(name, view)
+        held = [p for p in share if p in self.owners]
+        if held:
+            self.failed_claims += 1
+            if c.retries >= self.config.max_retries:
+                self.gave_up += 1
+                return
+            c.retries += 1
+            self._push(self.now + self.config.backoff_ms, "rebalance", (name, epoch))
+            return
+        for p in share:
+            self.owners[p] = name
+        c.owned = share
+        self._line(name, "assigned", share)

@@ -1,0 +1,82 @@
+"""`groupspec sweep` / `groupspec audit` bad input: one line on stderr, exit 2, nothing on stdout, no
+output directory (these fail before Spark starts), and the staged-output rules."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groupspec.pipeline.output import OutputError, Staging, prepare_out
+
+GS = [str(Path(sys.executable).parent / "groupspec")]
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GS, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def _bad(r: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("groupspec: error: "), r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_sweep_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "g.yaml").write_text("blocks:\n  - protocol: eager\n  - members: lots\n")
+    _bad(_run("sweep", "g.yaml", "--out", "o", cwd=tmp_path), "g.yaml: blocks[1].members: 'lots' is not a int")
+    _bad(_run("sweep", "missing.yaml", cwd=tmp_path), "missing.yaml: no such file")
+    _bad(_run("sweep", "--preset", "huge", cwd=tmp_path), "unknown preset 'huge'")
+    _bad(_run("sweep", cwd=tmp_path), "either GRID.yaml or --preset")
+    _bad(_run("sweep", "--preset", "smoke", "--master", "mesos://x", "--out", "o", cwd=tmp_path), "--master")
+    (tmp_path / "exists").mkdir()
+    _bad(_run("sweep", "--preset", "smoke", "--out", "exists", cwd=tmp_path), "exists already exists; pass --overwrite")
+    _bad(_run("sweep", "--preset", "smoke", "--out", "no/such/dir/o", cwd=tmp_path), "parent directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists", "g.yaml"]
+
+
+def test_audit_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl.gz").write_text("not gzip\n")
+    _bad(_run("audit", "t.jsonl.gz", cwd=tmp_path), "t.jsonl.gz: line 1: named .gz but not gzip-compressed")
+    _bad(_run("audit", "nope.jsonl", cwd=tmp_path), "nope.jsonl: no such file or directory")
+    (tmp_path / "empty").mkdir()
+    _bad(_run("audit", "empty", cwd=tmp_path), "empty: directory holds no .jsonl")
+    (tmp_path / "x.parquet").write_text("no")
+    _bad(_run("audit", "x.parquet", cwd=tmp_path), "x.parquet: not a Parquet file")
+    _bad(_run("audit", "empty", "--converge-within", "0", cwd=tmp_path), "--converge-within")
+
+
+def test_prepare_out_and_staging(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert prepare_out(str(out), False) == out
+    # a failed job leaves nothing under the final name, nor the staging directory
+    with pytest.raises(RuntimeError):
+        with Staging(out) as stage:
+            (stage / "rows").mkdir()
+            (stage / "rows" / "part-0.parquet").write_bytes(b"half")
+            raise RuntimeError("the job failed")
+    assert list(tmp_path.iterdir()) == []
+    # a finished one appears at once
+    s = Staging(out)
+    with s as stage:
+        (stage / "a").write_text("1")
+        s.commit()
+    assert (out / "a").read_text() == "1"
+    with pytest.raises(OutputError, match="already exists"):
+        prepare_out(str(out), False)
+    # --overwrite: the old one stays until the new one is complete
+    with pytest.raises(KeyboardInterrupt):
+        with Staging(out, overwrite=True) as stage:
+            (stage / "b").write_text("2")
+            raise KeyboardInterrupt
+    assert sorted(p.name for p in out.iterdir()) == ["a"]
+    s = Staging(out, overwrite=True)
+    with s as stage:
+        (stage / "b").write_text("2")
+        s.commit()
+    assert sorted(p.name for p in out.iterdir()) == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
