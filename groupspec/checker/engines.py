@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from .explorer import Explorer, Result
 
-__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check"]
+__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate"]
 
 ENGINES = ("auto", "compiled", "python")
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
@@ -34,6 +34,27 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
 
 
 LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
+
+
+def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitions: int = 4, topics: int = 1,
+             budget: int = 2, max_states: int | None = None, engine: str = "auto") -> None:
+    """Raise ValueError, with one line naming the bad bound, for what :func:`check` cannot run."""
+    from groupspec.model import ASSIGNOR_NAMES, VARIANTS
+
+    if protocol not in VARIANTS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
+    if assignor not in ASSIGNOR_NAMES:
+        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
+        lo, hi = LIMITS[name]
+        if not lo <= value <= hi:
+            raise ValueError(f"--{name} must be between {lo} and {hi} (got {value})")
+    if topics > partitions:
+        raise ValueError(f"--topics ({topics}) cannot exceed --partitions ({partitions})")
+    if max_states is not None and max_states < 1:
+        raise ValueError(f"--max-states must be positive (got {max_states})")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
 
 
 def check(
@@ -59,22 +80,9 @@ def check(
     ``notice(text)`` is called once before a search that must first compile the compiled engine (the first
     run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
     """
-    from groupspec.model import ASSIGNOR_NAMES, VARIANTS, Config, make
+    from groupspec.model import Config, make
 
-    if protocol not in VARIANTS:
-        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
-    if assignor not in ASSIGNOR_NAMES:
-        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
-    for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
-        lo, hi = LIMITS[name]
-        if not lo <= value <= hi:
-            raise ValueError(f"--{name} must be between {lo} and {hi} (got {value})")
-    if topics > partitions:
-        raise ValueError(f"--topics ({topics}) cannot exceed --partitions ({partitions})")
-    if max_states is not None and max_states < 1:
-        raise ValueError(f"--max-states must be positive (got {max_states})")
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    validate(protocol, assignor, members, partitions, topics, budget, max_states, engine)
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
     ex = make_explorer(proto, engine, notice=notice, max_states=max_states, progress=progress)

@@ -139,6 +139,9 @@ class Explorer:
         edges = 0
         last_report = 0.0
         while queue:
+            if self.max_states is not None and len(states) >= self.max_states:
+                res.complete = False
+                break
             nid = queue.popleft()
             s = states[nid]
             out = fair_edges[nid]

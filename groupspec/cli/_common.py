@@ -120,13 +120,14 @@ class OutputPath(click.ParamType):
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path`` (same name ending, so ``.gz`` stays ``.gz``); rename it onto
-    ``path`` when the block succeeds, remove it when the block fails. Readers never see half a file."""
+    ``path`` when the block succeeds, remove it when the block fails (an OSError becomes a one-line
+    :class:`UserError` naming the file). Readers never see half a file."""
     final = Path(path)
     tmp = final.with_name(f".{os.getpid()}-partial-{final.name}")
     try:
         yield tmp
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             if tmp.is_dir():
                 import shutil
@@ -134,4 +135,28 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
                 shutil.rmtree(tmp)
             else:
                 tmp.unlink()
+        if isinstance(e, OSError):  # e.g. the disk filled up: one line naming the file, nothing half-written
+            raise UserError(f"{final}: cannot write ({e.strerror or e})") from None
         raise
+
+
+# ------------------------------------------------------------------------------------------ bad-input probes
+
+
+def bad_input_probes(*argvs: list[str]):  # noqa: ANN201 - a decorator of click commands
+    """Declare, on a click command, arguments that must be refused as bad input (one line, exit status 2).
+
+    ``tests/test_cli_bad_input.py`` walks every command of the live click tree and, besides the probes it
+    derives itself (an unknown option, a malformed value for every typed option, every output path that
+    cannot be written), runs these: the checks a command makes in its own code (ranges, names, files)::
+
+        @bad_input_probes(["--members", "0"], ["--protocol", "nope"])
+        @click.command()
+        def check(...): ...
+    """
+
+    def mark(cmd: click.Command) -> click.Command:
+        cmd.bad_input_probes = [list(a) for a in argvs]  # type: ignore[attr-defined]
+        return cmd
+
+    return mark

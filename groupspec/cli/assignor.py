@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -32,6 +32,7 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
         raise UserError(str(e)) from None
 
 
+@bad_input_probes([], ["no_such_module_zz:assign"], ["range", "--only", "I99"], ["range", "--compare", "range", "sticky"])
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
@@ -248,6 +249,7 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
     return dict(ppt), subs
 
 
+@bad_input_probes(["range", "--input", "no-such-input.json"], ["no_such_module_zz:assign", "--input", "."])
 @assignor.command()
 @click.argument("target")
 @click.option("--input", "input_file", type=click.Path(dir_okay=False), default=None,

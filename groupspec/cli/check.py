@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console, plural
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
 
 
 def register(group: click.Group) -> None:
@@ -117,6 +117,12 @@ def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
 
 def explore_with_progress(console: Console, **kwargs):
     from groupspec.checker import check as run_check
+    from groupspec.checker.engines import validate
+
+    try:  # bad bounds are refused before anything is shown
+        validate(**{k: v for k, v in kwargs.items() if k != "faults"})
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("exploring: 0 states", total=None)
@@ -138,6 +144,10 @@ def explore_with_progress(console: Console, **kwargs):
         return proto, res
 
 
+@bad_input_probes(["--protocol", "nope"], ["--protocol", "eager", "--members", "0"],
+                  ["--protocol", "eager", "--members", "7"], ["--protocol", "eager", "--max-states", "0"],
+                  ["--protocol", "eager", "--faults", "bogus"], ["--protocol", "eager", "--assignor", "best"],
+                  ["--protocol", "eager", "--partitions", "2", "--topics", "3"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console, plural
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
 
 
 def register(group: click.Group) -> None:
     group.add_command(prove)
 
 
+@bad_input_probes(["--protocol", "nope"])
 @click.command()
 @click.option("--protocol", default=None, help="one variant (default: all); see the list in the error message")
 @click.option("--deep", is_flag=True, help="also the slow bounded checks (correct variants to depth 8, cooperative 3x4 lasso)")

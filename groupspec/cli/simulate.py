@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import OutputPath, UserError, atomic_output, emit_json
+from ._common import OutputPath, UserError, atomic_output, bad_input_probes, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -20,6 +20,11 @@ def _parse_delay(text: str) -> tuple[int, int]:
         raise UserError(f"--delay {text!r}: expected MS or MIN-MAX in milliseconds, e.g. 1-5") from None
 
 
+@bad_input_probes([], ["no-such"], ["new-consumer-joins", "--members", "1"], ["new-consumer-joins", "--members", "1000"],
+                  ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
+                  ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
+                  ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
+                  ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
