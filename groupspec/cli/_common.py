@@ -105,7 +105,7 @@ class OutputPath(click.ParamType):
         self.kind = kind
         self.name = "directory" if kind == "dir" else "file"
 
-    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
         return "DIR" if self.kind == "dir" else "FILE"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
