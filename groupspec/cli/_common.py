@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +140,39 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
         if isinstance(e, OSError):  # e.g. the disk filled up: one line naming the file, nothing half-written
             raise UserError(f"{final}: cannot write ({e.strerror or e})") from None
         raise
+
+
+# ------------------------------------------------------------------------------------------ Ctrl-C
+
+
+def ignore_sigint() -> None:
+    """For worker processes: leave Ctrl-C to the main process, which ends them (no traceback from each)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def stop_on_interrupt() -> Iterator[None]:
+    """Ctrl-C ends the job at once: the worker processes are terminated before the pools wait for them.
+
+    A worker may sit in a long Z3 or numba call that would not see the signal for minutes; the pools'
+    clean shut-down would wait for it. So the main process terminates its children first, then raises
+    KeyboardInterrupt (the command prints ``groupspec: interrupted`` and exits 130).
+    """
+    main_pid = os.getpid()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):  # noqa: ANN001
+        if os.getpid() != main_pid:  # a forked worker inherited this handler: the main process ends it
+            return
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # ------------------------------------------------------------------------------------------ bad-input probes

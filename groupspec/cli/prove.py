@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
+from ._common import (EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural,
+                      stop_on_interrupt)
 
 
 def register(group: click.Group) -> None:
@@ -34,6 +35,13 @@ def prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as
 
     if protocol is not None and protocol not in R.PROTOCOLS:
         raise UserError(f"--protocol: unknown variant {protocol!r}; choose from {', '.join(R.PROTOCOLS)}")
+    with stop_on_interrupt():
+        _prove(protocol, deep, show_all, jobs, as_json)
+
+
+def _prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as_json: bool) -> None:
+    from groupspec.proofs import report as R
+
     console = make_console()
     if as_json:
         rep = R.run_all(protocol, deep=deep, jobs=jobs)

@@ -1,12 +1,8 @@
 """`groupspec verify`: the main job — every correct variant holds, every broken variant is caught."""
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import signal
 import time
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import click
@@ -14,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, ignore_sigint, make_console, stop_on_interrupt
 
 
 def register(group: click.Group) -> None:
@@ -96,36 +92,6 @@ def model_table(rows: list) -> Table:
     return t
 
 
-def _ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the main process, which ends them (no traceback from each worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@contextlib.contextmanager
-def stop_on_interrupt() -> Iterator[None]:
-    """Ctrl-C ends the job at once: the worker processes are terminated before the pools wait for them.
-
-    A worker may sit in a long Z3 or numba call that would not see the signal for minutes; the pools'
-    clean shut-down would wait for it. So the main process terminates its children first, then raises
-    KeyboardInterrupt (the command prints ``groupspec: interrupted`` and exits 130).
-    """
-    main_pid = os.getpid()
-    previous = signal.getsignal(signal.SIGINT)
-
-    def on_interrupt(signum, frame):  # noqa: ANN001
-        if os.getpid() != main_pid:  # a forked worker inherited this handler: the main process ends it
-            return
-        for child in multiprocessing.active_children():
-            child.terminate()
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, on_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
 def verify(as_json: bool) -> None:
@@ -151,7 +117,7 @@ def _verify(as_json: bool) -> None:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task(f"model checks ({workers} workers{first})", total=len(MODEL_JOBS))
-        with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
             futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
             for fut in as_completed(futures):
                 rows[futures[fut]] = fut.result()
