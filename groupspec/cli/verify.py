@@ -170,7 +170,7 @@ def print_proofs(console, rep) -> None:
     console.print(t)
     n = sum(c.count for c in rep.checks)
     console.print(f"proofs: {len(rep.checks)} checks, {n} obligations in {rep.seconds:.0f} s "
-                  f"({'all ok' if rep.ok else 'NOT ok'}; details and counterexamples: groupspec prove)")
+                  f"({'all as expected' if rep.ok else 'NOT as expected'}; details and counterexamples: groupspec prove)")
 
 
 def run_mutants(console) -> list[dict]:
