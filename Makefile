@@ -1,6 +1,7 @@
 # groupspec: two commands on a fresh machine.
 #   make verify   set up .venv, install the project, run the main job `groupspec verify`
-#   make test     set up .venv, install the project, run the tests (CI profile)
+#   make test     set up .venv, install the project, run the tests (CI profile, includes mkdocs build --strict)
+#   make smoke    a representative slice of the tests, under 2 minutes once set up
 #   make test-deep  the deep profile (nightly): many more examples, longer runs
 #   make test-spark the Spark tests (local mode and a standalone cluster on loopback); make test runs them too
 PYTHON ?= python3
@@ -8,25 +9,43 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup verify test test-deep test-spark bench clean
+# How long `make test` took here (printed before the run starts): 785 tests in 38 min on 2 cores shared with
+# other work (load average ~20); on idle cores it is faster.
+TEST_MINUTES ?= 38
+# The smoke slice: every room touched once (layout, docs, every command's bad input, model and explorer,
+# coordinator, consumer, simulator, assignors), no compiled engine and no Z3, so no first-run compilation.
+SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tests/test_explorer.py \
+         tests/test_coordinator_unit.py tests/test_coordinator_replay.py tests/test_consumer.py \
+         tests/test_simulator_cli.py tests/test_assignor_check_core.py tests/test_assignors_range_roundrobin.py
+
+.PHONY: setup verify test smoke test-deep test-spark bench clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,docs,spark]'
 	touch $(STAMP)
 
 verify: setup
 	$(BIN)/groupspec verify
 
 test: setup
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 -q -m "not deep and not spark" tests
-	$(MAKE) test-spark
+	@echo "make test: the CI profile, about $(TEST_MINUTES) minutes on 2 busy shared cores (measured; faster on idle"
+	@echo "           cores; the first run also compiles the checker's engine, ~40 s). For a quick answer: make smoke"
+	@start=$$(date +%s); \
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 -q -m "not deep and not spark" tests; rc=$$?; \
+	[ $$rc -eq 0 ] && { $(MAKE) --no-print-directory test-spark; rc=$$?; }; \
+	echo "make test: $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"; exit $$rc
 
 test-spark: setup
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 0 -q -m spark tests
+
+smoke: setup
+	@start=$$(date +%s); \
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 -q -m "not deep and not spark" $(SMOKE); rc=$$?; \
+	echo "make smoke: $$(( $$(date +%s) - start )) s (the whole suite: make test)"; exit $$rc
 
 test-deep: setup
 	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -n 2 -q -m "deep or not deep" tests

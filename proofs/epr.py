@@ -1,4 +1,4 @@
-"""A small EPR-style transition-system prover on top of z3py (mypyvy/Ivy style, formal.md §4.2).
+"""A small EPR-style transition-system prover on top of z3py (mypyvy/Ivy style).
 
 Theory of operation
 -------------------

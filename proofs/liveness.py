@@ -52,7 +52,7 @@ def ranking(protocol: str, members: int, partitions: int, faults: tuple[str, ...
     """Build and verify a ranking function for ``protocol`` on one finite instance."""
     t0 = time.perf_counter()
     proto = make(protocol, Config(members=members, partitions=partitions, faults=frozenset(faults), budget=budget))
-    inst = f"{members} members x {partitions} partitions, faults {','.join(faults) or '-'}, budget {budget}"
+    inst = f"{members} member{'s' * (members != 1)} x {partitions} partition{'s' * (partitions != 1)}, faults {','.join(faults) or '-'}, budget {budget}"
     index: dict[Any, int] = {}
     states: list[Any] = []
     fair: list[list[tuple[Any, int]]] = []

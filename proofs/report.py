@@ -57,6 +57,11 @@ BMC_INSTANCES = {
 }
 
 
+def _n(k: int, one: str, many: str | None = None) -> str:
+    """``_n(1, "step") == "1 step"``, ``_n(3, "step") == "3 steps"``."""
+    return f"{k} {one if k == 1 else (many or one + 's')}"
+
+
 @dataclass
 class Check:
     family: str  # "unbounded safety" | "bounded safety" | "convergence"
@@ -124,7 +129,7 @@ def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
         if failed:
             first = failed[0]
             names = ", ".join(r["label"] for r in failed[:4]) + (" ..." if len(failed) > 4 else "")
-            checks.append(Check("unbounded safety", protocol, f"{len(failed)} obligation(s) fail: {names}",
+            checks.append(Check("unbounded safety", protocol, f"{_n(len(failed), 'obligation fails', 'obligations fail')}: {names}",
                                 "caught", True, total, "fail", first["cti_text"], len(rows),
                                 {"failed": [r["label"] for r in failed],
                                  "obligations": [{"label": r["label"], "verdict": r["verdict"],
@@ -179,7 +184,7 @@ def _bmc_job(protocol: str) -> dict:
     proto = make(protocol, Config(members=m, partitions=p, faults=frozenset(faults), budget=budget))
     res = bmc.bmc(proto, depth)
     out = {"depth": res.depth_reached, "seconds": res.seconds, "rounds": res.rounds, "notes": res.notes,
-           "instance": f"{m} members x {p} partitions, faults {','.join(faults) or '-'}, budget {budget}"}
+           "instance": f"{_n(m, 'member')} x {_n(p, 'partition')}, faults {','.join(faults) or '-'}, budget {budget}"}
     if res.found is not None:
         out["violated"] = res.found.violated
         out["explanation"] = res.found.explanation
@@ -194,7 +199,7 @@ def _bmc_check(protocol: str, d: dict) -> Check:
     if broken:
         if "violated" in d:
             return Check("bounded safety", protocol,
-                         f"{d['violated']} violated after {d['steps']} steps ({d['instance']})", "caught", True,
+                         f"{d['violated']} violated after {_n(d['steps'], 'step')} ({d['instance']})", "caught", True,
                          d["seconds"], "fail", f"{d['explanation']}\n{d['timeline']}", 1, d)
         return Check("bounded safety", protocol, name, "MISSED", False, d["seconds"], "fail",
                      "no counterexample found: the broken variant is not caught", 1, d)
@@ -218,7 +223,7 @@ def _lasso_job(args: tuple[str, int, int, tuple[str, ...], int, int]) -> dict:
     proto = make(protocol, Config(members=m, partitions=p, faults=frozenset(faults), budget=budget))
     res = bmc.lasso(proto, depth)
     out = {"depth": res.depth_reached, "seconds": res.seconds, "notes": res.notes, "rounds": res.rounds,
-           "instance": f"{m} members x {p} partitions, faults {','.join(faults) or '-'}, budget {budget}"}
+           "instance": f"{_n(m, 'member')} x {_n(p, 'partition')}, faults {','.join(faults) or '-'}, budget {budget}"}
     if res.found is not None:
         out["explanation"] = res.found.explanation
         out["timeline"] = "\n".join(bmc.timeline(proto, res.found))

@@ -67,7 +67,7 @@ Faults (``faults``, for mutation testing only; each breaks one rule on purpose):
 * ``no_rejoin_after_revoke`` - a COOPERATIVE member does not rejoin after revoking.
 
 NOTE(listener-events): every callback is also appended to ``Consumer.events`` as a
-:class:`MemberEvent`; the simulator turns these into trace lines (contracts/trace-format.md).
+:class:`MemberEvent`; the simulator turns these into trace lines (the trace format, docs/formats.md).
 """
 from __future__ import annotations
 
@@ -200,7 +200,7 @@ class Send:
 
 @dataclass(frozen=True)
 class MemberEvent:
-    """Something the member observed, in trace-format terms (contracts/trace-format.md)."""
+    """Something the member observed, in trace-format terms (docs/formats.md)."""
 
     ts_ms: int
     event: str  # joined | assigned | revoked | lost | left | fenced | commit

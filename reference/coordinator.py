@@ -22,7 +22,7 @@ in the manner of h11: the driver hands it events and it returns what to send.
 
 Semantics are the Scala ``kafka.coordinator.group.GroupCoordinator`` of Kafka 3.x (2.7+, including
 pending-sync KAFKA-12890 and skipAssignment KIP-814). The facts are in
-``/work/shared/protocol/coordinator.md`` §1-§4 and §7; section numbers below refer to it.
+``docs/protocol.md`` (coordinator §1-§4 and §7); section numbers below refer to it.
 Version keyed behaviour: JoinGroup v4+ two-step join for dynamic members (KIP-394), v9+
 ``skip_assignment`` for a static leader rejoining a Stable group; SyncGroup v5+ protocol checks
 (KIP-559, the fields are simply optional); LeaveGroup v0-2 collapse to one error.

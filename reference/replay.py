@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Implements the contract ``/work/shared/contracts/coordinator-script.md`` exactly (plus a few
+Implements the coordinator-script format (``docs/formats.md``) exactly (plus a few
 additive step kinds and fields, listed below). A script is parsed completely first (so a malformed
 line anywhere is reported before anything runs, with its line number), then run step by step
 against one ``GroupCoordinator``:

@@ -43,6 +43,11 @@ __all__ = ["SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "run_s
 PROTOCOLS = ("eager", "cooperative", "static")
 TOPIC = "t"
 STAGGER_MS = 700
+# Sizes a scenario can meaningfully run: every member of the stable group must have started (700 ms apart)
+# at least SETTLE_MS before the scenario's event, or the story told is "the group is still forming"; more
+# partitions than MAX_PARTITIONS only make the per-partition table unreadable and the run slow.
+SETTLE_MS = 5000
+MAX_PARTITIONS = 1000
 
 
 class ScenarioError(ValueError):
@@ -287,6 +292,11 @@ def _owners_line(sim: Simulator) -> str:
     return "owners: " + " | ".join(parts)
 
 
+def max_members(sc: Scenario) -> int:
+    """The most members ``sc`` can meaningfully run: all started ``SETTLE_MS`` before its event."""
+    return (sc.measure_from_ms - SETTLE_MS) // STAGGER_MS + 1
+
+
 def run_scenario(
     name: str, opts: ScenarioOptions, progress: Callable[[int, int], None] | None = None
 ) -> ScenarioReport:
@@ -303,8 +313,16 @@ def run_scenario(
         raise ScenarioError(f"unknown assignor {opts.assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
     if opts.members < sc.min_members:
         raise ScenarioError(f"scenario {name} needs at least {sc.min_members} members, got {opts.members}")
-    if opts.partitions < 1:
-        raise ScenarioError(f"--partitions must be at least 1, got {opts.partitions}")
+    most = max_members(sc)
+    if opts.members > most:
+        raise ScenarioError(f"scenario {name} runs with at most {most} members (they start {STAGGER_MS} ms apart and "
+                            f"must all be in the group before its event at {sc.measure_from_ms / 1000:g} s), "
+                            f"got {opts.members}")
+    if not 1 <= opts.partitions <= MAX_PARTITIONS:
+        raise ScenarioError(f"--partitions must be between 1 and {MAX_PARTITIONS}, got {opts.partitions}")
+    if opts.failover_at_ms is not None and not 0 <= opts.failover_at_ms < sc.end_ms(opts):
+        raise ScenarioError(f"--failover-at must be between 0 and {sc.end_ms(opts) - 1} ms (the run ends at "
+                            f"{sc.end_ms(opts)} ms), got {opts.failover_at_ms}")
     bad = opts.faults - CONSUMER_FAULTS - COORDINATOR_FAULTS
     if bad:
         raise ScenarioError(f"unknown fault(s) {', '.join(sorted(bad))}; choose from "

@@ -46,7 +46,7 @@ owned partitions); a call made while the process is paused or busy waits until t
 
 Inspection: :meth:`step` processes one event and returns a :class:`StepRecord` (what happened and
 the trace lines it produced); :meth:`run_until` and :meth:`run` loop over it; :meth:`snapshot`
-gives plain data for every actor at any point. ``trace`` is the contracts/trace-format.md event
+gives plain data for every actor at any point. ``trace`` is the trace-format (docs/formats.md) event
 list, ``transcript()`` the coordinator's requests and answers, ``group_log`` each change of the
 group's status or generation.
 """
@@ -580,7 +580,7 @@ class Simulator:
     def transcript(self) -> list[dict[str, Any]]:
         """The coordinator side: every request received and answer sent, in order.
 
-        Answers follow contracts/coordinator-script.md's transcript lines (members named by their
+        Answers follow the coordinator-script format's transcript lines (docs/formats.md) (members named by their
         process, ``assignment`` decoded) plus the broker ``node``."""
         out: list[dict[str, Any]] = []
         for at, node, direction, who, api, resp in self._transcript:

@@ -1,4 +1,4 @@
-"""Rebalance traces (contracts/trace-format.md): writing, reading, and the ownership timeline.
+"""Rebalance traces (the trace format, docs/formats.md): writing, reading, and the ownership timeline.
 
 Theory of operation
 -------------------

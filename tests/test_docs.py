@@ -33,3 +33,133 @@ def test_readme_states_the_two_commands():
     assert "make verify" in text and "make test" in text
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+# ------------------------------------------------------------------------------ the docs build, stay inside, promise only what exists
+
+def test_mkdocs_build_strict(tmp_path: Path) -> None:
+    """`mkdocs build --strict` passes (broken links and anchors are errors: see `validation` in mkdocs.yml)."""
+    import shutil
+    import subprocess
+    import sys
+
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    assert mkdocs.exists() or shutil.which("mkdocs"), "mkdocs is missing: pip install -e '.[docs]' (make setup does)"
+    r = subprocess.run([str(mkdocs) if mkdocs.exists() else "mkdocs", "build", "--strict", "--site-dir",
+                        str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                       env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "site" / "index.html").exists()
+
+
+# Spelled in pieces so that this file does not match itself.
+OUTSIDE = re.compile("|".join([
+    "/wo" + "rk/", r"\.\./sha" + "red", r"\bsha" + r"red/(contracts|protocol|design)\b",
+    r"\bcontr" + r"acts/[\w-]+\.md", r"\b(for" + r"mal|sty" + r"le|hist" + r"ory)\.md\b", "/ro" + "ot/", r"/ho" + r"me/\w",
+]))
+
+
+def outside_references(text: str) -> list[str]:
+    """Lines of ``text`` that refer to files outside the repository (absolute paths of a build machine, the
+    project's sibling folders)."""
+    return [line.strip() for line in text.splitlines() if OUTSIDE.search(line)]
+
+
+def committed_text_files() -> list[Path]:
+    import subprocess
+
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    keep = (".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".txt", ".json", ".jsonl")
+    return [ROOT / n for n in names if (n.endswith(keep) or n in ("Makefile", ".ci/run")) and (ROOT / n).is_file()]
+
+
+def test_nothing_refers_to_files_outside_the_repository() -> None:
+    found = []
+    for path in committed_text_files():
+        if path == Path(__file__).resolve():
+            continue
+        for line in outside_references(path.read_text(encoding="utf-8", errors="replace")):
+            found.append(f"{path.relative_to(ROOT)}: {line[:160]}")
+    assert found == []
+
+
+def test_help_texts_stay_inside_the_repository() -> None:
+    import click
+
+    from groupspec.cli import cli
+
+    def helps(cmd: click.Command, path: list[str]) -> list[tuple[str, str]]:
+        ctx = click.Context(cmd, info_name=" ".join(path))
+        out = [(" ".join(path), cmd.get_help(ctx))]
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                out += helps(sub, path + [name])
+        return out
+
+    found = [(where, line) for where, text in helps(cli, ["groupspec"]) for line in outside_references(text)]
+    assert found == []
+
+
+def test_the_outside_check_catches_what_it_is_for() -> None:
+    for bad in ["see /wo" + "rk/shared/x.md", "[t](../../sha" + "red/contracts/trace-format.md)",
+                "the contr" + "acts/trace-format.md event", "formal" + ".md §4.2", "/ho" + "me/alice/groupspec"]:
+        assert outside_references(bad) == [bad], bad
+    assert outside_references("docs/formats.md, coordinator.md §2.6, /tmp/x.jsonl") == []
+
+
+COMMAND = re.compile(r"(?<![\w.-])groupspec((?: +[a-z][\w-]*){1,2})")
+
+
+def promised_commands(text: str) -> set[tuple[str, ...]]:
+    """`groupspec WORD [WORD]` in code (inline spans and fenced blocks) of a markdown text."""
+    code = re.findall(r"```.*?```", text, re.S) + re.findall(r"`[^`\n]+`", re.sub(r"```.*?```", "", text, flags=re.S))
+    out = set()
+    for chunk in code:
+        for m in COMMAND.finditer(chunk):
+            before = chunk[max(0, m.start() - 7):m.start()]
+            if before.rstrip().endswith(("from", "import", "install", "-p")):
+                continue
+            out.add(tuple(m.group(1).split()))
+    return out
+
+
+def missing_commands(promised: set[tuple[str, ...]]) -> list[str]:
+    """The promised command lines whose sub-command is not in the live click tree."""
+    import click
+
+    from groupspec.cli import cli
+
+    bad = []
+    for words in sorted(promised):
+        cmd: click.Command = cli
+        for k, word in enumerate(words):
+            if not isinstance(cmd, click.Group):
+                break  # the rest are arguments
+            sub = cmd.commands.get(word)
+            if sub is None:
+                bad.append("groupspec " + " ".join(words[:k + 1]))
+                break
+            cmd = sub
+    return bad
+
+
+def test_no_page_promises_a_command_that_does_not_exist() -> None:
+    """Every `groupspec ...` in the docs' code names a command of the live click tree (so commands that land
+    later become allowed by themselves, and a page cannot run ahead of them)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the user's pages
+    found = {}
+    for page in pages:
+        for words in promised_commands(page.read_text()):
+            found.setdefault(words, page.name)
+    assert found, "no command found in the docs: the extraction is broken"
+    missing = missing_commands(set(found))
+    assert missing == []
+
+
+def test_the_command_check_catches_a_promise() -> None:
+    text = "Run `groupspec nosuch --x` or\n```\n$ groupspec assignor frobnicate y\n$ groupspec check --protocol eager\n```\n"
+    promised = promised_commands(text)
+    assert {("nosuch",), ("assignor", "frobnicate"), ("check",)} <= promised
+    assert missing_commands(promised) == ["groupspec assignor frobnicate", "groupspec nosuch"]
+    assert promised_commands("from groupspec import check_assignor; pip install groupspec") == set()

@@ -21,12 +21,22 @@ groupspec is enough. Two ways to use it:
            assignor_check(MyAssignor, protocol="cooperative")   # fails the test on any violation
 
 Options: ``--assignor-examples N`` (default 100) and ``--assignor-seed S``. Without a seed one is drawn per
-session and printed in the report header, so every run can be replayed exactly.
+session and printed in the report header, so every run can be replayed exactly. ``--assignor`` on the command
+line replaces the ini file's ``groupspec_assignor`` list (so one target can be checked alone).
+
+A failure ends with replay lines that run as printed: ``groupspec assignor check module:attribute --seed S
+...`` when the candidate can be imported by that name, and always ``pytest 'NODEID' --assignor-seed S``, the
+test that failed. Deprecation warnings that third-party assignor libraries (kafka-python, aiokafka) raise while
+the checks call them are filtered out of the test report; the user's own warnings are untouched.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import shlex
+import sys
+import warnings
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -64,7 +74,73 @@ def _examples(config: pytest.Config) -> int:
 
 
 def _targets(config: pytest.Config) -> list[str]:
-    return list(config.getoption("--assignor") or []) + list(config.getini("groupspec_assignor") or [])
+    """The targets: ``--assignor`` on the command line if given (it replaces the ini list), else the ini list."""
+    given = list(config.getoption("--assignor") or [])
+    return given if given else list(config.getini("groupspec_assignor") or [])
+
+
+# Third-party modules whose DeprecationWarnings are theirs to fix, not the user's: filtered while the checks
+# call them. (importlib.resources' legacy functions warn from inside themselves when kafka-python calls them.)
+THIRD_PARTY_WARNINGS = (r"kafka(\.|$)", r"aiokafka(\.|$)", r"importlib\.resources\._legacy")
+
+
+@contextlib.contextmanager
+def _third_party_warnings_filtered() -> Iterator[None]:
+    with warnings.catch_warnings():
+        for module in THIRD_PARTY_WARNINGS:
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=module)
+            warnings.filterwarnings("ignore", category=PendingDeprecationWarning, module=module)
+        yield
+
+
+def importable_target(candidate: Any) -> str | None:
+    """``module:attribute`` that ``groupspec assignor check`` would load as ``candidate``, or None.
+
+    A string is already a target. A function or class is found by its module and qualified name; an
+    instance by the module-level name that holds it. Only a name that resolves back to the same object counts.
+    """
+    if isinstance(candidate, str):
+        return candidate
+    names = []
+    mod_name = getattr(candidate, "__module__", None)
+    qual = getattr(candidate, "__qualname__", None)
+    if isinstance(mod_name, str) and isinstance(qual, str) and "<" not in qual:
+        names.append((mod_name, qual))
+    owner = getattr(type(candidate), "__module__", None)
+    module = sys.modules.get(owner) if isinstance(owner, str) else None
+    if module is not None:
+        names += [(owner, k) for k, v in vars(module).items() if v is candidate and not k.startswith("_")]
+    for mod_name, qual in names:
+        if mod_name in ("__main__", "builtins") or mod_name.startswith("_pytest"):
+            continue
+        obj: Any = sys.modules.get(mod_name)
+        for part in qual.split("."):
+            obj = getattr(obj, part, None)
+        if obj is candidate:
+            return f"{mod_name}:{qual}"
+    return None
+
+
+def replay_lines(rep: Any, target: str | None, nodeid: str | None, kw: dict[str, Any] | None = None) -> list[str]:
+    """Commands that reproduce ``rep``: the CLI when the candidate is importable, and the pytest test."""
+    kw = kw or {}
+    lines = []
+    if target is not None:
+        cmd = ["groupspec", "assignor", "check", target, "--seed", str(rep.seed), "--examples", str(rep.examples)]
+        for flag in ("protocol", "kind"):
+            if kw.get(flag):
+                cmd += [f"--{flag}", str(kw[flag])]
+        if kw.get("java_parity"):
+            cmd.append("--java-parity")
+        if kw.get("call_timeout") not in (None, 5.0):
+            cmd += ["--call-timeout", str(kw["call_timeout"])]
+        for pid in kw.get("properties") or []:
+            cmd += ["--only", pid]
+        lines.append("replay: " + shlex.join(cmd))
+    if nodeid is not None:
+        lines.append("replay: " + shlex.join(["pytest", nodeid, "--assignor-seed", str(rep.seed),
+                                              "--assignor-examples", str(rep.examples)]))
+    return lines
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -78,8 +154,9 @@ def _report(target: str, config: pytest.Config) -> Any:
 
     key = (target, _examples(config), _seed(config))
     if key not in _REPORTS:
-        _REPORTS[key] = check_assignor(target, examples=key[1], seed=key[2],
-                                       call_timeout=config.getoption("--assignor-call-timeout"))
+        with _third_party_warnings_filtered():
+            _REPORTS[key] = check_assignor(target, examples=key[1], seed=key[2],
+                                           call_timeout=config.getoption("--assignor-call-timeout"))
     return _REPORTS[key]
 
 
@@ -102,7 +179,9 @@ class AssignorPropertyItem(pytest.Item):
         if prop.verdict == "not applicable":
             pytest.skip(f"{self.pid} not applicable: {prop.note}")
         if prop.verdict == "violated":
-            raise AssignorPropertyFailed(_describe(rep, prop))
+            timeout = self.config.getoption("--assignor-call-timeout")
+            raise AssignorPropertyFailed(_describe(rep, prop, replay_lines(
+                rep, self.target, None, {"call_timeout": timeout})))
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, AssignorPropertyFailed):
@@ -117,7 +196,7 @@ class AssignorPropertyFailed(Exception):
     pass
 
 
-def _describe(rep: Any, prop: Any) -> str:
+def _describe(rep: Any, prop: Any, replay: list[str]) -> str:
     cx = prop.counterexample or {}
     lines = [f"{prop.id} {prop.name}: violated by {rep.target} (seed {rep.seed}, {prop.examples} examples)",
              f"  {cx.get('explanation')}"]
@@ -125,7 +204,7 @@ def _describe(rep: Any, prop: Any) -> str:
         lines.append(f"  step: {s}")
     lines.append("  input:  " + json.dumps(cx.get("input"), ensure_ascii=False))
     lines.append("  output: " + json.dumps(cx.get("output"), ensure_ascii=False))
-    lines.append(f"  replay: groupspec assignor check {rep.target} --seed {rep.seed} --examples {rep.examples}")
+    lines += [f"  {line}" for line in replay]
     return "\n".join(lines)
 
 
@@ -158,9 +237,11 @@ def assignor_check(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any
         kw.setdefault("examples", _examples(config))
         kw.setdefault("seed", _seed(config))
         kw.setdefault("call_timeout", config.getoption("--assignor-call-timeout"))
-        rep = check_assignor(candidate, **kw)
+        with _third_party_warnings_filtered():
+            rep = check_assignor(candidate, **kw)
         if not rep.ok:
-            pytest.fail("\n\n".join(_describe(rep, p) for p in rep.violations), pytrace=False)
+            replay = replay_lines(rep, importable_target(candidate), request.node.nodeid, kw)
+            pytest.fail("\n\n".join(_describe(rep, p, replay) for p in rep.violations), pytrace=False)
         return rep
 
     yield run

@@ -10,7 +10,7 @@ alone). Imported by the CLI, ``groupspec.verify``, ``groupspec.conformance`` and
 """
 from __future__ import annotations
 
-from .engines import ENGINES, LIMITS, check, make_explorer
+from .engines import COMPILE_NOTICE, ENGINES, LIMITS, check, make_explorer
 from .explorer import Explorer, Result, Step, Verdict
 
-__all__ = ["ENGINES", "LIMITS", "Explorer", "Result", "Step", "Verdict", "check", "make_explorer"]
+__all__ = ["COMPILE_NOTICE", "ENGINES", "LIMITS", "Explorer", "Result", "Step", "Verdict", "check", "make_explorer"]

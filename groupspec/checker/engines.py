@@ -11,18 +11,22 @@ from typing import Any, Callable
 
 from .explorer import Explorer, Result
 
-__all__ = ["ENGINES", "LIMITS", "make_explorer", "check"]
+__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate"]
 
 ENGINES = ("auto", "compiled", "python")
+COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
 
 
-def make_explorer(proto: Any, engine: str = "auto", **kwargs: Any) -> Explorer:
-    """The explorer for ``proto``: see :func:`check` for what ``engine`` means."""
+def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None] | None = None,
+                  **kwargs: Any) -> Explorer:
+    """The explorer for ``proto``: see :func:`check` for what ``engine`` and ``notice`` mean."""
     if engine == "python":
         return Explorer(proto, **kwargs)
-    from .compiled import CompiledExplorer, supports  # numba: imported only when a search starts
+    from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
     if supports(proto):
+        if notice is not None and needs_compiling():
+            notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, **kwargs)
     if engine == "compiled":
         raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
@@ -32,27 +36,10 @@ def make_explorer(proto: Any, engine: str = "auto", **kwargs: Any) -> Explorer:
 LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
 
 
-def check(
-    protocol: str,
-    assignor: str = "sticky",
-    members: int = 3,
-    partitions: int = 4,
-    topics: int = 1,
-    faults: frozenset[str] = frozenset(),
-    budget: int = 2,
-    max_states: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    with_symmetry_factor: bool = True,
-    engine: str = "auto",
-) -> tuple[Any, Result]:
-    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
-
-    ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
-    ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the classic
-    protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
-    wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
-    """
-    from groupspec.model import ASSIGNOR_NAMES, VARIANTS, Config, make
+def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitions: int = 4, topics: int = 1,
+             budget: int = 2, max_states: int | None = None, engine: str = "auto") -> None:
+    """Raise ValueError, with one line naming the bad bound, for what :func:`check` cannot run."""
+    from groupspec.model import ASSIGNOR_NAMES, VARIANTS
 
     if protocol not in VARIANTS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
@@ -68,9 +55,37 @@ def check(
         raise ValueError(f"--max-states must be positive (got {max_states})")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+
+
+def check(
+    protocol: str,
+    assignor: str = "sticky",
+    members: int = 3,
+    partitions: int = 4,
+    topics: int = 1,
+    faults: frozenset[str] = frozenset(),
+    budget: int = 2,
+    max_states: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    with_symmetry_factor: bool = True,
+    engine: str = "auto",
+    notice: Callable[[str], None] | None = None,
+) -> tuple[Any, Result]:
+    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
+
+    ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
+    ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the classic
+    protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
+    wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
+    ``notice(text)`` is called once before a search that must first compile the compiled engine (the first
+    run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
+    """
+    from groupspec.model import Config, make
+
+    validate(protocol, assignor, members, partitions, topics, budget, max_states, engine)
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
-    ex = make_explorer(proto, engine, max_states=max_states, progress=progress)
+    ex = make_explorer(proto, engine, notice=notice, max_states=max_states, progress=progress)
     res = ex.run()
     res.engine = ex.engine
     if with_symmetry_factor:

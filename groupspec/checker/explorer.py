@@ -134,9 +134,14 @@ class Explorer:
         for s in proto.init_states():
             add(s, -1, None)
         queue = deque(range(len(states)))
+        if self.progress is not None:
+            self.progress(len(states), len(queue))  # the count shows from the start
         edges = 0
         last_report = 0.0
         while queue:
+            if self.max_states is not None and len(states) >= self.max_states:
+                res.complete = False
+                break
             nid = queue.popleft()
             s = states[nid]
             out = fair_edges[nid]
@@ -153,6 +158,8 @@ class Explorer:
                     queue.append(tid)
                 if act.fair:
                     out.append((act, tid))
+                if self.max_states is not None and len(states) >= self.max_states:
+                    break  # stop at exactly max_states stored states
             if self.max_states is not None and len(states) >= self.max_states:
                 res.complete = False
                 break

@@ -36,26 +36,34 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"groupspec.cli.{_name}").register(cli)
 
 
+def _usage_error(message: str) -> None:
+    """The one way a user error is shown: one line on stderr, ``groupspec: error: ...``, exit status 2."""
+    line = " ".join(message.split())
+    click.echo(f"groupspec: error: {line}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _where(e: click.UsageError) -> str:
+    """``simulate: `` for an error of ``groupspec simulate`` (nothing for the top-level command)."""
+    if e.ctx is None:
+        return ""
+    path = e.ctx.command_path.split(" ", 1)
+    return f"{path[1]}: " if len(path) == 2 else ""
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: every user error is one line on stderr and exit status 2."""
+    """Entry point: every user error is one line on stderr (``groupspec: error: ...``) and exit status 2."""
     try:
         rc = cli.main(args=argv, prog_name="groupspec", standalone_mode=False)
     except UserError as e:
-        click.echo(f"groupspec: error: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    except click.exceptions.NoSuchOption as e:
-        click.echo(f"groupspec: error: {e.format_message()}", err=True)
-        sys.exit(EXIT_USAGE)
+        _usage_error(str(e))
     except click.UsageError as e:
-        ctx = f" ({e.ctx.command_path})" if e.ctx is not None else ""
-        click.echo(f"groupspec: error{ctx}: {e.format_message()}", err=True)
-        sys.exit(EXIT_USAGE)
+        _usage_error(_where(e) + e.format_message())
     except click.exceptions.Abort:
-        click.echo("groupspec: aborted", err=True)
+        click.echo("groupspec: interrupted", err=True)
         sys.exit(130)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.ClickException as e:
-        click.echo(f"groupspec: error: {e.format_message()}", err=True)
-        sys.exit(EXIT_USAGE)
+        _usage_error(e.format_message())
     sys.exit(rc if isinstance(rc, int) else 0)

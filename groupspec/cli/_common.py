@@ -1,9 +1,23 @@
-"""Shared helpers for the command line: one-line errors, exit codes, JSON output."""
+"""Shared helpers for the command line: one-line errors, exit codes, JSON output, output paths.
+
+Every file or directory a command writes is declared with :class:`OutputPath` (``type=OutputPath()`` or
+``OutputPath(kind="dir")``), so that a path that cannot be written is refused while the arguments are parsed,
+before any work starts; and written through :func:`atomic_output`, so that a run that fails half-way leaves
+no half-written file behind.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
+
+import click
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -30,3 +44,154 @@ def make_console(to_stderr: bool = False):
     if not console.is_terminal:
         console = Console(stderr=to_stderr, width=max(console.width, 200))
     return console
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``plural(1, "state") == "1 state"``, ``plural(2, "property", "properties") == "2 properties"``."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+# ------------------------------------------------------------------------------------------ output paths
+
+
+def _writable_dir(d: Path) -> bool:
+    return os.access(d, os.W_OK | os.X_OK)
+
+
+def check_output_path(path: str | os.PathLike[str], kind: str = "file") -> Path:
+    """Refuse an output path that cannot be written, before any work; return it as a :class:`Path`.
+
+    ``kind="file"``: the path must not be a directory, its directory must exist and be writable, and an
+    existing file must be writable (it will be replaced). ``kind="dir"``: the path must be a writable
+    directory, or not exist yet with a writable directory above it (it is created when written; its
+    parents are not). Raises :class:`UserError` with one line saying what is wrong.
+    """
+    if kind not in ("file", "dir"):
+        raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
+    text = os.fspath(path)
+    if not text or text.strip() != text:
+        raise UserError(f"{text!r}: not a usable path")
+    p = Path(text)
+    parent = p.parent
+    if p.exists():
+        if kind == "file" and p.is_dir():
+            raise UserError(f"{text}: is a directory (a file name is needed)")
+        if kind == "dir" and not p.is_dir():
+            raise UserError(f"{text}: exists and is not a directory")
+        if kind == "dir" and not _writable_dir(p):
+            raise UserError(f"{text}: directory is not writable")
+        if kind == "file" and not os.access(p, os.W_OK):
+            raise UserError(f"{text}: file exists and is not writable")
+        if kind == "file" and not _writable_dir(parent):
+            raise UserError(f"{text}: directory {parent} is not writable")
+        return p
+    if not parent.exists():
+        raise UserError(f"{text}: directory {parent} does not exist")
+    if not parent.is_dir():
+        raise UserError(f"{text}: {parent} is not a directory")
+    if not _writable_dir(parent):
+        raise UserError(f"{text}: directory {parent} is not writable")
+    return p
+
+
+class OutputPath(click.ParamType):
+    """A click parameter type for a file (or, with ``kind="dir"``, a directory) the command will write.
+
+    Checked by :func:`check_output_path` while the arguments are parsed, so a bad path stops the command
+    before it does any work. The value is a :class:`~pathlib.Path`; ``None`` stays ``None``.
+    """
+
+    def __init__(self, kind: str = "file") -> None:
+        if kind not in ("file", "dir"):
+            raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
+        self.kind = kind
+        self.name = "directory" if kind == "dir" else "file"
+
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
+        return "DIR" if self.kind == "dir" else "FILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        if isinstance(value, Path):
+            value = os.fspath(value)
+        try:
+            return check_output_path(value, self.kind)
+        except UserError as e:
+            self.fail(str(e), param, ctx)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path`` (same name ending, so ``.gz`` stays ``.gz``); rename it onto
+    ``path`` when the block succeeds, remove it when the block fails (an OSError becomes a one-line
+    :class:`UserError` naming the file). Readers never see half a file."""
+    final = Path(path)
+    tmp = final.with_name(f".{os.getpid()}-partial-{final.name}")
+    try:
+        yield tmp
+        os.replace(tmp, final)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            if tmp.is_dir():
+                import shutil
+
+                shutil.rmtree(tmp)
+            else:
+                tmp.unlink()
+        if isinstance(e, OSError):  # e.g. the disk filled up: one line naming the file, nothing half-written
+            raise UserError(f"{final}: cannot write ({e.strerror or e})") from None
+        raise
+
+
+# ------------------------------------------------------------------------------------------ Ctrl-C
+
+
+def ignore_sigint() -> None:
+    """For worker processes: leave Ctrl-C to the main process, which ends them (no traceback from each)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def stop_on_interrupt() -> Iterator[None]:
+    """Ctrl-C ends the job at once: the worker processes are terminated before the pools wait for them.
+
+    A worker may sit in a long Z3 or numba call that would not see the signal for minutes; the pools'
+    clean shut-down would wait for it. So the main process terminates its children first, then raises
+    KeyboardInterrupt (the command prints ``groupspec: interrupted`` and exits 130).
+    """
+    main_pid = os.getpid()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):  # noqa: ANN001
+        if os.getpid() != main_pid:  # a forked worker inherited this handler: the main process ends it
+            return
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# ------------------------------------------------------------------------------------------ bad-input probes
+
+
+def bad_input_probes(*argvs: list[str]):  # noqa: ANN201 - a decorator of click commands
+    """Declare, on a click command, arguments that must be refused as bad input (one line, exit status 2).
+
+    ``tests/test_cli_bad_input.py`` walks every command of the live click tree and, besides the probes it
+    derives itself (an unknown option, a malformed value for every typed option, every output path that
+    cannot be written), runs these: the checks a command makes in its own code (ranges, names, files)::
+
+        @bad_input_probes(["--members", "0"], ["--protocol", "nope"])
+        @click.command()
+        def check(...): ...
+    """
+
+    def mark(cmd: click.Command) -> click.Command:
+        cmd.bad_input_probes = [list(a) for a in argvs]  # type: ignore[attr-defined]
+        return cmd
+
+    return mark

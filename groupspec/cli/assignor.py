@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, plural
 
 
 def register(group: click.Group) -> None:
@@ -32,6 +32,7 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
         raise UserError(str(e)) from None
 
 
+@bad_input_probes([], ["no_such_module_zz:assign"], ["range", "--only", "I99"], ["range", "--compare", "range", "sticky"])
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
@@ -139,20 +140,21 @@ def _print_report(report: Any) -> None:
             out.print("  expected:", json.dumps(cx["expected"], ensure_ascii=False), markup=False)
     q = report.quality
     if q and q.get("examples"):
-        out.print(f"\nquality over {q['examples']} states with history (advisory, not part of the verdict):")
-        out.print(f"  moved {q['moved']} partitions where {q['optimal_moves']} were enough "
-                  f"(more than needed in {q['more_moves_than_needed']} states)")
+        out.print(f"\nquality over {plural(q['examples'], 'state')} with history (advisory, not part of the verdict):")
+        out.print(f"  moved {plural(q['moved'], 'partition')} where {q['optimal_moves']} "
+                  f"{'was' if q['optimal_moves'] == 1 else 'were'} enough "
+                  f"(more than needed in {plural(q['more_moves_than_needed'], 'state')})")
         if q.get("worst_moves"):
             out.print(f"  worst: {q['worst_moves']['explanation']}", markup=False)
-        out.print(f"  balance worse than the best achievable in {q['below_best_balance']} states")
+        out.print(f"  balance worse than the best achievable in {plural(q['below_best_balance'], 'state')}")
         if q.get("worst_balance"):
             out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
     mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
     replay = f"--seed {report.seed} --examples {report.examples}" + (" --java-parity" if report.java_parity else "")
     if len(report.properties) < 13:
         replay += "".join(f" --only {p.id}" for p in report.properties)
-    out.print(f"\n{report.calls} calls, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
-    verdict = "all applicable properties held" if report.ok else f"{len(report.violations)} violated"
+    out.print(f"\n{plural(report.calls, 'call')}, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
+    verdict = "all applicable properties held" if report.ok else f"{plural(len(report.violations), 'property', 'properties')} violated"
     out.print(f"[bold]{verdict}[/]")
 
 
@@ -248,6 +250,7 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
     return dict(ppt), subs
 
 
+@bad_input_probes(["range", "--input", "no-such-input.json"], ["no_such_module_zz:assign", "--input", "."])
 @assignor.command()
 @click.argument("target")
 @click.option("--input", "input_file", type=click.Path(dir_okay=False), default=None,

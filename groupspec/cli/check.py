@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
 
 
 def register(group: click.Group) -> None:
@@ -68,20 +68,22 @@ def print_result(console: Console, proto, res) -> None:
 
     cfg = res.config
     faults = ",".join(sorted(cfg.faults)) or "none"
-    t = Table(title=f"groupspec check: {res.protocol} / {res.assignor} — {cfg.members} members × {cfg.partitions} partitions"
-              f" × {cfg.topics} topic(s), faults {faults}, budget {cfg.budget}")
+    t = Table(title=f"groupspec check: {res.protocol} / {res.assignor} — {plural(cfg.members, 'member')} × "
+              f"{plural(cfg.partitions, 'partition')} × {plural(cfg.topics, 'topic')}, faults {faults}, "
+              f"budget {cfg.budget}")
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_row("states (stored)", f"{res.states:,}" + ("" if res.complete else " (stopped at --max-states)"))
     t.add_row("edges", f"{res.edges:,}")
-    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine)")
+    compiled_now = " — includes compiling the engine, first run only" if getattr(res, "compiled_now", False) else ""
+    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine{compiled_now})")
     if res.symmetric and res.symmetry_factor is not None:
         approx = "" if res.symmetry_exact else "≈"
         t.add_row("symmetry reduction", f"{approx}{res.symmetry_factor:.2f}× (members and partitions)")
     else:
         t.add_row("symmetry reduction", f"none ({res.assignor} depends on member/partition order)")
     bound = res.convergence_bound
-    t.add_row("convergence bound", "—" if bound is None else f"{bound} protocol steps")
+    t.add_row("convergence bound", "—" if bound is None else plural(bound, "protocol step"))
     console.print(t)
     p = Table(title="properties")
     p.add_column("property")
@@ -91,29 +93,61 @@ def print_result(console: Console, proto, res) -> None:
     for v in res.verdicts.values():
         p.add_row(v.name, v.kind, verdict_cell(v), v.explanation)
     console.print(p)
+    shown: list[tuple[object, str]] = []  # (trace, property) already printed: each timeline is printed once
     for v in res.verdicts.values():
         if v.held is False and v.trace:
             console.print(f"\n[bold red]{v.name} violated[/bold red]: {v.explanation}")
-            console.print(f"counterexample ({len(v.trace) - 1} steps):", highlight=False)
+            same = next((name for trace, name in shown if _same_trace(trace, v.trace, v.loop_start)), None)
+            steps = plural(len(v.trace) - 1, "step")
+            if same is not None:
+                console.print(f"counterexample: the same {steps} as for {same} above", highlight=False)
+                continue
+            shown.append(((v.trace, v.loop_start), v.name))
+            console.print(f"counterexample ({steps}):", highlight=False)
             for line in timeline.render(proto, v.trace, v.loop_start):
                 console.print(line, highlight=False, markup=False)
 
 
+def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
+    """Whether a timeline already printed (``(trace, loop_start)``) is this one."""
+    other, other_loop = seen  # type: ignore[misc]
+    return other_loop == loop_start and len(other) == len(trace) and all(
+        a.state == b.state and a.action == b.action for a, b in zip(other, trace))
+
+
 def explore_with_progress(console: Console, **kwargs):
     from groupspec.checker import check as run_check
+    from groupspec.checker.engines import validate
+
+    try:  # bad bounds are refused before anything is shown
+        validate(**{k: v for k, v in kwargs.items() if k != "faults"})
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("exploring", total=None)
+        task = bar.add_task("exploring: 0 states", total=None)
+        compiling: list[str] = []
+
+        def notice(text: str) -> None:
+            compiling.append(text)
+            console.print(f"{text} …", highlight=False)  # stays on screen: the wait is explained afterwards too
+            bar.update(task, description=f"{text} …")
 
         def progress(states: int, queue: int) -> None:
-            bar.update(task, description=f"exploring: {states:,} states, {queue:,} queued")
+            bar.update(task, description=f"exploring: {plural(states, 'state')}, {queue:,} queued")
 
         try:
-            return run_check(progress=progress, **kwargs)
+            proto, res = run_check(progress=progress, notice=notice, **kwargs)
         except ValueError as e:
             raise UserError(str(e)) from None
+        res.compiled_now = bool(compiling)
+        return proto, res
 
 
+@bad_input_probes(["--protocol", "nope"], ["--protocol", "eager", "--members", "0"],
+                  ["--protocol", "eager", "--members", "7"], ["--protocol", "eager", "--max-states", "0"],
+                  ["--protocol", "eager", "--faults", "bogus"], ["--protocol", "eager", "--assignor", "best"],
+                  ["--protocol", "eager", "--partitions", "2", "--topics", "3"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")

@@ -14,7 +14,7 @@ import click
 from groupspec.reference.coordinator import FAULTS, java_string_hash, partition_for
 from groupspec.reference.replay import ScriptError, run_script
 
-from ._common import UserError, emit_json
+from ._common import UserError, bad_input_probes, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -26,6 +26,7 @@ def coordinator() -> None:
     """The reference group coordinator (broker side of the classic protocol)."""
 
 
+@bad_input_probes(["no-such-script.jsonl"], ["."])
 @coordinator.command()
 @click.argument("script", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--fault", "faults", multiple=True, type=click.Choice(sorted(FAULTS)),
@@ -56,6 +57,7 @@ def _read(path: str) -> str:
         raise UserError(f"{path}: cannot read ({e.strerror})") from None
 
 
+@bad_input_probes(["g", "--offsets-partitions", "0"])
 @coordinator.command()
 @click.argument("group_id")
 @click.option("--offsets-partitions", "partitions", type=int, default=50, show_default=True,

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console
+from ._common import (EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural,
+                      stop_on_interrupt)
 
 
 def register(group: click.Group) -> None:
     group.add_command(prove)
 
 
+@bad_input_probes(["--protocol", "nope"])
 @click.command()
 @click.option("--protocol", default=None, help="one variant (default: all); see the list in the error message")
 @click.option("--deep", is_flag=True, help="also the slow bounded checks (correct variants to depth 8, cooperative 3x4 lasso)")
@@ -33,6 +35,13 @@ def prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as
 
     if protocol is not None and protocol not in R.PROTOCOLS:
         raise UserError(f"--protocol: unknown variant {protocol!r}; choose from {', '.join(R.PROTOCOLS)}")
+    with stop_on_interrupt():
+        _prove(protocol, deep, show_all, jobs, as_json)
+
+
+def _prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as_json: bool) -> None:
+    from groupspec.proofs import report as R
+
     console = make_console()
     if as_json:
         rep = R.run_all(protocol, deep=deep, jobs=jobs)
@@ -61,7 +70,7 @@ def _print(console, rep, show_all: bool) -> None:  # type: ignore[no-untyped-def
         if show_all and c.data.get("obligations"):
             rows = [(o["label"], o["verdict"], o["seconds"]) for o in c.data["obligations"]]
         for name, verdict, secs in rows:
-            shown = verdict + ("" if c.expect == "hold" else " (broken variant)")
+            shown = _shown(verdict, c.expect)
             table.add_row(c.protocol, c.family, name, f"[{style}]{shown}[/]", f"{secs:.2f}s")
     console.print(table)
     for c in rep.checks:
@@ -71,7 +80,19 @@ def _print(console, rep, show_all: bool) -> None:  # type: ignore[no-untyped-def
             console.print(c.detail, markup=False, highlight=False)
     n = sum(c.count for c in rep.checks)
     bad = [c for c in rep.checks if not c.ok]
+    caught = sum(1 for c in rep.checks if c.ok and c.expect == "fail")
+    held = sum(1 for c in rep.checks if c.ok and c.expect != "fail")
+    tally = f"{plural(len(rep.checks), 'check')}, {plural(n, 'obligation')}, in {rep.seconds:.1f} s"
     if bad:
-        console.print(f"\n[bold red]{len(bad)} check(s) failed[/] out of {len(rep.checks)} ({n} obligations) in {rep.seconds:.1f}s")
+        console.print(f"\n[bold red]{plural(len(bad), 'check')} not as expected[/] out of {tally}")
     else:
-        console.print(f"\n[green]all ok[/]: {len(rep.checks)} checks, {n} obligations, in {rep.seconds:.1f}s")
+        parts = [f"{held} proved or checked for correct variants"] if held else []
+        parts += [f"{caught} on broken variants caught as expected"] if caught else []
+        console.print(f"\n[green]all as expected[/]: {tally} ({'; '.join(parts)})")
+
+
+def _shown(verdict: str, expect: str) -> str:
+    """A broken variant's refutation reads as what it is: the failure was the expected outcome."""
+    if expect == "fail":
+        return "caught as expected (broken variant)" if verdict == "caught" else f"{verdict} (broken variant)"
+    return verdict

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, OutputPath, UserError, emit_json, make_console
 
 EXIT_STACK = 3  # the stack could not run (a coordinator did not start)
 
@@ -27,7 +27,7 @@ def _choices() -> tuple[list[str], list[str], list[str]]:
     return list(SCENARIOS), list(CLIENTS), list(COORDINATORS)
 
 
-def _out_dir(out: str | None) -> str | None:
+def _out_dir(out: str | Path | None) -> str | None:
     if out is None:
         return None
     p = Path(out)
@@ -90,7 +90,7 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
 @click.option("--coordinator", required=True, help="librdkafka-mock | tansu")
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
               help="eager (range), cooperative (cooperative-sticky) or static (range + group.instance.id); default: the scenario's")
-@click.option("--out", "out", default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
+@click.option("--out", "out", type=OutputPath(kind="dir"), default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None, as_json: bool) -> None:
     """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
@@ -129,7 +129,7 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
 
 
 @realstack.command("matrix")
-@click.option("--out", "out", default="realstack-out", show_default=True, help="Directory for traces, verdicts and matrix.json.")
+@click.option("--out", "out", type=OutputPath(kind="dir"), default="realstack-out", show_default=True, help="Directory for traces, verdicts and matrix.json.")
 @click.option("--scenarios", default="", help="Comma list (default: all).")
 @click.option("--clients", default="", help="Comma list of CLIENT or CLIENT:PROTOCOL (default: every client, "
                                              "confluent-kafka also cooperative).")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import UserError, emit_json
+from ._common import OutputPath, UserError, atomic_output, bad_input_probes, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -20,6 +20,11 @@ def _parse_delay(text: str) -> tuple[int, int]:
         raise UserError(f"--delay {text!r}: expected MS or MIN-MAX in milliseconds, e.g. 1-5") from None
 
 
+@bad_input_probes([], ["no-such"], ["new-consumer-joins", "--members", "1"], ["new-consumer-joins", "--members", "1000"],
+                  ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
+                  ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
+                  ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
+                  ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
@@ -34,9 +39,9 @@ def _parse_delay(text: str) -> tuple[int, int]:
 @click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
 @click.option("--reorder", type=float, default=0.0, show_default=True, help="Probability a message may overtake others.")
 @click.option("--failover-at", type=int, default=None, help="Move the coordinator to the standby broker at this ms.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the trace (contracts/trace-format.md) to FILE (.jsonl or .jsonl.gz).")
-@click.option("--transcript", "transcript_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--trace", "trace_path", type=OutputPath(), default=None,
+              help="Write the members' trace (the trace format, see the docs) to FILE (.jsonl or .jsonl.gz).")
+@click.option("--transcript", "transcript_path", type=OutputPath(), default=None,
               help="Write the coordinator's transcript (JSON Lines) to FILE.")
 @click.option("--list", "list_only", is_flag=True, help="List the built-in scenarios and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -76,15 +81,16 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
             report = run_scenario(scenario, opts, lambda now, end: bar.update(task, completed=now, total=end))
     except ScenarioError as e:
         raise UserError(str(e)) from None
-    if trace_path:
+    if trace_path is not None:
         from groupspec.reference.trace import write_trace
 
-        write_trace(trace_path, report.sim.trace)
-    if transcript_path:
+        with atomic_output(trace_path) as tmp:
+            write_trace(tmp, report.sim.trace)
+    if transcript_path is not None:
         from groupspec.reference.trace import dumps_jsonl
 
-        with open(transcript_path, "w", encoding="utf-8") as f:
-            f.write(dumps_jsonl(report.sim.transcript()))
+        with atomic_output(transcript_path) as tmp:
+            tmp.write_text(dumps_jsonl(report.sim.transcript()), encoding="utf-8")
     if as_json:
         emit_json(report.to_json())
         return

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, ignore_sigint, make_console, stop_on_interrupt
 
 
 def register(group: click.Group) -> None:
@@ -21,23 +21,103 @@ def _mark(held: bool | None) -> str:
     return {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}[held]
 
 
+PROPERTY_COLUMNS = (("excl.", "exclusive_ownership"), ("fencing", "commit_fencing"),
+                    ("gen.", "generation_monotonic"), ("conv.", "convergence"))
+FAULT_LETTERS = {"join": "J", "leave": "L", "crash": "C", "timeout": "T", "zombie": "Z", "subscription": "S",
+                 "partitions": "P"}
+WIDTH = 120  # the model table and its legend fit in this many columns
+
+LEGEND = (
+    "variant: the protocol variant, with the sticky assignor unless another is named (· range); † historical. "
+    "bounds: members m × partitions p (× topics t), the faults allowed ("
+    + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; – none) and the budget b, the most "
+    "faults in one run. states: distinct states stored (k thousands, M millions). time: per check; * the "
+    "Python engine, the others ran compiled. excl. exclusive ownership, fencing commit fencing, gen. generation "
+    "monotonic, conv. convergence: ✓ held, ✗ violated, – not applicable; a broken variant must show ✗ where it "
+    "is broken. bound: the most protocol steps any run takes to converge after its last fault; — when "
+    "convergence was not decided (a broken variant is caught first). result: caught in N steps is the length "
+    "of the shortest counterexample (groupspec check prints it)."
+)
+
+
+def _bounds(job) -> str:  # noqa: ANN001 - ModelJob
+    faults = "".join(FAULT_LETTERS.get(f, f) for f in job.faults.split(",") if f) or "–"
+    topics = f"×{job.topics}t" if job.topics > 1 else ""
+    return f"{job.members}m×{job.partitions}p{topics} {faults} b{job.budget}"
+
+
+def _table(title: str) -> Table:
+    """verify's tables: a rule under the header, no side borders, one space of padding (to fit :data:`WIDTH`)."""
+    from rich import box
+
+    return Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, title_justify="left")
+
+
+def _count(n: int) -> str:
+    """States, short: 385, 12.3k, 2.41M."""
+    if n < 10_000:
+        return f"{n:,}"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def model_table(rows: list) -> Table:
+    """The model section as a table that fits in :data:`WIDTH` columns (the legend explains it)."""
+    t = _table("groupspec verify — the model: correct variants must hold, broken ones must be caught")
+    t.add_column("variant", no_wrap=True)
+    t.add_column("bounds", no_wrap=True)
+    t.add_column("states", justify="right", no_wrap=True)
+    t.add_column("time", justify="right", no_wrap=True)
+    for name, _prop in PROPERTY_COLUMNS:
+        t.add_column(name, justify="center", no_wrap=True)
+    t.add_column("bound", justify="right", no_wrap=True)
+    t.add_column("result", no_wrap=True)
+    short = dict((prop, name) for name, prop in PROPERTY_COLUMNS)
+    for r in rows:
+        variant = r.job.protocol + (" †" if r.job.note else "")
+        if r.job.assignor != "sticky":
+            variant += f" · {r.job.assignor}"
+        if r.job.expect:
+            steps = "" if r.trace_steps is None else f" in {r.trace_steps} step{'s' * (r.trace_steps != 1)}"
+            verdict = (f"[green]caught[/green]{steps}" if r.passed
+                       else f"[bold red]NOT CAUGHT[/bold red] ({short.get(r.job.expect, r.job.expect)})")
+        else:
+            verdict = "[green]holds[/green]" if r.passed else f"[bold red]FAILS[/bold red] ({r.detail})"
+        engine = "*" if r.engine == "python" else ""
+        secs = f"{r.seconds:.1f}s" if r.seconds < 100 else f"{r.seconds:.0f}s"
+        t.add_row(variant, _bounds(r.job), _count(r.states), secs + engine,
+                  *[_mark(r.verdicts.get(prop)) for _name, prop in PROPERTY_COLUMNS],
+                  "—" if r.bound is None else str(r.bound), verdict)
+    return t
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
 def verify(as_json: bool) -> None:
     """Check every protocol variant of the model, and that every broken variant is caught.
 
-    Exit status 0 when all is as expected, 1 otherwise.
+    Three sections: the model (explicit-state checks), the Z3 proofs, the mutation check of the reference.
+    Exit status 0 when all is as expected, 1 otherwise; Ctrl-C stops it at once (exit status 130).
     """
+    with stop_on_interrupt():
+        _verify(as_json)
+
+
+def _verify(as_json: bool) -> None:
+    from groupspec.checker import COMPILE_NOTICE
+    from groupspec.checker.compiled import needs_compiling
     from groupspec.verify import MODEL_JOBS, run_model_job, rows_json
 
     console = make_console(as_json)
     t0 = time.perf_counter()
     workers = max(1, min(os.cpu_count() or 1, len(MODEL_JOBS)))
     rows: list = [None] * len(MODEL_JOBS)
+    first = f", {COMPILE_NOTICE}" if needs_compiling() else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(f"model checks ({workers} workers)", total=len(MODEL_JOBS))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        task = bar.add_task(f"model checks ({workers} workers{first})", total=len(MODEL_JOBS))
+        with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
             futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
             for fut in as_completed(futures):
                 rows[futures[fut]] = fut.result()
@@ -51,31 +131,9 @@ def verify(as_json: bool) -> None:
         emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json(),
                    "mutants": mutants})
         raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
-    props = ["exclusive_ownership", "commit_fencing", "generation_monotonic", "convergence"]
-    t = Table(title="groupspec verify — the model: correct variants must hold, broken ones must be caught")
-    t.add_column("variant")
-    t.add_column("assignor")
-    t.add_column("bounds")
-    t.add_column("states", justify="right")
-    t.add_column("time", justify="right")
-    t.add_column("engine")
-    for name in ("excl.", "fencing", "gen.", "conv."):
-        t.add_column(name, justify="center")
-    t.add_column("bound", justify="right")
-    t.add_column("result")
-    for r in rows:
-        variant = r.job.protocol + (" [dim](historical)[/dim]" if r.job.note else "")
-        if r.job.expect:
-            verdict = f"[green]caught[/green] ({r.job.expect}, {r.trace_steps} steps)" if r.passed else f"[bold red]NOT CAUGHT[/bold red] ({r.job.expect})"
-        else:
-            verdict = "[green]holds[/green]" if r.passed else f"[bold red]FAILS[/bold red] ({r.detail})"
-        t.add_row(
-            variant, r.job.assignor, r.job.bounds, f"{r.states:,}", f"{r.seconds:.1f}s", r.engine,
-            *[_mark(r.verdicts.get(p)) for p in props],
-            "—" if r.bound is None else str(r.bound), verdict,
-        )
-    console.print(t)
-    console.print(f"model: {len(rows)} checks in {model_seconds:.0f} s on {workers} worker processes (times are per check)")
+    console.print(model_table(rows))
+    console.print(LEGEND, width=WIDTH, highlight=False)
+    console.print(f"model: {len(rows)} checks in {model_seconds:.0f} s on {workers} worker processes")
     print_proofs(console, proofs)
     print_mutants(console, mutants)
     console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all")
@@ -96,7 +154,7 @@ def print_proofs(console, rep) -> None:
     groups: dict[tuple[str, str], list] = {}
     for c in rep.checks:
         groups.setdefault((c.protocol, c.family), []).append(c)
-    t = Table(title="groupspec verify — the proofs (Z3): correct variants proved, broken ones refuted")
+    t = _table("groupspec verify — the proofs (Z3): correct variants proved, broken ones refuted")
     for col in ("variant", "family", "obligations", "result", "time"):
         t.add_column(col, justify="right" if col in ("obligations", "time") else "left")
     for (protocol, family), checks in groups.items():
@@ -105,14 +163,14 @@ def print_proofs(console, rep) -> None:
         broken = any(c.expect == "fail" for c in checks)
         good = all(c.ok for c in checks)
         if broken:
-            result = "[green]caught[/green]" if good else "[bold red]NOT CAUGHT[/bold red]"
+            result = "[green]caught as expected[/green]" if good else "[bold red]NOT CAUGHT[/bold red]"
         else:
             result = "[green]proved[/green]" if good else "[bold red]FAILED[/bold red]"
         t.add_row(protocol, family, str(n), result, f"{secs:.1f}s")
     console.print(t)
     n = sum(c.count for c in rep.checks)
     console.print(f"proofs: {len(rep.checks)} checks, {n} obligations in {rep.seconds:.0f} s "
-                  f"({'all ok' if rep.ok else 'NOT ok'}; details and counterexamples: groupspec prove)")
+                  f"({'all as expected' if rep.ok else 'NOT as expected'}; details and counterexamples: groupspec prove)")
 
 
 def run_mutants(console) -> list[dict]:
@@ -135,7 +193,7 @@ def run_mutants(console) -> list[dict]:
 
 
 def print_mutants(console, rows: list[dict]) -> None:
-    t = Table(title="groupspec verify — the mutation check: the conformance suite must catch every broken reference")
+    t = _table("groupspec verify — the mutation check: the conformance suite must catch every broken reference")
     for col in ("mutant", "in", "variant", "caught by", "examples", "sim seed", "time"):
         t.add_column(col, justify="right" if col in ("examples", "time", "sim seed") else "left")
     for r in rows:

@@ -1,4 +1,4 @@
-"""Checks on a rebalance trace alone (contracts/trace-format.md), as a user's own trace would be checked.
+"""Checks on a rebalance trace alone (the trace format, docs/formats.md), as a user's own trace would be checked.
 
 Theory of operation
 -------------------

@@ -5,7 +5,7 @@ Theory of operation
 Every consumer assignor here is an object with ``name``, ``protocol`` (``"eager"`` or
 ``"cooperative"``), ``supported_protocols`` (as Kafka's ``ConsumerPartitionAssignor.supportedProtocols``)
 and ``assign(partitions_per_topic, subscriptions)``, the plain-callable form of
-``/work/shared/contracts/assignor-check.md``::
+``docs/formats.md`` (assignor candidates)::
 
     from groupspec.reference.assignors import get, NAMES
     a = get("cooperative-sticky")

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 Kafka's ``AbstractPartitionAssignor.assign(Cluster, GroupSubscription)`` (assignors.md §1.0) turns
 cluster metadata plus one ``Subscription`` per member into one ``Assignment`` per member.  Our
-plain-callable form (contracts/assignor-check.md) carries the same information with builtins:
+plain-callable form (docs/formats.md) carries the same information with builtins:
 
 * ``partitions_per_topic``: ``{topic: count}``; a topic missing here, or with count <= 0, has no
   metadata and is silently left out, as in KAFKA-3661;

@@ -6,6 +6,6 @@
 """
 from __future__ import annotations
 
-from .engine import CompiledExplorer, Kernel, supports
+from .engine import CompiledExplorer, Kernel, needs_compiling, supports
 
-__all__ = ["CompiledExplorer", "Kernel", "supports"]
+__all__ = ["CompiledExplorer", "Kernel", "needs_compiling", "supports"]

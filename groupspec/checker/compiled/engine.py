@@ -43,6 +43,20 @@ def supports(proto: Any) -> bool:
     return isinstance(proto, ClassicProtocol) and proto.assignor_name in K.ASSIGNOR_IDS and proto.cfg.members <= 7
 
 
+def needs_compiling() -> bool:
+    """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
+
+    Reads numba's on-disk cache of the search loop: compiled code for the kernel's current source means a
+    warm start. When the cache cannot be read (a numba without these internals), says False: better no
+    notice than a wrong one.
+    """
+    try:
+        index = K.search._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search
+        return False
+    return not index
+
+
 def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The kernel's parameter vector, topic masks and topic block boundaries for ``proto``."""
     cfg = proto.cfg
@@ -182,6 +196,8 @@ class CompiledExplorer(Explorer):
             K.insert_initial(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, encode(s, kn.n), store, parent, pact,
                              conv, hkeys, hval, ctl)
         max_states = self.max_states or 0
+        if self.progress is not None:  # the count shows from the start
+            self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
         while True:
             status = K.search(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, store, parent, pact, conv, hkeys, hval,
                               esrc, edst, eact, ctl, gen_next, max_states, CHUNK)

@@ -1429,7 +1429,7 @@ def _store(P, TM, t, nid, par, act, store, parent, pact, conv, ctl):
 def search(P, TM, blocks, widths, offsets, store, parent, pact, conv, hkeys, hval, esrc, edst, eact, ctl,
            gen_next, max_states, chunk):
     """Expand states until done (0), a chunk of ``chunk`` states was expanded (2), an array needs to
-    grow (1), or ``max_states`` were stored (3)."""
+    grow (1), or ``max_states`` were stored (3): the search stops as soon as the count reaches it."""
     n = P[P_N]
     F = store.shape[1]
     maxs = n * MAX_SUCC_PER_SLOT + 3
@@ -1478,6 +1478,8 @@ def search(P, TM, blocks, widths, offsets, store, parent, pact, conv, hkeys, hva
                 edst[e] = tid
                 eact[e] = act
                 ctl[CT_FAIR] = e + 1
+            if max_states > 0 and ctl[CT_COUNT] >= max_states:
+                return 3  # stop at exactly max_states stored states (this state's expansion is left incomplete)
         ctl[CT_HEAD] = nid + 1
         done += 1
     return 0
