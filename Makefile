@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup verify test test-deep bench clean
+.PHONY: setup verify test test-deep bench clean docs-figures browser
 
 setup: $(STAMP)
 
@@ -17,10 +17,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The explorer's browser test drives Debian's Chromium, headless (Playwright uses it; it downloads no browser).
+browser:
+	@command -v chromium >/dev/null || ( echo "installing Debian's chromium for the browser test"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ) || echo "warning: could not install chromium: tests/test_explorer_browser.py will fail"
+
 verify: setup
 	$(BIN)/groupspec verify
 
-test: setup
+test: setup browser
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 -q -m "not deep" tests
 
 test-deep: setup
@@ -31,3 +35,6 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+docs-figures: setup
+	$(BIN)/python -m groupspec.figures --out docs
