@@ -18,7 +18,7 @@ SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tes
          tests/test_coordinator_unit.py tests/test_coordinator_replay.py tests/test_consumer.py \
          tests/test_simulator_cli.py tests/test_assignor_check_core.py tests/test_assignors_range_roundrobin.py
 
-.PHONY: setup verify test smoke test-deep test-spark bench clean
+.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser
 
 setup: $(STAMP)
 
@@ -28,10 +28,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,docs,spark]'
 	touch $(STAMP)
 
+# The explorer's browser test drives Debian's Chromium, headless (Playwright uses it; it downloads no browser).
+browser:
+	@command -v chromium >/dev/null || ( echo "installing Debian's chromium for the browser test"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ) || echo "warning: could not install chromium: tests/test_explorer_browser.py will fail"
+
 verify: setup
 	$(BIN)/groupspec verify
 
-test: setup
+test: setup browser
 	@echo "make test: the CI profile, about $(TEST_MINUTES) minutes on 2 busy shared cores (measured; faster on idle"
 	@echo "           cores; the first run also compiles the checker's engine, ~40 s). For a quick answer: make smoke"
 	@start=$$(date +%s); \
@@ -55,3 +59,6 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+docs-figures: setup
+	$(BIN)/python -m groupspec.figures --out docs

@@ -41,7 +41,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 ROOMS = {  # room -> folder
     "model": "model", "reference": "reference", "proofs": "proofs", "pipeline": "pipeline",
     "checker": "groupspec/checker", "conformance": "groupspec/conformance", "assignorcheck": "groupspec/assignorcheck",
-    "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve",
+    "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve", "figures": "groupspec/figures",
     "verify": "groupspec/verify.py", "cli": "groupspec/cli", "top": "groupspec/__init__.py", "strategies": "groupspec/strategies.py",
 }
 ALLOWED = {
@@ -56,6 +56,7 @@ ALLOWED = {
     "realstack": {"reference", "trace", "serve"},
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
+    "figures": {"model", "reference", "checker"},
     "strategies": {"assignorcheck"},
     "top": {"assignorcheck"},
     "cli": set(ROOMS) - {"cli", "top"},

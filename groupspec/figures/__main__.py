@@ -1,0 +1,146 @@
+"""``python -m groupspec.figures [--out DIR] [--check]``: (re)draw every figure of the docs.
+
+``--check`` draws everything into a temporary folder and compares it with what is committed under
+``DIR`` (default ``docs``): it lists every stale or missing figure and exits 1 if there is one.
+"""
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from groupspec.checker.export import export_graph
+from groupspec.model import BROKEN, VARIANTS
+
+from . import statediagram, stories, strips, swimlane
+from .runs import Story, run
+
+# The simulator's stories of the protocol's history (docs/learn/*.md show them).
+STORIES = (
+    Story("eager-join", "new-consumer-joins", "eager", "A consumer joins (eager)"),
+    Story("cooperative-join", "new-consumer-joins", "cooperative", "A consumer joins (cooperative)"),
+    Story("eager-bounce", "consumer-bounces", "eager", "A consumer bounces (eager)"),
+    Story("static-bounce", "static-member-restart", "static", "A static member restarts within its session timeout"),
+    Story("eager-leave", "consumer-leaves-permanently", "eager", "A consumer leaves for good (eager)"),
+    Story("eager-stop-the-world", "eager-stop-the-world", "eager", "A join while a member is in a GC pause (eager)"),
+    Story("eager-rolling", "rolling-restart", "eager", "Rolling restart (eager)"),
+    Story("static-rolling", "rolling-restart", "static", "Rolling restart (static membership)"),
+    Story("cooperative-rolling", "rolling-restart", "cooperative", "Rolling restart (cooperative)"),
+)
+
+# Which stories' numbers each Learn chapter quotes, side by side.
+NUMBERS = {
+    "eager": ("eager-join", "eager-leave", "eager-bounce", "eager-stop-the-world"),
+    "static": ("eager-bounce", "static-bounce", "eager-rolling", "static-rolling"),
+    "cooperative": ("eager-join", "cooperative-join", "eager-rolling", "cooperative-rolling"),
+}
+
+# Each broken variant at the bounds `groupspec verify` catches it with.
+BROKEN_STORIES = (
+    stories.Broken("cooperative-direct-transfer", "exclusive_ownership", 2, 2, "", 1,
+                   "Cooperative, but the leader hands a partition over in one round"),
+    stories.Broken("eager-no-revoke", "exclusive_ownership", 2, 2, "", 0, "Eager, but members keep their partitions while rejoining"),
+    stories.Broken("unfenced-commits", "commit_fencing", 2, 2, "zombie", 1, "Offset commits without a generation check"),
+    stories.Broken("cooperative-flappy", "convergence", 2, 2, "", 0, "A cooperative assignor that never settles"),
+    stories.Broken("zookeeper", "commit_fencing", 2, 2, "zombie", 1, "ZooKeeper-era offsets: a paused consumer overwrites the new owner's"),
+)
+
+# The explorer's instances: (members, partitions, faults, budget) per variant.
+EXPLORER_FAULTS = {
+    "eager": "crash,leave", "static": "crash,join", "cooperative": "crash,leave", "connect-delayed": "crash,leave",
+    "coordinator-assigns": "crash", "zookeeper": "join,leave", "cooperative-direct-transfer": "",
+    "eager-no-revoke": "", "unfenced-commits": "zombie", "cooperative-flappy": "",
+}
+STATUS_DIAGRAMS = (("cooperative", "crash,leave,timeout"), ("static", "crash,join,timeout"))
+
+
+def explorer_instances() -> list[dict]:
+    out = []
+    for name in VARIANTS:
+        faults = EXPLORER_FAULTS.get(name, "crash")
+        out.append({"id": f"{name}-2x2", "protocol": name, "members": 2, "partitions": 2, "faults": faults, "budget": 1,
+                    "label": f"{name}{' (broken on purpose)' if name in BROKEN else ''} — 2 members × 2 partitions"
+                             f"{', faults ' + faults if faults else ''}"})
+        if name not in BROKEN:
+            out.append({"id": f"{name}-3x4", "protocol": name, "members": 3, "partitions": 4, "faults": "", "budget": 0,
+                        "label": f"{name} — 3 members × 4 partitions, no faults"})
+    return out
+
+
+def numbers_table(runs: list) -> str:
+    head = ("| story | rebalances | partitions revoked (stopped) | partitions moved | partition-seconds without an owner "
+            "| replay |\n|---|---:|---:|---:|---:|---|\n")
+    rows = []
+    for r in runs:
+        t = r.report.totals
+        rows.append(f"| {r.story.title} | {t['rebalances']} | {t['partitions_revoked']} | {t['partitions_moved']} | "
+                    f"{t['partition_seconds_without_owner']:.1f} | `{r.story.replay()}` |")
+    return head + "\n".join(rows) + "\n"
+
+
+def draw_all(out: Path, progress=print) -> list[Path]:
+    figs = out / "figures"
+    graphs = out / "assets" / "explorer" / "graphs"
+    figs.mkdir(parents=True, exist_ok=True)
+    graphs.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+
+    def write(path: Path, text: str) -> None:
+        path.write_text(text)
+        written.append(path)
+
+    runs = []
+    for st in STORIES:
+        progress(f"story {st.slug}")
+        r = run(st)
+        runs.append(r)
+        write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
+        write(figs / f"{st.slug}-strip.svg", strips.draw(r))
+    by_slug = {r.story.slug: r for r in runs}
+    for chapter, slugs in NUMBERS.items():
+        write(figs / f"numbers-{chapter}.md", numbers_table([by_slug[s] for s in slugs]))
+    for b in BROKEN_STORIES:
+        progress(f"counterexample {b.protocol}")
+        write(figs / f"broken-{b.protocol}.svg", stories.draw(b))
+        write(figs / f"broken-{b.protocol}.md", f"```\n$ {b.command()}\n{stories.timeline_text(b)}\n```\n")
+    for name, faults in STATUS_DIAGRAMS:
+        progress(f"status diagram {name}")
+        g = export_graph(name, members=2, partitions=2, faults=frozenset(faults.split(",")), budget=2)
+        write(figs / f"status-{name}.svg", statediagram.draw(g, f"The group's status diagram, from the model of {name}"))
+    manifest = []
+    for inst in explorer_instances():
+        progress(f"explorer graph {inst['id']}")
+        g = export_graph(inst["protocol"], members=inst["members"], partitions=inst["partitions"],
+                         faults=frozenset(f for f in inst["faults"].split(",") if f), budget=inst["budget"])
+        write(graphs / f"{inst['id']}.json", json.dumps(g, separators=(",", ":"), sort_keys=True) + "\n")
+        manifest.append({"id": inst["id"], "label": inst["label"], "states": len(g["states"])})
+    write(graphs / "manifest.json", json.dumps({"instances": manifest}, indent=1, sort_keys=True) + "\n")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m groupspec.figures", description=__doc__)
+    ap.add_argument("--out", default="docs", help="the docs folder (default: docs)")
+    ap.add_argument("--check", action="store_true", help="compare with the committed figures; exit 1 if any is stale")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    if not args.check:
+        files = draw_all(out)
+        print(f"wrote {len(files)} figures under {out}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        files = draw_all(Path(tmp), progress=lambda _m: None)
+        stale = [str(f.relative_to(tmp)) for f in files
+                 if not (out / f.relative_to(tmp)).exists() or not filecmp.cmp(f, out / f.relative_to(tmp), shallow=False)]
+    if stale:
+        print(f"{len(stale)} of {len(files)} figures are stale or missing (run `make docs-figures`): " + ", ".join(stale))
+        return 1
+    print(f"all {len(files)} figures are fresh")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Per-partition ownership strips: one row per partition, coloured by owner over time, unowned gaps in red."""
+from __future__ import annotations
+
+from .runs import Run
+from .svg import DOUBLE, IDLE, UNOWNED, Svg, member_colour
+
+LEFT, RIGHT, ROW, TOP = 70, 20, 18, 34
+
+
+def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
+    rep = run.report
+    t0 = rep.ownership.start_ms - 4000 if start_ms is None else start_ms
+    t1 = rep.ownership.end_ms
+    rows = run.partitions
+    legend_y = TOP + ROW * len(rows) + 28
+    svg = Svg(width, legend_y + 26, f"Who owned each partition: {run.story.title}")
+    scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
+    x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
+    svg.text(LEFT, 16, f"{run.story.title} — who owned each partition ({run.story.protocol}, {rep.assignor})", 13, bold=True)
+    for i, p in enumerate(rows):
+        y = TOP + i * ROW
+        svg.text(LEFT - 6, y + ROW * 0.7, f"{p[0]}-{p[1]}", 11, anchor="end")
+        for a, b, who in run.intervals.get(p, []):
+            if b <= t0:
+                continue
+            if who is None:
+                fill, title = UNOWNED, f"{p[0]}-{p[1]} unowned {a / 1000:.3f}s to {b / 1000:.3f}s"
+            elif who == "nobody running":
+                fill, title = IDLE, "no member running"
+            elif who.startswith("two owners"):
+                fill, title = DOUBLE, f"{p[0]}-{p[1]}: {who}"
+            else:
+                fill, title = member_colour(run.members.index(who)), f"{p[0]}-{p[1]} owned by {who}"
+            svg.rect(x(a), y + 2, x(b) - x(a), ROW - 4, fill, title)
+    # time axis with generations
+    axis_y = TOP + ROW * len(rows) + 4
+    svg.line(LEFT, axis_y, width - RIGHT, axis_y, "#999")
+    step = 5000 if t1 - t0 <= 60000 else 10000
+    for t in range((t0 // step + 1) * step, t1 + 1, step):
+        svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
+        svg.text(x(t), axis_y + 15, f"{t / 1000:.0f}s", 10, anchor="middle", fill="#666")
+    seen = set()
+    for g in rep.sim.group_log:
+        if g["state"] == "CompletingRebalance" and g["generation"] not in seen and g["at"] >= t0:
+            seen.add(g["generation"])
+            svg.line(x(g["at"]), TOP - 4, x(g["at"]), axis_y, "#444", 0.8, dash=True)
+            svg.text(x(g["at"]) + 2, TOP - 6, f"gen {g['generation']}", 9, fill="#444")
+    lx = LEFT
+    for i, m in enumerate(run.members):
+        svg.rect(lx, legend_y + 6, 12, 10, member_colour(i))
+        svg.text(lx + 16, legend_y + 15, m, 11)
+        lx += 60
+    svg.rect(lx, legend_y + 6, 12, 10, UNOWNED)
+    svg.text(lx + 16, legend_y + 15, "no owner", 11)
+    svg.rect(lx + 90, legend_y + 6, 12, 10, IDLE)
+    svg.text(lx + 106, legend_y + 15, "no member running", 11)
+    return svg.render()

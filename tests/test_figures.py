@@ -1,0 +1,59 @@
+"""The docs' figures: drawn from real runs, fresh in the repository, and the explorer's graphs are the model's."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from groupspec.checker.export import export_graph
+from groupspec.figures import statediagram
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "groupspec.figures", "--check", "--out", str(out)],
+                          capture_output=True, text=True)
+
+
+def test_committed_figures_are_fresh():
+    r = _check(ROOT / "docs")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_stale_figure_is_reported(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    fig = docs / "figures" / "eager-join-strip.svg"
+    fig.write_text(fig.read_text().replace("#d62728", "#00ff00", 1))
+    (docs / "assets" / "explorer" / "graphs" / "eager-2x2.json").unlink()
+    r = _check(docs)
+    assert r.returncode == 1
+    assert "figures/eager-join-strip.svg" in r.stdout and "eager-2x2.json" in r.stdout
+
+
+def test_graph_of_a_broken_variant_reaches_a_violation_and_a_correct_one_does_not():
+    bad = export_graph("cooperative-direct-transfer", members=2, partitions=2, budget=1)
+    good = export_graph("cooperative", members=2, partitions=2, faults=frozenset({"crash", "leave"}), budget=1)
+    assert any("exclusive_ownership" in s["violations"] for s in bad["states"])
+    assert not any(s["violations"] for s in good["states"])
+    assert not any(e[4] for edges in good["edges"] for e in edges)  # no ACTION property broken on any step
+    assert not bad["truncated"] and not good["truncated"]
+
+
+def test_graph_edges_are_the_models_successors():
+    from groupspec.model import Config, make
+
+    g = export_graph("eager", members=2, partitions=2, faults=frozenset({"crash"}), budget=1)
+    proto = make("eager", Config(members=2, partitions=2, topics=1, faults=frozenset({"crash"}), budget=1, assignor="sticky"))
+    s0 = proto.init_states()[0]
+    names = [a.name for a, _t in proto.successors(s0)]
+    assert [e[2] for e in g["edges"][g["initial"][0]]] == names
+
+
+def test_status_diagram_has_only_moves_the_model_makes():
+    g = export_graph("cooperative", members=2, partitions=2, faults=frozenset({"crash"}), budget=1)
+    moves = statediagram.transitions(g)
+    assert ("COMPLETING_REBALANCE", "STABLE") in moves and "ReceiveJoinResponse" in moves[("COMPLETING_REBALANCE", "STABLE")]
+    assert not any(a == "DEAD" for a, _b in moves)
