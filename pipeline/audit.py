@@ -1,6 +1,6 @@
 """The audit job: many groups' traces checked on Spark, per-group verdicts and fleet aggregates.
 
-Input: trace files (``.jsonl``, ``.jsonl.gz``: contracts/trace-format.md) and directories of them,
+Input: trace files (``.jsonl``, ``.jsonl.gz``: the trace format of docs/formats.md) and directories of them,
 or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: a sweep's
 ``traces/``). A trace file is read whole by one Spark task, so it keeps its line order and its lines
 never travel: the task splits it by group and checks each group (``flatMap``). Parquet events are

@@ -22,7 +22,7 @@ expires (``zookeeper.session.timeout.ms``), and only then do the others get noti
 
 Everything runs on one virtual clock with a ``random.Random(seed)`` for the notification delays and
 read lags, so a run is a pure function of its inputs. It writes the same trace format as the
-simulator (contracts/trace-format.md: ``joined``, eager ``assigned``, ``revoked``, ``left``; the
+simulator (the trace format of docs/formats.md: ``joined``, eager ``assigned``, ``revoked``, ``left``; the
 generation is the number of membership changes seen), and counts what the herd costs:
 ``notifications``, ``rebalance_attempts``, ``failed_claims``, ``gave_up``.
 

@@ -35,7 +35,7 @@ def test_sweep_bad_input(tmp_path: Path) -> None:
     _bad(_run("sweep", "--preset", "smoke", "--master", "mesos://x", "--out", "o", cwd=tmp_path), "--master")
     (tmp_path / "exists").mkdir()
     _bad(_run("sweep", "--preset", "smoke", "--out", "exists", cwd=tmp_path), "exists already exists; pass --overwrite")
-    _bad(_run("sweep", "--preset", "smoke", "--out", "no/such/dir/o", cwd=tmp_path), "parent directory")
+    _bad(_run("sweep", "--preset", "smoke", "--out", "no/such/dir/o", cwd=tmp_path), "directory no/such/dir does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exists", "g.yaml"]
 
 

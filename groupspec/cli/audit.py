@@ -6,7 +6,7 @@ import time
 
 import click
 
-from ._common import EXIT_VIOLATION, UserError, emit_json
+from ._common import OutputPath, EXIT_VIOLATION, UserError, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -16,7 +16,7 @@ def register(group: click.Group) -> None:
 @click.command()
 @click.argument("traces", nargs=-1, required=True, metavar="TRACES...")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master: local[N], local[*], spark://HOST:PORT, yarn, k8s://...")
-@click.option("--out", default="audit", show_default=True, help="Output directory; refused if it exists, unless --overwrite.")
+@click.option("--out", type=OutputPath(kind="dir"), default="audit", show_default=True, help="Output directory; refused if it exists, unless --overwrite.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out (only once the new one is complete).")
 @click.option("--converge-within", type=float, default=20.0, show_default=True,
               help="Seconds a partition may stay unowned / a period may take to converge (as groupspec trace check).")

@@ -5,7 +5,7 @@ import time
 
 import click
 
-from ._common import UserError, emit_json
+from ._common import OutputPath, UserError, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -16,7 +16,7 @@ def register(group: click.Group) -> None:
 @click.argument("grid_file", required=False, metavar="GRID.yaml")
 @click.option("--preset", default=None, help="A built-in grid: smoke (< 1 min), history (the history's claims), large (a cluster).")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master: local[N], local[*], spark://HOST:PORT, yarn, k8s://...")
-@click.option("--out", default=None, help="Output directory (default: sweep-NAME); refused if it exists, unless --overwrite.")
+@click.option("--out", type=OutputPath(kind="dir"), default=None, help="Output directory (default: sweep-NAME); refused if it exists, unless --overwrite.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out (only once the new one is complete).")
 @click.option("--traces", is_flag=True, help="Also write every run's trace (traces/, Parquet; groupspec audit reads it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the claims' figures as JSON.")
