@@ -1,0 +1,261 @@
+"""The socket layer: asyncio listeners around a ``Cluster``, in a thread of its own or in the foreground.
+
+``Server(cluster)`` binds one loopback listener per node (``port`` for node 0, the next ports for
+the others; port 0 picks free ports), then:
+
+* per connection, reads one frame at a time, hands it to the cluster and waits until the answer
+  to that request has been written (Kafka mutes a connection while a request is in flight, so
+  answers keep request order); answers held by a ``delay`` fault leave after their delay;
+* one timer task calls ``cluster.tick()`` when the coordinator's next deadline (or a timed fault)
+  comes, and at least every ``tick_ms``;
+* a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends.
+
+Python API (tests): ``start()`` / ``stop()`` run the loop in a daemon thread; ``bootstrap`` is
+``"127.0.0.1:PORT"``; ``call(fn)`` runs ``fn(cluster)`` on the loop thread and returns its result
+(``inject``, ``failover``, ``expire_session``, ``pause_clock`` are shortcuts).
+"""
+from __future__ import annotations
+
+import asyncio
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from . import wire
+from .cluster import Cluster, Conn
+from .faults import FaultPlan
+
+__all__ = ["Server", "MAX_FRAME"]
+
+MAX_FRAME = 100 * 1024 * 1024
+T = TypeVar("T")
+
+
+class Server:
+    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 20) -> None:
+        self.cluster = cluster
+        self.port = port
+        self.tick_ms = tick_ms
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: list[asyncio.base_events.Server] = []
+        self._ready = threading.Event()
+        self._stopping: asyncio.Event | None = None
+        self._wake: asyncio.Event | None = None
+        self._data: asyncio.Event | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.error: BaseException | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.cluster.host}:{self.cluster.ports[0]}"
+
+    async def _bind(self) -> None:
+        self._stopping = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._data = asyncio.Event()
+        ports = []
+        for node in range(self.cluster.brokers):
+            want = 0 if self.port == 0 else self.port + node
+            srv = await asyncio.start_server(lambda r, w, n=node: self._serve(n, r, w), self.cluster.host, want)
+            self._servers.append(srv)
+            ports.append(srv.sockets[0].getsockname()[1])
+        self.cluster.ports = ports
+        self.cluster.log_changed = self._data_arrived
+
+    def _data_arrived(self) -> None:
+        assert self._data is not None
+        self._data.set()
+        self._data = asyncio.Event()
+
+    async def run(self, ready: Callable[[], None] | None = None) -> None:
+        """Serve until ``stop`` (or cancellation)."""
+        await self._bind()
+        self.loop = asyncio.get_running_loop()
+        if ready is not None:
+            ready()
+        self._ready.set()
+        ticker = asyncio.create_task(self._ticker())
+        assert self._stopping is not None
+        try:
+            await self._stopping.wait()
+        finally:
+            ticker.cancel()
+            for srv in self._servers:
+                srv.close()
+            for w in list(self._writers):
+                w.close()
+            for t in list(self._tasks):
+                t.cancel()
+            for srv in self._servers:
+                await srv.wait_closed()
+
+    def start(self) -> "Server":
+        """Run in a daemon thread; returns once the listeners are bound."""
+        def main() -> None:
+            try:
+                asyncio.run(self.run())
+            except BaseException as e:  # pragma: no cover - reported to the caller through .error
+                self.error = e
+                self._ready.set()
+
+        self._thread = threading.Thread(target=main, name="groupspec-serve", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self._stopping is not None:
+            self.loop.call_soon_threadsafe(self._stopping.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> "Server":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ API for tests
+
+    def call(self, fn: Callable[[Cluster], T]) -> T:
+        """Run ``fn(cluster)`` on the server's loop (the cluster is not thread-safe)."""
+        assert self.loop is not None
+
+        async def go() -> T:
+            result = fn(self.cluster)
+            self._flush()
+            self._poke()
+            return result
+
+        return asyncio.run_coroutine_threadsafe(go(), self.loop).result(10)
+
+    def inject(self, rule: dict[str, Any]) -> None:
+        parsed = FaultPlan.parse_rule(rule)
+        self.call(lambda c: c.plan.add(parsed))
+
+    def failover(self, load_ms: int = 0) -> None:
+        self.call(lambda c: c.failover(load_ms))
+
+    def pause_clock(self, ms: int) -> None:
+        self.call(lambda c: c.pause_clock(ms))
+
+    # ------------------------------------------------------------------ serving
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _ticker(self) -> None:
+        assert self._wake is not None
+        while True:
+            self.cluster.tick()
+            self._flush()
+            wake = self.cluster.next_wakeup_ms()
+            now = self.cluster.now_ms()
+            wait = self.tick_ms / 1000
+            if wake is not None:
+                wait = min(wait, max(0.0, (wake - now) / 1000))
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=max(wait, 0.001))
+            except asyncio.TimeoutError:
+                pass
+
+    def _flush(self) -> None:
+        out, self.cluster.out = self.cluster.out, []
+        for conn, data, delay in out:
+            w = getattr(conn, "writer", None)
+            if w is None:
+                continue
+            if data is None:
+                w.close()
+                conn.done.set()  # type: ignore[attr-defined]
+            elif delay > 0:
+                task = asyncio.get_running_loop().create_task(self._later(conn, data, delay))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            else:
+                self._write(conn, data)
+
+    async def _later(self, conn: Conn, data: bytes, delay: int) -> None:
+        await asyncio.sleep(delay / 1000)
+        self._write(conn, data)
+
+    def _write(self, conn: Conn, data: bytes) -> None:
+        w: asyncio.StreamWriter = conn.writer  # type: ignore[attr-defined]
+        if data and not w.is_closing():
+            w.write(data)
+        conn.done.set()  # type: ignore[attr-defined]
+
+    async def _serve(self, node: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = self.cluster.connect(node)
+        conn.writer = writer  # type: ignore[attr-defined]
+        self._writers.add(writer)
+        try:
+            while True:
+                head = await reader.readexactly(4)
+                (size,) = struct.unpack(">i", head)
+                if size < 0 or size > MAX_FRAME:
+                    break  # Kafka closes a connection that announces an impossible size
+                frame = await reader.readexactly(size)
+                conn.done = asyncio.Event()  # type: ignore[attr-defined]
+                await self._handle(conn, frame)
+                if writer.is_closing():
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self.cluster.disconnect(conn)
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _handle(self, conn: Conn, frame: bytes) -> None:
+        # a Fetch with nothing to give waits for data (long poll), outside the cluster
+        if len(frame) >= 4 and struct.unpack_from(">h", frame, 0)[0] == 1:
+            if await self._fetch(conn, frame):
+                return
+        self.cluster.request(conn, frame)
+        self._flush()
+        self._poke()
+        if not conn.done.is_set():  # type: ignore[attr-defined]
+            produce_acks0 = len(frame) >= 2 and struct.unpack_from(">h", frame, 0)[0] == 0 and not self._answered(conn)
+            if produce_acks0:
+                return
+            await conn.done.wait()  # type: ignore[attr-defined]
+        await conn.writer.drain()  # type: ignore[attr-defined]
+
+    def _answered(self, conn: Conn) -> bool:
+        return bool(conn.done.is_set())  # type: ignore[attr-defined]
+
+    async def _fetch(self, conn: Conn, frame: bytes) -> bool:
+        try:
+            header, body = wire.decode_request(frame)
+        except wire.WireError:
+            return False
+        if any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules):
+            return False  # faults may act on Fetch: go through the cluster
+        cls = wire.response_class(1, header.api_version)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + body.max_wait_ms / 1000
+        while True:
+            assert self._data is not None
+            data_event = self._data
+            response, has_data = self.cluster.fetch(cls, body)
+            remaining = deadline - loop.time()
+            if has_data or remaining <= 0:
+                conn.writer.write(wire.encode_response(header, response))  # type: ignore[attr-defined]
+                await conn.writer.drain()  # type: ignore[attr-defined]
+                return True
+            try:
+                await asyncio.wait_for(data_event.wait(), timeout=remaining)
+            except asyncio.TimeoutError:
+                pass
