@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "assignor",
     "simulate",
     "prove",
+    "serve",
 ]
 
 
