@@ -117,6 +117,8 @@ class Cluster:
         self.log_changed: Callable[[], None] = lambda: None
         self.stats: dict[str, int] = {}
         self._producer_ids = 0
+        # (client id, api key, version) -> the first request frame seen (test fixtures; None: off)
+        self.capture: dict[tuple[str | None, int, int], bytes] | None = None
 
     # ------------------------------------------------------------------ time
 
@@ -188,6 +190,8 @@ class Cluster:
             return
         name = wire.API_NAMES[header.api_key]
         self.stats[name] = self.stats.get(name, 0) + 1
+        if self.capture is not None:
+            self.capture.setdefault((header.client_id, header.api_key, header.api_version), bytes(frame))
         try:
             self._dispatch(conn, header, name, body)
         except (InvalidMessage, ValueError, TypeError, KeyError, AttributeError) as e:
@@ -195,6 +199,10 @@ class Cluster:
             self._answer_error(conn, header, Error.INVALID_REQUEST, body)
             self.stats["invalid"] = self.stats.get("invalid", 0) + 1
             self.last_invalid = f"{name}: {type(e).__name__}: {e}"
+        except Exception as e:  # a bug of ours: Kafka's answer to an internal error, and keep serving
+            self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
+            self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
+            self.last_internal_error = f"{name}: {type(e).__name__}: {e}"
 
     def _dispatch(self, conn: Conn, header: Any, name: str, body: Any) -> None:
         now = self.now_ms()

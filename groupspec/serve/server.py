@@ -241,7 +241,7 @@ class Server:
             header, body = wire.decode_request(frame)
         except wire.WireError:
             return False
-        if any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules):
+        if self.cluster.capture is not None or any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules):
             return False  # faults may act on Fetch: go through the cluster
         cls = wire.response_class(1, header.api_version)
         loop = asyncio.get_running_loop()
