@@ -275,7 +275,7 @@ def ownership_overlaps(events: list[dict[str, Any]]) -> list[str]:
     for e in sorted(events, key=lambda e: e["ts_ms"]):
         m = e["member"]
         mine = owned.setdefault(m, set())
-        parts = {(t, p) for t, p in e.get("partitions", [])} if e["event"] != "commit" else set()
+        parts = {(t, p) for t, p in e["partitions"]} if e["event"] in ("assigned", "revoked", "lost") else set()
         if e["event"] == "assigned":
             for tp in parts:
                 other = owner.get(tp)
