@@ -215,9 +215,7 @@ class Cluster:
         elif header.api_key in GROUP_APIS:
             self._group_request(conn, header, name, body, now, req_rule)
         else:
-            answer = self._other_request(conn, header, name, body)
-            if answer is not None:
-                self._emit(conn, answer, req_rule)
+            self._emit(conn, self._other_request(conn, header, name, body), req_rule)
         for rule in rules:
             if rule.action not in ("error", "delay", "drop"):
                 self._server_action(rule, conn, now, body)
@@ -369,13 +367,16 @@ class Cluster:
                     if f.drop:
                         self.out.append((f.conn, b"", 0))  # the answer is lost on the way
                     elif not f.conn.closed:
-                        body = _to_wire(f.header, f.body, o.response)
-                        self.out.append((f.conn, wire.encode_response(f.header, body), f.delay_ms))
+                        if isinstance(o.response, m.HeartbeatResponse):
+                            data = wire.heartbeat_response(f.header, o.response.error.code)
+                        else:
+                            data = wire.encode_response(f.header, _to_wire(f.header, f.body, o.response))
+                        self.out.append((f.conn, data, f.delay_ms))
                     break
 
     # ------------------------------------------------------------------ everything else
 
-    def _other_request(self, conn: Conn, header: Any, name: str, body: Any) -> bytes | None:
+    def _other_request(self, conn: Conn, header: Any, name: str, body: Any) -> bytes:
         v = header.api_version
         cls = wire.response_class(header.api_key, v)
         if name == "ApiVersions":
@@ -388,7 +389,7 @@ class Cluster:
             return wire.encode_response(header, self._list_offsets(cls, body))
         if name == "Produce":
             resp = self._produce(cls, body)
-            return None if body.acks == 0 else wire.encode_response(header, resp)
+            return b"" if body.acks == 0 else wire.encode_response(header, resp)  # acks=0: no answer
         if name == "Fetch":
             return wire.encode_response(header, self.fetch(cls, body)[0])
         if name == "InitProducerId":

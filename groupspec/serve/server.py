@@ -3,9 +3,10 @@
 ``Server(cluster)`` binds one loopback listener per node (``port`` for node 0, the next ports for
 the others; port 0 picks free ports), then:
 
-* per connection, reads one frame at a time, hands it to the cluster and waits until the answer
-  to that request has been written (Kafka mutes a connection while a request is in flight, so
-  answers keep request order); answers held by a ``delay`` fault leave after their delay;
+* per connection (an ``asyncio.Protocol``, TCP_NODELAY), hands one frame at a time to the cluster
+  and the next one only once the answer to the previous one has been written (Kafka mutes a
+  connection while a request is in flight, so answers keep request order); answers held by a
+  ``delay`` fault leave after their delay;
 * one timer task calls ``cluster.tick()`` when the coordinator's next deadline (or a timed fault)
   comes, and at least every ``tick_ms``;
 * a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends.
@@ -17,6 +18,7 @@ Python API (tests): ``start()`` / ``stop()`` run the loop in a daemon thread; ``
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 import threading
 from collections.abc import Callable
@@ -44,7 +46,7 @@ class Server:
         self._stopping: asyncio.Event | None = None
         self._wake: asyncio.Event | None = None
         self._data: asyncio.Event | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._links: set[_Link] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.error: BaseException | None = None
 
@@ -61,7 +63,8 @@ class Server:
         ports = []
         for node in range(self.cluster.brokers):
             want = 0 if self.port == 0 else self.port + node
-            srv = await asyncio.start_server(lambda r, w, n=node: self._serve(n, r, w), self.cluster.host, want)
+            loop = asyncio.get_running_loop()
+            srv = await loop.create_server(lambda n=node: self._serve(n), self.cluster.host, want)
             self._servers.append(srv)
             ports.append(srv.sockets[0].getsockname()[1])
         self.cluster.ports = ports
@@ -87,8 +90,8 @@ class Server:
             ticker.cancel()
             for srv in self._servers:
                 srv.close()
-            for w in list(self._writers):
-                w.close()
+            for link in list(self._links):
+                link.close()
             for t in list(self._tasks):
                 t.cancel()
             for srv in self._servers:
@@ -171,91 +174,110 @@ class Server:
     def _flush(self) -> None:
         out, self.cluster.out = self.cluster.out, []
         for conn, data, delay in out:
-            w = getattr(conn, "writer", None)
-            if w is None:
+            link: _Link | None = getattr(conn, "link", None)
+            if link is None:
                 continue
             if data is None:
-                w.close()
-                conn.done.set()  # type: ignore[attr-defined]
+                link.close()
             elif delay > 0:
-                task = asyncio.get_running_loop().create_task(self._later(conn, data, delay))
+                assert self.loop is not None
+                self.loop.call_later(delay / 1000, link.answered, data)
+            else:
+                link.answered(data)
+
+    def _serve(self, node: int) -> "_Link":
+        return _Link(self, node)
+
+    def _handle(self, link: "_Link", frame: bytes) -> None:
+        # a Fetch with nothing to give waits for data (long poll), outside the cluster
+        if len(frame) >= 2 and frame[0] == 0 and frame[1] == 1 and self._fetch_direct():
+            try:
+                header, body = wire.decode_request(frame)
+            except wire.WireError:
+                pass
+            else:
+                self.cluster.stats["Fetch"] = self.cluster.stats.get("Fetch", 0) + 1
+                task = asyncio.get_running_loop().create_task(self._fetch(link, header, body))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
-            else:
-                self._write(conn, data)
-
-    async def _later(self, conn: Conn, data: bytes, delay: int) -> None:
-        await asyncio.sleep(delay / 1000)
-        self._write(conn, data)
-
-    def _write(self, conn: Conn, data: bytes) -> None:
-        w: asyncio.StreamWriter = conn.writer  # type: ignore[attr-defined]
-        if data and not w.is_closing():
-            w.write(data)
-        conn.done.set()  # type: ignore[attr-defined]
-
-    async def _serve(self, node: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = self.cluster.connect(node)
-        conn.writer = writer  # type: ignore[attr-defined]
-        self._writers.add(writer)
-        try:
-            while True:
-                head = await reader.readexactly(4)
-                (size,) = struct.unpack(">i", head)
-                if size < 0 or size > MAX_FRAME:
-                    break  # Kafka closes a connection that announces an impossible size
-                frame = await reader.readexactly(size)
-                conn.done = asyncio.Event()  # type: ignore[attr-defined]
-                await self._handle(conn, frame)
-                if writer.is_closing():
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        except asyncio.CancelledError:
-            pass
-        finally:
-            self.cluster.disconnect(conn)
-            self._writers.discard(writer)
-            writer.close()
-
-    async def _handle(self, conn: Conn, frame: bytes) -> None:
-        # a Fetch with nothing to give waits for data (long poll), outside the cluster
-        if len(frame) >= 4 and struct.unpack_from(">h", frame, 0)[0] == 1:
-            if await self._fetch(conn, frame):
                 return
-        self.cluster.request(conn, frame)
+        self.cluster.request(link.conn, frame)
         self._flush()
-        self._poke()
-        if not conn.done.is_set():  # type: ignore[attr-defined]
-            produce_acks0 = len(frame) >= 2 and struct.unpack_from(">h", frame, 0)[0] == 0 and not self._answered(conn)
-            if produce_acks0:
-                return
-            await conn.done.wait()  # type: ignore[attr-defined]
-        await conn.writer.drain()  # type: ignore[attr-defined]
+        if self.cluster.next_wakeup_ms() is not None:
+            self._poke()
 
-    def _answered(self, conn: Conn) -> bool:
-        return bool(conn.done.is_set())  # type: ignore[attr-defined]
+    def _fetch_direct(self) -> bool:
+        return self.cluster.capture is None and not any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules)
 
-    async def _fetch(self, conn: Conn, frame: bytes) -> bool:
-        try:
-            header, body = wire.decode_request(frame)
-        except wire.WireError:
-            return False
-        if self.cluster.capture is not None or any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules):
-            return False  # faults may act on Fetch: go through the cluster
+    async def _fetch(self, link: "_Link", header: Any, body: Any) -> None:
         cls = wire.response_class(1, header.api_version)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + body.max_wait_ms / 1000
+        deadline = loop.time() + max(0, body.max_wait_ms) / 1000
         while True:
             assert self._data is not None
             data_event = self._data
             response, has_data = self.cluster.fetch(cls, body)
             remaining = deadline - loop.time()
-            if has_data or remaining <= 0:
-                conn.writer.write(wire.encode_response(header, response))  # type: ignore[attr-defined]
-                await conn.writer.drain()  # type: ignore[attr-defined]
-                return True
+            if has_data or remaining <= 0 or link.closed:
+                link.answered(wire.encode_response(header, response))
+                return
             try:
                 await asyncio.wait_for(data_event.wait(), timeout=remaining)
             except asyncio.TimeoutError:
                 pass
+
+
+class _Link(asyncio.Protocol):
+    """One client connection: frames in, one request at a time, answers out in request order."""
+
+    def __init__(self, server: Server, node: int) -> None:
+        self.server = server
+        self.conn = server.cluster.connect(node)
+        self.conn.link = self  # type: ignore[attr-defined]
+        self.buf = bytearray()
+        self.busy = False
+        self.closed = False
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server._links.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self._pump()
+
+    def _pump(self) -> None:
+        while not self.busy and not self.closed and len(self.buf) >= 4:
+            (size,) = struct.unpack_from(">i", self.buf, 0)
+            if size < 0 or size > MAX_FRAME:
+                self.close()  # Kafka closes a connection that announces an impossible size
+                return
+            if len(self.buf) < 4 + size:
+                return
+            frame = bytes(self.buf[4:4 + size])
+            del self.buf[:4 + size]
+            self.busy = True
+            self.server._handle(self, frame)
+
+    def answered(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if data and self.transport is not None:
+            self.transport.write(data)
+        self.busy = False
+        self._pump()
+
+    def close(self) -> None:
+        if not self.closed and self.transport is not None:
+            self.transport.close()
+        self.closed = True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.server.cluster.disconnect(self.conn)
+        self.server._links.discard(self)

@@ -147,6 +147,19 @@ def _read_v1_header(frame: bytes) -> tuple[_HeaderInfo, int]:
     return _HeaderInfo(api_key, api_version, correlation_id, client_id), pos
 
 
+def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(frame) or shift > 28:
+            raise ValueError("bad varint")
+        b = frame[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
 def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
     """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
     info, pos = _read_v1_header(frame)
@@ -157,7 +170,16 @@ def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
     if not lo <= info.api_version <= hi:
         raise Unsupported(info, f"{name} v{info.api_version} is not supported (versions {lo}-{hi})")
     try:
-        body = req_cls.decode(frame, version=info.api_version, header=True)
+        if req_cls.flexible_version_q(info.api_version):
+            # request header v2: the client id (read above) is followed by tagged fields
+            count, pos = _uvarint(frame, pos)
+            for _ in range(count):
+                _tag, pos = _uvarint(frame, pos)
+                size, pos = _uvarint(frame, pos)
+                pos += size
+            if pos > len(frame):
+                raise ValueError("header tagged fields run past the end")
+        body = req_cls.decode(memoryview(frame)[pos:], version=info.api_version)
     except Exception as e:  # the codec raises many kinds on garbage; all mean "malformed"
         raise Malformed(info, f"{name} v{info.api_version} does not parse: {type(e).__name__}: {e}") from None
     return info, body
@@ -168,11 +190,25 @@ def response_class(api_key: int, version: int) -> Any:
 
 
 def encode_response(header: _HeaderInfo, body: Any) -> bytes:
-    """The framed answer to ``header`` (size, response header, body)."""
-    body._header = None
-    body.API_VERSION = header.api_version
-    body.with_header(correlation_id=header.correlation_id)
-    return bytes(body.encode(header=True, framed=True))
+    """The framed answer to ``header`` (size, response header, body).
+
+    Response header v0 is the correlation id; v1 (flexible versions, except ApiVersions, whose
+    answer always has header v0 so that any client can read it) adds an empty tagged-field section.
+    """
+    data = body.encode(version=header.api_version)
+    flexible = header.api_key != 18 and _APIS[header.api_key][1].flexible_version_q(header.api_version)
+    head = struct.pack(">ii", 4 + (1 if flexible else 0) + len(data), header.correlation_id)
+    return head + (b"\x00" if flexible else b"") + bytes(data)
+
+
+def heartbeat_response(header: _HeaderInfo, error: int) -> bytes:
+    """A Heartbeat answer, encoded directly (the hot path): v0 error; v1-3 throttle, error; v4 flexible."""
+    v = header.api_version
+    if v == 0:
+        return struct.pack(">iih", 6, header.correlation_id, error)
+    if v < 4:
+        return struct.pack(">iiih", 10, header.correlation_id, 0, error)
+    return struct.pack(">iibihb", 12, header.correlation_id, 0, 0, error, 0)
 
 
 def _fill_errors(obj: Any, code: int) -> None:
