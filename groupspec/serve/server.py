@@ -7,8 +7,9 @@ the others; port 0 picks free ports), then:
   and the next one only once the answer to the previous one has been written (Kafka mutes a
   connection while a request is in flight, so answers keep request order); answers held by a
   ``delay`` fault leave after their delay;
-* one timer task calls ``cluster.tick()`` when the coordinator's next deadline (or a timed fault)
-  comes, and at least every ``tick_ms``;
+* one timer task calls ``cluster.tick()`` every ``tick_ms`` (5 ms): timers fire within that
+  granularity (Kafka's purgatory has one too); asking the coordinator for its next deadline after
+  every request would cost a scan of every member's timer;
 * a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends.
 
 Python API (tests): ``start()`` / ``stop()`` run the loop in a daemon thread; ``bootstrap`` is
@@ -35,7 +36,7 @@ T = TypeVar("T")
 
 
 class Server:
-    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 20) -> None:
+    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 5) -> None:
         self.cluster = cluster
         self.port = port
         self.tick_ms = tick_ms
@@ -203,8 +204,6 @@ class Server:
                 return
         self.cluster.request(link.conn, frame)
         self._flush()
-        if self.cluster.next_wakeup_ms() is not None:
-            self._poke()
 
     def _fetch_direct(self) -> bool:
         return self.cluster.capture is None and not any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules)

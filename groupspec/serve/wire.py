@@ -160,9 +160,63 @@ def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
+class HeartbeatBody:
+    """A decoded Heartbeat request (the hot path decodes it directly; same fields as the codec's)."""
+
+    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id")
+
+    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None) -> None:
+        self.group_id, self.generation_id = group_id, generation_id
+        self.member_id, self.group_instance_id = member_id, group_instance_id
+
+
+def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
+    def string(pos: int, nullable: bool) -> tuple[str | None, int]:
+        if version >= 4:
+            n, pos = _uvarint(frame, pos)
+            n -= 1
+        else:
+            (n,) = struct.unpack_from(">h", frame, pos)
+            pos += 2
+        if n < 0:
+            if n == -1 and nullable:
+                return None, pos
+            raise ValueError("bad string length")
+        if pos + n > len(frame):
+            raise ValueError("string runs past the end")
+        return frame[pos:pos + n].decode("utf-8"), pos + n
+
+    if version >= 4:
+        count, pos = _uvarint(frame, pos)  # header tagged fields
+        for _ in range(count):
+            _tag, pos = _uvarint(frame, pos)
+            size, pos = _uvarint(frame, pos)
+            pos += size
+    group_id, pos = string(pos, False)
+    (generation,) = struct.unpack_from(">i", frame, pos)
+    member_id, pos = string(pos + 4, False)
+    instance: str | None = None
+    if version >= 3:
+        instance, pos = string(pos, True)
+    if version >= 4:
+        count, pos = _uvarint(frame, pos)
+        for _ in range(count):
+            _tag, pos = _uvarint(frame, pos)
+            size, pos = _uvarint(frame, pos)
+            pos += size
+    if pos != len(frame):
+        raise ValueError(f"{len(frame) - pos} bytes after the request")
+    return HeartbeatBody(group_id or "", generation, member_id or "", instance)
+
+
 def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
     """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
     info, pos = _read_v1_header(frame)
+    if info.api_key == 12 and 0 <= info.api_version <= 4:
+        try:
+            return info, _heartbeat(frame, pos, info.api_version)
+        except (ValueError, struct.error, UnicodeDecodeError) as e:
+            raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
     api = _APIS.get(info.api_key)
     if api is None:
         raise Unsupported(info, f"unknown API key {info.api_key}")
