@@ -199,7 +199,8 @@ class Outcome:
     stats: dict[str, int]
 
 
-def run_scenario(client: str, *, inject_rebalance: bool = True, failover: bool = True, faults: Any = None) -> Outcome:
+def run_scenario(client: str, *, inject_rebalance: bool = True, failover: bool = True, expire: bool = False,
+                 faults: Any = None) -> Outcome:
     """Three consumers of ``client`` against a served group; see the module docstring."""
     from groupspec.reference.coordinator import CoordinatorConfig
     from groupspec.serve import Cluster, Server
@@ -243,6 +244,19 @@ def run_scenario(client: str, *, inject_rebalance: bool = True, failover: bool =
             server.failover(load_ms=300)
             wait_for(lambda: server.call(lambda c: c.coordinator_node) == 1 and stable(), 60, "the group to be Stable on node 1")
             time.sleep(1.0)  # heartbeats and commits reach the new coordinator
+            generations.append(generation())
+        if expire:
+            # the first consumer's heartbeats are lost until the coordinator expires its session
+            def lose(c: Any) -> str:
+                v = c.coordinator.group("g")
+                mid = next(m.member_id for m in v.members if m.client_id == f"{client}-0")
+                c.expire_session(mid)
+                return mid
+
+            lost_id = server.call(lose)
+            wait_for(lambda: lost_id not in server.call(lambda c: c.coordinator.group("g").member_ids), 30,
+                     "the coordinator to expire the session")
+            wait_for(lambda: stable(), 60, "the expired consumer to rejoin and the group to be Stable")
             generations.append(generation())
         produce(server.bootstrap, 60, start=60)
         end = [60 // PARTITIONS * 2] * PARTITIONS

@@ -69,3 +69,32 @@ def test_listener_overlap_check_catches_a_double_owner():
     assert ownership_overlaps(events) == ["('t', 0) assigned to b at 5 while a owns it"]
     events[1]["ts_ms"] = 10
     assert ownership_overlaps(sorted(events, key=lambda e: e["ts_ms"])) == []
+
+
+@pytest.mark.parametrize("client", [
+    "kafka-python",
+    pytest.param("confluent-kafka", marks=pytest.mark.deep),
+    pytest.param("aiokafka", marks=pytest.mark.deep),
+])
+def test_expired_session_leaves_only_a_zombie_that_commits_nothing(client):
+    # expire_session: the first consumer's heartbeats are answered NONE on the way and never reach
+    # the coordinator, which expires it after session.timeout.ms (10 s); the member cannot tell
+    # until its next heartbeat after the expiry gets UNKNOWN_MEMBER_ID
+    o = run_scenario(client, inject_rebalance=False, failover=False, expire=True)
+    assert o.rec.consumed == {(p, off) for p in range(PARTITIONS) for off in range(20)}
+    assert o.committed == {(TOPIC, p): 20 for p in range(PARTITIONS)}
+    assert o.generations[-1] > o.generations[0]
+    zombie = f"{client}-0"
+    overlaps = ownership_overlaps(o.rec.events)
+    assert all(f"while {zombie} owns it" in x for x in overlaps), overlaps
+    if overlaps:  # while its partitions were someone else's, the zombie had no commit accepted
+        start = min(int(x.split(" at ")[1].split(" ")[0]) for x in overlaps)
+        end = min(e["ts_ms"] for e in o.rec.events if e["member"] == zombie and e["event"] in ("lost", "revoked")
+                  and e["ts_ms"] >= start)
+        assert not [e for e in o.rec.events if e["member"] == zombie and e["event"] == "commit" and e["accepted"]
+                    and start <= e["ts_ms"] <= end]
+    assert "".join(line + "\n" for line in run_script(o.script)) == o.transcript
+    check_events = _trace_checker()
+    if check_events is not None:
+        result = check_events(o.rec.events, source=client, converge_within_s=20)
+        assert result.ok, json.dumps(result.to_dict())[:2000]
