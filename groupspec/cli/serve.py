@@ -72,6 +72,7 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
 
     from groupspec.reference.coordinator import CoordinatorConfig
     from groupspec.serve import Cluster, FaultError, FaultPlan, Server
+    from groupspec.serve.server import run_loop
 
     topics = _parse_partitions(partitions_text)
     if protocol != "classic":
@@ -134,7 +135,7 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
         await task
 
     try:
-        asyncio.run(main())
+        run_loop(main())
     except OSError as e:
         raise UserError(f"--port {port}: cannot listen ({e.strerror})") from None
     if transcript_dir is not None and cluster.recorder is not None:

@@ -29,10 +29,15 @@ from . import wire
 from .cluster import Cluster, Conn
 from .faults import FaultPlan
 
-__all__ = ["Server", "MAX_FRAME"]
+__all__ = ["Server", "MAX_FRAME", "run_loop"]
 
 MAX_FRAME = 100 * 1024 * 1024
 T = TypeVar("T")
+
+
+def run_loop(main: Any) -> Any:
+    """Run ``main`` on the standard asyncio event loop (one place to change the loop for every caller)."""
+    return asyncio.run(main)
 
 
 class Server:
@@ -102,7 +107,7 @@ class Server:
         """Run in a daemon thread; returns once the listeners are bound."""
         def main() -> None:
             try:
-                asyncio.run(self.run())
+                run_loop(self.run())
             except BaseException as e:  # pragma: no cover - reported to the caller through .error
                 self.error = e
                 self._ready.set()
@@ -239,8 +244,7 @@ class _Link(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
