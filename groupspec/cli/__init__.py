@@ -20,6 +20,8 @@ COMMAND_MODULES = [
     "simulate",
     "prove",
     "serve",
+    "trace",
+    "realstack",
 ]
 
 
