@@ -24,9 +24,7 @@ def _parse_partitions(text: str) -> dict[str, int]:
         if not sep or not name or not count.isdigit() or int(count) < 1:
             raise UserError(f"--partitions {text!r}: expected TOPIC=COUNT[,TOPIC=COUNT...] with COUNT >= 1, e.g. t=6")
         topics[name] = int(count)
-    if not topics:
-        raise UserError("--partitions: at least one topic is needed, e.g. t=6")
-    return topics
+    return topics  # "" = no topics at start (clients make them with CreateTopics)
 
 
 def _check_port(host: str, port: int, brokers: int) -> None:
@@ -45,7 +43,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=9092, show_default=True,
               help="Port of node 0 (node N listens on PORT+N); 0 picks free ports.")
 @click.option("--partitions", "partitions_text", default="t=6", show_default=True,
-              help="Topics and their partition counts, e.g. t=6,u=3.")
+              help="Topics and their partition counts, e.g. t=6,u=3 ('' for none: clients create them).")
 @click.option("--protocol", type=click.Choice(["classic", "consumer", "both"]), default="classic", show_default=True,
               help="Group protocols served (consumer = KIP-848 ConsumerGroupHeartbeat).")
 @click.option("--brokers", type=click.IntRange(1, 16), default=2, show_default=True,

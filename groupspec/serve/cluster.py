@@ -56,6 +56,7 @@ _RESPONSE_API = {m.JoinGroupResponse: "JoinGroup", m.SyncGroupResponse: "SyncGro
                  m.HeartbeatResponse: "Heartbeat", m.LeaveGroupResponse: "LeaveGroup",
                  m.OffsetCommitResponse: "OffsetCommit", m.OffsetFetchResponse: "OffsetFetch"}
 _API_KEY = {v: k for k, v in GROUP_APIS.items()}
+# TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
 
 @dataclass(eq=False)
@@ -392,6 +393,8 @@ class Cluster:
             return b"" if body.acks == 0 else wire.encode_response(header, resp)  # acks=0: no answer
         if name == "Fetch":
             return wire.encode_response(header, self.fetch(cls, body)[0])
+        if name == "CreateTopics":
+            return wire.encode_response(header, self._create_topics(cls, body, v))
         if name == "InitProducerId":
             # idempotent producers only (no transactions): a fresh producer id each time
             if body.transactional_id is not None:
@@ -437,6 +440,25 @@ class Cluster:
         ok = getattr(body, "key_type", 0) == 0
         return cls(error_code=0 if ok else Error.COORDINATOR_NOT_AVAILABLE.code, error_message=None,
                    node_id=node if ok else -1, host=self.host if ok else "", port=self.ports[node] if ok else -1)
+
+    def _create_topics(self, cls: Any, body: Any, v: int) -> Any:
+        results = []
+        for t in body.topics:
+            n = t.num_partitions if t.num_partitions > 0 else 1  # -1: the broker default (1 here)
+            if t.name in self.topics:
+                err, msg = 36, f"Topic '{t.name}' already exists."
+            elif not t.name or t.assignments:
+                err, msg = Error.INVALID_REQUEST.code, "a name and no manual replica assignment are needed"
+            else:
+                err, msg = 0, None
+                if not body.validate_only:
+                    self.topics[t.name] = n
+                    self.log.create(t.name, n)
+                    self.topic_ids[t.name] = uuid.UUID(int=len(self.topic_ids) + 1)
+            results.append(cls.CreatableTopicResult(
+                name=t.name, topic_id=self.topic_ids.get(t.name, uuid.UUID(int=0)), error_code=err, error_message=msg,
+                num_partitions=self.topics.get(t.name, n), replication_factor=1, configs=None))
+        return cls(topics=results)
 
     def _list_offsets(self, cls: Any, body: Any) -> Any:
         topics = []

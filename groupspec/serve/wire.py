@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka.protocol.api_header import RequestHeader
+from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
@@ -84,6 +85,7 @@ _APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     13: ("LeaveGroup", LeaveGroupRequest, LeaveGroupResponse, 0, 5),
     14: ("SyncGroup", SyncGroupRequest, SyncGroupResponse, 0, 5),
     18: ("ApiVersions", ApiVersionsRequest, ApiVersionsResponse, 0, 3),
+    19: ("CreateTopics", CreateTopicsRequest, CreateTopicsResponse, 2, 7),
     22: ("InitProducerId", InitProducerIdRequest, InitProducerIdResponse, 0, 4),
 }
 
