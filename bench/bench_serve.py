@@ -174,6 +174,36 @@ def inprocess_round(n: int) -> float:
     return time.perf_counter() - t0
 
 
+def inprocess_heartbeats(n: int = 20000) -> float:
+    """Heartbeats per CPU-second through the server's own code (frame in, frame out), no sockets."""
+    from groupspec.serve import Cluster
+
+    c = Cluster(topics={"t": 1}, config=CoordinatorConfig(initial_rebalance_delay_ms=0), record=False, clock=lambda: 0.0)
+    conn = c.connect(0)
+    p = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=META)
+    join = JoinGroupRequest(version=9, group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id="",
+                            group_instance_id=None, protocol_type="consumer", protocols=[p], reason=None)
+    c.request(conn, wire.frame_request(join, 1, "m", 9)[4:])
+    member_id = JoinGroupResponse.decode(c.out[0][1][4:], version=9, header=True).member_id
+    c.out.clear()
+    join.member_id = member_id
+    c.request(conn, wire.frame_request(join, 2, "m", 9)[4:])
+    c.tick()
+    gen = JoinGroupResponse.decode(c.out[-1][1][4:], version=9, header=True).generation_id
+    c.out.clear()
+    c.request(conn, wire.frame_request(SyncGroupRequest(version=5, group_id="g", generation_id=gen, member_id=member_id,
+                                                        group_instance_id=None, protocol_type="consumer",
+                                                        protocol_name="range", assignments=[]), 3, "m", 5)[4:])
+    c.out.clear()
+    frame = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=gen, member_id=member_id,
+                                                group_instance_id=None), 4, "m", 4)[4:]
+    t0 = time.process_time()
+    for _ in range(n):
+        c.request(conn, frame)
+        c.out.clear()
+    return n / (time.process_time() - t0)
+
+
 def start_server(delay_ms: int, partitions: int) -> tuple[subprocess.Popen, int]:
     exe = os.path.join(os.path.dirname(sys.executable), "groupspec")
     proc = subprocess.Popen([exe, "serve", "--port", "0", "--json", "--brokers", "1", "--partitions", f"t={partitions}",
@@ -193,6 +223,7 @@ def cpu_of(pid: int) -> float:
 async def main_async(args: argparse.Namespace) -> int:
     ok = True
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"== heartbeats through the server's code without sockets: {inprocess_heartbeats():,.0f} per CPU-second")
     # 1. heartbeats
     proc, port = start_server(delay_ms=300, partitions=args.members)
     try:
