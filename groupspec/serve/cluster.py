@@ -411,7 +411,7 @@ class Cluster:
 
     def _metadata(self, cls: Any, body: Any, v: int) -> Any:
         brokers = [self._node(cls.MetadataResponseBroker, n) for n in range(self.brokers)]
-        if body.topics is None:
+        if body.topics is None or (v == 0 and not body.topics):  # v0: an empty list means every topic
             names = sorted(self.topics)
         else:
             names = [t.name for t in body.topics]
