@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "prove",
     "sweep",
     "audit",
+    "serve",
     "trace",
     "realstack",
 ]

@@ -87,7 +87,7 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
 @realstack.command("run")
 @click.argument("scenario")
 @click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka")
-@click.option("--coordinator", required=True, help="librdkafka-mock | tansu")
+@click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec")
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
               help="eager (range), cooperative (cooperative-sticky) or static (range + group.instance.id); default: the scenario's")
 @click.option("--out", "out", type=OutputPath(kind="dir"), default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")

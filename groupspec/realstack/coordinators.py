@@ -188,3 +188,16 @@ class LibrdkafkaMock(Coordinator):
 
 
 COORDINATORS: dict[str, type[Coordinator]] = {"librdkafka-mock": LibrdkafkaMock, "tansu": Tansu}
+
+
+class GroupspecServe(ProcessCoordinator):
+    name = "groupspec"
+    summary = ("groupspec serve: the project's reference group coordinator on the Kafka wire protocol "
+               "(checked against the model), in-memory log, one node")
+
+    def command(self, port: int) -> list[str]:
+        return [sys.executable, "-c", "from groupspec.cli import main; main()", "serve", "--port", str(port),
+                "--brokers", "1", "--partitions", ""]
+
+
+COORDINATORS["groupspec"] = GroupspecServe

@@ -1,0 +1,160 @@
+"""`groupspec serve`: the reference group coordinator on the Kafka wire protocol, for real clients."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+
+import click
+
+from ._common import UserError, emit_json, make_console
+
+
+def register(group: click.Group) -> None:
+    group.add_command(serve)
+
+
+def _parse_partitions(text: str) -> dict[str, int]:
+    topics: dict[str, int] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, sep, count = item.partition("=")
+        if not sep or not name or not count.isdigit() or int(count) < 1:
+            raise UserError(f"--partitions {text!r}: expected TOPIC=COUNT[,TOPIC=COUNT...] with COUNT >= 1, e.g. t=6")
+        topics[name] = int(count)
+    return topics  # "" = no topics at start (clients make them with CreateTopics)
+
+
+def _check_port(host: str, port: int, brokers: int) -> None:
+    if port == 0:
+        return
+    for node in range(brokers):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, port + node))
+            except OSError as e:
+                raise UserError(f"--port {port}: cannot listen on {host}:{port + node} (node {node}): {e.strerror}") from None
+
+
+@click.command()
+@click.option("--port", type=click.IntRange(0, 65535), default=9092, show_default=True,
+              help="Port of node 0 (node N listens on PORT+N); 0 picks free ports.")
+@click.option("--partitions", "partitions_text", default="t=6", show_default=True,
+              help="Topics and their partition counts, e.g. t=6,u=3 ('' for none: clients create them).")
+@click.option("--protocol", type=click.Choice(["classic", "consumer", "both"]), default="classic", show_default=True,
+              help="Group protocols served (consumer = KIP-848 ConsumerGroupHeartbeat).")
+@click.option("--brokers", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="Nodes in the cluster (the coordinator moves between them on failover).")
+@click.option("--initial-rebalance-delay-ms", type=click.IntRange(0, None), default=3000, show_default=True,
+              help="group.initial.rebalance.delay.ms of the coordinator.")
+@click.option("--fault", "faults", multiple=True, metavar="JSON",
+              help='A fault rule, e.g. \'{"on": {"api": "Heartbeat", "nth": 5}, "do": "error", "error": "REBALANCE_IN_PROGRESS"}\'. Repeatable.')
+@click.option("--fault-script", type=click.Path(dir_okay=False), default=None,
+              help="Fault rules from a file (JSON Lines, one rule a line, # comments).")
+@click.option("--failover-at", type=click.IntRange(0, None), default=None, metavar="MS",
+              help="Shortcut: move the coordinator to the next node at MS after start.")
+@click.option("--transcript", "transcript_dir", type=click.Path(file_okay=False), default=None,
+              help="On exit, write DIR/script.jsonl (replayable with `groupspec coordinator replay`) and DIR/transcript.jsonl.")
+@click.option("--record-group", default=None, help="Group whose state lines the transcript shows (default: the first group).")
+@click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
+              help="Stop after SECONDS (default: run until interrupted).")
+@click.option("--json", "as_json", is_flag=True, help="Print the listeners at start and the statistics at exit as JSON.")
+def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_rebalance_delay_ms: int,
+          faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
+          record_group: str | None, duration: float | None, as_json: bool) -> None:
+    """Serve the reference group coordinator to real Kafka clients on loopback."""
+    import asyncio
+
+    from groupspec.reference.coordinator import CoordinatorConfig
+    from groupspec.serve import Cluster, FaultError, FaultPlan, Server
+    from groupspec.serve.server import run_loop
+
+    topics = _parse_partitions(partitions_text)
+    if protocol != "classic":
+        raise UserError(f"--protocol {protocol}: the next-generation protocol (KIP-848, ConsumerGroupHeartbeat) is not "
+                        "served yet: groupspec.reference has no KIP-848 coordinator to put on the wire; use --protocol classic")
+    plan = FaultPlan()
+    try:
+        if fault_script is not None:
+            try:
+                with open(fault_script, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                raise UserError(f"--fault-script {fault_script}: cannot read ({e.strerror})") from None
+            plan = FaultPlan.parse_lines(text, source=fault_script)
+        for i, raw in enumerate(faults, start=1):
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as e:
+                raise UserError(f"--fault #{i}: bad JSON: {e.msg} (column {e.colno})") from None
+            plan.add(FaultPlan.parse_rule(obj))
+        if failover_at is not None:
+            plan.add(FaultPlan.parse_rule({"on": {"at_ms": failover_at}, "do": "failover"}))
+    except FaultError as e:
+        raise UserError(f"fault rule: {e}") from None
+    if transcript_dir is not None:
+        if not os.path.isdir(transcript_dir):
+            raise UserError(f"--transcript {transcript_dir}: no such directory")
+        if not os.access(transcript_dir, os.W_OK):
+            raise UserError(f"--transcript {transcript_dir}: not writable")
+    _check_port("127.0.0.1", port, brokers)
+
+    cluster = Cluster(topics=topics, brokers=brokers, plan=plan, record_group=record_group,
+                      record=transcript_dir is not None,
+                      config=CoordinatorConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms))
+    server = Server(cluster, port=port)
+    console = make_console(to_stderr=as_json)
+
+    def ready() -> None:
+        listeners = [{"node": n, "host": cluster.host, "port": p} for n, p in enumerate(cluster.ports)]
+        if as_json:
+            sys.stdout.write(json.dumps({"listening": listeners, "bootstrap": server.bootstrap}) + "\n")
+            sys.stdout.flush()
+        else:
+            console.print(f"groupspec serve: bootstrap [bold]{server.bootstrap}[/bold]; nodes "
+                          + ", ".join(f"{x['node']}={x['host']}:{x['port']}" for x in listeners)
+                          + f"; topics {', '.join(f'{t}({n})' for t, n in topics.items())}; "
+                          + f"{len(plan.rules)} fault rule(s). Ctrl-C stops.")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        task = asyncio.create_task(server.run(ready))
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=duration)
+        except asyncio.TimeoutError:
+            pass
+        server._stopping.set()  # type: ignore[union-attr]
+        await task
+
+    try:
+        run_loop(main())
+    except OSError as e:
+        raise UserError(f"--port {port}: cannot listen ({e.strerror})") from None
+    if transcript_dir is not None and cluster.recorder is not None:
+        _write(os.path.join(transcript_dir, "script.jsonl"), cluster.recorder.script_text())
+        _write(os.path.join(transcript_dir, "transcript.jsonl"), cluster.recorder.transcript_text())
+    if as_json:
+        emit_json({"stats": cluster.stats})
+    else:
+        from rich.table import Table
+
+        table = Table(title="requests served")
+        table.add_column("API")
+        table.add_column("count", justify="right")
+        for name, count in sorted(cluster.stats.items()):
+            table.add_row(name, str(count))
+        console.print(table)
+
+
+def _write(path: str, text: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".serve-", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)

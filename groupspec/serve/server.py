@@ -1,0 +1,286 @@
+"""The socket layer: asyncio listeners around a ``Cluster``, in a thread of its own or in the foreground.
+
+``Server(cluster)`` binds one loopback listener per node (``port`` for node 0, the next ports for
+the others; port 0 picks free ports), then:
+
+* per connection (an ``asyncio.Protocol``, TCP_NODELAY), hands one frame at a time to the cluster
+  and the next one only once the answer to the previous one has been written (Kafka mutes a
+  connection while a request is in flight, so answers keep request order); answers held by a
+  ``delay`` fault leave after their delay;
+* one timer task calls ``cluster.tick()`` every ``tick_ms`` (5 ms): timers fire within that
+  granularity (Kafka's purgatory has one too); asking the coordinator for its next deadline after
+  every request would cost a scan of every member's timer;
+* a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends.
+
+Python API (tests): ``start()`` / ``stop()`` run the loop in a daemon thread; ``bootstrap`` is
+``"127.0.0.1:PORT"``; ``call(fn)`` runs ``fn(cluster)`` on the loop thread and returns its result
+(``inject``, ``failover``, ``expire_session``, ``pause_clock`` are shortcuts).
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from . import wire
+from .cluster import Cluster, Conn
+from .faults import FaultPlan
+
+__all__ = ["Server", "MAX_FRAME", "run_loop"]
+
+MAX_FRAME = 100 * 1024 * 1024
+T = TypeVar("T")
+
+
+def run_loop(main: Any) -> Any:
+    """Run ``main`` on the standard asyncio event loop (one place to change the loop for every caller)."""
+    return asyncio.run(main)
+
+
+class Server:
+    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 5) -> None:
+        self.cluster = cluster
+        self.port = port
+        self.tick_ms = tick_ms
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: list[asyncio.base_events.Server] = []
+        self._ready = threading.Event()
+        self._stopping: asyncio.Event | None = None
+        self._wake: asyncio.Event | None = None
+        self._data: asyncio.Event | None = None
+        self._links: set[_Link] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.error: BaseException | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.cluster.host}:{self.cluster.ports[0]}"
+
+    async def _bind(self) -> None:
+        self._stopping = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._data = asyncio.Event()
+        ports = []
+        for node in range(self.cluster.brokers):
+            want = 0 if self.port == 0 else self.port + node
+            loop = asyncio.get_running_loop()
+            srv = await loop.create_server(lambda n=node: self._serve(n), self.cluster.host, want)
+            self._servers.append(srv)
+            ports.append(srv.sockets[0].getsockname()[1])
+        self.cluster.ports = ports
+        self.cluster.log_changed = self._data_arrived
+
+    def _data_arrived(self) -> None:
+        assert self._data is not None
+        self._data.set()
+        self._data = asyncio.Event()
+
+    async def run(self, ready: Callable[[], None] | None = None) -> None:
+        """Serve until ``stop`` (or cancellation)."""
+        await self._bind()
+        self.loop = asyncio.get_running_loop()
+        if ready is not None:
+            ready()
+        self._ready.set()
+        ticker = asyncio.create_task(self._ticker())
+        assert self._stopping is not None
+        try:
+            await self._stopping.wait()
+        finally:
+            ticker.cancel()
+            for srv in self._servers:
+                srv.close()
+            for link in list(self._links):
+                link.close()
+            for t in list(self._tasks):
+                t.cancel()
+            for srv in self._servers:
+                await srv.wait_closed()
+
+    def start(self) -> "Server":
+        """Run in a daemon thread; returns once the listeners are bound."""
+        def main() -> None:
+            try:
+                run_loop(self.run())
+            except BaseException as e:  # pragma: no cover - reported to the caller through .error
+                self.error = e
+                self._ready.set()
+
+        self._thread = threading.Thread(target=main, name="groupspec-serve", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self._stopping is not None:
+            self.loop.call_soon_threadsafe(self._stopping.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> "Server":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ API for tests
+
+    def call(self, fn: Callable[[Cluster], T]) -> T:
+        """Run ``fn(cluster)`` on the server's loop (the cluster is not thread-safe)."""
+        assert self.loop is not None
+
+        async def go() -> T:
+            result = fn(self.cluster)
+            self._flush()
+            self._poke()
+            return result
+
+        return asyncio.run_coroutine_threadsafe(go(), self.loop).result(10)
+
+    def inject(self, rule: dict[str, Any]) -> None:
+        parsed = FaultPlan.parse_rule(rule)
+        self.call(lambda c: c.plan.add(parsed))
+
+    def failover(self, load_ms: int = 0) -> None:
+        self.call(lambda c: c.failover(load_ms))
+
+    def pause_clock(self, ms: int) -> None:
+        self.call(lambda c: c.pause_clock(ms))
+
+    # ------------------------------------------------------------------ serving
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _ticker(self) -> None:
+        assert self._wake is not None
+        while True:
+            self.cluster.tick()
+            self._flush()
+            wake = self.cluster.next_wakeup_ms()
+            now = self.cluster.now_ms()
+            wait = self.tick_ms / 1000
+            if wake is not None:
+                wait = min(wait, max(0.0, (wake - now) / 1000))
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=max(wait, 0.001))
+            except asyncio.TimeoutError:
+                pass
+
+    def _flush(self) -> None:
+        out, self.cluster.out = self.cluster.out, []
+        for conn, data, delay in out:
+            link: _Link | None = getattr(conn, "link", None)
+            if link is None:
+                continue
+            if data is None:
+                link.close()
+            elif delay > 0:
+                assert self.loop is not None
+                self.loop.call_later(delay / 1000, link.answered, data)
+            else:
+                link.answered(data)
+
+    def _serve(self, node: int) -> "_Link":
+        return _Link(self, node)
+
+    def _handle(self, link: "_Link", frame: bytes) -> None:
+        # a Fetch with nothing to give waits for data (long poll), outside the cluster
+        if len(frame) >= 2 and frame[0] == 0 and frame[1] == 1 and self._fetch_direct():
+            try:
+                header, body = wire.decode_request(frame)
+            except wire.WireError:
+                pass
+            else:
+                self.cluster.stats["Fetch"] = self.cluster.stats.get("Fetch", 0) + 1
+                task = asyncio.get_running_loop().create_task(self._fetch(link, header, body))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return
+        self.cluster.request(link.conn, frame)
+        self._flush()
+
+    def _fetch_direct(self) -> bool:
+        return self.cluster.capture is None and not any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules)
+
+    async def _fetch(self, link: "_Link", header: Any, body: Any) -> None:
+        cls = wire.response_class(1, header.api_version)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0, body.max_wait_ms) / 1000
+        while True:
+            assert self._data is not None
+            data_event = self._data
+            response, has_data = self.cluster.fetch(cls, body)
+            remaining = deadline - loop.time()
+            if has_data or remaining <= 0 or link.closed:
+                link.answered(wire.encode_response(header, response))
+                return
+            try:
+                await asyncio.wait_for(data_event.wait(), timeout=remaining)
+            except asyncio.TimeoutError:
+                pass
+
+
+class _Link(asyncio.Protocol):
+    """One client connection: frames in, one request at a time, answers out in request order."""
+
+    def __init__(self, server: Server, node: int) -> None:
+        self.server = server
+        self.conn = server.cluster.connect(node)
+        self.conn.link = self  # type: ignore[attr-defined]
+        self.buf = bytearray()
+        self.busy = False
+        self.closed = False
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server._links.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self._pump()
+
+    def _pump(self) -> None:
+        while not self.busy and not self.closed and len(self.buf) >= 4:
+            (size,) = struct.unpack_from(">i", self.buf, 0)
+            if size < 0 or size > MAX_FRAME:
+                self.close()  # Kafka closes a connection that announces an impossible size
+                return
+            if len(self.buf) < 4 + size:
+                return
+            frame = bytes(self.buf[4:4 + size])
+            del self.buf[:4 + size]
+            self.busy = True
+            self.server._handle(self, frame)
+
+    def answered(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if data and self.transport is not None:
+            self.transport.write(data)
+        self.busy = False
+        self._pump()
+
+    def close(self) -> None:
+        if not self.closed and self.transport is not None:
+            self.transport.close()
+        self.closed = True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.server.cluster.disconnect(self.conn)
+        self.server._links.discard(self)

@@ -1,0 +1,321 @@
+"""Kafka wire encoding for the server: frames, request headers, request and response bodies.
+
+Theory of operation
+-------------------
+Encoding is done by kafka-python's schema-driven codec (``kafka.protocol``, generated at import
+from Kafka's own ``*Request.json`` / ``*Response.json`` message definitions), which handles
+flexible versions (compact strings and arrays, tagged fields) and request header v1/v2 and response
+header v0/v1 as Kafka does (ApiVersions answers always carry header v0). This module adds what a
+*server* needs on top:
+
+* ``SUPPORTED``: the APIs and version ranges the server answers (what ``ApiVersions`` advertises),
+  chosen as the ranges the reference coordinator implements (JoinGroup 0-9, SyncGroup 0-5, ...);
+* ``decode_request(frame)``: one frame (without its 4-byte length) to ``(header, body)``; a frame
+  whose header cannot be read raises ``Unreadable`` (Kafka closes the connection), a request of an
+  API or version the server does not answer raises ``Unsupported``, a body that does not parse
+  raises ``Malformed`` (both carry the header so the server can answer with an error);
+* ``encode_response(header, body)``: the framed answer (length, response header, body);
+* ``error_response(header, error)``: Kafka's ``AbstractRequest.getErrorResponse``: an answer of
+  the request's API whose every error code is ``error`` (UNSUPPORTED_VERSION, CORRUPT_MESSAGE...),
+  at the request's version, or at the nearest version the server answers when the request's is
+  not supported. An unsupported ApiVersions request gets the v0 answer with UNSUPPORTED_VERSION
+  and the supported list, as Kafka does (KIP-511), so the client can retry with a version it knows.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.protocol.api_header import RequestHeader
+from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
+from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+
+__all__ = [
+    "API_NAMES",
+    "SUPPORTED",
+    "WireError",
+    "Unreadable",
+    "Unsupported",
+    "Malformed",
+    "decode_request",
+    "encode_response",
+    "error_response",
+    "response_class",
+    "frame_request",
+]
+
+# api key -> (name, request class, response class, min version, max version)
+_APIS: dict[int, tuple[str, Any, Any, int, int]] = {
+    0: ("Produce", ProduceRequest, ProduceResponse, 3, 9),
+    1: ("Fetch", FetchRequest, FetchResponse, 4, 12),
+    2: ("ListOffsets", ListOffsetsRequest, ListOffsetsResponse, 1, 7),
+    3: ("Metadata", MetadataRequest, MetadataResponse, 0, 12),
+    8: ("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse, 2, 8),
+    9: ("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, 1, 8),
+    10: ("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
+    11: ("JoinGroup", JoinGroupRequest, JoinGroupResponse, 0, 9),
+    12: ("Heartbeat", HeartbeatRequest, HeartbeatResponse, 0, 4),
+    13: ("LeaveGroup", LeaveGroupRequest, LeaveGroupResponse, 0, 5),
+    14: ("SyncGroup", SyncGroupRequest, SyncGroupResponse, 0, 5),
+    18: ("ApiVersions", ApiVersionsRequest, ApiVersionsResponse, 0, 3),
+    19: ("CreateTopics", CreateTopicsRequest, CreateTopicsResponse, 2, 7),
+    22: ("InitProducerId", InitProducerIdRequest, InitProducerIdResponse, 0, 4),
+}
+
+#: api key -> (min version, max version) the server answers.
+SUPPORTED: dict[int, tuple[int, int]] = {k: (v[3], v[4]) for k, v in _APIS.items()}
+#: api key -> Kafka's API name.
+API_NAMES: dict[int, str] = {k: v[0] for k, v in _APIS.items()}
+
+_UNSUPPORTED_VERSION = 35
+
+
+class WireError(Exception):
+    """A request the server cannot handle as asked."""
+
+
+class Unreadable(WireError):
+    """The request header itself cannot be read: Kafka closes the connection."""
+
+
+@dataclass
+class _HeaderInfo:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+
+class Unsupported(WireError):
+    """An API key or version the server does not answer."""
+
+    def __init__(self, header: _HeaderInfo, message: str) -> None:
+        super().__init__(message)
+        self.header = header
+
+
+class Malformed(WireError):
+    """The header is readable but the body does not parse at the header's version."""
+
+    def __init__(self, header: _HeaderInfo, message: str) -> None:
+        super().__init__(message)
+        self.header = header
+
+
+def _read_v1_header(frame: bytes) -> tuple[_HeaderInfo, int]:
+    """The fixed part every request header version shares (key, version, correlation, client id)."""
+    if len(frame) < 10:
+        raise Unreadable(f"request of {len(frame)} bytes is shorter than a request header")
+    api_key, api_version, correlation_id, n = struct.unpack_from(">hhih", frame, 0)
+    pos = 10
+    client_id: str | None = None
+    if n >= 0:
+        if pos + n > len(frame):
+            raise Unreadable("request header's client id runs past the end of the request")
+        try:
+            client_id = frame[pos:pos + n].decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unreadable("request header's client id is not UTF-8") from None
+        pos += n
+    elif n != -1:
+        raise Unreadable(f"request header's client id has length {n}")
+    return _HeaderInfo(api_key, api_version, correlation_id, client_id), pos
+
+
+def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(frame) or shift > 28:
+            raise ValueError("bad varint")
+        b = frame[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+class HeartbeatBody:
+    """A decoded Heartbeat request (the hot path decodes it directly; same fields as the codec's)."""
+
+    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id")
+
+    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None) -> None:
+        self.group_id, self.generation_id = group_id, generation_id
+        self.member_id, self.group_instance_id = member_id, group_instance_id
+
+
+def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
+    def string(pos: int, nullable: bool) -> tuple[str | None, int]:
+        if version >= 4:
+            n, pos = _uvarint(frame, pos)
+            n -= 1
+        else:
+            (n,) = struct.unpack_from(">h", frame, pos)
+            pos += 2
+        if n < 0:
+            if n == -1 and nullable:
+                return None, pos
+            raise ValueError("bad string length")
+        if pos + n > len(frame):
+            raise ValueError("string runs past the end")
+        return frame[pos:pos + n].decode("utf-8"), pos + n
+
+    if version >= 4:
+        count, pos = _uvarint(frame, pos)  # header tagged fields
+        for _ in range(count):
+            _tag, pos = _uvarint(frame, pos)
+            size, pos = _uvarint(frame, pos)
+            pos += size
+    group_id, pos = string(pos, False)
+    (generation,) = struct.unpack_from(">i", frame, pos)
+    member_id, pos = string(pos + 4, False)
+    instance: str | None = None
+    if version >= 3:
+        instance, pos = string(pos, True)
+    if version >= 4:
+        count, pos = _uvarint(frame, pos)
+        for _ in range(count):
+            _tag, pos = _uvarint(frame, pos)
+            size, pos = _uvarint(frame, pos)
+            pos += size
+    if pos != len(frame):
+        raise ValueError(f"{len(frame) - pos} bytes after the request")
+    return HeartbeatBody(group_id or "", generation, member_id or "", instance)
+
+
+def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
+    """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
+    info, pos = _read_v1_header(frame)
+    if info.api_key == 12 and 0 <= info.api_version <= 4:
+        try:
+            return info, _heartbeat(frame, pos, info.api_version)
+        except (ValueError, struct.error, UnicodeDecodeError) as e:
+            raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
+    api = _APIS.get(info.api_key)
+    if api is None:
+        raise Unsupported(info, f"unknown API key {info.api_key}")
+    name, req_cls, _resp, lo, hi = api
+    if not lo <= info.api_version <= hi:
+        raise Unsupported(info, f"{name} v{info.api_version} is not supported (versions {lo}-{hi})")
+    try:
+        if req_cls.flexible_version_q(info.api_version):
+            # request header v2: the client id (read above) is followed by tagged fields
+            count, pos = _uvarint(frame, pos)
+            for _ in range(count):
+                _tag, pos = _uvarint(frame, pos)
+                size, pos = _uvarint(frame, pos)
+                pos += size
+            if pos > len(frame):
+                raise ValueError("header tagged fields run past the end")
+        body = req_cls.decode(memoryview(frame)[pos:], version=info.api_version)
+    except Exception as e:  # the codec raises many kinds on garbage; all mean "malformed"
+        raise Malformed(info, f"{name} v{info.api_version} does not parse: {type(e).__name__}: {e}") from None
+    return info, body
+
+
+def response_class(api_key: int, version: int) -> Any:
+    return _APIS[api_key][2][version]
+
+
+def encode_response(header: _HeaderInfo, body: Any) -> bytes:
+    """The framed answer to ``header`` (size, response header, body).
+
+    Response header v0 is the correlation id; v1 (flexible versions, except ApiVersions, whose
+    answer always has header v0 so that any client can read it) adds an empty tagged-field section.
+    """
+    data = body.encode(version=header.api_version)
+    flexible = header.api_key != 18 and _APIS[header.api_key][1].flexible_version_q(header.api_version)
+    head = struct.pack(">ii", 4 + (1 if flexible else 0) + len(data), header.correlation_id)
+    return head + (b"\x00" if flexible else b"") + bytes(data)
+
+
+def heartbeat_response(header: _HeaderInfo, error: int) -> bytes:
+    """A Heartbeat answer, encoded directly (the hot path): v0 error; v1-3 throttle, error; v4 flexible."""
+    v = header.api_version
+    if v == 0:
+        return struct.pack(">iih", 6, header.correlation_id, error)
+    if v < 4:
+        return struct.pack(">iiih", 10, header.correlation_id, 0, error)
+    return struct.pack(">iibihb", 12, header.correlation_id, 0, 0, error, 0)
+
+
+def _fill_errors(obj: Any, code: int) -> None:
+    for name in getattr(obj, "__slots__", ()):
+        value = getattr(obj, name, None)
+        if name == "error_code":
+            setattr(obj, name, code)
+        elif isinstance(value, list):
+            for item in value:
+                if hasattr(item, "__slots__"):
+                    _fill_errors(item, code)
+
+
+def _supported_list() -> list[Any]:
+    entry = ApiVersionsResponse.ApiVersion
+    return [entry(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(SUPPORTED.items())]
+
+
+def api_versions_response(version: int, error: int = 0) -> Any:
+    return ApiVersionsResponse(version=version, error_code=error, api_keys=_supported_list(), throttle_time_ms=0)
+
+
+def error_response(header: _HeaderInfo, error: int, body: Any = None) -> bytes | None:
+    """Kafka's error answer to a request (see the module docstring); None when there is none to give.
+
+    ``body``: an answer already holding the per-entity entries (topics, partitions) to mark with
+    the error, as ``getErrorResponse`` echoes them; without it the answer has no entities.
+    """
+    api = _APIS.get(header.api_key)
+    if api is None:
+        return None  # Kafka closes the connection on an unknown API key
+    _name, _req, resp_cls, lo, hi = api
+    if header.api_key == 18:
+        version = header.api_version if lo <= header.api_version <= hi else 0
+        body = api_versions_response(version, error)
+        return encode_response(_HeaderInfo(18, version, header.correlation_id, header.client_id), body)
+    version = min(max(header.api_version, lo), hi)
+    if body is None:
+        body = resp_cls[version]()
+    _fill_errors(body, error)
+    return encode_response(_HeaderInfo(header.api_key, version, header.correlation_id, header.client_id), body)
+
+
+def frame_request(body: Any, correlation_id: int, client_id: str | None, version: int) -> bytes:
+    """Encode a request with header and size (tests and the benchmark's simulated members)."""
+    body._header = None
+    body.API_VERSION = version
+    body.with_header(correlation_id=correlation_id, client_id=client_id)
+    return bytes(body.encode(header=True, framed=True))
+
+
+def read_header_only(frame: bytes) -> _HeaderInfo:
+    return _read_v1_header(frame)[0]
+

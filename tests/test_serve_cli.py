@@ -1,0 +1,89 @@
+"""`groupspec serve` on the command line: bad input is one line and exit 2; a served session is written and replays."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+EXE = os.path.join(os.path.dirname(sys.executable), "groupspec")
+
+
+def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([EXE, "serve", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--protocol", "consumer"], "--protocol consumer: the next-generation protocol (KIP-848"),
+    (["--partitions", "t"], "--partitions 't': expected TOPIC=COUNT"),
+    (["--partitions", "t=0"], "--partitions 't=0'"),
+    (["--fault", "{nope"], "--fault #1: bad JSON"),
+    (["--fault", '{"on": {"api": "Heartbeat"}, "do": "explode"}'], "field 'do' must be one of"),
+    (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: cannot read"),
+    (["--transcript", "/nonexistent/dir"], "--transcript /nonexistent/dir: no such directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    r = _run(*args, "--port", "0", "--duration", "0.1")
+    assert r.returncode == 2, r
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("groupspec: error: ")
+    assert message in r.stderr
+
+
+def test_fault_script_error_names_file_and_line(tmp_path):
+    f = tmp_path / "faults.jsonl"
+    f.write_text('{"on": {"api": "Heartbeat"}, "do": "drop"}\n{"on": {"at_ms": 5}, "do": "error", "error": "NONE"}\n')
+    r = _run("--fault-script", str(f), "--port", "0", "--duration", "0.1")
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"{f}: line 2:" in r.stderr
+
+
+def test_port_in_use_is_named():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = _run("--port", str(port), "--brokers", "1", "--duration", "0.1")
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{port}" in r.stderr
+
+
+def test_served_session_is_written_and_replays(tmp_path):
+    from kafka import KafkaConsumer, KafkaProducer
+
+    proc = subprocess.Popen([EXE, "serve", "--port", "0", "--json", "--duration", "6", "--initial-rebalance-delay-ms", "0",
+                             "--partitions", "t=2", "--transcript", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())
+        bootstrap = first["bootstrap"]
+        p = KafkaProducer(bootstrap_servers=bootstrap)
+        p.send("t", b"x", partition=1)
+        p.flush()
+        p.close()
+        c = KafkaConsumer("t", bootstrap_servers=bootstrap, group_id="g", client_id="cli", auto_offset_reset="earliest",
+                          enable_auto_commit=False, heartbeat_interval_ms=300)
+        got = []
+        for _ in range(50):
+            for records in c.poll(100).values():
+                got += records
+            if got:
+                c.commit()
+                break
+        c.close()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert [r.value for r in got] == [b"x"]
+    stats = json.loads(out)["stats"]
+    assert stats["JoinGroup"] >= 2 and stats["OffsetCommit"] >= 1
+    script = (tmp_path / "script.jsonl").read_text()
+    transcript = (tmp_path / "transcript.jsonl").read_text()
+    assert '"send": "OffsetCommit"' in script and '"client_id": "cli"' in script
+    r = subprocess.run([EXE, "coordinator", "replay", str(tmp_path / "script.jsonl")], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == transcript
+    assert sorted(os.listdir(tmp_path)) == ["script.jsonl", "transcript.jsonl"]  # no temporary files left
