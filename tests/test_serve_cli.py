@@ -23,7 +23,7 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--fault", "{nope"], "--fault #1: bad JSON"),
     (["--fault", '{"on": {"api": "Heartbeat"}, "do": "explode"}'], "field 'do' must be one of"),
     (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: cannot read"),
-    (["--transcript", "/nonexistent/dir"], "--transcript /nonexistent/dir: no such directory"),
+    (["--transcript", "/nonexistent/dir"], "/nonexistent/dir: directory /nonexistent does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = _run(*args, "--port", "0", "--duration", "0.1")

@@ -10,7 +10,7 @@ import tempfile
 
 import click
 
-from ._common import UserError, emit_json, make_console
+from ._common import OutputPath, UserError, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
@@ -56,7 +56,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
               help="Fault rules from a file (JSON Lines, one rule a line, # comments).")
 @click.option("--failover-at", type=click.IntRange(0, None), default=None, metavar="MS",
               help="Shortcut: move the coordinator to the next node at MS after start.")
-@click.option("--transcript", "transcript_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--transcript", "transcript_dir", type=OutputPath(kind="dir"), default=None,
               help="On exit, write DIR/script.jsonl (replayable with `groupspec coordinator replay`) and DIR/transcript.jsonl.")
 @click.option("--record-group", default=None, help="Group whose state lines the transcript shows (default: the first group).")
 @click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
@@ -96,10 +96,7 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
     except FaultError as e:
         raise UserError(f"fault rule: {e}") from None
     if transcript_dir is not None:
-        if not os.path.isdir(transcript_dir):
-            raise UserError(f"--transcript {transcript_dir}: no such directory")
-        if not os.access(transcript_dir, os.W_OK):
-            raise UserError(f"--transcript {transcript_dir}: not writable")
+        transcript_dir = os.fspath(transcript_dir)  # checked while parsing (OutputPath); created at exit
     _check_port("127.0.0.1", port, brokers)
 
     cluster = Cluster(topics=topics, brokers=brokers, plan=plan, record_group=record_group,
@@ -137,6 +134,7 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
     except OSError as e:
         raise UserError(f"--port {port}: cannot listen ({e.strerror})") from None
     if transcript_dir is not None and cluster.recorder is not None:
+        os.makedirs(transcript_dir, exist_ok=True)
         _write(os.path.join(transcript_dir, "script.jsonl"), cluster.recorder.script_text())
         _write(os.path.join(transcript_dir, "transcript.jsonl"), cluster.recorder.transcript_text())
     if as_json:
