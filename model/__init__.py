@@ -20,9 +20,11 @@ from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
 from .eager import Eager
 from .static import Static
+from .static_cooperative import StaticCooperative
 from .zookeeper import ZooKeeper
 
-CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns)}
+CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
+                                     StaticCooperative)}
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 VARIANTS = {**CORRECT, **BROKEN}
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
