@@ -306,10 +306,13 @@ class ClassicProtocol(ClassicObservations):
         reported_gen = c.generation
         r = g.records[i]
         if c.id == Id.STALE:
-            if self.static_members:
+            if self.static_members and r is not None:
                 # The instance id now maps to another member id: FENCED_INSTANCE_ID is fatal.
                 clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
             else:
+                # UNKNOWN_MEMBER_ID (coordinator.md §2, member validation): also for a static member whose
+                # instance expired, so the coordinator no longer knows its instance id. It resets and
+                # joins again as a new member (one more rebalance), as the heartbeat path does.
                 clients[i] = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
             return self._with(s, clients=tuple(clients))
         meta = (c.topics, reported_owned, reported_gen)
@@ -351,7 +354,13 @@ class ClassicProtocol(ClassicObservations):
             # Same selected protocol: no rebalance. JoinGroup is answered with the current generation,
             # and the SyncGroup that follows returns the stored assignment.
             a = r.assignment
-            clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
+            if a & ~self.cfg.subscribed_partitions(c.topics, g.partitions | a):
+                # The stored assignment has a partition outside the restarted process's (narrower)
+                # subscription: onJoinComplete requests a rejoin and applies nothing (coordinator.md
+                # §5.7), exactly as in _receive_sync; the rejoin then rebalances.
+                clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=0, rejoin=True)
+            else:
+                clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
             g = g.but(records=self._set(g.records, i, r.but(synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         clients[i] = c

@@ -212,6 +212,49 @@ def _worker_leaves(s: _Setup) -> None:
     s.sim.at(20000, "close", names[-1])
 
 
+def _static_restart_in_cooperative_round(s: _Setup) -> None:
+    """c1 owns everything; c2..cN join; c1 crashes between its SyncGroup and the answer, restarts 1 s later.
+
+    The round that c2..cN joined withheld every partition moving away from c1 (KIP-429): c1 was to
+    revoke them and rejoin, and the follow-up round would hand them out. The restarted process is a
+    static replacement in a Stable group: no rebalance (KIP-345), it is given its stored assignment,
+    owns nothing it must revoke, and so nobody rejoins. The withheld partitions stay without an owner
+    until some other event rebalances the group. The crash moment is found by a dry run of the same
+    seed (the moment the coordinator has c1's SyncGroup and its answer is still on the way).
+    """
+    names = s.names()
+    s.start(0, names[0])
+    for n in names[1:]:
+        s.start(20000, n)
+    sync_at, answer_at = _first_sync_after(s, names[0], 20000)
+    if answer_at - sync_at < 2:
+        raise ScenarioError(f"seed {s.opts.seed}: c1's SyncGroup answer follows at once; try another seed")
+    crash = sync_at + 1
+    s.sim.at(crash, "crash", names[0])
+    s.start(crash + 1000, names[0])
+
+
+def _first_sync_after(s: _Setup, name: str, after: int) -> tuple[int, int]:
+    """Dry run of this setup's schedule so far: when the coordinator gets ``name``'s first SyncGroup
+    after ``after`` ms, and when its answer reaches ``name``."""
+    import copy
+
+    dry = copy.deepcopy(s.sim)
+    sync_at = None
+    while dry.pending():
+        rec = dry.step()
+        assert rec is not None
+        if rec.time_ms < after or rec.kind != "deliver":
+            continue
+        if sync_at is None and rec.detail == f"SyncGroup from {name}":
+            sync_at = rec.time_ms
+        elif sync_at is not None and rec.actor == name and rec.detail.startswith("SyncGroup response"):
+            return sync_at, rec.time_ms
+        if rec.time_ms > after + 60000:
+            break
+    raise ScenarioError(f"no SyncGroup from {name} after {after} ms")
+
+
 def _rolling_restart(s: _Setup) -> None:
     names = s.names()
     _start_all(s, names)
@@ -266,6 +309,9 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("connect-worker-leaves",
                  "Connect worker cN stops for good; its tasks wait out the 10 s delay, then move", "connect",
                  _worker_leaves, 20000, lambda o: 60000),
+        Scenario("static-restart-in-cooperative-round",
+                 "static c1 restarts between its SyncGroup and the answer in a round that withheld its partitions",
+                 "static-cooperative", _static_restart_in_cooperative_round, 20000, lambda o: 80000),
         Scenario("rolling-restart", "every member in turn shuts down and restarts 3 s later", "eager",
                  _rolling_restart, 20000, lambda o: 20000 + o.members * 15000 + 15000),
         Scenario("eager-stop-the-world", "cN joins while c1 is in an 8 s GC pause", "eager",

@@ -97,3 +97,22 @@ def test_connect_story_bad_options(args: list[str], fragment: str, capsys: pytes
     assert e.value.code == 2
     out, err = capsys.readouterr()
     assert fragment in err and err.count("\n") == 1 and not out
+
+
+def test_static_restart_in_cooperative_round_orphans_the_withheld_partitions() -> None:
+    """The model's static-cooperative deadlock, in the reference: the partitions withheld from c2..cN
+    stay without owner, even long after the scenario (nothing rebalances the group again)."""
+    rep = run_scenario("static-restart-in-cooperative-round", ScenarioOptions(members=3, partitions=6))
+    rep.sim.run_quietly_until(300000)
+    owners = {tp for p in rep.sim.procs.values() if p.alive for tp in p.consumer.owned}
+    orphans = {("t", k) for k in range(6)} - owners
+    assert len(orphans) == 4
+    assert all(p.consumer.state.value == "STABLE" and not p.consumer.rejoin_needed
+               for p in rep.sim.procs.values() if p.alive)
+
+
+def test_dynamic_restart_in_cooperative_round_hands_everything_out() -> None:
+    """The same schedule with dynamic members: the restarted process joins as new, which rebalances."""
+    rep = run_scenario("static-restart-in-cooperative-round", ScenarioOptions(protocol="cooperative"))
+    owners = {tp for p in rep.sim.procs.values() if p.alive for tp in p.consumer.owned}
+    assert owners == {("t", k) for k in range(6)}
