@@ -64,8 +64,11 @@ def verify(as_json: bool) -> None:
     t.add_column("bound", justify="right")
     t.add_column("result")
     for r in rows:
-        variant = r.job.protocol + (" [dim](historical)[/dim]" if r.job.note else "")
-        if r.job.expect:
+        variant = r.job.protocol + (" [dim](historical)[/dim]" if r.job.note and not r.job.kafka_too else "")
+        if r.job.kafka_too:
+            verdict = (f"[yellow]as in Kafka[/yellow] ({r.job.kafka_too} violated; {r.job.note})" if r.passed
+                       else f"[bold red]FAILS[/bold red] ({r.detail})")
+        elif r.job.expect:
             verdict = f"[green]caught[/green] ({r.job.expect}, {r.trace_steps} steps)" if r.passed else f"[bold red]NOT CAUGHT[/bold red] ({r.job.expect})"
         else:
             verdict = "[green]holds[/green]" if r.passed else f"[bold red]FAILS[/bold red] ({r.detail})"
