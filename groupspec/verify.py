@@ -43,11 +43,13 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("cooperative", "sticky", 2, 4, 2, "subscription,partitions,crash", 2),
     ModelJob("cooperative", "sticky", 4, 6, 1, "crash,timeout", 2),  # 2.4 M states: the compiled engine's size
     ModelJob("static", "sticky", 2, 3, 2, "subscription,crash,join", 3),  # the narrower-subscription restart
-    ModelJob("static", "sticky", 2, 3, 1, "join,crash,timeout,leave,zombie", 2),
-    ModelJob("static-cooperative", "sticky", 2, 3, 2, "join,subscription,partitions", 2),
-    ModelJob("static-cooperative", "sticky", 4, 6, 1, "crash,timeout,zombie", 2,
+    ModelJob("static", "sticky", 3, 3, 1, "join,crash,timeout,leave,zombie", 2),
+    ModelJob("static-cooperative", "sticky", 3, 4, 2, "join,subscription,partitions", 2),
+    ModelJob("static-cooperative", "sticky", 3, 4, 1, "crash,timeout,join", 2,
              kafka_too="exclusive_ownership,commit_fencing,convergence",
-             note="Kafka too: simulate static-member-left-behind, static-restart-in-cooperative-round"),
+             note="simulate static-member-left-behind, static-restart-in-cooperative-round"),
+    ModelJob("static-cooperative", "sticky", 3, 3, 1, "crash,timeout,zombie", 2,  # 4.8 M states
+             kafka_too="exclusive_ownership,commit_fencing", note="simulate static-member-left-behind"),
     ModelJob("connect-delayed", "sticky", 3, 3, 1, "join,crash,leave", 2),
     ModelJob("coordinator-assigns", "sticky", 3, 3, 1, "crash,leave,timeout", 2),
     ModelJob("zookeeper", "range", 3, 3, 1, "join,leave,crash", 2),
