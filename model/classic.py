@@ -50,7 +50,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import actions as A
-from .assignors import ASSIGNORS, EQUIVARIANT
+from .assignors import ASSIGNORS, COOPERATIVE_CAPABLE, EQUIVARIANT
 from .properties import ClassicObservations
 from .symmetry import Canonicalizer, plain_key
 from .core import (
@@ -91,6 +91,10 @@ class ClassicProtocol(ClassicObservations):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         name = getattr(self, "forced_assignor", None) or cfg.assignor
+        if self.rebalance == "cooperative" and name not in COOPERATIVE_CAPABLE:
+            # Kafka refuses it: the assignor supports only EAGER (its consumers run the eager protocol).
+            raise ValueError(f"the {name} assignor supports only the eager protocol; {self.name} needs a "
+                             f"cooperative one ({', '.join(sorted(COOPERATIVE_CAPABLE - {'flappy'}))})")
         self.assignor_name = name
         self.assignor = ASSIGNORS[name]
         self.symmetric = name in EQUIVARIANT
