@@ -101,6 +101,9 @@ class Scenario:
     measure_from_ms: int
     end_ms: Callable[[ScenarioOptions], int]
     min_members: int = 2
+    # The property Kafka itself violates in this story (it reproduces a counterexample of the model):
+    # "" for the stories in which every property holds.
+    finding: str = ""
 
 
 def member_config(
@@ -227,9 +230,7 @@ def _static_restart_in_cooperative_round(s: _Setup) -> None:
     for n in names[1:]:
         s.start(20000, n)
     sync_at, answer_at = _first_sync_after(s, names[0], 20000)
-    if answer_at - sync_at < 2:
-        raise ScenarioError(f"seed {s.opts.seed}: c1's SyncGroup answer follows at once; try another seed")
-    crash = sync_at + 1
+    crash = sync_at + 1 if answer_at - sync_at >= 2 else sync_at  # the request is on the wire already
     s.sim.at(crash, "crash", names[0])
     s.start(crash + 1000, names[0])
 
@@ -302,7 +303,8 @@ SCENARIOS: dict[str, Scenario] = {
                  _static_member_restart, 20000, lambda o: 45000),
         Scenario("static-member-left-behind",
                  "static c1 is busy through a rebalance and rejoins just after the rebalance timeout",
-                 "static-cooperative", _static_member_left_behind, 20000, lambda o: 100000),
+                 "static-cooperative", _static_member_left_behind, 20000, lambda o: 100000,
+                 finding="exclusive_ownership"),
         Scenario("connect-worker-bounces",
                  "Connect worker cN stops and comes back 4 s later, within the 10 s delay", "connect",
                  _worker_bounces, 20000, lambda o: 60000),
@@ -311,7 +313,8 @@ SCENARIOS: dict[str, Scenario] = {
                  _worker_leaves, 20000, lambda o: 60000),
         Scenario("static-restart-in-cooperative-round",
                  "static c1 restarts between its SyncGroup and the answer in a round that withheld its partitions",
-                 "static-cooperative", _static_restart_in_cooperative_round, 20000, lambda o: 80000),
+                 "static-cooperative", _static_restart_in_cooperative_round, 20000, lambda o: 80000,
+                 finding="convergence"),
         Scenario("rolling-restart", "every member in turn shuts down and restarts 3 s later", "eager",
                  _rolling_restart, 20000, lambda o: 20000 + o.members * 15000 + 15000),
         Scenario("eager-stop-the-world", "cN joins while c1 is in an 8 s GC pause", "eager",
