@@ -2,7 +2,8 @@
 
 Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
-:mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.connect_delayed`, and the historical
+:mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,
+:mod:`~groupspec.model.connect_delayed`, and the historical
 :mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
