@@ -142,3 +142,36 @@ def test_static_cooperative_left_behind_double_ownership_is_found() -> None:
     assert stale
     # the plain static (eager) variant on the same instance has no such overlap: onJoinPrepare revokes
     assert Explorer(make("static", cfg)).run().verdicts["exclusive_ownership"].held is True
+
+
+def test_verify_kafka_too_rows_need_exactly_the_named_violations() -> None:
+    from dataclasses import replace as dc_replace
+
+    from groupspec.verify import MODEL_JOBS, run_model_job
+
+    job = next(j for j in MODEL_JOBS if j.protocol == "static-cooperative" and j.faults == "crash,timeout,join")
+    row = run_model_job(job)
+    assert row.passed, row.detail
+    assert set(job.kafka_too.split(",")) == {"exclusive_ownership", "commit_fencing", "convergence"}
+    # a row that names fewer (or other) properties than the ones violated fails
+    assert not run_model_job(dc_replace(job, kafka_too="exclusive_ownership,commit_fencing")).passed
+
+
+def _rows(failing: set[str]) -> list[dict]:
+    labels = ["Join preserves coop_rep_assign", "Join preserves coop_rep_unique", "Install preserves owned_assigned",
+              "init implies coop_rep_unique"]
+    return [{"label": lb, "kind": "init" if lb.startswith("init") else "consecution", "clause": lb.split()[-1],
+             "action": lb.split()[0], "ok": lb not in failing, "verdict": "FAILED" if lb in failing else "proved",
+             "seconds": 0.01, "cti_text": "cti" if lb in failing else ""} for lb in labels]
+
+
+def test_prove_kafka_too_obligations_must_fail_and_only_they() -> None:
+    from groupspec.proofs.report import KAFKA_TOO, _epr_checks
+
+    expected = set(KAFKA_TOO["static-cooperative"])
+    ok = _epr_checks("static-cooperative", _rows(expected))
+    assert all(c.ok for c in ok) and any(c.verdict == "caught (Kafka too)" for c in ok)
+    # one of them proved: the row is not ok
+    assert not all(c.ok for c in _epr_checks("static-cooperative", _rows({"Join preserves coop_rep_assign"})))
+    # another obligation failing as well: not ok
+    assert not all(c.ok for c in _epr_checks("static-cooperative", _rows(expected | {"Install preserves owned_assigned"})))
