@@ -2,7 +2,8 @@
 
 Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
-:mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.connect_delayed`, and the historical
+:mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,
+:mod:`~groupspec.model.connect_delayed`, and the historical
 :mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
@@ -20,9 +21,11 @@ from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
 from .eager import Eager
 from .static import Static
+from .static_cooperative import StaticCooperative
 from .zookeeper import ZooKeeper
 
-CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns)}
+CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
+                                     StaticCooperative)}
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 VARIANTS = {**CORRECT, **BROKEN}
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")

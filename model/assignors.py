@@ -28,6 +28,12 @@ from typing import Sequence
 
 from .core import AssignFn, Config, MemberMeta, bits
 
+# Assignors that support the COOPERATIVE rebalance protocol (``supportedProtocols``): Kafka's
+# RangeAssignor and RoundRobinAssignor support only EAGER, so a consumer configured with them runs the
+# eager protocol, and a group cannot run KIP-429 with them (coordinator.md §5.6; a custom assignor
+# that claims COOPERATIVE but moves a still-owned partition is refused by validateCooperativeAssignment).
+# ``sticky`` stands for CooperativeStickyAssignor; ``flappy`` is the broken one that claims it.
+COOPERATIVE_CAPABLE = {"sticky", "flappy"}
 EQUIVARIANT = {"sticky"}  # assignors whose result does not depend on member or partition labels
 # (up to ties), so the explorer may reduce by symmetry; see groupspec.model.symmetry.
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import actions as A
-from .assignors import ASSIGNORS, EQUIVARIANT
+from .assignors import ASSIGNORS, COOPERATIVE_CAPABLE, EQUIVARIANT
 from .properties import ClassicObservations
 from .symmetry import Canonicalizer, plain_key
 from .core import (
@@ -91,6 +91,10 @@ class ClassicProtocol(ClassicObservations):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         name = getattr(self, "forced_assignor", None) or cfg.assignor
+        if self.rebalance == "cooperative" and name not in COOPERATIVE_CAPABLE:
+            # Kafka refuses it: the assignor supports only EAGER (its consumers run the eager protocol).
+            raise ValueError(f"the {name} assignor supports only the eager protocol; {self.name} needs a "
+                             f"cooperative one ({', '.join(sorted(COOPERATIVE_CAPABLE - {'flappy'}))})")
         self.assignor_name = name
         self.assignor = ASSIGNORS[name]
         self.symmetric = name in EQUIVARIANT
@@ -306,10 +310,13 @@ class ClassicProtocol(ClassicObservations):
         reported_gen = c.generation
         r = g.records[i]
         if c.id == Id.STALE:
-            if self.static_members:
+            if self.static_members and r is not None:
                 # The instance id now maps to another member id: FENCED_INSTANCE_ID is fatal.
                 clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
             else:
+                # UNKNOWN_MEMBER_ID (coordinator.md §2, member validation): also for a static member whose
+                # instance expired, so the coordinator no longer knows its instance id. It resets and
+                # joins again as a new member (one more rebalance), as the heartbeat path does.
                 clients[i] = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
             return self._with(s, clients=tuple(clients))
         meta = (c.topics, reported_owned, reported_gen)
@@ -351,7 +358,13 @@ class ClassicProtocol(ClassicObservations):
             # Same selected protocol: no rebalance. JoinGroup is answered with the current generation,
             # and the SyncGroup that follows returns the stored assignment.
             a = r.assignment
-            clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
+            if a & ~self.cfg.subscribed_partitions(c.topics, g.partitions | a):
+                # The stored assignment has a partition outside the restarted process's (narrower)
+                # subscription: onJoinComplete requests a rejoin and applies nothing (coordinator.md
+                # §5.7), exactly as in _receive_sync; the rejoin then rebalances.
+                clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=0, rejoin=True)
+            else:
+                clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
             g = g.but(records=self._set(g.records, i, r.but(synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         clients[i] = c

@@ -520,11 +520,13 @@ class Encoding:
         reported_gen = c.generation
         r = g.records[i]
         # stale id
+        unknown_c = replace(c, id=z3.IntVal(int(Id.NONE)), generation=z3.IntVal(NO_GENERATION), owned=self.P(0),
+                            status=z3.IntVal(int(MS.UNJOINED)))
         if proto.static_members:
-            stale_c = self.down_client(c)
+            # FENCED_INSTANCE_ID while the instance id maps to another member; UNKNOWN_MEMBER_ID once expired
+            stale_c = ite(r.present, self.down_client(c), unknown_c)
         else:
-            stale_c = replace(c, id=z3.IntVal(int(Id.NONE)), generation=z3.IntVal(NO_GENERATION), owned=self.P(0),
-                              status=z3.IntVal(int(MS.UNJOINED)))
+            stale_c = unknown_c
         stale = SState(g, _set(s.clients, i, stale_c), s.budget)
         meta = (c.topics, reported_owned, reported_gen)
         # static replacement
@@ -565,7 +567,9 @@ class Encoding:
         c = replace(c, id=z3.IntVal(int(Id.CURRENT)))
         r = replace(r, topics=meta[0], owned=meta[1], generation=meta[2])
         # STABLE: no rebalance
-        st_client = replace(c, generation=g.generation, status=z3.IntVal(int(MS.STABLE)), owned=r.assignment)
+        outside = (r.assignment & ~self.subscribed(c.topics, g.partitions | r.assignment)) != self.P(0)
+        st_client = replace(c, generation=g.generation, status=z3.IntVal(int(MS.STABLE)),
+                            owned=z3.If(outside, self.P(0), r.assignment), rejoin=z3.Or(c.rejoin, outside))
         st_g = replace(g, records=_set(g.records, i, replace(r, synced=z3.BoolVal(True))))
         stable_state = SState(st_g, _set(s.clients, i, st_client), s.budget)
         clients = _set(s.clients, i, c)

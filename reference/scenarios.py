@@ -16,7 +16,14 @@ of the disturbance) to its end, so start-up does not count.
 
 * ``eager``: ``partition.assignment.strategy=[range]`` (or ``--assignor``), EAGER;
 * ``cooperative``: ``[cooperative-sticky]`` (or ``--assignor``; it must support COOPERATIVE);
-* ``static``: like ``eager`` plus ``group.instance.id`` per member (KIP-345).
+* ``static``: like ``eager`` plus ``group.instance.id`` per member (KIP-345);
+* ``static-cooperative``: like ``cooperative`` plus ``group.instance.id`` per member (KIP-345 with
+  KIP-429, what Kafka Streams runs);
+* ``connect``: Kafka Connect workers ``c1..cN`` (:class:`~groupspec.reference.connect_worker.ConnectWorker`)
+  running one connector named ``t`` whose task count is the partition count; the leader's assignor is
+  Connect's incremental cooperative one (``--assignor connect``, the only choice), with
+  ``scheduled.rebalance.max.delay.ms`` = 10 s. Workers keep running their work across a member-id
+  reset, as Kafka's do.
 
 Every member uses session.timeout.ms=10000, heartbeat.interval.ms=3000,
 max.poll.interval.ms=60000 (the rebalance timeout), auto-commit every 5 s and commit-on-revoke;
@@ -33,6 +40,7 @@ from .assignors import NAMES as ASSIGNOR_NAMES
 from .assignors import get as get_assignor
 from .consumer import FAULTS as CONSUMER_FAULTS
 from .coordinator import FAULTS as COORDINATOR_FAULTS
+from .connect_worker import ConnectWorker, WorkerConfig
 from .consumer import ConsumerConfig
 from .network import NetworkConfig
 from .simulator import SimConfig, Simulator
@@ -40,7 +48,9 @@ from .trace import Ownership, ownership
 
 __all__ = ["SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "run_scenario", "ScenarioError"]
 
-PROTOCOLS = ("eager", "cooperative", "static")
+PROTOCOLS = ("eager", "cooperative", "static", "static-cooperative", "connect")
+CONNECT_ASSIGNOR = "connect"  # the Connect leader's incremental cooperative assignor
+CONNECT_DELAY_MS = 10000  # scheduled.rebalance.max.delay.ms in the Connect stories
 TOPIC = "t"
 STAGGER_MS = 700
 # Sizes a scenario can meaningfully run: every member of the stable group must have started (700 ms apart)
@@ -76,6 +86,10 @@ class _Setup:
         return member_config(name, self.protocol, self.opts.assignor, assignors, static)
 
     def start(self, t: int, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> None:
+        if self.protocol == "connect":
+            self.sim.at(t, "start", name, config=worker_config(name), faults=self.opts.faults & CONSUMER_FAULTS,
+                        member=ConnectWorker)
+            return
         self.sim.at(t, "start", name, config=self.config(name, assignors, static),
                     faults=self.opts.faults & CONSUMER_FAULTS)
 
@@ -92,6 +106,9 @@ class Scenario:
     measure_from_ms: int
     end_ms: Callable[[ScenarioOptions], int]
     min_members: int = 2
+    # The property Kafka itself violates in this story (it reproduces a counterexample of the model):
+    # "" for the stories in which every property holds.
+    finding: str = ""
 
 
 def member_config(
@@ -103,11 +120,12 @@ def member_config(
 ) -> ConsumerConfig:
     """The consumer configuration a scenario gives member ``name``."""
     if assignors is None:
-        default = "cooperative-sticky" if protocol == "cooperative" else "range"
+        cooperative = protocol in ("cooperative", "static-cooperative")
+        default = "cooperative-sticky" if cooperative else "range"
         assignors = (assignor or default,)
-        if protocol == "cooperative" and "cooperative" not in get_assignor(assignors[0]).supported_protocols:
+        if cooperative and "cooperative" not in get_assignor(assignors[0]).supported_protocols:
             raise ScenarioError(f"assignor {assignors[0]} does not support the cooperative protocol; use cooperative-sticky")
-    is_static = protocol == "static" if static is None else static
+    is_static = protocol in ("static", "static-cooperative") if static is None else static
     return ConsumerConfig(
         group_id="g",
         client_id=name,
@@ -120,6 +138,15 @@ def member_config(
         enable_auto_commit=True,
         auto_commit_interval_ms=5000,
         commit_on_revoke=True,
+    )
+
+
+def worker_config(name: str) -> WorkerConfig:
+    """The Connect worker configuration the Connect stories give worker ``name``."""
+    return WorkerConfig(
+        group_id="g", client_id=name, topics=(), connector=TOPIC,
+        session_timeout_ms=10000, heartbeat_interval_ms=3000, max_poll_interval_ms=60000,
+        max_delay_ms=CONNECT_DELAY_MS,
     )
 
 
@@ -156,6 +183,82 @@ def _static_member_restart(s: _Setup) -> None:
         s.start(i * STAGGER_MS, n, static=True)
     s.sim.at(20000, "crash", names[-1])
     s.start(24000, names[-1], static=True)
+
+
+def _static_member_left_behind(s: _Setup) -> None:
+    """c1 is busy (no poll) through a rebalance and comes back just as the rebalance timeout fires.
+
+    cN joins at 20 s; c1 last polled at 20.2 s, learns of the rebalance from its heartbeat while busy,
+    and polls again at 80.005 s: within max.poll.interval.ms of its last poll (so it keeps its member
+    id and generation), but its JoinGroup reaches the coordinator after the rebalance timeout has
+    completed the join phase without it. Being static it was kept (KAFKA-8220) with the metadata of
+    its previous JoinGroup, which did not list the partitions it has owned since; the new generation
+    hands some of them to others. c1 rejoins cooperatively, reporting what it owns at its old
+    generation: the sticky assignor's claim resolution leaves the partitions with the newer owners,
+    and c1 revokes them only at its next SyncGroup answer. Until then two members own them; c1 cannot
+    commit them (it is not STABLE, and its generation is stale).
+    """
+    names = s.names()
+    for i, n in enumerate(names[:-1]):
+        s.start(i * STAGGER_MS, n)
+    s.start(20000, names[-1])
+    s.sim.at(20300, "stall", names[0], duration_ms=59705)
+
+
+def _worker_bounces(s: _Setup) -> None:
+    """cN stops and comes back 4 s later, within scheduled.rebalance.max.delay.ms: its tasks wait for it."""
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "close", names[-1])
+    s.start(24000, names[-1])
+
+
+def _worker_leaves(s: _Setup) -> None:
+    """cN stops for good: its tasks are held for the delay, then handed to the others."""
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "close", names[-1])
+
+
+def _static_restart_in_cooperative_round(s: _Setup) -> None:
+    """c1 owns everything; c2..cN join; c1 crashes between its SyncGroup and the answer, restarts 1 s later.
+
+    The round that c2..cN joined withheld every partition moving away from c1 (KIP-429): c1 was to
+    revoke them and rejoin, and the follow-up round would hand them out. The restarted process is a
+    static replacement in a Stable group: no rebalance (KIP-345), it is given its stored assignment,
+    owns nothing it must revoke, and so nobody rejoins. The withheld partitions stay without an owner
+    until some other event rebalances the group. The crash moment is found by a dry run of the same
+    seed (the moment the coordinator has c1's SyncGroup and its answer is still on the way).
+    """
+    names = s.names()
+    s.start(0, names[0])
+    for n in names[1:]:
+        s.start(20000, n)
+    sync_at, answer_at = _first_sync_after(s, names[0], 20000)
+    crash = sync_at + 1 if answer_at - sync_at >= 2 else sync_at  # the request is on the wire already
+    s.sim.at(crash, "crash", names[0])
+    s.start(crash + 1000, names[0])
+
+
+def _first_sync_after(s: _Setup, name: str, after: int) -> tuple[int, int]:
+    """Dry run of this setup's schedule so far: when the coordinator gets ``name``'s first SyncGroup
+    after ``after`` ms, and when its answer reaches ``name``."""
+    import copy
+
+    dry = copy.deepcopy(s.sim)
+    sync_at = None
+    while dry.pending():
+        rec = dry.step()
+        assert rec is not None
+        if rec.time_ms < after or rec.kind != "deliver":
+            continue
+        if sync_at is None and rec.detail == f"SyncGroup from {name}":
+            sync_at = rec.time_ms
+        elif sync_at is not None and rec.actor == name and rec.detail.startswith("SyncGroup response"):
+            return sync_at, rec.time_ms
+        if rec.time_ms > after + 60000:
+            break
+    raise ScenarioError(f"no SyncGroup from {name} after {after} ms")
 
 
 def _rolling_restart(s: _Setup) -> None:
@@ -203,6 +306,20 @@ SCENARIOS: dict[str, Scenario] = {
                  _consumer_leaves, 20000, lambda o: 45000),
         Scenario("static-member-restart", "static member cN is killed and restarts 4 s later", "static",
                  _static_member_restart, 20000, lambda o: 45000),
+        Scenario("static-member-left-behind",
+                 "static c1 is busy through a rebalance and rejoins just after the rebalance timeout",
+                 "static-cooperative", _static_member_left_behind, 20000, lambda o: 100000,
+                 finding="exclusive_ownership"),
+        Scenario("connect-worker-bounces",
+                 "Connect worker cN stops and comes back 4 s later, within the 10 s delay", "connect",
+                 _worker_bounces, 20000, lambda o: 60000),
+        Scenario("connect-worker-leaves",
+                 "Connect worker cN stops for good; its tasks wait out the 10 s delay, then move", "connect",
+                 _worker_leaves, 20000, lambda o: 60000),
+        Scenario("static-restart-in-cooperative-round",
+                 "static c1 restarts between its SyncGroup and the answer in a round that withheld its partitions",
+                 "static-cooperative", _static_restart_in_cooperative_round, 20000, lambda o: 80000,
+                 finding="convergence"),
         Scenario("rolling-restart", "every member in turn shuts down and restarts 3 s later", "eager",
                  _rolling_restart, 20000, lambda o: 20000 + o.members * 15000 + 15000),
         Scenario("eager-stop-the-world", "cN joins while c1 is in an 8 s GC pause", "eager",
@@ -252,7 +369,7 @@ class ScenarioReport:
 def _fmt_parts(parts: list[list[Any]] | list[tuple[str, int]]) -> str:
     if not parts:
         return "nothing"
-    return ",".join(f"{t}-{p}" for t, p in parts)
+    return ",".join(f"connector {t}" if p == -1 else f"{t}-{p}" for t, p in parts)
 
 
 def _narrate_trace(line: dict[str, Any]) -> str | None:
@@ -309,7 +426,12 @@ def run_scenario(
     protocol = opts.protocol or sc.default_protocol
     if protocol not in PROTOCOLS:
         raise ScenarioError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
-    if opts.assignor is not None and opts.assignor not in ASSIGNOR_NAMES:
+    if protocol == "connect" or sc.default_protocol == "connect":
+        if protocol != sc.default_protocol:
+            raise ScenarioError(f"scenario {name} runs {sc.default_protocol} members; --protocol {protocol} does not apply")
+        if opts.assignor not in (None, CONNECT_ASSIGNOR):
+            raise ScenarioError(f"Connect workers use the {CONNECT_ASSIGNOR} assignor, not {opts.assignor!r}")
+    elif opts.assignor is not None and opts.assignor not in ASSIGNOR_NAMES:
         raise ScenarioError(f"unknown assignor {opts.assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
     if opts.members < sc.min_members:
         raise ScenarioError(f"scenario {name} needs at least {sc.min_members} members, got {opts.members}")
@@ -366,7 +488,10 @@ def run_scenario(
     gen_at_start = max((g["generation"] for g in sim.group_log if g["at"] < sc.measure_from_ms), default=0)
     rebalances = len({g["generation"] for g in sim.group_log if g["at"] >= sc.measure_from_ms and g["generation"] > gen_at_start
                       and g["state"] in ("CompletingRebalance", "Empty")})
-    assignor = opts.assignor or ("cooperative-sticky" if protocol == "cooperative" else "range")
+    if protocol == "connect":
+        assignor = CONNECT_ASSIGNOR
+    else:
+        assignor = opts.assignor or ("cooperative-sticky" if protocol in ("cooperative", "static-cooperative") else "range")
     report = ScenarioReport(name, protocol, assignor, opts.seed, opts.members, opts.partitions, timeline, own, gens, sim)
     report.totals = {
         "rebalances": rebalances,

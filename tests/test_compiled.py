@@ -133,6 +133,8 @@ WHOLE = [
     ("cooperative", dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie", "leave"}), budget=1)),
     ("cooperative", dict(members=2, partitions=3, topics=2, faults=frozenset({"subscription", "partitions", "join"}))),
     ("static", dict(members=2, partitions=3, faults=frozenset({"join", "crash", "zombie", "timeout"}))),
+    ("static", dict(members=2, partitions=3, topics=2, faults=frozenset({"subscription", "crash", "join"}), budget=3)),
+    ("static-cooperative", dict(members=2, partitions=3, faults=frozenset({"join", "crash", "zombie", "timeout"}))),
     ("eager", dict(members=3, partitions=2, assignor="range", faults=frozenset({"crash", "leave"}))),
     ("connect-delayed", dict(members=2, partitions=3, faults=frozenset({"join", "crash", "leave"}))),
     ("coordinator-assigns", dict(members=2, partitions=3, assignor="roundrobin", faults=frozenset({"crash", "timeout"}))),

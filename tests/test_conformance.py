@@ -159,8 +159,7 @@ def test_harness_failure_prints_timeline_and_seed():
 # and must then fail as it did (so the test can fail).
 REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "conformance_regressions.json").read_text())}
 _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
-            "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False,
-            "_static_assignment_outside_subscription": lambda *a: False}
+            "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False}
 
 
 def _replay(r: dict, unfixed: bool) -> Harness:

@@ -27,9 +27,9 @@ def _parse_delay(text: str) -> tuple[int, int]:
                   ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
-@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect"]), default=None,
               help="Members' configuration (default: the scenario's own).")
-@click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky.")
+@click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky (consumers); connect (Connect workers).")
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
@@ -91,13 +91,34 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
 
         with atomic_output(transcript_path) as tmp:
             tmp.write_text(dumps_jsonl(report.sim.transcript()), encoding="utf-8")
+    replay = replay_command(report, faults=",".join(sorted(fault_set)), delay=delay, loss=loss, duplicate=duplicate,
+                            reorder=reorder, failover_at=failover_at)
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "replay": replay})
         return
-    _print_report(report)
+    _print_report(report, replay)
 
 
-def _print_report(report) -> None:  # noqa: ANN001 - ScenarioReport, imported lazily
+def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0.0, duplicate: float = 0.0,  # noqa: ANN001
+                   reorder: float = 0.0, failover_at: int | None = None) -> str:
+    """The command that runs ``report``'s scenario again exactly: every option that shapes the run."""
+    import shlex
+
+    words = ["groupspec", "simulate", report.scenario, "--protocol", report.protocol, "--assignor", report.assignor,
+             "--members", str(report.members), "--partitions", str(report.partitions), "--seed", str(report.seed)]
+    if faults:
+        words += ["--faults", faults]
+    if delay != "1-5":
+        words += ["--delay", delay]
+    for name, value in (("--loss", loss), ("--duplicate", duplicate), ("--reorder", reorder)):
+        if value:
+            words += [name, repr(value)]
+    if failover_at is not None:
+        words += ["--failover-at", str(failover_at)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport, imported lazily
     from rich.console import Console
     from rich.table import Table
 
@@ -106,7 +127,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - ScenarioReport, imported la
         f"scenario {report.scenario}  protocol {report.protocol}  assignor {report.assignor}  "
         f"members {report.members}  partitions {report.partitions}  seed {report.seed}"
     )
-    click.echo(f"(replay: groupspec simulate {report.scenario} --protocol {report.protocol} --seed {report.seed})")
+    click.echo(f"(replay: {replay})")
     click.echo()
     click.echo("timeline")
     for ts, text in sorted(report.timeline, key=lambda x: x[0]):

@@ -21,7 +21,6 @@ from groupspec.reference.errors import Error
 from groupspec.reference.messages import (
     HeartbeatResponse,
     JoinGroupRequest,
-    SyncGroupResponse,
 )
 
 from .refinement import SESSION_MS, match, project
@@ -29,19 +28,6 @@ from .refinement import SESSION_MS, match, project
 
 class KnownGapsMixin:
     """The known model gaps of :class:`~groupspec.conformance.harness.Harness`."""
-
-    def _static_assignment_outside_subscription(self, pre: State, post: State) -> bool:
-        head = self._head
-        if not self.variant.static or head is None or head[2] != "deliver" or not head[3].is_reply \
-                or head[3].dst not in self.slot or not isinstance(head[3].payload, SyncGroupResponse):
-            return False
-        i = self.slot[head[3].dst]
-        a = pre.clients[i]
-        outside = a.owned & ~self.cfg.subscribed_partitions(a.topics, pre.group.partitions)
-        if not outside:
-            return False
-        probe = replace(pre, clients=pre.clients[:i] + (replace(a, owned=0, rejoin=True),) + pre.clients[i + 1:])
-        return project(probe) == project(post)
 
     def _late_heartbeat_answer(self, pre: State, post: State) -> bool:
         head = self._head

@@ -296,16 +296,6 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
                     self.gaps.append(f"t={rec.time_ms}ms {gap}")
                     self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                     return
-        if path is None and self._static_assignment_outside_subscription(pre, post):
-            # KNOWN MODEL GAP 14 (docs/conformance.md): a static member restarted with a narrower
-            # subscription is answered in a Stable group with its stored assignment, which holds a
-            # partition of a topic it dropped; Kafka's onJoinComplete then requests a rejoin and applies
-            # nothing. The model's static replacement applies the stored assignment. Accepted only if
-            # that member's change is exactly this; refinement goes on from alpha(after).
-            gap = f"{self._head[3].dst} got a stored assignment outside its subscription"
-            self.gaps.append(f"t={rec.time_ms}ms {gap}")
-            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
-            return
         if path is None and self._late_heartbeat_answer(pre, post):
             # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
             # was in a GC pause, or its next JoinGroup was already parked): REBALANCE_IN_PROGRESS after

@@ -182,8 +182,11 @@ class LinearizationMixin:
                     # is answered; other members may change the group meanwhile.
                     stored = next((self._assignment_mask(mv.assignment) for mv in view.members
                                    if self._member_slot(mv) == i), 0)
+                    # A stored assignment outside its (narrower) subscription: onJoinComplete applies nothing
+                    # and requests a rejoin, in Kafka as in the model (formerly known model gap 14).
+                    outside = stored & ~self.cfg.subscribed_partitions(tr.frozen.topics, self.state.group.partitions | stored)
                     tr.frozen = replace(tr.frozen, status=MS.STABLE, id=Id.CURRENT, generation=view.generation,
-                                        owned=stored, rejoin=False, inbox=None)
+                                        owned=0 if outside else stored, rejoin=bool(outside), inbox=None)
                     tr.frozen_kind = "static"
                 else:
                     tr.frozen = None
