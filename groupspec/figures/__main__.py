@@ -29,6 +29,10 @@ STORIES = (
     Story("eager-rolling", "rolling-restart", "eager", "Rolling restart (eager)"),
     Story("static-rolling", "rolling-restart", "static", "Rolling restart (static membership)"),
     Story("cooperative-rolling", "rolling-restart", "cooperative", "Rolling restart (cooperative)"),
+    Story("connect-bounce", "connect-worker-bounces", "connect", "A Connect worker bounces within the delay"),
+    Story("connect-leave", "connect-worker-leaves", "connect", "A Connect worker leaves for good"),
+    Story("static-cooperative-left-behind", "static-member-left-behind", "static-cooperative",
+          "Static-cooperative: a member left behind (Kafka's own double ownership)"),
 )
 
 # Which stories' numbers each Learn chapter quotes, side by side.
@@ -36,6 +40,7 @@ NUMBERS = {
     "eager": ("eager-join", "eager-leave", "eager-bounce", "eager-stop-the-world"),
     "static": ("eager-bounce", "static-bounce", "eager-rolling", "static-rolling"),
     "cooperative": ("eager-join", "cooperative-join", "eager-rolling", "cooperative-rolling"),
+    "connect": ("connect-bounce", "connect-leave"),
 }
 
 # Each broken variant at the bounds `groupspec verify` catches it with.

@@ -25,8 +25,8 @@ class Story:
 
     def replay(self) -> str:
         extra = f" --assignor {self.assignor}" if self.assignor else ""
-        return (f"groupspec simulate {self.scenario} --protocol {self.protocol} --members {self.members} "
-                f"--partitions {self.partitions}{extra} --seed 0")
+        return (f"groupspec simulate {self.scenario} --protocol {self.protocol}{extra} --members {self.members} "
+                f"--partitions {self.partitions} --seed 0")
 
 
 @dataclass

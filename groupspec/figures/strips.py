@@ -16,7 +16,8 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     svg = Svg(width, legend_y + 26, f"Who owned each partition: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
     x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
-    svg.text(LEFT, 16, f"{run.story.title} — who owned each partition ({run.story.protocol}, {rep.assignor})", 13, bold=True)
+    svg.text(8, 14, f"{run.story.title} — who owned each partition", 13, bold=True)
+    svg.text(width - RIGHT, 14, f"{run.story.protocol}, {rep.assignor}", 10, anchor="end", fill="#555")
     for i, p in enumerate(rows):
         y = TOP + i * ROW
         svg.text(LEFT - 6, y + ROW * 0.7, f"{p[0]}-{p[1]}", 11, anchor="end")

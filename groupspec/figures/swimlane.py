@@ -20,12 +20,13 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     t0 = rep.ownership.start_ms - 4000 if start_ms is None else start_ms
     t1 = rep.ownership.end_ms
     lanes = ["coordinator", *run.members]
-    height = TOP + LANE * len(lanes) + 40
+    height = TOP + LANE * len(lanes) + 52
     svg = Svg(width, height, f"Swim lanes: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
     x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
     y = {name: TOP + i * LANE + LANE / 2 for i, name in enumerate(lanes)}
-    svg.text(LEFT, 18, f"{run.story.title} ({run.story.protocol}, {rep.assignor}) — requests and who consumed", 13, bold=True)
+    svg.text(8, 16, f"{run.story.title} — requests, and who consumed", 13, bold=True)
+    svg.text(width - RIGHT, 16, f"{run.story.protocol}, {rep.assignor}", 10, anchor="end", fill="#555")
     for name in lanes:
         svg.text(LEFT - 8, y[name] + 4, name, 12, anchor="end", bold=name == "coordinator")
         svg.line(LEFT, y[name], width - RIGHT, y[name], "#ccc")
@@ -69,8 +70,9 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     for t in range((t0 // step + 1) * step, t1 + 1, step):
         svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
         svg.text(x(t), axis_y + 15, f"{t / 1000:.0f}s", 10, anchor="middle", fill="#666")
-    svg.text(LEFT, axis_y + 32, "solid arrow: JoinGroup/SyncGroup/LeaveGroup sent · dashed: answer (red = error) · "
-             "dark bar: request parked · red dot: heartbeat error · coloured lane: consuming", 10, fill="#444")
+    svg.text(LEFT, axis_y + 30, "solid arrow: JoinGroup/SyncGroup/LeaveGroup sent · dashed arrow: its answer (red = an error)", 10, fill="#444")
+    svg.text(LEFT, axis_y + 43, "dark bar: request parked by the coordinator · red dot: heartbeat answered with an error · "
+             "coloured lane: consuming, grey: running, owns nothing", 10, fill="#444")
     return svg.render()
 
 
