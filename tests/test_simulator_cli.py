@@ -73,3 +73,16 @@ def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str, capsys: py
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_narrative_uses_the_historys_words():
+    """The report ends in the vocabulary of docs/learn/: stop-the-world, two-phase revoke/assign, no rebalance."""
+    from click.testing import CliRunner
+
+    from groupspec.cli import cli
+
+    words = {("new-consumer-joins", "eager"): "stop-the-world", ("new-consumer-joins", "cooperative"): "two-phase revoke/assign",
+             ("static-member-restart", "static"): "no rebalance", ("connect-worker-leaves", "connect"): "scheduled rebalance delay"}
+    for (scenario, protocol), word in words.items():
+        r = CliRunner().invoke(cli, ["simulate", scenario, "--protocol", protocol])
+        assert r.exit_code == 0 and word in r.output, (scenario, protocol, r.output[-400:])

@@ -118,6 +118,28 @@ def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0
     return " ".join(shlex.quote(w) for w in words)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _in_the_protocols_words(protocol: str, t: dict) -> str:
+    """One sentence saying what the totals mean, in the vocabulary of the protocol's history (docs/learn/)."""
+    n, revoked, moved = t["rebalances"], t["partitions_revoked"], t["partitions_moved"]
+    if n == 0:
+        return ("no rebalance: the group did not notice (static membership keeps a member's place "
+                "for its session timeout)" if protocol.startswith("static") else "no rebalance")
+    if protocol in ("eager", "static"):
+        return (f"stop-the-world: in {_plural(n, 'eager rebalance')} every member revoked everything it owned "
+                f"before rejoining ({_plural(revoked, 'partition')} revoked, {moved} moved)")
+    if protocol in ("cooperative", "static-cooperative"):
+        return (f"two-phase revoke/assign: {_plural(n, 'rebalance')}, only the partitions that move are revoked, "
+                f"in one round, and assigned in the next ({_plural(revoked, 'partition')} revoked, {moved} moved)")
+    if protocol == "connect":
+        return (f"scheduled rebalance delay: {_plural(n, 'rebalance')}; a departed worker's tasks wait for it "
+                f"until the delay ends ({moved} moved)")
+    return ""
+
+
 def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport, imported lazily
     from rich.console import Console
     from rich.table import Table
@@ -153,6 +175,9 @@ def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport
     totals.add_row("instants a partition had two owners", str(t["double_owned_instants"]))
     totals.add_row("protocol messages", str(t["protocol_messages"]))
     console.print(totals)
+    summary = _in_the_protocols_words(report.protocol, t)
+    if summary:
+        click.echo(summary)
     for d in report.ownership.double_owned[:5]:
         console.print(f"[red]two owners[/red] at {d['ts_ms'] / 1000:.3f}s: partition "
                       f"{d['partition'][0]}-{d['partition'][1]} owned by {', '.join(d['owners'])}")
