@@ -20,8 +20,10 @@ every member present, each list sorted by ``(topic, partition)``.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
@@ -34,6 +36,7 @@ __all__ = [
     "finish",
     "java_string_key",
     "member_info_key",
+    "no_cyclic_gc",
     "normalize",
 ]
 
@@ -85,14 +88,13 @@ def _parse_topics(member_id: str, raw: Any) -> tuple[tuple[str, ...], int]:
         return (), 0
     if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
         raise _bad(member_id, "'topics' must be a list of topic names")
-    out: dict[str, None] = {}
-    n = 0
-    for t in raw:
+    items = list(raw)
+    if set(map(type, items)) <= {str}:  # the common case, checked at C speed
+        return tuple(dict.fromkeys(items)), len(items)
+    for t in items:
         if not isinstance(t, str):
             raise _bad(member_id, f"topic {t!r} is not a string")
-        out[t] = None
-        n += 1
-    return tuple(out), n
+    return tuple(dict.fromkeys(items)), len(items)
 
 
 def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
@@ -134,6 +136,10 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
     if not isinstance(subscriptions, Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
+    # Members often share one topic list object (a group subscribed to the same topics): parse it
+    # once per call. Keyed by identity; ``keep`` holds each list so its id cannot be reused meanwhile.
+    parsed: dict[int, tuple[tuple[str, ...], int]] = {}
+    keep: list[Any] = []
     for member_id, sub in subscriptions.items():
         if not isinstance(member_id, str):
             raise ValueError(f"member id {member_id!r} is not a string")
@@ -141,7 +147,15 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
             sub = {}
         if not isinstance(sub, Mapping):
             raise _bad(member_id, "must be a mapping")
-        topics, raw_count = _parse_topics(member_id, sub.get("topics"))
+        raw_topics = sub.get("topics")
+        if type(raw_topics) is list or type(raw_topics) is tuple:
+            hit = parsed.get(id(raw_topics))
+            if hit is None:
+                hit = parsed[id(raw_topics)] = _parse_topics(member_id, raw_topics)
+                keep.append(raw_topics)
+            topics, raw_count = hit
+        else:
+            topics, raw_count = _parse_topics(member_id, raw_topics)
         generation = sub.get("generation", -1)
         if generation is None:
             generation = -1
@@ -159,6 +173,19 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
             )
         )
     return members
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a block that allocates many acyclic objects
+    (reference counting still frees everything); restores the caller's setting, also on error."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:

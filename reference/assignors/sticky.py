@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress, repeat
 from typing import Any, Mapping, Sequence
 
 from ._frame import (
@@ -60,6 +60,7 @@ from ._frame import (
     check_partition_counts,
     existing_topics,
     java_string_key,
+    no_cyclic_gc,
     normalize,
 )
 
@@ -230,11 +231,14 @@ def _all_subscriptions_equal(members: list[Member], order: list[int]) -> bool:
     "equal" to anything and then receives partitions it never subscribed to (I3).  We compare with
     the first member's set even when it is empty, so such a group takes the general path.
     """
-    first = members[order[0]].topic_set
+    head = members[order[0]]
+    first = head.topic_set
     size = len(first)
     for m in order[1:]:
         mem = members[m]
-        if mem.raw_topic_count != size or mem.topic_set != first:
+        if mem.raw_topic_count != size:
+            return False
+        if mem.topics is not head.topics and mem.topic_set != first:  # one shared topic list: equal
             return False
     return True
 
@@ -331,8 +335,33 @@ def _partition_major_keys(prob: _Problem) -> list[int]:
 
 
 def _partition_table(prob: _Problem) -> list[Partition]:
-    """``table[gid] = (topic, partition)``."""
-    return [(t, p) for t, n in zip(prob.topics, prob.counts) for p in range(n)]
+    """``table[gid] = (topic, partition)`` (built at C speed)."""
+    topics = chain.from_iterable(map(repeat, prob.topics, prob.counts))
+    numbers = chain.from_iterable(map(range, prob.counts))
+    return list(zip(topics, numbers))
+
+
+def _fresh_constrained(prob: _Problem) -> list[list[Partition]]:
+    """The constrained path when no member keeps any partition (a fresh group), in closed form.
+
+    With nothing kept, every member starts under ``minQuota`` (or, when ``minQuota`` is 0, waits at
+    it), so :func:`_constrained` deals the partitions in (topic, partition) order round-robin over
+    the members sorted by id until each holds ``minQuota``, and the ``P % C`` left over go one each
+    to the first members in id order. Member of id rank ``r`` therefore gets gids ``r, r + C, ...``
+    below ``C * minQuota`` and, if ``r < P % C``, gid ``C * minQuota + r``: list slices of the
+    partition table. No transfers (nothing was owned). Per member, in member order.
+    """
+    n = len(prob.members)
+    table = _partition_table(prob)
+    head = n * (prob.total // n)
+    extra = prob.total - head
+    out = []
+    for r in prob.rank:
+        mine = table[r:head:n]
+        if r < extra:
+            mine.append(table[head + r])
+        out.append(mine)
+    return out
 
 
 class _Deque:
@@ -652,15 +681,30 @@ class StickyOutcome:
 
 
 def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
-    """Run the sticky algorithm once and return the ideal assignment, transfers and round-1 result."""
+    """Run the sticky algorithm once and return the ideal assignment, transfers and round-1 result.
+
+    The run creates up to one tuple per partition and no reference cycles, so the cyclic garbage
+    collector is paused meanwhile (:func:`no_cyclic_gc`): at a million partitions its passes over
+    the new tuples cost more than the algorithm.
+    """
+    with no_cyclic_gc():
+        return _sticky_assign(partitions_per_topic, subscriptions)
+
+
+def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
+                   closed_form: bool = True) -> StickyOutcome:
     counts = check_partition_counts(partitions_per_topic)
     members = normalize(subscriptions)
     if not members:
         return StickyOutcome({}, {}, {}, "constrained")
     prob = _encode(counts, members)
     claims = _resolve_claims(prob)
-    n = len(members)
-    if _all_subscriptions_equal(members, prob.hash_order):
+    equal = _all_subscriptions_equal(members, prob.hash_order)
+    if closed_form and equal and not claims.multiply_claimed and not any(claims.owned):
+        lists = _fresh_constrained(prob)
+        ideal = {mem.member_id: lists[m] for m, mem in enumerate(members)}
+        return StickyOutcome(ideal=ideal, round_one={k: list(v) for k, v in ideal.items()}, transfers={}, path="constrained")
+    if equal:
         path = "constrained"
         lists, tmap = _constrained(prob, claims)
         per_member: list[Sequence[int]] = lists
@@ -669,7 +713,13 @@ def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
         sets = _general(prob, claims)
         per_member = sets
         tmap = _general_transfers(prob, sets)
-    withheld: list[set[int]] = [set() for _ in range(n)]
+    return _outcome(prob, per_member, tmap, path)
+
+
+def _outcome(prob: _Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str) -> StickyOutcome:
+    """The outcome from per-member gids and the transfer map (gid -> new owner)."""
+    members = prob.members
+    withheld: list[set[int]] = [set() for _ in members]
     for g, m in tmap.items():
         withheld[m].add(g)
     table = _partition_table(prob)
