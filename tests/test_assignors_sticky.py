@@ -509,16 +509,3 @@ def test_fresh_group_closed_form_check_catches_a_mutant(monkeypatch):
     monkeypatch.setattr(sticky, "_fresh_constrained", by_position)
     assert sticky._sticky_assign(counts, subs) != sticky._sticky_assign(counts, subs, closed_form=False)
 
-
-def test_sticky_assign_restores_the_garbage_collector():
-    import gc
-
-    assert gc.isenabled()
-    get("sticky").assign({"t": 3}, {"a": {"topics": ["t"]}})
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        get("sticky").assign({"t": 3}, {"a": {"topics": ["t"]}})
-        assert not gc.isenabled()
-    finally:
-        gc.enable()

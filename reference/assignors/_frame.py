@@ -20,10 +20,9 @@ every member present, each list sorted by ``(topic, partition)``.
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from collections import abc
+from typing import Any, Iterable, Mapping
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
@@ -36,7 +35,6 @@ __all__ = [
     "finish",
     "java_string_key",
     "member_info_key",
-    "no_cyclic_gc",
     "normalize",
 ]
 
@@ -86,7 +84,7 @@ def _bad(member_id: str, what: str) -> ValueError:
 def _parse_topics(member_id: str, raw: Any) -> tuple[tuple[str, ...], int]:
     if raw is None:
         return (), 0
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'topics' must be a list of topic names")
     items = list(raw)
     if set(map(type, items)) <= {str}:  # the common case, checked at C speed
@@ -100,7 +98,7 @@ def _parse_topics(member_id: str, raw: Any) -> tuple[tuple[str, ...], int]:
 def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     if raw is None:
         return ()
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
     items = list(raw)
     if all(map(_is_pair_container, items)) and set(map(len, items)) <= {2}:
@@ -117,7 +115,7 @@ def _is_pair_container(item: Any) -> bool:
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
-    if isinstance(item, (str, bytes)) or not isinstance(item, Iterable):
+    if isinstance(item, (str, bytes)) or not isinstance(item, abc.Iterable):
         raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
     pair = tuple(item)
     if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], int) or isinstance(pair[1], bool):
@@ -133,7 +131,7 @@ def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
 
 def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
     """Validate the plain-callable subscription map and return one :class:`Member` per entry."""
-    if not isinstance(subscriptions, Mapping):
+    if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
     # Members often share one topic list object (a group subscribed to the same topics): parse it
@@ -145,7 +143,7 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
             raise ValueError(f"member id {member_id!r} is not a string")
         if sub is None:
             sub = {}
-        if not isinstance(sub, Mapping):
+        if type(sub) is not dict and not isinstance(sub, abc.Mapping):
             raise _bad(member_id, "must be a mapping")
         raw_topics = sub.get("topics")
         if type(raw_topics) is list or type(raw_topics) is tuple:
@@ -175,22 +173,9 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
     return members
 
 
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a block that allocates many acyclic objects
-    (reference counting still frees everything); restores the caller's setting, also on error."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """Validate ``partitions_per_topic``; keep only topics with at least one partition."""
-    if not isinstance(partitions_per_topic, Mapping):
+    if not isinstance(partitions_per_topic, abc.Mapping):
         raise ValueError("partitions_per_topic must be a mapping of topic to partition count")
     out: dict[str, int] = {}
     for topic, n in partitions_per_topic.items():
@@ -206,8 +191,8 @@ def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str,
 def existing_topics(counts: Mapping[str, int], members: Iterable[Member]) -> set[str]:
     """Topics some member subscribes to that exist with at least one partition."""
     subscribed: set[str] = set()
-    for m in members:
-        subscribed.update(m.topics)
+    for topics in {id(m.topics): m.topics for m in members}.values():  # a shared topic tuple once
+        subscribed.update(topics)
     return {t for t in subscribed if t in counts}
 
 
