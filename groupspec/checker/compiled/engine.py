@@ -41,7 +41,7 @@ CHUNK = 20000  # states expanded between two progress reports
 GROWTH = 1.25  # per-state and per-edge arrays grow by a quarter (in place)
 TABLE_LOAD = 0.75  # the fingerprint index is rebuilt larger when this full ...
 TABLE_FILL = 0.5  # ... to this fill
-FRONTIER_BUDGET = 512 << 20  # bytes of frontier rows kept in memory; the rest waits on disk
+FRONTIER_BUDGET = 128 << 20  # bytes of frontier rows kept in memory; the rest waits on disk (written once, read once)
 SEGMENT_ROWS = 1 << 15  # frontier rows per segment
 # bytes held per stored state: fingerprint 8 + 4, parent 4, action 1, flags 1, out-degree 1, and its
 # share of the index (4 bytes a slot at a fill between TABLE_FILL and TABLE_LOAD: 4 / 0.6 on average);
