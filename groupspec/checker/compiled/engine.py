@@ -7,8 +7,10 @@ Theory of operation
 second. This explorer runs the *same algorithm* on the compiled encoding of the classic protocol
 (``groupspec.checker.compiled.kernel``): breadth-first search with the same successor order and the same keys,
 so it stores the same states in the same order and takes the same edges; safety on every state and
-step; convergence from the graph of protocol steps (deadlocks, convergence that does not last, strongly
-connected components with scipy, the longest path to convergence in compiled code).
+step; convergence from the graph of protocol steps (deadlocks, convergence that does not last, the
+longest path to convergence in compiled code, strongly connected components with scipy where there are
+cycles). States are kept in the lean store of ``groupspec.checker.compiled.lean`` (fingerprints, parent
+pointers, compact edges; rows rebuilt by replay when a report needs them).
 
 Everything a person reads is produced by the model's own code: counterexample states are decoded back
 into model ``State`` values, every step of a reported trace is replayed with ``proto.step`` (so a wrong
