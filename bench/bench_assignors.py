@@ -13,6 +13,9 @@ Scenarios (inputs are deterministic; no randomness, so nothing to seed):
 3. Side by side with kafka-python's ``StickyPartitionAssignor`` at 100 consumers x 10,000
    partitions (10 topics x 1,000): fresh and second assignment, and the speed ratio (target >= 100x).
 4. Range and roundrobin on the 1M-partition group, for scale.
+1c. The fresh assignment of scenario 1 for sticky and cooperative-sticky against Kafka's Java
+   assignor's recorded time, scaled to this run by a peer measured in it (see ``JAVA_RECORDED``);
+   target: at most 1.0x Java's time.
 5. Varied subscriptions (each consumer on a random subset of topics, seeded and printed), which
    exercises the per-topic least-loaded index of the general path.
 
@@ -21,6 +24,7 @@ Run: ``.venv/bin/python bench/bench_assignors.py`` (add ``--quick`` for a smalle
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import defaultdict
@@ -76,6 +80,53 @@ def non_equal(topics: int, partitions: int, consumers: int) -> None:
     t2, d2 = timed(lambda: a.assign_detailed(counts, subs2))
     report("second assignment (consumer0 rejoins empty)", t2, f"transfers={len(d2.transfers)}")
     print("  (Kafka's JUnit timeout for this test is 90 s; KAFKA-12675 reports 4-5 s in Java)")
+
+
+# Kafka's Java assignors on this machine, compiled from Kafka's source at the commit the project cites
+# and run interleaved with groupspec (issue 18): 1M partitions x 2,000 consumers, cooperative-sticky.
+# No Java run is possible here at benchmark time (Kafka's source and jars come neither from PyPI nor
+# Debian), so the fresh comparison scales the recorded Java time by how fast this machine runs
+# groupspec's *second* assignment now against the recorded one (a peer measured in the same run).
+# That second assignment also got faster since (topic lists parsed once), so the estimate of Java's
+# fresh time errs low: the comparison is conservative.
+JAVA_RECORDED = {"fresh": 0.45, "second": 4.0}
+OURS_RECORDED = {"fresh": 1.45, "second": 2.8}
+
+
+def best_of(repeats: int, fn: Callable[[], Any]) -> float:
+    """The least CPU time of ``repeats`` runs: on a shared machine wall-clock time measures the other
+    processes too; CPU time of this (single-threaded) process, at its minimum, is the least disturbed."""
+    best = float("inf")
+    for _ in range(repeats):
+        c0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - c0)
+        del out
+    return best
+
+
+def fresh_vs_java(topics: int, partitions: int, consumers: int, repeats: int) -> bool:
+    print(f"[1c] fresh uniform assignment vs Kafka's Java (recorded ratio): {topics * partitions:,} partitions, "
+          f"{consumers} consumers, least CPU time of {repeats}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    counts = {f"topic{i}": partitions for i in range(topics)}
+    names = list(counts)
+    subs = {f"consumer{i}": {"topics": names} for i in range(consumers)}
+    coop = get("cooperative-sticky")
+    first = coop.assign_detailed(counts, subs)
+    subs2 = rejoin(subs, first.round_one, 1, "consumer0")
+    del first
+    t_second = best_of(repeats, lambda: coop.assign_detailed(counts, subs2))
+    java_fresh = JAVA_RECORDED["fresh"] * t_second / OURS_RECORDED["second"]
+    report("groupspec second assignment (the peer)", t_second,
+           f"recorded {OURS_RECORDED['second']} s -> this machine runs at {OURS_RECORDED['second'] / t_second:.2f}x the recorded speed")
+    report("Kafka Java fresh, estimated for this run", java_fresh, f"(recorded {JAVA_RECORDED['fresh']} s)")
+    ok = True
+    for name in ("cooperative-sticky", "sticky"):
+        t = best_of(repeats, lambda: get(name).assign(counts, subs))
+        ratio = t / java_fresh
+        ok = ok and ratio <= 1.0
+        report(f"groupspec {name} fresh", t, f"{ratio:.2f}x Java's time (target <= 1.0x: {'MET' if ratio <= 1.0 else 'MISSED'})")
+    return ok
 
 
 def uniform(topics: int, partitions: int, consumers: int, target: float) -> bool:
@@ -203,11 +254,14 @@ def kafka_python_side_by_side(topics: int, partitions: int, consumers: int, targ
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run; targets then do not apply)")
+    ap.add_argument("--fresh", action="store_true", help="only [1c], the fresh assignment against Kafka's Java")
     args = ap.parse_args(argv)
-    if args.quick:
+    if args.fresh:
+        results = [fresh_vs_java(500, 2000, 2000, 5)]
+    elif args.quick:
         results = [uniform(50, 200, 200, 10.0), general(20, 50, 100, 5.0), kafka_python_side_by_side(10, 100, 20, 1.0)]
     else:
-        results = [uniform(500, 2000, 2000, 10.0)]
+        results = [uniform(500, 2000, 2000, 10.0), fresh_vs_java(500, 2000, 2000, 5)]
         non_equal(500, 2000, 2000)
         results += [general(100, 200, 500, 5.0)]
         heterogeneous(200, 500, 1000, 50, seed=42)

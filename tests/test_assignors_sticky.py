@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from groupspec.reference.assignors import get
 from groupspec.reference.assignors.properties import (
@@ -462,3 +462,50 @@ def test_least_loaded_index_check_catches_a_mutant():
     assert broken.least(0) == 1
     broken.load[0] = 1  # a decrease the index is not told about (the mutant's behaviour)
     assert broken.least(0) != 0
+
+
+# ------------------------------------------------------------------ the fresh group in closed form
+def _fresh_group(counts: list[int], members: list[int], shared: bool):
+    topics = [f"t{i}" for i in range(len(counts))]
+    subs = {f"m{j}": {"topics": topics if shared else list(topics)} for j in members}  # one list object, or copies
+    return {f"t{i}": c for i, c in enumerate(counts)}, subs
+
+
+fresh_groups = st.builds(
+    _fresh_group,
+    st.lists(st.integers(0, 9), min_size=1, max_size=6),
+    st.lists(st.integers(0, 120), min_size=1, max_size=25, unique=True),
+    st.booleans(),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(fresh_groups)
+def test_fresh_group_closed_form_is_the_dealing_loop(group):
+    """A fresh group (nothing owned, equal subscriptions) is dealt in closed form by list slices:
+    the same outcome, member order and list order as the constrained path's dealing loop."""
+    from groupspec.reference.assignors.sticky import _sticky_assign
+
+    counts, subs = group
+    fast = _sticky_assign(counts, subs)
+    slow = _sticky_assign(counts, subs, closed_form=False)
+    assert fast == slow
+    assert list(fast.ideal) == list(slow.ideal) and list(fast.round_one) == list(slow.round_one)
+
+
+def test_fresh_group_closed_form_check_catches_a_mutant(monkeypatch):
+    """Dealing by member order instead of member-id order differs from the loop, and the comparison sees it."""
+    from groupspec.reference.assignors import sticky
+
+    counts = {"t0": 7, "t1": 5}
+    subs = {f"m{j}": {"topics": ["t0", "t1"]} for j in (3, 10, 2)}  # id order m10 < m2 < m3
+    assert sticky._sticky_assign(counts, subs) == sticky._sticky_assign(counts, subs, closed_form=False)
+    real = sticky._fresh_constrained
+
+    def by_position(prob):
+        prob.rank = list(range(len(prob.members)))
+        return real(prob)
+
+    monkeypatch.setattr(sticky, "_fresh_constrained", by_position)
+    assert sticky._sticky_assign(counts, subs) != sticky._sticky_assign(counts, subs, closed_form=False)
+

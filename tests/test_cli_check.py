@@ -63,6 +63,16 @@ def test_json_output():
     assert props["exclusive_ownership"]["verdict"] == "violated"
     steps = props["exclusive_ownership"]["counterexample"]
     assert steps[0]["action"] is None and steps[-1]["action"]
+    mem = doc["memory"]
+    assert mem["peak_bytes"] > 0 and mem["per_state_bytes"] is not None
+    assert mem["store_bytes_per_state"] > 0 and 0 <= mem["fingerprint_collision_probability"] < 1e-20
+
+
+def test_memory_is_reported_beside_states_per_second():
+    r = run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash", "--budget", "1")
+    assert r.returncode == 0, r.stderr
+    assert "peak memory" in r.stdout and "MiB" in r.stdout
+    assert "memory per state" in r.stdout and "fingerprint collision" in r.stdout
 
 
 def test_both_engines_give_the_same_answer_from_the_command_line():
@@ -76,5 +86,5 @@ def test_both_engines_give_the_same_answer_from_the_command_line():
         assert doc["engine"] == engine
         out[engine] = doc
     for doc in out.values():
-        doc.pop("engine"), doc.pop("seconds"), doc.pop("states_per_second")
+        doc.pop("engine"), doc.pop("seconds"), doc.pop("states_per_second"), doc.pop("memory")
     assert out["python"] == out["compiled"]

@@ -31,6 +31,8 @@ import networkx as nx
 
 from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 
+from .memory import peak_bytes, reset_peak, rss_bytes
+
 
 @dataclass
 class Step:
@@ -65,6 +67,11 @@ class Result:
     symmetry_exact: bool = True
     engine: str = "python"
     convergence_bound: int | None = None
+    peak_memory: int | None = None  # bytes: peak resident memory of the process during the search
+    memory_per_state: float | None = None  # bytes: (peak - resident memory before the search) / states
+    store_bytes_per_state: float | None = None  # bytes the compiled engine's store holds per state
+    collision_probability: float | None = None  # fingerprint store: chance that two keys were merged
+    frontier_spilled: int = 0  # frontier segments that waited on disk
     verdicts: dict[str, Verdict] = field(default_factory=dict)
 
     @property
@@ -88,6 +95,8 @@ class Explorer:
         proto = self.proto
         cfg = proto.cfg
         res = Result(protocol=proto.name, assignor=proto.assignor_name, config=cfg, symmetric=proto.symmetric)
+        reset_peak()
+        rss0 = rss_bytes()
         t0 = time.perf_counter()
         c0 = time.process_time()
         key_of = proto.key
@@ -195,6 +204,8 @@ class Explorer:
             res.verdicts[prop.name] = self.sometimes_verdict(prop, sometimes_seen.get(prop.name, -1), res.complete)
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
+        res.peak_memory = peak_bytes()
+        res.memory_per_state = (res.peak_memory - rss0) / res.states if res.states else None
         return res
 
     # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,13 @@ def result_json(proto, res) -> dict:
         "engine": res.engine,
         "seconds": round(res.seconds, 3),
         "states_per_second": round(res.states_per_second),
+        "memory": {
+            "peak_bytes": res.peak_memory,
+            "per_state_bytes": None if res.memory_per_state is None else round(res.memory_per_state, 1),
+            "store_bytes_per_state": None if res.store_bytes_per_state is None else round(res.store_bytes_per_state, 1),
+            "fingerprint_collision_probability": res.collision_probability,
+            "frontier_segments_on_disk": res.frontier_spilled,
+        },
         "complete": res.complete,
         "symmetry": res.symmetric,
         "symmetry_factor": None if res.symmetry_factor is None else round(res.symmetry_factor, 2),
@@ -55,6 +62,16 @@ def result_json(proto, res) -> dict:
             for v in res.verdicts.values()
         ],
     }
+
+
+def memory_cell(res) -> str:
+    """Peak growth of resident memory per state, and (compiled engine) the store's own bytes per state."""
+    text = f"{res.memory_per_state:,.0f} bytes (peak growth / states)"
+    if res.store_bytes_per_state is not None:
+        text += f"; store {res.store_bytes_per_state:,.0f} bytes"
+    if res.frontier_spilled:
+        text += f"; {res.frontier_spilled:,} frontier segments waited on disk"
+    return text
 
 
 def verdict_cell(v) -> str:
@@ -77,6 +94,12 @@ def print_result(console: Console, proto, res) -> None:
     t.add_row("edges", f"{res.edges:,}")
     compiled_now = " — includes compiling the engine, first run only" if getattr(res, "compiled_now", False) else ""
     t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine{compiled_now})")
+    if res.peak_memory:
+        t.add_row("peak memory", f"{res.peak_memory / 2**20:,.0f} MiB")
+    if res.memory_per_state is not None:
+        t.add_row("memory per state", memory_cell(res))
+    if res.collision_probability is not None:
+        t.add_row("fingerprint collision", f"p ≈ {res.collision_probability:.1e} (96-bit fingerprints)")
     if res.symmetric and res.symmetry_factor is not None:
         approx = "" if res.symmetry_exact else "≈"
         t.add_row("symmetry reduction", f"{approx}{res.symmetry_factor:.2f}× (members and partitions)")

@@ -21,6 +21,7 @@ every member present, each list sorted by ``(topic, partition)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections import abc
 from typing import Any, Iterable, Mapping
 
 Partition = tuple[str, int]
@@ -83,22 +84,21 @@ def _bad(member_id: str, what: str) -> ValueError:
 def _parse_topics(member_id: str, raw: Any) -> tuple[tuple[str, ...], int]:
     if raw is None:
         return (), 0
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'topics' must be a list of topic names")
-    out: dict[str, None] = {}
-    n = 0
-    for t in raw:
+    items = list(raw)
+    if set(map(type, items)) <= {str}:  # the common case, checked at C speed
+        return tuple(dict.fromkeys(items)), len(items)
+    for t in items:
         if not isinstance(t, str):
             raise _bad(member_id, f"topic {t!r} is not a string")
-        out[t] = None
-        n += 1
-    return tuple(out), n
+    return tuple(dict.fromkeys(items)), len(items)
 
 
 def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     if raw is None:
         return ()
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
     items = list(raw)
     if all(map(_is_pair_container, items)) and set(map(len, items)) <= {2}:
@@ -115,7 +115,7 @@ def _is_pair_container(item: Any) -> bool:
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
-    if isinstance(item, (str, bytes)) or not isinstance(item, Iterable):
+    if isinstance(item, (str, bytes)) or not isinstance(item, abc.Iterable):
         raise _bad(member_id, f"owned entry {item!r} is not a [topic, partition] pair")
     pair = tuple(item)
     if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], int) or isinstance(pair[1], bool):
@@ -131,17 +131,29 @@ def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
 
 def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
     """Validate the plain-callable subscription map and return one :class:`Member` per entry."""
-    if not isinstance(subscriptions, Mapping):
+    if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
+    # Members often share one topic list object (a group subscribed to the same topics): parse it
+    # once per call. Keyed by identity; ``keep`` holds each list so its id cannot be reused meanwhile.
+    parsed: dict[int, tuple[tuple[str, ...], int]] = {}
+    keep: list[Any] = []
     for member_id, sub in subscriptions.items():
         if not isinstance(member_id, str):
             raise ValueError(f"member id {member_id!r} is not a string")
         if sub is None:
             sub = {}
-        if not isinstance(sub, Mapping):
+        if type(sub) is not dict and not isinstance(sub, abc.Mapping):
             raise _bad(member_id, "must be a mapping")
-        topics, raw_count = _parse_topics(member_id, sub.get("topics"))
+        raw_topics = sub.get("topics")
+        if type(raw_topics) is list or type(raw_topics) is tuple:
+            hit = parsed.get(id(raw_topics))
+            if hit is None:
+                hit = parsed[id(raw_topics)] = _parse_topics(member_id, raw_topics)
+                keep.append(raw_topics)
+            topics, raw_count = hit
+        else:
+            topics, raw_count = _parse_topics(member_id, raw_topics)
         generation = sub.get("generation", -1)
         if generation is None:
             generation = -1
@@ -163,7 +175,7 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
 
 def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """Validate ``partitions_per_topic``; keep only topics with at least one partition."""
-    if not isinstance(partitions_per_topic, Mapping):
+    if not isinstance(partitions_per_topic, abc.Mapping):
         raise ValueError("partitions_per_topic must be a mapping of topic to partition count")
     out: dict[str, int] = {}
     for topic, n in partitions_per_topic.items():
@@ -179,8 +191,8 @@ def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str,
 def existing_topics(counts: Mapping[str, int], members: Iterable[Member]) -> set[str]:
     """Topics some member subscribes to that exist with at least one partition."""
     subscribed: set[str] = set()
-    for m in members:
-        subscribed.update(m.topics)
+    for topics in {id(m.topics): m.topics for m in members}.values():  # a shared topic tuple once
+        subscribed.update(topics)
     return {t for t in subscribed if t in counts}
 
 

@@ -49,8 +49,10 @@ is ``(topic, partition)`` order.  Members are indices; ``rank[m]`` is the member
 from __future__ import annotations
 
 import heapq
+import sys
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress, repeat
+from operator import mul
 from typing import Any, Mapping, Sequence
 
 from ._frame import (
@@ -78,12 +80,20 @@ DEFAULT_GENERATION = -1
 # ------------------------------------------------------------------ Java HashMap iteration order
 
 def java_hash(s: str) -> int:
-    """Java ``String.hashCode`` as an unsigned 32-bit int (over UTF-16 code units)."""
-    data = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h
+    """Java ``String.hashCode`` as an unsigned 32-bit int (over UTF-16 code units).
+
+    ``sum(c[i] * 31**(n-1-i)) mod 2**32``, with the powers taken mod 2**32 beforehand (a ring
+    homomorphism), summed at C speed over the code units.
+    """
+    units = memoryview(s.encode(_UTF16_NATIVE, "surrogatepass")).cast("H")
+    n = len(units)
+    while len(_POW31) < n:
+        _POW31.append(_POW31[-1] * 31 & 0xFFFFFFFF)
+    return sum(map(mul, units, reversed(_POW31[:n]))) & 0xFFFFFFFF
+
+
+_POW31 = [1]  # 31**k mod 2**32
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # memoryview "H" reads native order
 
 
 def _hashmap_capacity(n: int) -> int:
@@ -196,6 +206,8 @@ class _Claims:
 def _resolve_claims(prob: _Problem) -> _Claims:
     n = len(prob.members)
     owned: list[dict[int, None]] = [{} for _ in range(n)]
+    if not any(prob.raw_owned):  # a fresh group: nothing claimed
+        return _Claims(owned=owned, multiply_claimed=set(), max_generation=max(prob.generation, default=DEFAULT_GENERATION))
     owner = [-1] * prob.total
     multi: set[int] = set()
     gen = prob.generation
@@ -230,11 +242,14 @@ def _all_subscriptions_equal(members: list[Member], order: list[int]) -> bool:
     "equal" to anything and then receives partitions it never subscribed to (I3).  We compare with
     the first member's set even when it is empty, so such a group takes the general path.
     """
-    first = members[order[0]].topic_set
+    head = members[order[0]]
+    first = head.topic_set
     size = len(first)
     for m in order[1:]:
         mem = members[m]
-        if mem.raw_topic_count != size or mem.topic_set != first:
+        if mem.raw_topic_count != size:
+            return False
+        if mem.topics is not head.topics and mem.topic_set != first:  # one shared topic list: equal
             return False
     return True
 
@@ -331,8 +346,41 @@ def _partition_major_keys(prob: _Problem) -> list[int]:
 
 
 def _partition_table(prob: _Problem) -> list[Partition]:
-    """``table[gid] = (topic, partition)``."""
-    return [(t, p) for t, n in zip(prob.topics, prob.counts) for p in range(n)]
+    """``table[gid] = (topic, partition)`` (built at C speed)."""
+    topics = chain.from_iterable(map(repeat, prob.topics, prob.counts))
+    ints = list(range(max(prob.counts, default=0)))  # one int object per partition number, shared by all topics
+    numbers = chain.from_iterable(ints[:n] for n in prob.counts)
+    return list(zip(topics, numbers))
+
+
+def _fresh_constrained(prob: _Problem) -> list[list[Partition]]:
+    """The constrained path when no member keeps any partition (a fresh group), in closed form.
+
+    With nothing kept, every member starts under ``minQuota`` (or, when ``minQuota`` is 0, waits at
+    it), so :func:`_constrained` deals the partitions in (topic, partition) order round-robin over
+    the members sorted by id until each holds ``minQuota``, and the ``P % C`` left over go one each
+    to the first members in id order. Member of id rank ``r`` therefore gets gids ``r, r + C, ...``
+    below ``C * minQuota`` and, if ``r < P % C``, gid ``C * minQuota + r``. No transfers (nothing
+    was owned). Per member, in member order.
+
+    Each member's ``(topic, partition)`` tuples are made from strided slices of two lists that
+    hold, per gid, the topic's name and the partition's number (shared objects), so every tuple is
+    created once, where it is needed, and no million-entry table of tuples is walked twice.
+    """
+    n = len(prob.members)
+    counts = prob.counts
+    topic_of = list(chain.from_iterable(map(repeat, prob.topics, counts)))
+    ints = list(range(max(counts, default=0)))
+    number_of = list(chain.from_iterable(ints[:c] for c in counts))
+    head = n * (prob.total // n)
+    extra = prob.total - head
+    out = []
+    for r in prob.rank:
+        mine = list(zip(topic_of[r:head:n], number_of[r:head:n]))
+        if r < extra:
+            mine.append((topic_of[head + r], number_of[head + r]))
+        out.append(mine)
+    return out
 
 
 class _Deque:
@@ -653,14 +701,27 @@ class StickyOutcome:
 
 def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
     """Run the sticky algorithm once and return the ideal assignment, transfers and round-1 result."""
+    return _sticky_assign(partitions_per_topic, subscriptions)
+
+
+def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
+                   closed_form: bool = True, one_answer: bool = False) -> StickyOutcome:
+    """``closed_form``: deal a fresh equal-subscription group by :func:`_fresh_constrained`;
+    ``one_answer``: the caller reads only ``ideal`` or only ``round_one`` (``assign``), so where
+    the two are equal they may share their lists."""
     counts = check_partition_counts(partitions_per_topic)
     members = normalize(subscriptions)
     if not members:
         return StickyOutcome({}, {}, {}, "constrained")
     prob = _encode(counts, members)
     claims = _resolve_claims(prob)
-    n = len(members)
-    if _all_subscriptions_equal(members, prob.hash_order):
+    equal = _all_subscriptions_equal(members, prob.hash_order)
+    if closed_form and equal and not claims.multiply_claimed and not any(claims.owned):
+        lists = _fresh_constrained(prob)
+        ideal = {mem.member_id: lists[m] for m, mem in enumerate(members)}
+        round_one = ideal if one_answer else {k: list(v) for k, v in ideal.items()}
+        return StickyOutcome(ideal=ideal, round_one=round_one, transfers={}, path="constrained")
+    if equal:
         path = "constrained"
         lists, tmap = _constrained(prob, claims)
         per_member: list[Sequence[int]] = lists
@@ -669,7 +730,13 @@ def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
         sets = _general(prob, claims)
         per_member = sets
         tmap = _general_transfers(prob, sets)
-    withheld: list[set[int]] = [set() for _ in range(n)]
+    return _outcome(prob, per_member, tmap, path)
+
+
+def _outcome(prob: _Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str) -> StickyOutcome:
+    """The outcome from per-member gids and the transfer map (gid -> new owner)."""
+    members = prob.members
+    withheld: list[set[int]] = [set() for _ in members]
     for g, m in tmap.items():
         withheld[m].add(g)
     table = _partition_table(prob)
@@ -735,7 +802,7 @@ class StickyAssignor:
     supported_protocols: tuple[str, ...] = ("eager",)
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
-        return sticky_assign(partitions_per_topic, subscriptions).ideal
+        return _sticky_assign(partitions_per_topic, subscriptions, one_answer=True).ideal
 
     def assign_detailed(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
         return sticky_assign(partitions_per_topic, subscriptions)
@@ -752,7 +819,7 @@ class CooperativeStickyAssignor:
     supported_protocols: tuple[str, ...] = ("eager", "cooperative")
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
-        return sticky_assign(partitions_per_topic, subscriptions).round_one
+        return _sticky_assign(partitions_per_topic, subscriptions, one_answer=True).round_one
 
     def assign_detailed(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
         return sticky_assign(partitions_per_topic, subscriptions)

@@ -7,8 +7,10 @@ Theory of operation
 second. This explorer runs the *same algorithm* on the compiled encoding of the classic protocol
 (``groupspec.checker.compiled.kernel``): breadth-first search with the same successor order and the same keys,
 so it stores the same states in the same order and takes the same edges; safety on every state and
-step; convergence from the graph of protocol steps (deadlocks, convergence that does not last, strongly
-connected components with scipy, the longest path to convergence in compiled code).
+step; convergence from the graph of protocol steps (deadlocks, convergence that does not last, the
+longest path to convergence in compiled code, strongly connected components with scipy where there are
+cycles). States are kept in the lean store of ``groupspec.checker.compiled.lean`` (fingerprints, parent
+pointers, compact edges; rows rebuilt by replay when a report needs them).
 
 Everything a person reads is produced by the model's own code: counterexample states are decoded back
 into model ``State`` values, every step of a reported trace is replayed with ``proto.step`` (so a wrong
@@ -29,13 +31,25 @@ from typing import Any, Callable
 import numpy as np
 
 from groupspec.checker.explorer import Explorer, Result, Step, Verdict
+from groupspec.checker.memory import peak_bytes, reset_peak, rss_bytes
 from groupspec.model.classic import ClassicProtocol
 from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 
 from . import kernel as K
+from . import lean as L
 from .layout import action_of, decode, encode, width
 
 CHUNK = 20000  # states expanded between two progress reports
+GROWTH = 1.25  # per-state and per-edge arrays grow by a quarter (in place)
+TABLE_LOAD = 0.75  # the fingerprint index is rebuilt larger when this full ...
+TABLE_FILL = 0.5  # ... to this fill
+FRONTIER_BUDGET = 128 << 20  # bytes of frontier rows kept in memory; the rest waits on disk (written once, read once)
+SEGMENT_ROWS = 1 << 15  # frontier rows per segment
+# bytes held per stored state: fingerprint 8 + 4, parent 4, action 1, flags 1, out-degree 1, and its
+# share of the index (4 bytes a slot at a fill between TABLE_FILL and TABLE_LOAD: 4 / 0.6 on average);
+# per protocol-step edge: target 4, action 1
+STORE_BYTES_PER_STATE = 8 + 4 + 4 + 1 + 1 + 1 + 4 / 0.6
+STORE_BYTES_PER_EDGE = 4 + 1
 
 
 def supports(proto: Any) -> bool:
@@ -46,12 +60,12 @@ def supports(proto: Any) -> bool:
 def needs_compiling() -> bool:
     """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
 
-    Reads numba's on-disk cache of the search loop: compiled code for the kernel's current source means a
-    warm start. When the cache cannot be read (a numba without these internals), says False: better no
-    notice than a wrong one.
+    Reads numba's on-disk cache of the search loop: compiled code for the current source means a warm
+    start. When the cache cannot be read (a numba without these internals), says False: better no notice
+    than a wrong one.
     """
     try:
-        index = K.search._cache._cache_file._load_index()
+        index = L.search._cache._cache_file._load_index()
     except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search
         return False
     return not index
@@ -128,14 +142,30 @@ class Kernel:
 
 # -- lazy views, so that the reference explorer's methods read the compiled search's arrays -------------
 class _States:
-    def __init__(self, store: np.ndarray, n: int) -> None:
-        self.store, self.n = store, n
+    """State ``i``, rebuilt from the parent chain (``lean.reconstruct``) and decoded into a model state."""
+
+    def __init__(self, kn: "Kernel", roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> None:
+        self.kn, self.roots, self.parent, self.pact = kn, roots, parent, pact
+        self._row = np.zeros(roots.shape[1], np.int64)
+        self._cache: dict[int, Any] = {}
 
     def __len__(self) -> int:
-        return self.store.shape[0]
+        return self.parent.shape[0]
+
+    def row(self, i: int) -> np.ndarray:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        L.reconstruct(self.kn.P, self.kn.TM, self.roots, self.parent, self.pact, i, self._row)
+        return self._row.copy()
 
     def __getitem__(self, i: int) -> Any:
-        return decode(self.store[i], self.n)
+        s = self._cache.get(i)
+        if s is None:
+            s = decode(self.row(i), self.kn.n)
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[i] = s
+        return s
 
 
 class _Parents:
@@ -143,8 +173,8 @@ class _Parents:
         self.parent, self.pact = parent, pact
 
     def __getitem__(self, i: int) -> tuple[int, Any]:
-        a = int(self.pact[i])
-        return int(self.parent[i]), (action_of(a) if a >= 0 else None)
+        p = int(self.parent[i])
+        return p, (action_of(int(self.pact[i])) if p >= 0 else None)
 
 
 class _Fair:
@@ -156,84 +186,116 @@ class _Fair:
         return [(action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
 
 
-def _grow(a: np.ndarray, size: int, fill: int = 0) -> np.ndarray:
-    b = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
 class CompiledExplorer(Explorer):
-    """``Explorer`` with the search and the graph algorithms on the compiled encoding."""
+    """``Explorer`` with the search and the graph algorithms on the compiled encoding and the lean store."""
 
     engine = "compiled"
 
-    def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None,
+                 frontier_budget: int = FRONTIER_BUDGET, segment_rows: int = SEGMENT_ROWS, initial_capacity: int = 1 << 12):
         super().__init__(proto, max_states=max_states, progress=progress)
         self.kernel = Kernel(proto)
+        self.frontier_budget, self.segment_rows, self.initial_capacity = frontier_budget, segment_rows, initial_capacity
 
     def run(self) -> Result:
         proto, kn = self.proto, self.kernel
-        cfg = proto.cfg
-        res = Result(protocol=proto.name, assignor=proto.assignor_name, config=cfg, symmetric=proto.symmetric)
+        res = Result(protocol=proto.name, assignor=proto.assignor_name, config=proto.cfg, symmetric=proto.symmetric)
+        reset_peak()
+        rss0 = rss_bytes()
         t0 = time.perf_counter()
         c0 = time.process_time()
         F, W = kn.F, kn.words
-        cap, ecap, hcap = 1 << 14, 1 << 16, 1 << 15
-        store = np.zeros((cap, F), np.int16)
+        cap = self.initial_capacity
+        ecap = 4 * cap
         parent = np.zeros(cap, np.int32)
-        pact = np.zeros(cap, np.int16)
-        conv = np.zeros(cap, np.bool_)
-        hkeys = np.zeros((hcap, W), np.uint64)
-        hval = np.full(hcap, -1, np.int32)
-        esrc = np.zeros(ecap, np.int32)
+        pact = np.zeros(cap, np.uint8)
+        flags = np.zeros(cap, np.uint8)
+        outdeg = np.zeros(cap, np.uint8)
+        fp = np.zeros(cap, np.uint64)
+        fq = np.zeros(cap, np.uint32)
+        table = np.full(2 * cap, -1, np.int32)
         edst = np.zeros(ecap, np.int32)
-        eact = np.zeros(ecap, np.int16)
-        ctl = np.zeros(K.CT_LEN, np.int64)
-        for f in (K.CT_EXCL, K.CT_FENCE, K.CT_GEN, K.CT_SOMETIMES):
-            ctl[f] = -1
-        gen_next = np.zeros(F, np.int64)
-        for s in proto.init_states():
-            K.insert_initial(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, encode(s, kn.n), store, parent, pact,
-                             conv, hkeys, hval, ctl)
-        max_states = self.max_states or 0
-        if self.progress is not None:  # the count shows from the start
-            self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
-        while True:
-            status = K.search(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, store, parent, pact, conv, hkeys, hval,
-                              esrc, edst, eact, ctl, gen_next, max_states, CHUNK)
-            if status == 1:  # grow what is full
-                need = int(ctl[K.CT_COUNT]) + kn.n * K.MAX_SUCC_PER_SLOT + 3
-                if need > store.shape[0]:
-                    size = store.shape[0] * 2
-                    store, parent, pact, conv = _grow(store, size), _grow(parent, size), _grow(pact, size), _grow(conv, size)
-                if int(ctl[K.CT_FAIR]) + kn.n * K.MAX_SUCC_PER_SLOT + 3 > esrc.shape[0]:
-                    size = esrc.shape[0] * 2
-                    esrc, edst, eact = _grow(esrc, size), _grow(edst, size), _grow(eact, size)
-                if 2 * need > hval.shape[0]:
-                    size = hval.shape[0] * 2
-                    nk = np.zeros((size, W), np.uint64)
-                    nv = np.full(size, -1, np.int32)
-                    K.rehash(hkeys, hval, nk, nv)
-                    hkeys, hval = nk, nv
-                continue
-            if self.progress is not None:
+        eact = np.zeros(ecap, np.uint8)
+        ctl = L.new_ctl()
+        front = L.Frontier(F, self.segment_rows, self.frontier_budget)
+        maxs = kn.n * K.MAX_SUCC_PER_SLOT + 3
+        roots = []
+        outseg = front.new_segment()
+        try:
+            for s in proto.init_states():
+                row = encode(s, kn.n)
+                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, row, table, fp, fq, parent, pact,
+                                    flags, outseg, ctl):
+                    roots.append(row)
+            front.push(outseg, int(ctl[L.L_OLEN]))
+            outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+            inseg = np.zeros((0, F), np.int16)
+            max_states = self.max_states or 0
+            if self.progress is not None:  # the count shows from the start
                 self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
-            if status == 2:
-                continue
-            if status == 3:
-                res.complete = False
-            break
+            while True:
+                status = L.search(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, inseg, outseg, table, fp, fq, parent,
+                                  pact, flags, outdeg, edst, eact, ctl, max_states, CHUNK, TABLE_LOAD)
+                if status == L.GROW:
+                    count = int(ctl[K.CT_COUNT])
+                    if count + maxs > parent.shape[0]:
+                        size = int(parent.shape[0] * GROWTH) + maxs
+                        parent, pact, flags, outdeg = (L.grow(a, size) for a in (parent, pact, flags, outdeg))
+                        fp, fq = L.grow(fp, size), L.grow(fq, size)
+                    if int(ctl[K.CT_FAIR]) + maxs > edst.shape[0]:
+                        size = int(edst.shape[0] * GROWTH) + maxs
+                        edst, eact = L.grow(edst, size), L.grow(eact, size)
+                    if count + maxs > TABLE_LOAD * table.shape[0]:
+                        size = int((count + maxs) / TABLE_FILL) + 1
+                        del table
+                        table = np.empty(size, np.int32)
+                        L.rebuild(table, fp, count)
+                    continue
+                if status == L.OUT_FULL:
+                    front.push(outseg, int(ctl[L.L_OLEN]))
+                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                    continue
+                if status == L.IN_EMPTY:
+                    nxt = front.pop()
+                    if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
+                        front.push(outseg, int(ctl[L.L_OLEN]))
+                        outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                        nxt = front.pop()
+                    if nxt is None:
+                        break
+                    inseg, length = nxt
+                    ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
+                    continue
+                if self.progress is not None:
+                    queued = int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD])
+                    self.progress(int(ctl[K.CT_COUNT]), queued)
+                if status == L.CHUNK_DONE:
+                    continue
+                res.complete = False  # LIMIT
+                break
+        finally:
+            self.frontier_spilled = front.spilled
+            self.frontier_peak_bytes = front.peak_bytes
+            front.close()
+        del inseg, outseg, table
         count = int(ctl[K.CT_COUNT])
         nfair = int(ctl[K.CT_FAIR])
-        del hkeys, hval
-        self.store = store[:count]
-        self.conv = conv[:count]
-        self.esrc, self.edst, self.eact = esrc[:nfair], edst[:nfair], eact[:nfair]
-        self.offs = np.searchsorted(self.esrc, np.arange(count + 1), side="left").astype(np.int64)
-        self._states = _States(self.store, kn.n)
-        self._parent = _Parents(parent[:count], pact[:count])
+        self.search_seconds = time.perf_counter() - t0
+        # Keep only what the graph part and the reports need, trimmed to size.
+        parent, pact, flags, outdeg = (L.grow(a, count) for a in (parent, pact, flags, outdeg))
+        del fp, fq
+        edst, eact = L.grow(edst, nfair), L.grow(eact, nfair)
+        self.flags, self.edst, self.eact = flags, edst, eact
+        self.conv = (flags & 1).astype(np.bool_)
+        self.offs = np.zeros(count + 1, np.int64)
+        np.cumsum(outdeg, out=self.offs[1:])
+        del outdeg
+        self.roots = np.array(roots, dtype=np.int64).reshape(len(roots), F)
+        self._states = _States(kn, self.roots, parent, pact)
+        self._parent = _Parents(parent, pact)
         self._fair = _Fair(self.offs, self.edst, self.eact)
         self._converged = self.conv
+        self._first_dead, self._first_leave = int(ctl[L.L_DEAD]), int(ctl[L.L_LEAVE])
         res.states = count
         res.edges = int(ctl[K.CT_EDGES])
 
@@ -269,6 +331,11 @@ class CompiledExplorer(Explorer):
             res.verdicts[prop.name] = self.sometimes_verdict(prop, int(ctl[K.CT_SOMETIMES]), res.complete)
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
+        res.peak_memory = peak_bytes()
+        res.memory_per_state = (res.peak_memory - rss0) / count if count else None
+        res.frontier_spilled = front.spilled
+        res.store_bytes_per_state = STORE_BYTES_PER_STATE + STORE_BYTES_PER_EDGE * nfair / count if count else None
+        res.collision_probability = L.collision_probability(count)
         return res
 
     def path_to(self, nid: int) -> list[Step]:
@@ -290,13 +357,10 @@ class CompiledExplorer(Explorer):
         name = "convergence"
         count = len(self.conv)
         conv = self.conv
-        src, dst = self.esrc, self.edst
-        nout = np.diff(self.offs)
-        # Deadlocks, and convergence that does not last: the first state (in BFS order) with either.
-        leaving = conv[src] & ~conv[dst]
-        first_leave = int(src[leaving].min()) if leaving.any() else count
-        dead = np.flatnonzero(~conv & (nout == 0))
-        first_dead = int(dead[0]) if len(dead) else count
+        # Deadlocks, and convergence that does not last: the first state (in BFS order) with either,
+        # both found during the search.
+        first_leave = self._first_leave if self._first_leave >= 0 else count
+        first_dead = self._first_dead if self._first_dead >= 0 else count
         if first_leave < first_dead:
             nid = first_leave
             for act, tid in self._fair[nid]:
@@ -305,22 +369,23 @@ class CompiledExplorer(Explorer):
                     return Verdict(name, "eventually", False, "a converged group leaves convergence without any perturbation", trace), None
         if first_dead < count:
             return Verdict(name, "eventually", False, "deadlock: not converged, and no protocol step is enabled", self.path_to(first_dead)), None
-        inner = ~conv[src] & ~conv[dst]
-        s_in, d_in = src[inner], dst[inner]
-        graph = csr_matrix((np.ones(len(s_in), np.int8), (s_in, d_in)), shape=(count, count))
+        bound, _ordered, _nonconv, removed = L.longest_to_convergence(count, self.offs, self.edst, self.flags)
+        if bound >= 0:
+            bound = int(bound)
+            return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
+        # Cycles among non-converged states: they all lie among the states Kahn's order could not remove.
+        s_in, d_in = L.cyclic_subgraph(count, self.offs, self.edst, self.flags, removed)
+        del removed
+        nodes = np.unique(np.concatenate([s_in, d_in]))
+        graph = csr_matrix((np.ones(len(s_in), np.int8), (np.searchsorted(nodes, s_in), np.searchsorted(nodes, d_in))),
+                           shape=(len(nodes), len(nodes)))
         _nc, labels = connected_components(graph, directed=True, connection="strong")
         sizes = np.bincount(labels)
-        cyclic_labels = set(np.flatnonzero(sizes > 1).tolist()) | set(labels[s_in[s_in == d_in]].tolist())
-        cyclic_labels -= set(labels[conv].tolist()) if conv.any() else set()
-        if cyclic_labels:
-            order = np.argsort(labels, kind="stable")
-            starts = np.searchsorted(labels[order], np.arange(len(sizes) + 1))
-            comps = sorted(
-                (order[starts[lab]:starts[lab + 1]] for lab in cyclic_labels), key=lambda members: int(members.min())
-            )
-            verdict = self.judge_cycles(set(int(v) for v in members) for members in comps)
-            assert verdict is not None
-            return verdict, None
-        bound, _ordered = K.longest_to_convergence(count, self.offs, self.edst, conv)
-        bound = int(bound)
-        return Verdict(name, "eventually", True, f"every run converges within {bound} protocol steps of its last perturbation"), bound
+        loops = s_in == d_in
+        cyclic_labels = set(np.flatnonzero(sizes > 1).tolist()) | set(labels[np.searchsorted(nodes, s_in[loops])].tolist())
+        order = np.argsort(labels, kind="stable")
+        starts = np.searchsorted(labels[order], np.arange(len(sizes) + 1))
+        comps = sorted((nodes[order[starts[lab]:starts[lab + 1]]] for lab in cyclic_labels), key=lambda members: int(members.min()))
+        verdict = self.judge_cycles(set(int(v) for v in members) for members in comps)
+        assert verdict is not None
+        return verdict, None

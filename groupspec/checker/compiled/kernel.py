@@ -567,7 +567,7 @@ def join(P, TM, row, i):
     rep_gen = cgen
     rep_topics = row[b + C_TOPICS]
     if cid == ID_STALE:
-        if P[P_STATIC] and row[b + R_SET]:
+        if P[P_STATIC]:
             fresh_client(row, i, DOWN, row[b + C_TOPICS])
         else:
             row[b + C_ID] = ID_NONE
@@ -608,14 +608,9 @@ def static_replace(P, TM, row, i, topics, owned, gen):
     row[b + R_OWNED] = owned
     row[b + R_GEN] = gen
     if row[G_STATUS] == STABLE:
-        a = row[b + R_ASG]
         row[b + C_GEN] = row[G_GEN]
         row[b + C_STATUS] = M_STABLE
-        if a & ~subscribed(TM, row[b + C_TOPICS], row[G_PARTS] | a):
-            row[b + C_OWNED] = 0
-            row[b + C_REJOIN] = 1
-        else:
-            row[b + C_OWNED] = a
+        row[b + C_OWNED] = row[b + R_ASG]
         row[b + R_SYNCED] = 1
         return
     row[b + R_AWAIT] = 0
@@ -1336,7 +1331,7 @@ def key_words(widths: np.ndarray) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Breadth-first search (groupspec.checker.explorer.Explorer.run, with states stored as rows)
+# The search's counters (the breadth-first search itself is groupspec.checker.compiled.lean)
 # ---------------------------------------------------------------------------------------------------
 # ctl: the search's counters, kept by the caller between calls
 CT_COUNT = 0  # states stored
@@ -1351,185 +1346,3 @@ CT_SOMETIMES = 8  # first state where sometimes_all_stable holds, or -1
 CT_LEN = 9
 
 MAX_SUCC_PER_SLOT = 12
-
-
-@njit(cache=True)
-def _hash(words):
-    h = np.uint64(0x9E3779B97F4A7C15)
-    for w in range(words.shape[0]):
-        h ^= words[w]
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(31)
-    return h
-
-
-@njit(cache=True)
-def _lookup_or_insert(hkeys, hval, words, nid):
-    """The node stored under ``words``; inserts ``nid`` and returns -1 if there is none."""
-    mask = np.uint64(hval.shape[0] - 1)
-    h = _hash(words) & mask
-    W = words.shape[0]
-    while True:
-        v = hval[h]
-        if v < 0:
-            for w in range(W):
-                hkeys[h, w] = words[w]
-            hval[h] = nid
-            return -1
-        same = True
-        for w in range(W):
-            if hkeys[h, w] != words[w]:
-                same = False
-                break
-        if same:
-            return v
-        h = (h + np.uint64(1)) & mask
-
-
-@njit(cache=True)
-def rehash(hkeys, hval, new_keys, new_val):
-    for h in range(hval.shape[0]):
-        if hval[h] >= 0:
-            _lookup_or_insert(new_keys, new_val, hkeys[h], hval[h])
-
-
-@njit(cache=True)
-def insert_initial(P, TM, blocks, widths, offsets, row, store, parent, pact, conv, hkeys, hval, ctl):
-    n = P[P_N]
-    rows = np.zeros((n, ROWLEN), np.int64)
-    order = np.zeros(n, np.int64)
-    cols = np.zeros(P[P_K], np.int64)
-    perm = np.zeros(P[P_K], np.int64)
-    kv = np.zeros(KH + n * ROWLEN, np.int64)
-    words = np.zeros(hkeys.shape[1], np.uint64)
-    key_vector(P, blocks, row, rows, order, cols, perm, kv)
-    pack(kv, widths, offsets, words)
-    nid = ctl[CT_COUNT]
-    if _lookup_or_insert(hkeys, hval, words, nid) >= 0:
-        return
-    _store(P, TM, row, nid, -1, -1, store, parent, pact, conv, ctl)
-    ctl[CT_COUNT] = nid + 1
-
-
-@njit(cache=True)
-def _store(P, TM, t, nid, par, act, store, parent, pact, conv, ctl):
-    for f in range(t.shape[0]):
-        v = t[f]
-        if v < -32768 or v > 32767:
-            raise ValueError("state field out of range for storage")
-        store[nid, f] = v
-    parent[nid] = par
-    pact[nid] = act
-    c = converged(P, TM, t)
-    conv[nid] = c
-    if ctl[CT_EXCL] < 0 and not exclusive_ownership_ok(P, t):
-        ctl[CT_EXCL] = nid
-    if ctl[CT_FENCE] < 0 and not commit_fencing_ok(P, t):
-        ctl[CT_FENCE] = nid
-    if ctl[CT_SOMETIMES] < 0 and c and members_in_group(P, t) >= P[P_INITIAL]:
-        ctl[CT_SOMETIMES] = nid
-
-
-@njit(cache=True)
-def search(P, TM, blocks, widths, offsets, store, parent, pact, conv, hkeys, hval, esrc, edst, eact, ctl,
-           gen_next, max_states, chunk):
-    """Expand states until done (0), a chunk of ``chunk`` states was expanded (2), an array needs to
-    grow (1), or ``max_states`` were stored (3): the search stops as soon as the count reaches it."""
-    n = P[P_N]
-    F = store.shape[1]
-    maxs = n * MAX_SUCC_PER_SLOT + 3
-    out = np.zeros((maxs, F), np.int64)
-    acts = np.zeros(maxs, np.int64)
-    row = np.zeros(F, np.int64)
-    rows = np.zeros((n, ROWLEN), np.int64)
-    order = np.zeros(n, np.int64)
-    cols = np.zeros(P[P_K], np.int64)
-    perm = np.zeros(P[P_K], np.int64)
-    kv = np.zeros(KH + n * ROWLEN, np.int64)
-    words = np.zeros(hkeys.shape[1], np.uint64)
-    done = 0
-    while ctl[CT_HEAD] < ctl[CT_COUNT]:
-        if max_states > 0 and ctl[CT_COUNT] >= max_states:
-            return 3
-        if done >= chunk:
-            return 2
-        count = ctl[CT_COUNT]
-        if count + maxs > store.shape[0] or ctl[CT_FAIR] + maxs > esrc.shape[0] or 2 * (count + maxs) > hval.shape[0]:
-            return 1
-        nid = ctl[CT_HEAD]
-        for f in range(F):
-            row[f] = store[nid, f]
-        ns = successors(P, TM, row, out, acts)
-        for j in range(ns):
-            t = out[j]
-            act = acts[j]
-            ctl[CT_EDGES] += 1
-            if ctl[CT_GEN] < 0 and not generation_ok(P, row, t):
-                ctl[CT_GEN] = nid
-                ctl[CT_GENACT] = act
-                for f in range(F):
-                    gen_next[f] = t[f]
-            key_vector(P, blocks, t, rows, order, cols, perm, kv)
-            pack(kv, widths, offsets, words)
-            c = ctl[CT_COUNT]
-            tid = _lookup_or_insert(hkeys, hval, words, c)
-            if tid < 0:
-                tid = c
-                _store(P, TM, t, c, nid, act, store, parent, pact, conv, ctl)
-                ctl[CT_COUNT] = c + 1
-            if act < FAIR_LIMIT:
-                e = ctl[CT_FAIR]
-                esrc[e] = nid
-                edst[e] = tid
-                eact[e] = act
-                ctl[CT_FAIR] = e + 1
-            if max_states > 0 and ctl[CT_COUNT] >= max_states:
-                return 3  # stop at exactly max_states stored states (this state's expansion is left incomplete)
-        ctl[CT_HEAD] = nid + 1
-        done += 1
-    return 0
-
-
-@njit(cache=True)
-def longest_to_convergence(count, offs, edst, conv):
-    """Longest path of protocol steps from any non-converged state to a converged one, on an acyclic
-    graph (checked by the caller): Kahn's order over the non-converged subgraph, then backwards."""
-    indeg = np.zeros(count, np.int64)
-    for v in range(count):
-        if conv[v]:
-            continue
-        for e in range(offs[v], offs[v + 1]):
-            t = edst[e]
-            if not conv[t]:
-                indeg[t] += 1
-    topo = np.empty(count, np.int64)
-    nt = 0
-    for v in range(count):
-        if not conv[v] and indeg[v] == 0:
-            topo[nt] = v
-            nt += 1
-    q = 0
-    while q < nt:
-        v = topo[q]
-        q += 1
-        for e in range(offs[v], offs[v + 1]):
-            t = edst[e]
-            if not conv[t]:
-                indeg[t] -= 1
-                if indeg[t] == 0:
-                    topo[nt] = t
-                    nt += 1
-    dist = np.zeros(count, np.int64)
-    best_all = 0
-    for x in range(nt - 1, -1, -1):
-        v = topo[x]
-        best = 0
-        for e in range(offs[v], offs[v + 1]):
-            t = edst[e]
-            d = 0 if conv[t] else dist[t]
-            if d + 1 > best:
-                best = d + 1
-        dist[v] = best
-        if best > best_all:
-            best_all = best
-    return best_all, nt

@@ -1,0 +1,437 @@
+"""The compiled engine's lean state store: fingerprints, parent pointers and compact edge arrays.
+
+Theory of operation
+-------------------
+The search is the reference explorer's breadth-first search (same successor order, same keys, same
+first-found representative per key), but nothing is kept per state that can be recomputed:
+
+* **Seen set.** A state's symmetry-reduced key (``kernel.key_vector`` packed into 64-bit words) is
+  reduced to a 96-bit fingerprint (two independent 64/32-bit hashes of the packed words), stored
+  densely by state id (``fp`` and ``fq``). An open-addressing index of 32-bit state ids (``table``,
+  linear probing, sized by multiply-shift so it can grow by any factor) finds a fingerprint's id. As in
+  TLC, two different keys with the same fingerprint would be merged; the probability of that happening
+  anywhere in a search of ``n`` states is about ``n**2 / 2**97`` and is reported
+  (:func:`collision_probability`).
+* **Parent pointers.** Per state: its parent's id (int32) and the action taken (uint8), and one byte
+  of flags (converged). A state's row is *not* stored: :func:`reconstruct` rebuilds it by re-running
+  the compiled steps from the initial state along the parent chain (the stored representative of a key
+  is the one the search expanded, so the chain reproduces it exactly), and every counterexample is then
+  replayed again with the model's own ``step`` by the explorer.
+* **Frontier.** The rows waiting to be expanded live in fixed-size segments, in state-id order; the
+  search reads the oldest and appends to the newest. Segments beyond a memory budget are written to a
+  temporary directory and read back when their turn comes (``Frontier``).
+* **Graph.** Per expanded state: the number of its protocol-step (fair) edges (uint8); per fair edge:
+  the target id (int32) and the action (uint8), in expansion order, so the edges of state ``v`` are
+  ``offs[v]:offs[v+1]`` of the cumulative out-degrees. The first deadlock and the first step out of
+  convergence are found during the search; the livelock and bound analysis runs on these arrays
+  (Kahn's order in compiled code first; only when non-converged cycles exist, scipy's strongly
+  connected components on the part of the graph Kahn's order could not remove).
+
+Every growing array is enlarged in place (``ndarray.resize``: the C library remaps large blocks
+without copying them), by a quarter at a time, so the memory held stays close to what is used; the
+fingerprint index is rebuilt from the dense fingerprints instead of copied, so the old and new index
+never coexist.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import deque
+
+import numpy as np
+from numba import njit
+
+from . import kernel as K
+
+# ctl: the search's counters (the first CT_LEN are kernel.CT_*, with the same meanings)
+L_IPOS = K.CT_LEN  # next row to expand in the input segment
+L_ILEN = K.CT_LEN + 1  # rows in the input segment
+L_OLEN = K.CT_LEN + 2  # rows written to the output segment
+L_DEAD = K.CT_LEN + 3  # first non-converged state with no protocol step, or -1
+L_LEAVE = K.CT_LEN + 4  # first converged state with a protocol step to a non-converged one, or -1
+L_LEN = K.CT_LEN + 5
+
+CONV = np.uint8(1)
+
+DONE, GROW, CHUNK_DONE, LIMIT, OUT_FULL, IN_EMPTY = 0, 1, 2, 3, 4, 5
+
+
+def new_ctl() -> np.ndarray:
+    ctl = np.zeros(L_LEN, np.int64)
+    for f in (K.CT_EXCL, K.CT_FENCE, K.CT_GEN, K.CT_SOMETIMES, L_DEAD, L_LEAVE):
+        ctl[f] = -1
+    return ctl
+
+
+def collision_probability(states: int) -> float:
+    """Probability that two of ``states`` distinct keys share a 96-bit fingerprint (birthday bound)."""
+    return min(1.0, states * (states - 1) / 2.0 / 2.0**96)
+
+
+@njit(cache=True)
+def fingerprint(words):
+    """Two independent hashes of the packed key: 64 bits (index position and first check) and 32 more."""
+    h = np.uint64(0x9E3779B97F4A7C15)
+    g = np.uint64(0xC2B2AE3D27D4EB4F)
+    for w in range(words.shape[0]):
+        x = words[w]
+        h ^= x
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+        g += x * np.uint64(0x94D049BB133111EB)
+        g ^= g >> np.uint64(29)
+        g *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    g ^= g >> np.uint64(32)
+    return h, np.uint32(g & np.uint64(0xFFFFFFFF))
+
+
+@njit(cache=True, inline="always")
+def _slot(fp, size):
+    return np.int64(((fp >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32))
+
+
+@njit(cache=True)
+def lookup_or_insert(table, fp, fq, h, q, nid):
+    """The id stored under fingerprint (h, q); records ``nid`` under it and returns -1 if there is none."""
+    size = table.shape[0]
+    s = _slot(h, size)
+    while True:
+        v = table[s]
+        if v < 0:
+            table[s] = nid
+            fp[nid] = h
+            fq[nid] = q
+            return -1
+        if fp[v] == h and fq[v] == q:
+            return v
+        s += 1
+        if s == size:
+            s = 0
+
+
+@njit(cache=True)
+def rebuild(table, fp, count):
+    """Index the first ``count`` fingerprints in an empty ``table``."""
+    table[:] = -1
+    size = table.shape[0]
+    for v in range(count):
+        s = _slot(fp[v], size)
+        while table[s] >= 0:
+            s += 1
+            if s == size:
+                s = 0
+        table[s] = v
+
+
+@njit(cache=True)
+def _key(P, blocks, widths, offsets, t, rows, order, cols, perm, kv, words):
+    K.key_vector(P, blocks, t, rows, order, cols, perm, kv)
+    K.pack(kv, widths, offsets, words)
+    return fingerprint(words)
+
+
+@njit(cache=True)
+def _check_new(P, TM, t, nid, flags, ctl):
+    c = K.converged(P, TM, t)
+    flags[nid] = CONV if c else np.uint8(0)
+    if ctl[K.CT_EXCL] < 0 and not K.exclusive_ownership_ok(P, t):
+        ctl[K.CT_EXCL] = nid
+    if ctl[K.CT_FENCE] < 0 and not K.commit_fencing_ok(P, t):
+        ctl[K.CT_FENCE] = nid
+    if ctl[K.CT_SOMETIMES] < 0 and c and K.members_in_group(P, t) >= P[K.P_INITIAL]:
+        ctl[K.CT_SOMETIMES] = nid
+
+
+@njit(cache=True)
+def _put_row(seg, j, t):
+    for f in range(t.shape[0]):
+        v = t[f]
+        if v < -32768 or v > 32767:
+            raise ValueError("state field out of range for storage")
+        seg[j, f] = v
+
+
+@njit(cache=True)
+def insert_initial(P, TM, blocks, widths, offsets, row, table, fp, fq, parent, pact, flags, outseg, ctl):
+    """Store an initial state (a root of the parent forest) unless its key is known; True if stored."""
+    n = P[K.P_N]
+    rows = np.zeros((n, K.ROWLEN), np.int64)
+    order = np.zeros(n, np.int64)
+    cols = np.zeros(P[K.P_K], np.int64)
+    perm = np.zeros(P[K.P_K], np.int64)
+    kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
+    words = np.zeros(widths.shape[0], np.uint64)
+    h, q = _key(P, blocks, widths, offsets, row, rows, order, cols, perm, kv, words)
+    nid = ctl[K.CT_COUNT]
+    if lookup_or_insert(table, fp, fq, h, q, nid) >= 0:
+        return False
+    parent[nid] = -1
+    pact[nid] = 255
+    _check_new(P, TM, row, nid, flags, ctl)
+    _put_row(outseg, ctl[L_OLEN], row)
+    ctl[L_OLEN] += 1
+    ctl[K.CT_COUNT] = nid + 1
+    return True
+
+
+@njit(cache=True)
+def search(P, TM, blocks, widths, offsets, inseg, outseg, table, fp, fq, parent, pact, flags, outdeg, edst, eact,
+           ctl, max_states, chunk, table_load):
+    """Expand the input segment's rows (ids ``ctl[CT_HEAD]`` on), appending new states to ``outseg``.
+
+    Returns IN_EMPTY (the input segment is used up), OUT_FULL (the output segment cannot take another
+    state's successors), GROW (a per-state or per-edge array or the index must grow), CHUNK_DONE
+    (``chunk`` states expanded: time to report progress) or LIMIT (``max_states`` stored).
+    """
+    n = P[K.P_N]
+    F = inseg.shape[1]
+    maxs = n * K.MAX_SUCC_PER_SLOT + 3
+    out = np.zeros((maxs, F), np.int64)
+    acts = np.zeros(maxs, np.int64)
+    row = np.zeros(F, np.int64)
+    rows = np.zeros((n, K.ROWLEN), np.int64)
+    order = np.zeros(n, np.int64)
+    cols = np.zeros(P[K.P_K], np.int64)
+    perm = np.zeros(P[K.P_K], np.int64)
+    kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
+    words = np.zeros(widths.shape[0], np.uint64)
+    done = 0
+    while True:
+        if ctl[L_IPOS] >= ctl[L_ILEN]:
+            return IN_EMPTY
+        if max_states > 0 and ctl[K.CT_COUNT] >= max_states:
+            return LIMIT
+        if done >= chunk:
+            return CHUNK_DONE
+        count = ctl[K.CT_COUNT]
+        if (count + maxs > parent.shape[0] or ctl[K.CT_FAIR] + maxs > edst.shape[0]
+                or count + maxs > table_load * table.shape[0]):
+            return GROW
+        if ctl[L_OLEN] + maxs > outseg.shape[0]:
+            return OUT_FULL
+        nid = ctl[K.CT_HEAD]
+        ip = ctl[L_IPOS]
+        for f in range(F):
+            row[f] = inseg[ip, f]
+        conv_here = flags[nid] & CONV
+        ns = K.successors(P, TM, row, out, acts)
+        nfair = 0
+        for j in range(ns):
+            t = out[j]
+            act = acts[j]
+            ctl[K.CT_EDGES] += 1
+            if ctl[K.CT_GEN] < 0 and not K.generation_ok(P, row, t):
+                ctl[K.CT_GEN] = nid
+                ctl[K.CT_GENACT] = act
+            h, q = _key(P, blocks, widths, offsets, t, rows, order, cols, perm, kv, words)
+            c = ctl[K.CT_COUNT]
+            tid = lookup_or_insert(table, fp, fq, h, q, c)
+            if tid < 0:
+                tid = c
+                parent[c] = nid
+                pact[c] = act
+                _check_new(P, TM, t, c, flags, ctl)
+                _put_row(outseg, ctl[L_OLEN], t)
+                ctl[L_OLEN] += 1
+                ctl[K.CT_COUNT] = c + 1
+                if max_states > 0 and c + 1 >= max_states:
+                    return LIMIT  # stop at exactly max_states stored states (this expansion is left incomplete)
+            if act < K.FAIR_LIMIT:
+                e = ctl[K.CT_FAIR]
+                edst[e] = tid
+                eact[e] = act
+                ctl[K.CT_FAIR] = e + 1
+                nfair += 1
+                if conv_here and not (flags[tid] & CONV) and ctl[L_LEAVE] < 0:
+                    ctl[L_LEAVE] = nid
+        outdeg[nid] = nfair
+        if nfair == 0 and not conv_here and ctl[L_DEAD] < 0:
+            ctl[L_DEAD] = nid
+        ctl[K.CT_HEAD] = nid + 1
+        ctl[L_IPOS] = ip + 1
+        done += 1
+
+
+@njit(cache=True)
+def reconstruct(P, TM, roots, parent, pact, nid, out_row):
+    """The stored row of state ``nid``: its initial state, then the compiled step along the parent chain."""
+    depth = 0
+    v = nid
+    while parent[v] >= 0:
+        depth += 1
+        v = parent[v]
+    chain = np.empty(depth, np.int64)
+    v = nid
+    d = depth
+    while parent[v] >= 0:
+        d -= 1
+        chain[d] = pact[v]
+        v = parent[v]
+    F = roots.shape[1]
+    row = np.empty(F, np.int64)
+    for f in range(F):
+        row[f] = roots[v, f]
+    n = P[K.P_N]
+    maxs = n * K.MAX_SUCC_PER_SLOT + 3
+    out = np.zeros((maxs, F), np.int64)
+    acts = np.zeros(maxs, np.int64)
+    for d in range(depth):
+        ns = K.successors(P, TM, row, out, acts)
+        found = False
+        for j in range(ns):
+            if acts[j] == chain[d]:
+                row[:] = out[j]
+                found = True
+                break
+        if not found:
+            raise ValueError("compiled engine drift: a stored step is not enabled on replay")
+    out_row[:] = row
+
+
+@njit(cache=True)
+def longest_to_convergence(count, offs, edst, flags):
+    """Kahn's order over the protocol steps among non-converged states, then the longest path of
+    protocol steps to a converged state, backwards. Returns (bound, states ordered, non-converged
+    states, ``removed``: 1 for each state Kahn's order took — the rest lie on or after a cycle)."""
+    indeg = np.zeros(count, np.int32)
+    nonconv = 0
+    for v in range(count):
+        if flags[v] & CONV:
+            continue
+        nonconv += 1
+        for e in range(offs[v], offs[v + 1]):
+            t = edst[e]
+            if not (flags[t] & CONV):
+                indeg[t] += 1
+    topo = np.empty(nonconv, np.int32)
+    nt = 0
+    for v in range(count):
+        if not (flags[v] & CONV) and indeg[v] == 0:
+            topo[nt] = v
+            nt += 1
+    q = 0
+    while q < nt:
+        v = topo[q]
+        q += 1
+        for e in range(offs[v], offs[v + 1]):
+            t = edst[e]
+            if not (flags[t] & CONV):
+                indeg[t] -= 1
+                if indeg[t] == 0:
+                    topo[nt] = t
+                    nt += 1
+    removed = np.zeros(count, np.uint8)
+    best_all = 0
+    if nt < nonconv:  # cycles: no bound; report what was removed
+        for x in range(nt):
+            removed[topo[x]] = 1
+        return -1, nt, nonconv, removed
+    dist = np.zeros(count, np.int32)
+    for x in range(nt - 1, -1, -1):
+        v = topo[x]
+        best = 0
+        for e in range(offs[v], offs[v + 1]):
+            t = edst[e]
+            d = 0 if (flags[t] & CONV) else dist[t]
+            if d + 1 > best:
+                best = d + 1
+        dist[v] = best
+        if best > best_all:
+            best_all = best
+    return best_all, nt, nonconv, removed
+
+
+@njit(cache=True)
+def cyclic_subgraph(count, offs, edst, flags, removed):
+    """The protocol-step edges among the non-converged states Kahn's order left (every cycle is there)."""
+    m = 0
+    for v in range(count):
+        if (flags[v] & CONV) or removed[v]:
+            continue
+        for e in range(offs[v], offs[v + 1]):
+            t = edst[e]
+            if not (flags[t] & CONV) and not removed[t]:
+                m += 1
+    src = np.empty(m, np.int64)
+    dst = np.empty(m, np.int64)
+    m = 0
+    for v in range(count):
+        if (flags[v] & CONV) or removed[v]:
+            continue
+        for e in range(offs[v], offs[v + 1]):
+            t = edst[e]
+            if not (flags[t] & CONV) and not removed[t]:
+                src[m] = v
+                dst[m] = t
+                m += 1
+    return src, dst
+
+
+def grow(a: np.ndarray, size: int) -> np.ndarray:
+    """Enlarge ``a`` in place to ``size`` entries (remapped, not copied, by the C library when large)."""
+    try:
+        a.resize((size,) + a.shape[1:], refcheck=False)
+        return a
+    except ValueError:  # not the owner of its memory: copy once
+        b = np.zeros((size,) + a.shape[1:], a.dtype)
+        b[: a.shape[0]] = a
+        return b
+
+
+class Frontier:
+    """The rows still to expand, as a FIFO of segments; segments beyond ``budget`` bytes go to disk."""
+
+    def __init__(self, width: int, rows: int, budget: int) -> None:
+        self.width, self.rows, self.budget = width, rows, budget
+        self.queue: deque[tuple[np.ndarray | None, str | None, int]] = deque()  # (rows, file, length)
+        self.in_memory = 0
+        self.spilled = 0  # segments written to disk in all
+        self.peak_bytes = 0
+        self._dir: str | None = None
+
+    def new_segment(self) -> np.ndarray:
+        return np.empty((self.rows, self.width), np.int16)
+
+    def push(self, seg: np.ndarray, length: int) -> None:
+        """Queue a filled segment (its first ``length`` rows)."""
+        if length == 0:
+            return
+        if length < seg.shape[0] // 2:
+            seg = seg[:length].copy()
+        nbytes = seg[:length].nbytes
+        if self.queue and self.in_memory + nbytes > self.budget:
+            if self._dir is None:
+                self._dir = tempfile.mkdtemp(prefix="groupspec-frontier-")
+            path = os.path.join(self._dir, f"{self.spilled}.rows")
+            seg[:length].tofile(path)
+            self.spilled += 1
+            self.queue.append((None, path, length))
+            return
+        self.in_memory += nbytes
+        self.peak_bytes = max(self.peak_bytes, self.in_memory)
+        self.queue.append((seg, None, length))
+
+    def pop(self) -> tuple[np.ndarray, int] | None:
+        if not self.queue:
+            return None
+        seg, path, length = self.queue.popleft()
+        if seg is None:
+            assert path is not None
+            seg = np.fromfile(path, np.int16).reshape(length, self.width)
+            os.unlink(path)
+        else:
+            self.in_memory -= seg[:length].nbytes
+        return seg, length
+
+    def __len__(self) -> int:
+        return sum(length for _s, _p, length in self.queue)
+
+    def close(self) -> None:
+        self.queue.clear()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
