@@ -35,6 +35,8 @@ FAULT_SETS = [
 
 def configs():
     for name, assignor, faults in product(CLASSIC, ("sticky", "range", "roundrobin"), FAULT_SETS):
+        if assignor != "sticky" and getattr(VARIANTS[name], "rebalance", "") == "cooperative":
+            continue  # Kafka refuses a cooperative group with an eager-only assignor, and so does the model
         topics = 2 if "subscription" in faults else 1
         yield name, Config(members=3, partitions=3, topics=topics, faults=faults, budget=2, assignor=assignor)
 

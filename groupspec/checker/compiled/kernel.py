@@ -567,7 +567,7 @@ def join(P, TM, row, i):
     rep_gen = cgen
     rep_topics = row[b + C_TOPICS]
     if cid == ID_STALE:
-        if P[P_STATIC]:
+        if P[P_STATIC] and row[b + R_SET]:
             fresh_client(row, i, DOWN, row[b + C_TOPICS])
         else:
             row[b + C_ID] = ID_NONE
@@ -608,9 +608,14 @@ def static_replace(P, TM, row, i, topics, owned, gen):
     row[b + R_OWNED] = owned
     row[b + R_GEN] = gen
     if row[G_STATUS] == STABLE:
+        a = row[b + R_ASG]
         row[b + C_GEN] = row[G_GEN]
         row[b + C_STATUS] = M_STABLE
-        row[b + C_OWNED] = row[b + R_ASG]
+        if a & ~subscribed(TM, row[b + C_TOPICS], row[G_PARTS] | a):
+            row[b + C_OWNED] = 0
+            row[b + C_REJOIN] = 1
+        else:
+            row[b + C_OWNED] = a
         row[b + R_SYNCED] = 1
         return
     row[b + R_AWAIT] = 0
