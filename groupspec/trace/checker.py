@@ -55,6 +55,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .against_model import ModelMatcher
 from .reader import TraceReadError, expand_paths, iter_file, parse_line, spool_stdin
 from .timeline import beliefs, render_event
 
@@ -145,8 +146,10 @@ class _Capture:
 class GroupChecker:
     """Streaming checker of one consumer group. Feed events in time order, then :meth:`finish`."""
 
-    def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False) -> None:
+    def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False,
+                 against_model: bool = False) -> None:
         self.group = group
+        self.matcher: ModelMatcher | None = ModelMatcher() if against_model else None
         self.within_ms = int(round(converge_within_s * 1000))
         self.strict = strict_order
         self.members: dict[str, _Member] = {}
@@ -386,6 +389,8 @@ class GroupChecker:
                     self.first_ts = ts
                     self.period_from = ts
         self.last_ts = ts
+        if self.matcher is not None:
+            self.matcher.feed(ev, line)
         self.ring.append((line or self.events, ev))
         if self.captures:
             item = (line or self.events, ev)
@@ -590,6 +595,8 @@ class GroupChecker:
 
     # ------------------------------------------------------------------------------------------ end
     def finish(self) -> None:
+        if self.matcher is not None:
+            self.matcher.finish()
         self._end_tick()
         end = self.last_ts
         for tp, start in sorted(self.window_start.items()):
@@ -648,10 +655,13 @@ class GroupChecker:
             "unowned_windows": windows,
             "periods": periods,
             "zombie_overlaps": strip(self.zombie_overlaps),
+            **({"against_model": self.matcher.to_dict()} if self.matcher is not None else {}),
         }
 
     @property
     def ok(self) -> bool:
+        if self.matcher is not None and self.matcher.first is not None:
+            return False
         return not (self.exclusive or self.commit_fencing or self.generation or self.defects
                     or any(b - a > self.within_ms for _t, _p, a, b, _o, _al, _c in self.windows)
                     or any(c is not None for *_x, c in self.periods))
@@ -699,8 +709,9 @@ class Report:
 class _Run:
     """Routes events to their group's checker; lines that name no group go to the only group if there is one."""
 
-    def __init__(self, source: str, converge_within_s: float, strict: bool) -> None:
+    def __init__(self, source: str, converge_within_s: float, strict: bool, against_model: bool = False) -> None:
         self.source = source
+        self.against_model = against_model
         self.within = converge_within_s
         self.strict = strict
         self.groups: dict[Any, GroupChecker] = {}
@@ -716,7 +727,7 @@ class _Run:
         if g is None:
             if gid is not None and not isinstance(gid, str):
                 gid = str(gid)
-            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict)
+            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict, self.against_model)
         self._last = g
         return g
 
@@ -740,7 +751,7 @@ class _Run:
 
 
 def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
-                 converge_within_s: float = 20.0) -> TraceResult:
+                 converge_within_s: float = 20.0, against_model: bool = False) -> TraceResult:
     """Check a stream of trace events (dicts, in time order; a list is sorted first if it is not).
 
     Events out of time order in a stream that cannot be read twice are trace defects (read at the
@@ -757,8 +768,8 @@ def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
                     break
                 last = ts
         if unsorted:
-            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s)
-    run = _Run(source, converge_within_s, strict=False)
+            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s, against_model)
+    run = _Run(source, converge_within_s, strict=False, against_model=against_model)
     for n, ev in enumerate(events, 1):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -779,8 +790,8 @@ def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
     return [(n, ev) for _t, n, ev in keyed]
 
 
-def _check_sorted(items: list[tuple[int, Any]], source: str, within: float) -> TraceResult:
-    run = _Run(source, within, strict=False)
+def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, against_model: bool = False) -> TraceResult:
+    run = _Run(source, within, strict=False, against_model=against_model)
     for n, ev in _sort_key_list(items):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -791,9 +802,9 @@ def _check_sorted(items: list[tuple[int, Any]], source: str, within: float) -> T
     return run.result(sorted_=True)
 
 
-def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None) -> TraceResult:
+def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_model: bool = False) -> TraceResult:
     name = path
-    run = _Run(name, within, strict=True)
+    run = _Run(name, within, strict=True, against_model=against_model)
     try:
         for n, raw in iter_file(path, stdin_copy):
             ev, why = parse_line(raw)
@@ -808,24 +819,24 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None) -> Trace
     for n, raw in iter_file(path, stdin_copy):
         ev, why = parse_line(raw)
         items.append((n, ev if ev is not None else f"line {n}: {why}"))
-    return _check_sorted(items, name, within)
+    return _check_sorted(items, name, within, against_model)
 
 
-def iter_results(paths: list[str], converge_within_s: float = 20.0) -> Iterator[TraceResult]:
+def iter_results(paths: list[str], converge_within_s: float = 20.0, against_model: bool = False) -> Iterator[TraceResult]:
     """One :class:`TraceResult` per trace file (after expanding directories); raises :class:`TraceReadError`."""
     files = expand_paths(list(paths))
     stdin_copy = spool_stdin() if "-" in files else None
     try:
         for f in files:
-            yield _check_file(f, converge_within_s, stdin_copy)
+            yield _check_file(f, converge_within_s, stdin_copy, against_model)
     finally:
         if stdin_copy is not None:
             stdin_copy.close()
 
 
-def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0) -> Report:
+def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0, against_model: bool = False) -> Report:
     """Check trace files / directories / ``-``; raises :class:`TraceReadError` if one cannot be read at all."""
-    return Report(list(iter_results(list(paths), converge_within_s)))
+    return Report(list(iter_results(list(paths), converge_within_s, against_model)))
 
 
 __all__ += ["iter_results", "TraceReadError"]
