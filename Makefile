@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup verify test test-deep bench clean
+.PHONY: setup verify test test-deep bench clean realstack
 
 setup: $(STAMP)
 
@@ -28,6 +28,10 @@ test-deep: setup
 
 bench: setup
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+# The real-stack matrix: every scenario for every client x coordinator (about half an hour).
+realstack: setup
+	$(BIN)/groupspec realstack matrix --out realstack-out
 
 clean:
 	rm -rf $(VENV) build *.egg-info

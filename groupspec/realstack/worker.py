@@ -233,8 +233,8 @@ def run_aiokafka(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]") 
                 rec.write("assigned", partitions=_tp(assigned))
 
         c.subscribe(list(spec["topics"]), listener=Listener())
-        await c.start()
         rec.write("joined", **({"instance_id": spec["instance_id"]} if spec.get("instance_id") else {}))
+        await c.start()
         while True:
             try:
                 cmd = cmds.get_nowait()

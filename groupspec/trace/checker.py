@@ -147,7 +147,7 @@ class GroupChecker:
     """Streaming checker of one consumer group. Feed events in time order, then :meth:`finish`."""
 
     def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False,
-                 against_model: bool = False) -> None:
+                 against_model: bool = False, max_listed: int = 10_000) -> None:
         self.group = group
         self.matcher: ModelMatcher | None = ModelMatcher() if against_model else None
         self.within_ms = int(round(converge_within_s * 1000))
@@ -167,7 +167,14 @@ class GroupChecker:
         self.changed = False  # ownership changed in this tick
         self.cut_pending = False
         self.window_start: dict[TP, int] = {}
-        self.windows: list[tuple[str, int, int, int, bool, list[str], _Capture | None]] = []
+        # Listed up to max_listed each (the counts are always exact; violations are always all kept),
+        # so that memory stays the size of the group's state however long the trace.
+        self.max_listed = max_listed
+        self.n_windows = 0
+        self.n_periods = 0
+        self.windows: list[tuple[str, int, int, int, bool]] = []
+        self.completeness: list[tuple[str, int, int, int, bool, list[str], _Capture]] = []
+        self.convergence: list[tuple[tuple[int, int, list[str], int | None], _Capture]] = []
         self.period_from: int | None = None
         self.period_members: list[str] = []
         self.conv_at: int | None = None
@@ -176,7 +183,7 @@ class GroupChecker:
         self.broken: tuple[int, set[str]] | None = None
         self.changers: set[str] = set()
         self.cut_by: set[str | None] = set()
-        self.periods: list[tuple[int, int, list[str], int | None, _Capture | None]] = []
+        self.periods: list[tuple[int, int, list[str], int | None]] = []
         self.overlaps: dict[TP, list[_Overlap]] = {}
         self.pending: list[_Overlap] = []  # ended, not yet decided
         self.exclusive: list[dict[str, Any]] = []
@@ -338,17 +345,24 @@ class GroupChecker:
     def _close_window(self, tp: TP, start: int, end: int, open_: bool) -> None:
         if end <= start:
             return
-        alive = sorted(n for n, m in self.members.items() if m.alive)
-        cap = self._capture() if end - start > self.within_ms else None
-        self.windows.append((tp[0], tp[1], start, end, open_, alive, cap))
+        self.n_windows += 1
+        if end - start > self.within_ms:
+            alive = sorted(n for n, m in self.members.items() if m.alive)
+            self.completeness.append((tp[0], tp[1], start, end, open_, alive, self._capture()))
+        if len(self.windows) < self.max_listed:
+            self.windows.append((tp[0], tp[1], start, end, open_))
 
     def _close_period(self, end: int) -> None:
         if self.period_from is None or end <= self.period_from:
             return
         long_ = end - self.period_from > self.within_ms
         bad = long_ and self.period_members and (self.conv_at is None or self.conv_at - self.period_from > self.within_ms)
-        cap = self._capture() if bad else None
-        self.periods.append((self.period_from, end, self.period_members, self.conv_at, cap))
+        row = (self.period_from, end, self.period_members, self.conv_at)
+        self.n_periods += 1
+        if bad:
+            self.convergence.append((row, self._capture()))
+        if len(self.periods) < self.max_listed:
+            self.periods.append(row)
 
     def _emit_overlap(self, ov: _Overlap) -> None:
         z = ov.zombie()
@@ -616,19 +630,20 @@ class GroupChecker:
 
     # ------------------------------------------------------------------------------------------ report
     def to_dict(self) -> dict[str, Any]:
-        within = self.within_ms
-        windows = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
+        def window(t: str, p: int, a: int, b: int, o: bool) -> dict[str, Any]:
+            return {"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
                     **({"open": True} if o else {})}
-                   for t, p, a, b, o, _al, _c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))]
-        completeness = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
-                         "members_alive": al, "timeline": c.lines() if c else []}
-                        for t, p, a, b, _o, al, c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))
-                        if b - a > within]
-        periods = [{"from_ms": a, "to_ms": b, "members": mem, "converged_at_ms": conv,
+
+        def period(a: int, b: int, mem: list[str], conv: int | None) -> dict[str, Any]:
+            return {"from_ms": a, "to_ms": b, "members": mem, "converged_at_ms": conv,
                     "seconds_to_converge": None if conv is None else _secs(a, conv)}
-                   for a, b, mem, conv, _c in self.periods]
-        convergence = [{**periods[i], "seconds": _secs(a, b), "timeline": c.lines() if c else []}
-                       for i, (a, b, mem, conv, c) in enumerate(self.periods) if c is not None]
+
+        windows = [window(*w) for w in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))]
+        completeness = [{**window(t, p, a, b, o), "members_alive": al, "timeline": c.lines()}
+                        for t, p, a, b, o, al, c in sorted(self.completeness, key=lambda w: (w[2], w[0], w[1]))]
+        periods = [period(*row) for row in self.periods]
+        convergence = [{**period(*row), "seconds": _secs(row[0], row[1]), "timeline": c.lines()}
+                       for row, c in self.convergence]
 
         def strip(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out = []
@@ -655,6 +670,8 @@ class GroupChecker:
             "unowned_windows": windows,
             "periods": periods,
             "zombie_overlaps": strip(self.zombie_overlaps),
+            **({"unowned_windows_total": self.n_windows, "periods_total": self.n_periods}
+               if self.n_windows > len(self.windows) or self.n_periods > len(self.periods) else {}),
             **({"against_model": self.matcher.to_dict()} if self.matcher is not None else {}),
         }
 
@@ -663,8 +680,7 @@ class GroupChecker:
         if self.matcher is not None and self.matcher.first is not None:
             return False
         return not (self.exclusive or self.commit_fencing or self.generation or self.defects
-                    or any(b - a > self.within_ms for _t, _p, a, b, _o, _al, _c in self.windows)
-                    or any(c is not None for *_x, c in self.periods))
+                    or self.completeness or self.convergence)
 
 
 # ---------------------------------------------------------------------------------------------- results
