@@ -277,6 +277,8 @@ class GroupChecker:
         ts = self.tick
         if ts is None:
             return
+        if not (self.cut_pending or self.changed or self.all_dirty or self.dirty or self.pending):
+            return
         if self.cut_pending:
             if self.conv_at is None and self.broken is not None and self.broken[1] <= self.cut_by:
                 self.conv_at = self.broken[0]  # it stayed converged until its leaver started leaving
@@ -387,7 +389,7 @@ class GroupChecker:
             else:
                 self.defect(line, None, ev.get("member"), "missing or non-integer ts_ms")
                 return
-        if not isinstance(kind, str):
+        if type(kind) is not str:
             self.defect(line, ts, ev.get("member"), "missing event")
             return
         if ts != self.tick:
@@ -412,6 +414,15 @@ class GroupChecker:
                 cap.after.append(item)
                 cap.want -= 1
             self.captures = [c for c in self.captures if c.want > 0]
+        if kind == "commit" and not self.overlaps:
+            # the fast path of the most frequent line: with no overlap open, only a removed member's
+            # accepted commit, or a line of a member that left, can be a finding
+            m = self.members.get(ev.get("member"))  # type: ignore[arg-type]
+            if m is not None and not m.left and not m.removed:
+                gen = ev.get("generation")
+                if type(gen) is int:
+                    m.last_gen = gen
+                return
         if kind == "topic":
             topic, n = ev.get("topic"), ev.get("partitions")
             if not isinstance(topic, str) or type(n) is not int or n < 0:
