@@ -14,8 +14,8 @@ import os
 import random
 import time
 
-from groupspec.assignor_check import check_assignor
-from groupspec.assignorcheck_optimum import optimum
+from groupspec.assignorcheck.check import check_assignor
+from groupspec.assignorcheck.optimum import optimum
 
 
 def bench_checker(names: list[str], examples: int, seed: int) -> None:

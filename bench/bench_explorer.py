@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 import time
 
-from groupspec.explorer import check
+from groupspec.checker import check
 
 CASES = [
     ("cooperative", 3, 3, {"crash", "timeout", "zombie", "leave"}, 2),

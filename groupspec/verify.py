@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from groupspec.explorer import check
+from groupspec.checker import check
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,9 @@ class ModelRow:
 
 
 def run_model_job(job: ModelJob, progress: Callable[[int, int], None] | None = None) -> ModelRow:
-    from groupspec.cli.check import parse_faults
-
     _proto, res = check(
         job.protocol, assignor=job.assignor, members=job.members, partitions=job.partitions, topics=job.topics,
-        faults=parse_faults(job.faults), budget=job.budget, progress=progress, with_symmetry_factor=False,
+        faults=frozenset(f for f in job.faults.split(",") if f), budget=job.budget, progress=progress, with_symmetry_factor=False,
     )
     verdicts = {name: v.held for name, v in res.verdicts.items()}
     steps = None

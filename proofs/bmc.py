@@ -272,9 +272,9 @@ def lasso(proto: Any, depth: int, timeout_ms: int = 120000, max_rounds: int = 20
 
 
 def timeline(proto: Any, run: Run) -> list[str]:
-    """The run as the model's numbered timeline (groupspec.timeline)."""
-    from groupspec.explorer import Step
-    from groupspec.timeline import render
+    """The run as the model's numbered timeline (groupspec.checker.timeline)."""
+    from groupspec.checker.explorer import Step
+    from groupspec.checker.timeline import render
 
     steps = [Step(None, run.states[0])] + [Step(a, s) for a, s in zip(run.actions, run.states[1:])]
     return render(proto, steps, run.loop_start)

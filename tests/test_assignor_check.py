@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from groupspec import check_assignor
-from groupspec.assignor_check import AssignorCheckFailed, assert_assignor
-from groupspec.assignorcheck_core import member_order, owned_of, topics_of
-from groupspec.assignorcheck_load import LoadError, candidate_from_object
+from groupspec.assignorcheck.check import AssignorCheckFailed, assert_assignor
+from groupspec.assignorcheck.core import member_order, owned_of, topics_of
+from groupspec.assignorcheck.load import LoadError, candidate_from_object
 
 N = 40  # examples per property in these tests (enough to find every mutant quickly)
 

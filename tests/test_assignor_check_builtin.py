@@ -6,7 +6,7 @@ from hypothesis import given
 
 from groupspec import check_assignor
 from groupspec import strategies as gs
-from groupspec.assignorcheck_core import diff_assignments, expected_range, expected_roundrobin
+from groupspec.assignorcheck.core import diff_assignments, expected_range, expected_roundrobin
 
 reference = pytest.importorskip("groupspec.reference.assignors")
 

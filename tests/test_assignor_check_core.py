@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.assignorcheck_core import (
+from groupspec.assignorcheck.core import (
     Malformed, check_cooperative, check_generation_validated, check_movability, check_no_two_cycles,
     decode_output, diff_assignments, expected_range, expected_roundrobin, member_order,
 )

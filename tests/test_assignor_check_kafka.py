@@ -12,7 +12,7 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor  
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor  # noqa: E402
 
 from groupspec import check_assignor  # noqa: E402
-from groupspec.assignorcheck_load import CallRunner, FakeCluster, candidate_from_object, load_candidate  # noqa: E402
+from groupspec.assignorcheck.load import CallRunner, FakeCluster, candidate_from_object, load_candidate  # noqa: E402
 
 
 def test_forms_and_protocol_read_from_the_assignor():

@@ -7,8 +7,8 @@ import itertools
 from hypothesis import given
 
 from groupspec import strategies as gs
-from groupspec.assignorcheck_core import check_movability, resolved_owners, subscribed_partitions, topics_of
-from groupspec.assignorcheck_optimum import balance_gap, improving_chain, moves_of, optimum
+from groupspec.assignorcheck.core import check_movability, resolved_owners, subscribed_partitions, topics_of
+from groupspec.assignorcheck.optimum import balance_gap, improving_chain, moves_of, optimum
 
 
 def _brute(ppt, subs):

@@ -1,4 +1,4 @@
-"""Drift tests: the compiled encoding (groupspec.compiled) must be the model, state by state.
+"""Drift tests: the compiled encoding (groupspec.checker.compiled) must be the model, state by state.
 
 * ``test_step_by_step_*``: from every state a bounded breadth-first search of the *model* reaches, and
   from states deep in random runs (Hypothesis), the compiled successor function yields the same actions
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupspec.compiled import CompiledExplorer, Kernel, supports
-from groupspec.compiled import kernel as K
-from groupspec.compiled.layout import ACTION_CLASSES, action_code, action_of, decode, encode
-from groupspec.explorer import Explorer, check
+from groupspec.checker.compiled import CompiledExplorer, Kernel, supports
+from groupspec.checker.compiled import kernel as K
+from groupspec.checker.compiled.layout import ACTION_CLASSES, action_code, action_of, decode, encode
+from groupspec.checker import Explorer, check
 from groupspec.model import VARIANTS, Config, make
 from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
 

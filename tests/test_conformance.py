@@ -28,7 +28,7 @@ from groupspec.conformance import (
     run_machine,
     run_mutant,
 )
-from groupspec.conformance_trace import check_trace
+from groupspec.conformance.trace_checks import check_trace
 
 
 def ev(ts, member, event, parts=(), gen=1, **kw):

@@ -1,4 +1,4 @@
-"""Conformance of the Connect workers with the model's connect-delayed variant (groupspec.conformance_connect).
+"""Conformance of the Connect workers with the model's connect-delayed variant (groupspec.conformance.connect).
 
 Fixed scenarios on the harness: the hold shows in ``alpha`` (``held``/``held_for``) exactly while the
 reference holds the departed worker's work, a worker that comes back in time gets nothing until the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from groupspec.conformance import ConformanceFailure, Harness, project
-from groupspec.conformance_connect import CONNECT_DELAY_MS
+from groupspec.conformance.connect import CONNECT_DELAY_MS
 
 
 def boot(h: Harness) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from groupspec.explorer import Explorer
+from groupspec.checker.explorer import Explorer
 from groupspec.model.actions import Action
 from groupspec.model.core import Config
 

@@ -32,3 +32,132 @@ def test_reference_never_imports_model():
     root = pathlib.Path(__file__).resolve().parents[1] / "reference"
     offenders = [str(p) for p in root.rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------------------ import directions
+# Each room of the project and the rooms it may import (besides itself). ARCHITECTURE.md draws the same
+# table; a new room must be added to both. The CLI may import every room; nothing imports the CLI.
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOMS = {  # room -> folder
+    "model": "model", "reference": "reference", "proofs": "proofs", "pipeline": "pipeline",
+    "checker": "groupspec/checker", "conformance": "groupspec/conformance", "assignorcheck": "groupspec/assignorcheck",
+    "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve",
+    "verify": "groupspec/verify.py", "cli": "groupspec/cli", "top": "groupspec/__init__.py", "strategies": "groupspec/strategies.py",
+}
+ALLOWED = {
+    "model": set(),
+    "reference": set(),
+    "checker": {"model"},
+    "proofs": {"model", "checker"},
+    "assignorcheck": {"reference"},
+    "trace": {"model", "checker"},
+    "conformance": {"model", "reference", "checker", "trace"},
+    "serve": {"reference", "trace"},
+    "realstack": {"reference", "trace", "serve"},
+    "pipeline": {"reference", "trace", "model"},
+    "verify": {"model", "checker", "proofs", "conformance"},
+    "strategies": {"assignorcheck"},
+    "top": {"assignorcheck"},
+    "cli": set(ROOMS) - {"cli", "top"},
+}
+
+
+def _module_of(path):
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    top = {"model": "groupspec.model", "reference": "groupspec.reference", "proofs": "groupspec.proofs",
+           "pipeline": "groupspec.pipeline"}.get(parts[0])
+    name = ".".join([top, *parts[1:]] if top else parts)
+    return name[: -len(".__init__")] if name.endswith(".__init__") else name
+
+
+def _room_of_module(name):
+    for room, folder in ROOMS.items():
+        mod = _module_of(ROOT / folder) if not folder.endswith(".py") else _module_of(ROOT / folder)
+        if name == mod or name.startswith(mod + ".") and not folder.endswith(".py"):
+            return room
+    return None
+
+
+def _project_files():
+    files = []
+    for folder in ROOMS.values():
+        p = ROOT / folder
+        files += [p] if p.suffix == ".py" else sorted(p.rglob("*.py")) if p.exists() else []
+    return files
+
+
+def _imports(path):
+    """Every groupspec module ``path`` imports (top-level or inside a function), resolved to module names."""
+    import ast
+    import importlib.util
+
+    me = _module_of(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("groupspec")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            if not base.startswith("groupspec"):
+                continue
+            for a in node.names:  # `from pkg import submodule` imports the submodule
+                sub = f"{base}.{a.name}"
+                out.add(sub if importlib.util.find_spec(base) and _is_module(sub) else base)
+    return out
+
+
+def _is_module(name):
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def test_rooms_import_only_what_they_may():
+    offenders = []
+    for path in _project_files():
+        room = _room_of_module(_module_of(path))
+        for target in _imports(path):
+            other = _room_of_module(target)
+            if other is None:
+                offenders.append(f"{path.relative_to(ROOT)} imports {target}, which belongs to no room")
+            elif other != room and other not in ALLOWED[room]:
+                offenders.append(f"{path.relative_to(ROOT)} ({room}) imports {target} ({other})")
+    assert offenders == []
+
+
+def test_no_module_imports_in_a_cycle():
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for path in _project_files():
+        me = _module_of(path)
+        for target in _imports(path):
+            if target != me and not me.startswith(target + "."):  # a module's own package is not a cycle
+                graph.add_edge(me, target)
+    cycles = list(nx.simple_cycles(graph))
+    assert cycles == []
+
+
+def test_architecture_lists_every_room():
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    for room, folder in ROOMS.items():
+        if (ROOT / folder).exists():
+            assert f"`{folder}" in text, f"ARCHITECTURE.md does not list {folder}"
+
+
+def test_no_python_file_is_past_the_size_limit():
+    """A file that grows past ~700 lines is split by what its parts do; this test stops any file at 1,000.
+    Exempt, as ARCHITECTURE.md explains: the compiled kernel (one numba compilation unit) and the
+    reference coordinator and consumer (h11's rule: everything that decides a transition lives in one file)."""
+    exempt = {"groupspec/checker/compiled/kernel.py", "reference/coordinator.py", "reference/consumer.py"}
+    big = [f"{p.relative_to(ROOT)}: {n} lines" for p in _project_files()
+           if str(p.relative_to(ROOT)) not in exempt and (n := len(p.read_text().splitlines())) > 1000]
+    assert big == []

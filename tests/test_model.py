@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from groupspec.explorer import Explorer, check
+from groupspec.checker import Explorer, check
 from groupspec.model import BROKEN, CORRECT, Config, make
 from groupspec.model.core import GROUP_TRANSITIONS, GroupStatus, IllegalTransition, check_transition
 from groupspec.model.connect_delayed import ConnectDelayed

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from groupspec.explorer import Step, check as explore
+from groupspec.checker import Step, check as explore
 from groupspec.model import Config, make
 from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
 from groupspec.reference.trace import dumps_jsonl

@@ -1,6 +1,6 @@
 """`groupspec assignor check|run`: check a candidate assignor, or run it once (contract assignor-check.md).
 
-Thin: argument parsing and presentation only; the work lives in :mod:`groupspec.assignor_check`.
+Thin: argument parsing and presentation only; the work lives in :mod:`groupspec.assignorcheck.check`.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def assignor() -> None:
 
 
 def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
-    from groupspec.assignorcheck_load import LoadError, load_candidate
+    from groupspec.assignorcheck.load import LoadError, load_candidate
 
     try:
         return load_candidate(target, protocol=protocol, kind=kind)
@@ -64,7 +64,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
     cand = _load(target, protocol, kind)
-    from groupspec.assignor_check import PROPERTIES, check_assignor
+    from groupspec.assignorcheck.check import PROPERTIES, check_assignor
 
     known = [p.id for p in PROPERTIES] + ["C1"]
     for pid in only:
@@ -100,7 +100,7 @@ def _quiet_candidate_logging() -> None:
 def _with_progress(console: Any, work: Any) -> Any:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from groupspec.assignor_check import PROPERTIES
+    from groupspec.assignorcheck.check import PROPERTIES
 
     total = len(PROPERTIES) + 2
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -166,7 +166,7 @@ def _console() -> Any:
 
 def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed: int, call_timeout: float,
              as_json: bool) -> None:
-    from groupspec.assignor_check import check_assignor, compare
+    from groupspec.assignorcheck.check import check_assignor, compare
 
     _quiet_candidate_logging()
     cands = [_load(t, protocol) for t in targets]
@@ -268,8 +268,8 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
         where = input_file
     ppt, subs = parse_run_input(text, where)
     cand = _load(target, protocol)
-    from groupspec.assignorcheck_core import canonical
-    from groupspec.assignorcheck_load import CallRunner
+    from groupspec.assignorcheck.core import canonical
+    from groupspec.assignorcheck.load import CallRunner
 
     runner = CallRunner(call_timeout)
     try:

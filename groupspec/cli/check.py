@@ -26,7 +26,7 @@ def parse_faults(text: str) -> frozenset[str]:
 
 
 def result_json(proto, res) -> dict:
-    from groupspec import timeline
+    from groupspec.checker import timeline
 
     return {
         "protocol": res.protocol,
@@ -64,7 +64,7 @@ def verdict_cell(v) -> str:
 
 
 def print_result(console: Console, proto, res) -> None:
-    from groupspec import timeline
+    from groupspec.checker import timeline
 
     cfg = res.config
     faults = ",".join(sorted(cfg.faults)) or "none"
@@ -100,7 +100,7 @@ def print_result(console: Console, proto, res) -> None:
 
 
 def explore_with_progress(console: Console, **kwargs):
-    from groupspec.explorer import check as run_check
+    from groupspec.checker import check as run_check
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("exploring", total=None)

@@ -56,7 +56,7 @@ def _topic_events(proto: Any, mask: int, ts: int, group: str) -> list[dict[str, 
 
 def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str = "g",
                    unroll_until_ms: int | None = None, loop_start: int | None = None) -> list[dict[str, Any]]:
-    """The trace of ``steps`` (``groupspec.explorer.Step`` list: action, state; the first has no action).
+    """The trace of ``steps`` (``groupspec.checker.explorer.Step`` list: action, state; the first has no action).
 
     With ``loop_start`` (a livelock's cycle starts after that step) the cycle is repeated until
     ``unroll_until_ms``.

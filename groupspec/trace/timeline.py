@@ -1,4 +1,4 @@
-"""Timelines around a finding, in the words of the model's timelines (``groupspec.timeline``).
+"""Timelines around a finding, in the words of the model's timelines (``groupspec.checker.timeline``).
 
 Each event becomes one numbered line — its time, its line in the trace file (so a person can find the
 moment in their own logs), who did what — and after the events that led to the finding, what each

@@ -10,7 +10,7 @@ Everything here is a pure function of a *group state* and an *assignment*:
   candidate's raw return value into that shape (or raised :class:`Malformed`, which is an I11 failure).
 
 Each ``check_*`` function returns ``None`` when the invariant holds, or a one-line explanation of the first
-violation found. The engine (:mod:`groupspec.assignor_check`) drives candidates over generated states and
+violation found. The engine (:mod:`groupspec.assignorcheck.check`) drives candidates over generated states and
 calls these functions; it never decides a verdict on its own.
 
 Facts used (all from assignors.md, citing Kafka's classes):

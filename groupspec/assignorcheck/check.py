@@ -2,9 +2,9 @@
 
 Theory of operation
 -------------------
-``check_assignor(candidate)`` loads the candidate (:mod:`groupspec.assignorcheck_load`), then runs one
+``check_assignor(candidate)`` loads the candidate (:mod:`groupspec.assignorcheck.load`), then runs one
 Hypothesis search per *property*. Each property pairs a strategy from :mod:`groupspec.strategies` with a
-pure check from :mod:`groupspec.assignorcheck_core`; the search tries ``examples`` group states (seeded, so
+pure check from :mod:`groupspec.assignorcheck.core`; the search tries ``examples`` group states (seeded, so
 the same seed gives the same report), and on the first violation Hypothesis shrinks the input. The check
 records every failing state it sees; since Hypothesis replays the minimal failing example last, the recorded
 one is the shrunk counterexample, reported with the candidate's output and a one-line explanation.
@@ -34,7 +34,7 @@ generation, until a round revokes nothing (at most 4 follow-ups).
 Two *quality* figures are reported besides the verdicts (they never change the exit status, since Kafka's
 assignors do not promise them): how many partitions moved compared with the fewest that had to move to reach
 the best balance, and how often the balance is worse than the best achievable — both from the exact min-cost
-flow oracle in :mod:`groupspec.assignorcheck_optimum`.
+flow oracle in :mod:`groupspec.assignorcheck.optimum`.
 
 A call that raises, hangs past ``call_timeout`` or returns malformed output fails I11; the other properties
 skip that example and go on. A hang costs one ``call_timeout``; after ``hang_budget`` hangs in one run the
@@ -53,14 +53,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from . import strategies as gs
-from .assignorcheck_core import (
+from .core import (
     Assignment, check_complete, check_cooperative, check_generation_validated, check_members,
     check_movability, check_no_duplicates, check_no_two_cycles, check_subscribed_only, canonical,
     describe_state, diff_assignments, expected_range, expected_roundrobin, max_generation, next_round,
     owned_of, reorder, as_sets,
 )
-from .assignorcheck_load import CallResult, CallRunner, Candidate, candidate_from_object
-from .assignorcheck_optimum import balance_gap, moves_of, optimum
+from .load import CallResult, CallRunner, Candidate, candidate_from_object
+from .optimum import balance_gap, moves_of, optimum
 
 HELD, VIOLATED, NA = "held", "violated", "not applicable"
 MAX_FOLLOW_UPS = 4  # KAFKA-9029 / KAFKA-8767

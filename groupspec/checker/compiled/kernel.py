@@ -7,7 +7,7 @@ tests (``tests/test_compiled.py``) require that, from every state they reach, th
 same actions in the same order leading to the same states as the model, the same keys, the same
 property verdicts, and the same whole explorations.
 
-States are rows of integers (``groupspec.compiled.layout``); a protocol variant and its finite
+States are rows of integers (``groupspec.checker.compiled.layout``); a protocol variant and its finite
 instance are a parameter vector ``P`` plus the topic masks ``TM``.
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ JOIN, SYNC, RIP, UMI, FENCED = 1, 2, 3, 4, 5
 NO_GEN = -1
 OLDEST = 4  # groupspec.model.symmetry.OLDEST
 
-# action classes (groupspec.compiled.layout.ACTION_CLASSES)
+# action classes (groupspec.checker.compiled.layout.ACTION_CLASSES)
 A_JOIN, A_RJOIN, A_RSYNC, A_RERR, A_HB, A_RESUME, A_GHOST, A_NOTICE, A_EXPIRE, A_RTIMEOUT, A_DELAY = range(11)
 A_START, A_LEAVE, A_CRASH, A_EXPIRE_LIVE, A_PAUSE, A_SUBSCRIPTION, A_ADD_PARTITION = range(11, 18)
 FAIR_LIMIT = 11 * 8  # codes below this are protocol steps (weakly fair)
@@ -1331,7 +1331,7 @@ def key_words(widths: np.ndarray) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Breadth-first search (groupspec.explorer.Explorer.run, with states stored as rows)
+# Breadth-first search (groupspec.checker.explorer.Explorer.run, with states stored as rows)
 # ---------------------------------------------------------------------------------------------------
 # ctl: the search's counters, kept by the caller between calls
 CT_COUNT = 0  # states stored

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Registered through the ``pytest11`` entry point (``groupspec = "groupspec.pytest_plugin"``), so installing
+Registered through the ``pytest11`` entry point (``groupspec = "groupspec.assignorcheck.plugin"``), so installing
 groupspec is enough. Two ways to use it:
 
 1. **No code**: name the assignor on the command line or in the ini file, and the plugin adds one test item
@@ -74,7 +74,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def _report(target: str, config: pytest.Config) -> Any:
-    from groupspec.assignor_check import check_assignor
+    from groupspec.assignorcheck.check import check_assignor
 
     key = (target, _examples(config), _seed(config))
     if key not in _REPORTS:
@@ -92,7 +92,7 @@ class AssignorPropertyItem(pytest.Item):
         self.pid = pid
 
     def runtest(self) -> None:
-        from groupspec.assignorcheck_load import LoadError
+        from groupspec.assignorcheck.load import LoadError
 
         try:
             rep = _report(self.target, self.config)
@@ -134,7 +134,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     targets = _targets(config)
     if not targets:
         return
-    from groupspec.assignor_check import PROPERTIES
+    from groupspec.assignorcheck.check import PROPERTIES
 
     added = 0
     for target in targets:
@@ -150,7 +150,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 @pytest.fixture
 def assignor_check(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     """``assignor_check(candidate, **kw)``: run the checks; fail the test on any violation; return the report."""
-    from groupspec.assignor_check import check_assignor
+    from groupspec.assignorcheck.check import check_assignor
 
     config = request.config
 

@@ -1,11 +1,11 @@
-"""The compiled explorer: the same search as ``groupspec.explorer.Explorer``, on rows of integers.
+"""The compiled explorer: the same search as ``groupspec.checker.explorer.Explorer``, on rows of integers.
 
 Theory of operation
 -------------------
-``groupspec.explorer.Explorer`` is the reference checker: it runs the model's own Python
+``groupspec.checker.explorer.Explorer`` is the reference checker: it runs the model's own Python
 (``ClassicProtocol.successors``, keys, properties) on frozen dataclasses, about ten thousand states a
 second. This explorer runs the *same algorithm* on the compiled encoding of the classic protocol
-(``groupspec.compiled.kernel``): breadth-first search with the same successor order and the same keys,
+(``groupspec.checker.compiled.kernel``): breadth-first search with the same successor order and the same keys,
 so it stores the same states in the same order and takes the same edges; safety on every state and
 step; convergence from the graph of protocol steps (deadlocks, convergence that does not last, strongly
 connected components with scipy, the longest path to convergence in compiled code).
@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from groupspec.explorer import Explorer, Result, Step, Verdict
+from groupspec.checker.explorer import Explorer, Result, Step, Verdict
 from groupspec.model.classic import ClassicProtocol
 from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from .assignorcheck_core import PPT, Assignment, Subscriptions, resolved_owners, topics_of
+from .core import PPT, Assignment, Subscriptions, resolved_owners, topics_of
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,7 @@ class ConnectView:
         h = self.h
         from dataclasses import replace as _r
         from groupspec.model.core import Id, MemberStatus as MS
-        from groupspec.conformance import match
+        from .refinement import match
 
         for i, (a, b) in enumerate(zip(pre.clients, post.clients)):
             if a.status != MS.STABLE or a.rejoin or a.id != Id.CURRENT or a.generation != pre.group.generation:
@@ -319,7 +319,7 @@ def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start:
     from hypothesis import strategies as st
     from hypothesis.stateful import rule
 
-    from groupspec.conformance import SESSION_MS
+    from .refinement import SESSION_MS
 
     class ConnectConformance(machine):  # type: ignore[misc, valid-type]
         @rule(n=st.sampled_from(names), how=st.sampled_from(["close", "crash"]))

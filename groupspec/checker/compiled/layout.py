@@ -7,7 +7,7 @@ partition and topic sets are the same bit masks), so :func:`encode` and :func:`d
 inverses on every reachable state; absent parts (no inbox, no ghost, no record, no target) are stored
 as all-default fields with a presence flag, so that a row is a function of the state alone.
 
-The field numbers are module constants: the kernel (``groupspec.compiled.kernel``) reads them as
+The field numbers are module constants: the kernel (``groupspec.checker.compiled.kernel``) reads them as
 compile-time constants.
 """
 from __future__ import annotations

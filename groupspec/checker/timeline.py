@@ -1,7 +1,7 @@
 """Counterexamples as numbered timelines: who did what, and what each party then believed.
 
 One printer serves the explorer, the proofs and the tests. A timeline is a list of
-:class:`groupspec.explorer.Step`; each line names the actor and the step, then lists the parties whose
+:class:`groupspec.checker.explorer.Step`; each line names the actor and the step, then lists the parties whose
 beliefs changed (the coordinator, then each consumer), marking with ``*`` what is new.
 """
 from __future__ import annotations

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .assignorcheck_core import INTERNAL_TOPICS, Malformed, decode_output
+from .core import INTERNAL_TOPICS, Malformed, decode_output
 
 BUILTIN_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 

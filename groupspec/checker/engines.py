@@ -1,0 +1,78 @@
+"""Which engine explores a protocol variant, in one place, and the checker's entry point :func:`check`.
+
+The Python :class:`~groupspec.checker.explorer.Explorer` runs the model's own code on every variant;
+the compiled engine (:mod:`groupspec.checker.compiled`) runs the same search on a numba encoding of
+the classic protocol. This module is the only one that knows both: the explorer never imports the
+compiled engine, and the compiled engine imports only the explorer's result types.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .explorer import Explorer, Result
+
+__all__ = ["ENGINES", "LIMITS", "make_explorer", "check"]
+
+ENGINES = ("auto", "compiled", "python")
+
+
+def make_explorer(proto: Any, engine: str = "auto", **kwargs: Any) -> Explorer:
+    """The explorer for ``proto``: see :func:`check` for what ``engine`` means."""
+    if engine == "python":
+        return Explorer(proto, **kwargs)
+    from .compiled import CompiledExplorer, supports  # numba: imported only when a search starts
+
+    if supports(proto):
+        return CompiledExplorer(proto, **kwargs)
+    if engine == "compiled":
+        raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
+    return Explorer(proto, **kwargs)
+
+
+LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
+
+
+def check(
+    protocol: str,
+    assignor: str = "sticky",
+    members: int = 3,
+    partitions: int = 4,
+    topics: int = 1,
+    faults: frozenset[str] = frozenset(),
+    budget: int = 2,
+    max_states: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    with_symmetry_factor: bool = True,
+    engine: str = "auto",
+) -> tuple[Any, Result]:
+    """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
+
+    ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
+    ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the classic
+    protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
+    wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
+    """
+    from groupspec.model import ASSIGNOR_NAMES, VARIANTS, Config, make
+
+    if protocol not in VARIANTS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
+    if assignor not in ASSIGNOR_NAMES:
+        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
+        lo, hi = LIMITS[name]
+        if not lo <= value <= hi:
+            raise ValueError(f"--{name} must be between {lo} and {hi} (got {value})")
+    if topics > partitions:
+        raise ValueError(f"--topics ({topics}) cannot exceed --partitions ({partitions})")
+    if max_states is not None and max_states < 1:
+        raise ValueError(f"--max-states must be positive (got {max_states})")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
+    proto = make(protocol, cfg)
+    ex = make_explorer(proto, engine, max_states=max_states, progress=progress)
+    res = ex.run()
+    res.engine = ex.engine
+    if with_symmetry_factor:
+        res.symmetry_factor, res.symmetry_exact = ex.symmetry_factor()
+    return proto, res

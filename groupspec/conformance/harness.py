@@ -1,0 +1,528 @@
+"""The harness: one seeded simulator stepped event by event and checked against the model after each.
+
+Owns :class:`Harness` (stepping, the refinement/invariant/trace checks after every event, suspensions,
+commit decisions, convergence by :meth:`Harness.quiesce`). Its abstraction, linearization and known-gap
+parts are mixins in the sibling modules.
+
+May import: ``groupspec.model``, ``groupspec.reference``, ``groupspec.checker`` (the model's bound and
+timelines), ``groupspec.trace`` and the sibling modules.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterable
+
+from .trace_checks import check_trace
+from groupspec.model import Config, make
+from groupspec.model.core import (
+    NO_GENERATION,
+    GroupStatus as GS,
+    Id,
+    MemberStatus as MS,
+    Proc,
+    State,
+)
+from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.reference.errors import Error
+from groupspec.reference.messages import (
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+)
+from groupspec.reference.network import NetworkConfig
+from groupspec.reference.simulator import SimConfig, Simulator, StepRecord
+
+from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, TOPIC, TOPICS, VARIANTS, match, match_path, project
+from .refinement import _DROPPED, _Line
+from .linearization import LinearizationMixin, _Tracking
+from .abstraction import AbstractionMixin
+from .gaps import KnownGapsMixin
+
+
+class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
+    """The reference in the simulator, stepped and checked against the model after every event."""
+
+    def __init__(
+        self,
+        variant: str = "eager-range",
+        members: int = 3,
+        partitions: int = 3,
+        max_partitions: int = 4,
+        seed: int = 0,
+        consumer_faults: Iterable[str] = (),
+        coordinator_faults: Iterable[str] = (),
+        depth: int = MAX_MODEL_STEPS,
+        topics: int = 1,
+    ) -> None:
+        self.variant = VARIANTS[variant]
+        self.seed = seed
+        self.members = members
+        self.max_partitions = max(max_partitions, partitions)
+        # Connect: a worker's rejoin after a revocation can land in the same event as another member's
+        # reset and join (a pending member id shown joined once the group prepares): 4 model steps.
+        self.depth = max(depth, 4) if VARIANTS[variant].connect else depth
+        self.names = [f"c{i + 1}" for i in range(members)]
+        self.slot = {n: i for i, n in enumerate(self.names)}
+        self.consumer_faults = frozenset(consumer_faults)
+        # No "timeout": a live member is never expired here (message loss suspends the refinement check).
+        # With two topics, members may change their subscription (the model's ChangeSubscription).
+        faults = frozenset({"join", "leave", "crash", "zombie", "partitions"} | ({"subscription"} if topics > 1 else set()))
+        self.cfg = Config(members=members, partitions=self.max_partitions, topics=topics, faults=faults,
+                          budget=10**9, assignor=self.variant.model_assignor)
+        # Topic k of the model is TOPICS[k]; its partitions are the model's bits of that topic, in order
+        # (the model splits the partitions into contiguous runs, one per topic). The partitions that
+        # exist at the start are the lowest ``partitions`` bits: the last topic grows (add_partition).
+        self.topics = TOPICS[:topics]
+        self.topic_base = {t: self.cfg.topic_of.index(k) for k, t in enumerate(self.topics)}
+        self.topic_max = {t: self.cfg.topic_of.count(k) for k, t in enumerate(self.topics)}
+        first = (1 << partitions) - 1
+        counts = tuple((t, bin(first & self.cfg.topic_masks[k]).count("1")) for k, t in enumerate(self.topics))
+        self.subscriptions: dict[str, tuple[str, ...]] = {n: self.topics for n in self.names}
+        self.sim = Simulator(SimConfig(
+            seed=seed, topics=counts, initial_rebalance_delay_ms=0,
+            coordinator_faults=frozenset(coordinator_faults),
+        ))
+        self.topic = TOPIC
+        self.connect: Any = None  # connect-delayed: the Connect parts of alpha (groupspec.conformance.connect)
+        if self.variant.connect:
+            from groupspec.conformance.connect import ConnectView
+            self.connect = ConnectView(self)
+            # one topic; the connector is a work item too (bit 0), its tasks the partitions of topic t
+            self.cfg = Config(members=members, partitions=self.max_partitions + 1, topics=1,
+                              faults=frozenset({"join", "leave", "crash", "zombie", "partitions"}),
+                              budget=10**9, assignor=self.variant.model_assignor)
+        self.proto = make(self.variant.model, self.cfg)
+        self.doubled = ""
+        self._held_pending: set[int] = set()
+        self.gaps: list[str] = []  # known model gaps met (each suspends refinement until settled)
+        self.loss_end = -1
+        self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
+        self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
+        self.suspended = ""  # why refinement is suspended ("" = it is on)
+        self._hold_real: tuple | None = None  # alpha without the hold, when an orphaned pending id began holding
+        self.orphan_gap = False  # model gap 9 met in this step
+        self._pause_started: dict[str, int] = {}  # when each process's last GC pause began
+        self.state = self.abstract()
+        self.timeline: list[_Line] = [_Line(None, self.state)]
+        self.rules: list[str] = []  # the Hypothesis rules applied, in order (printed on failure)
+        self.trace_seen: set[tuple] = set()
+        self.steps = 0
+        self.model_steps = 0
+        self._hold = False
+        self._head: Any = None  # the event the current step processes (None: an action or time passing)
+        self._stale_sync = False  # before this step: a pending-sync entry names an id that is no member
+        self.unknown_static: list[str] = []  # model gap 7 met in this step (see _after_step)
+        self._shown_pending: set[int] = set()  # slots shown as joined by a pending member id (KIP-394)
+        self._pre_pending: set[int] = set()  # the same, for the state before the current step
+        self.fair_steps = 0
+        self.stutters = 0
+        self.perturbed = False  # a perturbation (an unfair model step) was matched since quiesce last cleared it
+        self._left: set[tuple[str, int, int]] = set()  # LeaveGroups (sender, connection, correlation) handled
+
+    # ------------------------------------------------------------------ stepping and checking
+    def step(self) -> StepRecord | None:
+        """One simulator event, then every check."""
+        before = self._before_step()
+        self._head = before[0]
+        self._stale_sync = self._stale_pending_sync()
+        pre = self.state
+        rec = self.sim.step()
+        if rec is None:
+            return None
+        self.steps += 1
+        head = before[0]
+        if head is not None and head[2] == "deliver" and not head[3].is_reply \
+                and isinstance(head[3].payload, LeaveGroupRequest):
+            self._left.add((head[3].src, head[3].conn, head[3].corr))
+        self._after_step(before, pre)
+        self._dropped_answers(before, pre)
+        self._pre_pending = self._shown_pending
+        self.orphan_gap = False
+        post = self.abstract()
+        if self.connect is not None:
+            post = self.connect.update(pre, post, rec)
+        self._check_commit(before[0], pre, post, rec)
+        self._check(pre, post, rec)
+        self.state = post
+        self._shown_pending = set(self.pending_joined)
+        return rec
+
+    def _dropped_answers(self, before: tuple[Any, dict[str, dict[int, str]], dict[str, Any], int], pre: State) -> None:
+        """A process dropped its connection (its local session timeout ran out in a GC pause, a request
+        timed out, a coordinator error) while a JoinGroup/SyncGroup answer was on its way to it on that
+        connection: the answer is lost as surely as on a lossy network. The model's inbox is never lost,
+        so the refinement check is suspended, as for message loss, until the group has settled."""
+        for i, name in enumerate(self.names):
+            p = self._process(name)
+            old = before[2].get("_conn_" + name)
+            if p is None or old is None or pre.clients[i].inbox is None:
+                continue
+            if old // 1_000_000 == p.incarnation and p.consumer.connection != old % 1_000_000 and not self.suspended:
+                self.suspended = f"{name} {_DROPPED}"
+
+    def _check_commit(self, head: Any, pre: State, post: State, rec: StepRecord) -> None:
+        """An OffsetCommit the reference coordinator accepts must be one the model accepts.
+
+        The model's rule (``proto.commit_accepted``) is evaluated on ``alpha(before)`` with the
+        committer's member id and generation taken from the request (it was sent earlier)."""
+        if (self.suspended and not self.suspended.endswith(_DROPPED)) or head is None or head[2] != "deliver":
+            return  # a dropped answer is a client's loss: the coordinator's group is still alpha's
+        env = head[3]
+        if env.is_reply or not isinstance(env.payload, OffsetCommitRequest) or env.src not in self.slot:
+            return
+        accepted = any(
+            kind == "deliver" and out.is_reply and out.dst == env.src and out.conn == env.conn and out.corr == env.corr
+            and out.payload.error is Error.NONE for _at, _seq, kind, out, _b in self.sim._queue
+        )
+        if not accepted:
+            return
+        i = self.slot[env.src]
+        req = env.payload
+        ids, _pending = self._last_ids
+        cid = Id.CURRENT if ids.get(i) == req.member_id and req.member_id else (Id.STALE if req.member_id else Id.NONE)
+        c = replace(pre.clients[i], id=cid, generation=req.generation_id)
+        probe = replace(pre, clients=pre.clients[:i] + (c,) + pre.clients[i + 1:])
+        if not self.proto.commit_accepted(probe, i):
+            self._fail("commit_fencing", f"the reference coordinator accepted {env.src}'s OffsetCommit (generation "
+                       f"{req.generation_id}) that the model refuses (group generation {pre.group.generation}, "
+                       f"{pre.group.status.name})", rec, post)
+
+    def run_for(self, ms: int) -> None:
+        until = self.sim.now + ms
+        while self.sim._queue and self.sim._queue[0][0] <= until:
+            self.step()
+        self.sim.now = max(self.sim.now, until)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Time passed without events (a pause may have ended): re-abstract and check as a step."""
+        self._pre_pending = self._shown_pending
+        self.orphan_gap = False
+        post = self.abstract()
+        self._head = None
+        rec = StepRecord(self.sim.now, "time", "clock", "time passes")
+        if self.connect is not None:
+            post = self.connect.update(self.state, post, rec)
+        self._check(self.state, post, rec)
+        self.state = post
+        self._shown_pending = set(self.pending_joined)
+
+    def act(self, action: str, name: str | None = None, **args: Any) -> None:
+        """Apply one simulator action now (a perturbation) and check it like any step."""
+        if action == "start" and self.connect is not None:
+            args.setdefault("member", self.connect.member_class)  # a Connect worker, not a consumer
+        shown = {k: v for k, v in args.items() if k not in ("config", "member")}
+        self.rules.append(f"{action} {name or ''} {shown or ''}".strip())
+        if action == "pause" and name is not None:
+            self._pause_started[name] = self.sim.now
+        if action in ("failover", "store_fails"):
+            self.suspended = action
+        elif action == "network" and args["config"].loss > 0:
+            self.suspended = "message loss"
+        elif action == "network" and self.sim.network.config.loss > 0:
+            self.loss_end = self.sim.now
+        self.sim.at(self.sim.now, action, name, **args)
+        # run everything due now (the action is among it); no resuming before the action has run
+        self._hold = True
+        try:
+            while self.sim._queue and self.sim._queue[0][0] <= self.sim.now:
+                self.step()
+        finally:
+            self._hold = False
+        self._refresh()
+
+    def _check(self, pre: State, post: State, rec: StepRecord) -> None:
+        for prop in SAFETY:
+            why = prop.check(self.proto, post)
+            if why is not None:
+                self._fail(prop.name, f"model invariant {prop.name} fails on the abstract state: {why}", rec, post)
+        self._check_trace(rec, post)
+        if self.doubled and not self.suspended:
+            self._fail("refinement", f"no model state: {self.doubled} (the model keeps one record per process "
+                       "identity)", rec, post)
+        if self.suspended:
+            self._maybe_resume(post)
+            if project(pre) != project(post):
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
+            return
+        steps = match_path(self.proto, pre, post, self.depth)
+        path = None if steps is None else [a for a, _t in steps]
+        if self.unknown_static:
+            # Known model gap 7 (see _after_step): the one deviation is this member's reset; checked to
+            # be the only difference, then refinement goes on from alpha(after).
+            names = self.unknown_static
+            self.unknown_static = []
+            slots = [self.slot[n] for n in names]
+            probe = replace(pre, clients=tuple(
+                post.clients[k] if k in slots else c for k, c in enumerate(pre.clients)))
+            if project(probe) == project(post):
+                gap = f"static member {', '.join(names)} with an unknown instance id told UNKNOWN_MEMBER_ID (model: fenced)"
+                self.gaps.append(f"t={rec.time_ms}ms {gap}")
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                return
+        if path is None and self._pre_pending and pre.group.status == GS.PREPARING_REBALANCE:
+            # KNOWN MODEL GAP 8 (docs/conformance.md): a join phase completed (at the rebalance timeout,
+            # or by the last member leaving) while a new member's pending id (KIP-394) still waited for
+            # its second JoinGroup. alpha reads a pending id as joined while the group prepares a
+            # rebalance (the model has no two-step join); Kafka completes without it (it is no member
+            # yet). Accepted only if the step is a model step from the state in which those members
+            # have not joined yet; refinement then goes on from alpha(after).
+            clients, records = list(pre.clients), list(pre.group.records)
+            for k in self._pre_pending:
+                records[k] = None
+                clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
+                                     owned=0, rejoin=False, inbox=None)
+            unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
+            if match(self.proto, unjoined, post, self.depth) is not None:
+                who = ", ".join(self.names[k] for k in sorted(self._pre_pending))
+                gap = f"join phase completed without the pending member id of {who} (KIP-394)"
+                self.gaps.append(f"t={rec.time_ms}ms {gap}")
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                return
+        if path is None:
+            late = [k for k, (a, b) in enumerate(zip(pre.clients, post.clients))
+                    if pre.group.records[k] is not None and post.group.records[k] is None and a.proc == Proc.UP
+                    and a.id == Id.CURRENT and self._resumed_recently(self.names[k])]
+            if late:
+                # KNOWN MODEL GAP 10 (docs/conformance.md): a member that came back from a GC pause (its
+                # session ran out meanwhile) is expired before anything it sent since refreshed its session (its
+                # heartbeats were refused with ILLEGAL_GENERATION; a JoinGroup answered at once does not
+                # refresh it). The model expires only down, paused or stale members. Accepted only if the
+                # step is a model step with those members still shown paused; re-synchronised after.
+                def paused(st: State) -> State:
+                    return replace(st, clients=tuple(replace(c, proc=Proc.PAUSED) if k in late else c
+                                                     for k, c in enumerate(st.clients)))
+                if match(self.proto, paused(pre), paused(post), self.depth) is not None:
+                    gap = f"{', '.join(self.names[k] for k in late)} expired soon after a long GC pause"
+                    self.gaps.append(f"t={rec.time_ms}ms {gap}")
+                    self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                    return
+        if path is None and self._static_assignment_outside_subscription(pre, post):
+            # KNOWN MODEL GAP 14 (docs/conformance.md): a static member restarted with a narrower
+            # subscription is answered in a Stable group with its stored assignment, which holds a
+            # partition of a topic it dropped; Kafka's onJoinComplete then requests a rejoin and applies
+            # nothing. The model's static replacement applies the stored assignment. Accepted only if
+            # that member's change is exactly this; refinement goes on from alpha(after).
+            gap = f"{self._head[3].dst} got a stored assignment outside its subscription"
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            return
+        if path is None and self._late_heartbeat_answer(pre, post):
+            # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
+            # was in a GC pause, or its next JoinGroup was already parked): REBALANCE_IN_PROGRESS after
+            # the join phase completed without it, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID while it is
+            # already rejoining (Kafka's generationUnchanged() holds: it resets anyway). The model's
+            # Heartbeat asks and answers in one step, so it has no late answer. Accepted only if that
+            # member's change is exactly the answer's effect; refinement goes on from alpha(after).
+            err = self._head[3].payload.error
+            gap = f"{self._head[3].dst} got a late {err.name} heartbeat answer"
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            if err is Error.REBALANCE_IN_PROGRESS:
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            else:
+                # reset in the middle of a join attempt: what follows (its JoinGroup answer discarded,
+                # UnjoinedGroupException, a new attempt) has no model counterpart either
+                self.suspended = f"model gap: {gap}"
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
+            return
+        if path is None and self.connect is not None:
+            gap = self.connect.known_gap(pre, post)  # known model gap 12 (groupspec.conformance.connect)
+            if gap is not None:
+                self.gaps.append(f"t={rec.time_ms}ms {gap}")
+                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                return
+        gap = None if path is not None else self._known_gap(pre, post)
+        if gap is not None:
+            # A KNOWN MODEL GAP (docs/conformance.md, "Known model gaps"): recorded, and the refinement
+            # check is suspended until the group has settled again.
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            self.suspended = f"model gap: {gap}"
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
+            return
+        # The action property holds of each model step the reference step stands for: on the pair
+        # (alpha(before), alpha(after)) for one step (or none); along the matched path for several (the
+        # last pair ends in alpha(after) itself). Without a path, on the pair (then refinement fails too).
+        chain = [pre] + [t for _a, t in (steps or [])][:-1] + [post]
+        for prop in ACTIONS:
+            for a_state, b_state in zip(chain, chain[1:]):
+                why = prop.check(self.proto, a_state, b_state)
+                if why is not None:
+                    self._fail(prop.name, f"model action property {prop.name} fails: {why}", rec, post)
+        if path is None:
+            self._fail("refinement", "this reference step is no model step (nor up to "
+                       f"{self.depth} of them, nor a stutter)", rec, post)
+        if path:
+            self.perturbed = self.perturbed or any(not a.fair for a in path)
+            self.model_steps += len(path)
+            self.fair_steps += sum(1 for a in path if a.fair)
+            acts = ", ".join(f"{a!r}" for a in path)
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
+        else:
+            self.stutters += 1
+
+
+    def _maybe_resume(self, post: State) -> None:
+        if self._hold or self.doubled:
+            return
+        g = post.group
+        if g.status in (GS.STABLE, GS.EMPTY) and all(
+            c.inbox is None and c.status in (MS.STABLE, MS.UNJOINED) for c in post.clients if c.proc != Proc.DOWN
+        ) and self._group_view() is not None and all(
+            getattr(b, "_store_failure", None) is None for b in self.sim.brokers.values()
+        ) and self.sim.network.config.loss == 0 and all(
+            t.frozen is None and not self._kinds(n) for n, t in self.track.items()
+        ) and not self._lossy_requests() and not self._misdirected() and (self.connect is None or self.connect.settled()):
+            self.suspended = ""
+
+    def _misdirected(self) -> bool:
+        """A running process still believes a broker that no longer leads the group is its coordinator
+        (it slept through a failover in a GC pause): what it sends next is refused NOT_COORDINATOR, and
+        a LeaveGroup refused so is lost while the process resets itself, as after message loss. The
+        failover has not played out until it has rediscovered the coordinator."""
+        return any(p.alive and not p.consumer.closed and p.consumer.fatal is None and p.consumer.coordinator_known
+                   and p.consumer.coordinator_node != self.sim.leader for p in self.sim.procs.values())
+
+    def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:
+        if not rec.trace and rec.kind != "time" and not final:
+            return
+        for v in check_trace(self.sim.trace, final=final):
+            key = (v.check, v.index, v.partition, v.members)
+            if key in self.trace_seen:
+                continue
+            self.trace_seen.add(key)
+            self._fail(f"trace:{v.check}", f"the reference's own trace: {v}", rec, post)
+
+    def _where(self, rec: StepRecord) -> str:
+        return f"t={rec.time_ms}ms {rec.kind} {rec.actor}: {rec.detail}"
+
+    def _fail(self, check: str, message: str, rec: StepRecord, post: State) -> None:
+        self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  <-- {check}"), post))
+        raise ConformanceFailure(check, f"{message}\n{self.report()}")
+
+    def report(self, last: int = 40) -> str:
+        """The numbered timeline (same printer as `groupspec check`), the rules applied and the seed."""
+        from groupspec.checker.timeline import render
+
+        lines = render(self.proto, self.timeline[-last:])
+        head = (f"variant {self.variant.name} (model {self.variant.model}), simulator seed {self.seed}, "
+                f"{self.steps} reference steps, {self.model_steps} model steps, {self.stutters} stutters")
+        rules = "rules applied: " + "; ".join(self.rules[-30:])
+        return "\n".join([head, rules, *lines])
+
+    # ------------------------------------------------------------------ convergence
+    def converged(self) -> bool:
+        """Every running member STABLE in the group's generation, owning exactly its stored
+        assignment; the assignments disjoint, each within its member's subscription, covering every
+        existing partition some member subscribes to."""
+        s = self.state
+        g = s.group
+        if self._group_view() is None:
+            return False
+        up = [i for i, c in enumerate(s.clients) if c.proc != Proc.DOWN]
+        if not up:
+            return all(r is None for r in g.records)
+        if g.status != GS.STABLE:
+            return False
+        covered = wanted = 0
+        for i, c in enumerate(s.clients):
+            r = g.records[i]
+            if c.proc == Proc.DOWN:
+                if r is not None:
+                    return False
+                continue
+            if c.proc != Proc.UP or r is None or c.id != Id.CURRENT or c.status != MS.STABLE or c.rejoin \
+                    or c.inbox is not None or c.generation != g.generation or c.owned != r.assignment:
+                return False
+            sub = self.cfg.subscribed_partitions(c.topics, g.partitions)
+            if covered & r.assignment or r.assignment & ~sub:
+                return False
+            covered |= r.assignment
+            wanted |= sub
+        return covered == wanted
+
+    def _leaving(self) -> bool:
+        return any(t.frozen is not None and t.frozen_kind == "leave" for t in self.track.values())
+
+    def _quiet_step(self, end: int, limit_ms: int) -> None:
+        if not self.sim._queue or self.sim._queue[0][0] > end:
+            self._fail("quiesce", f"no convergence within {limit_ms} ms of quiet time",
+                       StepRecord(self.sim.now, "quiesce", "clock", "quiet period over"), self.state)
+        self.step()
+
+    def _late_perturbation(self) -> bool:
+        """The last step was a perturbation's late effect (a matched unfair model step) or began a suspension."""
+        return self.perturbed or bool(self.suspended)
+
+    def _pausing(self) -> bool:
+        """A GC pause is under way: a perturbation that has not landed yet. What the paused process
+        sent before it stopped is linearized as Resume, the send, Pause again (a perturbation a
+        model run without budget cannot take), so the bound is taken once every pause has ended."""
+        return any(p.alive and p.paused_until > self.sim.now for p in self.sim.procs.values())
+
+    def _static_unknown_due(self) -> bool:
+        """Model gap 7 is ahead: a running static member shown with a stale member id has no record (the
+        model's bound would count on its being fenced; Kafka's member rejoins)."""
+        if not self.variant.static:
+            return False
+        s = self.state
+        return any(c.proc != Proc.DOWN and c.id == Id.STALE and s.group.records[i] is None
+                   and c.status in (MS.UNJOINED, MS.PREPARING_REBALANCE) for i, c in enumerate(s.clients))
+
+    def model_bound(self) -> int | None:
+        """The model's convergence bound from the current abstract state (no perturbations).
+
+        None for Connect workers: the model has no Connect assignor (its assignor balances connectors and
+        tasks together and never postpones a revocation), so its bound does not bound Connect's rounds;
+        ``quiesce`` then checks convergence within its time limit only (docs/conformance.md)."""
+        from groupspec.checker.explorer import Explorer
+
+        if self.connect is not None:
+            return None
+        start = replace(self.state, budget=0)
+        proto = make(self.variant.model, replace_config(self.cfg, budget=0))
+        proto.init_states = lambda: [start]  # type: ignore[method-assign]
+        res = Explorer(proto, max_states=20000).run()
+        return res.convergence_bound
+
+    def quiesce(self, limit_ms: int = 120000) -> tuple[int, int | None]:
+        """Stop perturbations, heal the network, run protocol steps until converged.
+
+        Returns (abstract steps taken, the model's bound). Fails ``quiesce`` if the group does not
+        converge within ``limit_ms`` of simulated time or takes more abstract steps than the bound."""
+        self.rules.append("quiesce")
+        self.sim.network.config = NetworkConfig()
+        # A paused process stays paused until its pause ends (pauses are finite: the fairness
+        # assumption says every process eventually runs again).
+        self._refresh()
+        end = self.sim.now + limit_ms
+        # Perturbations already under way land first: a LeaveGroup still travelling from a process that
+        # stopped (the model's LeaveGroup step happens at its delivery), and the events that suspend the
+        # refinement check (failover, a failed write, loss) until the group has settled, and a join
+        # completion that alpha shows as not yet happened (while it is due, what else happens is only
+        # shown with it), and GC pauses under way. The model's bound counts from there.
+        while not self.converged() and (self.suspended or self._leaving() or self.holding or self._static_unknown_due()
+                                        or self._pausing()):
+            self._quiet_step(end, limit_ms)
+        bound = None if self.suspended or self.converged() else self.model_bound()
+        start_steps = self.fair_steps
+        while not self.converged():
+            self.perturbed = False
+            self._quiet_step(end, limit_ms)
+            if self._late_perturbation() and not self.converged():
+                # A late effect of a perturbation: a member that woke just too late for the rebalance
+                # timeout is linearized Pause, RebalanceTimeout, Resume; a disconnect dropped an answer
+                # (suspended). The bound is taken again from the state after it (none while suspended).
+                bound = None if self.suspended else self.model_bound()
+                start_steps = self.fair_steps
+        taken = self.fair_steps - start_steps
+        self._check_trace(StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state, final=True)
+        if bound is not None and taken > bound:
+            self._fail("quiesce", f"converged after {taken} protocol steps, more than the model's bound {bound}",
+                       StepRecord(self.sim.now, "quiesce", "clock", "converged"), self.state)
+        return taken, bound
+
+
+def replace_config(cfg: Config, **changes: Any) -> Config:
+    return Config(members=changes.get("members", cfg.members), partitions=cfg.partitions, topics=cfg.topics,
+                  faults=cfg.faults, budget=changes.get("budget", cfg.budget), assignor=cfg.assignor)
+
+
