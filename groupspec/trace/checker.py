@@ -619,7 +619,9 @@ class GroupChecker:
                         "other_since_ms": ov.from_ms, "offset": c["offset"], "_cap": self._capture()})
 
     # ------------------------------------------------------------------------------------------ end
-    def finish(self) -> None:
+    def finish(self, final: bool = True) -> None:
+        """The trace ended. With ``final=False`` it is the prefix of a trace still being written: an
+        overlap whose owners have not yet shown whether one was a zombie is left undecided (unreported)."""
         if self.matcher is not None:
             self.matcher.finish()
         self._end_tick()
@@ -631,12 +633,12 @@ class GroupChecker:
         self.period_from = None
         for ovs in self.overlaps.values():
             for ov in ovs:
-                ov.to_ms = end
-                if end > ov.from_ms:
-                    self.pending.append(ov)
+                ov.to_ms = end  # still held by both when the trace ends
+                self.pending.append(ov)
         self.overlaps.clear()
         for ov in self.pending:
-            self._emit_overlap(ov)
+            if final or ov.decided():
+                self._emit_overlap(ov)
         self.pending = []
 
     # ------------------------------------------------------------------------------------------ report
