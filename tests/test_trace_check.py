@@ -403,3 +403,10 @@ def test_cli_against_model(tmp_path: Path):
     assert run(["trace", "check", str(bad)]).returncode == 0
     p = run(["trace", "check", "--against-model", str(bad)])
     assert p.returncode == 1 and "explained by no model step" in p.stdout
+
+
+def test_end_line_measures_open_windows_until_the_end_of_the_recording():
+    t = clean()[:5]  # a revokes at 5000 and nothing follows
+    assert check_events(t).ok  # the trace ends at 5000: nothing was unowned for long
+    ended = t + [{"ts_ms": 40_000, "group": "g", "event": "end"}]
+    assert violated(check_events(ended)) == ["completeness", "convergence"]

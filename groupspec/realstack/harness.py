@@ -10,7 +10,8 @@ Theory of operation
    releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``subscribe``
    changes its subscription (and adds the topic's ``topic`` line).
 3. At the end of the schedule every worker is killed and lines after the end are dropped (the
-   harness's own shutdown is not part of the story). The workers' lines and the harness's are merged
+   harness's own shutdown is not part of the story); an ``end`` line marks the moment, so what was
+   still unowned or unconverged then is measured until the end of the recording. The workers' lines and the harness's are merged
    by time into one trace, written to ``OUT/RUN.jsonl`` with its verdict (the trace checker's JSON plus
    the run's description) in ``OUT/RUN.verdict.json``, each written under a temporary name and renamed.
 4. Whatever happens (an error, Ctrl-C), every process started is stopped: workers and coordinator are
@@ -196,6 +197,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                 if raw.strip():
                     lines.append(json.loads(raw))
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
+    lines.append({"ts_ms": end, "group": GROUP, "event": "end"})
     lines.sort(key=lambda e: e["ts_ms"])
     trace_path = out / f"{rid}.jsonl"
     verdict_path = out / f"{rid}.verdict.json"

@@ -261,6 +261,10 @@ CLIENTS = {"confluent-kafka": run_confluent, "kafka-python": run_kafka_python, "
 
 
 def main() -> int:
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format=f"%(asctime)s {json.loads(sys.argv[1])['member']} %(name)s %(levelname)s %(message)s")
     spec = json.loads(sys.argv[1])
     rec = Recorder(spec)
     cmds = _commands()
