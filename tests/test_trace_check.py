@@ -410,3 +410,14 @@ def test_end_line_measures_open_windows_until_the_end_of_the_recording():
     assert check_events(t).ok  # the trace ends at 5000: nothing was unowned for long
     ended = t + [{"ts_ms": 40_000, "group": "g", "event": "end"}]
     assert violated(check_events(ended)) == ["completeness", "convergence"]
+
+
+def test_period_broken_by_an_unobserved_removal_converged():
+    """b stops polling; the coordinator removes it (unobserved) and a takes its partition; b learns at
+    its next poll (fenced, lost). The long period before b's fenced line had converged."""
+    t = clean() + [ev(30_000, "a", "revoked", [0], gen=2), ev(33_000, "a", "assigned", [0, 1], gen=3),
+                   ev(40_000, "b", "fenced", gen=-1, error="_MAX_POLL_EXCEEDED"), ev(40_000, "b", "lost", [1], gen=-1)]
+    r = check_events(t)
+    assert "convergence" not in violated(r)
+    unfenced = [e for e in t if e.get("event") != "fenced"]  # without the fenced line: nothing excuses it
+    assert "convergence" in violated(check_events(unfenced))

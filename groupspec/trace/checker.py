@@ -280,8 +280,12 @@ class GroupChecker:
         if not (self.cut_pending or self.changed or self.all_dirty or self.dirty or self.pending):
             return
         if self.cut_pending:
-            if self.conv_at is None and self.broken is not None and self.broken[1] <= self.cut_by:
-                self.conv_at = self.broken[0]  # it stayed converged until its leaver started leaving
+            if self.conv_at is None and self.broken is not None and (
+                    self.broken[1] <= self.cut_by
+                    or any(w in self.members and self.members[w].fenced for w in self.cut_by)):
+                # it stayed converged until its leaver started leaving, or until the group reacted to
+                # the unobserved removal of a member that only now learns it was fenced
+                self.conv_at = self.broken[0]
             self._close_period(ts)
             self.period_from = ts
             self.period_members = sorted(n for n, m in self.members.items() if m.alive)
