@@ -509,8 +509,10 @@ class GroupChecker:
                     continue
                 del m.owned[tp]
                 self._remove_owner(tp, name, ts)
-            if kind == "lost":
+            if kind == "lost":  # it learned it had been fenced out: a membership change
                 m.generation = -1
+                m.fenced = True
+                self._cut(name)
         elif kind == "commit":
             if ev.get("accepted") is True and m.owned:
                 self._commit(m, ev, ts, gen, line)
