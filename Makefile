@@ -18,7 +18,7 @@ SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tes
          tests/test_coordinator_unit.py tests/test_coordinator_replay.py tests/test_consumer.py \
          tests/test_simulator_cli.py tests/test_assignor_check_core.py tests/test_assignors_range_roundrobin.py
 
-.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser
+.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser realstack kafkajs
 
 setup: $(STAMP)
 
@@ -56,6 +56,15 @@ test-deep: setup
 
 bench: setup
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+# The real-stack matrix: every scenario for every client x coordinator (about half an hour).
+realstack: setup kafkajs
+	$(BIN)/groupspec realstack matrix --out realstack-out
+
+# kafkajs (npm) for the real-stack harness, inside the venv; skipped with a note when npm is absent.
+kafkajs: setup
+	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/node kafkajs@2.2.4; \
+	else echo "npm not found: the realstack matrix runs without kafkajs"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info

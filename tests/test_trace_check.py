@@ -342,3 +342,92 @@ def test_cli_unreadable_gzip(tmp_path: Path):
     empty.mkdir()
     r = run(["trace", "check", str(empty)])
     assert r.returncode == 2 and "holds no .jsonl" in r.stderr
+
+
+def test_period_ended_by_a_clean_leave_converged():
+    """A leaver revokes before its left line: the period it ends had converged all the same."""
+    t = clean() + [ev(40_000, "b", "revoked", [1], gen=2), ev(40_002, "b", "left")]
+    r = check_events(t)
+    assert r.ok
+    _v, g = verdicts(r)
+    per = next(p for p in g["periods"] if p["to_ms"] == 40_002)
+    assert per["converged_at_ms"] == 6000
+    # someone else's revocation just before the leave is not excused
+    t2 = clean() + [ev(40_000, "a", "revoked", [0], gen=2), ev(40_002, "b", "left"), ev(41_000, "a", "assigned", [0, 1], gen=3)]
+    assert "convergence" in violated(check_events(t2))
+
+
+# ------------------------------------------------------------------------------------- against the model
+def _am(result, group="g"):
+    return next(g for g in result.to_dict()["groups"] if g["group"] == group)["against_model"]
+
+
+@pytest.mark.parametrize("name", ["new-consumer-joins", "rolling-restart", "static-member-restart",
+                                  "upgrade-eager-to-cooperative"])
+def test_simulator_traces_are_explained_by_model_steps(name):
+    rep = run_scenario(name, ScenarioOptions(seed=2))
+    am = _am(check_events(rep.sim.trace, against_model=True))
+    assert am["explained"], am
+
+
+@pytest.mark.parametrize("variant,faults", [("eager", "crash,leave,zombie"), ("cooperative", "crash,timeout,leave")])
+def test_model_walks_are_explained_by_model_steps(variant, faults):
+    proto = make(variant, Config(members=3, partitions=3, faults=frozenset(faults.split(",")), budget=2))
+    rng = random.Random(5)
+    for _ in range(30):
+        am = _am(check_events(path_to_events(proto, _random_walk(proto, rng, 40)), against_model=True))
+        assert am["explained"], am
+
+
+def test_against_model_finds_the_first_unexplained_event():
+    from groupspec.cli.check import parse_faults
+
+    proto, res = explore("eager-no-revoke", "sticky", 2, 2, 1, parse_faults(""), 0, engine="python",
+                         with_symmetry_factor=False)
+    events = path_to_events(proto, res.verdicts["exclusive_ownership"].trace)
+    r = check_events(events, against_model=True)
+    am = _am(r)
+    assert not am["explained"] and "live member owns" in am["first_unexplained"]["reason"]
+    assert am["first_unexplained"]["member"] == "c2"
+    assert not r.ok
+    rep = run_scenario("new-consumer-joins", ScenarioOptions(protocol="eager", seed=0,
+                                                             faults=frozenset({"skip_revoke_before_join"})))
+    am = _am(check_events(rep.sim.trace, against_model=True))
+    assert not am["explained"] and am["first_unexplained"]["event"] == "assigned"
+    # a stopped process that still reports, a revoke of what it does not own
+    t = clean() + [ev(7000, "b", "left"), ev(7100, "b", "revoked", [1], gen=2)]
+    assert "not running" in _am(check_events(t, against_model=True))["first_unexplained"]["reason"]
+    assert _am(check_events(clean(), against_model=True))["explained"]
+
+
+def test_cli_against_model(tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(dumps_jsonl(clean()))
+    p = run(["trace", "check", "--against-model", "--json", str(good)])
+    assert p.returncode == 0 and json.loads(p.stdout)["traces"][0]["groups"][0]["against_model"]["explained"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dumps_jsonl(clean()[:4] + [ev(2000, "a", "assigned", [0], gen=2)]))
+    assert run(["trace", "check", str(bad)]).returncode == 0
+    p = run(["trace", "check", "--against-model", str(bad)])
+    assert p.returncode == 1 and "explained by no model step" in p.stdout
+
+
+def test_end_line_measures_open_windows_until_the_end_of_the_recording():
+    t = clean()[:5]  # a revokes at 5000 and nothing follows
+    assert check_events(t).ok  # the trace ends at 5000: nothing was unowned for long
+    ended = t + [{"ts_ms": 40_000, "group": "g", "event": "end"}]
+    assert violated(check_events(ended)) == ["completeness", "convergence"]
+
+
+def test_period_broken_by_an_unobserved_removal_converged():
+    """b stops polling; the coordinator removes it (unobserved) and a takes its partition; b learns at
+    its next poll (fenced, lost). The long period before b's fenced line had converged."""
+    t = clean() + [ev(30_000, "a", "revoked", [0], gen=2), ev(33_000, "a", "assigned", [0, 1], gen=3),
+                   ev(40_000, "b", "fenced", gen=-1, error="_MAX_POLL_EXCEEDED"), ev(40_000, "b", "lost", [1], gen=-1)]
+    r = check_events(t)
+    assert "convergence" not in violated(r)
+    assert "convergence" not in violated(check_events([e for e in t if e.get("event") != "fenced"]))  # lost says it too
+    unfenced = clean() + [ev(30_000, "a", "revoked", [0], gen=2), ev(33_000, "a", "assigned", [0], gen=3),
+                          ev(40_000, "b", "revoked", [1], gen=2), ev(40_500, "a", "assigned", [1], gen=3,
+                                                                      protocol="cooperative")]
+    assert "convergence" in violated(check_events(unfenced))  # b was never fenced: nothing excuses it

@@ -70,6 +70,16 @@ def _print(console: Any, doc: dict[str, Any], limit: int) -> None:
             longest = max((w["seconds"] for w in g["unowned_windows"]), default=0.0)
             console.print(f"  periods {len(g['periods'])} ({len(conv)} converged), unowned windows "
                           f"{len(g['unowned_windows'])} (longest {longest} s)", highlight=False)
+            am = g.get("against_model")
+            if am is not None:
+                if am["explained"]:
+                    console.print(f"  against the model: all {am['events']} events explained by model steps "
+                                  f"(stutters allowed)", highlight=False)
+                else:
+                    f = am["first_unexplained"]
+                    console.print(f"\n[bold red]against the model[/bold red]: line {f['line']} ({f['ts_ms']} ms, "
+                                  f"{f['member']} {f['event']}) is explained by no model step: {f['reason']} "
+                                  f"({am['unexplained']} unexplained events in all)", highlight=False)
             for p in g["properties"]:
                 for v in p["violations"][:limit]:
                     console.print(f"\n[bold red]{p['id']} violated[/bold red]: {_detail(p['id'], v)}", highlight=False)
@@ -85,8 +95,10 @@ def _print(console: Any, doc: dict[str, Any], limit: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout (docs/trace-check.md).")
 @click.option("--converge-within", "converge_within", type=float, default=20.0, show_default=True,
               help="Seconds a partition may stay unowned, and a period may take to converge.")
+@click.option("--against-model", "against_model", is_flag=True,
+              help="Also map every event to the model's steps and report the first that no step explains.")
 @click.option("--show", type=int, default=3, show_default=True, help="Violations printed per property (text output).")
-def check(traces: tuple[str, ...], as_json: bool, converge_within: float, show: int) -> None:
+def check(traces: tuple[str, ...], as_json: bool, converge_within: float, against_model: bool, show: int) -> None:
     """Check TRACE... (.jsonl / .jsonl.gz files, directories of them, or - for stdin).
 
     Exit status: 0 when every invariant held in every trace, 1 when one was violated (malformed lines
@@ -112,7 +124,7 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, show: 
         with Progress(console=make_console(to_stderr=True), transient=True,
                       disable=len(files) < 2) as bar:
             task = bar.add_task("checking traces", total=len(files))
-            for r in iter_results(files, converge_within):
+            for r in iter_results(files, converge_within, against_model):
                 results.append(r)
                 bar.advance(task)
     except TraceReadError as e:

@@ -176,11 +176,22 @@ class LibrdkafkaMock(Coordinator):
         return self.bootstrap
 
     def create_topic(self, topic: str, partitions: int) -> int:
-        # The mock cluster has no CreateTopics; a topic is made on first use with its default count.
-        n = super().create_topic(topic, partitions)
-        if n != partitions:
-            self.notes.append(f"topic {topic}: the mock cluster made it with {n} partitions, not {partitions}")
-        return n
+        # The mock cluster answers no CreateTopics (the request times out); a topic is made on first
+        # use (a Metadata request) with the mock's default count, 4, which confluent-kafka cannot change.
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            t = admin.list_topics(topic=topic, timeout=5).topics.get(topic)
+            if t is not None and t.error is None and t.partitions:
+                n = len(t.partitions)
+                if n != partitions:
+                    self.notes.append(f"topic {topic}: the mock cluster has no CreateTopics and made it on first use "
+                                      f"with {n} partitions, not {partitions}")
+                return n
+            time.sleep(0.2)
+        raise CoordinatorError(f"{self.name}: topic {topic} did not appear")
 
     def stop(self) -> None:
         kill_group(self.proc)

@@ -10,7 +10,8 @@ Theory of operation
    releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``subscribe``
    changes its subscription (and adds the topic's ``topic`` line).
 3. At the end of the schedule every worker is killed and lines after the end are dropped (the
-   harness's own shutdown is not part of the story). The workers' lines and the harness's are merged
+   harness's own shutdown is not part of the story); an ``end`` line marks the moment, so what was
+   still unowned or unconverged then is measured until the end of the recording. The workers' lines and the harness's are merged
    by time into one trace, written to ``OUT/RUN.jsonl`` with its verdict (the trace checker's JSON plus
    the run's description) in ``OUT/RUN.verdict.json``, each written under a temporary name and renamed.
 4. Whatever happens (an error, Ctrl-C), every process started is stopped: workers and coordinator are
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +38,8 @@ from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
 
-CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka")
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs")
+KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
 PROTOCOLS = ("eager", "cooperative", "static")
 GROUP = "g"
 
@@ -49,7 +52,20 @@ def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
     if protocol == "cooperative" and client != "confluent-kafka":
         return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
+    if client == "kafkajs" and protocol == "static":
+        return "kafkajs has no static membership (no group.instance.id)"
     return None
+
+
+def _worker_command(client: str, spec: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
+    if client != "kafkajs":
+        return [sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)], None
+    node = shutil.which("node")
+    modules = KAFKAJS_DIR / "node_modules"
+    if node is None or not (modules / "kafkajs").is_dir():
+        raise HarnessError(f"kafkajs needs node and the kafkajs package in {modules} (run: make kafkajs)")
+    env = dict(os.environ, NODE_PATH=str(modules))
+    return [node, str(Path(__file__).with_name("kafkajs_worker.js")), json.dumps(spec)], env
 
 
 def run_id(scenario: str, client: str, coordinator: str, protocol: str) -> str:
@@ -137,9 +153,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                     "instance_id": f"{step.member}-static" if protocol == "static" else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
-                proc = subprocess.Popen([sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)],
-                                        stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
-                                        start_new_session=True)
+                cmd, env = _worker_command(client, spec)
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
+                                        start_new_session=True, env=env)
                 workers[step.member] = _Worker(step.member, proc)
             elif w is None or w.proc.poll() is not None:
                 continue
@@ -181,6 +197,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                 if raw.strip():
                     lines.append(json.loads(raw))
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
+    lines.append({"ts_ms": end, "group": GROUP, "event": "end"})
     lines.sort(key=lambda e: e["ts_ms"])
     trace_path = out / f"{rid}.jsonl"
     verdict_path = out / f"{rid}.verdict.json"

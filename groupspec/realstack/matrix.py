@@ -2,7 +2,7 @@
 
 A run that cannot start (a coordinator that does not come up, a client that does not support the
 protocol) is a row with ``error`` rather than a failure of the whole matrix. ``OUT/matrix.json``
-holds every row (scenario, client, protocol, coordinator, verdict, violated properties, trace and
+holds every row (rows of an earlier matrix in the same directory are kept unless run again; scenario, client, protocol, coordinator, verdict, violated properties, trace and
 verdict paths, notes such as errors the client reported).
 """
 from __future__ import annotations
@@ -28,6 +28,15 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
                progress: Callable[[str], None] | None = None, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     out = Path(out_dir)
+    # rows of earlier matrices in the same directory are kept unless this one runs them again
+    try:
+        earlier = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = []
+
+    def key(r: dict[str, Any]) -> tuple[str, str, str, str]:
+        return (r.get("scenario", ""), r.get("client", ""), r.get("protocol", ""), r.get("coordinator", ""))
+
     for sc in scenarios:
         for client, proto in clients:
             for coord in coordinators:
@@ -50,8 +59,10 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
                         row = {"scenario": sc, "client": client, "protocol": protocol, "coordinator": coord,
                                "ok": None, "error": str(e)}
                 rows.append(row)
+                mine = {key(r) for r in rows}
+                merged = [r for r in earlier if isinstance(r, dict) and key(r) not in mine] + rows
                 tmp = out / ".matrix.json.tmp"
-                tmp.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+                tmp.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
                 os.replace(tmp, out / "matrix.json")
                 if done:
                     done()

@@ -13,7 +13,8 @@ errors the client reports (``fenced`` for UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION
 FENCED_INSTANCE_ID / a max.poll.interval overrun, ``error`` otherwise); a ``snapshot`` of the polled
 ``assignment()`` whenever it changes; ``left`` after a clean close. Commands arrive on standard
 input, one a line: ``leave`` (close cleanly and exit), ``pause SECONDS`` (stop polling: a slow
-consumer), ``subscribe T1,T2`` (change the subscription).
+consumer), ``subscribe T1,T2`` (change the subscription). The client's log goes to standard error
+(the run's ``.log`` file) at level WARNING, or ``GROUPSPEC_WORKER_LOG`` (e.g. ``INFO``).
 """
 from __future__ import annotations
 
@@ -262,6 +263,13 @@ CLIENTS = {"confluent-kafka": run_confluent, "kafka-python": run_kafka_python, "
 
 
 def main() -> int:
+    import logging
+
+    import os
+
+    level = getattr(logging, os.environ.get("GROUPSPEC_WORKER_LOG", "WARNING").upper(), logging.WARNING)
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format=f"%(asctime)s {json.loads(sys.argv[1])['member']} %(name)s %(levelname)s %(message)s")
     spec = json.loads(sys.argv[1])
     rec = Recorder(spec)
     cmds = _commands()

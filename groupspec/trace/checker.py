@@ -55,6 +55,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .against_model import ModelMatcher
 from .reader import TraceReadError, expand_paths, iter_file, parse_line, spool_stdin
 from .timeline import beliefs, render_event
 
@@ -145,8 +146,10 @@ class _Capture:
 class GroupChecker:
     """Streaming checker of one consumer group. Feed events in time order, then :meth:`finish`."""
 
-    def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False) -> None:
+    def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False,
+                 against_model: bool = False, max_listed: int = 10_000) -> None:
         self.group = group
+        self.matcher: ModelMatcher | None = ModelMatcher() if against_model else None
         self.within_ms = int(round(converge_within_s * 1000))
         self.strict = strict_order
         self.members: dict[str, _Member] = {}
@@ -164,7 +167,14 @@ class GroupChecker:
         self.changed = False  # ownership changed in this tick
         self.cut_pending = False
         self.window_start: dict[TP, int] = {}
-        self.windows: list[tuple[str, int, int, int, bool, list[str], _Capture | None]] = []
+        # Listed up to max_listed each (the counts are always exact; violations are always all kept),
+        # so that memory stays the size of the group's state however long the trace.
+        self.max_listed = max_listed
+        self.n_windows = 0
+        self.n_periods = 0
+        self.windows: list[tuple[str, int, int, int, bool]] = []
+        self.completeness: list[tuple[str, int, int, int, bool, list[str], _Capture]] = []
+        self.convergence: list[tuple[tuple[int, int, list[str], int | None], _Capture]] = []
         self.period_from: int | None = None
         self.period_members: list[str] = []
         self.conv_at: int | None = None
@@ -173,7 +183,7 @@ class GroupChecker:
         self.broken: tuple[int, set[str]] | None = None
         self.changers: set[str] = set()
         self.cut_by: set[str | None] = set()
-        self.periods: list[tuple[int, int, list[str], int | None, _Capture | None]] = []
+        self.periods: list[tuple[int, int, list[str], int | None]] = []
         self.overlaps: dict[TP, list[_Overlap]] = {}
         self.pending: list[_Overlap] = []  # ended, not yet decided
         self.exclusive: list[dict[str, Any]] = []
@@ -267,9 +277,15 @@ class GroupChecker:
         ts = self.tick
         if ts is None:
             return
+        if not (self.cut_pending or self.changed or self.all_dirty or self.dirty or self.pending):
+            return
         if self.cut_pending:
-            if self.conv_at is None and self.broken is not None and self.broken[1] <= self.cut_by:
-                self.conv_at = self.broken[0]  # it stayed converged until its leaver started leaving
+            if self.conv_at is None and self.broken is not None and (
+                    self.broken[1] <= self.cut_by
+                    or any(w in self.members and self.members[w].fenced for w in self.cut_by)):
+                # it stayed converged until its leaver started leaving, or until the group reacted to
+                # the unobserved removal of a member that only now learns it was fenced
+                self.conv_at = self.broken[0]
             self._close_period(ts)
             self.period_from = ts
             self.period_members = sorted(n for n, m in self.members.items() if m.alive)
@@ -335,17 +351,24 @@ class GroupChecker:
     def _close_window(self, tp: TP, start: int, end: int, open_: bool) -> None:
         if end <= start:
             return
-        alive = sorted(n for n, m in self.members.items() if m.alive)
-        cap = self._capture() if end - start > self.within_ms else None
-        self.windows.append((tp[0], tp[1], start, end, open_, alive, cap))
+        self.n_windows += 1
+        if end - start > self.within_ms:
+            alive = sorted(n for n, m in self.members.items() if m.alive)
+            self.completeness.append((tp[0], tp[1], start, end, open_, alive, self._capture()))
+        if len(self.windows) < self.max_listed:
+            self.windows.append((tp[0], tp[1], start, end, open_))
 
     def _close_period(self, end: int) -> None:
         if self.period_from is None or end <= self.period_from:
             return
         long_ = end - self.period_from > self.within_ms
         bad = long_ and self.period_members and (self.conv_at is None or self.conv_at - self.period_from > self.within_ms)
-        cap = self._capture() if bad else None
-        self.periods.append((self.period_from, end, self.period_members, self.conv_at, cap))
+        row = (self.period_from, end, self.period_members, self.conv_at)
+        self.n_periods += 1
+        if bad:
+            self.convergence.append((row, self._capture()))
+        if len(self.periods) < self.max_listed:
+            self.periods.append(row)
 
     def _emit_overlap(self, ov: _Overlap) -> None:
         z = ov.zombie()
@@ -370,7 +393,7 @@ class GroupChecker:
             else:
                 self.defect(line, None, ev.get("member"), "missing or non-integer ts_ms")
                 return
-        if not isinstance(kind, str):
+        if type(kind) is not str:
             self.defect(line, ts, ev.get("member"), "missing event")
             return
         if ts != self.tick:
@@ -386,6 +409,8 @@ class GroupChecker:
                     self.first_ts = ts
                     self.period_from = ts
         self.last_ts = ts
+        if self.matcher is not None:
+            self.matcher.feed(ev, line)
         self.ring.append((line or self.events, ev))
         if self.captures:
             item = (line or self.events, ev)
@@ -393,6 +418,17 @@ class GroupChecker:
                 cap.after.append(item)
                 cap.want -= 1
             self.captures = [c for c in self.captures if c.want > 0]
+        if kind == "commit" and not self.overlaps:
+            # the fast path of the most frequent line: with no overlap open, only a removed member's
+            # accepted commit, or a line of a member that left, can be a finding
+            m = self.members.get(ev.get("member"))  # type: ignore[arg-type]
+            if m is not None and not m.left and not m.removed:
+                gen = ev.get("generation")
+                if type(gen) is int:
+                    m.last_gen = gen
+                return
+        if kind == "end":
+            return  # the recording ran until here (windows and periods still open last until now)
         if kind == "topic":
             topic, n = ev.get("topic"), ev.get("partitions")
             if not isinstance(topic, str) or type(n) is not int or n < 0:
@@ -473,8 +509,10 @@ class GroupChecker:
                     continue
                 del m.owned[tp]
                 self._remove_owner(tp, name, ts)
-            if kind == "lost":
+            if kind == "lost":  # it learned it had been fenced out: a membership change
                 m.generation = -1
+                m.fenced = True
+                self._cut(name)
         elif kind == "commit":
             if ev.get("accepted") is True and m.owned:
                 self._commit(m, ev, ts, gen, line)
@@ -589,7 +627,11 @@ class GroupChecker:
                         "other_since_ms": ov.from_ms, "offset": c["offset"], "_cap": self._capture()})
 
     # ------------------------------------------------------------------------------------------ end
-    def finish(self) -> None:
+    def finish(self, final: bool = True) -> None:
+        """The trace ended. With ``final=False`` it is the prefix of a trace still being written: an
+        overlap whose owners have not yet shown whether one was a zombie is left undecided (unreported)."""
+        if self.matcher is not None:
+            self.matcher.finish()
         self._end_tick()
         end = self.last_ts
         for tp, start in sorted(self.window_start.items()):
@@ -599,29 +641,30 @@ class GroupChecker:
         self.period_from = None
         for ovs in self.overlaps.values():
             for ov in ovs:
-                ov.to_ms = end
-                if end > ov.from_ms:
-                    self.pending.append(ov)
+                ov.to_ms = end  # still held by both when the trace ends
+                self.pending.append(ov)
         self.overlaps.clear()
         for ov in self.pending:
-            self._emit_overlap(ov)
+            if final or ov.decided():
+                self._emit_overlap(ov)
         self.pending = []
 
     # ------------------------------------------------------------------------------------------ report
     def to_dict(self) -> dict[str, Any]:
-        within = self.within_ms
-        windows = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
+        def window(t: str, p: int, a: int, b: int, o: bool) -> dict[str, Any]:
+            return {"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
                     **({"open": True} if o else {})}
-                   for t, p, a, b, o, _al, _c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))]
-        completeness = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
-                         "members_alive": al, "timeline": c.lines() if c else []}
-                        for t, p, a, b, _o, al, c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))
-                        if b - a > within]
-        periods = [{"from_ms": a, "to_ms": b, "members": mem, "converged_at_ms": conv,
+
+        def period(a: int, b: int, mem: list[str], conv: int | None) -> dict[str, Any]:
+            return {"from_ms": a, "to_ms": b, "members": mem, "converged_at_ms": conv,
                     "seconds_to_converge": None if conv is None else _secs(a, conv)}
-                   for a, b, mem, conv, _c in self.periods]
-        convergence = [{**periods[i], "seconds": _secs(a, b), "timeline": c.lines() if c else []}
-                       for i, (a, b, mem, conv, c) in enumerate(self.periods) if c is not None]
+
+        windows = [window(*w) for w in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))]
+        completeness = [{**window(t, p, a, b, o), "members_alive": al, "timeline": c.lines()}
+                        for t, p, a, b, o, al, c in sorted(self.completeness, key=lambda w: (w[2], w[0], w[1]))]
+        periods = [period(*row) for row in self.periods]
+        convergence = [{**period(*row), "seconds": _secs(row[0], row[1]), "timeline": c.lines()}
+                       for row, c in self.convergence]
 
         def strip(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out = []
@@ -648,13 +691,17 @@ class GroupChecker:
             "unowned_windows": windows,
             "periods": periods,
             "zombie_overlaps": strip(self.zombie_overlaps),
+            **({"unowned_windows_total": self.n_windows, "periods_total": self.n_periods}
+               if self.n_windows > len(self.windows) or self.n_periods > len(self.periods) else {}),
+            **({"against_model": self.matcher.to_dict()} if self.matcher is not None else {}),
         }
 
     @property
     def ok(self) -> bool:
+        if self.matcher is not None and self.matcher.first is not None:
+            return False
         return not (self.exclusive or self.commit_fencing or self.generation or self.defects
-                    or any(b - a > self.within_ms for _t, _p, a, b, _o, _al, _c in self.windows)
-                    or any(c is not None for *_x, c in self.periods))
+                    or self.completeness or self.convergence)
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -699,8 +746,9 @@ class Report:
 class _Run:
     """Routes events to their group's checker; lines that name no group go to the only group if there is one."""
 
-    def __init__(self, source: str, converge_within_s: float, strict: bool) -> None:
+    def __init__(self, source: str, converge_within_s: float, strict: bool, against_model: bool = False) -> None:
         self.source = source
+        self.against_model = against_model
         self.within = converge_within_s
         self.strict = strict
         self.groups: dict[Any, GroupChecker] = {}
@@ -716,7 +764,7 @@ class _Run:
         if g is None:
             if gid is not None and not isinstance(gid, str):
                 gid = str(gid)
-            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict)
+            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict, self.against_model)
         self._last = g
         return g
 
@@ -740,7 +788,7 @@ class _Run:
 
 
 def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
-                 converge_within_s: float = 20.0) -> TraceResult:
+                 converge_within_s: float = 20.0, against_model: bool = False) -> TraceResult:
     """Check a stream of trace events (dicts, in time order; a list is sorted first if it is not).
 
     Events out of time order in a stream that cannot be read twice are trace defects (read at the
@@ -757,8 +805,8 @@ def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
                     break
                 last = ts
         if unsorted:
-            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s)
-    run = _Run(source, converge_within_s, strict=False)
+            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s, against_model)
+    run = _Run(source, converge_within_s, strict=False, against_model=against_model)
     for n, ev in enumerate(events, 1):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -779,8 +827,8 @@ def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
     return [(n, ev) for _t, n, ev in keyed]
 
 
-def _check_sorted(items: list[tuple[int, Any]], source: str, within: float) -> TraceResult:
-    run = _Run(source, within, strict=False)
+def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, against_model: bool = False) -> TraceResult:
+    run = _Run(source, within, strict=False, against_model=against_model)
     for n, ev in _sort_key_list(items):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -791,9 +839,9 @@ def _check_sorted(items: list[tuple[int, Any]], source: str, within: float) -> T
     return run.result(sorted_=True)
 
 
-def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None) -> TraceResult:
+def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_model: bool = False) -> TraceResult:
     name = path
-    run = _Run(name, within, strict=True)
+    run = _Run(name, within, strict=True, against_model=against_model)
     try:
         for n, raw in iter_file(path, stdin_copy):
             ev, why = parse_line(raw)
@@ -808,24 +856,24 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None) -> Trace
     for n, raw in iter_file(path, stdin_copy):
         ev, why = parse_line(raw)
         items.append((n, ev if ev is not None else f"line {n}: {why}"))
-    return _check_sorted(items, name, within)
+    return _check_sorted(items, name, within, against_model)
 
 
-def iter_results(paths: list[str], converge_within_s: float = 20.0) -> Iterator[TraceResult]:
+def iter_results(paths: list[str], converge_within_s: float = 20.0, against_model: bool = False) -> Iterator[TraceResult]:
     """One :class:`TraceResult` per trace file (after expanding directories); raises :class:`TraceReadError`."""
     files = expand_paths(list(paths))
     stdin_copy = spool_stdin() if "-" in files else None
     try:
         for f in files:
-            yield _check_file(f, converge_within_s, stdin_copy)
+            yield _check_file(f, converge_within_s, stdin_copy, against_model)
     finally:
         if stdin_copy is not None:
             stdin_copy.close()
 
 
-def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0) -> Report:
+def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0, against_model: bool = False) -> Report:
     """Check trace files / directories / ``-``; raises :class:`TraceReadError` if one cannot be read at all."""
-    return Report(list(iter_results(list(paths), converge_within_s)))
+    return Report(list(iter_results(list(paths), converge_within_s, against_model)))
 
 
 __all__ += ["iter_results", "TraceReadError"]

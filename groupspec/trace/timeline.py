@@ -53,6 +53,12 @@ def _what(ev: dict[str, Any]) -> str:
         return f"{who} commits offsets {parts}{g}: {verdict}"
     if kind == "topic":
         return f"topic {ev.get('topic')} has {ev.get('partitions')} partitions"
+    if kind == "end":
+        return "the recording ends"
+    if kind == "error":
+        return f"{who} reports an error: {ev.get('error')}"
+    if kind == "removed":
+        return f"{who} is removed by the coordinator (it does not know yet)"
     if kind == "snapshot":
         return f"{who} polls assignment() = {parts}"
     return f"{who} {kind}"

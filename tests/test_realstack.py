@@ -1,0 +1,131 @@
+"""The real-stack harness: a small real subset (a real client against a real coordinator), the
+coordinator interface, and that nothing it starts outlives it. The full matrix is `make realstack`."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, run
+from groupspec.realstack.coordinators import Coordinator, CoordinatorError, ProcessCoordinator, Tansu
+from groupspec.reference.scenarios import SCENARIOS as SIM_SCENARIOS
+from groupspec.trace import check_paths
+
+GS = str(Path(sys.executable).parent / "groupspec")
+
+
+TOKEN = f"gs-realstack-test-{os.getpid()}"
+os.environ["GROUPSPEC_TEST_OWNER"] = TOKEN  # inherited by every process the harness starts
+
+
+def _children() -> set[int]:
+    """Live processes started by this test run (they carry its token in their environment), but not itself."""
+    mine = set()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            env = (d / "environ").read_bytes()
+            state = (d / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if f"GROUPSPEC_TEST_OWNER={TOKEN}".encode() in env and state != "Z":
+            mine.add(int(d.name))
+    return mine
+
+
+def test_scenario_names_follow_the_simulator():
+    shared = set(SCENARIOS) & set(SIM_SCENARIOS)
+    assert {"new-consumer-joins", "consumer-leaves-permanently", "static-member-restart", "rolling-restart"} <= shared
+
+
+def test_real_run_confluent_kafka_on_tansu(tmp_path: Path):
+    before = _children()
+    res = run("consumer-leaves-permanently", "confluent-kafka", "tansu", out_dir=str(tmp_path))
+    assert _children() <= before, "the harness left processes behind"
+    assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    kinds = {(e.get("member"), e["event"]) for e in lines}
+    assert {("c1", "joined"), ("c2", "joined"), ("c3", "joined"), ("c3", "left")} <= kinds
+    assert any(e["event"] == "assigned" for e in lines) and any(e["event"] == "snapshot" for e in lines)
+    assert [e["ts_ms"] for e in lines] == sorted(e["ts_ms"] for e in lines)
+    verdict = json.loads(Path(res.verdict_path).read_text())
+    assert verdict["ok"] is True and verdict["client"] == "confluent-kafka" and verdict["partitions"] == 6
+    assert "groupspec realstack run consumer-leaves-permanently" in verdict["reproduce"]
+    # the recorded trace is a trace like any other
+    assert check_paths([res.trace_path]).ok
+    g = verdict["groups"][0]
+    assert g["periods"][-1]["members"] == ["c1", "c2"] and g["periods"][-1]["converged_at_ms"] is not None
+
+
+def test_real_crash_is_sigkill_and_recorded(tmp_path: Path):
+    """kafka-python against librdkafka's mock cluster; c3 is SIGKILLed and the harness writes its left line."""
+    res = run("consumer-crashes", "kafka-python", "librdkafka-mock", out_dir=str(tmp_path))
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    left = [e for e in lines if e["event"] == "left" and e.get("member") == "c3"]
+    assert left and left[0].get("reason") == "SIGKILL"
+    assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
+
+
+class _Broken(ProcessCoordinator):
+    name = "broken"
+
+    def command(self, port: int) -> list[str]:
+        return [sys.executable, "-c", "import sys; sys.exit(4)"]
+
+
+def test_a_coordinator_that_does_not_start_is_an_error_and_leaves_nothing(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(COORDINATORS, "broken", _Broken)
+    before = _children()
+    with pytest.raises(HarnessError, match="exited at start with status 4"):
+        run("consumer-leaves-permanently", "confluent-kafka", "broken", out_dir=str(tmp_path))
+    assert _children() <= before
+
+
+def test_coordinator_interface_registers_a_third_one():
+    """A new coordinator is a subclass with a command; this one is Tansu under another name."""
+    class Other(Tansu):
+        name = "other"
+
+    c: Coordinator = Other()
+    boot = c.start()
+    try:
+        assert boot.startswith("127.0.0.1:")
+        assert c.create_topic("x", 3) == 3
+    finally:
+        c.stop()
+    with pytest.raises(CoordinatorError, match="exited at start"):
+        _Broken().start()
+
+
+def test_cli_ctrl_c_stops_everything(tmp_path: Path):
+    before = _children()
+    p = subprocess.Popen([GS, "realstack", "run", "rolling-restart", "--client", "confluent-kafka", "--coordinator",
+                          "tansu", "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_children() - before - {p.pid}) < 3:
+        time.sleep(0.3)
+    assert len(_children() - before - {p.pid}) >= 3  # the coordinator and workers are up
+    os.kill(p.pid, signal.SIGINT)
+    p.wait(60)
+    time.sleep(0.5)
+    assert _children() <= before, "Ctrl-C left processes behind"
+    assert p.returncode == 130
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["realstack", "run", "no-such", "--client", "confluent-kafka", "--coordinator", "tansu"], "unknown scenario"),
+    (["realstack", "run", "consumer-crashes", "--client", "nope", "--coordinator", "tansu"], "unknown client"),
+    (["realstack", "run", "consumer-crashes", "--client", "aiokafka", "--coordinator", "tansu", "--protocol",
+      "cooperative"], "cooperative"),
+])
+def test_cli_bad_input(args, needle):
+    p = subprocess.run([GS, *args], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == "" and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
