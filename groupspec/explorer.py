@@ -390,6 +390,7 @@ class Explorer:
         proto = self.proto
         if not proto.symmetric:
             return 1.0, True
+        orbit = getattr(proto, "orbit_size", None)  # a variant family with its own state shape
         n = len(self._states)
         if n == 0:
             return None, True
@@ -397,7 +398,7 @@ class Explorer:
         total = 0
         count = 0
         for i in idx:
-            total += orbit_size(self._states[i], proto.cfg, proto.canon)
+            total += orbit(self._states[i]) if orbit else orbit_size(self._states[i], proto.cfg, proto.canon)
             count += 1
         return total / count, n <= sample
 
@@ -446,8 +447,9 @@ def check(
 
     if protocol not in VARIANTS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
-    if assignor not in ASSIGNOR_NAMES:
-        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    names = getattr(VARIANTS[protocol], "assignors", ASSIGNOR_NAMES)  # a variant family may have its own
+    if assignor not in names:
+        raise ValueError(f"unknown assignor {assignor!r} for {protocol}; choose from {', '.join(names)}")
     for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
         lo, hi = LIMITS[name]
         if not lo <= value <= hi:
