@@ -59,6 +59,11 @@ What is abstracted (and why it is safe to):
 * A regular-expression subscription is resolved by the broker into a set of topics; the model's
   subscriptions are sets of topics, so the two are the same thing once resolved. Heartbeats that
   change nothing are not steps (stuttering).
+* The client takes newly given partitions (``onPartitionsAssigned``) in the step that receives
+  the answer, when it has nothing to revoke (the coordinator never gives a partition while the
+  member still has a revocation to acknowledge). Taking them later only delays ownership, and
+  every property is only harder to keep with more partitions owned. Revocation is its own step:
+  the gap between revoking and acknowledging is where the protocol waits.
 * Partition epochs are not stored: a partition's epoch is the epoch of the member that has it
   assigned or pending revocation, and is unset when no member does.
 """
@@ -145,16 +150,20 @@ class RevokePartitions(A.Action):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AssignPartitions(A.Action):
-    verb = "takes the partitions newly given to it (onPartitionsAssigned)"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
 class RebalanceTimeoutFence(A.Action):
     verb = "is fenced by the coordinator: it did not revoke within the rebalance timeout"
 
 
 OLDEST = 4
+
+
+def _remap(mask: int, perm: list[int]) -> int:
+    out = 0
+    while mask:
+        low = mask & -mask
+        out |= 1 << perm[low.bit_length() - 1]
+        mask ^= low
+    return out
 
 
 def _rel(e: int, base: int) -> int:
@@ -197,11 +206,13 @@ class Consumer:
         n = cfg.members
         self._acts = {
             cls: tuple(cls(i) for i in range(n))
-            for cls in (ConsumerGroupHeartbeat, RevokePartitions, AssignPartitions, A.Resume, A.SessionExpired,
+            for cls in (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired,
                         RebalanceTimeoutFence, A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause,
                         A.ChangeSubscription)
         }
         self._add_partition = A.AddPartition()
+        self._targets: dict = {}
+        self.topic_blocks = [[p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)]
 
     # ---------------------------------------------------------------------------------------------
     def init_states(self) -> list[ConsumerState]:
@@ -223,6 +234,13 @@ class Consumer:
     # -- the coordinator ---------------------------------------------------------------------------
     def compute_target(self, g: ConsumerGroup) -> tuple[int, ...]:
         """The server-side assignor over the group's members (the uniform one sticky to the target)."""
+        k = (tuple(None if m is None else (m.topics, m.static) for m in g.members), g.target, g.partitions)
+        hit = self._targets.get(k)
+        if hit is None:
+            hit = self._targets[k] = self._compute_target(g)
+        return hit
+
+    def _compute_target(self, g: ConsumerGroup) -> tuple[int, ...]:
         cfg = self.cfg
         meta = [(i, m.topics, g.target[i], 0, m.static) for i, m in enumerate(g.members) if m is not None]
         fn = sticky if self.assignor_name == "uniform" else range_
@@ -315,6 +333,9 @@ class Consumer:
             r = self.reconcile(g, i, r, c.owned)
         g = g.but(members=self._set(g.members, i, r))
         c2 = c.but(epoch=r.epoch, assigned=r.assigned)
+        if not c2.owned & ~c2.assigned and c2.assigned & ~c2.owned:
+            # Nothing to revoke: the client takes the new partitions (onPartitionsAssigned) on the answer.
+            c2 = c2.but(owned=c2.assigned)
         return ConsumerState(group=g, clients=self._set(s.clients, i, c2), budget=s.budget)
 
     # -- steps ------------------------------------------------------------------------------------
@@ -344,8 +365,6 @@ class Consumer:
                 if c.owned & ~c.assigned:
                     # Revocation first: commit, onPartitionsRevoked, then acknowledge in the next heartbeat.
                     yield acts[RevokePartitions][i], self._with(s, clients=self._set(s.clients, i, c.but(owned=c.owned & c.assigned)))
-                elif c.assigned & ~c.owned:
-                    yield acts[AssignPartitions][i], self._with(s, clients=self._set(s.clients, i, c.but(owned=c.assigned)))
             elif c.proc == Proc.PAUSED:
                 yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.UP)))
             if r is not None and c.proc != Proc.UP:
@@ -519,16 +538,49 @@ class Consumer:
         return (g.epoch - g.target_epoch, g.partitions, s.budget, tuple(self._rows(s)))
 
     def key(self, s: ConsumerState):
-        """Epochs up to a shift; members up to renaming (uniform assignor only)."""
+        """Epochs up to a shift; members and the partitions of one topic up to renaming (uniform only).
+
+        As ``groupspec.model.symmetry`` does for the classic protocol: slots are ordered by a
+        label-free shape (their facts with partition masks replaced by sizes), each partition gets
+        the column of which mask of which slot holds it, partitions are renamed within their topic
+        in column order, and the renamed rows are sorted. Sound (it only merges states of one
+        orbit), not always canonical.
+        """
         if not self.symmetric:
             return self.exact_key(s)
         g = s.group
-        rows = self._rows(s)
-        rows.sort()
-        return (g.epoch - g.target_epoch, g.partitions, s.budget, tuple(rows))
+        base = g.epoch
+        n = len(s.clients)
+        shapes = []
+        masks = []
+        for i, c in enumerate(s.clients):
+            r = g.members[i]
+            ms = (c.owned, c.assigned, g.target[i]) + ((r.assigned, r.revoking) if r is not None else (0, 0))
+            rec = () if r is None else (int(r.state), _rel(r.epoch, base), _rel(r.previous_epoch, base), r.topics, r.static, r.left)
+            shapes.append((int(c.proc), _rel(c.epoch, base), c.topics, rec) + tuple(m.bit_count() for m in ms))
+            masks.append(ms)
+        order = sorted(range(n), key=shapes.__getitem__)
+        cols = [0] * self.cfg.partitions
+        for j, i in enumerate(order):
+            for k, m in enumerate(masks[i]):
+                bit = 1 << (j * 5 + k)
+                while m:
+                    low = m & -m
+                    cols[low.bit_length() - 1] |= bit
+                    m ^= low
+        top = 1 << (n * 5)
+        for p in range(self.cfg.partitions):
+            if g.partitions >> p & 1:
+                cols[p] |= top
+        perm = [0] * self.cfg.partitions
+        for block in self.topic_blocks:
+            for new, old in zip(block, sorted(block, key=cols.__getitem__)):
+                perm[old] = new
+        rows = sorted((shapes[i], tuple(_remap(m, perm) for m in masks[i])) for i in range(n))
+        return (g.epoch - g.target_epoch, _remap(g.partitions, perm), s.budget, tuple(rows))
 
     def orbit_size(self, s: ConsumerState) -> int:
-        """Member renamings this state stands for (the key reduces members only)."""
+        """Member renamings this state stands for (a lower bound: partition renamings are not counted)."""
         from collections import Counter
         from math import factorial, prod
 
