@@ -235,6 +235,16 @@ class ConsumerConformance(RuleBasedStateMachine):
         c.assign()  # onPartitionsAssigned as the answer arrives (the model's step does the same)
         self.check_now(ConsumerGroupHeartbeat(i))
 
+    def _any_revoking(self) -> bool:
+        return any(c is not None and self.proc[i] == Proc.UP and c.revoking() for i, c in enumerate(self.clients))
+
+    def _any_paused(self) -> bool:
+        return Proc.PAUSED in self.proc
+
+    def _any_silent_member(self) -> bool:
+        return any(self.proc[self.slot_of[mid]] != Proc.UP for mid in self.coord.members)
+
+    @precondition(_any_revoking)
     @rule(i=slots)
     def revoke(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -243,6 +253,7 @@ class ConsumerConformance(RuleBasedStateMachine):
             return
         self.check_now(RevokePartitions(i))
 
+    @precondition(_any_paused)
     @rule(i=slots)
     def resume(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -251,6 +262,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self.proc[i] = Proc.UP
         self.check_now(A.Resume(i))
 
+    @precondition(_any_silent_member)
     @rule(i=slots)
     def session_timeout(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -260,6 +272,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self.coord.expire_session(mid)
         self.check_now(A.SessionExpired(i))
 
+    @precondition(_any_paused)
     @rule(i=slots)
     def rebalance_timeout(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -270,6 +283,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self.check_now(RebalanceTimeoutFence(i))
 
     # -- perturbations ----------------------------------------------------------------------------
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def start(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -279,6 +293,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.Start(i))
 
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def leave(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -291,6 +306,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.LeaveGroup(i))
 
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def crash(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -301,6 +317,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.Crash(i))
 
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def expire_live(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -311,6 +328,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.ExpireLive(i))
 
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def pause(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -320,6 +338,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.Pause(i))
 
+    @precondition(lambda self: self.budget > 0)
     @rule(i=slots)
     def change_subscription(self, i: int) -> None:
         i %= self.model.cfg.members
@@ -333,6 +352,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self._spend()
         self.check_now(A.ChangeSubscription(i))
 
+    @precondition(lambda self: self.budget > 0 and "partitions" in self.setup_.faults)
     @rule()
     def add_partition(self) -> None:
         if not self._can(A.AddPartition()):
@@ -384,3 +404,31 @@ def run(setup: Setup, mutant: str | None = None, examples: int = 200, steps: int
             first = first.exceptions[0]
         return str(first).splitlines()[0]
     return None
+
+
+# -- the mutation table ---------------------------------------------------------------------------
+MUTANT_BUGS = {
+    "no_wait_release": ("coordinator", "a partition is given before its previous owner acknowledged revoking it"),
+    "no_epoch_bump": ("coordinator", "a new target keeps the old assignment epoch"),
+    "unfenced_commits": ("coordinator", "OffsetCommit skips the member id and member epoch checks"),
+    "early_epoch": ("coordinator", "a revoking member gets the new epoch before it acknowledged"),
+    "keep_removed_holding": ("coordinator", "a removed member's partitions keep their partition epoch"),
+    "no_rebalance_timeout": ("coordinator", "a member that does not revoke in time is not fenced"),
+    "accept_unknown_member": ("coordinator", "a heartbeat from an unknown member id with epoch > 0 is accepted"),
+    "keep_on_fence": ("consumer", "a fenced member keeps its partitions (no onPartitionsLost)"),
+    "no_ack_revocation": ("consumer", "the member never reports its owned partitions after revoking"),
+}
+MUTATION_EXAMPLES = 400
+MUTATION_STEPS = 40
+
+
+def run_mutant(mutant: str, examples: int = MUTATION_EXAMPLES, steps: int = MUTATION_STEPS) -> dict:
+    """One row of ``groupspec verify``'s mutation table: the randomized check with ``mutant`` on."""
+    import time
+
+    owner, bug = MUTANT_BUGS[mutant]
+    t0 = time.perf_counter()
+    why = run(SETUPS["one-topic"], mutant, examples=examples, steps=steps)
+    return {"mutant": mutant, "switch owner": owner, "variant": "consumer", "bug": bug,
+            "check": "conformance (consumer)" if why else "", "caught": why is not None, "detail": why or "",
+            "examples": examples, "seed": "derandomized", "seconds": time.perf_counter() - t0}
