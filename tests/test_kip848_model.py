@@ -77,3 +77,12 @@ def test_partition_goes_to_new_owner_only_after_revocation():
 def test_unsupported_assignor_is_a_value_error():
     with pytest.raises(ValueError):
         check("consumer", assignor="roundrobin", members=2, partitions=2)
+
+
+def test_proofs_consumer_hold_and_broken_ones_fail():
+    from groupspec.proofs.consumer import VARIANTS, check_all
+
+    good = check_all(VARIANTS["consumer"])
+    assert good and all(o.ok for o in good), [o.label for o in good if not o.ok]
+    assert [o.label for o in check_all("no_wait_release") if not o.ok] == ["HeartbeatAdvance preserves one holder per partition"]
+    assert [o.label for o in check_all("unfenced_commits") if not o.ok] == ["invariant ⇒ commit_fencing"]
