@@ -392,8 +392,12 @@ def run(setup: Setup, mutant: str | None = None, examples: int = 200, steps: int
     coord = frozenset({mutant}) if mutant in COORDINATOR_MUTANTS else frozenset()
     client = frozenset({mutant}) if mutant in CLIENT_MUTANTS else frozenset()
     machine = make_machine(setup, coord, client)
+    from hypothesis import HealthCheck, Phase
+
+    # A mutant only needs to be caught: no shrinking (its first failure is reported as found).
+    phases = [Phase.explicit, Phase.generate] if mutant else list(Phase)
     cfg = settings(max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
-                   database=None, print_blob=False, suppress_health_check=list(__import__("hypothesis").HealthCheck))
+                   database=None, print_blob=False, suppress_health_check=list(HealthCheck), phases=phases)
     try:
         run_state_machine_as_test(machine, settings=cfg)
     except AssertionError as e:
