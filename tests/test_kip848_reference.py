@@ -158,3 +158,34 @@ def test_simulate_cli_bad_scenario(capsys):
         main(["simulate", "nope", "--protocol", "consumer"])
     err = capsys.readouterr()
     assert ex.value.code == 2 and err.out == "" and err.err.startswith("groupspec: error:") and "nope" in err.err
+
+
+SCRIPT = """{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}
+{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_names": ["t"], "owned": []}
+{"at": 5, "from": "B", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_names": ["t"], "owned": []}
+{"at": 6, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 1, "owned": [["t", 0], ["t", 1]]}
+{"at": 8, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 1, "owned": [["t", 0]]}
+{"at": 9, "from": "B", "send": "ConsumerGroupHeartbeat", "member_epoch": 2}
+{"at": 10, "from": "A", "send": "OffsetCommit", "member_epoch": 1, "offsets": [["t", 0, 42]]}
+{"at": 60000, "advance": true}
+"""
+
+
+def test_replay_consumer_group_heartbeat_steps():
+    from groupspec.reference.replay import run_script
+
+    lines = [json.loads(x) for x in run_script(SCRIPT)]
+    answers = [x for x in lines if "request" in x]
+    assert [a["member_epoch"] for a in answers if a["request"] == "ConsumerGroupHeartbeat"] == [1, 2, 1, 2, 2]
+    assert answers[3]["assignment"] == [["t", 0]] and answers[4]["assignment"] == [["t", 1]]
+    assert answers[-1] == {"at": 10, "to": "A", "request": "OffsetCommit", "error": "STALE_MEMBER_EPOCH"}
+    assert [x["member"] for x in lines if x.get("event") == "removed"] == ["A", "B"]
+    assert run_script(SCRIPT) == run_script(SCRIPT)  # deterministic
+
+
+def test_replay_consumer_script_errors_name_the_line():
+    from groupspec.reference.replay import ScriptError, run_script
+
+    bad = SCRIPT + '{"at": 70000, "from": "A", "send": "JoinGroup", "member_id": ""}\n'
+    with pytest.raises(ScriptError, match="line 9: unknown step kind 'JoinGroup'"):
+        run_script(bad)
