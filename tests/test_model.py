@@ -27,6 +27,8 @@ SMALL = {
     "connect-delayed": dict(members=3, partitions=3, faults=frozenset({"join", "crash", "leave"}), budget=2),
     "coordinator-assigns": dict(members=2, partitions=3, faults=frozenset({"crash", "leave", "timeout"}), budget=2),
     "zookeeper": dict(members=3, partitions=3, faults=frozenset({"join", "leave", "crash"}), budget=2),
+    "consumer": dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie"}), budget=1),
+    "consumer-static": dict(members=2, partitions=3, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=2),
 }
 
 
@@ -55,6 +57,9 @@ BROKEN_BOUNDS = {
     "eager-no-revoke": dict(members=2, partitions=2),
     "unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
     "cooperative-flappy": dict(members=2, partitions=2),
+    "consumer-no-wait-release": dict(members=2, partitions=2, budget=0),
+    "consumer-unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
+    "consumer-no-epoch-bump": dict(members=2, partitions=2, budget=0),
 }
 
 
