@@ -53,11 +53,17 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("connect-delayed", "sticky", 3, 3, 1, "join,crash,leave", 2),
     ModelJob("coordinator-assigns", "sticky", 3, 3, 1, "crash,leave,timeout", 2),
     ModelJob("zookeeper", "range", 3, 3, 1, "join,leave,crash", 2),
+    ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
+    ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
+    ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
     # Broken on purpose: each must be caught.
     ModelJob("cooperative-direct-transfer", "sticky", 3, 3, 1, "crash,leave", 1, "exclusive_ownership"),
     ModelJob("eager-no-revoke", "sticky", 2, 2, 1, "", 0, "exclusive_ownership"),
     ModelJob("unfenced-commits", "sticky", 2, 2, 1, "zombie", 1, "commit_fencing"),
     ModelJob("cooperative-flappy", "sticky", 2, 2, 1, "", 0, "convergence"),
+    ModelJob("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0, "exclusive_ownership"),
+    ModelJob("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1, "commit_fencing"),
+    ModelJob("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0, "convergence"),
     ModelJob("zookeeper", "range", 2, 2, 1, "zombie", 1, "commit_fencing",
              note="historical: ZooKeeper offsets had no fencing"),
 )

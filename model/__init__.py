@@ -3,7 +3,8 @@
 Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
 :mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,
-:mod:`~groupspec.model.connect_delayed`, and the historical
+:mod:`~groupspec.model.connect_delayed`, the next-generation
+:mod:`~groupspec.model.consumer` (KIP-848), and the historical
 :mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
@@ -14,8 +15,17 @@ the properties ask (``converged``, ``commit_accepted``, ...).
 """
 from __future__ import annotations
 
-from .broken import CooperativeDirectTransfer, CooperativeFlappy, EagerNoRevoke, UnfencedCommits
+from .broken import (
+    ConsumerNoEpochBump,
+    ConsumerNoWaitForRelease,
+    ConsumerUnfencedCommits,
+    CooperativeDirectTransfer,
+    CooperativeFlappy,
+    EagerNoRevoke,
+    UnfencedCommits,
+)
 from .connect_delayed import ConnectDelayed
+from .consumer import Consumer, ConsumerStatic
 from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
@@ -26,9 +36,12 @@ from .zookeeper import ZooKeeper
 
 CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
                                      StaticCooperative)}
+CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic)})
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
+BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump)})
 VARIANTS = {**CORRECT, **BROKEN}
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
+# Variants with their own assignors list them as ``assignors`` (the first is their default).
 
 
 def make(name: str, config: Config):

@@ -55,3 +55,43 @@ class CooperativeFlappy(Cooperative):
     )
     expect_violation = "convergence"
     forced_assignor = "flappy"
+
+
+# -- the next-generation protocol (KIP-848) --------------------------------------------------------
+from .consumer import Consumer  # noqa: E402
+
+
+class ConsumerNoWaitForRelease(Consumer):
+    name = "consumer-no-wait-release"
+    summary = "KIP-848, but a partition goes to its new owner before its previous owner revoked it"
+    wait_for_release = False
+    broken = True
+    bug = (
+        "the coordinator ignores partition epochs: a member reaching the new target epoch gets every "
+        "partition of its target at once, while the previous owner has not acknowledged revoking it"
+    )
+    expect_violation = "exclusive_ownership"
+
+
+class ConsumerUnfencedCommits(Consumer):
+    name = "consumer-unfenced-commits"
+    summary = "KIP-848, but offset commits are accepted without checking member id and member epoch"
+    fence_commits = False
+    broken = True
+    bug = (
+        "a paused member removed at its session timeout wakes up still owning its partitions and "
+        "commits for a partition that now belongs to another member; nothing rejects the commit"
+    )
+    expect_violation = "commit_fencing"
+
+
+class ConsumerNoEpochBump(Consumer):
+    name = "consumer-no-epoch-bump"
+    summary = "KIP-848, but a new target assignment keeps the old assignment epoch"
+    bump_on_change = False
+    broken = True
+    bug = (
+        "members reconcile only when their epoch is behind the assignment epoch; a target changed "
+        "without a new epoch is never looked at, so the new member never gets its partitions"
+    )
+    expect_violation = "convergence"

@@ -29,7 +29,8 @@ from typing import Any, Callable
 CORRECT = ("eager", "static", "cooperative", "connect-delayed", "coordinator-assigns", "static-cooperative")
 BROKEN_SAFETY = ("eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits")
 BROKEN_LIVENESS = ("cooperative-flappy",)
-PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS
+CONSUMER = ("consumer", "consumer-no-wait-release", "consumer-unfenced-commits")  # KIP-848: proofs/consumer.py
+PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS + CONSUMER
 RANKING_FAULTS = ("join", "crash", "leave", "timeout", "zombie")
 
 # Obligations that fail because Kafka itself allows the state they forbid (each reproduced in the
@@ -335,4 +336,29 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             checks.append(_lasso_check(p, data))
         else:
             checks.append(_ranking_check(p, data))
+    for p in chosen:
+        if p in CONSUMER:
+            checks.append(_consumer_check(p))
+            if progress is not None:
+                progress(f"epr {p}")
     return Report(checks, time.perf_counter() - t0, chosen)
+
+
+def _consumer_check(protocol: str) -> Check:
+    """The KIP-848 relational proofs (proofs/consumer.py): all hold for ``consumer``; one must fail for a broken one."""
+    from .consumer import VARIANTS, check_all
+
+    obs = check_all(VARIANTS[protocol])
+    secs = sum(o.seconds for o in obs)
+    failed = [o for o in obs if not o.ok]
+    data = {"obligations": [{"label": o.label, "verdict": "proved" if o.ok else "failed", "seconds": round(o.seconds, 4)} for o in obs]}
+    if protocol == "consumer":
+        ok = not failed
+        verdict = "proved" if ok else "FAILED"
+        name = "exclusivity, commit fencing, epochs monotone (any members, partitions)"
+        return Check("unbounded safety", protocol, name if ok else f"{len(failed)} obligation(s) fail: {failed[0].label}",
+                     verdict, ok, secs, "hold", failed[0].counterexample if failed else "", len(obs), data)
+    ok = bool(failed)
+    name = f"{len(failed)} obligation(s) fail: " + ", ".join(o.label for o in failed[:3]) if ok else "some obligation must fail"
+    return Check("unbounded safety", protocol, name, "caught" if ok else "MISSED", ok, secs, "fail",
+                 failed[0].counterexample if failed else "", len(obs), data)

@@ -68,6 +68,11 @@ class Error(enum.Enum):
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
     UNSTABLE_OFFSET_COMMIT = 88
+    # The next-generation consumer protocol (KIP-848): ConsumerGroupHeartbeat and its offset commits.
+    FENCED_MEMBER_EPOCH = 110
+    UNRELEASED_INSTANCE_ID = 111
+    UNSUPPORTED_ASSIGNOR = 112
+    STALE_MEMBER_EPOCH = 113
 
     @property
     def code(self) -> int:

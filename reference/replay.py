@@ -506,5 +506,11 @@ def _dump(obj: dict[str, Any]) -> str:
 
 def run_script(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
     """Parse and run a whole script; returns the transcript lines. Raises ``ScriptError``."""
+    from .consumer_replay import is_consumer_script, run_consumer_script
+
+    if is_consumer_script(text):  # KIP-848 ConsumerGroupHeartbeat steps: see consumer_replay.py
+        from .consumer_group import COORDINATOR_FAULTS
+
+        return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
     steps = parse_script(text)
     return Replayer(faults=frozenset(faults)).run(steps)

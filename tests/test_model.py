@@ -30,6 +30,8 @@ SMALL = {
     # without timeouts and restarts: with them Kafka itself violates exclusive ownership and convergence
     # (tests/test_fidelity_model.py pins those counterexamples)
     "static-cooperative": dict(members=2, partitions=3, topics=2, faults=frozenset({"join", "subscription", "partitions"}), budget=2),
+    "consumer": dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie"}), budget=1),
+    "consumer-static": dict(members=2, partitions=3, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=2),
 }
 
 
@@ -66,6 +68,9 @@ BROKEN_BOUNDS = {
     "eager-no-revoke": dict(members=2, partitions=2),
     "unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
     "cooperative-flappy": dict(members=2, partitions=2),
+    "consumer-no-wait-release": dict(members=2, partitions=2, budget=0),
+    "consumer-unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
+    "consumer-no-epoch-bump": dict(members=2, partitions=2, budget=0),
 }
 
 

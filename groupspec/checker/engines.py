@@ -43,8 +43,9 @@ def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitio
 
     if protocol not in VARIANTS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
-    if assignor not in ASSIGNOR_NAMES:
-        raise ValueError(f"unknown assignor {assignor!r}; choose from {', '.join(ASSIGNOR_NAMES)}")
+    names = getattr(VARIANTS[protocol], "assignors", ASSIGNOR_NAMES)  # a variant family may have its own
+    if assignor not in names:
+        raise ValueError(f"unknown assignor {assignor!r} for {protocol}; choose from {', '.join(names)}")
     for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
         lo, hi = LIMITS[name]
         if not lo <= value <= hi:

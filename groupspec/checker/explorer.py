@@ -408,6 +408,7 @@ class Explorer:
         proto = self.proto
         if not proto.symmetric:
             return 1.0, True
+        orbit = getattr(proto, "orbit_size", None)  # a variant family with its own state shape
         n = len(self._states)
         if n == 0:
             return None, True
@@ -415,6 +416,6 @@ class Explorer:
         total = 0
         count = 0
         for i in idx:
-            total += orbit_size(self._states[i], proto.cfg, proto.canon)
+            total += orbit(self._states[i]) if orbit else orbit_size(self._states[i], proto.cfg, proto.canon)
             count += 1
         return total / count, n <= sample

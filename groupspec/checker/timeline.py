@@ -33,6 +33,8 @@ def _members(proto: Any, mask: int) -> str:
 
 def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
     """(party, belief) pairs describing a state, coordinator first."""
+    if hasattr(proto, "parties"):  # a variant family that describes its own states
+        return proto.parties(s)
     if isinstance(s, ZkState):
         out = [("zookeeper", f"consumers {_members(proto, s.registry)}, owners "
                 + ", ".join(f"{proto.partition_name(p)}:{proto.member_name(o) if o >= 0 else '-'}" for p, o in enumerate(s.owners)))]
@@ -93,6 +95,8 @@ def actor(proto: Any, action: Any) -> str:
 
 def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
     """One line for a step; for answers, say which answer it was."""
+    if hasattr(proto, "explain"):  # a variant family that explains its own steps
+        return proto.explain(before, action, after)
     who = actor(proto, action)
     name = action.name
     if isinstance(before, State) and action.member >= 0:

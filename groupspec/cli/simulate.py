@@ -27,9 +27,10 @@ def _parse_delay(text: str) -> tuple[int, int]:
                   ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
-@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect"]), default=None,
-              help="Members' configuration (default: the scenario's own).")
-@click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky (consumers); connect (Connect workers).")
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer"]),
+              default=None, help="Members' configuration (default: the scenario's own); consumer: the KIP-848 protocol "
+                                 "(its scenarios: scale-out, rolling-restart, zombie, static-bounce, churn).")
+@click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky (consumers); connect (Connect workers); uniform | range (consumer).")
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
@@ -50,6 +51,9 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
              failover_at: int | None, trace_path: str | None, transcript_path: str | None,
              list_only: bool, as_json: bool) -> None:
     """Run SCENARIO in the deterministic simulator and narrate who owned what, when."""
+    if protocol == "consumer":
+        _simulate_consumer(scenario, assignor, members, partitions, seed, faults, list_only, as_json)
+        return
     from groupspec.reference.network import NetworkConfig
     from groupspec.reference.scenarios import SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
 
@@ -181,3 +185,36 @@ def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport
     for d in report.ownership.double_owned[:5]:
         console.print(f"[red]two owners[/red] at {d['ts_ms'] / 1000:.3f}s: partition "
                       f"{d['partition'][0]}-{d['partition'][1]} owned by {', '.join(d['owners'])}")
+
+
+def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, list_only, as_json) -> None:
+    """`--protocol consumer`: the KIP-848 driver (groupspec.reference.consumer_sim)."""
+    from groupspec.reference.consumer_sim import SCENARIOS, ConsumerScenarioError, run_consumer_scenario
+
+    if list_only or scenario is None:
+        if scenario is None and not list_only:
+            raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)}")
+        for name, summary in SCENARIOS.items():
+            click.echo(f"{name:30} {summary} (protocol: consumer)")
+        return
+    fault_set = frozenset(f.strip() for f in faults.split(",") if f.strip())
+    try:
+        report = run_consumer_scenario(scenario, members, partitions, seed, assignor, fault_set)
+    except ConsumerScenarioError as e:
+        raise UserError(str(e)) from None
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"simulate {scenario} --protocol consumer: {members} consumers, {partitions} partitions, seed {seed} "
+               f"(replay with --seed {seed})")
+    for line in report.events:
+        click.echo(line)
+    click.echo(f"heartbeats {report.heartbeats:,}, group epoch {report.group_epoch}, partitions moved {report.moved}, "
+               f"unowned partition-seconds {report.unowned_partition_ms / 1000:.1f}")
+    if report.rejected_commits:
+        click.echo("rejected commits: " + ", ".join(f"{k} x{v}" for k, v in sorted(report.rejected_commits.items())))
+    click.echo("final assignment: " + "; ".join(f"{m}={ps}" for m, ps in report.assignment.items()))
+    if report.violations:
+        click.echo(f"VIOLATIONS ({len(report.violations)}): {report.violations[0]}")
+        raise click.exceptions.Exit(1)
+    click.echo("no violation: exclusive ownership and commit fencing held throughout")

@@ -192,6 +192,14 @@ def run_mutants(console) -> list[dict]:
             bar.update(task, description=f"mutation check: {m.switch}")
             rows.append(run_mutant(m))
             bar.advance(task)
+        # The next-generation protocol (KIP-848): its own conformance machine and fault switches.
+        from groupspec.conformance.consumer import MUTANTS as CONSUMER_MUTANTS, run_mutant as run_consumer_mutant
+
+        bar.update(task, total=len(MUTANTS) + len(CONSUMER_MUTANTS))
+        for name in CONSUMER_MUTANTS:
+            bar.update(task, description=f"mutation check: {name} (consumer protocol)")
+            rows.append(run_consumer_mutant(name))
+            bar.advance(task)
     return rows
 
 

@@ -58,6 +58,7 @@ The parts (one module each)
 * :mod:`.connect` — Kafka Connect workers (variant ``connect-delayed``).
 * :mod:`.trace_checks` — the trace checks run on the reference's own trace, incrementally.
 * :mod:`.machine` — the Hypothesis state machine; :mod:`.mutants` — the mutation table.
+* :mod:`.consumer` — the next-generation protocol (KIP-848): its own refinement state machine and mutants.
 
 May import: ``groupspec.model``, ``groupspec.reference``, ``groupspec.checker``, ``groupspec.trace``.
 Never imported by ``model/`` or ``reference/``.

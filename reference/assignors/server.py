@@ -1,0 +1,193 @@
+"""Server-side assignors of the next-generation protocol (KIP-848): ``uniform`` and ``range``.
+
+Theory of operation
+-------------------
+In the ``consumer`` protocol the *coordinator* computes the target assignment. Its input is the
+group's members (member id, subscribed topics), the partitions of the subscribed topics, and the
+*current target* (not what members own: the target is computed from the previous target, so the
+assignor is sticky relative to it). Kafka's two built-in server assignors:
+
+* ``uniform`` (Kafka's ``UniformAssignor``; the default). When every member subscribes to the same
+  topics (the *homogeneous* case, ``OptimizedUniformAssignmentBuilder``) it balances the **number**
+  of partitions across all topics: every member gets ``P // M`` or one more, the extra ones going
+  first to members that already hold more; each member keeps every partition of its current target
+  up to its quota, and only the partitions over quota (or of departed members, or of new
+  partitions) move, to members under quota. Otherwise (``GeneralUniformAssignmentBuilder``) it keeps
+  every still-valid partition where it is, places the others on the least-loaded subscribed member
+  and then moves partitions from the most- to the least-loaded eligible member until no move
+  improves the balance.
+* ``range`` (``RangeAssignor``): per topic, contiguous ranges in member-id order, the first
+  members getting one extra partition; sticky only in that it is deterministic.
+
+The homogeneous uniform path works on one NumPy ``owner`` array per topic (``owner[p]`` = member
+index, ``-1`` for none), so that a target for 1,000,000 partitions and 2,000 members takes well
+under a second (``bench/bench_consumer_protocol.py``). The small-group API used by the coordinator
+is :meth:`ServerAssignor.assign`: ``{member: {topic: [partitions]}}`` in and out.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["NAMES", "UniformAssignor", "RangeServerAssignor", "get_server"]
+
+NAMES = ("uniform", "range")
+
+Target = dict[str, dict[str, list[int]]]
+
+
+class ServerAssignor:
+    name = ""
+
+    def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Sequence[str]],
+               current: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> Target:
+        raise NotImplementedError
+
+
+class UniformAssignor(ServerAssignor):
+    name = "uniform"
+
+    def assign(self, partitions_per_topic, subscriptions, current=None):
+        current = current or {}
+        members = sorted(subscriptions)
+        if not members:
+            return {}
+        subs = {m: tuple(sorted(t for t in subscriptions[m] if t in partitions_per_topic)) for m in members}
+        if len(set(subs.values())) == 1:
+            topics = subs[members[0]]
+            owners = {t: np.full(partitions_per_topic[t], -1, dtype=np.int32) for t in topics}
+            index = {m: k for k, m in enumerate(members)}
+            for m, per_topic in current.items():
+                k = index.get(m)
+                if k is None:
+                    continue
+                for t, parts in per_topic.items():
+                    if t in owners and len(parts):
+                        arr = np.asarray(parts, dtype=np.int64)
+                        arr = arr[arr < len(owners[t])]
+                        owners[t][arr] = k
+            owners = uniform_homogeneous(owners, len(members))
+            out: Target = {m: {} for m in members}
+            for t in topics:
+                own = owners[t]
+                order = np.argsort(own, kind="stable")
+                bounds = np.searchsorted(own[order], np.arange(len(members) + 1))
+                for k, m in enumerate(members):
+                    ps = order[bounds[k]:bounds[k + 1]]
+                    if len(ps):
+                        out[m][t] = ps.tolist()
+            return out
+        return _uniform_general(partitions_per_topic, subs, current)
+
+
+def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str, np.ndarray]:
+    """The homogeneous uniform assignment, in place on owner arrays (``-1``: unassigned or departed).
+
+    Every member ends with ``quota`` or ``quota + 1`` partitions over all topics (counted together);
+    the ``extra`` members with one more are those that hold the most now (ties: lower index). A
+    member keeps its current partitions up to its quota; the rest, and every unowned partition,
+    go to the members below quota in index order.
+    """
+    topics = sorted(owners)
+    flat = np.concatenate([owners[t] for t in topics]) if topics else np.zeros(0, dtype=np.int32)
+    total = len(flat)
+    quota, extra = divmod(total, members)
+    flat = np.where((flat >= 0) & (flat < members), flat, -1).astype(np.int32)
+    counts = np.bincount(flat[flat >= 0], minlength=members)
+    # Members that hold more than `quota` now get the extra slots first (stickiness), then the others.
+    rank = np.lexsort((np.arange(members), -counts))
+    quotas = np.full(members, quota, dtype=np.int64)
+    quotas[rank[:extra]] += 1
+    # Keep each member's first `quotas[m]` partitions (in partition order); free the rest.
+    assigned = flat >= 0
+    idx = np.nonzero(assigned)[0]
+    own = flat[idx]
+    order = np.argsort(own, kind="stable")
+    sorted_own = own[order]
+    starts = np.searchsorted(sorted_own, np.arange(members))
+    pos_in_member = np.arange(len(order)) - starts[sorted_own]
+    drop = order[pos_in_member >= quotas[sorted_own]]
+    flat[idx[drop]] = -1
+    # Fill the free partitions, in order, to the members below quota, in index order.
+    counts = np.bincount(flat[flat >= 0], minlength=members)
+    need = quotas - counts
+    free = np.nonzero(flat < 0)[0]
+    if len(free):
+        fill = np.repeat(np.arange(members, dtype=np.int32), np.maximum(need, 0))
+        flat[free] = fill[: len(free)]
+    out = {}
+    at = 0
+    for t in topics:
+        n = len(owners[t])
+        out[t] = flat[at:at + n]
+        at += n
+    return out
+
+
+def _uniform_general(partitions_per_topic, subs, current) -> Target:
+    """Heterogeneous subscriptions: keep valid partitions, place the rest, then balance by moves."""
+    members = sorted(subs)
+    load = {m: 0 for m in members}
+    owner: dict[tuple[str, int], str] = {}
+    for m in members:
+        for t, parts in (current.get(m) or {}).items():
+            if t not in subs[m]:
+                continue
+            for p in parts:
+                if p < partitions_per_topic.get(t, 0) and (t, p) not in owner:
+                    owner[(t, p)] = m
+                    load[m] += 1
+    eligible_by_topic = {t: [m for m in members if t in subs[m]] for t in partitions_per_topic}
+    for t in sorted(partitions_per_topic):
+        cands = eligible_by_topic[t]
+        if not cands:
+            continue
+        for p in range(partitions_per_topic[t]):
+            if (t, p) not in owner:
+                m = min(cands, key=lambda x: (load[x], x))
+                owner[(t, p)] = m
+                load[m] += 1
+    moved = True
+    while moved:
+        moved = False
+        for (t, p), m in sorted(owner.items()):
+            best = min(eligible_by_topic[t], key=lambda x: (load[x], x))
+            if load[m] > load[best] + 1:
+                owner[(t, p)] = best
+                load[m] -= 1
+                load[best] += 1
+                moved = True
+    out: Target = {m: {} for m in members}
+    for (t, p), m in sorted(owner.items()):
+        out[m].setdefault(t, []).append(p)
+    return out
+
+
+class RangeServerAssignor(ServerAssignor):
+    name = "range"
+
+    def assign(self, partitions_per_topic, subscriptions, current=None):
+        members = sorted(subscriptions)
+        out: Target = {m: {} for m in members}
+        for t in sorted(partitions_per_topic):
+            subs = [m for m in members if t in subscriptions[m]]
+            n = partitions_per_topic[t]
+            if not subs or not n:
+                continue
+            q, r = divmod(n, len(subs))
+            at = 0
+            for k, m in enumerate(subs):
+                size = q + (1 if k < r else 0)
+                if size:
+                    out[m][t] = list(range(at, at + size))
+                at += size
+        return out
+
+
+def get_server(name: str) -> ServerAssignor:
+    if name == "uniform":
+        return UniformAssignor()
+    if name == "range":
+        return RangeServerAssignor()
+    raise ValueError(f"unknown server-side assignor {name!r}; choose from {', '.join(NAMES)}")

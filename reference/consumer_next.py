@@ -1,0 +1,135 @@
+"""A consumer that speaks the next-generation protocol (KIP-848) and reconciles its assignment.
+
+Theory of operation
+-------------------
+Kafka's ``ConsumerMembershipManager`` in miniature, sans-IO: :meth:`heartbeat_request` builds the
+next ``ConsumerGroupHeartbeat`` (epoch 0 with the subscription to join; the owned partitions to
+acknowledge; epoch -1, or -2 for a static member, to leave), :meth:`on_heartbeat_response` applies
+the answer, and reconciliation moves what the member *owns* towards what it was *given*, in Kafka's
+order: first the revocation — commit the offsets of the partitions given up, then
+``onPartitionsRevoked`` — and only then ``onPartitionsAssigned`` for the new partitions
+(:meth:`revoke`, :meth:`assign`, or both with :meth:`reconcile`). A fenced member
+(``UNKNOWN_MEMBER_ID``, ``FENCED_MEMBER_EPOCH``) calls ``onPartitionsLost`` — no commit — and
+rejoins with epoch 0 and the same member id. Every callback is appended to :attr:`callbacks`.
+
+Fault switches (mutants for the conformance check): ``keep_on_fence`` (a fenced member keeps its
+partitions), ``no_ack_revocation`` (the member never reports its owned partitions after revoking).
+"""
+from __future__ import annotations
+
+from .consumer_group import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from .errors import Error
+
+__all__ = ["ReconcilingConsumer", "CLIENT_FAULTS"]
+
+CLIENT_FAULTS = frozenset({"keep_on_fence", "no_ack_revocation"})
+TP = tuple[str, int]
+
+
+class ReconcilingConsumer:
+    def __init__(self, member_id: str, topics: list[str], instance_id: str | None = None,
+                 faults: frozenset[str] = frozenset()) -> None:
+        unknown = set(faults) - CLIENT_FAULTS
+        if unknown:
+            raise ValueError(f"unknown consumer fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(CLIENT_FAULTS))}")
+        self.member_id = member_id
+        self.instance_id = instance_id
+        self.topics = sorted(topics)
+        self.faults = frozenset(faults)
+        self.epoch = 0  # 0: joining
+        self.owned: set[TP] = set()
+        self.assigned: set[TP] = set()  # what the last answer gave: reconciliation's goal
+        self.callbacks: list[tuple[str, list[TP]]] = []
+        self._send_subscription = True
+        self._ack = True
+
+    # -- requests ---------------------------------------------------------------------------------
+    def heartbeat_request(self) -> HeartbeatRequest:
+        owned = None
+        if self._ack or self.epoch == 0:
+            owned = _by_topic(self.owned)
+        return HeartbeatRequest(
+            member_id=self.member_id, member_epoch=self.epoch, instance_id=self.instance_id,
+            subscribed_topic_names=list(self.topics) if (self._send_subscription or self.epoch == 0) else None,
+            topic_partitions=owned, rebalance_timeout_ms=300_000 if self.epoch == 0 else -1,
+        )
+
+    def leave_request(self) -> HeartbeatRequest:
+        """Close: revoke everything (committing first), then leave with epoch -1 (-2 if static)."""
+        self._revoke(set(self.owned))
+        epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.instance_id is not None else LEAVE_GROUP_MEMBER_EPOCH
+        return HeartbeatRequest(member_id=self.member_id, member_epoch=epoch, instance_id=self.instance_id)
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.topics = sorted(topics)
+        self._send_subscription = True
+
+    # -- answers ------------------------------------------------------------------------------------
+    def on_heartbeat_response(self, resp: HeartbeatResponse) -> None:
+        if resp.error == Error.NONE:
+            self.epoch = resp.member_epoch
+            self._send_subscription = False
+            self._ack = False
+            if resp.assignment is not None:
+                self.assigned = {(t, p) for t, ps in resp.assignment.items() for p in ps}
+            return
+        if resp.error in (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH):
+            if "keep_on_fence" not in self.faults:
+                if self.owned:
+                    self.callbacks.append(("onPartitionsLost", sorted(self.owned)))
+                self.owned = set()
+                self.assigned = set()
+            self.epoch = 0
+            self._send_subscription = True
+            return
+        # UNRELEASED_INSTANCE_ID and retriable errors: try again at the next heartbeat.
+
+    # -- reconciliation ---------------------------------------------------------------------------
+    def revoking(self) -> set[TP]:
+        return self.owned - self.assigned
+
+    def adding(self) -> set[TP]:
+        return self.assigned - self.owned
+
+    def _revoke(self, parts: set[TP]) -> None:
+        if parts:
+            self.callbacks.append(("commit", sorted(parts)))
+            self.callbacks.append(("onPartitionsRevoked", sorted(parts)))
+            self.owned -= parts
+
+    def revoke(self) -> bool:
+        """Revoke what was not given (commit, onPartitionsRevoked); then acknowledge. False if nothing to do."""
+        parts = self.revoking()
+        if not parts:
+            return False
+        self._revoke(parts)
+        self._ack = "no_ack_revocation" not in self.faults
+        return True
+
+    def assign(self) -> bool:
+        """Take the new partitions (onPartitionsAssigned), once no revocation is pending."""
+        if self.revoking():
+            return False
+        parts = self.adding()
+        if not parts:
+            return False
+        self.callbacks.append(("onPartitionsAssigned", sorted(parts)))
+        self.owned |= parts
+        self._ack = True
+        return True
+
+    def reconcile(self) -> bool:
+        a = self.revoke()
+        b = self.assign()
+        return a or b
+
+    def commit_offsets(self) -> dict[TP, int]:
+        """The offsets it would commit now (one per owned partition; the value is immaterial here)."""
+        return {tp: 0 for tp in sorted(self.owned)}
+
+
+def _by_topic(tps) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for t, p in sorted(tps):
+        out.setdefault(t, []).append(p)
+    return out

@@ -1,0 +1,251 @@
+"""A deterministic simulator for the next-generation protocol (KIP-848): consumers, coordinator, virtual time.
+
+Theory of operation
+-------------------
+The driver of ``groupspec simulate SCENARIO --protocol consumer``, beside the classic simulator
+(``simulator.py``). Virtual time advances in steps of 100 ms; each running consumer heartbeats at
+the coordinator's heartbeat interval (with a per-consumer jitter drawn from the seed), reconciles
+after each answer — revocations first, then assignments — and commits its partitions every second;
+the coordinator's timers (session and rebalance timeouts) fire from :meth:`tick`. Scenario events
+(joins, crashes, restarts, pauses, leaves) happen at fixed times; ``churn`` draws them from the seed.
+The same seed gives the same run.
+
+After every step two checks run on the real objects: no partition is owned by two live members, and
+no commit the coordinator accepted came from a process that was not the partition's holder. The
+report gives the events, the final assignment, the heartbeat count, the group epoch, the
+partition-seconds during which a subscribed partition had no owner, and the partitions that moved.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .consumer_group import ConsumerGroupCoordinator
+from .consumer_next import ReconcilingConsumer
+from .errors import Error
+
+STEP_MS = 100
+SCENARIOS = {
+    "scale-out": "consumers join one at a time, each 3 s after the previous one",
+    "rolling-restart": "every consumer in turn crashes and restarts with a new member id",
+    "zombie": "a consumer pauses past its session timeout, then wakes up and tries to commit",
+    "static-bounce": "static members: one leaves (epoch -2) and comes back within the session timeout",
+    "churn": "random joins, crashes, pauses and leaves drawn from the seed",
+}
+
+
+class ConsumerScenarioError(ValueError):
+    pass
+
+
+@dataclass
+class Proc:
+    slot: int
+    client: ReconcilingConsumer
+    state: str = "up"  # up | paused | down
+    next_beat: int = 0
+    resume_at: int | None = None
+
+
+@dataclass
+class SimReport:
+    scenario: str
+    seed: int
+    members: int
+    partitions: int
+    duration_ms: int
+    events: list[str] = field(default_factory=list)
+    heartbeats: int = 0
+    group_epoch: int = 0
+    unowned_partition_ms: int = 0
+    moved: int = 0
+    rejected_commits: dict[str, int] = field(default_factory=dict)
+    assignment: dict[str, list[int]] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
+                                               "heartbeats", "group_epoch", "unowned_partition_ms", "moved",
+                                               "rejected_commits", "assignment", "violations")}
+
+
+class ConsumerSimulation:
+    def __init__(self, members: int, partitions: int, seed: int, assignor: str = "uniform", static: bool = False,
+                 coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset()) -> None:
+        self.rng = random.Random(seed)
+        self.coord = ConsumerGroupCoordinator("g", {"t": partitions}, assignor=assignor, session_timeout_ms=10_000,
+                                              heartbeat_interval_ms=1_000, faults=coordinator_faults)
+        self.partitions = partitions
+        self.static = static
+        self.consumer_faults = consumer_faults
+        self.procs: dict[int, Proc] = {}
+        self.restarts = [0] * members
+        self.now = 0
+        self.report = SimReport("", seed, members, partitions, 0)
+        self.last_owner: dict[int, str] = {}
+
+    def log(self, text: str) -> None:
+        self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
+
+    # -- process events ---------------------------------------------------------------------------
+    def start(self, slot: int) -> None:
+        self.restarts[slot] += 1
+        mid = f"c{slot + 1}" + (f".{self.restarts[slot]}" if self.restarts[slot] > 1 else "")
+        client = ReconcilingConsumer(mid, ["t"], instance_id=f"c{slot + 1}" if self.static else None,
+                                     faults=self.consumer_faults)
+        self.procs[slot] = Proc(slot, client, next_beat=self.now + self.rng.randrange(0, 500))
+        self.log(f"c{slot + 1} starts (member id {mid})")
+
+    def crash(self, slot: int) -> None:
+        p = self.procs.pop(slot, None)
+        if p is not None:
+            self.log(f"{p.client.member_id} crashes")
+
+    def leave(self, slot: int) -> None:
+        p = self.procs.pop(slot, None)
+        if p is not None:
+            resp = self.coord.heartbeat(p.client.leave_request(), self.now)
+            self.report.heartbeats += 1
+            self.log(f"{p.client.member_id} leaves (epoch {p.client.leave_request().member_epoch}): {resp.error.name}")
+
+    def pause(self, slot: int, ms: int) -> None:
+        p = self.procs.get(slot)
+        if p is not None and p.state == "up":
+            p.state, p.resume_at = "paused", self.now + ms
+            self.log(f"{p.client.member_id} pauses for {ms / 1000:.0f}s")
+
+    def _member_gone(self, slot: int) -> bool:
+        prefix = f"c{slot + 1}"
+        return not any(mid == prefix or mid.startswith(prefix + ".") for mid in self.coord.members)
+
+    # -- the loop -----------------------------------------------------------------------------------
+    def step(self) -> None:
+        for mid in self.coord.tick(self.now):
+            self.log(f"coordinator removes {mid} (timeout); group epoch {self.coord.group_epoch}")
+        for slot in sorted(self.procs):
+            p = self.procs[slot]
+            c = p.client
+            if p.state == "paused":
+                if self.now >= (p.resume_at or 0):
+                    p.state = "up"
+                    self.log(f"{c.member_id} wakes up")
+                else:
+                    continue
+            if self.now % 1000 == 0 and c.owned:
+                err = self.coord.offset_commit(c.member_id, c.epoch, c.commit_offsets())
+                if err != Error.NONE:
+                    self.report.rejected_commits[err.name] = self.report.rejected_commits.get(err.name, 0) + 1
+                    self.log(f"{c.member_id}'s commit is rejected: {err.name}")
+                else:
+                    m = self.coord.members.get(c.member_id)
+                    if m is None or not c.owned <= (m.assigned | m.revoking):
+                        self.report.violations.append(f"{self.now}: accepted commit from {c.member_id} for partitions it does not hold")
+            if self.now >= p.next_beat:
+                p.next_beat = self.now + self.coord.heartbeat_interval_ms
+                before = (c.epoch, frozenset(c.owned))
+                resp = self.coord.heartbeat(c.heartbeat_request(), self.now)
+                self.report.heartbeats += 1
+                c.on_heartbeat_response(resp)
+                if resp.error != Error.NONE:
+                    self.log(f"{c.member_id} heartbeats: {resp.error.name}")
+                if c.reconcile():
+                    p.next_beat = self.now + STEP_MS  # acknowledge soon
+                if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
+                    self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
+        self.check()
+
+    def check(self) -> None:
+        seen: dict[tuple[str, int], str] = {}
+        owned_now: set[int] = set()
+        for p in self.procs.values():
+            c = p.client
+            if c.member_id not in self.coord.members or c.epoch <= 0:
+                continue
+            for tp in c.owned:
+                if tp in seen:
+                    self.report.violations.append(f"{self.now}: {tp} owned by {seen[tp]} and {c.member_id}")
+                seen[tp] = c.member_id
+                owned_now.add(tp[1])
+        self.report.unowned_partition_ms += (self.partitions - len(owned_now)) * STEP_MS if self.procs else 0
+        for part, mid in ((tp[1], m) for tp, m in seen.items()):
+            old = self.last_owner.get(part)
+            if old is not None and old != mid:
+                self.report.moved += 1
+            self.last_owner[part] = mid
+
+    def run_until(self, end: int, events: dict[int, list]) -> None:
+        while self.now <= end:
+            for fn in events.get(self.now, ()):
+                fn()
+            self.step()
+            self.now += STEP_MS
+
+
+def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
+                          faults: frozenset[str] = frozenset()) -> SimReport:
+    """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
+    from .consumer_group import COORDINATOR_FAULTS
+    from .consumer_next import CLIENT_FAULTS
+
+    if name not in SCENARIOS:
+        raise ConsumerScenarioError(f"unknown scenario {name!r} for --protocol consumer; choose from {', '.join(SCENARIOS)}")
+    if not 1 <= members <= 1000 or not 1 <= partitions <= 100_000:
+        raise ConsumerScenarioError("--members must be 1..1000 and --partitions 1..100000")
+    unknown = set(faults) - COORDINATOR_FAULTS - CLIENT_FAULTS
+    if unknown:
+        raise ConsumerScenarioError(f"unknown fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(COORDINATOR_FAULTS | CLIENT_FAULTS))}")
+    assignor = assignor or "uniform"
+    if assignor not in ("uniform", "range"):
+        raise ConsumerScenarioError(f"--assignor {assignor!r}: the consumer protocol's server-side assignors are uniform, range")
+    sim = ConsumerSimulation(members, partitions, seed, assignor, static=(name == "static-bounce"),
+                             coordinator_faults=frozenset(faults) & COORDINATOR_FAULTS,
+                             consumer_faults=frozenset(faults) & CLIENT_FAULTS)
+    sim.report.scenario = name
+    ev: dict[int, list] = {}
+
+    def at(ms: int, fn) -> None:
+        ev.setdefault(ms - ms % STEP_MS, []).append(fn)
+
+    if name == "scale-out":
+        for i in range(members):
+            at(i * 3000, lambda i=i: sim.start(i))
+        end = members * 3000 + 15_000
+    else:
+        for i in range(members):
+            at(0, lambda i=i: sim.start(i))
+        if name == "rolling-restart":
+            for i in range(members):
+                at(10_000 + i * 15_000, lambda i=i: sim.crash(i))
+                at(10_500 + i * 15_000, lambda i=i: sim.start(i))
+            end = 10_000 + members * 15_000 + 15_000
+        elif name == "zombie":
+            at(10_000, lambda: sim.pause(0, 15_000))
+            end = 45_000
+        elif name == "static-bounce":
+            at(10_000, lambda: sim.leave(0))
+            at(13_000, lambda: sim.start(0))
+            end = 30_000
+        else:  # churn
+            rng = random.Random(seed * 7919 + 1)
+            t = 5_000
+            while t < 60_000:
+                slot = rng.randrange(members)
+                kind = rng.choice(("crash", "pause", "leave", "start"))
+                if kind == "crash":
+                    at(t, lambda s=slot: sim.crash(s))
+                    at(t + 12_000, lambda s=slot: sim.start(s) if s not in sim.procs else None)
+                elif kind == "pause":
+                    at(t, lambda s=slot, d=rng.randrange(2_000, 15_000): sim.pause(s, d))
+                elif kind == "leave":
+                    at(t, lambda s=slot: sim.leave(s))
+                else:
+                    at(t, lambda s=slot: sim.start(s) if s not in sim.procs and sim._member_gone(s) else None)
+                t += rng.randrange(1_000, 6_000)
+            end = 80_000
+    sim.run_until(end, ev)
+    r = sim.report
+    r.duration_ms = end
+    r.group_epoch = sim.coord.group_epoch
+    r.assignment = {mid: [p for _t, p in sorted(m.assigned)] for mid, m in sorted(sim.coord.members.items())}
+    return r
+

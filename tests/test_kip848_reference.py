@@ -1,0 +1,191 @@
+"""The KIP-848 reference: server-side assignors, the ConsumerGroupHeartbeat coordinator, the reconciling
+consumer, and `groupspec simulate --protocol consumer`."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from groupspec.cli import cli
+from groupspec.reference.assignors.server import RangeServerAssignor, UniformAssignor, uniform_homogeneous
+from groupspec.reference.consumer_group import ConsumerGroupCoordinator, HeartbeatRequest, MemberState
+from groupspec.reference.consumer_next import ReconcilingConsumer
+from groupspec.reference.consumer_sim import run_consumer_scenario
+from groupspec.reference.errors import Error
+
+
+def test_uniform_balanced_and_sticky():
+    a = UniformAssignor()
+    first = a.assign({"t": 10, "u": 3}, {"a": ["t", "u"], "b": ["t", "u"], "c": ["t", "u"]})
+    sizes = sorted(sum(len(v) for v in per.values()) for per in first.values())
+    assert sizes == [4, 4, 5]
+    second = a.assign({"t": 10, "u": 3}, {m: ["t", "u"] for m in "abcd"}, first)
+    moved = sum(1 for m in "abc" for t, ps in first[m].items() for p in ps if p not in second[m].get(t, []))
+    assert moved == 3  # only what the new member needs (13 // 4 = 3) moves
+    assert sorted(sum(len(v) for v in per.values()) for per in second.values()) == [3, 3, 3, 4]
+
+
+def test_uniform_heterogeneous_respects_subscriptions():
+    out = UniformAssignor().assign({"t": 4, "u": 2}, {"a": ["t"], "b": ["t", "u"]})
+    assert "u" not in out["a"] and sorted(out["a"]["t"] + out["b"]["t"]) == [0, 1, 2, 3]
+
+
+def test_range():
+    out = RangeServerAssignor().assign({"t": 5}, {"b": ["t"], "a": ["t"]})
+    assert out == {"a": {"t": [0, 1, 2]}, "b": {"t": [3, 4]}}
+
+
+def test_uniform_homogeneous_arrays():
+    fresh = uniform_homogeneous({"t": np.full(1000, -1, dtype=np.int32)}, 7)
+    counts = np.bincount(fresh["t"], minlength=7)
+    assert counts.min() == 142 and counts.max() == 143
+    after = uniform_homogeneous({"t": fresh["t"].copy()}, 8)
+    assert int(np.count_nonzero(after["t"] != fresh["t"])) == 125  # exactly the new member's share
+
+
+def beat(coord, c, now=0):
+    resp = coord.heartbeat(c.heartbeat_request(), now)
+    c.on_heartbeat_response(resp)
+    return resp
+
+
+def test_revocation_before_assignment_and_callbacks_in_order():
+    coord = ConsumerGroupCoordinator("g", {"t": 2})
+    a, b = ReconcilingConsumer("a", ["t"]), ReconcilingConsumer("b", ["t"])
+    beat(coord, a)
+    a.reconcile()
+    assert a.owned == {("t", 0), ("t", 1)} and coord.group_epoch == 1
+    beat(coord, b)  # b joins: epoch 2; t-1 still held by a
+    assert coord.members["b"].state == MemberState.UNRELEASED_PARTITIONS and not b.assigned
+    beat(coord, a)
+    assert coord.members["a"].state == MemberState.UNREVOKED_PARTITIONS and a.epoch == 1
+    a.reconcile()
+    assert a.callbacks[-2:] == [("commit", [("t", 1)]), ("onPartitionsRevoked", [("t", 1)])]
+    beat(coord, a)
+    assert a.epoch == 2 and coord.members["a"].previous_epoch == 1
+    beat(coord, b)
+    b.reconcile()
+    assert b.owned == {("t", 1)} and b.callbacks == [("onPartitionsAssigned", [("t", 1)])]
+
+
+def test_fencing_and_commit_errors():
+    coord = ConsumerGroupCoordinator("g", {"t": 2})
+    a = ReconcilingConsumer("a", ["t"])
+    beat(coord, a)
+    a.reconcile()
+    assert coord.offset_commit("a", 1, {("t", 0): 5}) == Error.NONE
+    assert coord.offset_commit("a", 7, {("t", 0): 5}) == Error.STALE_MEMBER_EPOCH
+    assert coord.heartbeat(HeartbeatRequest("a", 7)).error == Error.FENCED_MEMBER_EPOCH
+    assert coord.offset_commit("a", 1, {("t", 0): 5}) == Error.UNKNOWN_MEMBER_ID
+    assert beat(coord, a).error == Error.UNKNOWN_MEMBER_ID
+    assert not a.owned and a.epoch == 0 and a.callbacks[-1][0] == "onPartitionsLost"
+    assert beat(coord, a).error == Error.NONE and a.epoch == coord.group_epoch
+
+
+def test_previous_epoch_tolerated_once():
+    coord = ConsumerGroupCoordinator("g", {"t": 2})
+    a, b = ReconcilingConsumer("a", ["t"]), ReconcilingConsumer("b", ["t"])
+    beat(coord, a)
+    a.reconcile()
+    beat(coord, b)
+    beat(coord, a)
+    a.reconcile()
+    lost = coord.heartbeat(a.heartbeat_request())  # the answer with epoch 2 is lost
+    assert lost.member_epoch == 2 and a.epoch == 1
+    retry = coord.heartbeat(HeartbeatRequest("a", 1, topic_partitions={"t": [0]}))
+    assert retry.error == Error.NONE and retry.member_epoch == 2
+
+
+def test_session_and_rebalance_timeouts():
+    coord = ConsumerGroupCoordinator("g", {"t": 2}, session_timeout_ms=1000)
+    a, b = ReconcilingConsumer("a", ["t"]), ReconcilingConsumer("b", ["t"])
+    beat(coord, a, 0)
+    a.reconcile()
+    beat(coord, b, 0)
+    beat(coord, a, 0)  # a must revoke, never does
+    coord.members["a"].rebalance_timeout_ms = 10**9
+    assert coord.tick(500) == []
+    assert coord.tick(1000) == ["a", "b"]
+    assert coord.group_epoch == 4
+
+
+def test_static_member_comes_back_without_new_epoch():
+    coord = ConsumerGroupCoordinator("g", {"t": 2})
+    a = ReconcilingConsumer("a", ["t"], instance_id="i")
+    beat(coord, a)
+    a.reconcile()
+    epoch = coord.group_epoch
+    coord.heartbeat(a.leave_request())
+    assert coord.members["a"].left
+    a2 = ReconcilingConsumer("a2", ["t"], instance_id="i")
+    assert beat(coord, a2).error == Error.NONE
+    assert coord.group_epoch == epoch and a2.assigned == {("t", 0), ("t", 1)}
+    a3 = ReconcilingConsumer("a3", ["t"], instance_id="i")
+    assert beat(coord, a3).error == Error.UNRELEASED_INSTANCE_ID
+
+
+def test_regex_subscription_resolved_by_the_broker():
+    coord = ConsumerGroupCoordinator("g", {"orders": 2, "payments": 1, "audit": 1})
+    r = coord.heartbeat(HeartbeatRequest("a", 0, subscribed_topic_regex="orders|pay.*", topic_partitions={}))
+    assert r.error == Error.NONE and set(r.assignment) == {"orders", "payments"}
+
+
+@pytest.mark.parametrize("scenario", ["scale-out", "rolling-restart", "zombie", "static-bounce", "churn"])
+def test_scenarios_hold_and_replay_by_seed(scenario):
+    r1 = run_consumer_scenario(scenario, members=3, partitions=6, seed=4)
+    assert r1.violations == [] and (r1.assignment or scenario == "churn")
+    assert run_consumer_scenario(scenario, members=3, partitions=6, seed=4).events == r1.events
+
+
+def test_simulator_catches_a_broken_coordinator():
+    r = run_consumer_scenario("scale-out", members=3, partitions=6, seed=0, faults=frozenset({"no_wait_release"}))
+    assert r.violations and "owned by" in r.violations[0]
+
+
+def test_simulate_cli():
+    out = CliRunner().invoke(cli, ["simulate", "zombie", "--protocol", "consumer", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["rejected_commits"] == {"UNKNOWN_MEMBER_ID": 1} and doc["violations"] == []
+
+
+def test_simulate_cli_bad_scenario(capsys):
+    from groupspec.cli import main
+
+    with pytest.raises(SystemExit) as ex:
+        main(["simulate", "nope", "--protocol", "consumer"])
+    err = capsys.readouterr()
+    assert ex.value.code == 2 and err.out == "" and err.err.startswith("groupspec: error:") and "nope" in err.err
+
+
+SCRIPT = """{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}
+{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_names": ["t"], "owned": []}
+{"at": 5, "from": "B", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_names": ["t"], "owned": []}
+{"at": 6, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 1, "owned": [["t", 0], ["t", 1]]}
+{"at": 8, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 1, "owned": [["t", 0]]}
+{"at": 9, "from": "B", "send": "ConsumerGroupHeartbeat", "member_epoch": 2}
+{"at": 10, "from": "A", "send": "OffsetCommit", "member_epoch": 1, "offsets": [["t", 0, 42]]}
+{"at": 60000, "advance": true}
+"""
+
+
+def test_replay_consumer_group_heartbeat_steps():
+    from groupspec.reference.replay import run_script
+
+    lines = [json.loads(x) for x in run_script(SCRIPT)]
+    answers = [x for x in lines if "request" in x]
+    assert [a["member_epoch"] for a in answers if a["request"] == "ConsumerGroupHeartbeat"] == [1, 2, 1, 2, 2]
+    assert answers[3]["assignment"] == [["t", 0]] and answers[4]["assignment"] == [["t", 1]]
+    assert answers[-1] == {"at": 10, "to": "A", "request": "OffsetCommit", "error": "STALE_MEMBER_EPOCH"}
+    assert [x["member"] for x in lines if x.get("event") == "removed"] == ["A", "B"]
+    assert run_script(SCRIPT) == run_script(SCRIPT)  # deterministic
+
+
+def test_replay_consumer_script_errors_name_the_line():
+    from groupspec.reference.replay import ScriptError, run_script
+
+    bad = SCRIPT + '{"at": 70000, "from": "A", "send": "JoinGroup", "member_id": ""}\n'
+    with pytest.raises(ScriptError, match="line 9: unknown step kind 'JoinGroup'"):
+        run_script(bad)
