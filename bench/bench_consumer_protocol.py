@@ -21,7 +21,7 @@ import numpy as np
 
 
 def bench_checker(bounds: tuple[int, int], faults: str) -> None:
-    from groupspec.explorer import check
+    from groupspec.checker import check
 
     m, p = bounds
     f = frozenset(x for x in faults.split(",") if x)

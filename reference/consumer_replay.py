@@ -45,7 +45,7 @@ import json
 from typing import Any
 
 from .consumer_group import ConsumerGroupCoordinator, HeartbeatRequest
-from .replay import ScriptError
+from .errors import ScriptError
 
 _CONFIG_KEYS = {"group_protocol", "group_id", "topics", "assignor", "session_timeout_ms", "heartbeat_interval_ms"}
 _HB_KEYS = {"at", "from", "send", "member_id", "member_epoch", "instance_id", "subscribed_topic_names",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "ScriptError",
     "Error",
     "RETRIABLE",
     "map_store_error",
@@ -145,3 +146,12 @@ class IllegalStateTransition(GroupspecProtocolError):
 
 class InvalidMessage(GroupspecProtocolError, ValueError):
     """A request or response built with a field of the wrong type or value."""
+
+
+class ScriptError(Exception):
+    """A malformed coordinator script (classic or ConsumerGroupHeartbeat steps); ``str()`` is one line
+    naming the line number."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line

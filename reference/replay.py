@@ -51,7 +51,7 @@ from .consumer_protocol import (
     encode_subscription,
 )
 from .coordinator import CoordinatorConfig, GroupCoordinator, Outbound
-from .errors import Error
+from .errors import Error, ScriptError
 from .messages import (
     JOIN_GROUP_VERSION,
     LEAVE_GROUP_VERSION,
@@ -95,13 +95,6 @@ _REQUEST_FIELDS: dict[str, tuple[set[str], set[str]]] = {
 _FAULTS = {"unload", "load", "load_start", "load_finish", "store_fails", "mark_dead"}
 _DEFAULT_SUBSCRIPTION = {"topics": ["t"], "owned": [], "generation": -1}
 
-
-class ScriptError(Exception):
-    """A malformed script; ``str()`` is one line naming the line number."""
-
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
 
 
 @dataclass(frozen=True)

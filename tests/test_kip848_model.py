@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.explorer import check
+from groupspec.checker import check
 from groupspec.model import BROKEN, CORRECT, Config, make
 from groupspec.model.consumer import ConsumerGroupHeartbeat, MemberState, RevokePartitions
 
@@ -42,7 +42,7 @@ def test_two_topics_subscription_and_partitions_hold():
     ("consumer-no-epoch-bump", frozenset(), 0),
 ])
 def test_broken_variants_caught_with_a_timeline(protocol, faults, budget):
-    from groupspec import timeline
+    from groupspec.checker import timeline
 
     res = run(protocol, members=2, partitions=2, faults=faults, budget=budget)
     expect = BROKEN[protocol].expect_violation
