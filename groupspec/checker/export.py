@@ -107,8 +107,10 @@ def _state_json(proto: Any, s: Any, intern: Any) -> dict[str, Any]:
     group = getattr(s, "group", None)
     return {
         "parties": [[intern(who), intern(belief)] for who, belief in parties(proto, s)],
-        "status": group.status.name if group is not None else None,
-        "generation": group.generation if group is not None else None,
+        # the classic group's status and generation; the next-generation group has no status, and its
+        # group epoch plays the generation's part
+        "status": group.status.name if hasattr(group, "status") else None,
+        "generation": group.generation if hasattr(group, "generation") else getattr(group, "epoch", None),
         "converged": bool(proto.converged(s)),
         "violations": {p.name: why for p in SAFETY if (why := p.check(proto, s)) is not None},
     }

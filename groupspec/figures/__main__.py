@@ -51,6 +51,8 @@ BROKEN_STORIES = (
     stories.Broken("unfenced-commits", "commit_fencing", 2, 2, "zombie", 1, "Offset commits without a generation check"),
     stories.Broken("cooperative-flappy", "convergence", 2, 2, "", 0, "A cooperative assignor that never settles"),
     stories.Broken("zookeeper", "commit_fencing", 2, 2, "zombie", 1, "ZooKeeper-era offsets: a paused consumer overwrites the new owner's"),
+    stories.Broken("consumer-no-wait-release", "exclusive_ownership", 2, 2, "", 0,
+                   "KIP-848, but a partition goes to its new owner before the old one released it"),
 )
 
 # The explorer's instances: (members, partitions, faults, budget) per variant.
@@ -58,6 +60,8 @@ EXPLORER_FAULTS = {
     "eager": "crash,leave", "static": "crash,join", "cooperative": "crash,leave", "connect-delayed": "crash,leave",
     "coordinator-assigns": "crash", "zookeeper": "join,leave", "cooperative-direct-transfer": "",
     "eager-no-revoke": "", "unfenced-commits": "zombie", "cooperative-flappy": "",
+    "static-cooperative": "crash,join", "consumer": "crash,leave", "consumer-static": "crash,join",
+    "consumer-no-wait-release": "", "consumer-unfenced-commits": "zombie", "consumer-no-epoch-bump": "",
 }
 STATUS_DIAGRAMS = (("cooperative", "crash,leave,timeout"), ("static", "crash,join,timeout"))
 
@@ -73,6 +77,23 @@ def explorer_instances() -> list[dict]:
             out.append({"id": f"{name}-3x4", "protocol": name, "members": 3, "partitions": 4, "faults": "", "budget": 0,
                         "label": f"{name} — 3 members × 4 partitions, no faults"})
     return out
+
+
+CONSUMER_SCENARIOS = ("scale-out", "rolling-restart", "static-bounce", "zombie")
+
+
+def consumer_numbers() -> str:
+    """The next-generation protocol's own simulator (reference/consumer_sim.py), its stories' totals."""
+    from groupspec.reference.consumer_sim import run_consumer_scenario
+
+    rows = ["| story (`--protocol consumer`) | heartbeats | final group epoch | partitions moved | "
+            "partition-seconds without an owner | commits refused | replay |", "|---|---:|---:|---:|---:|---:|---|"]
+    for name in CONSUMER_SCENARIOS:
+        r = run_consumer_scenario(name)
+        refused = sum(r.rejected_commits.values())
+        rows.append(f"| {name} | {r.heartbeats} | {r.group_epoch} | {r.moved} | {r.unowned_partition_ms / 1000:.1f} | "
+                    f"{refused} | `groupspec simulate {name} --protocol consumer --seed 0` |")
+    return "\n".join(rows) + "\n"
 
 
 def numbers_table(runs: list) -> str:
@@ -107,6 +128,7 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     by_slug = {r.story.slug: r for r in runs}
     for chapter, slugs in NUMBERS.items():
         write(figs / f"numbers-{chapter}.md", numbers_table([by_slug[s] for s in slugs]))
+    write(figs / "numbers-consumer.md", consumer_numbers())
     for b in BROKEN_STORIES:
         progress(f"counterexample {b.protocol}")
         write(figs / f"broken-{b.protocol}.svg", stories.draw(b))

@@ -94,7 +94,8 @@
     hist.append(el("li", {}, "empty group (initial state)"));
     for (const x of w.steps) hist.append(el("li", {}, S(x.edge[1])));
     root.replaceChildren(picker, banner,
-      el("h3", {}, "State " + w.state + (st.status ? " — group " + st.status + ", generation " + st.generation : "")),
+      el("h3", {}, "State " + w.state + (st.status ? " — group " + st.status + ", generation " + st.generation
+        : st.generation !== null && st.generation !== undefined ? " — group epoch " + st.generation : "")),
       parties, el("h3", {}, "Enabled steps (click one)"), steps, el("h3", {}, "The path so far"), hist,
       el("p", { class: "gs-note" }, graph.states.length + " reachable states on this instance" +
         (graph.truncated ? " (search stopped early)" : "") + ". Faults: " + (graph.config.faults.join(", ") || "none") +
