@@ -16,7 +16,7 @@ from groupspec.checker.export import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
 from . import statediagram, stories, strips, swimlane
-from .runs import Story, run
+from .runs import Story, run, run_zookeeper
 
 # The simulator's stories of the protocol's history (docs/learn/*.md show them).
 STORIES = (
@@ -34,6 +34,37 @@ STORIES = (
     Story("static-cooperative-left-behind", "static-member-left-behind", "static-cooperative",
           "Static-cooperative: a member left behind (Kafka's own double ownership)"),
 )
+
+# The ZooKeeper era (no coordinator: reference/zookeeper_group.py): a consumer joins a group of three, and
+# a consumer crashes (its nodes stay until its ZooKeeper session expires).
+ZK_START = [(0, "start", "c1"), (700, "start", "c2"), (1400, "start", "c3")]
+ZK_STORIES = (
+    (Story("zookeeper-join", "zookeeper-join", "zookeeper", "ZooKeeper era: a consumer joins"),
+     ZK_START + [(20000, "start", "c4")], 20000, 40000),
+    (Story("zookeeper-crash", "zookeeper-crash", "zookeeper", "ZooKeeper era: a consumer crashes"),
+     ZK_START + [(20000, "crash", "c3")], 20000, 40000),
+)
+HERD_SIZES = (2, 4, 8, 16, 32)
+
+
+def herd_table() -> str:
+    """The herd effect as a number: one consumer joins a group of N; every one of them is notified."""
+    from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+
+    rows = ["| consumers before the join | watch notifications | rebalance attempts | failed ownership claims | gave up |",
+            "|---:|---:|---:|---:|---:|"]
+    for n in HERD_SIZES:
+        zk = ZkGroup(ZkConfig(seed=0, partitions=max(6, 2 * n)))
+        for k in range(n):
+            zk.at(k * 100, "start", f"c{k + 1}")
+        zk.run_until(30000)
+        before = (zk.notifications, zk.rebalance_attempts, zk.failed_claims, zk.gave_up)
+        zk.at(30000, "start", f"c{n + 1}")
+        zk.run_until(90000)
+        rows.append(f"| {n} | {zk.notifications - before[0]} | {zk.rebalance_attempts - before[1]} | "
+                    f"{zk.failed_claims - before[2]} | {zk.gave_up - before[3]} |")
+    return "\n".join(rows) + "\n"
+
 
 # Which stories' numbers each Learn chapter quotes, side by side.
 NUMBERS = {
@@ -101,7 +132,7 @@ def numbers_table(runs: list) -> str:
             "| replay |\n|---|---:|---:|---:|---:|---|\n")
     rows = []
     for r in runs:
-        t = r.report.totals
+        t = r.totals
         rows.append(f"| {r.story.title} | {t['rebalances']} | {t['partitions_revoked']} | {t['partitions_moved']} | "
                     f"{t['partition_seconds_without_owner']:.1f} | `{r.story.replay()}` |")
     return head + "\n".join(rows) + "\n"
@@ -125,6 +156,12 @@ def draw_all(out: Path, progress=print) -> list[Path]:
         runs.append(r)
         write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
         write(figs / f"{st.slug}-strip.svg", strips.draw(r))
+    for st, joins, disturbance, end in ZK_STORIES:
+        progress(f"story {st.slug}")
+        r = run_zookeeper(st, joins, disturbance, end)
+        write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
+        write(figs / f"{st.slug}-strip.svg", strips.draw(r))
+    write(figs / "numbers-herd.md", herd_table())
     by_slug = {r.story.slug: r for r in runs}
     for chapter, slugs in NUMBERS.items():
         write(figs / f"numbers-{chapter}.md", numbers_table([by_slug[s] for s in slugs]))

@@ -32,20 +32,52 @@ class Story:
 @dataclass
 class Run:
     story: Story
-    report: ScenarioReport
+    report: ScenarioReport | None  # None for a run of the ZooKeeper-era group (no coordinator)
     members: list[str]
     partitions: list[tuple[str, int]]
     # (partition) -> [(from_ms, to_ms, owner or None)]; None = nobody owns it while some member is alive
     intervals: dict[tuple[str, int], list[tuple[int, int, str | None]]] = field(default_factory=dict)
     transcript: list[dict[str, Any]] = field(default_factory=list)
     alive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    start_ms: int = 0  # the window the pictures show: from a little before the disturbance to the end
+    end_ms: int = 0
+    assignor: str = ""
+    generations: list[tuple[int, int]] = field(default_factory=list)  # (ms, generation) as each one formed
+    totals: dict[str, Any] = field(default_factory=dict)
 
 
 def run(story: Story) -> Run:
     rep = run_scenario(story.scenario, ScenarioOptions(protocol=story.protocol, assignor=story.assignor,
                                                       members=story.members, partitions=story.partitions, seed=0))
-    events = rep.sim.trace
-    end = rep.ownership.end_ms
+    gens, seen = [], set()
+    for g in rep.sim.group_log:
+        if g["state"] == "CompletingRebalance" and g["generation"] not in seen:
+            seen.add(g["generation"])
+            gens.append((g["at"], g["generation"]))
+    out = from_trace(story, rep.sim.trace, rep.ownership.end_ms, rep, rep.sim.transcript())
+    out.start_ms, out.assignor, out.generations, out.totals = rep.ownership.start_ms - 4000, rep.assignor, gens, rep.totals
+    return out
+
+
+def run_zookeeper(story: Story, joins: list[tuple[int, str, str]], disturbance_ms: int, end_ms: int) -> Run:
+    """A run of the ZooKeeper-era group (reference/zookeeper_group.py): ``joins`` are (ms, start|close|crash,
+    consumer); the generation lines mark each change of the registry the consumers were notified of."""
+    from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+
+    zk = ZkGroup(ZkConfig(seed=0, partitions=story.partitions))
+    for t, action, name in joins:
+        zk.at(t, action, name)
+    zk.run_until(end_ms)
+    out = from_trace(story, zk.trace, end_ms, None, [])
+    out.start_ms, out.assignor = disturbance_ms - 4000, "range, computed by every consumer"
+    out.generations = [(t, k) for k, (t, _members) in enumerate(zk.registry_history) if k and t >= disturbance_ms]
+    out.totals = {"notifications": zk.notifications, "rebalance_attempts": zk.rebalance_attempts,
+                  "failed_claims": zk.failed_claims, "gave_up": zk.gave_up}
+    return out
+
+
+def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, transcript: list[dict[str, Any]]) -> Run:
+    """Ownership intervals per partition, read from a trace (see the module docstring)."""
     members = sorted({e["member"] for e in events if "member" in e}, key=lambda m: (len(m), m))
     parts: set[tuple[str, int]] = set()
     for e in events:
@@ -107,4 +139,4 @@ def run(story: Story) -> Run:
             if nxt > t:
                 spans.append((t, nxt, who))
         intervals[p] = spans
-    return Run(story, rep, members, sorted(parts), intervals, rep.sim.transcript(), alive)
+    return Run(story, rep, members, sorted(parts), intervals, transcript, alive, end_ms=end)

@@ -8,16 +8,15 @@ LEFT, RIGHT, ROW, TOP = 70, 20, 18, 34
 
 
 def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
-    rep = run.report
-    t0 = rep.ownership.start_ms - 4000 if start_ms is None else start_ms
-    t1 = rep.ownership.end_ms
+    t0 = run.start_ms if start_ms is None else start_ms
+    t1 = run.end_ms
     rows = run.partitions
     legend_y = TOP + ROW * len(rows) + 28
     svg = Svg(width, legend_y + 26, f"Who owned each partition: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
     x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
     svg.text(8, 14, f"{run.story.title} — who owned each partition", 13, bold=True)
-    svg.text(width - RIGHT, 14, f"{run.story.protocol}, {rep.assignor}", 10, anchor="end", fill="#555")
+    svg.text(width - RIGHT, 14, f"{run.story.protocol}, {run.assignor}", 10, anchor="end", fill="#555")
     for i, p in enumerate(rows):
         y = TOP + i * ROW
         svg.text(LEFT - 6, y + ROW * 0.7, f"{p[0]}-{p[1]}", 11, anchor="end")
@@ -40,12 +39,10 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     for t in range((t0 // step + 1) * step, t1 + 1, step):
         svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
         svg.text(x(t), axis_y + 15, f"{t / 1000:.0f}s", 10, anchor="middle", fill="#666")
-    seen = set()
-    for g in rep.sim.group_log:
-        if g["state"] == "CompletingRebalance" and g["generation"] not in seen and g["at"] >= t0:
-            seen.add(g["generation"])
-            svg.line(x(g["at"]), TOP - 4, x(g["at"]), axis_y, "#444", 0.8, dash=True)
-            svg.text(x(g["at"]) + 2, TOP - 6, f"gen {g['generation']}", 9, fill="#444")
+    for at, gen in run.generations:
+        if at >= t0:
+            svg.line(x(at), TOP - 4, x(at), axis_y, "#444", 0.8, dash=True)
+            svg.text(x(at) + 2, TOP - 6, f"gen {gen}", 9, fill="#444")
     lx = LEFT
     for i, m in enumerate(run.members):
         svg.rect(lx, legend_y + 6, 12, 10, member_colour(i))

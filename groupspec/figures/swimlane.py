@@ -16,19 +16,19 @@ SHOWN = {"JoinGroup", "SyncGroup", "LeaveGroup"}
 
 
 def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
-    rep = run.report
-    t0 = rep.ownership.start_ms - 4000 if start_ms is None else start_ms
-    t1 = rep.ownership.end_ms
-    lanes = ["coordinator", *run.members]
+    t0 = run.start_ms if start_ms is None else start_ms
+    t1 = run.end_ms
+    hub = "coordinator" if run.report is not None else "zookeeper"  # the ZooKeeper era has no coordinator
+    lanes = [hub, *run.members]
     height = TOP + LANE * len(lanes) + 52
     svg = Svg(width, height, f"Swim lanes: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
     x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
     y = {name: TOP + i * LANE + LANE / 2 for i, name in enumerate(lanes)}
     svg.text(8, 16, f"{run.story.title} — requests, and who consumed", 13, bold=True)
-    svg.text(width - RIGHT, 16, f"{run.story.protocol}, {rep.assignor}", 10, anchor="end", fill="#555")
+    svg.text(width - RIGHT, 16, f"{run.story.protocol}, {run.assignor}", 10, anchor="end", fill="#555")
     for name in lanes:
-        svg.text(LEFT - 8, y[name] + 4, name, 12, anchor="end", bold=name == "coordinator")
+        svg.text(LEFT - 8, y[name] + 4, name, 12, anchor="end", bold=name == hub)
         svg.line(LEFT, y[name], width - RIGHT, y[name], "#ccc")
     # consuming (owns something) vs owning nothing, per member, from the ownership intervals
     for i, m in enumerate(run.members):
@@ -50,7 +50,7 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
             if api in SHOWN and m in y:
                 open_req[(m, api)] = t
                 if t >= t0:
-                    svg.line(x(t), y[m] - 6, x(t), y["coordinator"] + 6, "#555", 0.8, arrow=True)
+                    svg.line(x(t), y[m] - 6, x(t), y[hub] + 6, "#555", 0.8, arrow=True)
         elif "to" in rec:
             m = rec["to"]
             if m not in y:
@@ -61,7 +61,7 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
                 if t >= t0:
                     if t - sent > 200:  # parked by the coordinator: the member waits
                         svg.rect(x(sent), y[m] - 9, x(t) - x(sent), 3, "#555", f"{m}: {api} parked {(t - sent) / 1000:.1f}s")
-                    svg.line(x(t), y["coordinator"] + 6, x(t), y[m] - 6, "#1a7f37" if err == "NONE" else "#c62828", 0.8,
+                    svg.line(x(t), y[hub] + 6, x(t), y[m] - 6, "#1a7f37" if err == "NONE" else "#c62828", 0.8,
                              arrow=True, dash=True)
             elif api == "Heartbeat" and err != "NONE" and t >= t0:
                 svg.circle(x(t), y[m] - 12, 3, "#c62828", f"{m}: Heartbeat answered {err}")
@@ -70,6 +70,10 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     for t in range((t0 // step + 1) * step, t1 + 1, step):
         svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
         svg.text(x(t), axis_y + 15, f"{t / 1000:.0f}s", 10, anchor="middle", fill="#666")
+    if run.report is None:  # no coordinator, no requests: only who consumed
+        svg.text(LEFT, axis_y + 30, "coloured lane: consuming, grey: running, owns nothing (every consumer rebalances "
+                 "itself when ZooKeeper notifies it)", 10, fill="#444")
+        return svg.render()
     svg.text(LEFT, axis_y + 30, "solid arrow: JoinGroup/SyncGroup/LeaveGroup sent · dashed arrow: its answer (red = an error)", 10, fill="#444")
     svg.text(LEFT, axis_y + 43, "dark bar: request parked by the coordinator · red dot: heartbeat answered with an error · "
              "coloured lane: consuming, grey: running, owns nothing", 10, fill="#444")
