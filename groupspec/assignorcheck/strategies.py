@@ -155,7 +155,11 @@ def _members(draw: Any, max_members: int, min_members: int, tricky: bool,
              static_ok: bool = True) -> list[tuple[str, str | None]]:
     """``[(member_id, instance_id or None)]``: instance ids follow a drawn permutation, so static members sort
     differently by instance id than by member id."""
-    ids = draw(member_ids(max_members, min_members, tricky))
+    if max_members > 10:  # large groups: draw the size first, so dozens of members are common
+        n = draw(_ints(min_members, max_members))
+        ids = draw(member_ids(n, n, tricky))
+    else:
+        ids = draw(member_ids(max_members, min_members, tricky))
     if not static_ok:
         return [(m, None) for m in ids]
     static = [draw(_BOOL) for _ in ids]
