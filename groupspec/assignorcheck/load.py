@@ -153,6 +153,31 @@ def _kafka_layout() -> str:
                     f"(kafka-python 3.x) nor kafka.coordinator.protocol (kafka-python 2.0.x, kafka-python-ng)")
 
 
+_DATA = (type(None), bool, int, float, str, bytes, list, dict, set, tuple, frozenset)
+
+
+class _ClassState:
+    """The data attributes of an assignor's classes, as first seen; :meth:`reset` puts them back.
+
+    Driving members "alone" models one consumer per process: each process starts with the classes as the
+    library defines them. Without the reset, a class attribute set for one member would leak into the next
+    one even in that mode."""
+
+    def __init__(self, obj: Any):
+        cls = obj if inspect.isclass(obj) else type(obj)
+        self.saved = [(c, {k: copy.deepcopy(v) for k, v in vars(c).items()
+                           if not k.startswith("__") and isinstance(v, _DATA)})
+                      for c in cls.__mro__ if c is not object]
+
+    def reset(self) -> None:
+        for c, attrs in self.saved:
+            for k, v in attrs.items():
+                try:
+                    setattr(c, k, copy.deepcopy(v))
+                except (AttributeError, TypeError):
+                    pass
+
+
 def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
     """A form-1 function that drives a kafka-python 2.0.x / kafka-python-ng / aiokafka assignor the way their
     coordinators do.
@@ -169,6 +194,7 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
     """
     root = _legacy_root(obj)
     proto = importlib.import_module(f"{root}.coordinator.protocol").ConsumerProtocol
+    pristine = _ClassState(obj)
 
     def fresh() -> Any:
         return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
@@ -177,6 +203,8 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
         owned: dict[str, list[int]] = {}
         for t, p in sub.get("owned") or ():
             owned.setdefault(t, []).append(int(p))
+        if not owned and sub.get("generation", -1) < 0:
+            return inst  # a new member: no assignment received yet
         prev = proto.ASSIGNMENT(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
         inst.on_assignment(proto.ASSIGNMENT.decode(prev.encode()))
         if root == "kafka" and getattr(inst, "name", None) == "sticky" and hasattr(inst, "on_generation_assignment"):
@@ -190,14 +218,19 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
 
     def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
         members: dict[str, Any] = {}
+        pristine.reset()
         if interleaved:
             insts = {mid: told(fresh(), sub) for mid, sub in subs.items()}
             for mid, sub in subs.items():
                 members[mid] = meta_of(insts[mid], sub)
         else:
             for mid, sub in subs.items():
+                pristine.reset()
                 members[mid] = meta_of(told(fresh(), sub), sub)
-        return _KafkaResult(fresh().assign(FakeCluster(ppt), members), legacy=root)
+        try:
+            return _KafkaResult(fresh().assign(FakeCluster(ppt), members), legacy=root)
+        finally:
+            pristine.reset()
 
     return call
 
@@ -225,6 +258,8 @@ def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, in
     process hosting all the consumers; see :func:`legacy_adapter`)."""
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+    pristine = _ClassState(obj)
+
     def fresh() -> Any:
         return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
 
@@ -242,13 +277,21 @@ def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, in
         wire = ConsumerProtocolSubscription.decode(meta.encode(version=meta.version))
         return _Member(mid, sub.get("instance_id"), wire)
 
+    def alone(mid: str, sub: dict) -> _Member:
+        pristine.reset()
+        return member(told(fresh(), sub), mid, sub)
+
     def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
+        pristine.reset()
         if interleaved:
             insts = {mid: told(fresh(), sub) for mid, sub in subs.items()}
             members = [member(insts[mid], mid, sub) for mid, sub in subs.items()]
         else:
-            members = [member(told(fresh(), sub), mid, sub) for mid, sub in subs.items()]
-        return _KafkaResult(fresh().assign(FakeCluster(ppt), members))
+            members = [alone(mid, sub) for mid, sub in subs.items()]
+        try:
+            return _KafkaResult(fresh().assign(FakeCluster(ppt), members))
+        finally:
+            pristine.reset()
 
     return call
 
