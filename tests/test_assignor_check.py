@@ -132,6 +132,18 @@ class StaleClaimant(BaseCoop):
         return out
 
 
+class StaleGivesAway(BaseCoop):
+    """A member whose generation is behind the group's loses its partitions *directly* to others in the same
+    round; reached on the failure paths of I8f (a lost SyncGroup answer leaves one member a generation behind)."""
+
+    name = "stale-gives-away"
+
+    def assign(self, ppt, subs):
+        top = max([s.get("generation", -1) for s in subs.values()] + [-1])
+        fresh = {m: (dict(s, owned=[]) if -1 < s.get("generation", -1) < top else s) for m, s in subs.items()}
+        return super().assign(ppt, fresh)
+
+
 class NeverSettles:
     """Cooperative that revokes one partition from every holder in every round (I8)."""
 
@@ -274,6 +286,7 @@ def test_positive_control_cooperative_holds_everything():
     (StaleClaimant(), "I6'"),
     (wrong_range, "I7"),
     (NeverSettles(), "I8"),
+    (StaleGivesAway(), "I8f"),
     (swapping_sticky, "I9"),
     (order_dependent, "I10"),
     (crashing, "I11"),

@@ -57,6 +57,7 @@ from .core import (
     diff_assignments, expected_range, expected_roundrobin, reorder,
 )
 from .determinism import p_across_instances, p_across_processes, applies_instances, applies_processes
+from .faults import fault_cases, p_failure_paths
 from .engine import (
     HELD, MAX_FOLLOW_UPS, NA, VIOLATED, AssignorCheckFailed, PropertyResult, Report, State, _Ctx, _Skip,
     _Violation, _seed_for, _settings,
@@ -230,6 +231,8 @@ PROPERTIES: list[Property] = [
              _history, _per_round(lambda s, o, c: check_generation_validated(s, o, c.java_parity)), _coop),
     Property("I7", "equal to Kafka's Range/RoundRobin", _mixed_unusual, _p_kafka_equal, _kafka_kind),
     Property("I8", "cooperative: converges within 4 follow-up rounds", _mixed, _p_converges, _coop),
+    Property("I8f", "cooperative failure paths (lost SyncGroup answer, missed round, member leaving half-way)",
+             fault_cases, p_failure_paths, _coop),
     Property("I9", "no 2-cycles of movement per topic in one assign call (Kafka isSticky)",
              _history, _per_round(lambda s, o, c: check_no_two_cycles(s, o)), _sticky),
     Property("I10", "deterministic and independent of the input's member order", _mixed, _p_order, _deterministic),
@@ -277,7 +280,7 @@ def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResul
             raise
     if box["fail"] is not None:
         state, (why, out, extra) = box["fail"]
-        ppt, subs = state[0] if prop.id == "I10i" else state
+        ppt, subs = state[0] if isinstance(state[0], tuple) else state  # pairs: the first state is the input
         cx = {"input": describe_state(ppt, subs), "output": canonical(out) if out is not None else None,
               "explanation": why, **extra}
         return PropertyResult(prop.id, prop.name, VIOLATED, box["tried"], cx)
