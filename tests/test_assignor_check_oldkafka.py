@@ -1,6 +1,10 @@
 """kafka-python 2.0.2 and kafka-python-ng (the 2.0 protocol layout) driven without user code, from packages
 installed once under .venv-cache/ (``pip install --target``, a few seconds from PyPI; reused afterwards) and put
-first on PYTHONPATH, so the project's own kafka-python 3.x stays untouched. An unknown layout is exit 2."""
+first on PYTHONPATH, so the project's own kafka-python 3.x stays untouched. An unknown layout is exit 2.
+faust-streaming through groupspec.assignorcheck.faustadapter (deep profile: its install takes about a minute).
+
+Marker ``oldkafka``: these run in ``make test`` (the kafka-python installs are quick); ``-m "not oldkafka"``
+leaves them out where PyPI cannot be reached."""
 from __future__ import annotations
 
 import json
@@ -83,3 +87,26 @@ def test_unknown_kafka_layout_is_exit_2_with_one_line(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("groupspec: error:") and "9.9.9 is not supported" in lines[0]
+
+
+def _faust() -> pathlib.Path:
+    where = CACHE / "faust"
+    if not (where / "faust" / "assignor" / "partition_assignor.py").exists():
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(where),
+                            "faust-streaming==0.15.3"], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, f"pip install faust-streaming failed: {r.stderr[-500:]}"
+    return where
+
+
+@pytest.mark.deep  # installing faust-streaming and its dependencies takes about a minute: deep profile only
+def test_faust_adapter_drives_faust_and_finds_its_crash_on_out_of_range_claims():
+    path = _faust()
+    code, doc, err = _check(path, "groupspec.assignorcheck.faustadapter:assignor",
+                            "--only", "I1", "--only", "I2", "--only", "I4", "--only", "I11")
+    assert code == 1, err
+    verdicts = {p["id"]: p["verdict"] for p in doc["properties"]}
+    assert verdicts == {"I1": "held", "I2": "held", "I4": "held", "I11": "violated"}
+    cx = next(p for p in doc["properties"] if p["id"] == "I11")["counterexample"]
+    assert "AssertionError" in cx["explanation"]
+    ppt = cx["input"]["partitions_per_topic"]
+    assert any(not 0 <= p < ppt.get(t, 0) for s in cx["input"]["subscriptions"].values() for t, p in s["owned"])
