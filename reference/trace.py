@@ -11,7 +11,9 @@ rules: ``assigned`` adds its partitions (eager members own nothing right before,
 keep what they had), ``revoked`` / ``lost`` remove, ``left`` releases everything. It yields the
 figures the simulator narrates: per-partition time without an owner (counted only while at least
 one member is alive), partitions revoked and moved, and every instant a partition had two owners.
-This is a small helper for our own runs, not the project's trace checker.
+It measures for the narration and judges nothing: whether a trace keeps the protocol's invariants
+(zombies, fencing, convergence) is decided by the project's one trace checker, ``groupspec.trace``
+(``groupspec trace check``), which the tests run on the simulator's traces.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError", "overlaps_are_zombies",
+    "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",
 ]
 
 _KEY_ORDER = (
@@ -177,26 +179,6 @@ def ownership(events: list[dict[str, Any]], start_ms: int = 0, end_ms: int | Non
         res.unowned_ms.setdefault(tp, 0)
     res.final_owners = {tp: sorted(owners.get(tp, set())) for tp in sorted(partitions)}
     return res
-
-
-def overlaps_are_zombies(events: list[dict[str, Any]], double_owned: list[dict[str, Any]]) -> bool:
-    """True when every double-ownership instant involves a zombie: an owner whose next event about
-    the partition is ``fenced``, ``lost`` or ``left`` rather than a revocation or a new assignment
-    (it had been removed from the group - expired, fenced, or gone by ``max.poll.interval.ms`` - and
-    had not noticed yet, or its process ended)."""
-    for d in double_owned:
-        explained = False
-        for m in d["owners"]:
-            nxt = next(
-                (e for e in events if e.get("member") == m and int(e["ts_ms"]) >= d["ts_ms"]
-                 and e["event"] in ("fenced", "lost", "assigned", "revoked", "left")),
-                None,
-            )
-            if nxt is not None and nxt["event"] in ("fenced", "lost", "left"):
-                explained = True
-        if not explained:
-            return False
-    return True
 
 
 def iter_member_events(events: list[dict[str, Any]], member: str) -> Iterator[dict[str, Any]]:

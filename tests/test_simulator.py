@@ -10,7 +10,8 @@ import pytest
 from groupspec.reference.network import Network, NetworkConfig
 from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
 from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import dumps_jsonl, overlaps_are_zombies, ownership, read_trace, write_trace
+from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
+from groupspec.trace import check_events
 
 import os
 
@@ -236,7 +237,7 @@ def test_random_faults_converge_after_the_network_heals(seed: int) -> None:
     assert all(m["state"] == "STABLE" and not m["rejoin_needed"] for m in live.values()), snap["members"]
     own = ownership(sim.trace, 0, end)
     assert all(len(v) == 1 and v[0] in live for v in own.final_owners.values()), own.final_owners
-    assert overlaps_are_zombies(sim.trace, own.double_owned), own.double_owned
+    assert check_events(sim.trace).to_dict()["groups"][0]["properties"][0]["verdict"] == "held", own.double_owned
     assert snap["group"]["state"] == "Stable"
 
 
@@ -348,20 +349,25 @@ def test_stale_connection_replies_are_dropped() -> None:
     assert all(len(v) == 1 for v in r.ownership.final_owners.values())
 
 
+def _exclusive_held(trace) -> bool:
+    props = check_events(trace).to_dict()["groups"][0]["properties"]
+    return next(p for p in props if p["id"] == "exclusive_ownership")["verdict"] == "held"
+
+
 def test_zombie_explanation_rejects_a_mutant_overlap() -> None:
-    """overlaps_are_zombies accepts the GC-pause zombie but not an overlap made by a broken member."""
+    """The trace checker accepts the GC-pause zombie's overlap but not one made by a broken member."""
     sim = Simulator(SimConfig(seed=1))
     for i, n in enumerate(("c1", "c2")):
         sim.at(i * 100, "start", n, config=member_config(n, "eager", None))
     sim.at(15000, "pause", "c2", duration_ms=20000)
     sim.run_quietly_until(60000)
     zombie = ownership(sim.trace, 0, 60000)
-    assert zombie.double_owned and overlaps_are_zombies(sim.trace, zombie.double_owned)
+    assert zombie.double_owned and _exclusive_held(sim.trace)
     for seed in range(5):
         r = run_scenario("new-consumer-joins", ScenarioOptions(protocol="eager", seed=seed,
                                                                faults=frozenset({"skip_revoke_before_join"})))
         if r.ownership.double_owned:
-            assert not overlaps_are_zombies(r.sim.trace, r.ownership.double_owned)
+            assert not _exclusive_held(r.sim.trace)
             break
     else:
         raise AssertionError("the mutant never produced an overlap")

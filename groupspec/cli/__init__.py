@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "assignor",
     "simulate",
     "prove",
+    "trace",
+    "realstack",
 ]
 
 

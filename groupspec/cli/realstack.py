@@ -1,0 +1,168 @@
+"""`groupspec realstack run|matrix|list`: real Kafka clients against real coordinators, traced and checked."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, emit_json, make_console
+
+EXIT_STACK = 3  # the stack could not run (a coordinator did not start)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(realstack)
+
+
+@click.group()
+def realstack() -> None:
+    """Real clients × real coordinators: run a scenario, record a trace, check it."""
+
+
+def _choices() -> tuple[list[str], list[str], list[str]]:
+    from groupspec.realstack import CLIENTS, COORDINATORS, SCENARIOS
+
+    return list(SCENARIOS), list(CLIENTS), list(COORDINATORS)
+
+
+def _out_dir(out: str | None) -> str | None:
+    if out is None:
+        return None
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot create ({e.strerror})") from None
+    return str(p)
+
+
+def _check(value: str, allowed: list[str], what: str) -> str:
+    if value not in allowed:
+        raise UserError(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+    return value
+
+
+@realstack.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_(as_json: bool) -> None:
+    """List scenarios, clients and coordinators."""
+    from groupspec.realstack import CLIENTS, COORDINATORS, SCENARIOS
+
+    doc = {"scenarios": [{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
+                         for s in SCENARIOS.values()],
+           "clients": list(CLIENTS),
+           "coordinators": [{"name": k, "summary": v.summary} for k, v in COORDINATORS.items()]}
+    if as_json:
+        emit_json(doc)
+        return
+    for s in doc["scenarios"]:
+        click.echo(f"scenario    {s['name']:30} {s['summary']} (default protocol: {s['default_protocol']})")
+    for c in doc["clients"]:
+        click.echo(f"client      {c}")
+    for k in doc["coordinators"]:
+        click.echo(f"coordinator {k['name']:30} {k['summary']}")
+
+
+def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ("scenario", "client", "protocol", "coordinator", "verdict", "violated", "seconds"):
+        t.add_column(col)
+    for r in rows:
+        if r.get("error"):
+            verdict = "[yellow]cannot run[/yellow]"
+            viol = r["error"][:80]
+        else:
+            verdict = "[green]held[/green]" if r["ok"] else "[bold red]VIOLATED[/bold red]"
+            viol = ", ".join(r["violated"])
+        t.add_row(r["scenario"], r["client"], r["protocol"], r["coordinator"], verdict, viol, str(r.get("seconds", "")))
+    return t
+
+
+@realstack.command("run")
+@click.argument("scenario")
+@click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka")
+@click.option("--coordinator", required=True, help="librdkafka-mock | tansu")
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
+              help="eager (range), cooperative (cooperative-sticky) or static (range + group.instance.id); default: the scenario's")
+@click.option("--out", "out", default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None, as_json: bool) -> None:
+    """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
+
+    Exit status: 0 every invariant held, 1 one was violated, 2 bad arguments, 3 the stack could not run.
+    """
+    from groupspec.realstack import HarnessError, run
+    from groupspec.realstack.harness import supported
+
+    scenarios, clients, coords = _choices()
+    _check(scenario, scenarios, "scenario")
+    _check(client, clients, "client")
+    _check(coordinator, coords, "coordinator")
+    why = supported(client, protocol or "eager")
+    if why:
+        raise UserError(f"--protocol {protocol}: {why}")
+    out_dir = _out_dir(out)
+    err = make_console(to_stderr=True)
+    try:
+        with err.status(f"running {scenario} ({client} against {coordinator})") as status:
+            res = run(scenario, client, coordinator, protocol, out_dir, progress=lambda m: status.update(f"{scenario}: {m}"))
+    except HarnessError as e:
+        click.echo(f"groupspec: error: {coordinator}: {e}", err=True)
+        sys.exit(EXIT_STACK)
+    row = res.summary()
+    if as_json:
+        emit_json(row)
+    else:
+        console = make_console()
+        console.print(_row_table([row], "groupspec realstack run"))
+        console.print(f"trace {res.trace_path}\nverdict {res.verdict_path}", highlight=False)
+        for n in res.notes:
+            console.print(f"note: {n}", highlight=False, markup=False)
+        console.print(f"check it again: groupspec trace check {res.trace_path}", highlight=False)
+    raise click.exceptions.Exit(EXIT_OK if res.ok else EXIT_VIOLATION)
+
+
+@realstack.command("matrix")
+@click.option("--out", "out", default="realstack-out", show_default=True, help="Directory for traces, verdicts and matrix.json.")
+@click.option("--scenarios", default="", help="Comma list (default: all).")
+@click.option("--clients", default="", help="Comma list of CLIENT or CLIENT:PROTOCOL (default: every client, "
+                                             "confluent-kafka also cooperative).")
+@click.option("--coordinators", default="", help="Comma list (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: bool) -> None:
+    """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json)."""
+    from groupspec.realstack.matrix import default_cells, run_matrix
+
+    all_sc, all_cl, all_co = _choices()
+    sc = [_check(s, all_sc, "scenario") for s in scenarios.split(",") if s] or all_sc
+    co = [_check(c, all_co, "coordinator") for c in coordinators.split(",") if c] or all_co
+    cl: list[tuple[str, str | None]] = []
+    for item in [c for c in clients.split(",") if c]:
+        name, _, proto = item.partition(":")
+        _check(name, all_cl, "client")
+        if proto and proto not in ("eager", "cooperative", "static"):
+            raise UserError(f"--clients {item}: unknown protocol {proto!r}; choose from eager, cooperative, static")
+        cl.append((name, proto or None))
+    cl = cl or default_cells()
+    out_dir = _out_dir(out)
+    assert out_dir is not None
+    from rich.progress import Progress
+
+    err = make_console(to_stderr=True)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("realstack matrix", total=len(sc) * len(cl) * len(co))
+        rows = run_matrix(sc, cl, co, out_dir, progress=lambda d: bar.update(task, description=d, advance=0),
+                          done=lambda: bar.advance(task))
+    ok = all(r.get("ok") or r.get("error") for r in rows)
+    if as_json:
+        emit_json({"ok": ok, "runs": rows})
+    else:
+        console = make_console()
+        console.print(_row_table(rows, f"groupspec realstack matrix ({out_dir}/matrix.json)"))
+    raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)

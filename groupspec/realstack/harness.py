@@ -1,0 +1,203 @@
+"""The harness: run one scenario with one client library against one coordinator, record, check.
+
+Theory of operation
+-------------------
+1. Start the coordinator (its own process group) and make topic ``t`` with the scenario's partition
+   count (and any topic a member subscribes to later).
+2. Fix the clock origin (wall-clock ms now). Follow the schedule: ``start`` spawns a worker process
+   (``groupspec.realstack.worker``, its own process group) for the member; ``leave`` tells it to close
+   cleanly; ``crash`` SIGKILLs its process group and writes ``left`` for it at that moment (a crash
+   releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``subscribe``
+   changes its subscription (and adds the topic's ``topic`` line).
+3. At the end of the schedule every worker is killed and lines after the end are dropped (the
+   harness's own shutdown is not part of the story). The workers' lines and the harness's are merged
+   by time into one trace, written to ``OUT/RUN.jsonl`` with its verdict (the trace checker's JSON plus
+   the run's description) in ``OUT/RUN.verdict.json``, each written under a temporary name and renamed.
+4. Whatever happens (an error, Ctrl-C), every process started is stopped: workers and coordinator are
+   killed by process group in a ``finally``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groupspec.trace import check_events
+
+from .coordinators import COORDINATORS, CoordinatorError, kill_group
+from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
+
+__all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
+
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka")
+PROTOCOLS = ("eager", "cooperative", "static")
+GROUP = "g"
+
+
+class HarnessError(RuntimeError):
+    """The stack could not run (coordinator did not start, a client library is missing)."""
+
+
+def supported(client: str, protocol: str) -> str | None:
+    """Why ``client`` cannot run ``protocol`` here (None when it can)."""
+    if protocol == "cooperative" and client != "confluent-kafka":
+        return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
+    return None
+
+
+def run_id(scenario: str, client: str, coordinator: str, protocol: str) -> str:
+    return f"{scenario}--{client}--{coordinator}--{protocol}"
+
+
+@dataclass
+class RunResult:
+    scenario: str
+    client: str
+    coordinator: str
+    protocol: str
+    ok: bool
+    trace_path: str | None
+    verdict_path: str | None
+    verdict: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    partitions: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        violated = sorted({p["id"] for g in self.verdict.get("groups", []) for p in g["properties"]
+                           if p["verdict"] == "violated"})
+        return {"scenario": self.scenario, "client": self.client, "coordinator": self.coordinator,
+                "protocol": self.protocol, "ok": self.ok, "violated": violated, "trace": self.trace_path,
+                "verdict": self.verdict_path, "partitions": self.partitions, "notes": self.notes,
+                "seconds": round(self.seconds, 1)}
+
+
+class _Worker:
+    def __init__(self, member: str, proc: subprocess.Popen[str]) -> None:
+        self.member = member
+        self.proc = proc
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run(scenario: str, client: str, coordinator: str, protocol: str | None = None, out_dir: str | None = None,
+        progress: Callable[[str], None] | None = None) -> RunResult:
+    """Run ``scenario``; raise :class:`HarnessError` when the stack cannot run at all."""
+    sc: RealScenario = SCENARIOS[scenario]
+    protocol = protocol or sc.default_protocol
+    why = supported(client, protocol)
+    if why:
+        raise HarnessError(why)
+    say = progress or (lambda _m: None)
+    t_start = time.monotonic()
+    rid = run_id(scenario, client, coordinator, protocol)
+    out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="groupspec-realstack-"))
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"gs-{rid}-"))
+    log = open(work / "processes.log", "w", encoding="utf-8")
+    coord = COORDINATORS[coordinator](log=log)
+    workers: dict[str, _Worker] = {}
+    harness_lines: list[dict[str, Any]] = []
+    try:
+        say(f"starting {coordinator}")
+        try:
+            bootstrap = coord.start()
+            parts = coord.create_topic("t", sc.partitions)
+            extra = {t: coord.create_topic(t, n) for t, n in sc.extra_topics.items()}
+        except CoordinatorError as e:
+            raise HarnessError(str(e)) from None
+        origin = time.time() * 1000
+
+        def now() -> int:
+            return int(time.time() * 1000 - origin)
+
+        harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "topic", "topic": "t", "partitions": parts})
+        subs: dict[str, list[str]] = {}
+        for step in sorted(sc.steps, key=lambda s: s.at_s):
+            delay = origin / 1000 + step.at_s - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            say(f"{step.at_s:5.1f}s {step.action} {step.member}")
+            w = workers.get(step.member)
+            if step.action == "start":
+                spec = {
+                    "client": client, "bootstrap": bootstrap, "group": GROUP, "member": step.member,
+                    "topics": subs.get(step.member, ["t"]), "protocol": "cooperative" if protocol == "cooperative" else "eager",
+                    "instance_id": f"{step.member}-static" if protocol == "static" else None,
+                    "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
+                }
+                proc = subprocess.Popen([sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)],
+                                        stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
+                                        start_new_session=True)
+                workers[step.member] = _Worker(step.member, proc)
+            elif w is None or w.proc.poll() is not None:
+                continue
+            elif step.action == "crash":
+                os.killpg(w.proc.pid, 9)
+                w.proc.wait(10)
+                harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member, "event": "left",
+                                      "reason": "SIGKILL"})
+            elif step.action in ("leave", "pause", "subscribe"):
+                cmd = step.action if step.action == "leave" else f"{step.action} {step.arg}"
+                if step.action == "subscribe":
+                    subs[step.member] = step.arg.split(",")
+                    for t in subs[step.member]:
+                        if t in extra:
+                            harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
+                                                  "partitions": extra[t]})
+                assert w.proc.stdin is not None
+                w.proc.stdin.write(cmd + "\n")
+                w.proc.stdin.flush()
+                if step.action == "leave":
+                    try:
+                        w.proc.wait(15)
+                    except subprocess.TimeoutExpired:
+                        pass
+        delay = origin / 1000 + sc.duration_s - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        end = now()
+    finally:
+        for w in workers.values():
+            kill_group(w.proc, grace_s=0)
+        coord.stop()
+        log.close()
+    lines = list(harness_lines)
+    for member in sorted({w.member for w in workers.values()}):
+        f = work / f"{member}.jsonl"
+        if f.exists():
+            for raw in f.read_text(encoding="utf-8").splitlines():
+                if raw.strip():
+                    lines.append(json.loads(raw))
+    lines = [e for e in lines if e.get("ts_ms", 0) <= end]
+    lines.sort(key=lambda e: e["ts_ms"])
+    trace_path = out / f"{rid}.jsonl"
+    verdict_path = out / f"{rid}.verdict.json"
+    _write_atomic(trace_path, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines))
+    result = check_events(lines, source=str(trace_path))
+    verdict = result.to_dict()
+    notes = list(coord.notes)
+    errors = sorted({e.get("error", "") for e in lines if e.get("event") == "error"})
+    if errors:
+        notes.append("client errors: " + "; ".join(errors)[:500])
+    doc = {"scenario": scenario, "client": client, "coordinator": coordinator, "protocol": protocol,
+           "partitions": parts, "notes": notes, **verdict,
+           "reproduce": f"groupspec realstack run {scenario} --client {client} --coordinator {coordinator} --protocol {protocol}"}
+    _write_atomic(verdict_path, json.dumps(doc, indent=1) + "\n")
+    (work / "processes.log").replace(out / f"{rid}.log")
+    for p in work.iterdir():
+        p.unlink()
+    work.rmdir()
+    return RunResult(scenario, client, coordinator, protocol, result.ok, str(trace_path), str(verdict_path), doc,
+                     notes, time.monotonic() - t_start, parts)

@@ -1,0 +1,58 @@
+"""The matrix: every scenario for every client (and protocol) × coordinator, one run after another.
+
+A run that cannot start (a coordinator that does not come up, a client that does not support the
+protocol) is a row with ``error`` rather than a failure of the whole matrix. ``OUT/matrix.json``
+holds every row (scenario, client, protocol, coordinator, verdict, violated properties, trace and
+verdict paths, notes such as errors the client reported).
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .harness import CLIENTS, HarnessError, run, supported
+from .scenarios import SCENARIOS
+
+__all__ = ["default_cells", "run_matrix"]
+
+
+def default_cells() -> list[tuple[str, str | None]]:
+    """Each client with each scenario's default protocol, and confluent-kafka also cooperative-sticky."""
+    return [(c, None) for c in CLIENTS] + [("confluent-kafka", "cooperative")]
+
+
+def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,
+               progress: Callable[[str], None] | None = None, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    out = Path(out_dir)
+    for sc in scenarios:
+        for client, proto in clients:
+            for coord in coordinators:
+                protocol = proto or SCENARIOS[sc].default_protocol
+                if proto == "cooperative" and SCENARIOS[sc].default_protocol == "static":
+                    if done:  # the static story keeps its static members: the default cell runs it
+                        done()
+                    continue
+                if progress:
+                    progress(f"{sc} {client}:{protocol} × {coord}")
+                why = supported(client, protocol)
+                row: dict[str, Any]
+                if why:
+                    row = {"scenario": sc, "client": client, "protocol": protocol, "coordinator": coord,
+                           "ok": None, "error": why}
+                else:
+                    try:
+                        row = run(sc, client, coord, protocol, out_dir).summary()
+                    except HarnessError as e:
+                        row = {"scenario": sc, "client": client, "protocol": protocol, "coordinator": coord,
+                               "ok": None, "error": str(e)}
+                rows.append(row)
+                tmp = out / ".matrix.json.tmp"
+                tmp.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+                os.replace(tmp, out / "matrix.json")
+                if done:
+                    done()
+    return rows

@@ -1,0 +1,58 @@
+"""Real-stack scenarios: schedules of what the harness does to real consumers, and when.
+
+Names follow ``groupspec simulate`` where it has the same story (``new-consumer-joins``,
+``consumer-leaves-permanently``, ``static-member-restart``, ``rolling-restart``); the others are
+stories the simulator tells with its fault switches (``consumer-crashes``, ``slow-consumer``,
+``subscription-change``). Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
+max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
+seconds. Times are seconds from the start of the run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Step", "RealScenario", "SCENARIOS", "TIMEOUTS"]
+
+TIMEOUTS = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 1500, "max_poll_interval_ms": 8000}
+
+
+@dataclass(frozen=True)
+class Step:
+    at_s: float
+    action: str  # start | leave | crash | pause | subscribe
+    member: str
+    arg: str = ""
+
+
+@dataclass(frozen=True)
+class RealScenario:
+    name: str
+    summary: str
+    steps: tuple[Step, ...]
+    duration_s: float
+    default_protocol: str = "eager"
+    partitions: int = 6
+    extra_topics: dict[str, int] = field(default_factory=dict)  # created at the start, subscribed later
+
+
+def _start3(stagger: float = 0.5) -> tuple[Step, ...]:
+    return tuple(Step(i * stagger, "start", f"c{i + 1}") for i in range(3))
+
+
+SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
+    RealScenario("new-consumer-joins", "three consumers join one after another, 6 s apart",
+                 (Step(0, "start", "c1"), Step(6, "start", "c2"), Step(12, "start", "c3")), 26),
+    RealScenario("consumer-leaves-permanently", "c3 closes cleanly (LeaveGroup) at 10 s",
+                 _start3() + (Step(10, "leave", "c3"),), 22),
+    RealScenario("consumer-crashes", "c3 is killed (SIGKILL) at 10 s; the coordinator notices at its session timeout",
+                 _start3() + (Step(10, "crash", "c3"),), 30),
+    RealScenario("static-member-restart", "static member c3 is killed at 10 s and restarts 3 s later, within its session timeout",
+                 _start3() + (Step(10, "crash", "c3"), Step(13, "start", "c3")), 28, default_protocol="static"),
+    RealScenario("rolling-restart", "each member in turn closes cleanly and restarts 3 s later",
+                 _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
+                                                                 Step(13 + 8 * i, "start", f"c{i + 1}"))), 42),
+    RealScenario("slow-consumer", "c2 stops polling for 14 s at 10 s (max.poll.interval.ms is 8 s)",
+                 _start3() + (Step(10, "pause", "c2", "14"),), 38),
+    RealScenario("subscription-change", "c3 adds topic u (2 partitions) to its subscription at 10 s",
+                 _start3() + (Step(10, "subscribe", "c3", "t,u"),), 26, extra_topics={"u": 2}),
+)}

@@ -1,0 +1,25 @@
+"""The project's one trace checker: rebalance traces (JSON Lines of listener events) against the invariants.
+
+This room owns reading traces (``reader``), checking them (``checker``), the timelines printed around
+a violation (``timeline``), turning the model's counterexamples into traces (``from_model``) and
+matching a trace against the model's steps (``against_model``). It may import ``groupspec.model``
+(for ``from_model`` / ``against_model`` only) and the standard library; it never imports
+``groupspec.reference`` (traces are data) nor the CLI. ``groupspec trace check`` (``groupspec/cli/trace.py``),
+the real-stack harness, the conformance harness and the Spark audit all call it.
+
+Public API (kept stable for the Spark audit, which calls it per group)::
+
+    check_events(events, *, source="<events>", converge_within_s=20.0) -> TraceResult
+    check_paths(paths, *, converge_within_s=20.0) -> Report
+
+``TraceResult.ok`` / ``Report.ok`` say whether every invariant held; ``to_dict()`` gives the JSON
+documented in docs/trace-check.md (the per-trace object, and the whole document).
+"""
+from __future__ import annotations
+
+from .checker import PROPERTY_IDS, GroupChecker, Report, TraceResult, check_events, check_paths
+from .reader import TraceReadError
+
+__all__ = [
+    "check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
+]

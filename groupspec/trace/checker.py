@@ -1,0 +1,831 @@
+"""The trace checker: one pass over a trace, one :class:`GroupChecker` per consumer group.
+
+Theory of operation
+-------------------
+Events are read in time order and applied to each group's state: per member what it owns, whether
+its process runs (``joined`` .. ``left``; a member seen without ``joined`` counts as started at its
+first event), its last generation and whether it has been fenced since it last got an assignment;
+per partition its owners. Ownership follows the contract's reading rules only: an eager ``assigned``
+replaces what the member owned, a cooperative (or ``consumer``) one adds, ``revoked``/``lost``
+remove, ``left`` releases everything, and a ``joined`` of a member already running is a restart under
+the same name (the old process is gone: it releases too). ``snapshot`` lines (a client's polled
+``assignment()``) and unknown kinds are accepted and never decide ownership.
+
+Everything that depends on time is judged at the end of each *tick* (all events with one ``ts_ms``),
+so clock ties between members do not matter: a hand-over written ``c2 assigned`` before ``c1
+revoked`` in the same millisecond is no overlap, and a partition revoked and re-assigned in the same
+millisecond was never unowned.
+
+Properties (``PROPERTY_IDS``):
+
+* ``exclusive_ownership`` — a partition owned by two members for a positive time, *neither* of them a
+  zombie. A zombie is an owner whose next membership event (``assigned``, ``fenced``, ``lost``,
+  ``left``, ``joined``) after the overlap began is ``fenced``, ``lost`` or ``left``: the coordinator
+  had already removed it and it had not noticed (for the older owner, a late ``assigned`` line of a
+  generation older than the newer owner's is skipped). Also a zombie: an owner *left behind* by a join
+  phase that completed without it (it got the partition in an older generation than the other owner
+  and gives it up still in that generation, KAFKA-8220). Overlaps with a zombie are allowed by the
+  protocol and listed under ``zombie_overlaps``, with the zombie's accepted commits.
+* ``commit_fencing`` — an offset commit the coordinator *accepted* from the older owner of a partition
+  while a newer owner had it: when the commit says when it was sent (``sent_ms``), any commit sent
+  after the other member acquired the partition; otherwise (a line written when the answer came) only
+  a commit carrying a generation at or after the one in which the other member acquired it.
+* ``generation_monotonic`` — a member's generation went down without a reset (``fenced``, ``lost``,
+  ``joined`` or generation -1) in between.
+* ``completeness`` — a partition unowned for longer than ``converge_within_s`` while a member was
+  alive (every such maximal interval is listed in ``unowned_windows``).
+* ``convergence`` — the trace is cut into *periods* at every membership change (``joined``, ``left``,
+  ``fenced``, a restart); a period converged at the last moment from which its assignment was complete
+  (every partition of the trace's topics owned by exactly one member), balanced (owned counts differ by
+  at most one, overall or in every topic) and unchanged until the period ended. A period longer than
+  ``converge_within_s`` that never converged, or converged only after more than ``converge_within_s``,
+  is a violation.
+* ``well_formed`` — trace defects: lines that are not JSON objects, missing fields, time going back,
+  revoking a partition not owned, a cooperative ``assigned`` of a partition already owned, events of a
+  member after ``left`` (ignored until its next ``joined``). Reported with their line number, never
+  raised.
+
+Memory: the state of each group (members, owners, overlaps still open or undecided, a ring of the
+last events for timelines) plus the findings; nothing grows with the number of events.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .reader import TraceReadError, expand_paths, iter_file, parse_line, spool_stdin
+from .timeline import beliefs, render_event
+
+__all__ = ["PROPERTY_IDS", "GroupChecker", "TraceResult", "Report", "check_events", "check_paths"]
+
+PROPERTY_IDS = (
+    "exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed",
+)
+TP = tuple[str, int]
+_MEMBERSHIP = frozenset(("assigned", "fenced", "lost", "left", "joined"))
+_RING = 8  # events kept before a finding, for its timeline
+_AFTER = 4  # events added after it
+
+
+class _Unsorted(Exception):
+    """Raised in strict mode when time goes back: the caller re-reads the trace sorted."""
+
+
+def _secs(a: int, b: int) -> float:
+    return round((b - a) / 1000.0, 3)
+
+
+@dataclass
+class _Member:
+    name: str
+    owned: dict[TP, int] = field(default_factory=dict)  # partition -> generation it got it in
+    alive: bool = True
+    left: bool = False
+    fenced: bool = False
+    removed: bool = False  # a ``removed`` line: the coordinator dropped it (it may not know yet)
+    generation: int = -1
+    last_gen: int | None = None  # last generation seen on any line (for beliefs)
+    waiting: list[tuple["_Overlap", str]] = field(default_factory=list)  # overlaps awaiting its next membership event
+
+
+@dataclass
+class _Overlap:
+    tp: TP
+    old: str
+    new: str
+    from_ms: int
+    old_gen: int
+    new_gen: int
+    timeline: Any
+    to_ms: int | None = None
+    nxt_old: str | None = None
+    nxt_new: str | None = None
+    behind: bool | None = False
+    commits: list[dict[str, Any]] = field(default_factory=list)
+
+    removed: str | None = None  # an owner the coordinator had removed when the overlap began
+
+    def zombie(self) -> str | None:
+        if self.removed is not None:
+            return self.removed
+        if self.nxt_old in ("fenced", "lost", "left") or self.behind:
+            return self.old
+        if self.nxt_new in ("fenced", "lost", "left"):
+            return self.new
+        return None
+
+    def decided(self) -> bool:
+        if self.zombie() is not None:
+            return True
+        return self.nxt_old is not None and self.nxt_new is not None and self.behind is not None
+
+
+class _Capture:
+    """Events around a finding: the ring at the moment, then a few more."""
+
+    __slots__ = ("before", "after", "want", "beliefs", "at_ms")
+
+    def __init__(self, before: list[tuple[int, dict[str, Any]]], beliefs_: list[str], at_ms: int) -> None:
+        self.before = before
+        self.after: list[tuple[int, dict[str, Any]]] = []
+        self.want = _AFTER
+        self.beliefs = beliefs_
+        self.at_ms = at_ms
+
+    def lines(self) -> list[str]:
+        out = [render_event(n, ev) for n, ev in self.before]
+        out.append(f"      at {self.at_ms} ms the members believed:")
+        out.extend(f"        {b}" for b in self.beliefs)
+        out.extend(render_event(n, ev) for n, ev in self.after)
+        return out
+
+
+class GroupChecker:
+    """Streaming checker of one consumer group. Feed events in time order, then :meth:`finish`."""
+
+    def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False) -> None:
+        self.group = group
+        self.within_ms = int(round(converge_within_s * 1000))
+        self.strict = strict_order
+        self.members: dict[str, _Member] = {}
+        self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
+        self.universe: set[TP] = set()
+        self.topics: dict[str, int] = {}
+        self.n_one = 0  # partitions of the universe with exactly one owner
+        self.n_multi = 0  # partitions with two or more
+        self.alive = 0
+        self.tick: int | None = None
+        self.last_ts = 0
+        self.first_ts: int | None = None
+        self.dirty: set[TP] = set()
+        self.all_dirty = False
+        self.changed = False  # ownership changed in this tick
+        self.cut_pending = False
+        self.window_start: dict[TP, int] = {}
+        self.windows: list[tuple[str, int, int, int, bool, list[str], _Capture | None]] = []
+        self.period_from: int | None = None
+        self.period_members: list[str] = []
+        self.conv_at: int | None = None
+        # the last converged stretch, broken by the ownership changes of these members (a member that
+        # leaves, is fenced or restarts revokes first: its own revocations belong to its departure)
+        self.broken: tuple[int, set[str]] | None = None
+        self.changers: set[str] = set()
+        self.cut_by: set[str | None] = set()
+        self.periods: list[tuple[int, int, list[str], int | None, _Capture | None]] = []
+        self.overlaps: dict[TP, list[_Overlap]] = {}
+        self.pending: list[_Overlap] = []  # ended, not yet decided
+        self.exclusive: list[dict[str, Any]] = []
+        self.zombie_overlaps: list[dict[str, Any]] = []
+        self.commit_fencing: list[dict[str, Any]] = []
+        self.generation: list[dict[str, Any]] = []
+        self.defects: list[dict[str, Any]] = []
+        self.ring: deque[tuple[int, dict[str, Any]]] = deque(maxlen=_RING)
+        self.captures: list[_Capture] = []
+        self.events = 0
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _capture(self) -> _Capture:
+        cap = _Capture(list(self.ring), beliefs(self.members, self.tick or 0), self.tick or 0)
+        self.captures.append(cap)
+        return cap
+
+    def defect(self, line: int | None, ts: int | None, member: str | None, message: str) -> None:
+        self.defects.append({"line": line, "ts_ms": ts, "member": member, "message": message})
+
+    def _add_owner(self, tp: TP, name: str, gen: int) -> dict[str, int]:
+        own = self.owners.get(tp)
+        if own is None:
+            own = self.owners[tp] = {}
+        if tp not in self.universe:
+            self.universe.add(tp)
+            self.all_dirty = True
+        n = len(own)
+        own[name] = gen
+        if n == 0:
+            self.n_one += 1
+        elif n == 1:
+            self.n_one -= 1
+            self.n_multi += 1
+        self.dirty.add(tp)
+        self.changed = True
+        self.changers.add(name)
+        return own
+
+    def _remove_owner(self, tp: TP, name: str, ts: int) -> None:
+        own = self.owners.get(tp)
+        if own is None or name not in own:
+            return
+        del own[name]
+        n = len(own)
+        if n == 0:
+            self.n_one -= 1
+        elif n == 1:
+            self.n_multi -= 1
+            self.n_one += 1
+        self.dirty.add(tp)
+        self.changed = True
+        self.changers.add(name)
+        ovs = self.overlaps.get(tp)
+        if ovs:
+            keep = []
+            for ov in ovs:
+                if name in (ov.old, ov.new):
+                    ov.to_ms = ts
+                    if ts > ov.from_ms:
+                        self.pending.append(ov)
+                    else:
+                        self._unwait(ov)
+                else:
+                    keep.append(ov)
+            if keep:
+                self.overlaps[tp] = keep
+            else:
+                del self.overlaps[tp]
+
+    def _unwait(self, ov: _Overlap) -> None:
+        for who in (ov.old, ov.new):
+            m = self.members.get(who)
+            if m is not None and m.waiting:
+                m.waiting = [(o, r) for o, r in m.waiting if o is not ov]
+        if ov.timeline is not None and ov.timeline in self.captures:
+            self.captures.remove(ov.timeline)
+        ov.timeline = None
+
+    def _release_all(self, m: _Member, ts: int) -> None:
+        for tp in list(m.owned):
+            self._remove_owner(tp, m.name, ts)
+        m.owned.clear()
+
+    def _cut(self, who: str | None = None) -> None:
+        self.cut_pending = True
+        self.cut_by.add(who)
+
+    # ------------------------------------------------------------------------------------------ ticks
+    def _end_tick(self) -> None:
+        ts = self.tick
+        if ts is None:
+            return
+        if self.cut_pending:
+            if self.conv_at is None and self.broken is not None and self.broken[1] <= self.cut_by:
+                self.conv_at = self.broken[0]  # it stayed converged until its leaver started leaving
+            self._close_period(ts)
+            self.period_from = ts
+            self.period_members = sorted(n for n, m in self.members.items() if m.alive)
+            self.conv_at = None
+            self.broken = None
+            self.cut_pending = False
+            self.cut_by = set()
+            self.changed = True
+        # unowned windows
+        anyone = self.alive > 0
+        if self.all_dirty:
+            todo: Iterable[TP] = self.universe
+        else:
+            todo = self.dirty
+        ws = self.window_start
+        for tp in todo:
+            own = self.owners.get(tp)
+            unowned = anyone and not own
+            start = ws.get(tp)
+            if unowned and start is None:
+                ws[tp] = ts
+            elif not unowned and start is not None:
+                del ws[tp]
+                self._close_window(tp, start, ts, open_=False)
+        # convergence of the current period
+        if (self.changed or self.all_dirty) and self.period_from is not None:
+            was = self.conv_at
+            self.conv_at = ts if self._converged() else None
+            if self.conv_at is not None:
+                self.broken = None
+            elif was is not None:
+                self.broken = (was, set(self.changers))
+            elif self.broken is not None:
+                self.broken[1].update(self.changers)
+        self.changers = set()
+        self.dirty.clear()
+        self.all_dirty = False
+        self.changed = False
+        # overlaps that ended and are decided
+        if self.pending:
+            still = []
+            for ov in self.pending:
+                if ov.decided():
+                    self._emit_overlap(ov)
+                else:
+                    still.append(ov)
+            self.pending = still
+
+    def _converged(self) -> bool:
+        if not self.period_members or self.n_multi or self.n_one != len(self.universe) or not self.universe:
+            return False
+        counts = [len(m.owned) for m in self.members.values() if m.alive]
+        if not counts:
+            return False
+        if max(counts) - min(counts) <= 1:
+            return True
+        for topic in {tp[0] for tp in self.universe}:  # range balances every topic on its own
+            per = [sum(1 for tp in m.owned if tp[0] == topic) for m in self.members.values() if m.alive]
+            if max(per) - min(per) > 1:
+                return False
+        return True
+
+    def _close_window(self, tp: TP, start: int, end: int, open_: bool) -> None:
+        if end <= start:
+            return
+        alive = sorted(n for n, m in self.members.items() if m.alive)
+        cap = self._capture() if end - start > self.within_ms else None
+        self.windows.append((tp[0], tp[1], start, end, open_, alive, cap))
+
+    def _close_period(self, end: int) -> None:
+        if self.period_from is None or end <= self.period_from:
+            return
+        long_ = end - self.period_from > self.within_ms
+        bad = long_ and self.period_members and (self.conv_at is None or self.conv_at - self.period_from > self.within_ms)
+        cap = self._capture() if bad else None
+        self.periods.append((self.period_from, end, self.period_members, self.conv_at, cap))
+
+    def _emit_overlap(self, ov: _Overlap) -> None:
+        z = ov.zombie()
+        d = {
+            "topic": ov.tp[0], "partition": ov.tp[1], "members": [ov.old, ov.new],
+            "from_ms": ov.from_ms, "to_ms": ov.to_ms, "seconds": _secs(ov.from_ms, ov.to_ms or ov.from_ms),
+            "generations": [ov.old_gen, ov.new_gen], "zombie": z,
+            "zombie_commits_accepted": [c for c in ov.commits if c["member"] == z] if z else [],
+            "_cap": ov.timeline,
+        }
+        (self.zombie_overlaps if z else self.exclusive).append(d)
+
+    # ------------------------------------------------------------------------------------------ events
+    def feed(self, ev: dict[str, Any], line: int | None = None) -> None:
+        """Apply one event (a parsed trace line; ``line`` its number, for reports)."""
+        self.events += 1
+        ts = ev.get("ts_ms")
+        kind = ev.get("event")
+        if type(ts) is not int:
+            if isinstance(ts, float) and ts.is_integer():
+                ts = int(ts)
+            else:
+                self.defect(line, None, ev.get("member"), "missing or non-integer ts_ms")
+                return
+        if not isinstance(kind, str):
+            self.defect(line, ts, ev.get("member"), "missing event")
+            return
+        if ts != self.tick:
+            if self.tick is not None and ts < self.tick:
+                if self.strict:
+                    raise _Unsorted
+                self.defect(line, ts, ev.get("member"), f"time goes back from {self.tick} to {ts} ms; read at {self.tick} ms")
+                ts = self.tick
+            else:
+                self._end_tick()
+                self.tick = ts
+                if self.first_ts is None:
+                    self.first_ts = ts
+                    self.period_from = ts
+        self.last_ts = ts
+        self.ring.append((line or self.events, ev))
+        if self.captures:
+            item = (line or self.events, ev)
+            for cap in self.captures:
+                cap.after.append(item)
+                cap.want -= 1
+            self.captures = [c for c in self.captures if c.want > 0]
+        if kind == "topic":
+            topic, n = ev.get("topic"), ev.get("partitions")
+            if not isinstance(topic, str) or type(n) is not int or n < 0:
+                self.defect(line, ts, None, "topic event needs 'topic' (a string) and 'partitions' (a count)")
+                return
+            if n > self.topics.get(topic, 0):
+                for p in range(self.topics.get(topic, 0), n):
+                    self.universe.add((topic, p))
+                self.topics[topic] = n
+                self.all_dirty = True
+                self.changed = True
+                self._cut()  # a topic that grows is a disturbance too: the group must rebalance
+            return
+        name = ev.get("member")
+        if not isinstance(name, str):
+            self.defect(line, ts, None, f"{kind} event without a member")
+            return
+        m = self.members.get(name)
+        if m is None:
+            m = self.members[name] = _Member(name)
+            self.alive += 1
+            self.all_dirty = True
+            if kind != "joined":
+                self._cut(name)
+        elif m.left and kind != "joined":
+            self.defect(line, ts, name, f"{name}: {kind} after left (ignored)")
+            return
+        gen = ev.get("generation")
+        if type(gen) is not int:
+            gen = None
+        else:
+            m.last_gen = gen
+        if kind == "assigned" or kind == "revoked" or kind == "lost":
+            parts = self._parts(ev, line, ts, name)
+            if parts is None:
+                return
+            if m.waiting and kind != "assigned":
+                for tp in parts:
+                    self._give_up(m, tp, gen)
+        if kind in _MEMBERSHIP and m.waiting:
+            self._membership(m, kind, gen, ev)
+        if kind == "assigned":
+            if gen is not None:
+                if 0 <= gen < m.generation:
+                    self.generation.append({
+                        "member": name, "ts_ms": ts, "line": line, "from_generation": m.generation,
+                        "to_generation": gen, "_cap": self._capture()})
+                if gen > m.generation:
+                    m.generation = gen
+                elif gen == -1:
+                    m.generation = -1
+            m.fenced = False
+            m.removed = False
+            g = gen if gen is not None else -1
+            proto = ev.get("protocol", "eager")
+            if proto == "eager":
+                keep = set(parts)
+                for tp in [t for t in m.owned if t not in keep]:
+                    self._remove_owner(tp, name, ts)
+                    del m.owned[tp]
+            for tp in parts:
+                if tp in m.owned:
+                    if proto != "eager":
+                        self.defect(line, ts, name, f"{name} is assigned {tp[0]}-{tp[1]} which it already owns")
+                    m.owned[tp] = g
+                    continue
+                own = self._add_owner(tp, name, g)
+                m.owned[tp] = g
+                if len(own) > 1:
+                    for other, og in list(own.items()):
+                        if other != name:
+                            self._open_overlap(tp, other, og, name, g, ts)
+        elif kind == "revoked" or kind == "lost":
+            for tp in parts:
+                if tp not in m.owned:
+                    if kind == "revoked":
+                        self.defect(line, ts, name, f"{name} revokes {tp[0]}-{tp[1]} which it does not own")
+                    continue
+                del m.owned[tp]
+                self._remove_owner(tp, name, ts)
+            if kind == "lost":
+                m.generation = -1
+        elif kind == "commit":
+            if ev.get("accepted") is True and m.owned:
+                self._commit(m, ev, ts, gen, line)
+        elif kind == "joined":
+            if not m.alive:
+                m.alive = True
+                self.alive += 1
+                self.all_dirty = True
+            self._release_all(m, ts)
+            m.left = False
+            m.fenced = False
+            m.removed = False
+            m.generation = -1
+            self._cut(name)
+        elif kind == "left":
+            self._release_all(m, ts)
+            m.left = True
+            if m.alive:
+                m.alive = False
+                self.alive -= 1
+                self.all_dirty = True
+            self._cut(name)
+        elif kind == "fenced":
+            m.fenced = True
+            m.generation = -1
+            self._cut(name)
+        elif kind == "removed":
+            if not m.removed:
+                m.removed = True
+                self._cut(name)
+        if gen == -1:
+            m.generation = -1
+
+    def _parts(self, ev: dict[str, Any], line: int | None, ts: int, name: str) -> list[TP] | None:
+        raw = ev.get("partitions")
+        if raw is None:
+            raw = []
+        if not isinstance(raw, list):
+            self.defect(line, ts, name, "'partitions' is not a list")
+            return None
+        out = []
+        for p in raw:
+            if (isinstance(p, list) and len(p) >= 2 and isinstance(p[0], str) and type(p[1]) is int):
+                out.append((p[0], p[1]))
+            else:
+                self.defect(line, ts, name, f"partition {p!r} is not [topic, number]")
+                return None
+        return out
+
+    def _open_overlap(self, tp: TP, old: str, old_gen: int, new: str, new_gen: int, ts: int) -> None:
+        ov = _Overlap(tp, old, new, ts, old_gen, new_gen, self._capture())
+        for who in (old, new):
+            if self.members[who].removed:
+                ov.removed = who
+        if not 0 <= old_gen < new_gen:
+            ov.behind = False
+        else:
+            ov.behind = None
+        self.overlaps.setdefault(tp, []).append(ov)
+        self.members[old].waiting.append((ov, "old"))
+        self.members[new].waiting.append((ov, "new"))
+
+    def _membership(self, m: _Member, kind: str, gen: int | None, ev: dict[str, Any]) -> None:
+        keep = []
+        for ov, role in m.waiting:
+            if role == "old":
+                late = kind == "assigned" and gen is not None and 0 <= gen < ov.new_gen
+                if ov.behind is None and not late and kind in ("assigned", "joined"):
+                    ov.behind = False
+                if ov.nxt_old is None and not late:
+                    ov.nxt_old = kind
+                if ov.nxt_old is None or ov.behind is None:
+                    keep.append((ov, role))
+            elif ov.nxt_new is None:
+                ov.nxt_new = kind
+        m.waiting = keep
+
+    def _give_up(self, m: _Member, tp: TP, gen: int | None) -> None:
+        """``m`` gives ``tp`` up (revoked/lost): decides "left behind" for overlaps where it is the old owner."""
+        for ov, role in m.waiting:
+            if role == "old" and ov.tp == tp and ov.behind is None:
+                ov.behind = gen in (ov.old_gen, -1) if gen is not None else False
+
+    def _commit(self, m: _Member, ev: dict[str, Any], ts: int, gen: int | None, line: int | None) -> None:
+        sent = ev.get("sent_ms")
+        if m.removed:
+            self.commit_fencing.append({
+                "reason": "removed", "member": m.name, "ts_ms": ts, "line": line, "generation": gen,
+                "partitions": ev.get("partitions"), "_cap": self._capture()})
+        for p in ev.get("partitions") or []:
+            if not (isinstance(p, list) and len(p) >= 2 and isinstance(p[0], str) and type(p[1]) is int):
+                self.defect(line, ts, m.name, f"commit partition {p!r} is not [topic, number, offset]")
+                continue
+            tp = (p[0], p[1])
+            if tp not in m.owned:
+                continue
+            for ov in self.overlaps.get(tp, ()):
+                if m.name not in (ov.old, ov.new):
+                    continue
+                c = {"member": m.name, "ts_ms": ts, "generation": gen, "offset": p[2] if len(p) > 2 else None}
+                ov.commits.append(c)
+                if ov.old != m.name or ov.new_gen < ov.old_gen:
+                    continue
+                if type(sent) is int:
+                    stale = sent >= ov.from_ms
+                else:
+                    stale = gen is not None and ov.new_gen >= 0 and gen >= ov.new_gen
+                if stale:
+                    self.commit_fencing.append({
+                        "reason": "newer_owner", "topic": tp[0], "partition": tp[1], "member": m.name, "other": ov.new, "ts_ms": ts,
+                        "line": line, "generation": gen, "other_generation": ov.new_gen,
+                        "other_since_ms": ov.from_ms, "offset": c["offset"], "_cap": self._capture()})
+
+    # ------------------------------------------------------------------------------------------ end
+    def finish(self) -> None:
+        self._end_tick()
+        end = self.last_ts
+        for tp, start in sorted(self.window_start.items()):
+            self._close_window(tp, start, end, open_=True)
+        self.window_start.clear()
+        self._close_period(end)
+        self.period_from = None
+        for ovs in self.overlaps.values():
+            for ov in ovs:
+                ov.to_ms = end
+                if end > ov.from_ms:
+                    self.pending.append(ov)
+        self.overlaps.clear()
+        for ov in self.pending:
+            self._emit_overlap(ov)
+        self.pending = []
+
+    # ------------------------------------------------------------------------------------------ report
+    def to_dict(self) -> dict[str, Any]:
+        within = self.within_ms
+        windows = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
+                    **({"open": True} if o else {})}
+                   for t, p, a, b, o, _al, _c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))]
+        completeness = [{"topic": t, "partition": p, "from_ms": a, "to_ms": b, "seconds": _secs(a, b),
+                         "members_alive": al, "timeline": c.lines() if c else []}
+                        for t, p, a, b, _o, al, c in sorted(self.windows, key=lambda w: (w[2], w[0], w[1]))
+                        if b - a > within]
+        periods = [{"from_ms": a, "to_ms": b, "members": mem, "converged_at_ms": conv,
+                    "seconds_to_converge": None if conv is None else _secs(a, conv)}
+                   for a, b, mem, conv, _c in self.periods]
+        convergence = [{**periods[i], "seconds": _secs(a, b), "timeline": c.lines() if c else []}
+                       for i, (a, b, mem, conv, c) in enumerate(self.periods) if c is not None]
+
+        def strip(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            out = []
+            for d in items:
+                d = dict(d)
+                cap = d.pop("_cap", None)
+                d["timeline"] = cap.lines() if cap is not None else []
+                out.append(d)
+            return out
+
+        found = {
+            "exclusive_ownership": strip(self.exclusive),
+            "commit_fencing": strip(self.commit_fencing),
+            "generation_monotonic": strip(self.generation),
+            "completeness": completeness,
+            "convergence": convergence,
+            "well_formed": list(self.defects),
+        }
+        return {
+            "group": self.group,
+            "members": sorted(self.members),
+            "properties": [{"id": pid, "verdict": "violated" if found[pid] else "held", "violations": found[pid]}
+                           for pid in PROPERTY_IDS],
+            "unowned_windows": windows,
+            "periods": periods,
+            "zombie_overlaps": strip(self.zombie_overlaps),
+        }
+
+    @property
+    def ok(self) -> bool:
+        return not (self.exclusive or self.commit_fencing or self.generation or self.defects
+                    or any(b - a > self.within_ms for _t, _p, a, b, _o, _al, _c in self.windows)
+                    or any(c is not None for *_x, c in self.periods))
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass
+class TraceResult:
+    """The verdicts of one trace (a file, or a stream of events)."""
+
+    trace: str
+    events: int
+    groups: list[GroupChecker]
+    defects: list[dict[str, Any]] = field(default_factory=list)  # lines that name no group
+    sorted_by_checker: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.defects and all(g.ok for g in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        groups = [g.to_dict() for g in self.groups]
+        out: dict[str, Any] = {"trace": self.trace, "events": self.events, "ok": self.ok, "groups": groups}
+        if self.defects:
+            out["defects"] = list(self.defects)
+        if self.sorted_by_checker:
+            out["sorted"] = True
+        return out
+
+
+@dataclass
+class Report:
+    """The verdicts of every trace given to ``groupspec trace check``."""
+
+    traces: list[TraceResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.traces)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "traces": [t.to_dict() for t in self.traces]}
+
+
+class _Run:
+    """Routes events to their group's checker; lines that name no group go to the only group if there is one."""
+
+    def __init__(self, source: str, converge_within_s: float, strict: bool) -> None:
+        self.source = source
+        self.within = converge_within_s
+        self.strict = strict
+        self.groups: dict[Any, GroupChecker] = {}
+        self.loose: list[dict[str, Any]] = []
+        self.events = 0
+        self._last: GroupChecker | None = None
+
+    def group(self, gid: Any) -> GroupChecker:
+        g = self._last
+        if g is not None and g.group == gid:
+            return g
+        g = self.groups.get(gid)
+        if g is None:
+            if gid is not None and not isinstance(gid, str):
+                gid = str(gid)
+            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict)
+        self._last = g
+        return g
+
+    def feed(self, ev: dict[str, Any], line: int) -> None:
+        self.events += 1
+        self.group(ev.get("group")).feed(ev, line)
+
+    def bad_line(self, line: int, message: str) -> None:
+        self.events += 1
+        self.loose.append({"line": line, "ts_ms": None, "member": None, "message": message})
+
+    def result(self, sorted_: bool = False) -> TraceResult:
+        for g in self.groups.values():
+            g.finish()
+        groups = list(self.groups.values())
+        loose = list(self.loose)
+        if len(groups) == 1 and loose:
+            groups[0].defects = sorted(loose + groups[0].defects, key=lambda d: d["line"] or 0)
+            loose = []
+        return TraceResult(self.source, self.events, groups, loose, sorted_)
+
+
+def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
+                 converge_within_s: float = 20.0) -> TraceResult:
+    """Check a stream of trace events (dicts, in time order; a list is sorted first if it is not).
+
+    Events out of time order in a stream that cannot be read twice are trace defects (read at the
+    current time). The ``n``-th event is reported as line ``n``.
+    """
+    if isinstance(events, list):
+        last = None
+        unsorted = False
+        for e in events:
+            ts = e.get("ts_ms") if isinstance(e, dict) else None
+            if type(ts) is int:
+                if last is not None and ts < last:
+                    unsorted = True
+                    break
+                last = ts
+        if unsorted:
+            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s)
+    run = _Run(source, converge_within_s, strict=False)
+    for n, ev in enumerate(events, 1):
+        if isinstance(ev, dict):
+            run.feed(ev, n)
+        else:
+            run.bad_line(n, f"not a JSON object but {type(ev).__name__}")
+    return run.result()
+
+
+def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    keyed = []
+    last = -(1 << 62)
+    for n, ev in items:
+        ts = ev.get("ts_ms") if isinstance(ev, dict) else None
+        if type(ts) is int:
+            last = ts
+        keyed.append((last, n, ev))
+    keyed.sort(key=lambda k: (k[0], k[1]))
+    return [(n, ev) for _t, n, ev in keyed]
+
+
+def _check_sorted(items: list[tuple[int, Any]], source: str, within: float) -> TraceResult:
+    run = _Run(source, within, strict=False)
+    for n, ev in _sort_key_list(items):
+        if isinstance(ev, dict):
+            run.feed(ev, n)
+        elif isinstance(ev, str):
+            run.bad_line(n, ev)
+        else:
+            run.bad_line(n, f"not a JSON object but {type(ev).__name__}")
+    return run.result(sorted_=True)
+
+
+def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None) -> TraceResult:
+    name = path
+    run = _Run(name, within, strict=True)
+    try:
+        for n, raw in iter_file(path, stdin_copy):
+            ev, why = parse_line(raw)
+            if ev is None:
+                run.bad_line(n, f"line {n}: {why}")
+            else:
+                run.feed(ev, n)
+        return run.result()
+    except _Unsorted:
+        pass
+    items: list[tuple[int, Any]] = []
+    for n, raw in iter_file(path, stdin_copy):
+        ev, why = parse_line(raw)
+        items.append((n, ev if ev is not None else f"line {n}: {why}"))
+    return _check_sorted(items, name, within)
+
+
+def iter_results(paths: list[str], converge_within_s: float = 20.0) -> Iterator[TraceResult]:
+    """One :class:`TraceResult` per trace file (after expanding directories); raises :class:`TraceReadError`."""
+    files = expand_paths(list(paths))
+    stdin_copy = spool_stdin() if "-" in files else None
+    try:
+        for f in files:
+            yield _check_file(f, converge_within_s, stdin_copy)
+    finally:
+        if stdin_copy is not None:
+            stdin_copy.close()
+
+
+def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0) -> Report:
+    """Check trace files / directories / ``-``; raises :class:`TraceReadError` if one cannot be read at all."""
+    return Report(list(iter_results(list(paths), converge_within_s)))
+
+
+__all__ += ["iter_results", "TraceReadError"]

@@ -1,0 +1,118 @@
+"""Reading traces: files (``.jsonl``, ``.jsonl.gz``), directories of them, and ``-`` for standard input.
+
+Lines are read one at a time (a gzip file is decompressed as a stream), so memory does not grow
+with a trace's length. A line that is not a JSON object is not an error here: it is handed on as a
+*defect* with its line number, and the checker reports it as a trace defect. Only a file that cannot
+be read at all (missing, not gzip although named ``.gz``, a directory without traces) raises
+:class:`TraceReadError`, whose message names the file (and the line, when reading broke off midway).
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+try:  # a faster JSON parser when installed (the project depends on it; plain json otherwise)
+    import orjson as _orjson
+
+    _loads = _orjson.loads
+    _JSONError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, UnicodeDecodeError)
+except ImportError:  # pragma: no cover - orjson is a dependency
+    import json as _json
+
+    _loads = _json.loads
+    _JSONError = (ValueError, UnicodeDecodeError)
+
+__all__ = ["TraceReadError", "expand_paths", "iter_file", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
+
+TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+class TraceReadError(Exception):
+    """A trace that cannot be read at all; the message names the file (and line)."""
+
+
+def is_trace_name(name: str) -> bool:
+    return name.endswith(TRACE_SUFFIXES)
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given, directories expanded to their ``.jsonl``/``.jsonl.gz`` files (sorted, recursive)."""
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(str(f) for f in path.rglob("*") if f.is_file() and is_trace_name(f.name))
+            if not found:
+                raise TraceReadError(f"{p}: directory holds no .jsonl or .jsonl.gz trace")
+            out.extend(found)
+        elif path.is_file():
+            out.append(p)
+        elif path.exists():
+            raise TraceReadError(f"{p}: not a regular file")
+        else:
+            raise TraceReadError(f"{p}: no such file or directory")
+    return out
+
+
+def spool_stdin() -> IO[bytes]:
+    """Copy standard input to a temporary file (on disk, not in memory), so it can be read twice."""
+    tmp = tempfile.TemporaryFile()
+    shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+    tmp.seek(0)
+    return tmp
+
+
+def _open(path: str, stdin_copy: IO[bytes] | None) -> IO[bytes]:
+    if path == "-":
+        assert stdin_copy is not None
+        stdin_copy.seek(0)
+        raw: IO[bytes] = os.fdopen(os.dup(stdin_copy.fileno()), "rb")
+        raw.seek(0)
+    else:
+        try:
+            raw = open(path, "rb")
+        except OSError as e:
+            raise TraceReadError(f"{path}: cannot open ({e.strerror})") from None
+    head = raw.read(2)
+    raw.seek(0)
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    if path.endswith(".gz"):
+        raw.close()
+        raise TraceReadError(f"{path}: line 1: named .gz but not gzip-compressed")
+    return raw
+
+
+def iter_file(path: str, stdin_copy: IO[bytes] | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line bytes)`` for every non-blank line of one trace file."""
+    f = _open(path, stdin_copy)
+    n = 0
+    try:
+        with f:
+            for n, line in enumerate(f, 1):  # noqa: B007 - n is read after the loop on errors
+                if line.strip():
+                    yield n, line
+    except (OSError, EOFError, zlib.error) as e:
+        raise TraceReadError(f"{path}: line {n + 1}: cannot read further ({e})") from None
+
+
+def parse_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The event on one line, or ``(None, why not)``."""
+    try:
+        ev = _loads(line)
+    except _JSONError as e:
+        msg = str(e).split("\n")[0]
+        return None, f"not JSON ({msg})"
+    if not isinstance(ev, dict):
+        return None, f"not a JSON object but {type(ev).__name__}"
+    return ev, None

@@ -1,0 +1,337 @@
+"""The trace checker (groupspec.trace, `groupspec trace check`): simulator traces hold, the model's
+broken variants replayed as traces are caught, planted defects and malformed files are reported."""
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groupspec.checker import Step, check as explore
+from groupspec.model import Config, make
+from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
+from groupspec.reference.trace import dumps_jsonl
+from groupspec.trace import PROPERTY_IDS, check_events, check_paths
+from groupspec.trace.from_model import path_to_events
+from groupspec.verify import MODEL_JOBS
+
+GS = [str(Path(sys.executable).parent / "groupspec")]
+
+
+def ev(ts, member, event, parts=(), gen=1, **kw):
+    e = {"ts_ms": ts, "group": kw.pop("group", "g"), "member": member, "event": event, "generation": gen,
+         "protocol": kw.pop("protocol", "eager")}
+    if parts:
+        e["partitions"] = [["t", p] if not isinstance(p, tuple) else ["t", *p] for p in parts]
+    e.update(kw)
+    return e
+
+
+def verdicts(result, group="g"):
+    d = result.to_dict()
+    g = next(x for x in d["groups"] if x["group"] == group)
+    return {p["id"]: p["verdict"] for p in g["properties"]}, g
+
+
+def violated(result, group="g"):
+    v, _g = verdicts(result, group)
+    return sorted(k for k, x in v.items() if x == "violated")
+
+
+TOPIC = {"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": 2}
+
+
+def clean():
+    return [TOPIC, ev(0, "a", "joined", gen=-1), ev(0, "b", "joined", gen=-1),
+            ev(1000, "a", "assigned", [0, 1]), ev(5000, "a", "revoked", [0, 1]),
+            ev(6000, "a", "assigned", [0], gen=2), ev(6000, "b", "assigned", [1], gen=2)]
+
+
+# ------------------------------------------------------------------------------------ simulator traces
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_simulator_scenarios_hold(name):
+    report = run_scenario(name, ScenarioOptions(seed=1))
+    r = check_events(report.sim.trace, source=name)
+    assert r.ok, json.dumps(r.to_dict(), indent=1)[:3000]
+    _v, g = verdicts(r)
+    assert g["periods"] and g["periods"][-1]["converged_at_ms"] is not None
+
+
+@pytest.mark.parametrize("fault,expect", [
+    ("skip_revoke_before_join", "exclusive_ownership"),
+    ("same_round_transfer", "exclusive_ownership"),
+])
+def test_simulator_mutants_are_caught(fault, expect):
+    """The reference consumer's fault switches (mutants) leave traces the checker rejects."""
+    proto = "cooperative" if fault == "same_round_transfer" else "eager"
+    caught = False
+    for seed in range(4):
+        rep = run_scenario("new-consumer-joins", ScenarioOptions(protocol=proto, seed=seed, faults=frozenset({fault})))
+        if expect in violated(check_events(rep.sim.trace)):
+            caught = True
+            break
+    assert caught
+
+
+# ------------------------------------------------------------------------------- model paths as traces
+BROKEN = [j for j in MODEL_JOBS if j.expect]
+
+
+@pytest.mark.parametrize("job", BROKEN, ids=[f"{j.protocol}-{j.expect}" for j in BROKEN])
+def test_broken_variant_counterexample_is_caught(job):
+    from groupspec.cli.check import parse_faults
+
+    proto, res = explore(job.protocol, job.assignor, job.members, job.partitions, job.topics,
+                         parse_faults(job.faults), job.budget, engine="python", with_symmetry_factor=False)
+    v = res.verdicts[job.expect]
+    assert v.held is False and v.trace
+    events = path_to_events(proto, v.trace, unroll_until_ms=40_000, loop_start=v.loop_start)
+    r = check_events(events, source=job.protocol)
+    if job.expect == "convergence":
+        # The model's counterexample is a deadlock in which both members own a complete, balanced and
+        # unchanging assignment that the (flappy) assignor would change if it ran again: listener
+        # events cannot show that. What a trace *can* show of a flappy assignor — rounds that keep
+        # moving a partition — is caught below (test_flappy_rounds_do_not_converge).
+        assert v.explanation.startswith("deadlock")
+        assert r.ok
+        return
+    assert job.expect in violated(r), json.dumps(r.to_dict(), indent=1)[:2000]
+    assert not r.ok
+
+
+def test_flappy_rounds_do_not_converge():
+    t = [TOPIC, ev(0, "a", "joined", gen=-1), ev(0, "b", "joined", gen=-1)]
+    owner = {0: "a", 1: "b"}
+    for k in range(30):  # every second partition 0 moves to the other member
+        ts = 1000 + 1000 * k
+        old = owner[0]
+        new = "b" if old == "a" else "a"
+        if k:
+            t.append(ev(ts, old, "revoked", [0], gen=k, protocol="cooperative"))
+        t.append(ev(ts + 500, new if k else "a", "assigned", [0] if k else [0], gen=k + 1, protocol="cooperative"))
+        if not k:
+            t.append(ev(ts + 500, "b", "assigned", [1], gen=1, protocol="cooperative"))
+            new = "a"
+        owner[0] = new
+    r = check_events(t)
+    assert violated(r) == ["convergence"]
+    stable = t[:8]  # the same group that stops after a few rounds converges
+    assert check_events(stable, converge_within_s=20).ok
+
+
+def _random_walk(proto, rng, steps):
+    s = rng.choice(proto.init_states())
+    path = [Step(None, s)]
+    for _ in range(steps):
+        acts = proto.enabled(s)
+        if not acts:
+            break
+        a = rng.choice(acts)
+        s = proto.step(s, a)
+        path.append(Step(a, s))
+    return path
+
+
+@pytest.mark.parametrize("variant,faults", [
+    ("eager", "crash,leave,zombie"), ("cooperative", "crash,timeout,zombie,leave"), ("static", "join,crash"),
+    ("zookeeper", "join,leave,crash"),
+])
+def test_correct_variant_walks_hold(variant, faults):
+    """Random walks of correct variants, written as traces, violate no safety property."""
+    proto = make(variant, Config(members=3, partitions=3, faults=frozenset(faults.split(",")), budget=2,
+                                 assignor="range" if variant == "zookeeper" else "sticky"))
+    rng = random.Random(12)
+    for _ in range(40):
+        events = path_to_events(proto, _random_walk(proto, rng, 40))
+        bad = [x for x in violated(check_events(events))
+               if x in ("exclusive_ownership", "commit_fencing", "generation_monotonic", "well_formed")]
+        assert bad == [], events
+
+
+# ------------------------------------------------------------------------------------- planted defects
+def test_clean_trace_holds_and_reports_periods():
+    r = check_events(clean())
+    assert r.ok
+    _v, g = verdicts(r)
+    assert g["members"] == ["a", "b"]
+    assert [(w["partition"], w["from_ms"], w["to_ms"]) for w in g["unowned_windows"]] == [
+        (0, 0, 1000), (1, 0, 1000), (0, 5000, 6000), (1, 5000, 6000)]
+    assert g["periods"][-1]["converged_at_ms"] == 6000
+
+
+def test_double_owner_is_a_violation_unless_a_zombie():
+    t = clean()[:4] + [ev(2000, "b", "assigned", [1], gen=2), ev(3000, "a", "revoked", [1], gen=2)]
+    r = check_events(t)
+    assert "exclusive_ownership" in violated(r)
+    _v, g = verdicts(r)
+    x = next(p for p in g["properties"] if p["id"] == "exclusive_ownership")["violations"][0]
+    assert (x["members"], x["from_ms"], x["to_ms"], x["zombie"]) == (["a", "b"], 2000, 3000, None)
+    assert x["timeline"] and any("b receives its SyncGroup answer" in line for line in x["timeline"])
+    zombie = clean()[:4] + [ev(2000, "b", "assigned", [1], gen=2), ev(3000, "a", "fenced", gen=-1, error="UNKNOWN_MEMBER_ID"),
+                            ev(3000, "a", "lost", [0, 1], gen=-1)]
+    r = check_events(zombie)
+    assert "exclusive_ownership" not in violated(r)
+    _v, g = verdicts(r)
+    assert g["zombie_overlaps"][0]["zombie"] == "a"
+
+
+def test_clock_ties_are_no_overlap():
+    """b's assigned written before a's revoked in the same millisecond: a hand-over, not an overlap."""
+    t = clean()[:4] + [ev(2000, "b", "assigned", [1], gen=2, protocol="cooperative"),
+                       ev(2000, "a", "revoked", [1], gen=1, protocol="cooperative")]
+    assert "exclusive_ownership" not in violated(check_events(t))
+
+
+def test_zombie_commit_accepted_is_commit_fencing():
+    base = clean()[:4] + [ev(2000, "b", "assigned", [1], gen=2)]
+    late = base + [ev(2500, "a", "commit", gen=1, partitions=[["t", 1, 7]], accepted=True, sent_ms=2400),
+                   ev(3000, "a", "fenced", gen=-1, error="ILLEGAL_GENERATION"), ev(3000, "a", "lost", [0, 1], gen=-1)]
+    assert violated(check_events(late)) == ["commit_fencing"]
+    _v, g = verdicts(check_events(late))
+    assert g["zombie_overlaps"][0]["zombie_commits_accepted"][0]["offset"] == 7
+    early = [dict(e) for e in late]
+    early[-3]["sent_ms"] = 1500  # sent before b got it: the answer was only logged late
+    assert violated(check_events(early)) == []
+    rejected = [dict(e) for e in late]
+    rejected[-3]["accepted"] = False
+    assert violated(check_events(rejected)) == []
+
+
+def test_commit_after_removed_is_commit_fencing():
+    t = clean()[:4] + [ev(2000, "a", "removed"), ev(2500, "a", "commit", partitions=[["t", 0, 3]], accepted=True)]
+    assert violated(check_events(t)) == ["commit_fencing"]
+    t[-1]["accepted"] = False
+    assert violated(check_events(t)) == []
+
+
+def test_generation_going_down():
+    t = clean() + [ev(7000, "b", "assigned", [1], gen=1, protocol="cooperative")]
+    assert "generation_monotonic" in violated(check_events(t))
+    reset = clean() + [ev(6500, "b", "fenced", gen=-1, error="UNKNOWN_MEMBER_ID"), ev(6500, "b", "lost", [1], gen=-1),
+                       ev(7000, "b", "assigned", [1], gen=1)]
+    assert "generation_monotonic" not in violated(check_events(reset))
+
+
+def test_long_unowned_window_and_no_convergence():
+    t = clean()[:5] + [ev(40_000, "a", "assigned", [0, 1], gen=2)]
+    r = check_events(t)
+    assert violated(r) == ["completeness", "convergence"]
+    _v, g = verdicts(r)
+    comp = next(p for p in g["properties"] if p["id"] == "completeness")["violations"]
+    assert {(w["partition"], w["from_ms"], w["to_ms"], w["seconds"]) for w in comp} == {(0, 5000, 40000, 35.0), (1, 5000, 40000, 35.0)}
+    assert comp[0]["members_alive"] == ["a", "b"]
+    assert check_events(t, converge_within_s=60).ok
+
+
+def test_well_formedness_defects_and_robustness():
+    t = clean() + [
+        ev(7000, "b", "revoked", [0], gen=2),  # not owned
+        ev(7100, "a", "assigned", [0], gen=2, protocol="cooperative"),  # already owned
+        ev(7200, "b", "left"), ev(7300, "b", "revoked", [1], gen=2),  # after left
+    ]
+    r = check_events(t)
+    assert violated(r) == ["well_formed"]
+    _v, g = verdicts(r)
+    msgs = [d["message"] for d in next(p for p in g["properties"] if p["id"] == "well_formed")["violations"]]
+    assert len(msgs) == 3 and "does not own" in msgs[0] and "already owns" in msgs[1] and "after left" in msgs[2]
+    # what real clients do is not a defect: empty listener calls, a revoke on first join, a restart
+    ok = [TOPIC, ev(0, "a", "joined", gen=-1), ev(0, "a", "revoked", [], gen=-1), ev(500, "a", "assigned", [], gen=1),
+          ev(1000, "a", "assigned", [0, 1], gen=2), ev(3000, "a", "joined", gen=-1), ev(3500, "a", "assigned", [0, 1], gen=3),
+          {"ts_ms": 3600, "group": "g", "member": "a", "event": "snapshot", "partitions": [["t", 0]]}]
+    assert check_events(ok).ok
+
+
+def test_unsorted_input_and_several_groups():
+    t = clean() + [dict(e, group="h") for e in clean()]
+    shuffled = list(t)
+    random.Random(3).shuffle(shuffled)
+    r = check_events(shuffled)
+    assert r.ok and sorted(g.group for g in r.groups) == ["g", "h"]
+    bad = clean() + [dict(e, group="h") for e in clean()[:4]] + [ev(2000, "b", "assigned", [1], gen=2, group="h"),
+                                                                 ev(3000, "a", "revoked", [1], gen=2, group="h")]
+    r = check_events(bad)
+    assert violated(r, "g") == [] and violated(r, "h") == ["exclusive_ownership"]
+
+
+# ------------------------------------------------------------------------------------- files and CLI
+def test_files_gzip_directories_and_malformed_lines(tmp_path: Path):
+    (tmp_path / "d").mkdir()
+    plain = tmp_path / "d" / "a.jsonl"
+    plain.write_text(dumps_jsonl(clean()))
+    with gzip.open(tmp_path / "d" / "b.jsonl.gz", "wt") as f:
+        f.write(dumps_jsonl(clean()))
+    rep = check_paths([str(tmp_path / "d")])
+    assert rep.ok and len(rep.traces) == 2
+    bad = tmp_path / "bad.jsonl"
+    lines = dumps_jsonl(clean()).splitlines()
+    lines.insert(3, "{not json")
+    lines.insert(5, "[1, 2]")
+    lines.insert(6, '{"group": "g", "member": "a", "event": "joined"}')
+    bad.write_text("\n".join(lines) + "\n")
+    rep = check_paths([str(bad)])
+    assert not rep.ok
+    defects = next(p for p in rep.traces[0].to_dict()["groups"][0]["properties"] if p["id"] == "well_formed")["violations"]
+    assert [d["line"] for d in defects] == [4, 6, 7]
+    assert "not JSON" in defects[0]["message"]
+
+
+def test_unsorted_file_is_read_sorted(tmp_path: Path):
+    p = tmp_path / "u.jsonl"
+    p.write_text(dumps_jsonl(list(reversed(clean()))))
+    rep = check_paths([str(p)])
+    assert rep.ok and rep.traces[0].to_dict().get("sorted") is True
+
+
+def run(args, stdin=None):
+    return subprocess.run(GS + args, capture_output=True, text=True, input=stdin)
+
+
+def test_cli_json_shape_and_exit_status(tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(dumps_jsonl(clean()))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dumps_jsonl(clean()[:4] + [ev(2000, "b", "assigned", [1], gen=2), ev(3000, "a", "revoked", [1], gen=2)]))
+    p = run(["trace", "check", "--json", str(good), str(bad)])
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert set(doc) == {"ok", "traces"} and doc["ok"] is False
+    t0 = doc["traces"][0]
+    assert t0["trace"] == str(good) and t0["events"] == 7
+    g = t0["groups"][0]
+    assert g["group"] == "g" and g["members"] == ["a", "b"]
+    assert [p_["id"] for p_ in g["properties"]] == list(PROPERTY_IDS)
+    assert {"exclusive_ownership", "generation_monotonic", "completeness", "convergence", "well_formed"} <= set(PROPERTY_IDS)
+    for w in g["unowned_windows"]:
+        assert {"topic", "partition", "from_ms", "to_ms", "seconds"} <= set(w)
+    for per in g["periods"]:
+        assert {"from_ms", "to_ms", "members", "converged_at_ms", "seconds_to_converge"} <= set(per)
+    assert run(["trace", "check", str(good)]).returncode == 0
+    p = run(["trace", "check", "-"], stdin=good.read_text())
+    assert p.returncode == 0, p.stderr
+    p = run(["trace", "check", "--json", "-"], stdin=bad.read_text())
+    assert p.returncode == 1 and json.loads(p.stdout)["traces"][0]["trace"] == "-"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["trace", "check", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl: no such file"),
+    (["trace", "check", "--converge-within", "0", "x"], "--converge-within"),
+])
+def test_cli_bad_input(args, needle):
+    p = run(args)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith("groupspec: error") and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_cli_unreadable_gzip(tmp_path: Path):
+    p = tmp_path / "x.jsonl.gz"
+    p.write_text("plain text\n")
+    r = run(["trace", "check", str(p)])
+    assert r.returncode == 2 and r.stdout == "" and f"{p}: line 1" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run(["trace", "check", str(empty)])
+    assert r.returncode == 2 and "holds no .jsonl" in r.stderr
