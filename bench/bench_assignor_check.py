@@ -1,11 +1,17 @@
 """Benchmark of the assignor checker: examples per property per second on the project's own assignors,
 and the exact optimum oracle (min-cost flow) on 50 members x 2,000 partitions.
 
+Issue 17 adds two sections: the default check (200 examples per property) with the older small strategies
+("before": at most 6 partitions, 5 members, 4 topics, generations up to 9) and with the current ones
+("after": large groups too, int32 generations, tricky topic names), examples/s and total time, measured in the
+same run; and the time to find each planted bug of tests/planted_assignors.py (shrinking included).
+
 Targets (brief h4): >= 1,000 generated examples per property within 60 s for the project's own assignors;
 the optimum oracle on 50 members x 2,000 partitions within 5 s. Prints wall and CPU seconds (the machine
 may be shared: CPU time is the figure that does not depend on other load) and the load average.
 
 Usage: python bench/bench_assignor_check.py [--examples N] [--seed S] [--assignors range,sticky,...]
+                                           [--sections oracle,sizes,planted,checker]
 """
 from __future__ import annotations
 
@@ -65,15 +71,68 @@ def bench_oracle(seed: int) -> None:
               f"moves needed {opt.moves}  spread {opt.spread}  target <= 5 s: {'met' if wall <= 5 else 'NOT met'}")
 
 
+def bench_sizes(names: list[str], seed: int) -> None:
+    """The default check (200 examples per property) with the small strategies and with the current ones."""
+    print(f"== default check (200 examples per property), small strategies (before) vs current (after), seed {seed}")
+    for name in names:
+        figures = []
+        for label, small in (("before", True), ("after", False)):
+            w0, c0 = time.perf_counter(), time.process_time()
+            rep = check_assignor(name, examples=200, seed=seed, small=small)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            tried = sum(p.examples for p in rep.properties if p.verdict != "not applicable" and p.id != "C1")
+            figures.append((label, wall, cpu, tried, rep.ok))
+            print(f"    {name:20s} {label:6s} wall {wall:6.1f} s  cpu {cpu:6.1f} s  {tried} examples  "
+                  f"{tried / cpu if cpu else 0:7.0f} examples/cpu-s  ok {rep.ok}  "
+                  f"target < 60 s: {'met' if wall < 60 else 'NOT met'}")
+        (_, _, cb, tb, _), (_, _, ca, ta, _) = figures
+        if cb and ca:
+            print(f"    {name:20s} after/before examples per cpu-s: {(ta / ca) / (tb / cb):.2f}")
+
+
+PLANTED = [("planted_assignors:string_generations", "I6'"), ("planted_assignors:string_sorted_range", "I7"),
+           ("planted_assignors:ClassStateAssignor", "I10i"), ("planted_assignors:hash_seed_roundrobin", "I10p")]
+
+
+def bench_planted(seed: int) -> None:
+    """Time to find (and shrink) each planted bug, with the small strategies and with the current ones."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+    print(f"== planted bugs (tests/planted_assignors.py): time to find and shrink, 1,000 examples at most, seed {seed}")
+    for target, pid in PLANTED:
+        for label, small in (("before", True), ("after", False)):
+            w0, c0 = time.perf_counter(), time.process_time()
+            rep = check_assignor(target, examples=1000, seed=seed, properties=[pid], quality=False, small=small)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            p = rep.properties[0]
+            found = f"found after {p.examples} examples" if p.verdict == "violated" else f"NOT found ({p.verdict})"
+            size = ""
+            if p.counterexample:
+                inp = p.counterexample["input"]
+                size = (f", shrunk to {len(inp['subscriptions'])} members / "
+                        f"{sum(inp['partitions_per_topic'].values())} partitions")
+            print(f"    {target.split(':')[1]:24s} {pid:5s} {label:6s} {found}{size}; wall {wall:6.1f} s  cpu {cpu:6.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--examples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--assignors", default="range,roundrobin,sticky,cooperative-sticky")
+    ap.add_argument("--sections", default="oracle,sizes,planted,checker")
     args = ap.parse_args()
+    sections = args.sections.split(",")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    bench_oracle(args.seed)
-    bench_checker(args.assignors.split(","), args.examples, args.seed)
+    if "oracle" in sections:
+        bench_oracle(args.seed)
+    if "sizes" in sections:
+        bench_sizes(args.assignors.split(","), args.seed)
+    if "planted" in sections:
+        bench_planted(args.seed)
+    if "checker" in sections:
+        bench_checker(args.assignors.split(","), args.examples, args.seed)
 
 
 if __name__ == "__main__":

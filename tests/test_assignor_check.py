@@ -132,6 +132,18 @@ class StaleClaimant(BaseCoop):
         return out
 
 
+class StaleGivesAway(BaseCoop):
+    """A member whose generation is behind the group's loses its partitions *directly* to others in the same
+    round; reached on the failure paths of I8f (a lost SyncGroup answer leaves one member a generation behind)."""
+
+    name = "stale-gives-away"
+
+    def assign(self, ppt, subs):
+        top = max([s.get("generation", -1) for s in subs.values()] + [-1])
+        fresh = {m: (dict(s, owned=[]) if -1 < s.get("generation", -1) < top else s) for m, s in subs.items()}
+        return super().assign(ppt, fresh)
+
+
 class NeverSettles:
     """Cooperative that revokes one partition from every holder in every round (I8)."""
 
@@ -274,6 +286,7 @@ def test_positive_control_cooperative_holds_everything():
     (StaleClaimant(), "I6'"),
     (wrong_range, "I7"),
     (NeverSettles(), "I8"),
+    (StaleGivesAway(), "I8f"),
     (swapping_sticky, "I9"),
     (order_dependent, "I10"),
     (crashing, "I11"),
@@ -364,3 +377,46 @@ def test_mutating_candidate_cannot_corrupt_checker():
 
     rep = _check(mutator, ["I4", "I10"])
     assert rep.ok
+
+
+# ------------------------------------------------------------------------------ verdicts that do not mislead
+
+
+def always_raises(ppt, subs):
+    raise RuntimeError("not implemented")
+
+
+def test_churn_is_not_applicable_when_no_call_succeeded():
+    rep = check_assignor(always_raises, examples=20, seed=1, properties=["I11", "C1"], quality=False)
+    assert rep["I11"].verdict == "violated"
+    assert rep["C1"].verdict == "not applicable"
+    assert "failed on all" in rep["C1"].note
+    assert rep.failed_calls == rep.calls > 0
+
+
+def test_movement_is_phrased_so_that_worse_reads_as_worse():
+    from groupspec.assignorcheck.churn import movement_phrase
+
+    assert "worse than optimal" in movement_phrase(34, 18) and "16 more than the 18" in movement_phrase(34, 18)
+    assert "balance stayed below the best" in movement_phrase(34, 118)
+    assert "exactly the fewest" in movement_phrase(7, 7)
+
+
+def first_topic_only(ppt, subs):
+    """Order-dependent: each member gets the partitions of the first topic in its list (I10)."""
+    out = {m: [] for m in subs}
+    taken = set()
+    for m in sorted(subs):
+        t = (subs[m]["topics"] or [None])[0]
+        if t in ppt and t not in taken:
+            taken.add(t)
+            out[m] = [(t, p) for p in range(ppt[t])]
+    return out
+
+
+def test_order_explanation_names_what_was_reversed():
+    rep = check_assignor(first_topic_only, examples=60, seed=1, properties=["I10"], quality=False)
+    cx = rep["I10"].counterexample
+    members = len(cx["input"]["subscriptions"])
+    expected = "the only member's topics" if members == 1 else "the order of the members"
+    assert expected in cx["explanation"], cx

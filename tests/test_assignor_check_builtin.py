@@ -23,9 +23,9 @@ def test_builtin_assignor_holds_every_applicable_property(name):
     rep = check_assignor(name, examples=25, seed=2026, quality=False)
     assert rep.ok, [(p.id, p.counterexample) for p in rep.violations]
     held = {p.id for p in rep.properties if p.verdict == "held"}
-    expected = {"I1", "I2", "I3", "I4", "I10", "I11", "C1"}
+    expected = {"I1", "I2", "I3", "I4", "I10", "I10p", "I10i", "I11", "C1"}
     expected |= {"I7"} if name in ("range", "roundrobin") else {"I5", "I9"}
-    expected |= {"I6", "I6'", "I8"} if name == "cooperative-sticky" else set()
+    expected |= {"I6", "I6'", "I8", "I8f"} if name == "cooperative-sticky" else set()
     assert held == expected
 
 
@@ -34,3 +34,34 @@ def test_builtin_assignor_holds_every_applicable_property(name):
 def test_builtin_assignor_deep(name):
     rep = check_assignor(name, examples=1000, seed=20261122)
     assert rep.ok, [(p.id, p.counterexample) for p in rep.violations]
+
+
+# Seed sweep (issue 17): the check with its default example count must pass for every seed, since the pytest
+# plugin's default is a random seed. cooperative-sticky (which used to fail I9 judged across rounds for 2 seeds
+# in 43) gets the full default check; the other built-ins a lighter one per seed. Seeds are drawn from
+# GROUPSPEC_SWEEP_SEED (printed; random when unset), so a failing sweep replays exactly.
+SWEEP_SEEDS = 200
+
+
+def _sweep_seeds() -> tuple[int, list[int]]:
+    import os
+    import random
+
+    base = int(os.environ.get("GROUPSPEC_SWEEP_SEED") or random.SystemRandom().randrange(2**31))
+    rng = random.Random(base)
+    return base, [rng.randrange(2**31) for _ in range(SWEEP_SEEDS)]
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name, examples", [("cooperative-sticky", 200), ("sticky", 100), ("range", 50),
+                                            ("roundrobin", 50)])
+def test_builtin_assignor_passes_for_200_random_seeds(name, examples):
+    base, seeds = _sweep_seeds()
+    print(f"sweep of {name}: GROUPSPEC_SWEEP_SEED={base}")
+    failed = []
+    for s in seeds:
+        rep = check_assignor(name, examples=examples, seed=s, quality=False)
+        if not rep.ok:
+            failed.append((s, [(p.id, (p.counterexample or {}).get("explanation")) for p in rep.violations]))
+    assert not failed, (f"GROUPSPEC_SWEEP_SEED={base}: {len(failed)} of {len(seeds)} seeds failed; replay with "
+                        f"groupspec assignor check {name} --examples {examples} --seed SEED", failed[:3])

@@ -119,6 +119,10 @@ def test_compare_side_by_side(workdir):
     a, b = doc["candidates"]
     assert a["violated_properties"] == [] and "I2" in b["violated_properties"]
     assert a["examples"] == b["examples"] == doc["examples"]
+    # the full check's failure count sits beside its verdicts, so the two can be read together
+    for col in (a, b):
+        assert col["full_check_failed_calls"] <= col["full_check_calls"]
+    assert a["full_check_failed_calls"] == 0
 
 
 def test_run_prints_sorted_result_with_every_member(workdir):

@@ -60,6 +60,9 @@ class Candidate:
     decode: Callable[[Any], dict[str, list[tuple[str, int]]]] = decode_output
     target: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: makes a new, independent instance and returns its call function (I10i: instances must not share
+    #: state); ``None`` for a plain function, which has no instances
+    instances: Callable[[], Callable[[dict[str, int], dict[str, dict]], Any]] | None = None
 
 
 def kind_from_name(name: str | None) -> str | None:
@@ -126,35 +129,113 @@ def _is_aiokafka(obj: Any) -> bool:
     return any(b.__module__.split(".")[0] == "aiokafka" for b in cls.__mro__)
 
 
-def aiokafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
-    """A form-1 function that drives an aiokafka assignor the way aiokafka's ``GroupCoordinator`` does.
+def _legacy_root(obj: Any) -> str:
+    """``aiokafka`` or ``kafka``: the package whose 2.0-style ``coordinator.protocol`` the assignor speaks."""
+    return "aiokafka" if _is_aiokafka(obj) else "kafka"
 
-    aiokafka's calling convention differs from kafka-python's: ``assign(cluster, {member_id: metadata})`` with
-    ``ConsumerProtocolMemberMetadata`` (version, subscription, user_data), no group instance ids, and
-    ``on_assignment(assignment)`` without a generation (aiokafka's coordinator never tells the assignor its
-    generation). Its sticky assignor keeps its state in class attributes, so every member's metadata is
-    produced right after that member's ``on_assignment``, one member at a time.
+
+def _kafka_layout() -> str:
+    """``3`` for kafka-python 3.x's protocol modules, ``2.0`` for the 2.0.x layout (also kafka-python-ng)."""
+    import importlib.util
+
+    def has(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    if has("kafka.protocol.consumer.metadata"):
+        return "3"
+    if has("kafka.coordinator.protocol"):
+        return "2.0"
+    version = getattr(sys.modules.get("kafka"), "__version__", "unknown")
+    raise LoadError(f"kafka-python {version} is not supported: it has neither kafka.protocol.consumer.metadata "
+                    f"(kafka-python 3.x) nor kafka.coordinator.protocol (kafka-python 2.0.x, kafka-python-ng)")
+
+
+_DATA = (type(None), bool, int, float, str, bytes, list, dict, set, tuple, frozenset)
+
+
+class _ClassState:
+    """The data attributes of an assignor's classes, as first seen; :meth:`reset` puts them back.
+
+    Driving members "alone" models one consumer per process: each process starts with the classes as the
+    library defines them. Without the reset, a class attribute set for one member would leak into the next
+    one even in that mode."""
+
+    def __init__(self, obj: Any):
+        cls = obj if inspect.isclass(obj) else type(obj)
+        self.saved = [(c, {k: copy.deepcopy(v) for k, v in vars(c).items()
+                           if not k.startswith("__") and isinstance(v, _DATA)})
+                      for c in cls.__mro__ if c is not object]
+
+    def reset(self) -> None:
+        for c, attrs in self.saved:
+            for k, v in attrs.items():
+                try:
+                    setattr(c, k, copy.deepcopy(v))
+                except (AttributeError, TypeError):
+                    pass
+
+
+def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+    """A form-1 function that drives a kafka-python 2.0.x / kafka-python-ng / aiokafka assignor the way their
+    coordinators do.
+
+    Their calling convention: ``assign(cluster, {member_id: ConsumerProtocolMemberMetadata})`` (version,
+    subscription, user_data; no group instance ids) and ``on_assignment(assignment)`` without a generation.
+    kafka-python 2.0.x's coordinator then calls ``on_generation_assignment(generation)`` on an assignor named
+    ``sticky``; aiokafka's coordinator never does (aiokafka 0.14 defines the method and never calls it).
+
+    Each member has its own assignor instance. ``interleaved=False``: each member's metadata is produced right
+    after that member's ``on_assignment``. ``interleaved=True``: as in a process hosting all the consumers,
+    every member first receives its assignment (SyncGroup), and only then does every member produce its
+    JoinGroup metadata; an assignor keeping its state in class attributes then shows it (I10i).
     """
-    from aiokafka.coordinator.protocol import ConsumerProtocol
+    root = _legacy_root(obj)
+    proto = importlib.import_module(f"{root}.coordinator.protocol").ConsumerProtocol
+    pristine = _ClassState(obj)
 
     def fresh() -> Any:
         return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
 
+    def told(inst: Any, sub: dict) -> Any:
+        owned: dict[str, list[int]] = {}
+        for t, p in sub.get("owned") or ():
+            owned.setdefault(t, []).append(int(p))
+        if not owned and sub.get("generation", -1) < 0:
+            return inst  # a new member: no assignment received yet
+        prev = proto.ASSIGNMENT(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
+        inst.on_assignment(proto.ASSIGNMENT.decode(prev.encode()))
+        if root == "kafka" and getattr(inst, "name", None) == "sticky" and hasattr(inst, "on_generation_assignment"):
+            inst.on_generation_assignment(int(sub.get("generation", -1)))
+        return inst
+
+    def meta_of(inst: Any, sub: dict) -> Any:
+        meta = inst.metadata(set(sub.get("topics") or ()))
+        raw = meta if isinstance(meta, bytes) else meta.encode()
+        return proto.METADATA.decode(raw)
+
     def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
         members: dict[str, Any] = {}
-        for mid, sub in subs.items():
-            inst = fresh()
-            owned: dict[str, list[int]] = {}
-            for t, p in sub.get("owned") or ():
-                owned.setdefault(t, []).append(int(p))
-            prev = ConsumerProtocol.ASSIGNMENT(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
-            inst.on_assignment(ConsumerProtocol.ASSIGNMENT.decode(prev.encode()))
-            meta = inst.metadata(set(sub.get("topics") or ()))
-            raw = meta if isinstance(meta, bytes) else meta.encode()
-            members[mid] = ConsumerProtocol.METADATA.decode(raw)
-        return _KafkaResult(fresh().assign(FakeCluster(ppt), members), aio=True)
+        pristine.reset()
+        if interleaved:
+            insts = {mid: told(fresh(), sub) for mid, sub in subs.items()}
+            for mid, sub in subs.items():
+                members[mid] = meta_of(insts[mid], sub)
+        else:
+            for mid, sub in subs.items():
+                pristine.reset()
+                members[mid] = meta_of(told(fresh(), sub), sub)
+        try:
+            return _KafkaResult(fresh().assign(FakeCluster(ppt), members), legacy=root)
+        finally:
+            pristine.reset()
 
     return call
+
+
+aiokafka_adapter = legacy_adapter  # the name earlier releases used
 
 
 def _kafka_protocol(obj: Any) -> str:
@@ -170,28 +251,47 @@ def _kafka_protocol(obj: Any) -> str:
     return "cooperative" if val == 1 or str(getattr(first, "name", "")).upper() == "COOPERATIVE" else "eager"
 
 
-def kafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
-    """A form-1 function that drives a kafka-python assignor (class or instance) like its coordinator does."""
+def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+    """A form-1 function that drives a kafka-python 3.x assignor (class or instance) like its coordinator does.
+
+    ``interleaved``: every member's ``on_assignment`` first, then every member's ``metadata`` (as in one
+    process hosting all the consumers; see :func:`legacy_adapter`)."""
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+    pristine = _ClassState(obj)
 
     def fresh() -> Any:
         return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
 
+    def told(inst: Any, sub: dict) -> Any:
+        owned: dict[str, list[int]] = {}
+        for t, p in sub.get("owned") or ():
+            owned.setdefault(t, []).append(int(p))
+        if owned or sub.get("generation", -1) >= 0:
+            prev = ConsumerProtocolAssignment(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
+            inst.on_assignment(prev, int(sub.get("generation", -1)))
+        return inst
+
+    def member(inst: Any, mid: str, sub: dict) -> _Member:
+        meta = inst.metadata(set(sub.get("topics") or ()))
+        wire = ConsumerProtocolSubscription.decode(meta.encode(version=meta.version))
+        return _Member(mid, sub.get("instance_id"), wire)
+
+    def alone(mid: str, sub: dict) -> _Member:
+        pristine.reset()
+        return member(told(fresh(), sub), mid, sub)
+
     def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
-        members = []
-        for mid, sub in subs.items():
-            inst = fresh()
-            owned: dict[str, list[int]] = {}
-            for t, p in sub.get("owned") or ():
-                owned.setdefault(t, []).append(int(p))
-            if owned or sub.get("generation", -1) >= 0:
-                prev = ConsumerProtocolAssignment(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
-                inst.on_assignment(prev, int(sub.get("generation", -1)))
-            meta = inst.metadata(set(sub.get("topics") or ()))
-            wire = ConsumerProtocolSubscription.decode(meta.encode(version=meta.version))
-            members.append(_Member(mid, sub.get("instance_id"), wire))
-        result = fresh().assign(FakeCluster(ppt), members)
-        return _KafkaResult(result)
+        pristine.reset()
+        if interleaved:
+            insts = {mid: told(fresh(), sub) for mid, sub in subs.items()}
+            members = [member(insts[mid], mid, sub) for mid, sub in subs.items()]
+        else:
+            members = [alone(mid, sub) for mid, sub in subs.items()]
+        try:
+            return _KafkaResult(fresh().assign(FakeCluster(ppt), members))
+        finally:
+            pristine.reset()
 
     return call
 
@@ -199,17 +299,17 @@ def kafka_adapter(obj: Any) -> Callable[[dict[str, int], dict[str, dict]], Any]:
 class _KafkaResult:
     """Marks a kafka-python result so :func:`decode_kafka` knows to decode ``ConsumerProtocolAssignment``s."""
 
-    def __init__(self, raw: Any, aio: bool = False):
+    def __init__(self, raw: Any, legacy: str | None = None):
         self.raw = raw
-        self.aio = aio
+        self.legacy = legacy  #: "kafka" / "aiokafka" for the 2.0-style protocol classes, None for kafka-python 3.x
 
 
 def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
+    raw = res.raw if isinstance(res, _KafkaResult) else res
+    if isinstance(res, _KafkaResult) and res.legacy:
+        return _decode_legacy(raw, res.legacy)
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
-    raw = res.raw if isinstance(res, _KafkaResult) else res
-    if isinstance(res, _KafkaResult) and res.aio:
-        return _decode_aiokafka(raw)
     if not isinstance(raw, dict):
         raise Malformed(f"assign() returned a {type(raw).__name__}, not a dict of ConsumerProtocolAssignment")
     out: dict[str, list[tuple[str, int]]] = {}
@@ -224,8 +324,8 @@ def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-def _decode_aiokafka(raw: Any) -> dict[str, list[tuple[str, int]]]:
-    from aiokafka.coordinator.protocol import ConsumerProtocol
+def _decode_legacy(raw: Any, root: str) -> dict[str, list[tuple[str, int]]]:
+    ConsumerProtocol = importlib.import_module(f"{root}.coordinator.protocol").ConsumerProtocol
 
     if not isinstance(raw, dict):
         raise Malformed(f"assign() returned a {type(raw).__name__}, not a dict of ConsumerProtocolMemberAssignment")
@@ -251,7 +351,29 @@ def _builtin(name: str) -> Candidate:
         raise LoadError(f"built-in assignor {name!r} is not available ({e})") from None
     a = get(name)
     return Candidate(name=getattr(a, "name", name), protocol=getattr(a, "protocol", "eager"),
-                     kind=kind_from_name(name), call=a.assign, target=name)
+                     kind=kind_from_name(name), call=a.assign, target=name, instances=lambda: get(name).assign)
+
+
+def _instantiate(cls: type, target: str) -> Any:
+    """``cls()`` for a class usable without arguments; LoadError naming what is missing otherwise."""
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        missing = [n for n, prm in sig.parameters.items()
+                   if prm.default is inspect.Parameter.empty
+                   and prm.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    inspect.Parameter.KEYWORD_ONLY)]
+        if missing:
+            raise LoadError(f"{target or cls.__name__}: the class needs constructor arguments "
+                            f"({', '.join(missing)}); point TARGET at an instance or a no-argument factory, "
+                            f"or use an adapter (see docs/assignor-checker.md)")
+    try:
+        return cls()
+    except Exception as e:  # noqa: BLE001 - any failure to construct is a load error
+        raise LoadError(f"{target or cls.__name__}: constructing {cls.__name__}() raised "
+                        f"{type(e).__name__}: {e}") from None
 
 
 def candidate_from_object(obj: Any, target: str = "", protocol: str | None = None,
@@ -264,21 +386,34 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
     if _is_kafka_assignor(obj):
         name = getattr(obj, "name", None)
         name = name if isinstance(name, str) else (obj.__name__ if inspect.isclass(obj) else type(obj).__name__)
-        adapter = aiokafka_adapter if _is_aiokafka(obj) else kafka_adapter
-        proto = protocol or ("eager" if _is_aiokafka(obj) else _kafka_protocol(obj))
+        if inspect.isclass(obj):
+            _instantiate(obj, target)  # a class the coordinator could not build is a load error, not I11
+        legacy = _is_aiokafka(obj) or _kafka_layout() == "2.0"
+        adapter = legacy_adapter if legacy else kafka_adapter
+        proto = protocol or ("eager" if legacy else _kafka_protocol(obj))
         return Candidate(name=name, protocol=proto, kind=kind or kind_from_name(name),
-                         call=adapter(obj), decode=decode_kafka, target=target or name)
+                         call=adapter(obj), decode=decode_kafka, target=target or name,
+                         instances=lambda: adapter(obj, interleaved=True))
     assign = getattr(obj, "assign", None)
+    if inspect.isclass(obj) and assign is not None and callable(assign):
+        inst = _instantiate(obj, target)
+        cand = candidate_from_object(inst, target=target or obj.__name__, protocol=protocol, kind=kind)
+        cand.instances = lambda: _instantiate(obj, target).assign
+        return cand
     if assign is not None and callable(assign) and not inspect.isclass(obj):
         name = getattr(obj, "name", None) or type(obj).__name__
         proto = protocol or getattr(obj, "protocol", None) or "eager"
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
+
+        def copies() -> Callable[[dict[str, int], dict[str, dict]], Any]:
+            return copy.deepcopy(obj).assign
+
         return Candidate(name=str(name), protocol=proto, kind=kind or kind_from_name(getattr(obj, "name", None)),
-                         call=assign, target=target or str(name))
+                         call=assign, target=target or str(name), instances=copies)
     if inspect.isclass(obj):
         raise LoadError(f"{target or obj.__name__}: a class that is neither a kafka-python assignor nor has an "
-                        f"assign method usable without an instance")
+                        f"assign method")
     if callable(obj):
         name = getattr(obj, "name", None)
         if not isinstance(name, str):
@@ -378,12 +513,14 @@ class CallRunner:
         self._worker: _Worker | None = None
         self.timeouts = 0
 
-    def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict]) -> CallResult:
+    def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict],
+            fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
+        """Call ``fn`` (default: the candidate's own call) on copies of the inputs; decode its result."""
         args = (copy.deepcopy(ppt), copy.deepcopy(subs))
         if self._worker is None:
             self._worker = _Worker()
         w = self._worker
-        w.inbox.put((cand.call, args))
+        w.inbox.put((fn or cand.call, args))
         try:
             (kind, value), secs = w.outbox.get(timeout=self.call_timeout)
         except queue.Empty:

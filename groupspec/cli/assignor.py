@@ -36,8 +36,9 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
-@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky"]),
-              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9); default: read from its name.")
+@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky", "none"]),
+              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9), or as none of them; "
+                   "default: read from its name.")
 @click.option("--examples", type=click.IntRange(min=1), default=200, show_default=True,
               help="Generated examples per property.")
 @click.option("--seed", type=int, default=None, help="Seed for replay (printed when omitted).")
@@ -49,9 +50,19 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
               help="Check only this property (repeatable), e.g. --only I6' --only C1.")
 @click.option("--java-parity", is_flag=True,
               help="Judge I6' with the Java-parity allowance (only same-generation conflicts must be withheld).")
+@click.option("--nondeterministic-ok", is_flag=True,
+              help="The candidate does not promise determinism (e.g. it draws at random): I10, I10p and I10i "
+                   "are reported as not applicable.")
+@click.option("--topics-per-member", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Declared domain: every member subscribes to exactly K topics.")
+@click.option("--no-static", "no_static", is_flag=True,
+              help="Declared domain: no static members (no group.instance.id).")
+@click.option("--small", is_flag=True,
+              help="Draw only small groups (at most 6 partitions, 5 members, 4 topics, generations up to 9).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
           call_timeout: float, compare: tuple[str, str] | None, only: tuple[str, ...], java_parity: bool,
+          nondeterministic_ok: bool, topics_per_member: int | None, no_static: bool, small: bool,
           as_json: bool) -> None:
     """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I11, I6′ and churn."""
     if seed is None:
@@ -65,18 +76,19 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
     cand = _load(target, protocol, kind)
-    from groupspec.assignorcheck.check import PROPERTIES, check_assignor
+    from groupspec.assignorcheck.check import PROPERTY_IDS, check_assignor
 
-    known = [p.id for p in PROPERTIES] + ["C1"]
     for pid in only:
-        if pid not in known:
-            raise UserError(f"--only {pid}: unknown property (known: {', '.join(known)})")
+        if pid not in PROPERTY_IDS:
+            raise UserError(f"--only {pid}: unknown property (known: {', '.join(PROPERTY_IDS)})")
     props = list(only) or None
+    domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
+              "nondeterministic_ok": nondeterministic_ok}
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
                                 call_timeout=call_timeout, java_parity=java_parity, properties=props,
-                                quality=props is None)
+                                quality=props is None, **domain)
         emit_json(report.to_json())
     else:
         from rich.console import Console
@@ -86,7 +98,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
                   f"{examples} examples per property, seed {seed}")
         report = _with_progress(err, lambda progress: check_assignor(
             cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
-            java_parity=java_parity, properties=props, quality=props is None, progress=progress))
+            java_parity=java_parity, properties=props, quality=props is None, progress=progress, **domain))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
 
@@ -103,7 +115,7 @@ def _with_progress(console: Any, work: Any) -> Any:
 
     from groupspec.assignorcheck.check import PROPERTIES
 
-    total = len(PROPERTIES) + 2
+    total = len(PROPERTIES) + 2  # + C1 and the quality sample
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("properties", total=total)
@@ -141,21 +153,44 @@ def _print_report(report: Any) -> None:
     q = report.quality
     if q and q.get("examples"):
         out.print(f"\nquality over {plural(q['examples'], 'state')} with history (advisory, not part of the verdict):")
-        out.print(f"  moved {plural(q['moved'], 'partition')} where {q['optimal_moves']} "
-                  f"{'was' if q['optimal_moves'] == 1 else 'were'} enough "
-                  f"(more than needed in {plural(q['more_moves_than_needed'], 'state')})")
+        from groupspec.assignorcheck.churn import movement_phrase
+
+        out.print(f"  {movement_phrase(q['moved'], q['optimal_moves'])}; more moves than needed in "
+                  f"{plural(q['more_moves_than_needed'], 'state')}")
         if q.get("worst_moves"):
             out.print(f"  worst: {q['worst_moves']['explanation']}", markup=False)
         out.print(f"  balance worse than the best achievable in {plural(q['below_best_balance'], 'state')}")
         if q.get("worst_balance"):
             out.print(f"  worst: {q['worst_balance']['explanation']}", markup=False)
+        if "two_cycles_across_rounds" in q:
+            out.print(f"  2-cycles judged across all rounds of one cooperative rebalance (not I9, which Kafka "
+                      f"judges per assign call): {q['two_cycles_across_rounds']} states")
+            if q.get("worst_two_cycle"):
+                out.print(f"  e.g. {q['worst_two_cycle']['explanation']}", markup=False)
     mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
     replay = f"--seed {report.seed} --examples {report.examples}" + (" --java-parity" if report.java_parity else "")
-    if len(report.properties) < 13:
+    replay += _domain_flags(report)
+    from groupspec.assignorcheck.check import PROPERTY_IDS
+
+    if len(report.properties) < len(PROPERTY_IDS):
         replay += "".join(f" --only {p.id}" for p in report.properties)
     out.print(f"\n{plural(report.calls, 'call')}, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
     verdict = "all applicable properties held" if report.ok else f"{plural(len(report.violations), 'property', 'properties')} violated"
     out.print(f"[bold]{verdict}[/]")
+
+
+def _domain_flags(report: Any) -> str:
+    d = report.domain or {}
+    flags = ""
+    if d.get("topics_per_member") is not None:
+        flags += f" --topics-per-member {d['topics_per_member']}"
+    if d.get("static") is False:
+        flags += " --no-static"
+    if d.get("small"):
+        flags += " --small"
+    if report.nondeterministic_ok:
+        flags += " --nondeterministic-ok"
+    return flags
 
 
 def _console() -> Any:
@@ -177,6 +212,8 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
     side = compare(cands[0], cands[1], examples=examples, seed=seed, call_timeout=call_timeout, protocol=protocol)
     for col, rep in zip(side["candidates"], reports):
         col["violated_properties"] = [p.id for p in rep.violations]
+        col["full_check_calls"] = rep.calls
+        col["full_check_failed_calls"] = rep.failed_calls
     if as_json:
         emit_json(side)
     else:
@@ -193,10 +230,15 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
 
         row("protocol", lambda c: c["protocol"])
         row("properties violated (full check)", lambda c: ", ".join(c["violated_properties"]) or "none")
-        row("inputs with an invariant broken", lambda c: sum(c["violations"].values()))
-        row("failed calls (raise/hang/malformed)", lambda c: c["failed_calls"])
-        row("balance worse than best achievable", lambda c: c["below_best_balance"])
-        row("partitions moved / fewest needed", lambda c: f"{c['moved']} / {c['optimal_moves']}")
+        row("full check: failed calls (raise/hang/malformed, I11)",
+            lambda c: f"{c['full_check_failed_calls']} of {c['full_check_calls']}")
+        row("shared inputs: invariant broken", lambda c: f"{sum(c['violations'].values())} of {side['examples']}")
+        row("shared inputs: failed calls", lambda c: f"{c['failed_calls']} of {side['examples']}")
+        row("shared inputs: balance worse than best achievable", lambda c: c["below_best_balance"])
+        row("shared inputs: partitions moved (fewest for best balance)",
+            lambda c: f"{c['moved']} ({c['optimal_moves']}): " + (
+                "more than needed" if c["moved"] > c["optimal_moves"] else "as few as needed"
+                if c["moved"] == c["optimal_moves"] else "fewer, balance below best"))
         row("mean time per call", lambda c: f"{c['mean_call_ms']} ms")
         _console().print(t)
     bad = any(col["violated_properties"] for col in side["candidates"])

@@ -1,0 +1,188 @@
+"""Determinism beyond one call: across processes (I10p) and across instances in one process (I10i).
+
+Theory of operation
+-------------------
+I10 (in :mod:`.check`) calls the candidate twice and once with the input reordered, all in this process. Two
+kinds of nondeterminism escape it:
+
+* **Across processes (I10p).** Python randomises ``str`` hashing per process, so an assignor that iterates a
+  ``set`` (or a dict built from one) of topic or member names gives different results in different consumer
+  processes, and a group whose leader changes gets a different assignment (faust-streaming's assignor does
+  this). The check starts two worker processes (:mod:`.procworker`) with ``PYTHONHASHSEED=1`` and ``=2``,
+  loads the same target in each, sends both the same input and compares the results as sets. The workers stay
+  up for the whole run, so one example costs two calls and two JSON round trips; Hypothesis shrinks as usual.
+  It applies to candidates named by a target (``module:attribute`` or a built-in name), which a new process can
+  load; an object handed over from Python is not applicable.
+* **Across instances (I10i).** Two consumers in one process each own an assignor instance. An assignor that
+  keeps state in class attributes (aiokafka's and kafka-python 2.0.x's sticky assignors) lets one consumer's
+  state leak into the other's. For kafka-python/aiokafka assignors the check drives the members as one process
+  does (every member's ``on_assignment`` first, then every member's ``metadata``) and compares with each
+  member alone; for any candidate with instances it then calls instance A on input S, instance B on another
+  input S2, A on S again and B on S: all results must agree. A plain function has no instances: not
+  applicable.
+
+Both are skipped (not applicable) when the candidate declares itself nondeterministic
+(``--nondeterministic-ok``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+from typing import Any
+
+from .core import Assignment, as_sets, canonical, diff_assignments
+from .engine import State, _Ctx, _Skip
+from .load import BUILTIN_NAMES
+
+HASH_SEEDS = (1, 2)
+_STARTUP_SECONDS = 60.0
+
+
+class ProcessWorker:
+    """A worker process holding the candidate loaded under one ``PYTHONHASHSEED``; one JSON line per call."""
+
+    def __init__(self, target: str, hash_seed: int, call_timeout: float, kind: str | None = None):
+        self.target, self.hash_seed, self.call_timeout, self.kind = target, hash_seed, call_timeout, kind
+        self.proc: subprocess.Popen[str] | None = None
+        self.error: str | None = None
+        self._start()
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONHASHSEED"] = str(self.hash_seed)
+        paths = [os.getcwd()] + [p for p in sys.path if p]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "groupspec.assignorcheck.procworker", self.target, str(self.call_timeout)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            cwd=os.getcwd(), bufsize=1)
+        first = self._read(_STARTUP_SECONDS)
+        if first is None or "ready" not in first:
+            self.error = (first or {}).get("load_error") or "the worker process did not start"
+            self.close()
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        assert self.proc is not None and self.proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            if not sel.select(timeout):
+                return None
+            line = self.proc.stdout.readline()
+        finally:
+            sel.close()
+        if not line:
+            return None
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            return None
+
+    def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment | None, str]:
+        """The candidate's result in this process, or ``(None, why)`` when it failed there."""
+        if self.proc is None:
+            self._start()
+            if self.proc is None:
+                return None, self.error or "worker process unavailable"
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps([ppt, subs]) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            self.close()
+            return None, "the worker process died"
+        ans = self._read(self.call_timeout + 10.0)
+        if ans is None:
+            self.close()  # hung or died: the next call starts a fresh worker
+            return None, f"no answer from the worker process within {self.call_timeout + 10.0:g} s"
+        if "failure" in ans:
+            return None, str(ans["failure"])
+        return {m: [(t, int(p)) for t, p in parts] for m, parts in ans["out"].items()}, ""
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+            except Exception:  # noqa: BLE001 - best effort: the process may already be gone
+                pass
+            self.proc = None
+
+
+def _workers(ctx: _Ctx) -> list[ProcessWorker]:
+    ws = getattr(ctx, "_proc_workers", None)
+    if ws is None:
+        target = ctx.cand.target
+        ws = [ProcessWorker(target, h, ctx.runner.call_timeout or 30.0) for h in HASH_SEEDS]
+        ctx._proc_workers = ws  # type: ignore[attr-defined]
+        for w in ws:
+            ctx.closers.append(w.close)
+    return ws
+
+
+def applies_processes(ctx: _Ctx) -> str | None:
+    if ctx.nondeterministic_ok:
+        return "the candidate declares itself nondeterministic (--nondeterministic-ok)"
+    target = ctx.cand.target
+    if not target or not (":" in target or target in BUILTIN_NAMES):
+        return "the candidate was handed over as a Python object; name it module:attribute to check it in other processes"
+    errors = [w.error for w in _workers(ctx) if w.error]
+    if errors:
+        return f"the target cannot be loaded in a worker process: {errors[0]}"
+    return None
+
+
+def p_across_processes(state: State, ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+    ppt, subs = state
+    outs = []
+    for w in _workers(ctx):
+        out, why = w.call(ppt, subs)
+        if out is None:
+            raise _Skip(why)
+        outs.append(out)
+    a, b = outs
+    if as_sets(a) != as_sets(b):
+        why = diff_assignments(a, b, f"under PYTHONHASHSEED={HASH_SEEDS[0]} it got")
+        return (f"the result depends on the process's string hashing: under PYTHONHASHSEED={HASH_SEEDS[1]} {why}",
+                b, {"hash_seeds": list(HASH_SEEDS), "output_other_process": canonical(a)})
+    return None
+
+
+def applies_instances(ctx: _Ctx) -> str | None:
+    if ctx.nondeterministic_ok:
+        return "the candidate declares itself nondeterministic (--nondeterministic-ok)"
+    if ctx.cand.instances is None:
+        return "a plain function has no instances"
+    return None
+
+
+def p_across_instances(pair: tuple[State, State], ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+    (ppt, subs), (ppt2, subs2) = pair
+    assert ctx.cand.instances is not None
+    alone = ctx.round(ppt, subs)
+    inst_a, inst_b = ctx.cand.instances(), ctx.cand.instances()
+    a1 = ctx.round(ppt, subs, inst_a)
+    if as_sets(a1) != as_sets(alone):
+        why = diff_assignments(alone, a1, "with each member alone it got")
+        return (f"members driven as consumers of one process (every on_assignment, then every metadata) get "
+                f"another result: {why}", a1, {})
+    try:
+        ctx.round(ppt2, subs2, inst_b)
+    except _Skip:
+        pass  # B failing on the other input is I11's business; what matters is whether A is affected
+    a2 = ctx.round(ppt, subs, inst_a)
+    extra = {"other_input": {"partitions_per_topic": ppt2, "subscriptions": subs2}}
+    if as_sets(a2) != as_sets(a1):
+        why = diff_assignments(a1, a2, "before, instance A got")
+        return (f"instance A's result changed after another instance B was called on another input: {why}",
+                a2, extra)
+    b1 = ctx.round(ppt, subs, inst_b)
+    if as_sets(b1) != as_sets(a1):
+        why = diff_assignments(a1, b1, "instance A got")
+        return f"two instances give different results on the same input: {why}", b1, extra
+    return None

@@ -1,0 +1,44 @@
+"""Worker process for I10p: ``python -m groupspec.assignorcheck.procworker TARGET CALL_TIMEOUT``.
+
+Loads TARGET (as :func:`groupspec.assignorcheck.load.load_candidate` does), prints ``{"ready": true}`` (or
+``{"load_error": "..."}``), then answers each input line ``[partitions_per_topic, subscriptions]`` with one line
+``{"out": {member: [[topic, partition], ...]}}`` or ``{"failure": "..."}``. It is started by
+:mod:`groupspec.assignorcheck.determinism` with a chosen ``PYTHONHASHSEED``; it imports no Hypothesis.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+
+def main(argv: list[str]) -> int:
+    from .core import canonical
+    from .load import CallRunner, LoadError, load_candidate
+
+    logging.getLogger().addHandler(logging.NullHandler())
+    target, timeout = argv[0], float(argv[1])
+    out = sys.stdout
+    try:
+        cand = load_candidate(target)
+    except LoadError as e:
+        out.write(json.dumps({"load_error": str(e)}) + "\n")
+        out.flush()
+        return 2
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    runner = CallRunner(timeout)
+    for line in sys.stdin:
+        ppt, subs = json.loads(line)
+        res = runner.run(cand, ppt, subs)
+        if res.assignment is None:
+            out.write(json.dumps({"failure": res.message}) + "\n")
+        else:
+            out.write(json.dumps({"out": canonical(res.assignment)}) + "\n")
+        out.flush()
+    runner.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

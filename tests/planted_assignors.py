@@ -1,0 +1,188 @@
+"""Assignors with one planted bug each, and their correct controls (tests/test_assignor_check_planted.py).
+
+Each bug is one that the smaller strategies or the in-process checks could not see:
+
+* ``StringGenerations``: a cooperative assignor that compares generations as strings ("9" > "10");
+* ``string_sorted_range``: Range laying partitions out in string order ("10" < "2"), as pykafka did;
+* ``ClassStateAssignor``: an aiokafka-style assignor keeping the member's previous assignment in a class
+  attribute (as aiokafka's sticky assignor does), so two consumers in one process mix their states;
+* ``hash_seed_roundrobin``: deals partitions topic by topic in the iteration order of a ``set`` of topic names,
+  which depends on the process's ``PYTHONHASHSEED`` (as faust-streaming's assignor does).
+
+The controls differ from their planted twin in exactly the buggy line.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
+
+from groupspec.reference.assignors import get
+
+
+def _valid(ppt: dict[str, int], topic: str, part: int) -> bool:
+    return topic in ppt and 0 <= part < ppt[topic]
+
+
+def _least_loaded(out: dict[str, list], members: list[str]) -> str:
+    return min(members, key=lambda m: (len(out[m]), m))
+
+
+# ------------------------------------------------------------------------------ generations as strings
+
+
+class _GenerationCooperative:
+    """Cooperative: the unique top-generation claimant keeps a partition; contested or orphaned claims are
+    withheld for one round; unclaimed partitions go to the least-loaded subscriber."""
+
+    protocol = "cooperative"
+    as_string = False
+
+    def assign(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = {m: [] for m in subs}
+        claims: dict[tuple[str, int], list[tuple[Any, str]]] = {}
+        for m in sorted(subs):
+            gen = subs[m].get("generation", -1)
+            for t, p in subs[m].get("owned") or ():
+                if _valid(ppt, t, p):
+                    claims.setdefault((t, p), []).append((str(gen) if self.as_string else gen, m))
+        topics = sorted({t for s in subs.values() for t in s.get("topics") or () if t in ppt})
+        for t in topics:
+            takers = sorted(m for m, s in subs.items() if t in (s.get("topics") or ()))
+            for p in range(ppt[t]):
+                cs = claims.get((t, p))
+                if not cs:
+                    out[_least_loaded(out, takers)].append((t, p))
+                    continue
+                top = max(g for g, _ in cs)
+                winners = [m for g, m in cs if g == top]
+                if len(winners) == 1 and winners[0] in takers:
+                    out[winners[0]].append((t, p))
+        return out
+
+
+class StringGenerations(_GenerationCooperative):
+    name = "string-generations"
+    as_string = True
+
+
+class IntGenerations(_GenerationCooperative):
+    name = "int-generations"
+
+
+string_generations = StringGenerations()
+int_generations = IntGenerations()
+
+
+# ------------------------------------------------------------------------- partitions sorted as strings
+
+
+class _RangeLayout:
+    """Kafka's Range (the project's), with partition *positions* mapped onto a layout order of partitions."""
+
+    name = "range"
+    protocol = "eager"
+    key: Any = int
+
+    def assign(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+        base = get("range").assign(ppt, subs)
+        layout = {t: sorted(range(max(0, n)), key=self.key) for t, n in ppt.items()}
+        return {m: [(t, layout[t][p]) for t, p in parts] for m, parts in base.items()}
+
+
+class StringSortedRange(_RangeLayout):
+    key = str
+
+
+class NumberSortedRange(_RangeLayout):
+    key = int
+
+
+string_sorted_range = StringSortedRange()
+number_sorted_range = NumberSortedRange()
+
+
+# ------------------------------------------------------------------------------ class-level shared state
+
+
+class _RememberingAssignor(AbstractPartitionAssignor):
+    """aiokafka-style eager assignor: each member reports its previous assignment in its user data; the leader
+    lets members keep what they report (first in member-id order wins), then deals the rest."""
+
+    name = "remembering"
+    version = 0
+    class_level = False
+    _owned: list[list[Any]] = []
+
+    def on_assignment(self, assignment: Any) -> None:
+        owned = [[t, p] for t, ps in assignment.assignment for p in ps]
+        if self.class_level:
+            type(self)._owned = owned   # the bug: every instance in the process shares it
+        else:
+            self._owned = owned
+
+    def metadata(self, topics: Any) -> Any:
+        return ConsumerProtocolMemberMetadata(self.version, sorted(topics), json.dumps(self._owned).encode())
+
+    @classmethod
+    def assign(cls, cluster: Any, members: dict[str, Any]) -> dict[str, Any]:
+        subs = {m: set(md.subscription) for m, md in members.items()}
+        out: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+        taken: set[tuple[str, int]] = set()
+        for m in sorted(members):
+            for t, p in json.loads(members[m].user_data or b"[]"):
+                parts = cluster.partitions_for_topic(t)
+                if t in subs[m] and parts and p in parts and (t, p) not in taken:
+                    out[m].append((t, p))
+                    taken.add((t, p))
+        for t in sorted(set().union(*subs.values())):
+            takers = sorted(m for m in members if t in subs[m])
+            for p in sorted(cluster.partitions_for_topic(t) or ()):
+                if (t, p) not in taken:
+                    out[_least_loaded(out, takers)].append((t, p))
+        res = {}
+        for m, parts in out.items():
+            by_topic: dict[str, list[int]] = {}
+            for t, p in sorted(parts):
+                by_topic.setdefault(t, []).append(p)
+            res[m] = ConsumerProtocolMemberAssignment(cls.version, sorted(by_topic.items()), b"")
+        return res
+
+
+class ClassStateAssignor(_RememberingAssignor):
+    class_level = True
+    _owned: list[list[Any]] = []
+
+
+class InstanceStateAssignor(_RememberingAssignor):
+    class_level = False
+
+
+# ------------------------------------------------------------------------------- hash-seed iteration
+
+
+def _deal(ppt: dict[str, int], subs: dict[str, dict[str, Any]], topic_order: list[str]) -> dict[str, list]:
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m in subs}
+    members = sorted(subs)
+    i = 0
+    for t in topic_order:
+        for p in range(ppt.get(t, 0)):
+            for _ in range(len(members)):
+                m = members[i % len(members)]
+                i += 1
+                if t in (subs[m].get("topics") or ()):
+                    out[m].append((t, p))
+                    break
+    return out
+
+
+def hash_seed_roundrobin(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> dict[str, list]:
+    topics = set(sorted({t for s in subs.values() for t in s.get("topics") or ()}))  # the bug: set order
+    return _deal(ppt, subs, list(topics))
+
+
+def sorted_roundrobin(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> dict[str, list]:
+    topics = sorted({t for s in subs.values() for t in s.get("topics") or ()})
+    return _deal(ppt, subs, topics)
