@@ -61,7 +61,10 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
     With ``loop_start`` (a livelock's cycle starts after that step) the cycle is repeated until
     ``unroll_until_ms``.
     """
-    protocol = "cooperative" if "cooperative" in proto.name or getattr(proto, "incremental", False) else "eager"
+    if proto.name.startswith("consumer"):  # the next-generation protocol: assigned lists what is added
+        protocol = "consumer"
+    else:
+        protocol = "cooperative" if "cooperative" in proto.name or getattr(proto, "incremental", False) else "eager"
     states = [st.state for st in steps]
     if loop_start is not None and unroll_until_ms is not None and loop_start + 1 < len(states):
         cycle = states[loop_start + 1:]
@@ -85,6 +88,8 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
             out.extend(_topic_events(proto, _existing(proto, s), ts, group))
         for i, (a, b) in enumerate(zip(_clients(prev), _clients(s))):
             out.extend(_diff(proto, i, a, b, ts, group, protocol))
+            if _member_dropped(prev, s, i) and b.proc != Proc.DOWN:
+                out.append(_ev(ts, group, proto.member_name(i), "removed", protocol))
         prev = s
     end = (len(states) - 1) * step_ms + step_ms
     last = states[-1]
@@ -106,7 +111,14 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
 
 
 def _gen(c: Any) -> int | None:
-    return getattr(c, "generation", None)
+    return getattr(c, "generation", getattr(c, "epoch", None))
+
+
+def _member_dropped(prev: Any, s: Any, i: int) -> bool:
+    """The next-generation coordinator dropped slot ``i``'s member record (session or rebalance timeout,
+    fencing); its process may not know yet. (Classic states say so through the client's id: ``_diff``.)"""
+    a, b = getattr(getattr(prev, "group", None), "members", None), getattr(getattr(s, "group", None), "members", None)
+    return a is not None and b is not None and i < len(a) and a[i] is not None and b[i] is None
 
 
 def _ev(ts: int, group: str, member: str, event: str, protocol: str, parts: list[Any] | None = None,
