@@ -287,3 +287,22 @@ def test_fingerprint_collision_probability_is_the_birthday_bound():
     assert collision_probability(1) == 0.0
     assert collision_probability(2**48 + 1) == pytest.approx(0.5, rel=1e-6)
     assert collision_probability(10**9) < 1e-11
+
+
+def test_numba_cache_is_dropped_when_the_kernel_changes(tmp_path):
+    """NOTE(numba-cache): a cached search compiled against an older kernel.py must not be loaded."""
+    from groupspec.checker.compiled.cache import SOURCES, STAMP, invalidate_if_stale
+
+    for name in SOURCES:
+        (tmp_path / name).write_text(f"# {name}\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    (cache / "lean.search-1.py311.nbi").write_text("index")
+    assert invalidate_if_stale(tmp_path) is True  # no stamp yet: whatever is there may be stale
+    assert not (cache / "lean.search-1.py311.nbi").exists() and (cache / STAMP).exists()
+    (cache / "lean.search-1.py311.nbi").write_text("index")
+    assert invalidate_if_stale(tmp_path) is False  # sources unchanged: the cache is kept
+    assert (cache / "lean.search-1.py311.nbi").exists()
+    (tmp_path / "kernel.py").write_text("# kernel.py, changed\n")
+    assert invalidate_if_stale(tmp_path) is True  # kernel.py changed, lean.py did not: the cache goes
+    assert not (cache / "lean.search-1.py311.nbi").exists()

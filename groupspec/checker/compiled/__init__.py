@@ -6,6 +6,10 @@
 """
 from __future__ import annotations
 
-from .engine import CompiledExplorer, Kernel, needs_compiling, supports
+from .cache import invalidate_if_stale
+
+invalidate_if_stale()  # before numba loads anything: see NOTE(numba-cache) in cache.py
+
+from .engine import CompiledExplorer, Kernel, needs_compiling, supports  # noqa: E402
 
 __all__ = ["CompiledExplorer", "Kernel", "needs_compiling", "supports"]
