@@ -162,3 +162,22 @@ def test_no_python_file_is_past_the_size_limit():
     big = [f"{p.relative_to(ROOT)}: {n} lines" for p in _project_files()
            if str(p.relative_to(ROOT)) not in exempt and (n := len(p.read_text().splitlines())) > 1000]
     assert big == []
+
+
+def test_every_package_folder_is_declared_for_non_editable_installs():
+    """A wheel holds only the packages pyproject.toml lists: a folder of modules left out is missing for
+    anyone who installs groupspec without ``-e`` (a Spark executor, a user's CI)."""
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    declared = set(cfg["packages"])
+    dirs = {name: ROOT / path for name, path in cfg["package-dir"].items()}
+    missing = []
+    for name, path in dirs.items():
+        for d in [path, *[p for p in path.rglob("*") if p.is_dir()]]:
+            if "__pycache__" in d.parts or not any(d.glob("*.py")):
+                continue
+            pkg = ".".join([name, *d.relative_to(path).parts])
+            if pkg not in declared:
+                missing.append(pkg)
+    assert missing == [], f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
