@@ -17,6 +17,18 @@ arrives:
    again from 1, at most ``rebalance.max.retries`` times; then it gives up
    (``ConsumerRebalanceFailedException``) and owns nothing until the next change.
 
+*Split brain.* A consumer connected to a ZooKeeper follower that lags (``lagging``: consumer -> ms) gets
+every notification that much later, and its reads show the registry as it was that long ago: it still
+sees every change it was notified of, but it may miss the ones that came after. Such a consumer splits
+the partitions over an older member list than the others, so two consumers pick the same partition:
+the one that creates the owner node first keeps it, the other's claim fails (recorded in ``claims``:
+time, claimer, partition, holder, the claimer's view), and it backs off and retries; partitions nobody's
+share covers stay unowned, and a consumer whose retries run out gives up until the next change. The
+owner nodes themselves are never held twice (creates are linearizable); what two consumers hold at
+once is a *claim* on one partition, each from its own view. Every attempt is kept in ``attempts``
+(time, consumer, view, share, whether the claims succeeded), and every notification in
+``notified`` (time, consumer), and each give-up in ``gave_up_log``, for the pictures.
+
 A closed consumer deletes its nodes at once; a crashed one keeps them until its ZooKeeper session
 expires (``zookeeper.session.timeout.ms``), and only then do the others get notified.
 
@@ -50,6 +62,7 @@ class ZkConfig:
     max_retries: int = 4  # rebalance.max.retries
     notify_delay_ms: tuple[int, int] = (1, 50)  # watch notification delivery, uniform
     read_lag_ms: tuple[int, int] = (0, 0)  # how far behind a consumer's read of the member list is (0: none)
+    lagging: tuple[tuple[str, int], ...] = ()  # (consumer, ms): its ZooKeeper server lags that far behind
 
 
 @dataclass
@@ -86,6 +99,11 @@ class ZkGroup:
              "partitions": self.config.partitions}
         ]
         self.steps = 0
+        self.claims: list[tuple[int, str, int, str, tuple[str, ...]]] = []  # failed: (ms, claimer, partition, holder, view)
+        self.attempts: list[tuple[int, str, tuple[str, ...], tuple[int, ...], bool]] = []  # (ms, who, view, share, ok)
+        self.notified: list[tuple[int, str]] = []  # (ms delivered, consumer)
+        self.gave_up_log: list[tuple[int, str]] = []  # (ms, consumer): its retries ran out
+        self._lag = dict(self.config.lagging)
 
     # ---------------------------------------------------------------- scheduling
     def at(self, time_ms: int, action: str, name: str) -> None:
@@ -117,6 +135,10 @@ class ZkGroup:
     def _registry(self) -> tuple[str, ...]:
         return self.registry_history[-1][1]
 
+    def view_at(self, as_of: int) -> tuple[str, ...]:
+        """The registry's member list as it was at ``as_of`` (what a read served that late returns)."""
+        return self._view(as_of)
+
     def _view(self, as_of: int) -> tuple[str, ...]:
         view: tuple[str, ...] = ()
         for t, members in self.registry_history:
@@ -128,12 +150,9 @@ class ZkGroup:
         self.registry_history.append((self.now, tuple(sorted(members))))
         self.changes += 1
         for n in self._registry():
-            c = self.consumers[n]
-            c.epoch += 1
-            c.retries = 0
             self.notifications += 1
             lo, hi = self.config.notify_delay_ms
-            self._push(self.now + self.rng.randint(lo, hi), "rebalance", (n, c.epoch))
+            self._push(self.now + self.rng.randint(lo, hi) + self._lag.get(n, 0), "notify", n)
 
     def _release(self, c: _Consumer) -> None:
         if c.owned:
@@ -191,6 +210,16 @@ class ZkGroup:
         c.owned = ()
         self._set_registry(tuple(set(self._registry()) - {name}))
 
+    def _on_notify(self, name: str) -> None:
+        """A watch notification arrives: the consumer drops any retry it had pending and rebalances now."""
+        c = self.consumers.get(name)
+        if c is None or not c.alive:
+            return
+        c.epoch += 1
+        c.retries = 0
+        self.notified.append((self.now, name))
+        self._on_rebalance((name, c.epoch))
+
     def _on_rebalance(self, arg: tuple[str, int]) -> None:
         name, epoch = arg
         c = self.consumers.get(name)
@@ -199,13 +228,16 @@ class ZkGroup:
         self.rebalance_attempts += 1
         self._release(c)
         lo, hi = self.config.read_lag_ms
-        view = self._view(self.now - self.rng.randint(lo, hi))
+        view = self._view(self.now - self.rng.randint(lo, hi) - self._lag.get(name, 0))
         share = self._share(name, view)
         held = [p for p in share if p in self.owners]
+        self.attempts.append((self.now, name, view, share, not held))
         if held:
             self.failed_claims += 1
+            self.claims += [(self.now, name, p, self.owners[p], view) for p in held]
             if c.retries >= self.config.max_retries:
                 self.gave_up += 1
+                self.gave_up_log.append((self.now, name))
                 return
             c.retries += 1
             self._push(self.now + self.config.backoff_ms, "rebalance", (name, epoch))

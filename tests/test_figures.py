@@ -57,3 +57,31 @@ def test_status_diagram_has_only_moves_the_model_makes():
     moves = statediagram.transitions(g)
     assert ("COMPLETING_REBALANCE", "STABLE") in moves and "ReceiveJoinResponse" in moves[("COMPLETING_REBALANCE", "STABLE")]
     assert not any(a == "DEAD" for a, _b in moves)
+
+
+def test_split_brain_story_marks_two_claimers_and_the_stale_view():
+    from groupspec.figures import strips
+    from groupspec.figures.__main__ import ZK_STORIES
+    from groupspec.figures.runs import run_zookeeper
+
+    st, joins, start, end, lagging = next(z for z in ZK_STORIES if z[0].slug == "zookeeper-split-brain")
+    r = run_zookeeper(st, joins, start, end, lagging)
+    lasting = [c for c in r.claims if c[1] - c[0] > 1000]
+    assert lasting and all(" and " in title for _a, _b, _p, title in lasting)
+    assert any(kind == "stale" and who == "c4" for _t, who, kind, _title in r.notes)
+    assert "claim the partition at once" in strips.draw(r)
+    # the same story without the lagging server: nobody acts on a stale view, two claims last only a moment
+    r0 = run_zookeeper(st, joins, start, end, ())
+    assert not any(kind == "stale" for _t, _w, kind, _title in r0.notes)
+    assert all(b - a < 1000 for a, b, _p, _t in r0.claims)
+
+
+def test_coordinator_side_story_has_one_decider():
+    from groupspec.figures.__main__ import CS_STORIES
+    from groupspec.figures.runs import run_coordinator_side
+
+    st, actions, start, end = CS_STORIES[0]
+    r = run_coordinator_side(st, actions, start, end)
+    assert r.hub == "coordinator" and r.totals["rebalances"] == 1
+    assert any(rec.get("error") == "ILLEGAL_GENERATION" for rec in r.transcript)
+    assert not any(who and who.startswith("two owners") for ivs in r.intervals.values() for _a, _b, who in ivs)

@@ -56,7 +56,7 @@ ALLOWED = {
     "realstack": {"reference", "trace", "serve"},
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
-    "figures": {"model", "reference", "checker"},
+    "figures": {"model", "reference", "checker", "pipeline"},
     "strategies": {"assignorcheck"},
     "top": {"assignorcheck"},
     "cli": set(ROOMS) - {"cli", "top"},

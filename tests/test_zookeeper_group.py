@@ -56,3 +56,34 @@ def test_runs_replay_exactly() -> None:
 def test_unknown_action_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown ZooKeeper-group action"):
         ZkGroup().at(0, "pause", "c1")
+
+
+def _split_brain(lag: int) -> ZkGroup:
+    """c4's ZooKeeper server lags ``lag`` ms; c5 and c6 join a second apart (the Learn chapter's story)."""
+    g = ZkGroup(ZkConfig(seed=0, partitions=8, lagging=(("c4", lag),) if lag else ()))
+    for i, t in enumerate((0, 700, 1400, 2100)):
+        g.at(t, "start", f"c{i + 1}")
+    g.at(20_000, "start", "c5")
+    g.at(21_000, "start", "c6")
+    g.run_until(40_000)
+    return g
+
+
+def test_a_lagging_server_makes_a_consumer_act_on_a_stale_view() -> None:
+    g = _split_brain(3000)
+    stale = [(t, who, view) for t, who, view, _share, _ok in g.attempts if view != g.view_at(t)]
+    assert stale and {who for _t, who, _v in stale} == {"c4"}
+    t, _who, view = stale[0]
+    assert "c6" not in view and "c6" in g.view_at(t)  # it splits over a member list without c6
+    # ... while another consumer picked one of the same partitions from the current view: its claim failed
+    share4 = next(s for tt, w, _v, s, _ok in g.attempts if tt == t and w == "c4")
+    assert any(who != "c4" and p in share4 and holder == "c4" for _t, who, p, holder, _v in g.claims)
+    own = ownership(g.trace, 0, 40_000)
+    assert own.double_owned == []  # owner nodes stay exclusive: the split brain is in the claims
+    assert all(len(o) == 1 for o in own.final_owners.values())  # and it settles once c4 catches up
+
+
+def test_without_the_lag_nobody_acts_on_a_stale_view() -> None:
+    g = _split_brain(0)
+    assert all(view == g.view_at(t) for t, _w, view, _s, _ok in g.attempts)
+    assert g.failed_claims < _split_brain(3000).failed_claims

@@ -15,8 +15,8 @@ from pathlib import Path
 from groupspec.checker.export import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
-from . import statediagram, stories, strips, swimlane
-from .runs import Story, run, run_zookeeper
+from . import plots, statediagram, stories, strips, swimlane
+from .runs import Story, run, run_coordinator_side, run_zookeeper
 
 # The simulator's stories of the protocol's history (docs/learn/*.md show them).
 STORIES = (
@@ -40,9 +40,22 @@ STORIES = (
 ZK_START = [(0, "start", "c1"), (700, "start", "c2"), (1400, "start", "c3")]
 ZK_STORIES = (
     (Story("zookeeper-join", "zookeeper-join", "zookeeper", "ZooKeeper era: a consumer joins"),
-     ZK_START + [(20000, "start", "c4")], 20000, 40000),
+     ZK_START + [(20000, "start", "c4")], 20000, 40000, ()),
     (Story("zookeeper-crash", "zookeeper-crash", "zookeeper", "ZooKeeper era: a consumer crashes"),
-     ZK_START + [(20000, "crash", "c3")], 20000, 40000),
+     ZK_START + [(20000, "crash", "c3")], 20000, 40000, ()),
+    # Split brain: c4's ZooKeeper server lags 3 s; c5 and c6 join a second apart, so c4 acts on a view without c6.
+    (Story("zookeeper-split-brain", "zookeeper-split-brain", "zookeeper",
+           "ZooKeeper era: split brain (c4's server lags 3 s)", partitions=8),
+     ZK_START + [(2100, "start", "c4"), (20000, "start", "c5"), (21000, "start", "c6")], 20000, 34000,
+     (("c4", 3000),)),
+)
+# Coordinator-side assignment (the 0.9 draft: reference/coordinator_side_group.py): a join, a crash.
+CS_START = [(0, "start", "c1"), (700, "start", "c2"), (1400, "start", "c3")]
+CS_STORIES = (
+    (Story("coordinator-side-join", "coordinator-side-join", "coordinator-side",
+           "Coordinator-side: a consumer joins"), CS_START + [(20000, "start", "c4")], 19500, 22500),
+    (Story("coordinator-side-crash", "coordinator-side-crash", "coordinator-side",
+           "Coordinator-side: a consumer crashes"), CS_START + [(20000, "crash", "c3")], 18000, 36000),
 )
 HERD_SIZES = (2, 4, 8, 16, 32)
 
@@ -156,9 +169,14 @@ def draw_all(out: Path, progress=print) -> list[Path]:
         runs.append(r)
         write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
         write(figs / f"{st.slug}-strip.svg", strips.draw(r))
-    for st, joins, disturbance, end in ZK_STORIES:
+    for st, joins, disturbance, end, lagging in ZK_STORIES:
         progress(f"story {st.slug}")
-        r = run_zookeeper(st, joins, disturbance, end)
+        r = run_zookeeper(st, joins, disturbance, end, lagging)
+        write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
+        write(figs / f"{st.slug}-strip.svg", strips.draw(r))
+    for st, actions, start, end in CS_STORIES:
+        progress(f"story {st.slug}")
+        r = run_coordinator_side(st, actions, start, end)
         write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
         write(figs / f"{st.slug}-strip.svg", strips.draw(r))
     write(figs / "numbers-herd.md", herd_table())
@@ -166,6 +184,10 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     for chapter, slugs in NUMBERS.items():
         write(figs / f"numbers-{chapter}.md", numbers_table([by_slug[s] for s in slugs]))
     write(figs / "numbers-consumer.md", consumer_numbers())
+    progress("plots of the sweep's rows")
+    for slug, (chart, table) in plots.all_plots().items():
+        write(figs / f"{slug}.svg", chart)
+        write(figs / f"{slug}.md", table)
     for b in BROKEN_STORIES:
         progress(f"counterexample {b.protocol}")
         write(figs / f"broken-{b.protocol}.svg", stories.draw(b))

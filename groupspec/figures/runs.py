@@ -44,6 +44,12 @@ class Run:
     assignor: str = ""
     generations: list[tuple[int, int]] = field(default_factory=list)  # (ms, generation) as each one formed
     totals: dict[str, Any] = field(default_factory=dict)
+    hub: str = "coordinator"  # the swim lanes' first lane: who the members talk to
+    # (ms, member, kind, title) drawn on a member's lane: "notified" (a ZooKeeper watch fired), "claimed" /
+    # "claim-failed" (a ZooKeeper-era rebalance attempt), "stale" (it acted on an old view of the group)
+    notes: list[tuple[int, str, str, str]] = field(default_factory=list)
+    # (from_ms, to_ms, partition, title): two consumers claim one partition at once, each from its own view
+    claims: list[tuple[int, int, tuple[str, int], str]] = field(default_factory=list)
 
 
 def run(story: Story) -> Run:
@@ -59,21 +65,96 @@ def run(story: Story) -> Run:
     return out
 
 
-def run_zookeeper(story: Story, joins: list[tuple[int, str, str]], disturbance_ms: int, end_ms: int) -> Run:
+def run_zookeeper(story: Story, joins: list[tuple[int, str, str]], disturbance_ms: int, end_ms: int,
+                  lagging: tuple[tuple[str, int], ...] = ()) -> Run:
     """A run of the ZooKeeper-era group (reference/zookeeper_group.py): ``joins`` are (ms, start|close|crash,
-    consumer); the generation lines mark each change of the registry the consumers were notified of."""
+    consumer); ``lagging`` the consumers whose ZooKeeper server lags (ms). The generation lines mark each
+    change of the registry the consumers were notified of; the notes and claims come from the group's
+    record of notifications and rebalance attempts."""
     from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
 
-    zk = ZkGroup(ZkConfig(seed=0, partitions=story.partitions))
+    zk = ZkGroup(ZkConfig(seed=0, partitions=story.partitions, lagging=lagging))
     for t, action, name in joins:
         zk.at(t, action, name)
     zk.run_until(end_ms)
     out = from_trace(story, zk.trace, end_ms, None, [])
-    out.start_ms, out.assignor = disturbance_ms - 4000, "range, computed by every consumer"
+    out.start_ms, out.assignor, out.hub = disturbance_ms - 4000, "range, computed by every consumer", "zookeeper"
     out.generations = [(t, k) for k, (t, _members) in enumerate(zk.registry_history) if k and t >= disturbance_ms]
     out.totals = {"notifications": zk.notifications, "rebalance_attempts": zk.rebalance_attempts,
                   "failed_claims": zk.failed_claims, "gave_up": zk.gave_up}
+    failed = {(t, who): (p, holder) for t, who, p, holder, _view in zk.claims}
+    for t, who in zk.notified:
+        out.notes.append((t, who, "notified", f"{who}: ZooKeeper's watch fired at {t / 1000:.3f}s"))
+    for t, who, view, share, ok in zk.attempts:
+        seen = "view " + ", ".join(view)
+        if ok:
+            out.notes.append((t, who, "claimed", f"{who} claims {_parts(share)} ({seen}): created"))
+        else:
+            p, holder = failed[(t, who)]
+            out.notes.append((t, who, "claim-failed", f"{who} claims {_parts(share)} ({seen}): t-{p} is held by {holder}"))
+        truth = zk.view_at(t)
+        if view != truth:
+            missing = sorted(set(truth) ^ set(view))
+            out.notes.append((t, who, "stale", f"{who} acts on a stale view ({seen}; it misses {', '.join(missing)})"))
+    out.claims = double_claims(zk.attempts, zk.gave_up_log, zk.trace, end_ms)
     return out
+
+
+def double_claims(attempts: list[tuple[int, str, tuple[str, ...], tuple[int, ...], bool]], gave_up: list[tuple[int, str]],
+                  trace: list[dict[str, Any]], end_ms: int) -> list[tuple[int, int, tuple[str, int], str]]:
+    """When two consumers' latest decisions (the share each computed from its own view) name one partition.
+
+    A consumer's decision stands from its rebalance attempt until its next one, until it gives up, or until
+    it leaves; the owner node goes to one of them (the other's claim fails), but both have picked it."""
+    events: list[tuple[int, int, str, tuple[int, ...], tuple[str, ...]]] = []
+    for t, who, view, share, _ok in attempts:
+        events.append((t, 1, who, share, view))
+    for t, who in gave_up:
+        events.append((t, 0, who, (), ()))
+    for e in trace:
+        if e["event"] == "left":
+            events.append((int(e["ts_ms"]), 0, e["member"], (), ()))
+    decision: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+    open_: dict[int, tuple[int, str]] = {}
+    out: list[tuple[int, int, tuple[str, int], str]] = []
+    for t, _order, who, share, view in sorted(events, key=lambda e: (e[0], e[1], e[2])):
+        decision[who] = (share, view)
+        now: dict[int, str] = {}
+        parts = {p for s, _v in decision.values() for p in s}
+        for p in sorted(parts):
+            by = sorted(w for w, (s, _v) in decision.items() if p in s)
+            if len(by) > 1:
+                now[p] = " and ".join(f"{w} (view {', '.join(decision[w][1])})" for w in by)
+        for p, (since, text) in list(open_.items()):
+            if now.get(p) != text:
+                out.append((since, t, ("t", p), f"t-{p} claimed by {text}"))
+                del open_[p]
+        for p, text in now.items():
+            if p not in open_:
+                open_[p] = (t, text)
+    for p, (since, text) in open_.items():
+        out.append((since, end_ms, ("t", p), f"t-{p} claimed by {text}"))
+    return sorted(out)
+
+
+def run_coordinator_side(story: Story, actions: list[tuple[int, str, str]], start_ms: int, end_ms: int) -> Run:
+    """A run of the coordinator-side assignment group (reference/coordinator_side_group.py, the 0.9 draft),
+    drawn from ``start_ms`` to ``end_ms``."""
+    from groupspec.reference.coordinator_side_group import CoordinatorSideGroup, CsConfig
+
+    g = CoordinatorSideGroup(CsConfig(seed=0, partitions=story.partitions))
+    for t, action, name in actions:
+        g.at(t, action, name)
+    g.run_until(end_ms)
+    out = from_trace(story, g.trace, end_ms, None, g.transcript)
+    out.start_ms, out.assignor = start_ms, "range, computed by the coordinator"
+    out.generations = [(t, gen) for t, gen, _members in g.generations if t >= start_ms]
+    out.totals = {"rebalances": sum(1 for t, _g, _m in g.generations if t >= start_ms)}
+    return out
+
+
+def _parts(share: tuple[int, ...]) -> str:
+    return "{" + ", ".join(f"t-{p}" for p in share) + "}" if share else "nothing"
 
 
 def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, transcript: list[dict[str, Any]]) -> Run:

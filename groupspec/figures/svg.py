@@ -11,6 +11,14 @@ IDLE = "#e0e0e0"
 FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
 
 
+def tick_step(span_ms: int) -> int:
+    """The time axis' step: the smallest of 0.5, 1, 2, 5, 10, 20 s that gives at most 12 ticks."""
+    for step in (500, 1000, 2000, 5000, 10000):
+        if span_ms <= 12 * step:
+            return step
+    return 20000
+
+
 def member_colour(index: int) -> str:
     return MEMBER_COLOURS[index % len(MEMBER_COLOURS)]
 

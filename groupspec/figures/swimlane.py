@@ -9,7 +9,7 @@ answered with an error (they are how a member learns of a rebalance).
 from __future__ import annotations
 
 from .runs import Run
-from .svg import IDLE, Svg, member_colour
+from .svg import tick_step, IDLE, Svg, member_colour
 
 LEFT, RIGHT, LANE, TOP = 90, 20, 34, 40
 SHOWN = {"JoinGroup", "SyncGroup", "LeaveGroup"}
@@ -18,7 +18,7 @@ SHOWN = {"JoinGroup", "SyncGroup", "LeaveGroup"}
 def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     t0 = run.start_ms if start_ms is None else start_ms
     t1 = run.end_ms
-    hub = "coordinator" if run.report is not None else "zookeeper"  # the ZooKeeper era has no coordinator
+    hub = run.hub  # the ZooKeeper era has no coordinator: its consumers talk to ZooKeeper
     lanes = [hub, *run.members]
     height = TOP + LANE * len(lanes) + 52
     svg = Svg(width, height, f"Swim lanes: {run.story.title}")
@@ -65,19 +65,39 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
                              arrow=True, dash=True)
             elif api == "Heartbeat" and err != "NONE" and t >= t0:
                 svg.circle(x(t), y[m] - 12, 3, "#c62828", f"{m}: Heartbeat answered {err}")
+    _notes(svg, run, x, y, hub, t0)
     axis_y = TOP + LANE * len(lanes) + 4
-    step = 5000 if t1 - t0 <= 60000 else 10000
+    step = tick_step(t1 - t0)
     for t in range((t0 // step + 1) * step, t1 + 1, step):
         svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
-        svg.text(x(t), axis_y + 15, f"{t / 1000:.0f}s", 10, anchor="middle", fill="#666")
-    if run.report is None:  # no coordinator, no requests: only who consumed
+        svg.text(x(t), axis_y + 15, f"{t / 1000:g}s", 10, anchor="middle", fill="#666")
+    if not run.transcript:  # no coordinator, no requests: who consumed, and the ZooKeeper era's own events
         svg.text(LEFT, axis_y + 30, "coloured lane: consuming, grey: running, owns nothing (every consumer rebalances "
                  "itself when ZooKeeper notifies it)", 10, fill="#444")
+        if run.notes:
+            svg.text(LEFT, axis_y + 43, "dashed arrow: a watch notification · green dot: claims created · red dot: a "
+                     "claim failed (node held) · \u25b2 acts on a stale view", 10, fill="#444")
         return svg.render()
     svg.text(LEFT, axis_y + 30, "solid arrow: JoinGroup/SyncGroup/LeaveGroup sent · dashed arrow: its answer (red = an error)", 10, fill="#444")
     svg.text(LEFT, axis_y + 43, "dark bar: request parked by the coordinator · red dot: heartbeat answered with an error · "
              "coloured lane: consuming, grey: running, owns nothing", 10, fill="#444")
     return svg.render()
+
+
+def _notes(svg: Svg, run: Run, x, y: dict[str, float], hub: str, t0: int) -> None:
+    """The ZooKeeper era's own events on each consumer's lane (see :class:`~.runs.Run`'s ``notes``)."""
+    for t, who, kind, title in run.notes:
+        if t < t0 or who not in y:
+            continue
+        if kind == "notified":
+            svg.line(x(t), y[hub] + 6, x(t), y[who] - 6, "#555", 0.8, arrow=True, dash=True)
+        elif kind == "claimed":
+            svg.circle(x(t), y[who] + 11, 3, "#1a7f37", title)
+        elif kind == "claim-failed":
+            svg.circle(x(t), y[who] + 11, 3, "#c62828", title)
+        elif kind == "stale":
+            svg.text(x(t), y[who] - 8, "\u25b2", 10, anchor="middle", fill="#000")
+            svg.rect(x(t) - 4, y[who] - 16, 8, 9, "none", title)
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
