@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 A scenario is a schedule of simulator actions (who starts, stops, crashes, pauses when) for a
 group of ``members`` consumers ``c1..cN`` subscribed to one topic ``t`` with ``partitions``
-partitions. :func:`run_scenario` builds a :class:`~groupspec.reference.simulator.Simulator`,
+partitions (``subscription-change`` also has a topic ``u`` with half as many: all but ``cN`` read it
+from the start, ``cN`` adds it). :func:`run_scenario` builds a :class:`~groupspec.reference.simulator.Simulator`,
 schedules the actions, steps it to the end, and turns what happened into a
 :class:`ScenarioReport`: a timeline for people (actions, each generation, every listener call,
 who owned what whenever the group settled), the time each partition had no owner, and totals
@@ -32,6 +33,7 @@ group.initial.rebalance.delay.ms=3000.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +54,7 @@ PROTOCOLS = ("eager", "cooperative", "static", "static-cooperative", "connect")
 CONNECT_ASSIGNOR = "connect"  # the Connect leader's incremental cooperative assignor
 CONNECT_DELAY_MS = 10000  # scheduled.rebalance.max.delay.ms in the Connect stories
 TOPIC = "t"
+SECOND_TOPIC = "u"  # the topic the subscription-change story adds (half as many partitions as t, at least 1)
 STAGGER_MS = 700
 # Sizes a scenario can meaningfully run: every member of the stable group must have started (700 ms apart)
 # at least SETTLE_MS before the scenario's event, or the story told is "the group is still forming"; more
@@ -85,13 +88,16 @@ class _Setup:
     def config(self, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> ConsumerConfig:
         return member_config(name, self.protocol, self.opts.assignor, assignors, static)
 
-    def start(self, t: int, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None) -> None:
+    def start(self, t: int, name: str, assignors: tuple[str, ...] | None = None, static: bool | None = None,
+              topics: tuple[str, ...] | None = None) -> None:
         if self.protocol == "connect":
             self.sim.at(t, "start", name, config=worker_config(name), faults=self.opts.faults & CONSUMER_FAULTS,
                         member=ConnectWorker)
             return
-        self.sim.at(t, "start", name, config=self.config(name, assignors, static),
-                    faults=self.opts.faults & CONSUMER_FAULTS)
+        cfg = self.config(name, assignors, static)
+        if topics is not None:
+            cfg = dataclasses.replace(cfg, topics=topics)
+        self.sim.at(t, "start", name, config=cfg, faults=self.opts.faults & CONSUMER_FAULTS)
 
     def names(self) -> list[str]:
         return [f"c{i}" for i in range(1, self.opts.members + 1)]
@@ -109,6 +115,7 @@ class Scenario:
     # The property Kafka itself violates in this story (it reproduces a counterexample of the model):
     # "" for the stories in which every property holds.
     finding: str = ""
+    second_topic: bool = False  # the cluster also has topic u (nobody subscribes to it at first)
 
 
 def member_config(
@@ -175,6 +182,29 @@ def _consumer_leaves(s: _Setup) -> None:
     names = s.names()
     _start_all(s, names)
     s.sim.at(20000, "close", names[-1])
+
+
+def _consumer_crashes(s: _Setup) -> None:
+    """cN crashes: no LeaveGroup, so the coordinator notices only when its session times out."""
+    names = s.names()
+    _start_all(s, names)
+    s.sim.at(20000, "crash", names[-1])
+
+
+def _consumers_join_one_by_one(s: _Setup) -> None:
+    """c1 starts alone at 20 s and leads; every 6 s one more consumer joins, and each join is a rebalance."""
+    for i, n in enumerate(s.names()):
+        s.start(20000 + i * 6000, n)
+
+
+def _subscription_change(s: _Setup) -> None:
+    """Every member but cN reads topics t and u, cN reads t only; at 14 s cN subscribes to u too: its metadata
+    changed, so it rejoins and the group rebalances (u is then split over every member). (14 s, not 20: the trace
+    checker times convergence from the last membership change, and a subscription change is not one.)"""
+    names = s.names()
+    for i, n in enumerate(names):
+        s.start(i * STAGGER_MS, n, topics=(TOPIC, SECOND_TOPIC) if n != names[-1] else None)
+    s.sim.at(14000, "subscribe", names[-1], topics=(TOPIC, SECOND_TOPIC))
 
 
 def _static_member_restart(s: _Setup) -> None:
@@ -304,6 +334,12 @@ SCENARIOS: dict[str, Scenario] = {
                  _consumer_bounces, 20000, lambda o: 50000),
         Scenario("consumer-leaves-permanently", "cN shuts down for good", "eager",
                  _consumer_leaves, 20000, lambda o: 45000),
+        Scenario("consumer-crashes", "cN crashes (no LeaveGroup): noticed when its session times out (10 s)", "eager",
+                 _consumer_crashes, 20000, lambda o: 45000),
+        Scenario("consumers-join-one-by-one", "c1 starts alone and leads; one more consumer joins every 6 s", "eager",
+                 _consumers_join_one_by_one, 20000, lambda o: 20000 + o.members * 6000 + 10000),
+        Scenario("subscription-change", "cN reads t, the others t and u; cN subscribes to u too at 14 s", "eager",
+                 _subscription_change, 14000, lambda o: 40000, second_topic=True),
         Scenario("static-member-restart", "static member cN is killed and restarts 4 s later", "static",
                  _static_member_restart, 20000, lambda o: 45000),
         Scenario("static-member-left-behind",
@@ -449,7 +485,8 @@ def run_scenario(
     if bad:
         raise ScenarioError(f"unknown fault(s) {', '.join(sorted(bad))}; choose from "
                             f"{', '.join(sorted(CONSUMER_FAULTS | COORDINATOR_FAULTS))}")
-    sim = Simulator(SimConfig(seed=opts.seed, topics=((TOPIC, opts.partitions),), network=opts.network,
+    topics = ((TOPIC, opts.partitions),) + (((SECOND_TOPIC, max(1, opts.partitions // 2)),) if sc.second_topic else ())
+    sim = Simulator(SimConfig(seed=opts.seed, topics=topics, network=opts.network,
                               coordinator_faults=opts.faults & COORDINATOR_FAULTS))
     setup = _Setup(sim, opts, protocol)
     sc.build(setup)

@@ -85,3 +85,24 @@ def test_coordinator_side_story_has_one_decider():
     assert r.hub == "coordinator" and r.totals["rebalances"] == 1
     assert any(rec.get("error") == "ILLEGAL_GENERATION" for rec in r.transcript)
     assert not any(who and who.startswith("two owners") for ivs in r.intervals.values() for _a, _b, who in ivs)
+
+
+def test_next_generation_story_keeps_one_owner_and_bumps_the_epoch_per_join():
+    from groupspec.figures.__main__ import NEXT_STORIES
+    from groupspec.figures.runs import run_next_generation
+
+    st, schedule, start, end = NEXT_STORIES[0]
+    r = run_next_generation(st, schedule, start, end)
+    assert [g for _t, g in r.generations] == [1, 2, 3] and r.totals["violations"] == 0
+    assert not any(who and who.startswith("two owners") for ivs in r.intervals.values() for _a, _b, who in ivs)
+    # c1 never stops reading the partitions it keeps: one interval from its first assignment to the end
+    kept = [ivs for ivs in r.intervals.values() if [w for _a, _b, w in ivs if w] == ["c1"]]
+    assert kept
+
+
+def test_every_story_of_the_history_is_drawn_in_the_learn_chapters():
+    learn = "\n".join(p.read_text() for p in (ROOT / "docs" / "learn").glob("*.md"))
+    for slug in ("eager-one-by-one", "eager-leave", "eager-crash", "static-bounce", "eager-rolling", "eager-stop-the-world",
+                 "eager-subscription", "connect-bounce", "cooperative-join", "consumer-scale-out", "coordinator-side-join",
+                 "zookeeper-split-brain"):
+        assert f"figures/{slug}-lanes.svg" in learn and f"figures/{slug}-strip.svg" in learn, slug

@@ -16,7 +16,7 @@ from groupspec.checker.export import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
 from . import plots, statediagram, stories, strips, swimlane
-from .runs import Story, run, run_coordinator_side, run_zookeeper
+from .runs import Story, run, run_coordinator_side, run_next_generation, run_zookeeper
 
 # The simulator's stories of the protocol's history (docs/learn/*.md show them).
 STORIES = (
@@ -25,6 +25,9 @@ STORIES = (
     Story("eager-bounce", "consumer-bounces", "eager", "A consumer bounces (eager)"),
     Story("static-bounce", "static-member-restart", "static", "A static member restarts within its session timeout"),
     Story("eager-leave", "consumer-leaves-permanently", "eager", "A consumer leaves for good (eager)"),
+    Story("eager-one-by-one", "consumers-join-one-by-one", "eager", "Three consumers join one after another (eager)"),
+    Story("eager-crash", "consumer-crashes", "eager", "A consumer crashes (eager)"),
+    Story("eager-subscription", "subscription-change", "eager", "A member changes its subscription (eager)"),
     Story("eager-stop-the-world", "eager-stop-the-world", "eager", "A join while a member is in a GC pause (eager)"),
     Story("eager-rolling", "rolling-restart", "eager", "Rolling restart (eager)"),
     Story("static-rolling", "rolling-restart", "static", "Rolling restart (static membership)"),
@@ -56,6 +59,14 @@ CS_STORIES = (
            "Coordinator-side: a consumer joins"), CS_START + [(20000, "start", "c4")], 19500, 22500),
     (Story("coordinator-side-crash", "coordinator-side-crash", "coordinator-side",
            "Coordinator-side: a consumer crashes"), CS_START + [(20000, "crash", "c3")], 18000, 36000),
+)
+# The next-generation protocol (KIP-848: reference/consumer_sim.py): its scale-out and rolling-restart stories.
+NEXT_STORIES = (
+    (Story("consumer-scale-out", "scale-out", "consumer", "KIP-848: three consumers join 3 s apart"),
+     [(0, "start", 0), (3000, "start", 1), (6000, "start", 2)], 0, 20000),
+    (Story("consumer-rolling", "rolling-restart", "consumer", "KIP-848: rolling restart"),
+     [(0, "start", i) for i in range(3)] + [(t, a, i) for i in range(3) for t, a in
+                                            ((10000 + 15000 * i, "crash"), (10500 + 15000 * i, "start"))], 6000, 52000),
 )
 HERD_SIZES = (2, 4, 8, 16, 32)
 
@@ -177,6 +188,11 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     for st, actions, start, end in CS_STORIES:
         progress(f"story {st.slug}")
         r = run_coordinator_side(st, actions, start, end)
+        write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
+        write(figs / f"{st.slug}-strip.svg", strips.draw(r))
+    for st, schedule, start, end in NEXT_STORIES:
+        progress(f"story {st.slug}")
+        r = run_next_generation(st, schedule, start, end)
         write(figs / f"{st.slug}-lanes.svg", swimlane.draw(r))
         write(figs / f"{st.slug}-strip.svg", strips.draw(r))
     write(figs / "numbers-herd.md", herd_table())

@@ -45,6 +45,7 @@ class Run:
     generations: list[tuple[int, int]] = field(default_factory=list)  # (ms, generation) as each one formed
     totals: dict[str, Any] = field(default_factory=dict)
     hub: str = "coordinator"  # the swim lanes' first lane: who the members talk to
+    gen_label: str = "gen"  # what the strips' dashed lines are called (KIP-848: the group epoch)
     # (ms, member, kind, title) drawn on a member's lane: "notified" (a ZooKeeper watch fired), "claimed" /
     # "claim-failed" (a ZooKeeper-era rebalance attempt), "stale" (it acted on an old view of the group)
     notes: list[tuple[int, str, str, str]] = field(default_factory=list)
@@ -221,3 +222,65 @@ def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, t
                 spans.append((t, nxt, who))
         intervals[p] = spans
     return Run(story, rep, members, sorted(parts), intervals, transcript, alive, end_ms=end)
+
+
+def run_next_generation(story: Story, schedule: list[tuple[int, str, int]], start_ms: int, end_ms: int) -> Run:
+    """A run of the next-generation protocol's simulator (reference/consumer_sim.py, KIP-848): ``schedule`` is
+    (ms, start|crash, slot) as in its ``scale-out`` and ``rolling-restart`` stories. The simulator is stepped
+    here, and after every 100 ms step what each member owns (a member the coordinator knows, with an epoch) is
+    written as trace lines; each heartbeat answer that changed a member's epoch or what it owns is a note."""
+    from groupspec.reference.consumer_sim import STEP_MS, ConsumerSimulation
+
+    sim = ConsumerSimulation(story.members, story.partitions, seed=0)
+    trace: list[dict[str, Any]] = [{"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": story.partitions}]
+    notes: list[tuple[int, str, str, str]] = []
+    gens: list[tuple[int, int]] = []
+    held: dict[str, set[tuple[str, int]]] = {}
+    seen: dict[str, tuple[int, frozenset]] = {}
+    todo = sorted(schedule)
+    epoch = 0
+
+    def line(name: str, event: str, parts: set[tuple[str, int]] | None = None, gen: int = 0) -> None:
+        ev: dict[str, Any] = {"ts_ms": sim.now, "group": "g", "member": name, "event": event}
+        if parts is not None:
+            ev["partitions"] = [list(tp) for tp in sorted(parts)]
+        ev["generation"], ev["protocol"] = gen, "cooperative"
+        trace.append(ev)
+
+    while sim.now <= end_ms:
+        while todo and todo[0][0] <= sim.now:
+            _t, action, slot = todo.pop(0)
+            name = f"c{slot + 1}"
+            if action == "start":
+                sim.start(slot)
+                line(name, "joined")
+            else:
+                sim.crash(slot)
+                line(name, "left")
+                held[name] = set()
+                seen.pop(name, None)
+        sim.step()
+        if sim.coord.group_epoch != epoch:
+            epoch = sim.coord.group_epoch
+            gens.append((sim.now, epoch))
+        for slot, p in sorted(sim.procs.items()):
+            name, c = f"c{slot + 1}", p.client
+            known = c.member_id in sim.coord.members and c.epoch > 0
+            now_owned = {(str(t), int(q)) for t, q in c.owned} if known else set()
+            before = held.get(name, set())
+            if before - now_owned:
+                line(name, "revoked", before - now_owned, c.epoch)
+            if now_owned - before:
+                line(name, "assigned", now_owned - before, c.epoch)
+            held[name] = now_owned
+            state = (c.epoch, frozenset(c.owned))
+            if seen.get(name) != state:
+                shown = ", ".join(f"{t}-{q}" for t, q in sorted(c.owned)) or "nothing"
+                notes.append((sim.now, name, "claimed", f"{name}: heartbeat answered, epoch {c.epoch}, owns {shown}"))
+                seen[name] = state
+        sim.now += STEP_MS
+    out = from_trace(story, trace, end_ms, None, [])
+    out.start_ms, out.assignor, out.notes, out.gen_label = start_ms, "uniform, computed by the coordinator", notes, "epoch"
+    out.generations = [(t, g) for t, g in gens if t >= start_ms]
+    out.totals = {"group_epoch": epoch, "heartbeats": sim.report.heartbeats, "violations": len(sim.report.violations)}
+    return out

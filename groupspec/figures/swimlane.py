@@ -72,11 +72,15 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
         svg.line(x(t), axis_y, x(t), axis_y + 4, "#999")
         svg.text(x(t), axis_y + 15, f"{t / 1000:g}s", 10, anchor="middle", fill="#666")
     if not run.transcript:  # no coordinator, no requests: who consumed, and the ZooKeeper era's own events
-        svg.text(LEFT, axis_y + 30, "coloured lane: consuming, grey: running, owns nothing (every consumer rebalances "
-                 "itself when ZooKeeper notifies it)", 10, fill="#444")
-        if run.notes:
+        svg.text(LEFT, axis_y + 30, "coloured lane: consuming, grey: running, owns nothing" + (
+                 " (every consumer rebalances itself when ZooKeeper notifies it)" if hub == "zookeeper" else
+                 " (no rounds: each member reconciles on its own, one heartbeat at a time)"), 10, fill="#444")
+        if run.notes and hub == "zookeeper":
             svg.text(LEFT, axis_y + 43, "dashed arrow: a watch notification · green dot: claims created · red dot: a "
                      "claim failed (node held) · \u25b2 acts on a stale view", 10, fill="#444")
+        elif run.notes:
+            svg.text(LEFT, axis_y + 43, "green dot: a ConsumerGroupHeartbeat answer that changed the member's epoch or "
+                     "what it owns (every member heartbeats each second)", 10, fill="#444")
         return svg.render()
     svg.text(LEFT, axis_y + 30, "solid arrow: JoinGroup/SyncGroup/LeaveGroup sent · dashed arrow: its answer (red = an error)", 10, fill="#444")
     svg.text(LEFT, axis_y + 43, "dark bar: request parked by the coordinator · red dot: heartbeat answered with an error · "

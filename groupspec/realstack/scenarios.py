@@ -1,9 +1,9 @@
 """Real-stack scenarios: schedules of what the harness does to real consumers, and when.
 
 Names follow ``groupspec simulate`` where it has the same story (``new-consumer-joins``,
-``consumer-leaves-permanently``, ``static-member-restart``, ``rolling-restart``); the others are
-stories the simulator tells with its fault switches (``consumer-crashes``, ``slow-consumer``,
-``subscription-change``). Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
+``consumer-leaves-permanently``, ``static-member-restart``, ``rolling-restart``, ``consumer-crashes``,
+``subscription-change``: the simulator's versions differ in timing and, for the subscription change, in who
+subscribes to what); ``slow-consumer`` is a story the simulator tells with its fault switches. Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
 max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
 seconds. Times are seconds from the start of the run.
 """
