@@ -408,7 +408,9 @@ def _fmt_parts(parts: list[list[Any]] | list[tuple[str, int]]) -> str:
     return ",".join(f"connector {t}" if p == -1 else f"{t}-{p}" for t, p in parts)
 
 
-def _narrate_trace(line: dict[str, Any]) -> str | None:
+def _narrate_trace(line: dict[str, Any], leaving: bool = False) -> str | None:
+    """One timeline line for a trace line, in the history's words (stop-the-world, two-phase revoke/assign);
+    ``leaving``: the member leaves in the same step (its revocation is its goodbye, not a rebalance's)."""
     who = line.get("member", "")
     ev = line["event"]
     gen = line.get("generation")
@@ -418,7 +420,12 @@ def _narrate_trace(line: dict[str, Any]) -> str | None:
         verb = "is assigned" if line.get("protocol") == "eager" else "gains"
         return f"{who} {verb} {_fmt_parts(line['partitions'])} (generation {gen}, onPartitionsAssigned)"
     if ev == "revoked":
-        return f"{who} revokes {_fmt_parts(line['partitions'])} (onPartitionsRevoked)"
+        why = ""
+        if not leaving and line.get("protocol") == "eager":
+            why = "; stop-the-world: everything, before rejoining"
+        elif not leaving and line.get("protocol") == "cooperative":
+            why = "; two-phase revoke/assign, round 1: only what moves"
+        return f"{who} revokes {_fmt_parts(line['partitions'])} (onPartitionsRevoked{why})"
     if ev == "lost":
         return f"{who} lost {_fmt_parts(line['partitions'])} (onPartitionsLost)"
     if ev == "left":
@@ -496,6 +503,7 @@ def run_scenario(
     timeline: list[tuple[int, str]] = []
     last_owners = ""
     seen_groups = 0
+    delays: dict[str, int | None] = {}
     while sim.pending() and (sim.next_time() or 0) <= end:
         rec = sim.step()
         assert rec is not None
@@ -510,10 +518,17 @@ def run_scenario(
             elif g["state"] in ("PreparingRebalance", "Empty") and (seen_groups == 0 or sim.group_log[seen_groups - 1]["state"] != g["state"]):
                 timeline.append((g["at"], f"group -> {g['state']} (generation {g['generation']})"))
             seen_groups += 1
+        leaving = {line.get("member") for line in rec.trace if line["event"] == "left"}
         for line in rec.trace:
-            text = _narrate_trace(line)
+            text = _narrate_trace(line, line.get("member") in leaving)
             if text is not None:
                 timeline.append((line["ts_ms"], text))
+        for name, pr in sim.procs.items():  # Connect: the scheduled rebalance delay each assignment carries
+            due = getattr(pr.consumer, "scheduled_rejoin_ms", None) if pr.alive else None
+            if due is not None and delays.get(name) != due:
+                timeline.append((rec.time_ms, f"{name} holds back: scheduled rebalance delay, {(due - rec.time_ms) / 1000:.1f}s "
+                                              f"left (it rejoins at {due / 1000:.3f}s; a departed worker's tasks wait)"))
+            delays[name] = due
         if any(line["event"] in ("assigned", "revoked", "lost", "left") for line in rec.trace) and _settled(sim):
             owners = _owners_line(sim)
             if owners != last_owners:

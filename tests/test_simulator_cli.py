@@ -19,11 +19,18 @@ def run(*args: str) -> str:
 def test_cooperative_join_narration() -> None:
     out = run("new-consumer-joins", "--protocol", "cooperative")
     assert "seed 0" in out
-    assert "c1 revokes t-4 (onPartitionsRevoked)" in out
-    assert "c2 revokes t-5 (onPartitionsRevoked)" in out
+    assert "c1 revokes t-4 (onPartitionsRevoked; two-phase revoke/assign, round 1: only what moves)" in out
+    assert "c2 revokes t-5 (onPartitionsRevoked; two-phase revoke/assign, round 1: only what moves)" in out
     assert "c3 gains t-4,t-5 (generation 3, onPartitionsAssigned)" in out
     assert "owners: c1: t-0,t-2 | c2: t-1,t-3 | c3: t-4,t-5" in out
     assert "partitions revoked or lost" in out and "partition-seconds without an owner" in out
+
+
+def test_narration_uses_the_historys_words() -> None:
+    eager = run("new-consumer-joins", "--protocol", "eager")
+    assert "(onPartitionsRevoked; stop-the-world: everything, before rejoining)" in eager
+    connect = run("connect-worker-bounces")
+    assert "holds back: scheduled rebalance delay, 10.0s left" in connect
 
 
 def test_json_totals_show_the_difference() -> None:
