@@ -92,7 +92,8 @@ def herd_table() -> str:
 
 # Which stories' numbers each Learn chapter quotes, side by side.
 NUMBERS = {
-    "eager": ("eager-join", "eager-leave", "eager-bounce", "eager-stop-the-world"),
+    "eager": ("eager-one-by-one", "eager-join", "eager-leave", "eager-crash", "eager-subscription", "eager-bounce",
+              "eager-stop-the-world"),
     "static": ("eager-bounce", "static-bounce", "eager-rolling", "static-rolling"),
     "cooperative": ("eager-join", "cooperative-join", "eager-rolling", "cooperative-rolling"),
     "connect": ("connect-bounce", "connect-leave"),
