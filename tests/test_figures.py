@@ -106,3 +106,15 @@ def test_every_story_of_the_history_is_drawn_in_the_learn_chapters():
                  "eager-subscription", "connect-bounce", "cooperative-join", "consumer-scale-out", "coordinator-side-join",
                  "zookeeper-split-brain"):
         assert f"figures/{slug}-lanes.svg" in learn and f"figures/{slug}-strip.svg" in learn, slug
+
+
+def test_timelines_use_the_historys_words_where_the_state_says_so():
+    def words(protocol, faults):
+        g = export_graph(protocol, members=2, partitions=2, faults=frozenset(f for f in faults.split(",") if f), budget=1)
+        return "\n".join(g["strings"])
+
+    assert "stop-the-world, it revokes everything it owns" in words("eager", "crash,leave")
+    assert "two-phase revoke/assign, it revokes only what moves" in words("cooperative", "crash,leave")
+    assert "scheduled rebalance delay: the coordinator holds" in words("connect-delayed", "crash,leave")
+    # the broken variant that keeps its partitions while rejoining is never called stop-the-world
+    assert "stop-the-world" not in words("eager-no-revoke", "")

@@ -97,6 +97,18 @@ def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
     """One line for a step; for answers, say which answer it was."""
     if hasattr(proto, "explain"):  # a variant family that explains its own steps
         return proto.explain(before, action, after)
+    text = _explain_step(proto, before, action, after)
+    if isinstance(before, State) and isinstance(after, State):  # Connect's hold (KIP-415), in the history's words
+        h0, h1 = before.group.held, after.group.held
+        if h1 & ~h0:
+            text += (f" — scheduled rebalance delay: the coordinator holds {_parts(proto, h1 & ~h0)} back for "
+                     f"{proto.member_name(after.group.held_for)}")
+        elif h0 and not h1:
+            text += " — the scheduled rebalance delay is over: the held work is handed out"
+    return text
+
+
+def _explain_step(proto: Any, before: Any, action: Any, after: Any) -> str:
     who = actor(proto, action)
     name = action.name
     if isinstance(before, State) and action.member >= 0:
@@ -113,6 +125,13 @@ def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
             return f"{who} receives {c0.inbox.reply.name} for its parked request"
         if name == "SendJoinGroup" and c1.id == Id.NONE and c0.id == Id.STALE:
             return f"{who} sends JoinGroup with its stale member id: UNKNOWN_MEMBER_ID, it resets"
+        # the history's words (docs/learn/): what the step means for who reads what
+        if name == "SendJoinGroup" and c0.owned and not c1.owned:
+            return (f"{who} prepares to join (onJoinPrepare): stop-the-world, it revokes everything it owns "
+                    f"{_parts(proto, c0.owned)}, and sends JoinGroup")
+        if name == "ReceiveSyncResponse" and c0.owned & ~c1.owned and c1.rejoin:
+            return (f"{who} receives its SyncGroup response: two-phase revoke/assign, it revokes only what moves "
+                    f"{_parts(proto, c0.owned & ~c1.owned)} and rejoins so the next round can assign it")
     return action.describe(who).strip()
 
 
