@@ -68,3 +68,27 @@ def test_runs_replay_exactly() -> None:
 def test_unknown_action_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown coordinator-side action"):
         CoordinatorSideGroup().at(0, "pause", "c1")
+
+
+def test_its_traces_pass_the_trace_checker() -> None:
+    from groupspec.trace import check_events
+
+    g = _group()
+    g.at(20_000, "start", "c4")
+    g.at(40_000, "crash", "c2")
+    g.run_until(80_000)
+    r = check_events(g.trace, source="coordinator-side")
+    assert r.ok, r.to_dict()
+
+
+def test_the_trace_checker_catches_a_coordinator_that_assigns_a_partition_twice(monkeypatch) -> None:
+    from groupspec.trace import check_events
+
+    def greedy(self, members):  # a broken coordinator: everybody gets every partition
+        return {m: tuple(range(self.config.partitions)) for m in members}
+
+    monkeypatch.setattr(CoordinatorSideGroup, "assignment", greedy)
+    g = _group()
+    g.run_until(30_000)
+    r = check_events(g.trace, source="coordinator-side-greedy")
+    assert not r.ok and "exclusive_ownership" in str(r.to_dict())
