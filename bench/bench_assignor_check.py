@@ -91,7 +91,9 @@ def bench_sizes(names: list[str], seed: int) -> None:
 
 
 PLANTED = [("planted_assignors:string_generations", "I6'"), ("planted_assignors:string_sorted_range", "I7"),
-           ("planted_assignors:ClassStateAssignor", "I10i"), ("planted_assignors:hash_seed_roundrobin", "I10p")]
+           ("planted_assignors:ClassStateAssignor", "I10i"), ("planted_assignors:hash_seed_roundrobin", "I10p"),
+           ("planted_assignors:RackModeAlwaysRange", "I12"), ("planted_assignors:RacklessMatchesNothingRange", "I7"),
+           ("planted_assignors:LocalityOverBalanceRange", "I7")]
 
 
 def bench_planted(seed: int) -> None:

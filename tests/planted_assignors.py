@@ -186,3 +186,65 @@ def hash_seed_roundrobin(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -
 def sorted_roundrobin(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> dict[str, list]:
     topics = sorted({t for s in subs.values() for t in s.get("topics") or ()})
     return _deal(ppt, subs, topics)
+
+
+# ---------------------------------------------------------------------------------------- racks (KIP-881)
+# Rack-aware range variants, each built on the project's rack-aware range by changing what it is told, so the
+# planted bug is exactly one rule of KIP-881 broken.
+
+_PHANTOM = "~phantom"  # a rack no consumer and no replica is in
+
+
+class _RackRange:
+    name = "range"
+    protocol = "eager"
+    rack_aware = True
+
+    def assign(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
+               partition_racks: dict[str, list[list[str]]] | None = None) -> dict[str, list]:
+        return get("range").assign(ppt, subs, partition_racks=partition_racks)
+
+
+class RackAwareRange(_RackRange):
+    """The correct twin: the project's rack-aware range as it is."""
+
+
+class RackModeAlwaysRange(_RackRange):
+    """Uses its rack logic even when every partition sits on the same racks (KIP-881's third condition
+    ignored): planted by adding a rack nobody is in to partition 0's replicas, which turns the mode on."""
+
+    def assign(self, ppt, subs, partition_racks=None):
+        racks = {t: [list(r) for r in rows] for t, rows in (partition_racks or {}).items()}
+        for rows in racks.values():
+            if rows:
+                rows[0] = rows[0] + [_PHANTOM]
+        return super().assign(ppt, subs, racks if partition_racks is not None else None)
+
+
+class RacklessMatchesNothingRange(_RackRange):
+    """Treats a consumer without a rack as matching no partition (Kafka: it matches every partition)."""
+
+    def assign(self, ppt, subs, partition_racks=None):
+        any_rack = any(s.get("rack") for s in subs.values())
+        told = {m: {**s, "rack": s.get("rack") or (_PHANTOM if any_rack else None)} for m, s in subs.items()}
+        return super().assign(ppt, told, partition_racks)
+
+
+class LocalityOverBalanceRange(_RackRange):
+    """Moves a mis-aligned partition to a consumer on its rack even past that consumer's quota (KIP-881:
+    balance wins over rack alignment)."""
+
+    def assign(self, ppt, subs, partition_racks=None):
+        out = {m: list(ps) for m, ps in super().assign(ppt, subs, partition_racks).items()}
+        for m, ps in out.items():
+            for t, p in ps:
+                rows = (partition_racks or {}).get(t, [])
+                here = set(rows[p]) if p < len(rows) else set()
+                if subs[m].get("rack") and subs[m]["rack"] not in here:
+                    to = next((o for o in sorted(out) if o != m and subs[o].get("rack") in here
+                               and t in (subs[o].get("topics") or [])), None)
+                    if to is not None:
+                        ps.remove((t, p))
+                        out[to] = sorted(out[to] + [(t, p)])
+                        return out
+        return out

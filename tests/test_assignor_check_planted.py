@@ -180,3 +180,37 @@ def test_class_needing_arguments_is_a_load_error_and_no_argument_class_is_instan
         assert rep.ok and rep["I10i"].verdict == "held"
     finally:
         del sys.modules["gs_classes_mod"]
+
+
+# Rack-awareness (KIP-881): each planted variant breaks one rule; the correct twin passes the whole check.
+RACK_PLANTED = [
+    ("planted_assignors:RackModeAlwaysRange", "I12", "rack mode off"),
+    ("planted_assignors:RacklessMatchesNothingRange", "I7", "project's range assignor"),
+    ("planted_assignors:LocalityOverBalanceRange", "I7", "project's range assignor"),
+]
+
+
+@pytest.mark.parametrize("target, pid, words", RACK_PLANTED, ids=[t.split(":")[1] for t, _, _ in RACK_PLANTED])
+def test_planted_rack_bug_is_caught_with_a_shrunk_counterexample(target, pid, words):
+    rep = check_assignor(target, examples=200, seed=1, properties=[pid], quality=False)
+    (res,) = rep.properties
+    assert res.verdict == "violated", (target, res)
+    cx = res.counterexample
+    assert words in cx["explanation"]
+    assert "partition_racks" in cx["input"]  # the counterexample shows the replica racks it needs
+    assert len(cx["input"]["subscriptions"]) <= 6 and sum(cx["input"]["partitions_per_topic"].values()) <= 6, cx
+
+
+def test_rack_aware_twin_passes_every_property_and_i12_applies():
+    rep = check_assignor("planted_assignors:RackAwareRange", examples=60, seed=3, quality=False)
+    assert rep.ok, [(p.id, (p.counterexample or {}).get("explanation")) for p in rep.violations]
+    assert rep["I12"].verdict == "held" and rep["I7"].verdict == "held"
+
+
+def test_racks_are_drawn_only_for_candidates_that_declare_them():
+    plain = check_assignor("planted_assignors:sorted_roundrobin", examples=20, seed=3, properties=["I12"],
+                           quality=False)
+    assert plain["I12"].verdict == "not applicable"
+    declared = check_assignor("planted_assignors:RackModeAlwaysRange", examples=20, seed=3, properties=["I12"],
+                              quality=False, rack_aware=False)
+    assert declared["I12"].verdict == "not applicable"

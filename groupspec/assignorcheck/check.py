@@ -24,6 +24,7 @@ I8    converges within 4 follow-up rounds              cooperative
 I9    no 2-cycles of movement per topic                sticky-like
 I10   independent of the input's member order          all
 I11   no exception/hang/malformed output               all
+I12   racks change nothing unless KIP-881 applies      candidates declaring rack-awareness (racks.py)
 C1    multi-round churn (Hypothesis state machine)     all (checks the above that apply, every round)
 ====  ==============================================  ===========================================
 
@@ -46,7 +47,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hypothesis import given, seed as hseed
+from hypothesis import assume, given, seed as hseed
 from hypothesis import strategies as st
 
 from . import strategies as gs
@@ -63,6 +64,7 @@ from .engine import (
     _Violation, _seed_for, _settings,
 )
 from .load import CallRunner, candidate_from_object
+from .racks import call_args, check_racks_ignored, rack_mode, strip_racks
 from .optimum import balance_gap, moves_of, optimum
 
 __all__ = ["PROPERTIES", "Report", "PropertyResult", "AssignorCheckFailed", "check_assignor", "assert_assignor",
@@ -140,7 +142,10 @@ def _expected(kind: str | None, ppt: dict[str, int], subs: dict[str, dict[str, A
     """Kafka's Range/RoundRobin output: the project's own assignor when present, else the §1.1/§1.2 spec."""
     try:
         from groupspec.reference.assignors import get  # type: ignore[attr-defined]
-        return get(kind).assign(ppt, subs), f"project's {kind} assignor"
+        ref = get(kind)
+        counts, racks = call_args(ppt)  # range is rack-aware (KIP-881): a racked input passes its racks
+        return ref.assign(counts, subs, **(racks if getattr(ref, "rack_aware", False) else {})), \
+            f"project's {kind} assignor"
     except ImportError:
         pass
     return (expected_range if kind == "range" else expected_roundrobin)(ppt, subs), f"Kafka's {kind} rule"
@@ -171,6 +176,19 @@ def _p_robust(state: State, ctx: _Ctx) -> Failure | None:
     if res.failure:
         return res.message, None, {"failure": res.failure}
     return None
+
+
+def _p_racks_ignored(state: State, ctx: _Ctx) -> Failure | None:
+    ppt, subs = state
+    assume(not any(rack_mode(ppt, subs).values()))  # drawn so by construction (rack_mode_off)
+    out = ctx.round(ppt, subs)
+    bare_ppt, bare_subs = strip_racks(ppt, subs)
+    why = check_racks_ignored(ppt, subs, out, ctx.round(bare_ppt, bare_subs))
+    return (why, out, {}) if why else None
+
+
+def _rack_aware(ctx: _Ctx) -> str | None:
+    return None if ctx.cand.rack_aware else "the candidate does not declare rack-awareness (rack_aware / --rack-aware)"
 
 
 @dataclass
@@ -240,6 +258,8 @@ PROPERTIES: list[Property] = [
              applies_processes),
     Property("I10i", "instances in one process do not share state (two consumers, one process)", _pairs,
              p_across_instances, applies_instances),
+    Property("I12", "racks change nothing unless KIP-881's conditions hold",
+             lambda c: c.states(rack_mode_off=True), _p_racks_ignored, _rack_aware),
 ]
 
 PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1"]
@@ -298,7 +318,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                    kind: str | None = None, call_timeout: float = 5.0, churn_steps: int = 20,
                    quality: bool = True, properties: list[str] | None = None, java_parity: bool = False,
                    topics_per_member: int | None = None, static: bool = True, small: bool = False,
-                   nondeterministic_ok: bool = False,
+                   nondeterministic_ok: bool = False, rack_aware: bool | None = None,
                    progress: Callable[[str], None] | None = None) -> Report:
     """Check a candidate assignor against I1–I11, I6′ and multi-round churn; return a :class:`Report`.
 
@@ -310,7 +330,9 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
     ``check_generation_validated``). The declared domain: ``topics_per_member`` (every member subscribes to
     exactly that many topics), ``static=False`` (no static members); ``small`` draws only small groups (the
     bounds before large groups were added). ``nondeterministic_ok``: the candidate does not promise
-    determinism, so I10, I10p and I10i do not apply.
+    determinism, so I10, I10p and I10i do not apply. ``rack_aware``: the candidate takes replica racks
+    (KIP-881; default: its ``rack_aware`` attribute): they are drawn and passed as ``partition_racks=``, and I12
+    applies.
     """
     cand = candidate_from_object(candidate, protocol=protocol, kind=None if kind == "none" else kind)
     if protocol:
@@ -324,6 +346,10 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
         domain["static"] = False
     if small:
         domain["small"] = True
+    if rack_aware is not None:
+        cand.rack_aware = rack_aware
+    if cand.rack_aware:
+        domain["replica_racks"] = True
     runner = CallRunner(call_timeout)
     ctx = _Ctx(cand, runner, java_parity=java_parity, domain=domain, nondeterministic_ok=nondeterministic_ok)
     t0 = time.perf_counter()

@@ -365,4 +365,8 @@ def reorder(subs: Subscriptions, order: list[str]) -> Subscriptions:
 
 def describe_state(ppt: PPT, subs: Subscriptions) -> dict[str, Any]:
     """The ``run`` contract's input document for this state (used for counterexamples)."""
-    return {"partitions_per_topic": dict(ppt), "subscriptions": {m: dict(s) for m, s in subs.items()}}
+    doc = {"partitions_per_topic": dict(ppt), "subscriptions": {m: dict(s) for m, s in subs.items()}}
+    racks = getattr(ppt, "partition_racks", None)  # a racked input (KIP-881, see racks.py)
+    if racks is not None:
+        doc["partition_racks"] = racks
+    return doc

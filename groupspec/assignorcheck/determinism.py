@@ -36,6 +36,7 @@ from typing import Any
 from .core import Assignment, as_sets, canonical, diff_assignments
 from .engine import State, _Ctx, _Skip
 from .load import BUILTIN_NAMES
+from .racks import racks_of
 
 HASH_SEEDS = (1, 2)
 _STARTUP_SECONDS = 60.0
@@ -89,7 +90,7 @@ class ProcessWorker:
                 return None, self.error or "worker process unavailable"
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps([ppt, subs]) + "\n")
+            self.proc.stdin.write(json.dumps([ppt, subs, racks_of(ppt)]) + "\n")
             self.proc.stdin.flush()
         except OSError:
             self.close()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import functools
 import importlib
 import inspect
 import os
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import INTERNAL_TOPICS, Malformed, decode_output
+from .racks import call_args
 
 BUILTIN_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
@@ -63,6 +65,9 @@ class Candidate:
     #: makes a new, independent instance and returns its call function (I10i: instances must not share
     #: state); ``None`` for a plain function, which has no instances
     instances: Callable[[], Callable[[dict[str, int], dict[str, dict]], Any]] | None = None
+    #: declares rack-awareness (KIP-881): the checker then draws replica racks and passes them as
+    #: ``partition_racks=`` (see :mod:`groupspec.assignorcheck.racks`)
+    rack_aware: bool = False
 
 
 def kind_from_name(name: str | None) -> str | None:
@@ -351,7 +356,13 @@ def _builtin(name: str) -> Candidate:
         raise LoadError(f"built-in assignor {name!r} is not available ({e})") from None
     a = get(name)
     return Candidate(name=getattr(a, "name", name), protocol=getattr(a, "protocol", "eager"),
-                     kind=kind_from_name(name), call=a.assign, target=name, instances=lambda: get(name).assign)
+                     kind=kind_from_name(name), call=a.assign, target=name, instances=lambda: get(name).assign,
+                     rack_aware=_declares_racks(a))
+
+
+def _declares_racks(obj: Any) -> bool:
+    """An assignor declares rack-awareness with a true ``rack_aware`` attribute."""
+    return getattr(obj, "rack_aware", False) is True
 
 
 def _instantiate(cls: type, target: str) -> Any:
@@ -410,7 +421,7 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
             return copy.deepcopy(obj).assign
 
         return Candidate(name=str(name), protocol=proto, kind=kind or kind_from_name(getattr(obj, "name", None)),
-                         call=assign, target=target or str(name), instances=copies)
+                         call=assign, target=target or str(name), instances=copies, rack_aware=_declares_racks(obj))
     if inspect.isclass(obj):
         raise LoadError(f"{target or obj.__name__}: a class that is neither a kafka-python assignor nor has an "
                         f"assign method")
@@ -423,7 +434,7 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
         return Candidate(name=name, protocol=proto,
                          kind=kind or kind_from_name(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None),
-                         call=obj, target=target or name)
+                         call=obj, target=target or name, rack_aware=_declares_racks(obj))
     raise LoadError(f"{target or obj!r} is a {type(obj).__name__}, not an assignor (expected a callable, an object "
                     f"with assign(), or a kafka-python AbstractPartitionAssignor)")
 
@@ -516,11 +527,15 @@ class CallRunner:
     def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict],
             fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
         """Call ``fn`` (default: the candidate's own call) on copies of the inputs; decode its result."""
-        args = (copy.deepcopy(ppt), copy.deepcopy(subs))
+        counts, racks = call_args(ppt)  # a racked input passes the replica racks as ``partition_racks=``
+        args = (copy.deepcopy(counts), copy.deepcopy(subs))
+        fn = fn or cand.call
+        if racks:
+            fn = functools.partial(fn, **copy.deepcopy(racks))
         if self._worker is None:
             self._worker = _Worker()
         w = self._worker
-        w.inbox.put((fn or cand.call, args))
+        w.inbox.put((fn, args))
         try:
             (kind, value), secs = w.outbox.get(timeout=self.call_timeout)
         except queue.Empty:

@@ -1,7 +1,8 @@
 """Worker process for I10p: ``python -m groupspec.assignorcheck.procworker TARGET CALL_TIMEOUT``.
 
 Loads TARGET (as :func:`groupspec.assignorcheck.load.load_candidate` does), prints ``{"ready": true}`` (or
-``{"load_error": "..."}``), then answers each input line ``[partitions_per_topic, subscriptions]`` with one line
+``{"load_error": "..."}``), then answers each input line ``[partitions_per_topic, subscriptions, partition_racks]``
+(the racks ``null`` for a rack-less input) with one line
 ``{"out": {member: [[topic, partition], ...]}}`` or ``{"failure": "..."}``. It is started by
 :mod:`groupspec.assignorcheck.determinism` with a chosen ``PYTHONHASHSEED``; it imports no Hypothesis.
 """
@@ -15,6 +16,7 @@ import sys
 def main(argv: list[str]) -> int:
     from .core import canonical
     from .load import CallRunner, LoadError, load_candidate
+    from .racks import with_racks
 
     logging.getLogger().addHandler(logging.NullHandler())
     target, timeout = argv[0], float(argv[1])
@@ -29,8 +31,8 @@ def main(argv: list[str]) -> int:
     out.flush()
     runner = CallRunner(timeout)
     for line in sys.stdin:
-        ppt, subs = json.loads(line)
-        res = runner.run(cand, ppt, subs)
+        ppt, subs, racks = json.loads(line)
+        res = runner.run(cand, with_racks(ppt, racks), subs)
         if res.assignment is None:
             out.write(json.dumps({"failure": res.message}) + "\n")
         else:

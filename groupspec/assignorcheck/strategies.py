@@ -202,14 +202,19 @@ def group_states(draw: Any, *, max_topics: int | None = None, max_partitions: in
                  max_members: int | None = None, min_members: int = 1, uniform: bool | None = None,
                  history: bool | None = None, conflicts: bool = True, unusual: bool = False,
                  tricky_ids: bool = True, small: bool = False, topics_per_member: int | None = None,
-                 static: bool = True, racks: bool = True) -> GroupState:
+                 static: bool = True, racks: bool = True, replica_racks: bool = False,
+                 rack_mode_off: bool = False) -> GroupState:
     """One group state ``(partitions_per_topic, subscriptions)``; see the module docstring.
 
     ``history``: draw owned partitions and generations (``None``: sometimes). ``conflicts``: with history,
     also stale lower-generation and same-generation conflicting claims. ``unusual``: the I11 oddities.
     ``max_topics`` / ``max_partitions`` / ``max_members``: caps (default: by the drawn size class).
     ``small``: the older small bounds only. ``topics_per_member``: every member subscribes to exactly that
-    many topics. ``static=False``: no static members. ``racks=False``: no member racks.
+    many topics. ``static=False``: no static members. ``racks=False``: no member racks. ``replica_racks=True``
+    (for candidates that declare rack-awareness, KIP-881): member racks are common and the partitions' replica
+    racks are drawn too, as a :class:`~groupspec.assignorcheck.racks.RackedPartitions`, in the shapes that turn
+    Kafka's rack mode on (partitions on different racks) and off (every partition on the same racks, racks no
+    consumer is in, no racks); with ``rack_mode_off=True`` only the shapes that turn it off.
     """
     if small:
         caps = (4, 6, 5)
@@ -230,8 +235,10 @@ def group_states(draw: Any, *, max_topics: int | None = None, max_partitions: in
     subs_topics = draw(subscriptions(topics, [m for m, _ in members], uniform=uniform, unusual=unusual,
                                      deleted=deleted, topics_per_member=topics_per_member))
     rack_of = {m: None for m, _ in members}
-    if racks and not small and draw(_RARE):
+    if replica_racks or (racks and not small and draw(_RARE)):
         rack_of = {m: draw(_sample(_RACKS)) for m, _ in members}
+    if replica_racks:
+        ppt = _with_replica_racks(draw, ppt, _OFF_SHAPES if rack_mode_off else _REPLICA_SHAPES)
     subs: dict[str, dict[str, Any]] = {
         m: {"topics": subs_topics[m], "owned": [], "generation": -1, "instance_id": inst, "rack": rack_of[m]}
         for m, inst in members
@@ -241,6 +248,29 @@ def group_states(draw: Any, *, max_topics: int | None = None, max_partitions: in
     if history and members:
         _draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual, small)
     return ppt, subs
+
+
+#: Replica-rack shapes: per partition a random set (rack mode usually on), the same set for every partition and
+#: racks no consumer is in (off by KIP-881's conditions), no racks at all.
+_REPLICA_SHAPES = ("spread", "same", "elsewhere", "none")
+_OFF_SHAPES = _REPLICA_SHAPES[1:]
+_REPLICA_SETS = (("r0",), ("r1",), ("r0", "r1"), ("r1", "r2"), ("r0", "r1", "r2"), ("r2",))
+
+
+def _with_replica_racks(draw: Any, ppt: dict[str, int], shapes: tuple[str, ...]) -> dict[str, int]:
+    from .racks import RackedPartitions
+
+    shape = draw(_sample(shapes))
+    if shape == "spread":
+        racks = {t: [list(draw(_sample(_REPLICA_SETS))) for _ in range(max(n, 0))] for t, n in ppt.items()}
+    elif shape == "same":
+        common = list(draw(_sample(_REPLICA_SETS)))
+        racks = {t: [list(common) for _ in range(max(n, 0))] for t, n in ppt.items()}
+    elif shape == "elsewhere":
+        racks = {t: [[draw(_sample(("r8", "r9")))] for _ in range(max(n, 0))] for t, n in ppt.items()}
+    else:
+        racks = {t: [[] for _ in range(max(n, 0))] for t, n in ppt.items()}
+    return RackedPartitions(ppt, racks)
 
 
 def _draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]], members: list[str],

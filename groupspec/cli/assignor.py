@@ -57,14 +57,17 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
               help="Declared domain: every member subscribes to exactly K topics.")
 @click.option("--no-static", "no_static", is_flag=True,
               help="Declared domain: no static members (no group.instance.id).")
+@click.option("--rack-aware", is_flag=True,
+              help="The candidate takes replica racks (KIP-881), as if it had rack_aware = True: racks are drawn "
+                   "and passed as partition_racks=, and I12 applies.")
 @click.option("--small", is_flag=True,
               help="Draw only small groups (at most 6 partitions, 5 members, 4 topics, generations up to 9).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
           call_timeout: float, compare: tuple[str, str] | None, only: tuple[str, ...], java_parity: bool,
-          nondeterministic_ok: bool, topics_per_member: int | None, no_static: bool, small: bool,
-          as_json: bool) -> None:
-    """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I11, I6′ and churn."""
+          nondeterministic_ok: bool, topics_per_member: int | None, no_static: bool, rack_aware: bool,
+          small: bool, as_json: bool) -> None:
+    """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I12, I6′ and churn."""
     if seed is None:
         seed = secrets.randbelow(2**31)
     if compare:
@@ -83,7 +86,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
             raise UserError(f"--only {pid}: unknown property (known: {', '.join(PROPERTY_IDS)})")
     props = list(only) or None
     domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
-              "nondeterministic_ok": nondeterministic_ok}
+              "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None}
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
@@ -190,6 +193,8 @@ def _domain_flags(report: Any) -> str:
         flags += " --small"
     if report.nondeterministic_ok:
         flags += " --nondeterministic-ok"
+    if d.get("replica_racks"):
+        flags += " --rack-aware"
     return flags
 
 
@@ -289,7 +294,17 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
                 raise UserError(f"{at}.{k} must be a string or null")
         subs[m] = {"topics": list(topics), "owned": [list(x) for x in owned], "generation": gen,
                    "instance_id": s.get("instance_id"), "rack": s.get("rack")}
-    return dict(ppt), subs
+    racks = doc.get("partition_racks")
+    if racks is None:
+        return dict(ppt), subs
+    if not isinstance(racks, dict) or not all(
+            isinstance(rows, list) and all(isinstance(r, list) and all(isinstance(x, str) for x in r) for r in rows)
+            for rows in racks.values()):
+        raise UserError(f"{where}: partition_racks must be an object of topic -> list of rack lists (one per "
+                        f"partition)")
+    from groupspec.assignorcheck.racks import RackedPartitions
+
+    return RackedPartitions(ppt, racks), subs
 
 
 @bad_input_probes(["range", "--input", "no-such-input.json"], ["no_such_module_zz:assign", "--input", "."])
@@ -301,7 +316,10 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
 @click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
               help="Seconds the call may take.")
 def run(target: str, input_file: str | None, protocol: str | None, call_timeout: float) -> None:
-    """Run TARGET once on one JSON group state; print {member: [[topic, partition], ...]} (sorted)."""
+    """Run TARGET once on one JSON group state; print {member: [[topic, partition], ...]} (sorted).
+
+    An optional key partition_racks ({topic: [[rack, ...] per partition]}, KIP-881) is passed to the candidate
+    as partition_racks=, as the check does for rack-aware candidates."""
     if input_file is None:
         text, where = sys.stdin.read(), "stdin"
     else:
