@@ -35,13 +35,19 @@ SMALL = {
 }
 
 
+# Properties a correct variant violates on its SMALL instance because the protocol itself does.
+# zookeeper: a claim that collides may use up rebalance.max.retries before the holder releases; the
+# consumer gives up until the next membership change (history.md §1, "retries run out").
+AS_IN_KAFKA = {"zookeeper": {"convergence"}}
+
+
 @pytest.mark.parametrize("engine", ["python", "auto"])
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_correct_variants_hold(name, engine):
     _proto, res = check(name, assignor="range" if name == "zookeeper" else "sticky", engine=engine, **SMALL[name])
     assert res.complete
     failed = {k: v.explanation for k, v in res.verdicts.items() if v.held is False}
-    assert not failed, failed
+    assert set(failed) == AS_IN_KAFKA.get(name, set()), failed
     assert res.verdicts["sometimes_all_stable"].held is True  # not vacuous
     if name != "zookeeper":
         assert res.verdicts["generation_monotonic"].held is True
@@ -133,7 +139,8 @@ PINNED = [
     ("cooperative", dict(members=2, partitions=2), 38),
     ("cooperative", dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1), 127),
     ("static", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 637),
-    ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 51),
+    # stale reads (a lagging server), all-or-nothing claims, rebalance.max.retries (was 51 before them)
+    ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 121),
     # held work stays held until DelayExpired, also for a worker that came back (was 1115 when the model
     # gave it back at the first completion with the departed member present)
     ("connect-delayed", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 1198),

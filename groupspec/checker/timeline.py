@@ -45,7 +45,9 @@ def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
             bits_ = [c.proc.name.lower(), "registered" if c.registered else "no session",
                      f"view {_members(proto, c.view)}", f"owns {_parts(proto, c.owned)}"]
             if c.pending:
-                bits_.append("retrying claims")
+                bits_.append(f"retrying claims ({c.retries} retries left)")
+            if c.failed:
+                bits_.append("gave up: retries used up")
             out.append((proto.member_name(i), ", ".join(bits_)))
         return out
     assert isinstance(s, State)
