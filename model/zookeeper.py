@@ -1,7 +1,7 @@
 """ZooKeeper-based rebalancing: the original high-level consumer (Kafka 0.8, for teaching).
 
-The protocol (history.md §1)
-----------------------------
+The protocol (the ZooKeeper era of the protocol's history)
+----------------------------------------------------------
 There is no group coordinator. Each consumer registers an *ephemeral* node under
 ``/consumers/<group>/ids`` and sets a **watch** on that directory. Every change of the directory fires
 the watch of every registered consumer (the **herd effect**: a change in a group of N wakes the N-1
@@ -17,7 +17,7 @@ state space small: any finite number runs out the same way in an untimed model);
 **Views are per consumer and may be stale.** A read may be served by a ZooKeeper server that has not
 applied the latest write yet (``lagging``: the directory as it was before its last change), so a
 consumer may compute its share over a list that is already out of date while another consumer acts on
-the current one: the *split brain* of history.md — two consumers pick one partition (one loses the
+the current one: the *split brain* of the protocol's history — two consumers pick one partition (one loses the
 create race and retries), some partition nobody picks, and nobody can tell whether the group has
 settled. A consumer whose view is not the directory rebalances again (the needless extra rebalance).
 
@@ -35,7 +35,7 @@ What ZooKeeper guarantees, and what it does not:
   (the historical reason for the group coordinator and generations, Kafka 0.9).
 * ``convergence`` fails as soon as a claim can collide: an untimed run may use up every retry of a
   consumer before the holder of the node it wants gets round to releasing it, and the consumer then
-  gives up with its share unconsumed until the next membership change (history.md: "retries run out").
+  gives up with its share unconsumed until the next membership change (the history's "retries run out").
   Kafka makes that unlikely with time (backoff × retries), not impossible.
 * There are no generations, so generation monotonicity does not apply.
 

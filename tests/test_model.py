@@ -30,6 +30,7 @@ SMALL = {
     # without timeouts and restarts: with them Kafka itself violates exclusive ownership and convergence
     # (tests/test_fidelity_model.py pins those counterexamples)
     "static-cooperative": dict(members=2, partitions=3, topics=2, faults=frozenset({"join", "subscription", "partitions"}), budget=2),
+    "connect-keep-work": dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2),
     "consumer": dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie"}), budget=1),
     "consumer-static": dict(members=2, partitions=3, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=2),
 }
@@ -37,8 +38,9 @@ SMALL = {
 
 # Properties a correct variant violates on its SMALL instance because the protocol itself does.
 # zookeeper: a claim that collides may use up rebalance.max.retries before the holder releases; the
-# consumer gives up until the next membership change (history.md §1, "retries run out").
-AS_IN_KAFKA = {"zookeeper": {"convergence"}}
+# consumer gives up until the next membership change (the protocol history's "retries run out").
+# connect-keep-work: a worker reset while its work went elsewhere keeps running it (docs/conformance.md gap 11).
+AS_IN_KAFKA = {"zookeeper": {"convergence"}, "connect-keep-work": {"exclusive_ownership", "commit_fencing"}}
 
 
 @pytest.mark.parametrize("engine", ["python", "auto"])

@@ -108,9 +108,10 @@ def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
                 return f"{who} heartbeats: FENCED_INSTANCE_ID, which is fatal — the process stops"
             if c1.rejoin and not c0.rejoin:
                 return f"{who} heartbeats: REBALANCE_IN_PROGRESS, so it will rejoin"
+            lose = "keeps running its work (a Connect worker)" if c1.owned else "loses its partitions"
             if c1.id == Id.NONE and c0.id != Id.NONE:
-                return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and loses its partitions"
-            return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and loses its partitions"
+                return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and {lose}"
+            return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and {lose}"
         if name == "ReceiveError" and c0.inbox is not None:
             return f"{who} receives {c0.inbox.reply.name} for its parked request"
         if name == "SendJoinGroup" and c1.id == Id.NONE and c0.id == Id.STALE:
