@@ -52,6 +52,8 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
              kafka_too="exclusive_ownership,commit_fencing", note="simulate static-member-left-behind"),
     ModelJob("connect-delayed", "sticky", 3, 3, 1, "join,crash,leave", 2),
     ModelJob("coordinator-assigns", "sticky", 3, 3, 1, "crash,leave,timeout", 2),
+    ModelJob("connect-keep-work", "sticky", 3, 3, 1, "join,crash,timeout", 2,
+             kafka_too="exclusive_ownership,commit_fencing", note="a reset worker keeps running its work (gap 11)"),
     ModelJob("zookeeper", "range", 3, 3, 1, "join,leave,crash", 2, kafka_too="convergence",
              note="rebalance.max.retries run out: a consumer gives up until the next change"),
     ModelJob("zookeeper", "range", 2, 2, 1, "timeout", 1, kafka_too="commit_fencing,exclusive_processing,convergence",
