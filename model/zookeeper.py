@@ -241,6 +241,18 @@ class ZooKeeper:
         raise ValueError(f"{a!r} is not enabled")
 
     # -- what the properties ask ------------------------------------------------------------------------
+    def explain(self, before: ZkState, action: A.Action, after: ZkState) -> str:
+        """One line for a step of the timeline (the checker's printer asks the variant)."""
+        who = self.member_name(action.member) if action.member >= 0 else ""
+        if isinstance(action, A.ExpireLive):
+            return (f"{who}'s ZooKeeper session expires while it runs (a network blip): its ephemeral nodes are "
+                    f"deleted, but it has not noticed and goes on processing what it owned")
+        if isinstance(action, RetryClaims) and after.consumers[action.member].failed:
+            return f"{who} retries claiming its share, fails again and gives up: rebalance.max.retries used up"
+        if isinstance(action, RetryClaims):
+            return f"{who} retries claiming its share after the backoff"
+        return action.describe(who).strip()
+
     def member_name(self, i: int) -> str:
         return f"c{i + 1}"
 
