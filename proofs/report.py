@@ -13,6 +13,10 @@ Three families of checks, each reported obligation by obligation:
    timeline; (``deep``) correct variants have no violation within k steps.
 3. **Convergence** for cooperative: no weakly fair non-converging lasso (or deadlock) within k steps
    (Z3), and the ranking argument of :mod:`~groupspec.proofs.liveness` on instances up to 3x4.
+4. **Drift (unbounded)** (:mod:`~groupspec.proofs.epr_drift`): sampled steps of each correct variant of
+   model/ are runs of its relational actions; two mutants of model/ must have a step that is not.
+   Relational mutants (``RELATIONAL_MUTANTS``) show that obligations no model/ mutant reaches can fail
+   (``generation_skip`` fails ``generation_plus_one``).
 
 Expected outcomes: a check of a correct variant is ``ok`` when it is proved; a check of a broken
 variant is ``ok`` when the bug is *caught* (a counterexample is printed).  ``Report.ok`` is true when
