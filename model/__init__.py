@@ -24,7 +24,7 @@ from .broken import (
     EagerNoRevoke,
     UnfencedCommits,
 )
-from .connect_delayed import ConnectDelayed
+from .connect_delayed import ConnectDelayed, ConnectKeepWork
 from .consumer import Consumer, ConsumerStatic
 from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
@@ -35,7 +35,7 @@ from .static_cooperative import StaticCooperative
 from .zookeeper import ZooKeeper
 
 CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
-                                     StaticCooperative)}
+                                     StaticCooperative, ConnectKeepWork)}
 CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic)})
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump)})

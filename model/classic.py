@@ -80,6 +80,7 @@ class ClassicProtocol(ClassicObservations):
     static_members = False  # KIP-345: every member has a group.instance.id (its slot)
     coordinator_assigns = False  # the coordinator computes the assignment (no SyncGroup round)
     delayed = False  # KIP-415: a departed member's partitions are held back for a delay
+    keep_work_on_reset = False  # Connect: a worker keeps (and reports) its work across a member-id reset
     # Switches that break the protocol on purpose (see groupspec.model.broken).
     revoke_before_join = True  # eager: revoke everything before JoinGroup
     withhold_transfers = True  # cooperative: never hand a still-owned partition to a new owner
@@ -298,7 +299,7 @@ class ClassicProtocol(ClassicObservations):
         sub = cfg.subscribed_partitions(c.topics, g.partitions)
         # onJoinPrepare (coordinator.md §5.4)
         previous = c.owned  # what a sticky eager member reports in its userData
-        if c.generation == NO_GENERATION or c.id == Id.NONE:
+        if (c.generation == NO_GENERATION or c.id == Id.NONE) and not self.keep_work_on_reset:
             owned = 0  # lost
             previous = 0
         elif self.rebalance == "eager":

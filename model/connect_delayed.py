@@ -37,6 +37,8 @@ member was present, i.e. before the delay was over; coordinator.md §6 and Kafka
 from __future__ import annotations
 
 from .classic import ClassicProtocol
+from .core import NO_GENERATION, MemberStatus as MS, Proc, State, bits
+from .properties import Kind, Property
 
 
 class ConnectDelayed(ClassicProtocol):
@@ -44,3 +46,71 @@ class ConnectDelayed(ClassicProtocol):
     summary = "KIP-415: a departed worker's work is held back until the delay is over, then handed out"
     rebalance = "cooperative"
     delayed = True
+
+
+def duplicate_work_settles(proto: "ConnectDelayed", s: "State") -> str | None:
+    """Duplicated work never survives a round (Connect with workers that keep their work across a reset).
+
+    Two live workers may run the same connector or task only while one of them is still in a rebalance
+    round: it is not ``STABLE`` in the group's current generation (it is rejoining, or has not applied the
+    current generation's assignment yet). Once both have applied one generation's assignment, the copy the
+    leader did not assign has been revoked (Kafka's ``IncrementalCooperativeAssignor``: duplicated work
+    is revoked; here the sticky assignor keeps the claim of the newer generation and the other worker
+    revokes it at onJoinComplete). ``exclusive_ownership`` itself does not hold: that is Kafka's
+    behaviour, not a modelling artefact (docs/conformance.md, gap 11).
+    """
+    g = s.group
+    seen: dict[int, int] = {}
+    for i, owned in proto.live_ownership(s):
+        for p in bits(owned):
+            j = seen.get(p)
+            if j is not None and all(_settled(s, k) for k in (i, j)):
+                return (f"{proto.partition_name(p)} is run by both {proto.member_name(j)} and {proto.member_name(i)}, "
+                        f"both STABLE in generation {g.generation}: the duplicate outlived the round")
+            seen[p] = i
+    return None
+
+
+def _settled(s: "State", i: int) -> bool:
+    c = s.clients[i]
+    return c.status == MS.STABLE and c.generation == s.group.generation and c.inbox is None
+
+
+DUPLICATE_WORK_SETTLES = Property("duplicate_work_settles", Kind.ALWAYS, duplicate_work_settles.__doc__ or "",
+                                  duplicate_work_settles)
+
+
+class ConnectKeepWork(ConnectDelayed):
+    """KIP-415 workers as Kafka runs them: work survives a member-id reset (docs/conformance.md gap 11).
+
+    ``WorkerCoordinator.onJoinPrepare`` revokes nothing in the incremental protocol, even after
+    UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION reset the worker: it keeps running its connectors and tasks and
+    reports them in its next JoinGroup. The classic core's resets (heartbeat, JoinGroup, SyncGroup
+    answers) set ``owned`` to nothing; here each reset keeps it, and the core's onJoinPrepare reports it
+    (``keep_work_on_reset``). A crash still loses everything (the process is gone).
+    """
+
+    name = "connect-keep-work"
+    summary = "KIP-415 workers that keep running their work across a member-id reset (as Kafka's do)"
+    keep_work_on_reset = True
+    extra_safety = (DUPLICATE_WORK_SETTLES,)
+
+    def _kept(self, s: "State", t: "State", i: int) -> "State":
+        a, b = s.clients[i], t.clients[i]
+        if a.owned and not b.owned and b.proc == Proc.UP and b.generation == NO_GENERATION \
+                and b.status == MS.UNJOINED:
+            return self._with(t, clients=self._set(t.clients, i, b.but(owned=a.owned)))
+        return t
+
+    def _join(self, s, i):  # type: ignore[no-untyped-def]
+        return self._kept(s, super()._join(s, i), i)
+
+    def _receive_error(self, s, i):  # type: ignore[no-untyped-def]
+        return self._kept(s, super()._receive_error(s, i), i)
+
+    def _receive_join(self, s, i):  # type: ignore[no-untyped-def]
+        return self._kept(s, super()._receive_join(s, i), i)
+
+    def _heartbeat(self, s, i):  # type: ignore[no-untyped-def]
+        t = super()._heartbeat(s, i)
+        return None if t is None else self._kept(s, t, i)

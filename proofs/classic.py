@@ -79,9 +79,15 @@ Properties (names as in ``groupspec.model``):
 * ``generation_monotonic`` — ``gen' ≥ gen`` on every step, ``>`` on CompleteJoin; a client's generation
   never decreases (except the reset to none); no client is ahead of the group.
 
+* ``generation_plus_one`` / ``generation_unchanged`` — the group's generation grows by exactly one per
+  completed join phase and is unchanged by every other step.  "Exactly one" in an ordered sort is "the
+  successor": ``CompleteJoin`` moves ``gen`` to a generation with none strictly between (EPR: the
+  universal sits in the action's guard; the property's negation is one existential witness).
+
 Deliberately broken variants (each must yield a counterexample): ``direct_transfer`` (cooperative
 assignor hands a still-owned partition to another member), ``no_revoke_before_join`` (eager client keeps
-its partitions through JoinGroup), ``unfenced_commits`` (coordinator skips member/generation checks).
+its partitions through JoinGroup), ``unfenced_commits`` (coordinator skips member/generation checks),
+``generation_skip`` (a completed join phase may skip generations: fails ``generation_plus_one``).
 """
 from __future__ import annotations
 
@@ -94,7 +100,7 @@ from .epr import RelSpec, State, setrel, strict_total_order, upd
 And, Or, Not, Implies, ForAll, Exists = z3.And, z3.Or, z3.Not, z3.Implies, z3.ForAll, z3.Exists
 
 PROTOCOLS = ("eager", "static", "cooperative", "static-cooperative", "coordinator-assigns")
-BROKEN = ("direct_transfer", "no_revoke_before_join", "unfenced_commits")
+BROKEN = ("direct_transfer", "no_revoke_before_join", "unfenced_commits", "generation_skip")
 
 
 @dataclass(frozen=True)
@@ -264,8 +270,11 @@ def build(variant: Variant) -> RelSpec:
             keeps = lambda a: s.member(a)  # noqa: E731
         else:
             keeps = lambda a: And(s.member(a), s.joined(a))  # noqa: E731
+        # "+1": the next generation is the least one above the current (nothing strictly between);
+        # the generation_skip mutant may pick any larger one.
+        succ = [] if variant.broken == "generation_skip" else [ForAll([h], Not(And(lt(s.gen, h), lt(h, gn))))]
         common = [
-            s.preparing(), lt(s.gen, gn),
+            s.preparing(), lt(s.gen, gn), *succ,
             setrel(spec, t, "member", keeps),
             setrel(spec, t, "retired", lambda a: Or(s.retired(a), And(s.member(a), Not(keeps(a))))),
             setrel(spec, t, "join_resp", lambda a, b: Or(s.join_resp(a, b), And(b == gn, s.joined(a)))),
@@ -447,6 +456,15 @@ def build(variant: Variant) -> RelSpec:
 
     spec.action_props["generation_monotonic"] = (tuple(a for a in spec.actions if a != "CompleteJoin"), gen_mono)
     spec.action_props["generation_bumps"] = (("CompleteJoin",), lambda s, t, ps: lt(s.gen, t.gen))
+
+    def plus_one(s: State, t: State, ps: list) -> z3.BoolRef:
+        """CompleteJoin: gen' is the successor of gen in the order (no generation strictly between);
+        any other action: gen' = gen.  Unbounded form of the model's "+0 or +1"."""
+        return And(lt(s.gen, t.gen), ForAll([h], Not(And(lt(s.gen, h), lt(h, t.gen)))))
+
+    spec.action_props["generation_plus_one"] = (("CompleteJoin",), plus_one)
+    spec.action_props["generation_unchanged"] = (tuple(a for a in spec.actions if a != "CompleteJoin"),
+                                                 lambda s, t, ps: t.gen == s.gen)
 
     _invariant(spec, variant, live, fresh, le)
     return spec

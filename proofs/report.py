@@ -13,6 +13,10 @@ Three families of checks, each reported obligation by obligation:
    timeline; (``deep``) correct variants have no violation within k steps.
 3. **Convergence** for cooperative: no weakly fair non-converging lasso (or deadlock) within k steps
    (Z3), and the ranking argument of :mod:`~groupspec.proofs.liveness` on instances up to 3x4.
+4. **Drift (unbounded)** (:mod:`~groupspec.proofs.epr_drift`): sampled steps of each correct variant of
+   model/ are runs of its relational actions; two mutants of model/ must have a step that is not.
+   Relational mutants (``RELATIONAL_MUTANTS``) show that obligations no model/ mutant reaches can fail
+   (``generation_skip`` fails ``generation_plus_one``).
 
 Expected outcomes: a check of a correct variant is ``ok`` when it is proved; a check of a broken
 variant is ``ok`` when the bug is *caught* (a counterexample is printed).  ``Report.ok`` is true when
@@ -55,6 +59,19 @@ RELATIONAL = {
     "cooperative-direct-transfer": ("cooperative", "direct_transfer"),
     "unfenced-commits": ("eager", "unfenced_commits"),
 }
+
+# Relational mutants, one per obligation that no model/ mutant reaches: (relational protocol, bug, the
+# obligation that must fail).  Run with the protocol they are attached to.
+RELATIONAL_MUTANTS = {
+    "cooperative": (("cooperative", "generation_skip", "generation_plus_one",
+                     "a completed join phase may skip generations"),),
+}
+
+# EPR drift (proofs/epr_drift.py): model steps sampled with a fixed seed, each must be a run of the
+# relational actions (correct variants), and a mutant of model/ must have a step that is not.
+DRIFT_SEED = 5
+DRIFT_STEPS = 8
+DRIFT_MUTANTS = ("cooperative-direct-transfer", "eager-no-revoke")
 
 # Small instances on which the broken variants' bugs show (members, partitions, faults, budget, depth).
 BMC_INSTANCES = {
@@ -130,6 +147,53 @@ def _epr_job(protocol: str) -> list[dict]:
                     "action": name, "ok": ok, "seconds": secs, "verdict": "witnessed" if ok else "FAILED",
                     "label": f"{name} enabled under the invariant", "cti_text": "", "cti": None})
     return out
+
+
+def _mutant_job(args: tuple[str, str, str, str]) -> dict:
+    """A relational mutant: the one obligation it targets must fail with a counterexample."""
+    from . import classic, epr
+
+    proto, bug, clause, _why = args
+    spec = classic.build(classic.Variant(proto, bug))
+    rs = epr.check_obligations(spec, only=lambda o: o.clause == clause)
+    failed = [r for r in rs if r.verdict == "FAILED"]
+    return {"spec": spec.name, "clause": clause, "n": len(rs), "failed": [r.label for r in failed],
+            "seconds": sum(r.seconds for r in rs), "cti": epr.format_cti(failed[0]) if failed else ""}
+
+
+def _mutant_check(protocol: str, args: tuple[str, str, str, str], d: dict) -> Check:
+    _p, bug, clause, why = args
+    ok = bool(d["failed"])
+    name = f"mutant {bug} ({why}) fails {clause}" if ok else f"mutant {bug} must fail {clause}"
+    return Check("unbounded safety", protocol, name, "caught" if ok else "MISSED", ok, d["seconds"], "fail",
+                 d["cti"], d["n"], d)
+
+
+def _drift_job(protocol: str) -> dict:
+    """EPR drift: sampled model steps against the relational actions (proofs/epr_drift.py)."""
+    from . import epr_drift
+
+    mutant = protocol in DRIFT_MUTANTS
+    r = epr_drift.sample(protocol, DRIFT_SEED, 40 if mutant else DRIFT_STEPS, stop_at_first=mutant)
+    return asdict(r)
+
+
+def _drift_check(protocol: str, d: dict) -> Check:
+    from . import epr_drift
+
+    spec = epr_drift.RELATIONAL_OF[protocol].name
+    where = f"{d['instance']}, seed {d['seed']}"
+    if protocol in DRIFT_MUTANTS:
+        ok = bool(d["rejected"])
+        name = (f"drift caught: a step of this mutant is no run of classic/{spec}'s actions ({where})" if ok
+                else f"drift: some step must be rejected by classic/{spec} ({where})")
+        return Check("drift (unbounded)", protocol, name, "caught" if ok else "MISSED", ok, d["seconds"], "fail",
+                     "\n".join(d["rejected"]), d["steps"], d)
+    ok = not d["rejected"] and not d["unknown"]
+    name = f"{d['steps']} sampled model steps are runs of classic/{spec}'s actions ({where})"
+    detail = "\n".join(d["rejected"]) or "\n".join(f"{n} x {k}" for k, n in sorted(d["used"].items()))
+    return Check("drift (unbounded)", protocol, name, "admitted" if ok else ("FAILED" if d["rejected"] else "unknown"),
+                 ok, d["seconds"], "hold", detail, d["steps"], d)
 
 
 def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
@@ -301,6 +365,10 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     for p in chosen:
         if p in RELATIONAL:
             tasks.append(("epr", p, _epr_job, p))
+        for m in RELATIONAL_MUTANTS.get(p, ()):
+            tasks.append(("mutant", p, _mutant_job, m))
+        if (p in RELATIONAL and p not in BROKEN_SAFETY) or p in DRIFT_MUTANTS:
+            tasks.append(("drift", p, _drift_job, p))
         if p in BROKEN_SAFETY or (deep and p in BMC_INSTANCES):
             tasks.append(("bmc", p, _bmc_job, p))
     if "cooperative" in chosen:
@@ -318,18 +386,25 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
         tasks.append(("ranking", "cooperative-flappy", _ranking_job, ("cooperative-flappy", 2, 2, (), 0)))
         tasks.append(("lasso", "cooperative-flappy", _lasso_job, ("cooperative-flappy", 2, 2, (), 0, 10)))
     checks: list[Check] = []
-    order = {"epr": 0, "bmc": 1, "lasso": 2, "ranking": 3}
+    order = {"epr": 0, "mutant": 1, "drift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
     results: list[tuple[int, int, str, str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
         for i, kind, p, fut in futs:
-            results.append((order[kind], i, kind, p, fut.result()))
+            data = fut.result()
+            if kind == "mutant":
+                data = (tasks[i][3], data)
+            results.append((order[kind], i, kind, p, data))
             if progress is not None:
                 progress(f"{kind} {p}")
     results.sort(key=lambda x: (chosen.index(x[3]) if x[3] in chosen else 99, x[0], x[1]))
     for _o, _i, kind, p, data in results:
         if kind == "epr":
             checks += _epr_checks(p, data)
+        elif kind == "mutant":
+            checks.append(_mutant_check(p, *data))
+        elif kind == "drift":
+            checks.append(_drift_check(p, data))
         elif kind == "bmc":
             checks.append(_bmc_check(p, data))
         elif kind == "lasso":

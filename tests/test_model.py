@@ -30,9 +30,17 @@ SMALL = {
     # without timeouts and restarts: with them Kafka itself violates exclusive ownership and convergence
     # (tests/test_fidelity_model.py pins those counterexamples)
     "static-cooperative": dict(members=2, partitions=3, topics=2, faults=frozenset({"join", "subscription", "partitions"}), budget=2),
+    "connect-keep-work": dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2),
     "consumer": dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie"}), budget=1),
     "consumer-static": dict(members=2, partitions=3, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=2),
 }
+
+
+# Properties a correct variant violates on its SMALL instance because the protocol itself does.
+# zookeeper: a claim that collides may use up rebalance.max.retries before the holder releases; the
+# consumer gives up until the next membership change (the protocol history's "retries run out").
+# connect-keep-work: a worker reset while its work went elsewhere keeps running it (docs/conformance.md gap 11).
+AS_IN_KAFKA = {"zookeeper": {"convergence"}, "connect-keep-work": {"exclusive_ownership", "commit_fencing"}}
 
 
 @pytest.mark.parametrize("engine", ["python", "auto"])
@@ -41,7 +49,7 @@ def test_correct_variants_hold(name, engine):
     _proto, res = check(name, assignor="range" if name == "zookeeper" else "sticky", engine=engine, **SMALL[name])
     assert res.complete
     failed = {k: v.explanation for k, v in res.verdicts.items() if v.held is False}
-    assert not failed, failed
+    assert set(failed) == AS_IN_KAFKA.get(name, set()), failed
     assert res.verdicts["sometimes_all_stable"].held is True  # not vacuous
     if name != "zookeeper":
         assert res.verdicts["generation_monotonic"].held is True
@@ -133,7 +141,8 @@ PINNED = [
     ("cooperative", dict(members=2, partitions=2), 38),
     ("cooperative", dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1), 127),
     ("static", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 637),
-    ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 51),
+    # stale reads (a lagging server), all-or-nothing claims, rebalance.max.retries (was 51 before them)
+    ("zookeeper", dict(members=2, partitions=2, faults=frozenset({"join", "leave", "crash"}), budget=2), 121),
     # held work stays held until DelayExpired, also for a worker that came back (was 1115 when the model
     # gave it back at the first completion with the departed member present)
     ("connect-delayed", dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2), 1198),

@@ -16,7 +16,8 @@ from groupspec.model.core import FAULTS
 from groupspec.proofs.drift import check_state
 from groupspec.proofs.finite import Encoding
 
-CLASSIC = sorted(n for n, cls in VARIANTS.items() if issubclass(cls, ClassicProtocol))
+CLASSIC = sorted(n for n, cls in VARIANTS.items() if issubclass(cls, ClassicProtocol)
+                 and not cls.keep_work_on_reset)  # connect-keep-work: not in the bounded encoding
 _ENC: dict = {}
 
 

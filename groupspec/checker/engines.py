@@ -24,7 +24,8 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
-    if supports(proto):
+    # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
+    if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
         if notice is not None and needs_compiling():
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, **kwargs)

@@ -73,6 +73,7 @@ class Result:
     collision_probability: float | None = None  # fingerprint store: chance that two keys were merged
     frontier_spilled: int = 0  # frontier segments that waited on disk
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    figures: dict[str, dict] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
 
     @property
     def ok(self) -> bool:
@@ -107,10 +108,13 @@ class Explorer:
         converged: list[bool] = []
         first_violation: dict[str, tuple[int, Any, Any, str]] = {}  # name -> (node, action, next, why)
         sometimes_seen: dict[str, int] = {}
-        safety = SAFETY
+        safety = SAFETY + tuple(getattr(proto, "extra_safety", ()))  # a variant's own (zookeeper)
         action_props = ACTIONS if getattr(proto, "has_generations", True) else ()
         sometimes = SOMETIMES
 
+        herd = getattr(proto, "notifications", None)  # zookeeper: watches fired per directory change
+        fired: dict[int, set[int]] = {}  # group size -> watches one membership change fired
+        changes = 0
         seen: dict[Any, int] = {}  # concrete state -> node: most successors were met before, exactly
 
         def add(s: Any, par: int, act: Any) -> int:
@@ -156,6 +160,11 @@ class Explorer:
             out = fair_edges[nid]
             for act, t in proto.successors(s):
                 edges += 1
+                if herd is not None:
+                    n = herd(s, t)
+                    if n is not None:
+                        fired.setdefault(n[0], set()).add(n[1])
+                        changes += 1
                 for prop in action_props:
                     if prop.name not in first_violation:
                         why = prop.check(proto, s, t)
@@ -181,6 +190,9 @@ class Explorer:
             self.progress(len(states), 0)
         res.states = len(states)
         res.edges = edges
+        if fired:
+            res.figures["watch notifications per membership change"] = {
+                "changes": changes, "by_group_size": {n: sorted(v) for n, v in sorted(fired.items())}}
         self._states, self._parent, self._fair, self._converged = states, parent, fair_edges, converged
 
         for prop in safety + action_props:

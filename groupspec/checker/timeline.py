@@ -45,7 +45,9 @@ def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
             bits_ = [c.proc.name.lower(), "registered" if c.registered else "no session",
                      f"view {_members(proto, c.view)}", f"owns {_parts(proto, c.owned)}"]
             if c.pending:
-                bits_.append("retrying claims")
+                bits_.append(f"retrying claims ({c.retries} retries left)")
+            if c.failed:
+                bits_.append("gave up: retries used up")
             out.append((proto.member_name(i), ", ".join(bits_)))
         return out
     assert isinstance(s, State)
@@ -118,9 +120,10 @@ def _explain_step(proto: Any, before: Any, action: Any, after: Any) -> str:
                 return f"{who} heartbeats: FENCED_INSTANCE_ID, which is fatal — the process stops"
             if c1.rejoin and not c0.rejoin:
                 return f"{who} heartbeats: REBALANCE_IN_PROGRESS, so it will rejoin"
+            lose = "keeps running its work (a Connect worker)" if c1.owned else "loses its partitions"
             if c1.id == Id.NONE and c0.id != Id.NONE:
-                return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and loses its partitions"
-            return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and loses its partitions"
+                return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and {lose}"
+            return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and {lose}"
         if name == "ReceiveError" and c0.inbox is not None:
             return f"{who} receives {c0.inbox.reply.name} for its parked request"
         if name == "SendJoinGroup" and c1.id == Id.NONE and c0.id == Id.STALE:

@@ -51,6 +51,7 @@ def result_json(proto, res) -> dict:
         "symmetry": res.symmetric,
         "symmetry_factor": None if res.symmetry_factor is None else round(res.symmetry_factor, 2),
         "convergence_bound": res.convergence_bound,
+        "figures": getattr(res, "figures", {}),
         "ok": res.ok,
         "properties": [
             {
@@ -107,6 +108,9 @@ def print_result(console: Console, proto, res) -> None:
         t.add_row("symmetry reduction", f"none ({res.assignor} depends on member/partition order)")
     bound = res.convergence_bound
     t.add_row("convergence bound", "—" if bound is None else plural(bound, "protocol step"))
+    for name, f in getattr(res, "figures", {}).items():
+        sizes = ", ".join(f"group of {n}: {'/'.join(map(str, v))}" for n, v in f["by_group_size"].items())
+        t.add_row(name, f"{sizes} ({plural(f['changes'], 'change')} explored)")
     console.print(t)
     p = Table(title="properties")
     p.add_column("property")

@@ -70,10 +70,14 @@ class KnownGapsMixin:
         if self.orphan_gap:
             self.orphan_gap = False
             return "a join completion held back by an orphaned pending member id while the group changed"
-        if pre.group.status == GS.EMPTY and post.group.status in (GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE):
+        if pre.group.status == GS.EMPTY and post.group.status in (GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE) \
+                and post.group.generation - pre.group.generation in (0, 1) \
+                and all(not (b.owned & ~a.owned) for a, b in zip(pre.clients, post.clients)):
             # The model completes a join phase that starts from EMPTY at the first JoinGroup; Kafka's
             # initial delayed join (even at delay 0, and while a pending member id holds it back) lets
-            # several members form the first generation together.
+            # several members form the first generation together. Its shape: out of EMPTY into a join
+            # phase, the generation up by at most one, and nobody gains a partition (none is assigned
+            # before the first SyncGroup).
             return "initial delayed join"
         head = self._head
         if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].copy \
@@ -96,10 +100,12 @@ class KnownGapsMixin:
                 return "a former leader notices the metadata changed"
         if self._stale_sync and head is not None and head[2] == "bwake" \
                 and pre.group.status in (GS.STABLE, GS.COMPLETING_REBALANCE) \
-                and post.group.status == GS.PREPARING_REBALANCE:
+                and post.group.status == GS.PREPARING_REBALANCE \
+                and [r is None for r in pre.group.records] == [r is None for r in post.group.records]:
             # The pending-sync timer of a generation in which a static member was replaced before it
             # sent SyncGroup: Kafka keeps the old member id in pendingSyncMembers, the new id's
-            # SyncGroup does not clear it, and the timer forces a rebalance that removes nobody. The
+            # SyncGroup does not clear it, and the timer forces a rebalance that removes nobody (checked:
+            # the same members before and after). The
             # model's records have no pending-sync set; it has no such step.
             return "pending-sync expiry of a replaced static member id"
         return None

@@ -1,0 +1,79 @@
+"""Connect workers that keep their work across a member-id reset (model/connect_delayed.py,
+``connect-keep-work``; docs/conformance.md gap 11): exclusivity fails as in Kafka, and what Kafka does
+guarantee — duplicated work does not outlive the round that sees it — holds, and catches a mutant."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from groupspec.checker.engines import check
+from groupspec.checker.explorer import Explorer
+from groupspec.model import Config, make
+from groupspec.model.connect_delayed import ConnectKeepWork, duplicate_work_settles
+from groupspec.model.core import MemberStatus as MS
+
+
+def _run(cls, faults, budget=1):  # type: ignore[no-untyped-def]
+    return Explorer(cls(Config(members=2, partitions=2, faults=frozenset(faults), budget=budget))).run()
+
+
+def test_two_workers_run_one_task_after_a_reset_as_in_kafka() -> None:
+    proto, res = check("connect-keep-work", members=2, partitions=2, faults=frozenset({"timeout"}), budget=1)
+    v = res.verdicts["exclusive_ownership"]
+    assert v.held is False
+    names = [st.action.name for st in v.trace[1:]]
+    assert "ExpireLive" in names and "Heartbeat" in names  # expired, reset, kept its work
+    s = v.trace[0].state
+    for st in v.trace[1:]:
+        s = proto.step(s, st.action)
+        assert s == st.state
+    assert res.verdicts["duplicate_work_settles"].held is True
+    assert res.verdicts["convergence"].held is True
+    assert res.engine == "python"  # the compiled kernel does not cover it
+
+
+def test_without_keeping_work_there_is_no_duplicate() -> None:
+    res = _run(make("connect-delayed", Config(members=2, partitions=2)).__class__, {"timeout"})
+    assert res.verdicts["exclusive_ownership"].held is True
+
+
+def test_a_worker_keeps_its_work_at_a_reset() -> None:
+    proto = make("connect-keep-work", Config(members=1, partitions=1, faults=frozenset({"timeout"}), budget=1))
+    s = proto.init_states()[0]
+    path = ["SendJoinGroup", "ReceiveJoinResponse", "ReceiveSyncResponse", "ExpireLive", "Heartbeat"]
+    for name in path:
+        s = next(t for a, t in proto.successors(s) if a.name == name)
+    c = s.clients[0]
+    assert c.status == MS.UNJOINED and c.owned == 1
+    s = next(t for a, t in proto.successors(s) if a.name == "SendJoinGroup")
+    assert s.group.records[0].owned == 1  # reported in its JoinGroup
+
+
+class KeepDuplicates(ConnectKeepWork):
+    """Mutant: onJoinComplete adds the assignment to what the worker runs instead of revoking the rest."""
+
+    name = "connect-keep-duplicates"
+
+    def _receive_sync(self, s, i):  # type: ignore[no-untyped-def]
+        kept = s.clients[i].owned
+        t = super()._receive_sync(s, i)
+        c = t.clients[i]
+        return self._with(t, clients=self._set(t.clients, i, replace(c, owned=c.owned | kept)))
+
+
+def test_duplicate_work_settles_catches_a_worker_that_never_revokes() -> None:
+    res = _run(KeepDuplicates, {"timeout"})
+    assert res.verdicts["duplicate_work_settles"].held is False
+    assert "outlived the round" in res.verdicts["duplicate_work_settles"].explanation
+
+
+def test_duplicate_work_settles_on_a_state() -> None:
+    proto = make("connect-keep-work", Config(members=2, partitions=2))
+    s = proto.init_states()[0]
+    while not proto.converged(s):
+        s = next(t for _a, t in proto.successors(s))
+    assert duplicate_work_settles(proto, s) is None
+    c0, c1 = s.clients
+    both = replace(s, clients=(replace(c0, owned=c0.owned | c1.owned), c1))
+    assert duplicate_work_settles(proto, both) is not None
+    mid = replace(both, clients=(replace(both.clients[0], status=MS.PREPARING_REBALANCE), c1))
+    assert duplicate_work_settles(proto, mid) is None  # one of them is still in its round
