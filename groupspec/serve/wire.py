@@ -55,7 +55,19 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
+from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+
+from . import messages as _messages
+
+
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+    """KIP-848's heartbeat (API key 68), generated from ``groupspec/serve/messages``."""
+
+
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+    """The answer to ``ConsumerGroupHeartbeatRequest``."""
+
 
 __all__ = [
     "API_NAMES",
@@ -69,6 +81,7 @@ __all__ = [
     "error_response",
     "response_class",
     "frame_request",
+    "supported_for",
 ]
 
 # api key -> (name, request class, response class, min version, max version)
@@ -77,8 +90,8 @@ _APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     1: ("Fetch", FetchRequest, FetchResponse, 4, 12),
     2: ("ListOffsets", ListOffsetsRequest, ListOffsetsResponse, 1, 7),
     3: ("Metadata", MetadataRequest, MetadataResponse, 0, 12),
-    8: ("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse, 2, 8),
-    9: ("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, 1, 8),
+    8: ("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse, 2, 9),
+    9: ("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, 1, 9),
     10: ("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
     11: ("JoinGroup", JoinGroupRequest, JoinGroupResponse, 0, 9),
     12: ("Heartbeat", HeartbeatRequest, HeartbeatResponse, 0, 4),
@@ -87,10 +100,32 @@ _APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     18: ("ApiVersions", ApiVersionsRequest, ApiVersionsResponse, 0, 3),
     19: ("CreateTopics", CreateTopicsRequest, CreateTopicsResponse, 2, 7),
     22: ("InitProducerId", InitProducerIdRequest, InitProducerIdResponse, 0, 4),
+    68: ("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, 0, 1),
 }
+_CLASSIC_ONLY = (11, 12, 13, 14)  # JoinGroup, Heartbeat, LeaveGroup, SyncGroup
 
-#: api key -> (min version, max version) the server answers.
-SUPPORTED: dict[int, tuple[int, int]] = {k: (v[3], v[4]) for k, v in _APIS.items()}
+
+def supported_for(protocol: str) -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) versions the server answers with ``--protocol`` classic, consumer or both.
+
+    ``classic``: no ConsumerGroupHeartbeat, OffsetCommit/OffsetFetch up to v8 (v9 is the first
+    version meant for KIP-848 members); ``consumer``: no JoinGroup, SyncGroup, Heartbeat, LeaveGroup;
+    ``both``: everything.
+    """
+    out = {k: (v[3], v[4]) for k, v in _APIS.items()}
+    if protocol == "classic":
+        del out[68]
+        out[8], out[9] = (2, 8), (1, 8)
+    elif protocol == "consumer":
+        for k in _CLASSIC_ONLY:
+            del out[k]
+    elif protocol != "both":
+        raise ValueError(f"protocol {protocol!r}: choose classic, consumer or both")
+    return out
+
+
+#: api key -> (min version, max version) the server answers (``--protocol classic``, the default).
+SUPPORTED: dict[int, tuple[int, int]] = supported_for("classic")
 #: api key -> Kafka's API name.
 API_NAMES: dict[int, str] = {k: v[0] for k, v in _APIS.items()}
 
@@ -211,18 +246,19 @@ def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
     return HeartbeatBody(group_id or "", generation, member_id or "", instance)
 
 
-def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
+def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORTED) -> tuple[_HeaderInfo, Any]:
     """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
     info, pos = _read_v1_header(frame)
-    if info.api_key == 12 and 0 <= info.api_version <= 4:
+    if info.api_key == 12 and 0 <= info.api_version <= 4 and 12 in supported:
         try:
             return info, _heartbeat(frame, pos, info.api_version)
         except (ValueError, struct.error, UnicodeDecodeError) as e:
             raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
     api = _APIS.get(info.api_key)
-    if api is None:
-        raise Unsupported(info, f"unknown API key {info.api_key}")
-    name, req_cls, _resp, lo, hi = api
+    if api is None or info.api_key not in supported:
+        raise Unsupported(info, f"API key {info.api_key} is not served")
+    name, req_cls, _resp, _lo, _hi = api
+    lo, hi = supported[info.api_key]
     if not lo <= info.api_version <= hi:
         raise Unsupported(info, f"{name} v{info.api_version} is not supported (versions {lo}-{hi})")
     try:
@@ -278,16 +314,17 @@ def _fill_errors(obj: Any, code: int) -> None:
                     _fill_errors(item, code)
 
 
-def _supported_list() -> list[Any]:
+def _supported_list(supported: dict[int, tuple[int, int]]) -> list[Any]:
     entry = ApiVersionsResponse.ApiVersion
-    return [entry(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(SUPPORTED.items())]
+    return [entry(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(supported.items())]
 
 
-def api_versions_response(version: int, error: int = 0) -> Any:
-    return ApiVersionsResponse(version=version, error_code=error, api_keys=_supported_list(), throttle_time_ms=0)
+def api_versions_response(version: int, error: int = 0, supported: dict[int, tuple[int, int]] = SUPPORTED) -> Any:
+    return ApiVersionsResponse(version=version, error_code=error, api_keys=_supported_list(supported), throttle_time_ms=0)
 
 
-def error_response(header: _HeaderInfo, error: int, body: Any = None) -> bytes | None:
+def error_response(header: _HeaderInfo, error: int, body: Any = None,
+                   supported: dict[int, tuple[int, int]] = SUPPORTED) -> bytes | None:
     """Kafka's error answer to a request (see the module docstring); None when there is none to give.
 
     ``body``: an answer already holding the per-entity entries (topics, partitions) to mark with
@@ -299,7 +336,7 @@ def error_response(header: _HeaderInfo, error: int, body: Any = None) -> bytes |
     _name, _req, resp_cls, lo, hi = api
     if header.api_key == 18:
         version = header.api_version if lo <= header.api_version <= hi else 0
-        body = api_versions_response(version, error)
+        body = api_versions_response(version, error, supported)
         return encode_response(_HeaderInfo(18, version, header.correlation_id, header.client_id), body)
     version = min(max(header.api_version, lo), hi)
     if body is None:
