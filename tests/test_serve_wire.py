@@ -21,16 +21,19 @@ CAPTURED = [json.loads(line) for line in DATA.read_text().splitlines()]
 
 def test_captures_cover_the_three_clients_and_the_group_apis():
     clients = {r["client"] for r in CAPTURED}
-    assert clients == {"kafka-python", "confluent-kafka", "aiokafka"}
-    for client in clients:
+    assert clients == {"kafka-python", "confluent-kafka", "aiokafka", "confluent-kafka-consumer-protocol"}
+    for client in clients - {"confluent-kafka-consumer-protocol"}:
         keys = {r["api_key"] for r in CAPTURED if r["client"] == client}
         assert {11, 12, 13, 14, 8, 9, 10, 3, 1, 2, 18} <= keys, client
+    # KIP-848: ConsumerGroupHeartbeat v1 and the member-epoch versions of OffsetCommit/OffsetFetch (v9)
+    versions = {(r["api_key"], r["version"]) for r in CAPTURED if r["client"] == "confluent-kafka-consumer-protocol"}
+    assert {(68, 1), (8, 9), (9, 9)} <= versions and not {k for k, _ in versions} & {11, 12, 13, 14}
 
 
 @pytest.mark.parametrize("row", CAPTURED, ids=lambda r: f"{r['client']}-{wire.API_NAMES[r['api_key']]}-v{r['version']}-{r['client_id']}")
 def test_codec_reencodes_real_client_bytes_exactly(row):
     frame = bytes.fromhex(row["hex"])
-    header, body = wire.decode_request(frame)
+    header, body = wire.decode_request(frame, wire.supported_for("both"))
     assert (header.api_key, header.api_version) == (row["api_key"], row["version"])
     req_cls = wire._APIS[header.api_key][1]
     full = req_cls.decode(frame, version=header.api_version, header=True)
@@ -145,7 +148,8 @@ def test_join_group_over_the_wire_two_step():
 
 @pytest.fixture(scope="module")
 def server():
-    srv = Server(Cluster(topics={"t": 3}, record=False)).start()
+    # both protocols: the classic APIs and ConsumerGroupHeartbeat (KIP-848) are fuzzed alike
+    srv = Server(Cluster(topics={"t": 3}, record=False, protocol="both")).start()
     yield srv
     srv.stop()
 
@@ -197,10 +201,11 @@ def _expect_answer(frame: bytes) -> bool:
         header = wire.read_header_only(frame)
     except wire.WireError:
         return False
-    return header.api_key in wire.SUPPORTED and header.api_key != 0
+    return header.api_key in BOTH and header.api_key != 0
 
 
-_KEYS = st.sampled_from(sorted(wire.SUPPORTED) + [4, 68, 1000, -1])
+BOTH = wire.supported_for("both")
+_KEYS = st.sampled_from(sorted(BOTH) + [4, 1000, -1])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

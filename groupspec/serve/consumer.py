@@ -15,8 +15,8 @@ reaches a group, and keeps the groups' timers running:
   group"), as Kafka answers when no migration is configured;
 * Kafka's request checks (``throwIfConsumerGroupHeartbeatRequestIsInvalid``): an empty group id,
   instance id or rack id, an empty member id with an epoch other than 0, a join (epoch 0) without
-  a rebalance timeout, without subscription or with owned partitions, an epoch below -2 are
-  INVALID_REQUEST; an unknown ``ServerAssignor`` is UNSUPPORTED_ASSIGNOR. A join with an empty
+  a rebalance timeout, without subscription or with owned partitions, an epoch below -2, a regular
+  expression that does not compile (Python's ``re`` here, RE2/J in Kafka) are INVALID_REQUEST; an unknown ``ServerAssignor`` is UNSUPPORTED_ASSIGNOR. A join with an empty
   member id (clients before KIP-1082) gets a member id from the server;
 * an empty ``SubscribedTopicRegex`` means no regular expression (librdkafka sends ``""`` when the
   subscription has none: ``rd_kafka_topic_partition_list_combine_regexes`` in its
@@ -39,8 +39,9 @@ script gives the transcript back, byte for byte.
 from __future__ import annotations
 
 import json
+import re
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
 from groupspec.reference.consumer_group import ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse
@@ -48,8 +49,7 @@ from groupspec.reference.errors import Error
 
 from . import wire
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .cluster import Cluster, Conn
+Cluster = Conn = Any  # cluster.Cluster and cluster.Conn (not imported: cluster.py imports this module)
 
 __all__ = ["ConsumerGroups"]
 
@@ -65,6 +65,7 @@ class ConsumerGroups:
         self.script: list[str] = []
         self.transcript: list[str] = []
         self._generated = 0
+        self.last_node: dict[str, int] = {}  # member id -> node its last answered heartbeat came to
 
     def owns(self, group_id: str | None) -> bool:
         return group_id is not None and group_id in self.groups
@@ -147,6 +148,7 @@ class ConsumerGroups:
             self._step(now, alias, req)
         self._tick_before(body.group_id, now)
         r = group.heartbeat(req, now)
+        self.last_node[member_id] = conn.node
         if recorded:
             self._answer(now, alias, r)
             self._state(now, group)
@@ -178,6 +180,12 @@ class ConsumerGroups:
                 return invalid("SubscribedTopicNames must be set in first request.")
         else:
             return invalid("MemberEpoch is invalid.")
+        regex = getattr(b, "subscribed_topic_regex", None)
+        if regex:
+            try:
+                re.compile(regex)
+            except re.error as e:
+                return invalid(f"SubscribedTopicRegex {regex!r} is not a valid regular expression: {e}")
         if b.server_assignor is not None and b.server_assignor not in SERVER_ASSIGNORS:
             return (Error.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {b.server_assignor} is not supported. "
                     f"Supported assignors: {', '.join(SERVER_ASSIGNORS)}.")
