@@ -207,42 +207,57 @@ class HeartbeatBody:
         self.member_id, self.group_instance_id = member_id, group_instance_id
 
 
+def _uvarint_fast(frame: bytes, pos: int) -> tuple[int, int]:
+    """An unsigned varint; one byte (a value below 128, nearly always) without a call."""
+    b = frame[pos]
+    return (b, pos + 1) if b < 0x80 else _uvarint(frame, pos)
+
+
+def _tagged(frame: bytes, pos: int) -> int:
+    """Skip a tagged-field section; nearly always empty (one zero byte)."""
+    if frame[pos] == 0:
+        return pos + 1
+    count, pos = _uvarint(frame, pos)
+    for _ in range(count):
+        _tag, pos = _uvarint(frame, pos)
+        size, pos = _uvarint(frame, pos)
+        pos += size
+    return pos
+
+
 def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
+    end = len(frame)
+    flexible = version >= 4
+
     def string(pos: int, nullable: bool) -> tuple[str | None, int]:
-        if version >= 4:
-            n, pos = _uvarint(frame, pos)
+        if flexible:
+            n, pos = _uvarint_fast(frame, pos)
             n -= 1
         else:
-            (n,) = struct.unpack_from(">h", frame, pos)
+            n = (frame[pos] << 8 | frame[pos + 1]) - (0x10000 if frame[pos] & 0x80 else 0)
             pos += 2
         if n < 0:
             if n == -1 and nullable:
                 return None, pos
             raise ValueError("bad string length")
-        if pos + n > len(frame):
+        if pos + n > end:
             raise ValueError("string runs past the end")
         return frame[pos:pos + n].decode("utf-8"), pos + n
 
-    if version >= 4:
-        count, pos = _uvarint(frame, pos)  # header tagged fields
-        for _ in range(count):
-            _tag, pos = _uvarint(frame, pos)
-            size, pos = _uvarint(frame, pos)
-            pos += size
+    if flexible:
+        pos = _tagged(frame, pos)  # header tagged fields
     group_id, pos = string(pos, False)
-    (generation,) = struct.unpack_from(">i", frame, pos)
+    if pos + 4 > end:
+        raise ValueError("generation runs past the end")
+    generation = int.from_bytes(frame[pos:pos + 4], "big", signed=True)
     member_id, pos = string(pos + 4, False)
     instance: str | None = None
     if version >= 3:
         instance, pos = string(pos, True)
-    if version >= 4:
-        count, pos = _uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _uvarint(frame, pos)
-            size, pos = _uvarint(frame, pos)
-            pos += size
-    if pos != len(frame):
-        raise ValueError(f"{len(frame) - pos} bytes after the request")
+    if flexible:
+        pos = _tagged(frame, pos)
+    if pos != end:
+        raise ValueError(f"{end - pos} bytes after the request")
     return HeartbeatBody(group_id or "", generation, member_id or "", instance)
 
 
@@ -252,7 +267,7 @@ def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORT
     if info.api_key == 12 and 0 <= info.api_version <= 4 and 12 in supported:
         try:
             return info, _heartbeat(frame, pos, info.api_version)
-        except (ValueError, struct.error, UnicodeDecodeError) as e:
+        except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
             raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
     api = _APIS.get(info.api_key)
     if api is None or info.api_key not in supported:
