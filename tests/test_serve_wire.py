@@ -252,3 +252,42 @@ def test_fuzz_property_catches_a_server_that_dies_on_a_request(monkeypatch):
             _check_exchange(srv, struct.pack(">i", len(frame)) + bytes(frame), True)
     finally:
         srv.stop()
+
+
+def test_frames_split_across_reads_and_pipelined_frames_are_answered_in_order(server):
+    # the connection reassembles a frame that arrives a byte at a time, and answers three frames that
+    # arrive in one read (pipelined) in request order, in one write
+    import time
+
+    frames = [struct.pack(">hhih", 18, 0, corr, -1) for corr in (11, 12, 13)]
+    framed = [struct.pack(">i", len(f)) + f for f in frames]
+    with socket.create_connection(("127.0.0.1", server.cluster.ports[0]), timeout=5) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for b in framed[0]:
+            s.sendall(bytes([b]))
+            time.sleep(0.002)
+        s.sendall(framed[1] + framed[2])
+        data = b""
+        while not _complete(data, 3):
+            chunk = s.recv(65536)
+            assert chunk, data.hex()
+            data += chunk
+    corrs = [struct.unpack_from(">i", data, p + 4)[0] for p in _offsets(data)]
+    assert corrs == [11, 12, 13]
+
+
+def _offsets(data: bytes) -> list[int]:
+    out, pos = [], 0
+    while pos + 4 <= len(data):
+        out.append(pos)
+        pos += 4 + struct.unpack_from(">i", data, pos)[0]
+    return out
+
+
+def _complete(data: bytes, n: int) -> bool:
+    pos = 0
+    for _ in range(n):
+        if pos + 4 > len(data):
+            return False
+        pos += 4 + struct.unpack_from(">i", data, pos)[0]
+    return pos <= len(data)

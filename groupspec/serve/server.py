@@ -249,7 +249,8 @@ class _Link(asyncio.Protocol):
         self.server = server
         self.conn = server.cluster.connect(node)
         self.conn.link = self  # type: ignore[attr-defined]
-        self.buf = bytearray()
+        self.buf: bytes | bytearray = b""
+        self.off = 0
         self.busy = False
         self.closed = False
         self.pumping = False
@@ -264,7 +265,17 @@ class _Link(asyncio.Protocol):
         self.server._links.add(self)
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
+        # the unread bytes are kept as one bytes object and an offset into it (no copy of a read
+        # that holds whole frames, the usual case)
+        if self.off >= len(self.buf):
+            self.buf = data
+        elif type(self.buf) is bytearray and self.off == 0:
+            self.buf += data  # a long frame arriving in pieces grows in place
+        else:
+            rest = bytearray(self.buf[self.off:])
+            rest += data
+            self.buf = rest
+        self.off = 0
         self._pump()
 
     def _pump(self) -> None:
@@ -273,17 +284,18 @@ class _Link(asyncio.Protocol):
             return  # an answer given while a frame is being handled: the loop below goes on
         self.pumping = True
         try:
-            while not self.busy and not self.closed and len(self.buf) >= 4:
-                (size,) = _SIZE.unpack_from(self.buf, 0)
+            while not self.busy and not self.closed and len(self.buf) - self.off >= 4:
+                buf, off = self.buf, self.off
+                (size,) = _SIZE.unpack_from(buf, off)
                 if size < 0 or size > MAX_FRAME:
                     self.close()  # Kafka closes a connection that announces an impossible size
                     return
-                if len(self.buf) < 4 + size:
+                if len(buf) - off - 4 < size:
                     break
-                frame = bytes(self.buf[4:4 + size])
-                del self.buf[:4 + size]
+                self.off = off + 4 + size
                 self.busy = True
-                self.server._handle(self, frame)
+                frame = buf[off + 4:off + 4 + size]
+                self.server._handle(self, frame if type(frame) is bytes else bytes(frame))
         finally:
             self.pumping = False
             if self.wbuf:
