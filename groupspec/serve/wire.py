@@ -318,6 +318,69 @@ def heartbeat_response(header: _HeaderInfo, error: int) -> bytes:
     return struct.pack(">iibihb", 12, header.correlation_id, 0, 0, error, 0)
 
 
+def _uv(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _cstr(text: str | None) -> bytes:
+    """A compact (nullable) string: length + 1 as an unsigned varint, 0 for null."""
+    if text is None:
+        return b"\x00"
+    data = text.encode("utf-8")
+    return _uv(len(data) + 1) + data
+
+
+def _framed(header: _HeaderInfo, body: bytes) -> bytes:
+    """Size, correlation id and the empty tagged fields of response header v1, then the body."""
+    return struct.pack(">ii", len(body) + 5, header.correlation_id) + b"\x00" + body
+
+
+def join_group_response(header: _HeaderInfo, error: int, generation: int, protocol_type: str | None,
+                        protocol_name: str | None, leader: str, skip_assignment: bool, member_id: str,
+                        members: list[tuple[str, str | None, bytes]]) -> bytes | None:
+    """A JoinGroup answer of a flexible version (6-9) encoded directly (a round of N members makes N of
+    them); None for older versions, which the codec encodes. ``members``: (member id, instance id,
+    metadata). Checked against the codec byte for byte (tests/test_serve_wire.py)."""
+    v = header.api_version
+    if v < 6:
+        return None
+    parts = [struct.pack(">ihi", 0, error, generation)]
+    if v >= 7:
+        parts.append(_cstr(protocol_type))
+        parts.append(_cstr(protocol_name))
+    else:
+        parts.append(_cstr(protocol_name or ""))
+    parts.append(_cstr(leader))
+    if v >= 9:
+        parts.append(b"\x01" if skip_assignment else b"\x00")
+    parts.append(_cstr(member_id))
+    parts.append(_uv(len(members) + 1))
+    for mid, instance, metadata in members:
+        parts += (_cstr(mid), _cstr(instance), _uv(len(metadata) + 1), metadata, b"\x00")
+    parts.append(b"\x00")
+    return _framed(header, b"".join(parts))
+
+
+def sync_group_response(header: _HeaderInfo, error: int, protocol_type: str | None, protocol_name: str | None,
+                        assignment: bytes) -> bytes | None:
+    """A SyncGroup answer of a flexible version (4-5) encoded directly; None for older versions."""
+    v = header.api_version
+    if v < 4:
+        return None
+    parts = [struct.pack(">ih", 0, error)]
+    if v >= 5:
+        parts += (_cstr(protocol_type), _cstr(protocol_name))
+    parts += (_uv(len(assignment) + 1), assignment, b"\x00")
+    return _framed(header, b"".join(parts))
+
+
 def _fill_errors(obj: Any, code: int) -> None:
     for name in getattr(obj, "__slots__", ()):
         value = getattr(obj, name, None)
