@@ -7,6 +7,8 @@ join groups run by ``groupspec.reference.coordinator.GroupCoordinator``:
   schema-driven codec, generated from Kafka's message JSON), Kafka's error answers;
 * ``cluster.py``: the driver around the sans-IO coordinator (no IO): brokers, failover,
   topics and the in-memory log (``log.py``), routing of parked answers, fault injection;
+* ``translate.py``: wire messages to the reference's messages and back (the answers a round sends
+  one per member encoded directly);
 * ``faults.py``: the fault rules (command line, script file, Python API);
 * ``consumer.py``: the next-generation protocol (KIP-848): ``ConsumerGroupHeartbeat`` answered by
   ``groupspec.reference.consumer_group.ConsumerGroupCoordinator``, member-epoch offsets, its recording
