@@ -131,3 +131,10 @@ def test_recorded_session_replays_and_a_tampered_one_does_not():
     assert "".join(x + "\n" for x in run_consumer_script(script)) == transcript
     tampered = script.replace('"member_id": "m2"', '"member_id": "m3"')
     assert "".join(x + "\n" for x in run_consumer_script(tampered)) != transcript
+
+
+def test_nothing_is_written_down_when_the_cluster_does_not_record():
+    c = Cluster(topics={"t": 4}, protocol="consumer", clock=lambda: 0.0, record=False)
+    _hb(c)
+    _hb(c, member_id="", member_epoch=3)  # refused: recorded as a comment when recording
+    assert c.consumer.script == [] and c.consumer.transcript == []

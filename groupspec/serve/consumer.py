@@ -29,7 +29,7 @@ reaches a group, and keeps the groups' timers running:
   epoch the same way (``validateOffsetFetch``; no member id and epoch -1: anyone may read);
 * a failover moves the groups unchanged (their state lives in the group-metadata log in Kafka).
 
-Recording: the group chosen by ``record_group`` (else the first consumer group) is written as a
+Recording (when the cluster records): the group chosen by ``record_group`` (else the first consumer group) is written as a
 script and transcript in the format of ``groupspec coordinator replay`` for consumer-protocol
 scripts (``groupspec.reference.consumer_replay``): one step per request the reference handled,
 ``advance`` steps when a timer removed members between requests, ``metadata`` steps when a topic
@@ -61,7 +61,8 @@ class ConsumerGroups:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.groups: dict[str, ConsumerGroupCoordinator] = {}
         self.aliases: dict[str, str] = {}  # member id -> alias (the connection it first came on)
-        self.record_group: str | None = cluster.record_group
+        self.recording = cluster.record  # off: nothing is written down (a long-running server keeps no history)
+        self.record_group: str | None = cluster.record_group if cluster.record else None
         self.script: list[str] = []
         self.transcript: list[str] = []
         self._generated = 0
@@ -118,7 +119,7 @@ class ConsumerGroups:
                                              session_timeout_ms=self.session_timeout_ms,
                                              heartbeat_interval_ms=self.heartbeat_interval_ms)
             self.groups[body.group_id] = group
-            if self.record_group is None:
+            if self.record_group is None and self.recording:
                 self.record_group = body.group_id
             if body.group_id == self.record_group:
                 self.script.append(json.dumps({"config": {
@@ -258,7 +259,7 @@ class ConsumerGroups:
     # ------------------------------------------------------------------ recording
 
     def _comment(self, now: int, conn: "Conn", body: Any, what: str, request: str = "ConsumerGroupHeartbeat") -> None:
-        if body.group_id == self.record_group or self.record_group is None:
+        if self.recording and (body.group_id == self.record_group or self.record_group is None):
             alias = self.aliases.get(getattr(body, "member_id", "") or "", conn.alias or f"c{conn.number}")
             self.script.append("# " + json.dumps({"at": now, "from": alias, "request": request, "answered": what,
                                                   "node": conn.node}))
