@@ -17,7 +17,8 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--protocol", "consumer"], "--protocol consumer: the next-generation protocol (KIP-848"),
+    (["--protocol", "kip848"], "'kip848' is not one of 'classic', 'consumer', 'both'"),
+    (["--consumer-heartbeat-interval-ms", "0"], "--consumer-heartbeat-interval-ms"),
     (["--partitions", "t"], "--partitions 't': expected TOPIC=COUNT"),
     (["--partitions", "t=0"], "--partitions 't=0'"),
     (["--fault", "{nope"], "--fault #1: bad JSON"),

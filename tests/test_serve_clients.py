@@ -15,7 +15,7 @@ import pathlib
 import pytest
 
 from groupspec.reference.replay import run_script
-from serve_clients import CLIENTS, PARTITIONS, TOPIC, ownership_overlaps, run_scenario
+from serve_clients import CLIENTS, PARTITIONS, TOPIC, ownership_overlaps, run_consumer_protocol_scenario, run_scenario
 
 DATA = pathlib.Path(__file__).resolve().parent / "serve_data"
 
@@ -98,3 +98,23 @@ def test_expired_session_leaves_only_a_zombie_that_commits_nothing(client):
     if check_events is not None:
         result = check_events(o.rec.events, source=client, converge_within_s=20)
         assert result.ok, json.dumps(result.to_dict())[:2000]
+
+
+def test_consumer_protocol_three_librdkafka_consumers_join_consume_commit_and_fail_over():
+    # KIP-848: confluent-kafka (librdkafka) with group.protocol=consumer against --protocol consumer
+    from groupspec.reference.consumer_replay import run_consumer_script
+
+    o = run_consumer_protocol_scenario()
+    assert o.rec.consumed == {(p, off) for p in range(PARTITIONS) for off in range(20)}
+    assert o.end_offsets == [20] * PARTITIONS
+    assert o.committed == {(TOPIC, p): 20 for p in range(PARTITIONS)}
+    assert ownership_overlaps(o.rec.events) == []
+    assert len({e["member"] for e in o.rec.events if e["event"] == "assigned" and e["partitions"]}) == 3
+    assert o.stats["ConsumerGroupHeartbeat"] > 0 and "JoinGroup" not in o.stats
+    assert o.stats.get("failovers") == 1
+    assert '"answered": "NOT_COORDINATOR"' in o.script  # heartbeats that reached the old node after the move
+    assert '"send": "OffsetCommit"' in o.script
+    # the recorded session replays against the reference's next-generation coordinator to the same transcript
+    assert "".join(line + "\n" for line in run_consumer_script(o.script)) == o.transcript
+    # and a broken coordinator does not reproduce it
+    assert "".join(line + "\n" for line in run_consumer_script(o.script, faults=frozenset({"no_wait_release"}))) != o.transcript

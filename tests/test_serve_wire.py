@@ -21,16 +21,19 @@ CAPTURED = [json.loads(line) for line in DATA.read_text().splitlines()]
 
 def test_captures_cover_the_three_clients_and_the_group_apis():
     clients = {r["client"] for r in CAPTURED}
-    assert clients == {"kafka-python", "confluent-kafka", "aiokafka"}
-    for client in clients:
+    assert clients == {"kafka-python", "confluent-kafka", "aiokafka", "confluent-kafka-consumer-protocol"}
+    for client in clients - {"confluent-kafka-consumer-protocol"}:
         keys = {r["api_key"] for r in CAPTURED if r["client"] == client}
         assert {11, 12, 13, 14, 8, 9, 10, 3, 1, 2, 18} <= keys, client
+    # KIP-848: ConsumerGroupHeartbeat v1 and the member-epoch versions of OffsetCommit/OffsetFetch (v9)
+    versions = {(r["api_key"], r["version"]) for r in CAPTURED if r["client"] == "confluent-kafka-consumer-protocol"}
+    assert {(68, 1), (8, 9), (9, 9)} <= versions and not {k for k, _ in versions} & {11, 12, 13, 14}
 
 
 @pytest.mark.parametrize("row", CAPTURED, ids=lambda r: f"{r['client']}-{wire.API_NAMES[r['api_key']]}-v{r['version']}-{r['client_id']}")
 def test_codec_reencodes_real_client_bytes_exactly(row):
     frame = bytes.fromhex(row["hex"])
-    header, body = wire.decode_request(frame)
+    header, body = wire.decode_request(frame, wire.supported_for("both"))
     assert (header.api_key, header.api_version) == (row["api_key"], row["version"])
     req_cls = wire._APIS[header.api_key][1]
     full = req_cls.decode(frame, version=header.api_version, header=True)
@@ -145,7 +148,8 @@ def test_join_group_over_the_wire_two_step():
 
 @pytest.fixture(scope="module")
 def server():
-    srv = Server(Cluster(topics={"t": 3}, record=False)).start()
+    # both protocols: the classic APIs and ConsumerGroupHeartbeat (KIP-848) are fuzzed alike
+    srv = Server(Cluster(topics={"t": 3}, record=False, protocol="both")).start()
     yield srv
     srv.stop()
 
@@ -197,10 +201,11 @@ def _expect_answer(frame: bytes) -> bool:
         header = wire.read_header_only(frame)
     except wire.WireError:
         return False
-    return header.api_key in wire.SUPPORTED and header.api_key != 0
+    return header.api_key in BOTH and header.api_key != 0
 
 
-_KEYS = st.sampled_from(sorted(wire.SUPPORTED) + [4, 68, 1000, -1])
+BOTH = wire.supported_for("both")
+_KEYS = st.sampled_from(sorted(BOTH) + [4, 1000, -1])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -247,3 +252,81 @@ def test_fuzz_property_catches_a_server_that_dies_on_a_request(monkeypatch):
             _check_exchange(srv, struct.pack(">i", len(frame)) + bytes(frame), True)
     finally:
         srv.stop()
+
+
+def test_frames_split_across_reads_and_pipelined_frames_are_answered_in_order(server):
+    # the connection reassembles a frame that arrives a byte at a time, and answers three frames that
+    # arrive in one read (pipelined) in request order, in one write
+    import time
+
+    frames = [struct.pack(">hhih", 18, 0, corr, -1) for corr in (11, 12, 13)]
+    framed = [struct.pack(">i", len(f)) + f for f in frames]
+    with socket.create_connection(("127.0.0.1", server.cluster.ports[0]), timeout=5) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for b in framed[0]:
+            s.sendall(bytes([b]))
+            time.sleep(0.002)
+        s.sendall(framed[1] + framed[2])
+        data = b""
+        while not _complete(data, 3):
+            chunk = s.recv(65536)
+            assert chunk, data.hex()
+            data += chunk
+    corrs = [struct.unpack_from(">i", data, p + 4)[0] for p in _offsets(data)]
+    assert corrs == [11, 12, 13]
+
+
+def _offsets(data: bytes) -> list[int]:
+    out, pos = [], 0
+    while pos + 4 <= len(data):
+        out.append(pos)
+        pos += 4 + struct.unpack_from(">i", data, pos)[0]
+    return out
+
+
+def _complete(data: bytes, n: int) -> bool:
+    pos = 0
+    for _ in range(n):
+        if pos + 4 > len(data):
+            return False
+        pos += 4 + struct.unpack_from(">i", data, pos)[0]
+    return pos <= len(data)
+
+
+# ------------------------------------------------------------------------------------------ direct answers
+
+_TEXT = st.text(max_size=12)
+_MEMBERS = st.lists(st.tuples(_TEXT, st.none() | _TEXT, st.binary(max_size=200)), max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=st.integers(6, 9), error=st.integers(0, 120), generation=st.integers(-1, 2**31 - 1), ptype=st.none() | _TEXT,
+       pname=st.none() | _TEXT, leader=_TEXT, skip=st.booleans(), member=_TEXT, members=_MEMBERS,
+       corr=st.integers(0, 2**31 - 1))
+def test_direct_join_group_answers_are_the_codecs_bytes(v, error, generation, ptype, pname, leader, skip, member,
+                                                        members, corr):
+    header = wire._HeaderInfo(11, v, corr, "c")
+    direct = wire.join_group_response(header, error, generation, ptype, pname, leader, skip, member, members)
+    cls = JoinGroupResponse[v]
+    body = cls(error_code=error, generation_id=generation, protocol_type=ptype,
+               protocol_name=pname if (pname is not None or v >= 7) else "", leader=leader, skip_assignment=skip,
+               member_id=member, members=[cls.JoinGroupResponseMember(member_id=a, group_instance_id=b, metadata=c)
+                                          for a, b, c in members])
+    assert direct == wire.encode_response(header, body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=st.integers(4, 5), error=st.integers(0, 120), ptype=st.none() | _TEXT, pname=st.none() | _TEXT,
+       assignment=st.binary(max_size=300), corr=st.integers(0, 2**31 - 1))
+def test_direct_sync_group_answers_are_the_codecs_bytes(v, error, ptype, pname, assignment, corr):
+    from kafka.protocol.consumer import SyncGroupResponse
+
+    header = wire._HeaderInfo(14, v, corr, "c")
+    direct = wire.sync_group_response(header, error, ptype, pname, assignment)
+    body = SyncGroupResponse[v](error_code=error, protocol_type=ptype, protocol_name=pname, assignment=assignment)
+    assert direct == wire.encode_response(header, body)
+
+
+def test_older_versions_are_left_to_the_codec():
+    assert wire.join_group_response(wire._HeaderInfo(11, 5, 1, "c"), 0, 1, None, "range", "a", False, "a", []) is None
+    assert wire.sync_group_response(wire._HeaderInfo(14, 3, 1, "c"), 0, None, None, b"") is None

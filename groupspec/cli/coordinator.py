@@ -74,3 +74,67 @@ def find(group_id: str, partitions: int, as_json: bool) -> None:
     else:
         click.echo(str(partition))
 
+
+
+@bad_input_probes(["no-such-script.jsonl", "no-such-transcript.jsonl"], [".", "."])
+@coordinator.command()
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.argument("transcript", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as one JSON document.")
+def check(script: str, transcript: str, as_json: bool) -> None:
+    """Check a recorded session: replay SCRIPT against the reference and compare with TRANSCRIPT,
+    then check TRANSCRIPT, read as a trace, against the invariants and the model.
+
+    Exit status 0 when both hold, 1 when one does not, 2 when a file cannot be read or the script is
+    malformed (e.g. `groupspec serve --transcript DIR` writes DIR/script.jsonl and DIR/transcript.jsonl).
+    """
+    import json
+
+    from groupspec.serve.audit import check_session
+
+    script_text, transcript_text = _read(script), _read(transcript)
+    try:
+        result = check_session(script_text, transcript_text)
+    except ScriptError as e:
+        raise UserError(f"{script}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{transcript}: line {e.lineno}: not JSON ({e.msg})") from None
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        _print_check(result, script, transcript)
+    sys.exit(0 if result.ok else 1)
+
+
+def _print_check(result, script: str, transcript: str) -> None:  # noqa: ANN001 - a SessionCheck
+    from rich.table import Table
+
+    from ._common import make_console
+
+    console = make_console()
+    table = Table(title=f"{transcript}: {result.lines} transcript lines, {len(result.events)} trace events")
+    table.add_column("check")
+    table.add_column("verdict")
+    table.add_column("detail")
+    d = result.first_difference
+    table.add_row("replay against the reference", "held" if result.replay_ok else "[red]differs[/red]",
+                  f"{script} replays to every line" if d is None else f"line {d['line']} differs")
+    groups = result.trace.to_dict().get("groups", [])
+    for g in groups:
+        for p in g.get("properties", []):
+            bad = p["verdict"] != "held"
+            first = p["violations"][0] if p["violations"] else {}
+            table.add_row(p["id"], f"[red]{p['verdict']}[/red]" if bad else p["verdict"],
+                          "" if not first else f"at {first.get('ts_ms')} ms: {first.get('reason', '')} {first.get('member', '')}")
+        if result.holding is not None:
+            h = result.holding
+            table.add_row("one holder per partition (coordinator state)", "held" if not h else "[red]violated[/red]",
+                          "" if not h else f"at {h[0]['at']} ms: {h[0]['partition']} held by {' and '.join(h[0]['members'])}")
+        m = g.get("against_model")
+        if m is not None:
+            table.add_row("every event a step of the model", "held" if m["explained"] else "[red]violated[/red]",
+                          f"{m['events']} events" if m["explained"] else str(m["first_unexplained"]))
+    console.print(table)
+    if d is not None:
+        console.print(f"line {d['line']} recorded: {d['recorded']}")
+        console.print(f"line {d['line']} replayed: {d['replayed']}")

@@ -45,7 +45,12 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--partitions", "partitions_text", default="t=6", show_default=True,
               help="Topics and their partition counts, e.g. t=6,u=3 ('' for none: clients create them).")
 @click.option("--protocol", type=click.Choice(["classic", "consumer", "both"]), default="classic", show_default=True,
-              help="Group protocols served (consumer = KIP-848 ConsumerGroupHeartbeat).")
+              help="Group protocols served: classic (JoinGroup/SyncGroup/Heartbeat), consumer (KIP-848 "
+                   "ConsumerGroupHeartbeat), or both.")
+@click.option("--consumer-heartbeat-interval-ms", type=click.IntRange(1, None), default=5000, show_default=True,
+              help="group.consumer.heartbeat.interval.ms (the consumer protocol's heartbeat interval).")
+@click.option("--consumer-session-timeout-ms", type=click.IntRange(1, None), default=45000, show_default=True,
+              help="group.consumer.session.timeout.ms (the consumer protocol's session timeout).")
 @click.option("--brokers", type=click.IntRange(1, 16), default=2, show_default=True,
               help="Nodes in the cluster (the coordinator moves between them on failover).")
 @click.option("--initial-rebalance-delay-ms", type=click.IntRange(0, None), default=3000, show_default=True,
@@ -62,7 +67,8 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
               help="Stop after SECONDS (default: run until interrupted).")
 @click.option("--json", "as_json", is_flag=True, help="Print the listeners at start and the statistics at exit as JSON.")
-def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_rebalance_delay_ms: int,
+def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_interval_ms: int,
+          consumer_session_timeout_ms: int, brokers: int, initial_rebalance_delay_ms: int,
           faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
           record_group: str | None, duration: float | None, as_json: bool) -> None:
     """Serve the reference group coordinator to real Kafka clients on loopback."""
@@ -73,9 +79,6 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
     from groupspec.serve.server import run_loop
 
     topics = _parse_partitions(partitions_text)
-    if protocol != "classic":
-        raise UserError(f"--protocol {protocol}: the next-generation protocol (KIP-848, ConsumerGroupHeartbeat) is not "
-                        "served yet: groupspec.reference has no KIP-848 coordinator to put on the wire; use --protocol classic")
     plan = FaultPlan()
     try:
         if fault_script is not None:
@@ -100,7 +103,9 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
     _check_port("127.0.0.1", port, brokers)
 
     cluster = Cluster(topics=topics, brokers=brokers, plan=plan, record_group=record_group,
-                      record=transcript_dir is not None,
+                      record=transcript_dir is not None, protocol=protocol,
+                      consumer_session_timeout_ms=consumer_session_timeout_ms,
+                      consumer_heartbeat_interval_ms=consumer_heartbeat_interval_ms,
                       config=CoordinatorConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms))
     server = Server(cluster, port=port)
     console = make_console(to_stderr=as_json)
@@ -135,8 +140,10 @@ def serve(port: int, partitions_text: str, protocol: str, brokers: int, initial_
         raise UserError(f"--port {port}: cannot listen ({e.strerror})") from None
     if transcript_dir is not None and cluster.recorder is not None:
         os.makedirs(transcript_dir, exist_ok=True)
-        _write(os.path.join(transcript_dir, "script.jsonl"), cluster.recorder.script_text())
-        _write(os.path.join(transcript_dir, "transcript.jsonl"), cluster.recorder.transcript_text())
+        # the recorded group: a consumer-protocol group's script when there is one, else the classic one
+        rec = cluster.consumer if cluster.consumer.script else cluster.recorder
+        _write(os.path.join(transcript_dir, "script.jsonl"), rec.script_text())
+        _write(os.path.join(transcript_dir, "transcript.jsonl"), rec.transcript_text())
     if as_json:
         emit_json({"stats": cluster.stats})
     else:

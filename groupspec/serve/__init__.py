@@ -7,12 +7,19 @@ join groups run by ``groupspec.reference.coordinator.GroupCoordinator``:
   schema-driven codec, generated from Kafka's message JSON), Kafka's error answers;
 * ``cluster.py``: the driver around the sans-IO coordinator (no IO): brokers, failover,
   topics and the in-memory log (``log.py``), routing of parked answers, fault injection;
+* ``translate.py``: wire messages to the reference's messages and back (the answers a round sends
+  one per member encoded directly);
 * ``faults.py``: the fault rules (command line, script file, Python API);
+* ``consumer.py``: the next-generation protocol (KIP-848): ``ConsumerGroupHeartbeat`` answered by
+  ``groupspec.reference.consumer_group.ConsumerGroupCoordinator``, member-epoch offsets, its recording
+  (``messages/``: the message schema kafka-python lacks);
 * ``transcript.py``: the served session as a coordinator script and its transcript;
-* ``server.py``: asyncio listeners, one per broker, and the timer task.
+* ``audit.py``: a recorded session replayed against the reference and read as a trace checked by the
+  model (``groupspec coordinator check``);
+* ``server.py``: asyncio listeners (uvloop's loop), one per broker, and the timer task.
 
-It may import ``groupspec.reference`` (never ``groupspec.model``: the served coordinator is the
-reference, checked against the model elsewhere) and kafka-python's ``kafka.protocol`` and
+It may import ``groupspec.reference`` and ``groupspec.trace`` (never ``groupspec.model``: the served
+coordinator is the reference, checked against the model through the trace checker) and kafka-python's ``kafka.protocol`` and
 ``kafka.record`` modules for encoding. Nothing else in the project imports it except the CLI
 (``groupspec/cli/serve.py``), its tests, the benchmark and the real-stack harness.
 """

@@ -44,6 +44,8 @@ from groupspec.reference.errors import Error, InvalidMessage
 from groupspec.reference import messages as m
 
 from . import wire
+from .consumer import ConsumerGroups
+from .translate import _direct, _error_body, _offset_fetch_group, _to_reference, _to_wire
 from .faults import FaultPlan, Rule
 from .log import BadBatch, Topics
 from .transcript import Recorder
@@ -56,6 +58,7 @@ _RESPONSE_API = {m.JoinGroupResponse: "JoinGroup", m.SyncGroupResponse: "SyncGro
                  m.HeartbeatResponse: "Heartbeat", m.LeaveGroupResponse: "LeaveGroup",
                  m.OffsetCommitResponse: "OffsetCommit", m.OffsetFetchResponse: "OffsetFetch"}
 _API_KEY = {v: k for k, v in GROUP_APIS.items()}
+_UNKNOWN_TOPIC_ID = 100  # Kafka's UNKNOWN_TOPIC_ID: not a group-protocol error, so not in reference.errors
 # TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
 
@@ -92,15 +95,20 @@ class Cluster:
     ports: list[int] = field(default_factory=list)
     cluster_id: str = "groupspec"
     faults: frozenset[str] = frozenset()
+    protocol: str = "classic"  # classic | consumer | both (wire.supported_for)
+    consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
             raise ValueError("brokers must be >= 1")
+        self.supported = wire.supported_for(self.protocol)
+        self.consumer = ConsumerGroups(self, self.consumer_session_timeout_ms, self.consumer_heartbeat_interval_ms)
         self.coordinator = GroupCoordinator(self.config, faults=self.faults)
         self.log = Topics()
         for name, n in self.topics.items():
             self.log.create(name, n)
-        self.topic_ids = {name: uuid.UUID(int=i + 1) for i, name in enumerate(sorted(self.topics))}
+        self.topic_ids = {name: _topic_id(name) for name in self.topics}
         if not self.ports:
             self.ports = [9092 + i for i in range(self.brokers)]
         self.coordinator_node = 0
@@ -163,6 +171,8 @@ class Cluster:
             self._server_action(rule, None, now)
         if self._loading_until is not None and now >= self._loading_until:
             self._finish_loading(now)
+        if self.consumer.groups:
+            self.consumer.tick(now)
         deadline = self.coordinator.next_deadline()
         if deadline is not None and deadline <= now:
             out = self.coordinator.advance(now)
@@ -177,16 +187,16 @@ class Cluster:
 
     def request(self, conn: Conn, frame: bytes) -> None:
         try:
-            header, body = wire.decode_request(frame)
+            header, body = wire.decode_request(frame, self.supported)
         except wire.Unreadable:
             self.out.append((conn, None, 0))
             return
         except wire.Unsupported as e:
-            answer = wire.error_response(e.header, Error.UNSUPPORTED_VERSION.code)
+            answer = wire.error_response(e.header, Error.UNSUPPORTED_VERSION.code, supported=self.supported)
             self.out.append((conn, answer, 0))
             return
         except wire.Malformed as e:
-            answer = wire.error_response(e.header, Error.CORRUPT_MESSAGE.code)
+            answer = wire.error_response(e.header, Error.CORRUPT_MESSAGE.code, supported=self.supported)
             self.out.append((conn, answer, 0))
             return
         name = wire.API_NAMES[header.api_key]
@@ -213,6 +223,15 @@ class Cluster:
         if req_rule is not None and req_rule.action == "error":
             self._note_injected(conn, name, body, now, req_rule.error or "")
             self._answer_error(conn, header, Error[req_rule.error or "UNKNOWN_SERVER_ERROR"], body)
+        elif header.api_key == 68:
+            self._emit(conn, self.consumer.heartbeat(conn, header, body, now), req_rule)
+        elif header.api_key == 8 and self.consumer.owns(group):
+            self._emit(conn, self.consumer.offset_commit(conn, header, body, now), req_rule)
+        elif header.api_key in (11, 12, 13, 14) and self.consumer.owns(group):
+            self._note_injected(conn, name, body, now, "GROUP_ID_NOT_FOUND")
+            self._answer_error(conn, header, Error.GROUP_ID_NOT_FOUND, body)  # "Group g is not a classic group."
+        elif header.api_key == 9 and header.api_version < 8 and self.consumer.owns(group):
+            self._emit(conn, self._consumer_offset_fetch(conn, header, body), req_rule)
         elif header.api_key in GROUP_APIS:
             self._group_request(conn, header, name, body, now, req_rule)
         else:
@@ -346,6 +365,9 @@ class Cluster:
         groups = []
         alias = self._alias_for(conn, body)
         for g in body.groups:
+            if self.consumer.owns(g.group_id):
+                groups.append(self._consumer_fetch_group(conn, resp_cls, g, header.api_version))
+                continue
             parts = None if g.topics is None else tuple((t.name, p) for t in g.topics for p in t.partition_indexes)
             request = m.OffsetFetchRequest(group_id=g.group_id, partitions=parts, require_stable=body.require_stable)
             out1 = self.coordinator.advance(now)
@@ -360,6 +382,29 @@ class Cluster:
                     self._route([o])
         self.out.append((conn, wire.encode_response(header, resp_cls(groups=groups)), 0))
 
+    def _consumer_fetch_group(self, conn: Conn, resp_cls: Any, g: Any, v: int) -> Any:
+        """One group of an OffsetFetch v8+ answer, for a consumer group (v9 carries member id and epoch)."""
+        member_id, epoch = (g.member_id, g.member_epoch) if v >= 9 else (None, -1)
+        err = self.consumer.fetch_error(conn, g.group_id, member_id, epoch)
+        wanted = None if g.topics is None else [(t.name, list(t.partition_indexes)) for t in g.topics]
+        gcls = resp_cls.OffsetFetchResponseGroup
+        topics = [] if err != Error.NONE else [gcls.OffsetFetchResponseTopics(name=t, partitions=[
+            gcls.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
+                partition_index=p, committed_offset=off, committed_leader_epoch=-1, metadata="", error_code=0)
+            for p, off in parts]) for t, parts in self.consumer.committed(g.group_id, wanted)]
+        return gcls(group_id=g.group_id, error_code=err.code, topics=topics)
+
+    def _consumer_offset_fetch(self, conn: Conn, header: Any, body: Any) -> bytes:
+        """OffsetFetch before v8 (one group, no member epoch) for a consumer group."""
+        cls = wire.response_class(9, header.api_version)
+        err = self.consumer.fetch_error(conn, body.group_id, None, -1)
+        wanted = None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
+        topics = [] if err != Error.NONE else [cls.OffsetFetchResponseTopic(name=t, partitions=[
+            cls.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
+                partition_index=p, committed_offset=off, committed_leader_epoch=-1, metadata="", error_code=0)
+            for p, off in parts]) for t, parts in self.consumer.committed(body.group_id, wanted)]
+        return wire.encode_response(header, cls(error_code=err.code, topics=topics))
+
     def _route(self, out: list[Outbound]) -> None:
         for o in out:
             api = _RESPONSE_API.get(type(o.response))
@@ -370,9 +415,8 @@ class Cluster:
                     if f.drop:
                         self.out.append((f.conn, b"", 0))  # the answer is lost on the way
                     elif not f.conn.closed:
-                        if isinstance(o.response, m.HeartbeatResponse):
-                            data = wire.heartbeat_response(f.header, o.response.error.code)
-                        else:
+                        data = _direct(f.header, o.response)  # the answers a round sends N of, encoded directly
+                        if data is None:
                             data = wire.encode_response(f.header, _to_wire(f.header, f.body, o.response))
                         self.out.append((f.conn, data, f.delay_ms))
                     break
@@ -383,7 +427,7 @@ class Cluster:
         v = header.api_version
         cls = wire.response_class(header.api_key, v)
         if name == "ApiVersions":
-            return wire.encode_response(header, wire.api_versions_response(v))
+            return wire.encode_response(header, wire.api_versions_response(v, supported=self.supported))
         if name == "Metadata":
             return wire.encode_response(header, self._metadata(cls, body, v))
         if name == "FindCoordinator":
@@ -413,10 +457,16 @@ class Cluster:
         brokers = [self._node(cls.MetadataResponseBroker, n) for n in range(self.brokers)]
         if body.topics is None or (v == 0 and not body.topics):  # v0: an empty list means every topic
             names = sorted(self.topics)
-        else:
-            names = [t.name for t in body.topics]
+        else:  # v10+: a topic asked by id has no name (the KIP-848 client resolves its assignment so)
+            by_id = {tid: t for t, tid in self.topic_ids.items()}
+            names = [t.name if t.name is not None else by_id.get(getattr(t, "topic_id", None)) for t in body.topics]
         topics = []
-        for name in names:
+        for i, name in enumerate(names):
+            if name is None:
+                topics.append(cls.MetadataResponseTopic(
+                    error_code=_UNKNOWN_TOPIC_ID, name=None, topic_id=body.topics[i].topic_id,
+                    is_internal=False, partitions=[]))
+                continue
             n = self.topics.get(name)
             parts = [] if n is None else [
                 cls.MetadataResponseTopic.MetadataResponsePartition(
@@ -456,7 +506,8 @@ class Cluster:
                 if not body.validate_only:
                     self.topics[t.name] = n
                     self.log.create(t.name, n)
-                    self.topic_ids[t.name] = uuid.UUID(int=len(self.topic_ids) + 1)
+                    self.topic_ids[t.name] = _topic_id(t.name)
+                    self.consumer.topic_created(self.now_ms(), t.name, n)
             results.append(cls.CreatableTopicResult(
                 name=t.name, topic_id=self.topic_ids.get(t.name, uuid.UUID(int=0)), error_code=err, error_message=msg,
                 num_partitions=self.topics.get(t.name, n), replication_factor=1, configs=None))
@@ -529,112 +580,9 @@ class Cluster:
         return cls(error_code=0, session_id=0, responses=responses), any_data
 
 
-# ---------------------------------------------------------------------------------------------
-# wire <-> reference messages
-# ---------------------------------------------------------------------------------------------
-
-def _to_reference(header: Any, name: str, b: Any) -> Any:
-    v = header.api_version
-    if name == "JoinGroup":
-        return m.JoinGroupRequest(
-            group_id=b.group_id, member_id=b.member_id, protocol_type=b.protocol_type,
-            protocols=tuple((p.name, bytes(p.metadata)) for p in b.protocols),
-            session_timeout_ms=b.session_timeout_ms,
-            rebalance_timeout_ms=b.rebalance_timeout_ms if v >= 1 else b.session_timeout_ms,
-            group_instance_id=b.group_instance_id if v >= 5 else None, version=v,
-            client_id=header.client_id or "", reason=b.reason if v >= 8 else None)
-    if name == "SyncGroup":
-        return m.SyncGroupRequest(
-            group_id=b.group_id, member_id=b.member_id, generation_id=b.generation_id,
-            assignments=tuple((a.member_id, bytes(a.assignment)) for a in b.assignments),
-            group_instance_id=b.group_instance_id if v >= 3 else None,
-            protocol_type=b.protocol_type if v >= 5 else None, protocol_name=b.protocol_name if v >= 5 else None,
-            version=v)
-    if name == "Heartbeat":
-        return m.HeartbeatRequest(group_id=b.group_id, member_id=b.member_id, generation_id=b.generation_id,
-                                  group_instance_id=b.group_instance_id if v >= 3 else None, version=v)
-    if name == "LeaveGroup":
-        if v < 3:
-            members: tuple[m.MemberIdentity, ...] = (m.MemberIdentity(b.member_id),)
-        else:
-            members = tuple(m.MemberIdentity(x.member_id, x.group_instance_id, x.reason if v >= 5 else None)
-                            for x in b.members)
-        return m.LeaveGroupRequest(group_id=b.group_id, members=members, version=v)
-    if name == "OffsetCommit":
-        return m.OffsetCommitRequest(
-            group_id=b.group_id,
-            offsets=tuple((t.name, p.partition_index, p.committed_offset) for t in b.topics for p in t.partitions),
-            member_id=b.member_id, generation_id=b.generation_id_or_member_epoch,
-            group_instance_id=b.group_instance_id if v >= 7 else None, version=v)
-    if name == "OffsetFetch":
-        parts = None if b.topics is None else tuple((t.name, p) for t in b.topics for p in t.partition_indexes)
-        return m.OffsetFetchRequest(group_id=b.group_id, partitions=parts,
-                                    require_stable=bool(getattr(b, "require_stable", False)) if v >= 7 else False)
-    raise AssertionError(name)  # pragma: no cover
-
-
-def _to_wire(header: Any, req: Any, r: Any) -> Any:
-    """The wire answer (at the request's version) for a reference response."""
-    v = header.api_version
-    cls = wire.response_class(header.api_key, v)
-    if isinstance(r, m.JoinGroupResponse):
-        return cls(error_code=r.error.code, generation_id=r.generation_id,
-                   protocol_type=r.protocol_type,
-                   protocol_name=r.protocol_name if (r.protocol_name is not None or v >= 7) else "",
-                   leader=r.leader, skip_assignment=r.skip_assignment, member_id=r.member_id,
-                   members=[cls.JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.group_instance_id,
-                                                        metadata=x.metadata) for x in r.members])
-    if isinstance(r, m.SyncGroupResponse):
-        return cls(error_code=r.error.code, protocol_type=r.protocol_type, protocol_name=r.protocol_name,
-                   assignment=r.assignment)
-    if isinstance(r, m.HeartbeatResponse):
-        return cls(error_code=r.error.code)
-    if isinstance(r, m.LeaveGroupResponse):
-        return cls(error_code=r.error.code, members=[
-            cls.MemberResponse(member_id=x.member_id, group_instance_id=x.group_instance_id, error_code=x.error.code)
-            for x in r.members])
-    if isinstance(r, m.OffsetCommitResponse):
-        topics: dict[str, list[Any]] = {}
-        for t, p, err in r.partitions:
-            topics.setdefault(t, []).append(
-                cls.OffsetCommitResponseTopic.OffsetCommitResponsePartition(partition_index=p, error_code=err.code))
-        return cls(topics=[cls.OffsetCommitResponseTopic(name=t, partitions=ps) for t, ps in topics.items()])
-    if isinstance(r, m.OffsetFetchResponse):
-        topics2: dict[str, list[Any]] = {}
-        for t, p, off, err in r.offsets:
-            topics2.setdefault(t, []).append(cls.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
-                partition_index=p, committed_offset=off, committed_leader_epoch=-1, metadata="", error_code=err.code))
-        return cls(error_code=r.error.code,
-                   topics=[cls.OffsetFetchResponseTopic(name=t, partitions=ps) for t, ps in topics2.items()])
-    raise AssertionError(type(r))  # pragma: no cover
-
-
-def _offset_fetch_group(cls: Any, group_id: str, r: Any) -> Any:
-    g = cls.OffsetFetchResponseGroup
-    topics: dict[str, list[Any]] = {}
-    for t, p, off, err in r.offsets:
-        topics.setdefault(t, []).append(g.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-            partition_index=p, committed_offset=off, committed_leader_epoch=-1, metadata="", error_code=err.code))
-    return g(group_id=group_id, error_code=r.error.code,
-             topics=[g.OffsetFetchResponseTopics(name=t, partitions=ps) for t, ps in topics.items()])
-
-
-def _error_body(header: Any, error: Error, body: Any) -> Any:
-    """An answer of the request's API holding its entities, for an error answer (None: no entities)."""
-    api = header.api_key
-    lo, hi = wire.SUPPORTED[api]
-    v = min(max(header.api_version, lo), hi)
-    cls = wire.response_class(api, v)
-    if api == 8 and body is not None:  # OffsetCommit: per-partition errors only
-        return cls(topics=[cls.OffsetCommitResponseTopic(name=t.name, partitions=[
-            cls.OffsetCommitResponseTopic.OffsetCommitResponsePartition(partition_index=p.partition_index)
-            for p in t.partitions]) for t in body.topics])
-    if api == 9 and body is not None and v >= 8:
-        g = cls.OffsetFetchResponseGroup
-        return cls(groups=[g(group_id=x.group_id, topics=[]) for x in body.groups])
-    if api == 13 and body is not None and v >= 3:
-        return cls(members=[])
-    return None
+def _topic_id(name: str) -> uuid.UUID:
+    """A topic's id: derived from its name (never Kafka's reserved ids 0 and 1)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, "groupspec-topic:" + name)
 
 
 def decode_assignment_or_none(data: bytes) -> Assignment | None:

@@ -55,7 +55,19 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
+from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+
+from . import messages as _messages
+
+
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+    """KIP-848's heartbeat (API key 68), generated from ``groupspec/serve/messages``."""
+
+
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+    """The answer to ``ConsumerGroupHeartbeatRequest``."""
+
 
 __all__ = [
     "API_NAMES",
@@ -69,6 +81,7 @@ __all__ = [
     "error_response",
     "response_class",
     "frame_request",
+    "supported_for",
 ]
 
 # api key -> (name, request class, response class, min version, max version)
@@ -77,8 +90,8 @@ _APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     1: ("Fetch", FetchRequest, FetchResponse, 4, 12),
     2: ("ListOffsets", ListOffsetsRequest, ListOffsetsResponse, 1, 7),
     3: ("Metadata", MetadataRequest, MetadataResponse, 0, 12),
-    8: ("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse, 2, 8),
-    9: ("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, 1, 8),
+    8: ("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse, 2, 9),
+    9: ("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, 1, 9),
     10: ("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
     11: ("JoinGroup", JoinGroupRequest, JoinGroupResponse, 0, 9),
     12: ("Heartbeat", HeartbeatRequest, HeartbeatResponse, 0, 4),
@@ -87,10 +100,32 @@ _APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     18: ("ApiVersions", ApiVersionsRequest, ApiVersionsResponse, 0, 3),
     19: ("CreateTopics", CreateTopicsRequest, CreateTopicsResponse, 2, 7),
     22: ("InitProducerId", InitProducerIdRequest, InitProducerIdResponse, 0, 4),
+    68: ("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, 0, 1),
 }
+_CLASSIC_ONLY = (11, 12, 13, 14)  # JoinGroup, Heartbeat, LeaveGroup, SyncGroup
 
-#: api key -> (min version, max version) the server answers.
-SUPPORTED: dict[int, tuple[int, int]] = {k: (v[3], v[4]) for k, v in _APIS.items()}
+
+def supported_for(protocol: str) -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) versions the server answers with ``--protocol`` classic, consumer or both.
+
+    ``classic``: no ConsumerGroupHeartbeat, OffsetCommit/OffsetFetch up to v8 (v9 is the first
+    version meant for KIP-848 members); ``consumer``: no JoinGroup, SyncGroup, Heartbeat, LeaveGroup;
+    ``both``: everything.
+    """
+    out = {k: (v[3], v[4]) for k, v in _APIS.items()}
+    if protocol == "classic":
+        del out[68]
+        out[8], out[9] = (2, 8), (1, 8)
+    elif protocol == "consumer":
+        for k in _CLASSIC_ONLY:
+            del out[k]
+    elif protocol != "both":
+        raise ValueError(f"protocol {protocol!r}: choose classic, consumer or both")
+    return out
+
+
+#: api key -> (min version, max version) the server answers (``--protocol classic``, the default).
+SUPPORTED: dict[int, tuple[int, int]] = supported_for("classic")
 #: api key -> Kafka's API name.
 API_NAMES: dict[int, str] = {k: v[0] for k, v in _APIS.items()}
 
@@ -172,57 +207,73 @@ class HeartbeatBody:
         self.member_id, self.group_instance_id = member_id, group_instance_id
 
 
+def _uvarint_fast(frame: bytes, pos: int) -> tuple[int, int]:
+    """An unsigned varint; one byte (a value below 128, nearly always) without a call."""
+    b = frame[pos]
+    return (b, pos + 1) if b < 0x80 else _uvarint(frame, pos)
+
+
+def _tagged(frame: bytes, pos: int) -> int:
+    """Skip a tagged-field section; nearly always empty (one zero byte)."""
+    if frame[pos] == 0:
+        return pos + 1
+    count, pos = _uvarint(frame, pos)
+    for _ in range(count):
+        _tag, pos = _uvarint(frame, pos)
+        size, pos = _uvarint(frame, pos)
+        pos += size
+    return pos
+
+
 def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
+    end = len(frame)
+    flexible = version >= 4
+
     def string(pos: int, nullable: bool) -> tuple[str | None, int]:
-        if version >= 4:
-            n, pos = _uvarint(frame, pos)
+        if flexible:
+            n, pos = _uvarint_fast(frame, pos)
             n -= 1
         else:
-            (n,) = struct.unpack_from(">h", frame, pos)
+            n = (frame[pos] << 8 | frame[pos + 1]) - (0x10000 if frame[pos] & 0x80 else 0)
             pos += 2
         if n < 0:
             if n == -1 and nullable:
                 return None, pos
             raise ValueError("bad string length")
-        if pos + n > len(frame):
+        if pos + n > end:
             raise ValueError("string runs past the end")
         return frame[pos:pos + n].decode("utf-8"), pos + n
 
-    if version >= 4:
-        count, pos = _uvarint(frame, pos)  # header tagged fields
-        for _ in range(count):
-            _tag, pos = _uvarint(frame, pos)
-            size, pos = _uvarint(frame, pos)
-            pos += size
+    if flexible:
+        pos = _tagged(frame, pos)  # header tagged fields
     group_id, pos = string(pos, False)
-    (generation,) = struct.unpack_from(">i", frame, pos)
+    if pos + 4 > end:
+        raise ValueError("generation runs past the end")
+    generation = int.from_bytes(frame[pos:pos + 4], "big", signed=True)
     member_id, pos = string(pos + 4, False)
     instance: str | None = None
     if version >= 3:
         instance, pos = string(pos, True)
-    if version >= 4:
-        count, pos = _uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _uvarint(frame, pos)
-            size, pos = _uvarint(frame, pos)
-            pos += size
-    if pos != len(frame):
-        raise ValueError(f"{len(frame) - pos} bytes after the request")
+    if flexible:
+        pos = _tagged(frame, pos)
+    if pos != end:
+        raise ValueError(f"{end - pos} bytes after the request")
     return HeartbeatBody(group_id or "", generation, member_id or "", instance)
 
 
-def decode_request(frame: bytes) -> tuple[_HeaderInfo, Any]:
+def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORTED) -> tuple[_HeaderInfo, Any]:
     """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
     info, pos = _read_v1_header(frame)
-    if info.api_key == 12 and 0 <= info.api_version <= 4:
+    if info.api_key == 12 and 0 <= info.api_version <= 4 and 12 in supported:
         try:
             return info, _heartbeat(frame, pos, info.api_version)
-        except (ValueError, struct.error, UnicodeDecodeError) as e:
+        except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
             raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
     api = _APIS.get(info.api_key)
-    if api is None:
-        raise Unsupported(info, f"unknown API key {info.api_key}")
-    name, req_cls, _resp, lo, hi = api
+    if api is None or info.api_key not in supported:
+        raise Unsupported(info, f"API key {info.api_key} is not served")
+    name, req_cls, _resp, _lo, _hi = api
+    lo, hi = supported[info.api_key]
     if not lo <= info.api_version <= hi:
         raise Unsupported(info, f"{name} v{info.api_version} is not supported (versions {lo}-{hi})")
     try:
@@ -267,6 +318,69 @@ def heartbeat_response(header: _HeaderInfo, error: int) -> bytes:
     return struct.pack(">iibihb", 12, header.correlation_id, 0, 0, error, 0)
 
 
+def _uv(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _cstr(text: str | None) -> bytes:
+    """A compact (nullable) string: length + 1 as an unsigned varint, 0 for null."""
+    if text is None:
+        return b"\x00"
+    data = text.encode("utf-8")
+    return _uv(len(data) + 1) + data
+
+
+def _framed(header: _HeaderInfo, body: bytes) -> bytes:
+    """Size, correlation id and the empty tagged fields of response header v1, then the body."""
+    return struct.pack(">ii", len(body) + 5, header.correlation_id) + b"\x00" + body
+
+
+def join_group_response(header: _HeaderInfo, error: int, generation: int, protocol_type: str | None,
+                        protocol_name: str | None, leader: str, skip_assignment: bool, member_id: str,
+                        members: list[tuple[str, str | None, bytes]]) -> bytes | None:
+    """A JoinGroup answer of a flexible version (6-9) encoded directly (a round of N members makes N of
+    them); None for older versions, which the codec encodes. ``members``: (member id, instance id,
+    metadata). Checked against the codec byte for byte (tests/test_serve_wire.py)."""
+    v = header.api_version
+    if v < 6:
+        return None
+    parts = [struct.pack(">ihi", 0, error, generation)]
+    if v >= 7:
+        parts.append(_cstr(protocol_type))
+        parts.append(_cstr(protocol_name))
+    else:
+        parts.append(_cstr(protocol_name or ""))
+    parts.append(_cstr(leader))
+    if v >= 9:
+        parts.append(b"\x01" if skip_assignment else b"\x00")
+    parts.append(_cstr(member_id))
+    parts.append(_uv(len(members) + 1))
+    for mid, instance, metadata in members:
+        parts += (_cstr(mid), _cstr(instance), _uv(len(metadata) + 1), metadata, b"\x00")
+    parts.append(b"\x00")
+    return _framed(header, b"".join(parts))
+
+
+def sync_group_response(header: _HeaderInfo, error: int, protocol_type: str | None, protocol_name: str | None,
+                        assignment: bytes) -> bytes | None:
+    """A SyncGroup answer of a flexible version (4-5) encoded directly; None for older versions."""
+    v = header.api_version
+    if v < 4:
+        return None
+    parts = [struct.pack(">ih", 0, error)]
+    if v >= 5:
+        parts += (_cstr(protocol_type), _cstr(protocol_name))
+    parts += (_uv(len(assignment) + 1), assignment, b"\x00")
+    return _framed(header, b"".join(parts))
+
+
 def _fill_errors(obj: Any, code: int) -> None:
     for name in getattr(obj, "__slots__", ()):
         value = getattr(obj, name, None)
@@ -278,16 +392,17 @@ def _fill_errors(obj: Any, code: int) -> None:
                     _fill_errors(item, code)
 
 
-def _supported_list() -> list[Any]:
+def _supported_list(supported: dict[int, tuple[int, int]]) -> list[Any]:
     entry = ApiVersionsResponse.ApiVersion
-    return [entry(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(SUPPORTED.items())]
+    return [entry(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(supported.items())]
 
 
-def api_versions_response(version: int, error: int = 0) -> Any:
-    return ApiVersionsResponse(version=version, error_code=error, api_keys=_supported_list(), throttle_time_ms=0)
+def api_versions_response(version: int, error: int = 0, supported: dict[int, tuple[int, int]] = SUPPORTED) -> Any:
+    return ApiVersionsResponse(version=version, error_code=error, api_keys=_supported_list(supported), throttle_time_ms=0)
 
 
-def error_response(header: _HeaderInfo, error: int, body: Any = None) -> bytes | None:
+def error_response(header: _HeaderInfo, error: int, body: Any = None,
+                   supported: dict[int, tuple[int, int]] = SUPPORTED) -> bytes | None:
     """Kafka's error answer to a request (see the module docstring); None when there is none to give.
 
     ``body``: an answer already holding the per-entity entries (topics, partitions) to mark with
@@ -299,7 +414,7 @@ def error_response(header: _HeaderInfo, error: int, body: Any = None) -> bytes |
     _name, _req, resp_cls, lo, hi = api
     if header.api_key == 18:
         version = header.api_version if lo <= header.api_version <= hi else 0
-        body = api_versions_response(version, error)
+        body = api_versions_response(version, error, supported)
         return encode_response(_HeaderInfo(18, version, header.correlation_id, header.client_id), body)
     version = min(max(header.api_version, lo), hi)
     if body is None:
