@@ -170,3 +170,36 @@ def test_no_rejoin_signal_mutant(faults, expect):
     mixed = MixedConsumerGroup.upgrade(k.c.group(G), TOPICS, faults=faults)
     mixed.consumer_heartbeat(CGHeartbeat("c4", 0, subscribed_topic_names=["t"]), now=10)
     assert mixed.heartbeat(HeartbeatRequest(G, k.ids["c3"], gen)).error is expect
+
+
+# ------------------------------------------------------------------ the simulator: groupspec simulate --protocol classic-to-consumer
+def test_online_upgrade_scenario_holds_and_ends_as_a_consumer_group():
+    from groupspec.reference.migration_sim import run_migration_scenario
+
+    r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
+    assert r.violations == [] and r.group_type == "consumer" and r.group_epoch == 8
+    assert sorted(p for ps in r.assignment.values() for p in ps) == list(range(6))
+    assert any("converts the classic group" in e for e in r.events)
+    assert run_migration_scenario("online-upgrade", 3, 6, seed=0).events == r.events  # same seed, same run
+
+
+def test_upgrade_mid_round_scenario_reproduces_kafkas_double_ownership():
+    from groupspec.reference.migration_sim import run_migration_scenario
+
+    r = run_migration_scenario("upgrade-mid-round", 3, 6, seed=0)
+    assert len(r.violations) == 14 and r.violations[0] == "12200: t-4 owned by c2 and c4"
+
+
+def test_simulate_cli_classic_to_consumer():
+    from click.testing import CliRunner
+
+    from groupspec.cli import cli
+
+    ok = CliRunner().invoke(cli, ["simulate", "online-upgrade", "--protocol", "classic-to-consumer"])
+    assert ok.exit_code == 0 and "no violation" in ok.output
+    kafka = CliRunner().invoke(cli, ["simulate", "upgrade-mid-round", "--protocol", "classic-to-consumer"])
+    assert kafka.exit_code == 0 and "as in Kafka" in kafka.output
+    from groupspec.cli._common import UserError
+
+    bad = CliRunner().invoke(cli, ["simulate", "nope", "--protocol", "classic-to-consumer"])
+    assert isinstance(bad.exception, UserError) and "unknown scenario 'nope'" in str(bad.exception)
