@@ -59,8 +59,9 @@ What is abstracted (and why it is safe to):
   upgrade is a sequence of them).
 * A classic JoinGroup parked in a classic group is answered when the last member has joined (members
   that do not rejoin are removed by their session timeout: the model's processes that cannot rejoin
-  are the paused and the crashed ones). A member id is tied to its slot; a member that the coordinator
-  removed is told UNKNOWN_MEMBER_ID at its next request and rejoins without partitions.
+  are the paused and the crashed ones). A member id is tied to its slot; a member that the classic
+  coordinator removed is told UNKNOWN_MEMBER_ID at its next request and rejoins without partitions (a
+  consumer group instead re-creates a classic member whose JoinGroup carries an unknown member id).
 * A consumer-protocol member removed while paused heartbeats later to a group that may be classic again:
   GROUP_ID_NOT_FOUND, which the client treats as fatal (it gives its partitions up and stops).
 * One topic, no subscription changes (``subscription`` and ``partitions`` faults are refused).
@@ -184,7 +185,8 @@ class ClassicToConsumer(Consumer):
     # free; a cooperative member may still own more (its SyncGroup answer not applied yet; or, after a
     # downgrade, the target was stored, not what it had). The fix proposed on the docs page: at the upgrade,
     # every partition outside a classic member's stored assignment is pending its revocation
-    # (UNREVOKED_PARTITIONS) until the member's first JoinGroup reports what it really owns.
+    # (UNREVOKED_PARTITIONS) until the member's first JoinGroup reports what it really owns; and a classic
+    # JoinGroup with a member id the consumer group does not know is UNKNOWN_MEMBER_ID, as in a classic group.
     upgrade_waits_for_ack = False
 
     def __init__(self, cfg: Config) -> None:
@@ -366,8 +368,10 @@ class ClassicToConsumer(Consumer):
         g = s.group
         r = g.members[i]
         if r is None:
-            if c.epoch != NOT_MEMBER:
-                return s.but(clients=self._set(s.clients, i, self._lost(c)))  # UNKNOWN_MEMBER_ID
+            # getOrMaybeSubscribeDynamicConsumerGroupMember(createIfNotExists=true): whatever member id the
+            # JoinGroup carries, a member is created, and the owned partitions it reports are not looked at.
+            if self.upgrade_waits_for_ack and c.epoch != NOT_MEMBER:
+                return s.but(clients=self._set(s.clients, i, self._lost(c)))  # the fix: UNKNOWN_MEMBER_ID
             if not any(m is not None for m in g.members):
                 # An empty consumer group is deleted; the JoinGroup creates a classic group.
                 cg = self._empty_classic
@@ -702,7 +706,8 @@ class ClassicToConsumer(Consumer):
 
 class ClassicToConsumerAcked(ClassicToConsumer):
     """The proposed fix: after the upgrade, no partition outside the stored assignments is given before
-    every classic member's first JoinGroup has reported what it owns."""
+    every classic member's first JoinGroup has reported what it owns; a classic JoinGroup with an unknown
+    member id is refused (UNKNOWN_MEMBER_ID) instead of creating a member that may still own partitions."""
 
     name = "classic-to-consumer-acked"
     summary = "migration, the upgrade holding partitions until each classic member's first JoinGroup (a proposed fix)"

@@ -81,6 +81,7 @@ class MixedConsumerGroup:
         self.faults = frozenset(faults)
         self.classic: dict[str, tuple[tuple[str, bytes], ...]] = {}  # classic members: their JoinGroup protocols
         self.downgraded: ClassicSeed | None = None
+        self.deleted = False  # an empty consumer group deleted by a classic JoinGroup
         self._next_id = 0
 
     # -- the upgrade --------------------------------------------------------------------------------
@@ -153,9 +154,15 @@ class MixedConsumerGroup:
         return g.tick(now)
 
     # -- classic members ------------------------------------------------------------------------------
-    def join_group(self, req: JoinGroupRequest, now: int = 0) -> JoinGroupResponse:
-        """``classicGroupJoinToConsumerGroup``: answered at once, generation = member epoch, no leader."""
+    def join_group(self, req: JoinGroupRequest, now: int = 0) -> JoinGroupResponse | None:
+        """``classicGroupJoinToConsumerGroup``: answered at once, generation = member epoch, no leader.
+
+        ``None``: the consumer group is empty; Kafka deletes it and the JoinGroup goes to a new classic
+        group (the caller's classic coordinator)."""
         g = self.group
+        if not g.members:
+            self.deleted = True
+            return None
         member_id = req.member_id
         if member_id == "":
             self._next_id += 1

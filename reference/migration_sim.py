@@ -129,8 +129,12 @@ class MigrationSimulation:
         if self.mixed is not None:
             fn = {JoinGroupRequest: self.mixed.join_group, SyncGroupRequest: self.mixed.sync_group,
                   HeartbeatRequest: self.mixed.heartbeat}[type(req)]
-            self._answer(c, fn(req, self.now))
-            return
+            ans = fn(req, self.now)
+            if ans is not None:
+                self._answer(c, ans)
+                return
+            self.log("the empty consumer group is deleted: the JoinGroup makes a classic group")
+            self.mixed = None  # and the request goes to the classic coordinator below
         before = self.classic.group(G)
         for out in self.classic.handle(self.now, c.name, req):
             target = self.procs.get(out.destination)

@@ -69,15 +69,35 @@ def test_upgrade_refused_while_a_member_has_no_stored_assignment():
     assert s.kind == Kind.CLASSIC and s.clients[0].proc.name == "DOWN"
 
 
-def test_kafka_gives_a_partition_its_classic_owner_still_has():
-    """Kafka's conversion trusts the stored classic assignment: a follower that has not applied its
-    SyncGroup answer still owns a partition the upgrade considers free."""
+def test_kafka_recreates_an_expired_classic_member_that_still_owns_partitions():
+    """Path 3: a classic member expired while it was about to rejoin sends JoinGroup with its old member
+    id; the consumer group creates it again and does not look at the partitions it reports owned."""
     _proto, res = run("classic-to-consumer", faults={"crash", "timeout", "zombie"})
-    assert res.states == 25_147
+    assert res.states == 28_006
     v = res.verdicts["exclusive_ownership"]
-    assert v.held is False and len(v.trace) - 1 == 11
+    assert v.held is False and len(v.trace) - 1 == 5
+    assert isinstance(v.trace[-1].action, JoinGroup)
     assert res.verdicts["commit_fencing"].held is False
     assert res.verdicts["generation_monotonic"].held is True and res.verdicts["convergence"].held is True
+
+
+def test_kafka_gives_a_partition_a_follower_still_owns():
+    """Path 1, step by step (the checker's 11-step counterexample before path 3 was modelled): the
+    leader's SyncGroup stores c3's new assignment without t-2; c3 has not applied it; c1's first
+    heartbeat converts the group and gets t-2."""
+    from groupspec.model import actions as A
+    from groupspec.model.properties import exclusive_ownership
+
+    proto = make("classic-to-consumer", Config(members=3, partitions=3, budget=2, faults=frozenset({"timeout"})))
+    s = proto.init_states()[0]
+    for a in (Upgrade(0), A.ExpireLive(1), ClassicHeartbeat(1), ClassicHeartbeat(2), JoinGroup(2), SyncGroup(2),
+              JoinGroup(1), ClassicHeartbeat(2), JoinGroup(2), SyncGroup(1)):
+        s = proto.step(s, a)
+    assert s.classic.status == GroupStatus.STABLE and s.clients[2].phase == Phase.SYNC
+    assert s.clients[2].owned == 0b111 and s.classic.assignment[2] == 0b011
+    assert exclusive_ownership(proto, s) is None
+    s = proto.step(s, ConsumerGroupHeartbeat(0))
+    assert s.clients[0].owned & 0b100 and "t-2" in exclusive_ownership(proto, s)
 
 
 def test_the_downgrade_stores_targets_a_later_upgrade_trusts():
