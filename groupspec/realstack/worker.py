@@ -19,6 +19,7 @@ consumer), ``subscribe T1,T2`` (change the subscription). The client's log goes 
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import sys
 import threading
@@ -97,6 +98,10 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
         for key in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
             del conf[key]
         conf["group.protocol"] = "consumer"
+        # A broker without ConsumerGroupHeartbeat is only told in librdkafka's cgrp debug log ("... not
+        # supported by broker"): record it once as an error line, so that the verdict says why.
+        conf["debug"] = "cgrp"
+        conf["logger"] = _UnsupportedLog(rec).log
     if spec.get("instance_id"):
         conf["group.instance.id"] = spec["instance_id"]
     c = Consumer(conf)
@@ -153,6 +158,25 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
             rec.snapshot(_tp(c.assignment()))
         except Exception:  # noqa: BLE001 - closed or not ready
             pass
+
+
+class _UnsupportedLog(logging.Handler):
+    """A logger for librdkafka that keeps nothing but the first "not supported by broker" line."""
+
+    def __init__(self, rec: Recorder) -> None:
+        super().__init__()
+        self.rec = rec
+        self.seen = False
+        self.log = logging.getLogger(f"groupspec.realstack.worker.{rec.member}")
+        self.log.propagate = False
+        self.log.setLevel(logging.DEBUG)
+        self.log.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if not self.seen and "not supported by broker" in msg:
+            self.seen = True
+            self.rec.write("error", error=msg.split(": ", 1)[-1][:200])
 
 
 def member_epoch(metadata: bytes) -> int | None:
