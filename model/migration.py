@@ -68,111 +68,21 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import IntEnum
 from typing import Iterator
 
 from . import actions as A
 from .assignors import sticky
-from .consumer import (NOT_MEMBER, Consumer, ConsumerClient, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState, Member,
-                       MemberState, RevokePartitions, _rel)
-from .core import Config, GroupStatus, Proc, bits, evolvable
+from .consumer import (NOT_MEMBER, Consumer, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState, MemberState,
+                       RevokePartitions, _rel)
+from .core import Config, GroupStatus, Proc, bits
+from .migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind, MigrationState, MMember,
+                              Phase, SyncGroup, Upgrade)
+from .migration_view import MigrationTimeline
 
 SUPPORTED = frozenset({"join", "leave", "crash", "timeout", "zombie"})
 
 
-class Kind(IntEnum):
-    """The group's type at the coordinator."""
-
-    CLASSIC = 0
-    CONSUMER = 1
-
-
-class Phase(IntEnum):
-    """A classic client's member state (its ``AbstractCoordinator`` state, as the model needs it)."""
-
-    STABLE = 0  # synced: heartbeats
-    JOIN = 1  # must send JoinGroup (rejoin requested, or a new process)
-    WAIT = 2  # its JoinGroup is parked in a classic group's join phase
-    SYNC = 3  # has its JoinGroup answer (generation = ``epoch``), sends SyncGroup
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class Client(ConsumerClient):
-    """One consumer process; ``classic`` says which protocol it speaks. For a classic client ``epoch``
-    is the generation of its last JoinGroup answer (-1: none) and ``assigned`` is unused."""
-
-    classic: bool = False
-    phase: Phase = Phase.STABLE
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class MMember(Member):
-    """A consumer group member; ``classic``: it joined with JoinGroup (``ClassicMemberMetadata``)."""
-
-    classic: bool = False
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ClassicGroup:
-    """The coordinator's classic group (used while the group's type is CLASSIC)."""
-
-    status: GroupStatus = GroupStatus.EMPTY
-    generation: int = 0
-    members: int = 0  # slots (bit mask)
-    joined: int = 0  # slots that rejoined in this join phase
-    reported: tuple[int, ...] = ()  # owned partitions reported in this join phase's JoinGroup
-    assignment: tuple[int, ...] = ()  # stored assignment per slot
-    pending: tuple[int, ...] = ()  # the leader's assignment, computed at the end of the join phase
-    leader: int = -1
-    # Members whose stored assignment is no assignment at all (``EMPTY_ASSIGNMENT``, zero bytes): members
-    # added in this join phase, and every member once COMPLETING_REBALANCE was reset. Not the same as an
-    # assignment of no partitions: the upgrade cannot parse it.
-    unsynced: int = 0
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class MigrationState:
-    kind: Kind
-    classic: ClassicGroup
-    group: ConsumerGroup
-    clients: tuple[Client, ...]
-    budget: int = 0
-
-
-# -- the steps of this page ------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True, repr=False)
-class JoinGroup(A.Action):
-    verb = "sends JoinGroup (reporting the partitions it owns)"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class SyncGroup(A.Action):
-    verb = "sends SyncGroup and applies the answer (revoking what it no longer has; rejoining if it revoked)"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class ClassicHeartbeat(A.Action):
-    verb = "heartbeats and is told to rejoin"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Upgrade(A.Action):
-    fair = False
-    verb = "is restarted with group.protocol=consumer (closes: revokes, LeaveGroup; restarts with epoch 0)"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Downgrade(A.Action):
-    fair = False
-    verb = "is restarted with group.protocol=classic (closes: revokes, epoch -1; restarts and joins)"
-
-
-class ClassicToConsumer(Consumer):
+class ClassicToConsumer(MigrationTimeline, Consumer):
     """A group of classic consumers upgraded (and rolled back) online, one process at a time."""
 
     name = "classic-to-consumer"
@@ -643,65 +553,6 @@ class ClassicToConsumer(Consumer):
 
     def orbit_size(self, s: MigrationState) -> int:
         return 1
-
-    # -- the timeline's view --------------------------------------------------------------------------
-    def parties(self, s: MigrationState) -> list[tuple[str, str]]:
-        if s.kind == Kind.CONSUMER:
-            coord = super().parties(self._consumer_view(s))[0][1]
-            kinds = ", ".join(f"{self.member_name(i)} {'classic' if getattr(r, 'classic', False) else 'consumer'}"
-                              for i, r in enumerate(s.group.members) if r is not None)
-            out = [("coordinator", "consumer group: " + coord + (f" ({kinds})" if kinds else ""))]
-        else:
-            cg = s.classic
-            ms = "; ".join(f"{self.member_name(i)}{' joined' if cg.joined >> i & 1 else ''} stored {self._parts(cg.assignment[i])}"
-                           for i in bits(cg.members))
-            lead = f", leader {self.member_name(cg.leader)}" if cg.members else ""
-            out = [("coordinator", f"classic group: {cg.status.name} generation {cg.generation}{lead}; {ms or 'no members'}")]
-        for i, c in enumerate(s.clients):
-            proto = "classic" if c.classic else "consumer"
-            if c.proc == Proc.DOWN:
-                d = f"not running ({proto} protocol)"
-            elif c.classic:
-                d = f"{c.proc.name.lower()}, classic protocol, {c.phase.name}, generation {c.epoch}, owns {self._parts(c.owned)}"
-            else:
-                d = f"{c.proc.name.lower()}, consumer protocol, epoch {c.epoch}, owns {self._parts(c.owned)}"
-                if c.assigned != c.owned:
-                    d += f", reconciling towards {self._parts(c.assigned)}"
-            out.append((self.member_name(i), d))
-        return out
-
-    def explain(self, before: MigrationState, action: A.Action, after: MigrationState) -> str:
-        who = self.member_name(action.member) if action.member >= 0 else ""
-        if isinstance(action, ConsumerGroupHeartbeat):
-            if before.kind == Kind.CLASSIC and after.kind == Kind.CONSUMER:
-                return (f"{who} heartbeats with epoch 0: the coordinator converts the classic group (generation "
-                        f"{before.classic.generation}) into a consumer group and adds {who} (group epoch {after.group.epoch})")
-            if before.kind == Kind.CONSUMER and after.kind == Kind.CLASSIC:
-                return f"{who} heartbeats and is fenced: only classic members remain, the group is converted to a classic group"
-            if before.kind == Kind.CLASSIC:
-                e = before.clients[action.member].epoch
-                why = "" if e else " (the classic group has a member without a stored assignment: the conversion fails)"
-                return f"{who} heartbeats with epoch {e}: GROUP_ID_NOT_FOUND{why}, fatal for the client: it stops"
-            return super().explain(self._consumer_view(before), action, self._consumer_view(after))
-        c0, c1 = before.clients[action.member] if action.member >= 0 else None, after.clients[action.member] if action.member >= 0 else None
-        if isinstance(action, (JoinGroup, SyncGroup, ClassicHeartbeat)) and c0 is not None:
-            if c1.epoch == NOT_MEMBER and c0.epoch != NOT_MEMBER:
-                return f"{who} {action.verb.split(' ')[1]}: UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION — it loses {self._parts(c0.owned)} and rejoins"
-            if isinstance(action, JoinGroup):
-                if c1.phase == Phase.SYNC:
-                    return f"{who} sends JoinGroup (owns {self._parts(c0.owned)}): answered at once with generation {c1.epoch} (its member epoch)"
-                return f"{who} sends JoinGroup (owns {self._parts(c0.owned)})" + (
-                    f"; the join phase completes: generation {after.classic.generation}" if after.kind == Kind.CLASSIC and after.classic.generation != before.classic.generation else "")
-            if isinstance(action, SyncGroup):
-                if c1.phase == Phase.JOIN and c1.owned == c0.owned:
-                    return f"{who} sends SyncGroup (generation {c0.epoch}): REBALANCE_IN_PROGRESS — it rejoins"
-                return f"{who} sends SyncGroup (generation {c0.epoch}): gets {self._parts(c1.owned)}" + (
-                    f", revokes {self._parts(c0.owned & ~c1.owned)} and rejoins" if c0.owned & ~c1.owned else "")
-            return f"{who} heartbeats (generation {c0.epoch}): REBALANCE_IN_PROGRESS — it rejoins"
-        if after.kind != before.kind:
-            return f"{action.describe(who).strip()}; only classic members remain: the group is converted to a classic group (generation {after.classic.generation}, a rebalance begins)"
-        return action.describe(who).strip()
-
 
 
 class ClassicToConsumerAcked(ClassicToConsumer):
