@@ -61,6 +61,10 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
     ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
+    ModelJob("classic-to-consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2,
+             kafka_too="exclusive_ownership,commit_fencing", note="model only (Kafka's source): docs/migration.md"),
+    ModelJob("classic-to-consumer-acked", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
+    ModelJob("classic-to-consumer-acked", "uniform", 3, 3, 1, "join,leave,crash", 3),
     # Broken on purpose: each must be caught.
     ModelJob("cooperative-direct-transfer", "sticky", 3, 3, 1, "crash,leave", 1, "exclusive_ownership"),
     ModelJob("eager-no-revoke", "sticky", 2, 2, 1, "", 0, "exclusive_ownership"),
@@ -69,6 +73,8 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0, "exclusive_ownership"),
     ModelJob("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1, "commit_fencing"),
     ModelJob("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0, "convergence"),
+    ModelJob("classic-to-consumer-sync-target", "uniform", 3, 3, 1, "", 2, "exclusive_ownership"),
+    ModelJob("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1, "convergence"),
     ModelJob("zookeeper", "range", 2, 2, 1, "zombie", 1, "commit_fencing",
              note="historical: ZooKeeper offsets had no fencing"),
 )

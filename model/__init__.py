@@ -4,7 +4,8 @@ Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protoco
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
 :mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,
 :mod:`~groupspec.model.connect_delayed`, the next-generation
-:mod:`~groupspec.model.consumer` (KIP-848), and the historical
+:mod:`~groupspec.model.consumer` (KIP-848) and the migration between the two,
+:mod:`~groupspec.model.migration`, and the historical
 :mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
@@ -16,6 +17,8 @@ the properties ask (``converged``, ``commit_accepted``, ...).
 from __future__ import annotations
 
 from .broken import (
+    ClassicToConsumerNoRejoin,
+    ClassicToConsumerSyncTarget,
     ConsumerNoEpochBump,
     ConsumerNoWaitForRelease,
     ConsumerUnfencedCommits,
@@ -30,15 +33,17 @@ from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
 from .eager import Eager
+from .migration import ClassicToConsumer, ClassicToConsumerAcked
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .zookeeper import ZooKeeper
 
 CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
                                      StaticCooperative, ConnectKeepWork)}
-CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic)})
+CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic, ClassicToConsumer, ClassicToConsumerAcked)})
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump)})
+BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 VARIANTS = {**CORRECT, **BROKEN}
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
 # Variants with their own assignors list them as ``assignors`` (the first is their default).

@@ -95,3 +95,31 @@ class ConsumerNoEpochBump(Consumer):
         "without a new epoch is never looked at, so the new member never gets its partitions"
     )
     expect_violation = "convergence"
+
+
+# -- the migration between the protocols ----------------------------------------------------------
+from .migration import ClassicToConsumerAcked  # noqa: E402
+
+
+class ClassicToConsumerSyncTarget(ClassicToConsumerAcked):
+    name = "classic-to-consumer-sync-target"
+    summary = "migration, but a classic member's SyncGroup answers its target assignment, not its assigned partitions"
+    sync_gives_target = True
+    broken = True
+    bug = (
+        "a classic member in a consumer group is given its whole target at SyncGroup, including partitions "
+        "whose previous owner has not acknowledged revoking them: both own them"
+    )
+    expect_violation = "exclusive_ownership"
+
+
+class ClassicToConsumerNoRejoin(ClassicToConsumerAcked):
+    name = "classic-to-consumer-no-rejoin"
+    summary = "migration, but a classic member's Heartbeat never answers REBALANCE_IN_PROGRESS"
+    classic_rejoin_signal = False
+    broken = True
+    bug = (
+        "a classic member learns of a new target only through REBALANCE_IN_PROGRESS; without it, it never "
+        "rejoins, never revokes, and the consumer-protocol member waits for those partitions forever"
+    )
+    expect_violation = "convergence"

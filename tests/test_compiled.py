@@ -25,7 +25,8 @@ from groupspec.checker import Explorer, check
 from groupspec.model import VARIANTS, Config, make
 from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
 
-CLASSIC = sorted(n for n in VARIANTS if n not in ("zookeeper", "connect-keep-work") and not n.startswith("consumer"))  # consumer: KIP-848, Python engine
+CLASSIC = sorted(n for n in VARIANTS if n not in ("zookeeper", "connect-keep-work")
+                 and not n.startswith(("consumer", "classic-to")))  # KIP-848 and the migration: Python engine
 FAULT_SETS = [
     frozenset({"crash", "leave", "timeout", "zombie"}),
     frozenset({"join", "crash", "zombie", "timeout"}),

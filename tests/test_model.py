@@ -33,6 +33,9 @@ SMALL = {
     "connect-keep-work": dict(members=2, partitions=2, faults=frozenset({"join", "crash", "zombie"}), budget=2),
     "consumer": dict(members=3, partitions=3, faults=frozenset({"crash", "timeout", "zombie"}), budget=1),
     "consumer-static": dict(members=2, partitions=3, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=2),
+    # without faults: with them Kafka's upgrade gives away partitions (tests/test_migration_model.py)
+    "classic-to-consumer": dict(members=3, partitions=3, budget=2),
+    "classic-to-consumer-acked": dict(members=3, partitions=3, faults=frozenset({"crash", "zombie"}), budget=2),
 }
 
 
@@ -79,6 +82,8 @@ BROKEN_BOUNDS = {
     "consumer-no-wait-release": dict(members=2, partitions=2, budget=0),
     "consumer-unfenced-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1),
     "consumer-no-epoch-bump": dict(members=2, partitions=2, budget=0),
+    "classic-to-consumer-sync-target": dict(members=3, partitions=3, budget=2),
+    "classic-to-consumer-no-rejoin": dict(members=2, partitions=2, budget=1),
 }
 
 

@@ -129,3 +129,25 @@ def test_cli_ctrl_c_stops_everything(tmp_path: Path):
 def test_cli_bad_input(args, needle):
     p = subprocess.run([GS, *args], capture_output=True, text=True)
     assert p.returncode == 2 and p.stdout == "" and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_real_run_confluent_kafka_consumer_protocol_on_the_mock(tmp_path: Path):
+    """group.protocol=consumer (KIP-848) against librdkafka's mock cluster: member epochs in `generation`,
+    protocol "consumer", checked by the trace checker and against the model."""
+    from groupspec.trace import check_events
+
+    before = _children()
+    res = run("pair-joins", "confluent-kafka", "librdkafka-mock", "consumer", out_dir=str(tmp_path))
+    assert _children() <= before, "the harness left processes behind"
+    assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    member_lines = [e for e in lines if e.get("member")]
+    assert member_lines and all(e["protocol"] == "consumer" for e in member_lines)
+    epochs = [e["generation"] for e in lines if e["event"] == "assigned"]
+    assert epochs and all(isinstance(g, int) and g > 0 for g in epochs)
+    owners = {e["member"] for e in lines if e["event"] == "assigned" and e["partitions"]}
+    assert owners == {"c1", "c2"}  # c2 got its share, after c1 revoked it
+    model = check_events(lines, source=res.trace_path, against_model=True).to_dict()
+    am = model["groups"][0]["against_model"]
+    assert am["explained"] is True and am["first_unexplained"] is None, am
+    assert "--protocol consumer" in res.verdict["reproduce"]

@@ -88,8 +88,9 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
 @click.argument("scenario")
 @click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka")
 @click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec")
-@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static"]), default=None,
-              help="eager (range), cooperative (cooperative-sticky) or static (range + group.instance.id); default: the scenario's")
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "consumer"]), default=None,
+              help="eager (range), cooperative (cooperative-sticky), static (range + group.instance.id) or consumer "
+                   "(group.protocol=consumer, KIP-848; confluent-kafka only); default: the scenario's")
 @click.option("--out", "out", type=OutputPath(kind="dir"), default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None, as_json: bool) -> None:

@@ -27,9 +27,11 @@ def _parse_delay(text: str) -> tuple[int, int]:
                   ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
-@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer"]),
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer",
+                                               "classic-to-consumer"]),
               default=None, help="Members' configuration (default: the scenario's own); consumer: the KIP-848 protocol "
-                                 "(its scenarios: scale-out, rolling-restart, zombie, static-bounce, churn).")
+                                 "(its scenarios: scale-out, rolling-restart, zombie, static-bounce, churn); "
+                                 "classic-to-consumer: the online upgrade (online-upgrade, upgrade-mid-round).")
 @click.option("--assignor", default=None, help="range | roundrobin | sticky | cooperative-sticky (consumers); connect (Connect workers); uniform | range (consumer).")
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
@@ -53,6 +55,9 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     """Run SCENARIO in the deterministic simulator and narrate who owned what, when."""
     if protocol == "consumer":
         _simulate_consumer(scenario, assignor, members, partitions, seed, faults, list_only, as_json)
+        return
+    if protocol == "classic-to-consumer":
+        _simulate_migration(scenario, members, partitions, seed, list_only, as_json)
         return
     from groupspec.reference.network import NetworkConfig
     from groupspec.reference.scenarios import SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
@@ -214,6 +219,44 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, li
     if report.rejected_commits:
         click.echo("rejected commits: " + ", ".join(f"{k} x{v}" for k, v in sorted(report.rejected_commits.items())))
     click.echo("final assignment: " + "; ".join(f"{m}={ps}" for m, ps in report.assignment.items()))
+    if report.violations:
+        click.echo(f"VIOLATIONS ({len(report.violations)}): {report.violations[0]}")
+        raise click.exceptions.Exit(1)
+    click.echo("no violation: exclusive ownership and commit fencing held throughout")
+
+
+def _simulate_migration(scenario, members, partitions, seed, list_only, as_json) -> None:
+    """`--protocol classic-to-consumer`: the online upgrade (groupspec.reference.migration_sim)."""
+    from groupspec.reference.migration_sim import (EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError,
+                                                   run_migration_scenario)
+
+    if list_only or scenario is None:
+        if scenario is None and not list_only:
+            raise UserError(f"missing SCENARIO; choose from {', '.join(MIGRATION_SCENARIOS)}")
+        for name, summary in MIGRATION_SCENARIOS.items():
+            click.echo(f"{name:30} {summary} (protocol: classic-to-consumer)")
+        return
+    try:
+        report = run_migration_scenario(scenario, members, partitions, seed)
+    except MigrationScenarioError as e:
+        raise UserError(str(e)) from None
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"simulate {scenario} --protocol classic-to-consumer: {members} consumers, {partitions} partitions, "
+               f"seed {seed} (replay with --seed {seed})")
+    for line in report.events:
+        click.echo(line)
+    click.echo(f"group type at the end: {report.group_type}, group epoch {report.group_epoch}, "
+               f"unowned partition-seconds {report.unowned_partition_ms / 1000:.1f}")
+    click.echo("final assignment: " + "; ".join(f"{m}={ps}" for m, ps in report.assignment.items()))
+    if scenario in EXPECT_VIOLATIONS:
+        if not report.violations:
+            click.echo("Kafka's double ownership was NOT reproduced")
+            raise click.exceptions.Exit(1)
+        click.echo(f"as in Kafka (docs/migration.md): {len(report.violations)} steps with two owners, "
+                   f"first {report.violations[0]}")
+        return
     if report.violations:
         click.echo(f"VIOLATIONS ({len(report.violations)}): {report.violations[0]}")
         raise click.exceptions.Exit(1)

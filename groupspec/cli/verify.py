@@ -207,6 +207,14 @@ def run_mutants(console) -> list[dict]:
             bar.update(task, description=f"mutation check: {name} (consumer protocol)")
             rows.append(run_consumer_mutant(name))
             bar.advance(task)
+        # The migration between the protocols: the reference's classic-members-in-a-consumer-group rules.
+        from groupspec.conformance.migration import MUTANTS as MIGRATION_MUTANTS, run_mutant as run_migration_mutant
+
+        bar.update(task, total=len(MUTANTS) + len(CONSUMER_MUTANTS) + len(MIGRATION_MUTANTS))
+        for name in MIGRATION_MUTANTS:
+            bar.update(task, description=f"mutation check: {name} (migration)")
+            rows.append(run_migration_mutant(name))
+            bar.advance(task)
     return rows
 
 

@@ -40,7 +40,7 @@ __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError",
 
 CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs")
 KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
-PROTOCOLS = ("eager", "cooperative", "static")
+PROTOCOLS = ("eager", "cooperative", "static", "consumer")  # consumer: group.protocol=consumer (KIP-848)
 GROUP = "g"
 
 
@@ -50,6 +50,8 @@ class HarnessError(RuntimeError):
 
 def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
+    if protocol == "consumer" and client != "confluent-kafka":
+        return f"{client} has no group.protocol=consumer (KIP-848) client in the harness"
     if protocol == "cooperative" and client != "confluent-kafka":
         return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
     if client == "kafkajs" and protocol == "static":
@@ -149,7 +151,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             if step.action == "start":
                 spec = {
                     "client": client, "bootstrap": bootstrap, "group": GROUP, "member": step.member,
-                    "topics": subs.get(step.member, ["t"]), "protocol": "cooperative" if protocol == "cooperative" else "eager",
+                    "topics": subs.get(step.member, ["t"]), "protocol": protocol if protocol in ("cooperative", "consumer") else "eager",
                     "instance_id": f"{step.member}-static" if protocol == "static" else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }

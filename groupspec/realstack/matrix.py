@@ -20,8 +20,9 @@ __all__ = ["default_cells", "run_matrix"]
 
 
 def default_cells() -> list[tuple[str, str | None]]:
-    """Each client with each scenario's default protocol, and confluent-kafka also cooperative-sticky."""
-    return [(c, None) for c in CLIENTS] + [("confluent-kafka", "cooperative")]
+    """Each client with each scenario's default protocol, and confluent-kafka also cooperative-sticky and
+    group.protocol=consumer (KIP-848)."""
+    return [(c, None) for c in CLIENTS] + [("confluent-kafka", "cooperative"), ("confluent-kafka", "consumer")]
 
 
 def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,
@@ -41,7 +42,7 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
         for client, proto in clients:
             for coord in coordinators:
                 protocol = proto or SCENARIOS[sc].default_protocol
-                if proto == "cooperative" and SCENARIOS[sc].default_protocol == "static":
+                if proto in ("cooperative", "consumer") and SCENARIOS[sc].default_protocol == "static":
                     if done:  # the static story keeps its static members: the default cell runs it
                         done()
                     continue

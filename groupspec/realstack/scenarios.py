@@ -55,4 +55,6 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  _start3() + (Step(10, "pause", "c2", "14"),), 38),
     RealScenario("subscription-change", "c3 adds topic u (2 partitions) to its subscription at 10 s",
                  _start3() + (Step(10, "subscribe", "c3", "t,u"),), 26, extra_topics={"u": 2}),
+    RealScenario("pair-joins", "two consumers join 1 s apart (the short run of the tests)",
+                 (Step(0, "start", "c1"), Step(1, "start", "c2")), 9),
 )}

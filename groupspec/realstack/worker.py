@@ -19,6 +19,7 @@ consumer), ``subscribe T1,T2`` (change the subscription). The client's log goes 
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import sys
 import threading
@@ -90,6 +91,17 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
         "auto.offset.reset": "earliest",
         "partition.assignment.strategy": "cooperative-sticky" if spec.get("protocol") == "cooperative" else "range",
     }
+    consumer_protocol = spec.get("protocol") == "consumer"
+    if consumer_protocol:
+        # KIP-848: the session timeout, heartbeat interval and assignor are the broker's
+        # (librdkafka refuses them with group.protocol=consumer).
+        for key in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+            del conf[key]
+        conf["group.protocol"] = "consumer"
+        # A broker without ConsumerGroupHeartbeat is only told in librdkafka's cgrp debug log ("... not
+        # supported by broker"): record it once as an error line, so that the verdict says why.
+        conf["debug"] = "cgrp"
+        conf["logger"] = _UnsupportedLog(rec).log
     if spec.get("instance_id"):
         conf["group.instance.id"] = spec["instance_id"]
     c = Consumer(conf)
@@ -99,6 +111,10 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
             rec.member_id = c.memberid() or rec.member_id
         except Exception:  # noqa: BLE001 - not in a group yet
             pass
+        if consumer_protocol:
+            epoch = member_epoch(c.consumer_group_metadata())
+            if epoch is not None:
+                rec.generation = epoch  # the trace format's generation field holds the member epoch
 
     def on_assign(_c: Any, parts: Any) -> None:
         mid()
@@ -110,6 +126,8 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
 
     def on_lost(_c: Any, parts: Any) -> None:
         rec.write("lost", partitions=_tp(parts))
+        if consumer_protocol:
+            rec.generation = 0  # it rejoins with epoch 0
 
     topics = list(spec["topics"])
     c.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
@@ -140,6 +158,34 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
             rec.snapshot(_tp(c.assignment()))
         except Exception:  # noqa: BLE001 - closed or not ready
             pass
+
+
+class _UnsupportedLog(logging.Handler):
+    """A logger for librdkafka that keeps nothing but the first "not supported by broker" line."""
+
+    def __init__(self, rec: Recorder) -> None:
+        super().__init__()
+        self.rec = rec
+        self.seen = False
+        self.log = logging.getLogger(f"groupspec.realstack.worker.{rec.member}")
+        self.log.propagate = False
+        self.log.setLevel(logging.DEBUG)
+        self.log.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if not self.seen and "not supported by broker" in msg:
+            self.seen = True
+            self.rec.write("error", error=msg.split(": ", 1)[-1][:200])
+
+
+def member_epoch(metadata: bytes) -> int | None:
+    """The generation (the member epoch under group.protocol=consumer) in librdkafka's serialized
+    consumer group metadata (``rd_kafka_consumer_group_metadata_write``: ``CGMDv2:``, then the
+    generation as a 4-byte integer in the host's byte order, then the group id and member id)."""
+    if not isinstance(metadata, (bytes, bytearray)) or not metadata.startswith(b"CGMDv2:") or len(metadata) < 11:
+        return None
+    return int.from_bytes(metadata[7:11], sys.byteorder, signed=True)
 
 
 # ------------------------------------------------------------------------------------ kafka-python
