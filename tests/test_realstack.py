@@ -47,8 +47,12 @@ def test_scenario_names_follow_the_simulator():
 
 def test_real_run_confluent_kafka_on_tansu(tmp_path: Path):
     before = _children()
-    res = run("consumer-leaves-permanently", "confluent-kafka", "tansu", out_dir=str(tmp_path))
+    res = run("consumer-leaves-permanently", "confluent-kafka", "tansu", out_dir=str(tmp_path), coordinator_log=True)
     assert _children() <= before, "the harness left processes behind"
+    # --coordinator-log: Tansu's debug log of its group coordinator is kept apart from the workers' log
+    coord_log = Path(res.trace_path).with_suffix(".coordinator.log").read_text()
+    assert "tansu_broker::coordinator::group" in coord_log and "join_outcome=None" in coord_log
+    assert "tansu_broker::coordinator" not in Path(res.trace_path).with_suffix(".log").read_text()
     assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
     lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
     kinds = {(e.get("member"), e["event"]) for e in lines}
@@ -86,6 +90,17 @@ def test_a_coordinator_that_does_not_start_is_an_error_and_leaves_nothing(tmp_pa
     with pytest.raises(HarnessError, match="exited at start with status 4"):
         run("consumer-leaves-permanently", "confluent-kafka", "broken", out_dir=str(tmp_path))
     assert _children() <= before
+
+
+def test_tansu_debug_log_only_when_asked(monkeypatch):
+    monkeypatch.delenv("RUST_LOG", raising=False)
+    t = Tansu()
+    assert t.environment() is None
+    t.verbose = True
+    env = t.environment()
+    assert env is not None and env["RUST_LOG"] == Tansu.DEBUG_LOG and env["PATH"] == os.environ["PATH"]
+    monkeypatch.setenv("RUST_LOG", "debug")
+    assert t.environment()["RUST_LOG"] == "debug"  # the user's own filter wins
 
 
 def test_coordinator_interface_registers_a_third_one():
