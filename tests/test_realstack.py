@@ -3,6 +3,7 @@ coordinator interface, and that nothing it starts outlives it. The full matrix i
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -144,3 +145,15 @@ def test_cli_ctrl_c_stops_everything(tmp_path: Path):
 def test_cli_bad_input(args, needle):
     p = subprocess.run([GS, *args], capture_output=True, text=True)
     assert p.returncode == 2 and p.stdout == "" and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_tansu_keeps_a_departed_leader_while_forming(tmp_path: Path):
+    """Finding 4: the leader closes (LeaveGroup) while Tansu's group is still forming; Tansu keeps it as
+    leader, so every SyncGroup of the others is answered REBALANCE_IN_PROGRESS and nobody is assigned."""
+    res = run("leader-leaves-mid-rebalance", "confluent-kafka", "tansu", out_dir=str(tmp_path), coordinator_log=True)
+    violated = {p["id"] for g in res.verdict["groups"] for p in g["properties"] if p["verdict"] == "violated"}
+    assert "completeness" in violated
+    log = re.sub(r"\x1b\[[0-9;]*m", "", Path(res.trace_path).with_suffix(".coordinator.log").read_text())
+    left = re.findall(r'DEBUG leave\{group_id="g" member_id=Some\("([^"]+)"\)\}', log)
+    leaders = re.findall(r'state\.leader=Some\("([^"]+)"\) sync_outcome=RebalanceInProgress', log)
+    assert left and leaders and leaders[-1] == left[0], (left, leaders[-3:])

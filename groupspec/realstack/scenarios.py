@@ -51,6 +51,8 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
     RealScenario("rolling-restart", "each member in turn closes cleanly and restarts 3 s later",
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(13 + 8 * i, "start", f"c{i + 1}"))), 42),
+    RealScenario("leader-leaves-mid-rebalance", "c1, the first to join (so the group's leader), closes cleanly at 2 s, "
+                 "while the first rebalance is still under way", _start3() + (Step(2, "leave", "c1"),), 22),
     RealScenario("slow-consumer", "c2 stops polling for 14 s at 10 s (max.poll.interval.ms is 8 s)",
                  _start3() + (Step(10, "pause", "c2", "14"),), 38),
     RealScenario("subscription-change", "c3 adds topic u (2 partitions) to its subscription at 10 s",
