@@ -3,7 +3,9 @@
 Names follow ``groupspec simulate`` where it has the same story (``new-consumer-joins``,
 ``consumer-leaves-permanently``, ``static-member-restart``, ``rolling-restart``, ``consumer-crashes``,
 ``subscription-change``: the simulator's versions differ in timing and, for the subscription change, in who
-subscribes to what); ``slow-consumer`` is a story the simulator tells with its fault switches. Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
+subscribes to what); ``slow-consumer`` is a story the simulator tells with its fault switches;
+``leader-leaves-mid-rebalance`` (the leader closes before the first join phase ends) pins a Tansu finding.
+Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
 max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
 seconds. Times are seconds from the start of the run.
 """
