@@ -3,6 +3,7 @@ coordinator interface, and that nothing it starts outlives it. The full matrix i
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -47,8 +48,12 @@ def test_scenario_names_follow_the_simulator():
 
 def test_real_run_confluent_kafka_on_tansu(tmp_path: Path):
     before = _children()
-    res = run("consumer-leaves-permanently", "confluent-kafka", "tansu", out_dir=str(tmp_path))
+    res = run("consumer-leaves-permanently", "confluent-kafka", "tansu", out_dir=str(tmp_path), coordinator_log=True)
     assert _children() <= before, "the harness left processes behind"
+    # --coordinator-log: Tansu's debug log of its group coordinator is kept apart from the workers' log
+    coord_log = Path(res.trace_path).with_suffix(".coordinator.log").read_text()
+    assert "tansu_broker::coordinator::group" in coord_log and "join_outcome=None" in coord_log
+    assert "tansu_broker::coordinator" not in Path(res.trace_path).with_suffix(".log").read_text()
     assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
     lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
     kinds = {(e.get("member"), e["event"]) for e in lines}
@@ -86,6 +91,17 @@ def test_a_coordinator_that_does_not_start_is_an_error_and_leaves_nothing(tmp_pa
     with pytest.raises(HarnessError, match="exited at start with status 4"):
         run("consumer-leaves-permanently", "confluent-kafka", "broken", out_dir=str(tmp_path))
     assert _children() <= before
+
+
+def test_tansu_debug_log_only_when_asked(monkeypatch):
+    monkeypatch.delenv("RUST_LOG", raising=False)
+    t = Tansu()
+    assert t.environment() is None
+    t.verbose = True
+    env = t.environment()
+    assert env is not None and env["RUST_LOG"] == Tansu.DEBUG_LOG and env["PATH"] == os.environ["PATH"]
+    monkeypatch.setenv("RUST_LOG", "debug")
+    assert t.environment()["RUST_LOG"] == "debug"  # the user's own filter wins
 
 
 def test_coordinator_interface_registers_a_third_one():
@@ -151,3 +167,15 @@ def test_real_run_confluent_kafka_consumer_protocol_on_the_mock(tmp_path: Path):
     am = model["groups"][0]["against_model"]
     assert am["explained"] is True and am["first_unexplained"] is None, am
     assert "--protocol consumer" in res.verdict["reproduce"]
+
+
+def test_tansu_keeps_a_departed_leader_while_forming(tmp_path: Path):
+    """Finding 4: the leader closes (LeaveGroup) while Tansu's group is still forming; Tansu keeps it as
+    leader, so every SyncGroup of the others is answered REBALANCE_IN_PROGRESS and nobody is assigned."""
+    res = run("leader-leaves-mid-rebalance", "confluent-kafka", "tansu", out_dir=str(tmp_path), coordinator_log=True)
+    violated = {p["id"] for g in res.verdict["groups"] for p in g["properties"] if p["verdict"] == "violated"}
+    assert "completeness" in violated
+    log = re.sub(r"\x1b\[[0-9;]*m", "", Path(res.trace_path).with_suffix(".coordinator.log").read_text())
+    left = re.findall(r'DEBUG leave\{group_id="g" member_id=Some\("([^"]+)"\)\}', log)
+    leaders = re.findall(r'state\.leader=Some\("([^"]+)"\) sync_outcome=RebalanceInProgress', log)
+    assert left and leaders and leaders[-1] == left[0], (left, leaders[-3:])

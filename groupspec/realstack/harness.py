@@ -14,6 +14,8 @@ Theory of operation
    still unowned or unconverged then is measured until the end of the recording. The workers' lines and the harness's are merged
    by time into one trace, written to ``OUT/RUN.jsonl`` with its verdict (the trace checker's JSON plus
    the run's description) in ``OUT/RUN.verdict.json``, each written under a temporary name and renamed.
+   The processes' output is ``OUT/RUN.log``; with ``coordinator_log`` the coordinator is asked for its
+   debug log of the group protocol (``Coordinator.verbose``) and its output is ``OUT/RUN.coordinator.log``.
 4. Whatever happens (an error, Ctrl-C), every process started is stopped: workers and coordinator are
    killed by process group in a ``finally``.
 """
@@ -110,7 +112,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def run(scenario: str, client: str, coordinator: str, protocol: str | None = None, out_dir: str | None = None,
-        progress: Callable[[str], None] | None = None) -> RunResult:
+        progress: Callable[[str], None] | None = None, coordinator_log: bool = False) -> RunResult:
     """Run ``scenario``; raise :class:`HarnessError` when the stack cannot run at all."""
     sc: RealScenario = SCENARIOS[scenario]
     protocol = protocol or sc.default_protocol
@@ -124,7 +126,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"gs-{rid}-"))
     log = open(work / "processes.log", "w", encoding="utf-8")
-    coord = COORDINATORS[coordinator](log=log)
+    clog = open(work / "coordinator.log", "w", encoding="utf-8") if coordinator_log else log
+    coord = COORDINATORS[coordinator](log=clog)
+    coord.verbose = coordinator_log
     workers: dict[str, _Worker] = {}
     harness_lines: list[dict[str, Any]] = []
     try:
@@ -191,6 +195,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             kill_group(w.proc, grace_s=0)
         coord.stop()
         log.close()
+        clog.close()
     lines = list(harness_lines)
     for member in sorted({w.member for w in workers.values()}):
         f = work / f"{member}.jsonl"
@@ -215,6 +220,8 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
            "reproduce": f"groupspec realstack run {scenario} --client {client} --coordinator {coordinator} --protocol {protocol}"}
     _write_atomic(verdict_path, json.dumps(doc, indent=1) + "\n")
     (work / "processes.log").replace(out / f"{rid}.log")
+    if coordinator_log:
+        (work / "coordinator.log").replace(out / f"{rid}.coordinator.log")
     for p in work.iterdir():
         p.unlink()
     work.rmdir()

@@ -3,7 +3,9 @@
 Names follow ``groupspec simulate`` where it has the same story (``new-consumer-joins``,
 ``consumer-leaves-permanently``, ``static-member-restart``, ``rolling-restart``, ``consumer-crashes``,
 ``subscription-change``: the simulator's versions differ in timing and, for the subscription change, in who
-subscribes to what); ``slow-consumer`` is a story the simulator tells with its fault switches. Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
+subscribes to what); ``slow-consumer`` is a story the simulator tells with its fault switches;
+``leader-leaves-mid-rebalance`` (the leader closes before the first join phase ends) pins a Tansu finding.
+Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
 max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
 seconds. Times are seconds from the start of the run.
 """
@@ -51,6 +53,8 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
     RealScenario("rolling-restart", "each member in turn closes cleanly and restarts 3 s later",
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(13 + 8 * i, "start", f"c{i + 1}"))), 42),
+    RealScenario("leader-leaves-mid-rebalance", "c1, the first to join (so the group's leader), closes cleanly at 2 s, "
+                 "while the first rebalance is still under way", _start3() + (Step(2, "leave", "c1"),), 22),
     RealScenario("slow-consumer", "c2 stops polling for 14 s at 10 s (max.poll.interval.ms is 8 s)",
                  _start3() + (Step(10, "pause", "c2", "14"),), 38),
     RealScenario("subscription-change", "c3 adds topic u (2 partitions) to its subscription at 10 s",
