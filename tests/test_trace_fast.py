@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import groupspec.trace.fastpath as fastpath
-import groupspec.trace.kernel as kernel
+import groupspec.trace.kernel as kernel  # noqa: I001 - the real kernel, put back after each mutant
 from groupspec.checker import check as explore
 from groupspec.model import Config, make
 from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
@@ -33,6 +33,7 @@ SEED = 20261125
 
 def both(path: Path, monkeypatch) -> tuple[str, str, int]:
     """The report with the inner loop, without it, and how many events the inner loop handled."""
+    monkeypatch.setattr(fastpath, "MIN_FAST", 0)  # small files too
     monkeypatch.delenv("GROUPSPEC_TRACE_PURE", raising=False)
     fast = _check_file(str(path), 20.0, None)
     monkeypatch.setenv("GROUPSPEC_TRACE_PURE", "1")
@@ -276,3 +277,14 @@ def test_kernel_mutants_are_caught(tmp_path, monkeypatch, name):
         monkeypatch.setattr(fastpath, "K", kernel)
         caught = caught or fast != pure
     assert caught, name
+
+
+def test_full_tables_hand_the_rest_to_the_checker(tmp_path, monkeypatch):
+    """More strings or partitions than the loop's tables hold: the rest of the file is read by feed()."""
+    monkeypatch.setattr(fastpath, "_NAMES", 8)  # the group, two topics, five members, one more group
+    monkeypatch.setattr(fastpath, "_PARTS", 8)
+    print(f"seed {SEED}")
+    p = tmp_path / "r.jsonl"
+    p.write_text("\n".join(random_lines(random.Random(SEED), 1500, odd=0.002)) + "\n")
+    fast, pure, n = both(p, monkeypatch)
+    assert fast == pure and 0 < n < 1500

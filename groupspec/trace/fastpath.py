@@ -15,15 +15,25 @@ from typing import IO, Any
 
 import numpy as np
 
-from . import kernel as K
 from .reader import TraceReadError, parse_line
 
 __all__ = ["Tables", "feed_stream", "BLOCK"]
 
 BLOCK = 1 << 22
+MIN_FAST = 1 << 20  # a trace shorter than this is read by GroupChecker.feed alone (loading numba costs more)
+K: Any = None  # ``groupspec.trace.kernel``, imported on first use: numba is loaded only for traces worth it
 _NAMES = 1 << 14
 _PARTS = 1 << 16
 _TWO31 = 2147483648
+
+
+def _kernel() -> Any:
+    global K
+    if K is None:
+        from . import kernel
+
+        K = kernel
+    return K
 
 
 def enabled() -> bool:
@@ -267,7 +277,8 @@ class Tables:
 def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
     """Feed every line of the open trace ``f`` to ``run`` (a ``checker._Run``), through the kernel when it
     can; the number of events the kernel handled."""
-    tables = Tables(10_000) if enabled() else None
+    tables: Tables | None = None
+    decided = False
     fast = 0
     line = 0
     rem = b""
@@ -277,6 +288,11 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
             chunk = f.read(BLOCK)
         except (OSError, EOFError, zlib.error) as e:
             raise TraceReadError(f"{path}: line {line + 1}: cannot read further ({e})") from None
+        if not decided:
+            decided = True
+            if enabled() and len(chunk) >= MIN_FAST:
+                _kernel()
+                tables = Tables(10_000)
         if chunk:
             data = rem + chunk if rem else chunk
             k = data.rfind(b"\n")
