@@ -65,7 +65,10 @@ from groupspec.trace import check_paths
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-check_paths([sys.argv[2]])  # a tiny trace first: numba loads its compiled code (from its cache) once
+import groupspec.trace.fastpath as fastpath
+fastpath.MIN_FAST = 0
+check_paths([sys.argv[2]])  # a tiny trace first, through the compiled loop: numba loads its code (from its cache) once
+fastpath.MIN_FAST = 1 << 20
 t0 = cpu()
 rep = check_paths([sys.argv[1]])
 d = rep.to_dict()
