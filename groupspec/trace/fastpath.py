@@ -280,6 +280,7 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
     tables: Tables | None = None
     decided = False
     fast = 0
+    skip = backoff = 0
     line = 0
     rem = b""
     want = None  # the group whose lines probably come next
@@ -308,12 +309,18 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
         n = len(body)
         pos = 0
         while pos < n:
-            if want is not None and tables is not None and tables.load(want, line):
+            if skip:
+                skip -= 1
+            elif want is not None and tables is not None and tables.load(want, line):
                 st, pos = tables.run(buf, pos)
                 line = int(tables.S[K.S_LINE])
                 got = tables.store(want, body)
                 run.events += got
                 fast += got
+                # a loop that hands back at once costs two moves of the state for nothing: after that,
+                # leave the next lines (1, 3, 7 .. 63 of them) to feed() before trying again
+                backoff = 0 if got else min(2 * backoff + 1, 63)
+                skip = backoff
                 if st == K.ST_FULL:
                     tables.full = True
                 if st == K.ST_DONE:
