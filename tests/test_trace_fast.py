@@ -226,6 +226,10 @@ def test_quiet_long_trace_runs_in_the_inner_loop(tmp_path, monkeypatch):
     assert fast == pure
     assert n >= 0.99 * len(events)
     assert check_paths([str(p)]).ok
+    spaced = tmp_path / "spaced.jsonl"  # json.dumps' default spacing, offsets in commits: still the loop's
+    spaced.write_text("".join(json.dumps(e) + "\n" for e in events))
+    fast2, pure2, n2 = both(spaced, monkeypatch)
+    assert fast2 == pure2 and n2 >= 0.99 * len(events)
 
 
 # ------------------------------------------------------------------------------------ kernel mutants

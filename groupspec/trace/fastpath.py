@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -27,9 +28,24 @@ _PARTS = 1 << 16
 _TWO31 = 2147483648
 
 
+def _drop_stale_cache() -> None:
+    """NOTE(numba-cache): numba keys a cached function on its own file only (see
+    ``groupspec.checker.compiled.cache``), and ``kernel.run`` inlines ``scan.py``'s reader: when
+    ``scan.py`` is newer than the kernel's cache files, remove them (numba then compiles again)."""
+    here = Path(__file__).resolve().parent
+    try:
+        scan = (here / "scan.py").stat().st_mtime
+        for f in list((here / "__pycache__").glob("kernel.*.nbi")) + list((here / "__pycache__").glob("kernel.*.nbc")):
+            if f.stat().st_mtime < scan:
+                f.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _kernel() -> Any:
     global K
     if K is None:
+        _drop_stale_cache()
         from . import kernel
 
         K = kernel

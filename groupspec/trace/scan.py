@@ -211,7 +211,8 @@ def _literal(buf, i, e):
 
 @njit(cache=True, nogil=True)
 def _skip(buf, i, e):
-    """Skip one JSON value at ``i`` (validating it); the position after it, or -1."""
+    """Skip one JSON value at ``i`` (after any whitespace, validating it); the position after it, or -1."""
+    i = _ws(buf, i, e)
     c = buf[i] if i < e else 0
     if c == 34:  # the common case: a string
         j = _string(buf, i, e)
