@@ -98,16 +98,57 @@ def test_broken_variant_counterexample_is_caught(job):
     assert v.held is False and v.trace
     events = path_to_events(proto, v.trace, unroll_until_ms=40_000, loop_start=v.loop_start)
     r = check_events(events, source=job.protocol)
-    if job.expect == "convergence":
-        # The model's counterexample is a deadlock in which both members own a complete, balanced and
-        # unchanging assignment that the (flappy) assignor would change if it ran again: listener
-        # events cannot show that. What a trace *can* show of a flappy assignor — rounds that keep
-        # moving a partition — is caught below (test_flappy_rounds_do_not_converge).
+    if job.protocol == "cooperative-flappy":
+        # The model's first counterexample is a deadlock in which both members own a complete, balanced
+        # and unchanging assignment that the (flappy) assignor would change if it ran again. No trace can
+        # show that: the same actions in the correct cooperative model (sticky assignor) write the very
+        # same trace, and end in a state that model calls converged (docs/trace-check.md). The variant's
+        # livelock (test_flappy_livelock_is_caught) is what a trace shows of it, and it is caught.
         assert v.explanation.startswith("deadlock")
         assert r.ok
+        good = make("cooperative", Config(members=job.members, partitions=job.partitions, budget=job.budget,
+                                          assignor="sticky"))
+        s = v.trace[0].state
+        steps = [Step(None, s)]
+        for st in v.trace[1:]:
+            assert st.action in good.enabled(s)
+            s = good.step(s, st.action)
+            steps.append(Step(st.action, s))
+        assert path_to_events(good, steps) == path_to_events(proto, v.trace)
+        assert good.converged(s) and not proto.converged(v.trace[-1].state)
         return
     assert job.expect in violated(r), json.dumps(r.to_dict(), indent=1)[:2000]
     assert not r.ok
+
+
+def _livelock(proto):
+    """The model's fair cycle among non-converged states (the explorer reports a deadlock first)."""
+    import networkx as nx
+
+    from groupspec.checker.explorer import Explorer
+
+    ex = Explorer(proto)
+    ex.run()
+    conv, fair = ex._converged, ex._fair
+    g = nx.DiGraph()
+    g.add_nodes_from(n for n in range(len(conv)) if not conv[n])
+    g.add_edges_from((n, t) for n in range(len(conv)) if not conv[n] for _a, t in fair[n] if not conv[t])
+    comps = [c for c in nx.strongly_connected_components(g) if len(c) > 1 or g.has_edge(next(iter(c)), next(iter(c)))]
+    return ex.judge_cycles(iter(comps))
+
+
+def test_flappy_livelock_is_caught():
+    """cooperative-flappy's livelock, replayed (rounds that keep moving a partition between the same
+    members, generations growing): the group never converges within the bound; its sticky twin has no livelock."""
+    flappy = make("cooperative-flappy", Config(members=2, partitions=2, budget=0))
+    v = _livelock(flappy)
+    assert v is not None and v.held is False and v.explanation.startswith("livelock")
+    events = path_to_events(flappy, v.trace, unroll_until_ms=60_000, loop_start=v.loop_start)
+    r = check_events(events, source="cooperative-flappy")
+    assert violated(r) == ["convergence"], json.dumps(r.to_dict(), indent=1)[:2000]
+    assert check_events(events, converge_within_s=120).ok  # within a longer bound than the trace: no verdict
+    sticky = _livelock(make("cooperative", Config(members=2, partitions=2, budget=0, assignor="sticky")))
+    assert sticky is None or sticky.held is not False
 
 
 def test_flappy_rounds_do_not_converge():

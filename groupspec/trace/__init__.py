@@ -2,7 +2,10 @@
 
 This room owns reading traces (``reader``), checking them (``checker``), the timelines printed around
 a violation (``timeline``), turning the model's counterexamples into traces (``from_model``) and
-matching a trace against the model's steps (``against_model``). It may import ``groupspec.model``
+matching a trace against the model's steps (``against_model``), and the checker's compiled inner
+loop for long files (``fastpath`` moves a quiet group's state into arrays, ``kernel`` and ``scan``
+apply the lines that decide nothing alone, with numba; every other line goes through
+``GroupChecker.feed``: one checker, one state). It may import ``groupspec.model``
 (for ``from_model`` / ``against_model`` only) and the standard library; it never imports
 ``groupspec.reference`` (traces are data) nor the CLI. ``groupspec trace check`` (``groupspec/cli/trace.py``),
 the real-stack harness, the conformance harness and the Spark audit all call it.

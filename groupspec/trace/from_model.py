@@ -58,8 +58,11 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
                    unroll_until_ms: int | None = None, loop_start: int | None = None) -> list[dict[str, Any]]:
     """The trace of ``steps`` (``groupspec.checker.explorer.Step`` list: action, state; the first has no action).
 
-    With ``loop_start`` (a livelock's cycle starts after that step) the cycle is repeated until
-    ``unroll_until_ms``.
+    With ``unroll_until_ms`` and no ``loop_start`` the path ends in a state the run stays in (a deadlock
+    stutters): an ``end`` event at that time says the recording went on until then with nothing new.
+    With ``loop_start`` (a livelock's cycle starts after that step) the cycle's actions are taken again,
+    from where the last round ended, until ``unroll_until_ms``: generations keep growing, as they do in
+    the run the lasso stands for (repeating the stored states would make them go down at every turn).
     """
     if proto.name.startswith("consumer"):  # the next-generation protocol: assigned lists what is added
         protocol = "consumer"
@@ -67,11 +70,10 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
         protocol = "cooperative" if "cooperative" in proto.name or getattr(proto, "incremental", False) else "eager"
     states = [st.state for st in steps]
     if loop_start is not None and unroll_until_ms is not None and loop_start + 1 < len(states):
-        cycle = states[loop_start + 1:]
+        cycle = [st.action for st in steps[loop_start + 1:]]
         while (len(states) - 1) * step_ms < unroll_until_ms:
-            states.extend(cycle)
-            if not cycle:
-                break
+            for act in cycle:
+                states.append(proto.step(states[-1], act))
     out: list[dict[str, Any]] = []
     first = states[0]
     out.extend(_topic_events(proto, _existing(proto, first), 0, group))
@@ -107,6 +109,8 @@ def path_to_events(proto: Any, steps: list[Any], step_ms: int = 1000, group: str
             out.append(_ev(end + step_ms, group, name, "fenced", protocol, gen=-1, error="UNKNOWN_MEMBER_ID"))
             out.append(_ev(end + step_ms, group, name, "lost", protocol,
                            parts=[partition_pair(proto, p) for p in bits(c.owned)], gen=-1))
+    if unroll_until_ms is not None and loop_start is None:
+        out.append({"ts_ms": max(unroll_until_ms, end + 2 * step_ms), "group": group, "event": "end"})
     return out
 
 

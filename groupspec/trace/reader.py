@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = _json.loads
     _JSONError = (ValueError, UnicodeDecodeError)
 
-__all__ = ["TraceReadError", "expand_paths", "iter_file", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
+__all__ = ["TraceReadError", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 
@@ -72,7 +72,8 @@ def spool_stdin() -> IO[bytes]:
     return tmp
 
 
-def _open(path: str, stdin_copy: IO[bytes] | None) -> IO[bytes]:
+def open_trace(path: str, stdin_copy: IO[bytes] | None = None) -> IO[bytes]:
+    """The trace's bytes (decompressed when gzip); raises :class:`TraceReadError`."""
     if path == "-":
         assert stdin_copy is not None
         stdin_copy.seek(0)
@@ -95,7 +96,7 @@ def _open(path: str, stdin_copy: IO[bytes] | None) -> IO[bytes]:
 
 def iter_file(path: str, stdin_copy: IO[bytes] | None = None) -> Iterator[tuple[int, bytes]]:
     """``(line number, line bytes)`` for every non-blank line of one trace file."""
-    f = _open(path, stdin_copy)
+    f = open_trace(path, stdin_copy)
     n = 0
     try:
         with f:

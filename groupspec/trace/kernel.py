@@ -1,0 +1,546 @@
+"""The trace checker's compiled inner loop (numba): raw JSON Lines bytes in, one group's state out.
+
+This is not a second checker. It is :class:`groupspec.trace.checker.GroupChecker`'s ``feed`` and
+``_end_tick`` for the events that make up almost all of a long trace — ``commit``, ``assigned``,
+``revoked``, ``joined``, ``left``, ``end``, ``snapshot`` and other kinds that decide nothing — while the
+group is *quiet* (no overlap open or undecided, no timeline being captured, no finding about to be
+made). It applies them to the same state, held as arrays (``groupspec.trace.fastpath`` moves the
+state between the checker's objects and these arrays). Whenever a line would do anything else — a
+finding, a trace defect, an overlap, a ``fenced``/``lost``/``removed``/``topic`` event, another
+group's line, time going back, a line this parser does not read (escapes, non-ASCII, floats where
+integers are expected, a duplicated field) — :func:`run` stops *before* changing anything for that
+line and returns; the checker's Python code then handles that line exactly as it always did. The
+drift test (``tests/test_trace_fast.py``) requires byte-identical reports with and without this loop on
+every trace the tests have.
+
+Lines are read and strings interned by ``groupspec.trace.scan``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .scan import (  # noqa: F401 - the state vector's slots, the line reader
+    K_OTHER, K_COMMIT, K_ASSIGNED, K_REVOKED, K_JOINED, K_LEFT, K_END, K_BAIL, S_ALIVE, S_NONE, S_NUNIV, S_TICK,
+    S_TICK_HAS, S_LAST_TS, S_FIRST_HAS, S_FIRST_TS, S_ALL_DIRTY, S_CHANGED, S_CUT, S_CUTBY_NONE, S_PFROM_HAS,
+    S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
+    S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
+    S_NNAMES, S_NPARTS, S_LINE, S_SIZE, RING, MAXPARTS, intern, part_id, _ws, _string, _number,
+    _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
+    _W_EAGER, _kind, _parts,
+)
+
+
+# -- what run() returns as its status ---------------------------------------------------------------
+ST_DONE = 0  # every line up to the end of the buffer was handled
+ST_LINE = 1  # the line at the returned position is for the checker's Python code
+ST_GROUP = 2  # the line at the returned position belongs to another group (or names none known here)
+ST_FULL = 3  # a table of strings or partitions is full: the rest of the file is the Python code's
+ST_SYNC = 4  # the snapshot pool is full: move the state back, then start again
+
+
+# ---------------------------------------------------------------------------------------------- state
+# columns of M (one row per interned string; rows of members of this group have M_KNOWN set)
+M_KNOWN = 0
+M_ALIVE = 1
+M_LEFT = 2
+M_FENCED = 3
+M_REMOVED = 4
+M_GEN = 5
+M_LASTGEN = 6
+M_LASTGEN_HAS = 7
+M_NOWNED = 8
+M_CUTBY = 9
+M_CHANGER = 10
+M_BROKEN = 11
+M_SCRATCH = 12  # per-topic counts in the balance check
+M_TSEEN = 13
+M_COLS = 14
+# columns of P (one row per interned partition)
+P_OWNER = 0  # the member's string id, -1 for none
+P_GEN = 1  # the generation in which its owner got it
+P_UNIV = 2
+P_DIRTY = 3
+P_WS_HAS = 4  # an unowned window is open since P_WS
+P_WS = 5
+P_MARK = 6  # scratch: on the current line
+P_COLS = 7
+
+
+@njit(cache=True, nogil=True)
+def _dirty(pid, S, P, dirty):
+    if P[pid, P_DIRTY] == 0:
+        P[pid, P_DIRTY] = 1
+        dirty[S[S_NDIRTY]] = pid
+        S[S_NDIRTY] += 1
+
+
+@njit(cache=True, nogil=True)
+def _remove_owner(pid, m, S, M, P, dirty):
+    P[pid, P_OWNER] = -1
+    S[S_NONE] -= 1
+    M[m, M_NOWNED] -= 1
+    M[m, M_CHANGER] = 1
+    S[S_CHANGED] = 1
+    _dirty(pid, S, P, dirty)
+
+
+@njit(cache=True, nogil=True)
+def _release_all(m, S, M, P, univ, dirty):
+    if M[m, M_NOWNED] == 0:
+        return
+    for k in range(S[S_NUNIV]):
+        pid = univ[k]
+        if P[pid, P_OWNER] == m:
+            _remove_owner(pid, m, S, M, P, dirty)
+
+
+@njit(cache=True, nogil=True)
+def _converged(S, M, known, P, univ, pkey):
+    if S[S_PNMEM] == 0 or S[S_NONE] != S[S_NUNIV] or S[S_NUNIV] == 0:
+        return False
+    lo = np.int64(1) << 62
+    hi = -lo
+    for k in range(S[S_NKNOWN]):
+        m = known[k]
+        if M[m, M_ALIVE]:
+            c = M[m, M_NOWNED]
+            lo = min(lo, c)
+            hi = max(hi, c)
+    if hi < lo:
+        return False
+    if hi - lo <= 1:
+        return True
+    ok = True  # range balances every topic on its own
+    for a in range(S[S_NUNIV]):
+        t = pkey[univ[a]] // 2147483648
+        if M[t, M_TSEEN] or not ok:
+            continue
+        M[t, M_TSEEN] = 1
+        for b in range(S[S_NUNIV]):
+            pid = univ[b]
+            if pkey[pid] // 2147483648 == t and P[pid, P_OWNER] >= 0:
+                M[P[pid, P_OWNER], M_SCRATCH] += 1
+        lo = np.int64(1) << 62
+        hi = -lo
+        for k in range(S[S_NKNOWN]):
+            m = known[k]
+            if M[m, M_ALIVE]:
+                lo = min(lo, M[m, M_SCRATCH])
+                hi = max(hi, M[m, M_SCRATCH])
+            M[m, M_SCRATCH] = 0
+        for b in range(S[S_NUNIV]):
+            pid = univ[b]
+            if P[pid, P_OWNER] >= 0:
+                M[P[pid, P_OWNER], M_SCRATCH] = 0
+        if hi - lo > 1:
+            ok = False
+    for a in range(S[S_NUNIV]):
+        M[pkey[univ[a]] // 2147483648, M_TSEEN] = 0
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool):
+    """``GroupChecker._end_tick`` at ``S[S_TICK]``: 0 when done, 1 when it would make a finding (nothing
+    changed: the Python code does this tick), 3 when the snapshot pool is full (nothing changed)."""
+    ts = S[S_TICK]
+    if not (S[S_CUT] or S[S_CHANGED] or S[S_ALL_DIRTY] or S[S_NDIRTY]):
+        return 0
+    within = S[S_WITHIN]
+    take_broken = False
+    if S[S_CUT]:
+        conv_has = S[S_CONV_HAS]
+        conv = S[S_CONV]
+        if not conv_has and S[S_BROKEN_HAS]:
+            sub = True
+            anyf = False
+            for k in range(S[S_NKNOWN]):
+                m = known[k]
+                if M[m, M_BROKEN] and not M[m, M_CUTBY]:
+                    sub = False
+                if M[m, M_CUTBY] and M[m, M_FENCED]:
+                    anyf = True
+            if sub or anyf:
+                take_broken = True
+                conv_has = 1
+                conv = S[S_BROKEN_TS]
+        pf = S[S_PFROM]
+        if S[S_PFROM_HAS] and ts > pf:
+            if ts - pf > within and S[S_PNMEM] > 0 and (not conv_has or conv - pf > within):
+                return 1
+        if S[S_NSNAP] + 2 >= snap_off.shape[0] or S[S_SNAPFILL] + S[S_NKNOWN] > snap_pool.shape[0]:
+            return 3
+    anyone = S[S_ALIVE] > 0
+    alld = S[S_ALL_DIRTY]
+    n = S[S_NUNIV] if alld else S[S_NDIRTY]
+    for k in range(n):
+        pid = univ[k] if alld else dirty[k]
+        unowned = anyone and P[pid, P_OWNER] < 0
+        if P[pid, P_WS_HAS] and not unowned and ts - P[pid, P_WS] > within:
+            return 1
+    # -- from here on this tick is ours
+    maxl = S[S_MAXLIST]
+    if S[S_CUT]:
+        if take_broken:
+            S[S_CONV_HAS] = 1
+            S[S_CONV] = S[S_BROKEN_TS]
+        _close_period(ts, S, prows)
+        S[S_PFROM] = ts
+        S[S_PFROM_HAS] = 1
+        s = S[S_NSNAP]
+        fill = S[S_SNAPFILL]
+        for k in range(S[S_NKNOWN]):
+            m = known[k]
+            if M[m, M_ALIVE]:
+                snap_pool[fill] = m
+                fill += 1
+        snap_off[s + 1] = fill
+        S[S_PNMEM] = fill - S[S_SNAPFILL]
+        S[S_SNAPFILL] = fill
+        S[S_NSNAP] = s + 1
+        S[S_PSNAP] = s
+        S[S_CONV_HAS] = 0
+        S[S_BROKEN_HAS] = 0
+        for k in range(S[S_NKNOWN]):
+            m = known[k]
+            M[m, M_BROKEN] = 0
+            M[m, M_CUTBY] = 0
+        S[S_CUT] = 0
+        S[S_CUTBY_NONE] = 0
+        S[S_CHANGED] = 1
+    for k in range(n):
+        pid = univ[k] if alld else dirty[k]
+        unowned = anyone and P[pid, P_OWNER] < 0
+        if unowned and not P[pid, P_WS_HAS]:
+            P[pid, P_WS_HAS] = 1
+            P[pid, P_WS] = ts
+        elif not unowned and P[pid, P_WS_HAS]:
+            P[pid, P_WS_HAS] = 0
+            start = P[pid, P_WS]
+            if ts > start:
+                S[S_NWIN] += 1
+                if S[S_WLISTED] < maxl:
+                    r = S[S_NWROWS]
+                    wrows[r, 0] = pid
+                    wrows[r, 1] = start
+                    wrows[r, 2] = ts
+                    S[S_NWROWS] = r + 1
+                    S[S_WLISTED] += 1
+    if (S[S_CHANGED] or alld) and S[S_PFROM_HAS]:
+        was_has = S[S_CONV_HAS]
+        if _converged(S, M, known, P, univ, pkey):
+            S[S_CONV_HAS] = 1
+            S[S_CONV] = ts
+            S[S_BROKEN_HAS] = 0
+            for k in range(S[S_NKNOWN]):
+                M[known[k], M_BROKEN] = 0
+        else:
+            S[S_CONV_HAS] = 0
+            if was_has:
+                S[S_BROKEN_HAS] = 1
+                S[S_BROKEN_TS] = S[S_CONV]
+                for k in range(S[S_NKNOWN]):
+                    m = known[k]
+                    M[m, M_BROKEN] = M[m, M_CHANGER]
+            elif S[S_BROKEN_HAS]:
+                for k in range(S[S_NKNOWN]):
+                    m = known[k]
+                    if M[m, M_CHANGER]:
+                        M[m, M_BROKEN] = 1
+    for k in range(S[S_NKNOWN]):
+        M[known[k], M_CHANGER] = 0
+    for k in range(S[S_NDIRTY]):
+        P[dirty[k], P_DIRTY] = 0
+    S[S_NDIRTY] = 0
+    S[S_ALL_DIRTY] = 0
+    S[S_CHANGED] = 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _close_period(end, S, prows):
+    if not S[S_PFROM_HAS] or end <= S[S_PFROM]:
+        return
+    S[S_NPER] += 1
+    if S[S_PLISTED] < S[S_MAXLIST]:
+        r = S[S_NPROWS]
+        prows[r, 0] = S[S_PFROM]
+        prows[r, 1] = end
+        prows[r, 2] = S[S_PSNAP]
+        prows[r, 3] = S[S_CONV_HAS]
+        prows[r, 4] = S[S_CONV]
+        S[S_NPROWS] = r + 1
+        S[S_PLISTED] += 1
+
+
+@njit(cache=True, nogil=True)
+def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap_pool, ring, tmp,
+        htab, pool, pool_off, ptab, pkey):
+    """Handle the lines of ``buf[pos:end]`` for the group ``S[S_GROUP]``: ``(status, position)``."""
+    while pos < end:
+        nl = pos
+        while nl < end and buf[nl] != 10:
+            nl += 1
+        nxt = nl + 1 if nl < end else end
+        i = pos
+        while i < nl and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13 or buf[i] == 11 or buf[i] == 12):
+            i += 1
+        if i == nl:
+            S[S_LINE] += 1
+            pos = nxt
+            continue
+        # ---- parse the line
+        if buf[i] != 123:
+            return ST_LINE, pos
+        i = _ws(buf, i + 1, nl)
+        seen = 0
+        ts = np.int64(0)
+        grp = -1
+        mem = -1
+        kind = -1
+        nparts = 0
+        gen_has = False
+        gen = np.int64(0)
+        eager = True
+        if i < nl and buf[i] == 125:
+            return ST_LINE, pos
+        while True:
+            if i >= nl or buf[i] != 34:
+                return ST_LINE, pos
+            j = _string(buf, i, nl)
+            if j < 0:
+                return ST_LINE, pos
+            ka = i + 1
+            i = _ws(buf, j + 1, nl)
+            if i >= nl or buf[i] != 58:
+                return ST_LINE, pos
+            i = _ws(buf, i + 1, nl)
+            if i >= nl:
+                return ST_LINE, pos
+            c = buf[i]
+            bit = 0
+            if _key_is(buf, ka, j, _W_TS):
+                bit = 1
+                i, ts, integer = _number(buf, i, nl)
+                if i < 0 or not integer:
+                    return ST_LINE, pos
+            elif _key_is(buf, ka, j, _W_EVENT):
+                bit = 2
+                if c != 34:
+                    return ST_LINE, pos
+                k = _string(buf, i, nl)
+                if k < 0:
+                    return ST_LINE, pos
+                kind = _kind(buf, i + 1, k)
+                i = k + 1
+            elif _key_is(buf, ka, j, _W_MEMBER):
+                bit = 4
+                if c != 34:
+                    return ST_LINE, pos
+                k = _string(buf, i, nl)
+                if k < 0:
+                    return ST_LINE, pos
+                mem = intern(buf, i + 1, k, S, htab, pool, pool_off)
+                if mem < 0:
+                    return ST_FULL, pos
+                i = k + 1
+            elif _key_is(buf, ka, j, _W_GROUP):
+                bit = 8
+                if c == 34:
+                    k = _string(buf, i, nl)
+                    if k < 0:
+                        return ST_LINE, pos
+                    grp = intern(buf, i + 1, k, S, htab, pool, pool_off)
+                    if grp < 0:
+                        return ST_FULL, pos
+                    i = k + 1
+                elif c == 110:
+                    i = _literal(buf, i, nl)
+                    if i < 0:
+                        return ST_LINE, pos
+                else:
+                    return ST_LINE, pos
+            elif _key_is(buf, ka, j, _W_PARTS):
+                bit = 16
+                i, nparts = _parts(buf, i, nl, S, htab, pool, pool_off, ptab, pkey, tmp)
+                if nparts == -2:
+                    return ST_FULL, pos
+                if i < 0:
+                    return ST_LINE, pos
+            elif _key_is(buf, ka, j, _W_GEN):
+                bit = 32
+                if c == 45 or 48 <= c <= 57:
+                    i, gen, gen_has = _number(buf, i, nl)
+                else:
+                    i = _skip(buf, i, nl)
+            elif _key_is(buf, ka, j, _W_PROTO):
+                bit = 64
+                eager = False
+                if c == 34:
+                    k = _string(buf, i, nl)
+                    if k < 0:
+                        return ST_LINE, pos
+                    eager = _key_is(buf, i + 1, k, _W_EAGER)
+                    i = k + 1
+                else:
+                    i = _skip(buf, i, nl)
+            else:
+                i = _skip(buf, i, nl)
+            if i < 0 or (seen & bit):
+                return ST_LINE, pos
+            seen |= bit
+            i = _ws(buf, i, nl)
+            if i < nl and buf[i] == 44:
+                i = _ws(buf, i + 1, nl)
+                continue
+            if i < nl and buf[i] == 125:
+                i += 1
+                break
+            return ST_LINE, pos
+        if _ws(buf, i, nl) != nl:
+            return ST_LINE, pos
+        # ---- whose line, and is it ours to handle
+        if grp != S[S_GROUP]:
+            return ST_GROUP, pos
+        if not (seen & 1) or kind < 0 or kind == K_BAIL:
+            return ST_LINE, pos
+        if not S[S_TICK_HAS] or ts != S[S_TICK]:
+            if S[S_TICK_HAS] and ts < S[S_TICK]:
+                return ST_LINE, pos
+            if S[S_TICK_HAS]:
+                r = _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool)
+                if r == 1:
+                    return ST_LINE, pos
+                if r == 3:
+                    return ST_SYNC, pos
+            S[S_TICK] = ts
+            S[S_TICK_HAS] = 1
+            if not S[S_FIRST_HAS]:
+                S[S_FIRST_HAS] = 1
+                S[S_FIRST_TS] = ts
+                S[S_PFROM_HAS] = 1
+                S[S_PFROM] = ts
+        # from here on a return leaves the tick as it is: the Python code reads the line at this tick
+        if kind == K_COMMIT and mem >= 0 and M[mem, M_KNOWN] and not M[mem, M_LEFT] and not M[mem, M_REMOVED]:
+            if gen_has:
+                M[mem, M_LASTGEN] = gen
+                M[mem, M_LASTGEN_HAS] = 1
+        elif kind != K_END:
+            if mem < 0 or M[mem, M_REMOVED]:
+                return ST_LINE, pos
+            m = mem
+            new = M[m, M_KNOWN] == 0
+            if not new and M[m, M_LEFT] and kind != K_JOINED:
+                return ST_LINE, pos
+            if kind == K_ASSIGNED or kind == K_REVOKED:
+                if kind == K_ASSIGNED and gen_has and 0 <= gen < M[m, M_GEN]:
+                    return ST_LINE, pos
+                bad = False
+                for a in range(nparts):
+                    pid = tmp[a]
+                    o = P[pid, P_OWNER]
+                    if P[pid, P_MARK]:
+                        bad = True
+                    P[pid, P_MARK] = 1
+                    if kind == K_ASSIGNED:
+                        if (o >= 0 and o != m) or (o == m and not eager):
+                            bad = True
+                    elif o != m:
+                        bad = True
+                if bad:
+                    for a in range(nparts):
+                        P[tmp[a], P_MARK] = 0
+                    return ST_LINE, pos
+            # ---- the line is ours: apply it
+            if new:
+                M[m, M_KNOWN] = 1
+                M[m, M_ALIVE] = 1
+                M[m, M_LEFT] = 0
+                M[m, M_FENCED] = 0
+                M[m, M_REMOVED] = 0
+                M[m, M_GEN] = -1
+                M[m, M_LASTGEN_HAS] = 0
+                M[m, M_NOWNED] = 0
+                M[m, M_CUTBY] = 0
+                M[m, M_CHANGER] = 0
+                M[m, M_BROKEN] = 0
+                known[S[S_NKNOWN]] = m
+                S[S_NKNOWN] += 1
+                S[S_ALIVE] += 1
+                S[S_ALL_DIRTY] = 1
+                if kind != K_JOINED:
+                    S[S_CUT] = 1
+                    M[m, M_CUTBY] = 1
+            if gen_has:
+                M[m, M_LASTGEN] = gen
+                M[m, M_LASTGEN_HAS] = 1
+            if kind == K_ASSIGNED:
+                if gen_has:
+                    if gen > M[m, M_GEN]:
+                        M[m, M_GEN] = gen
+                    elif gen == -1:
+                        M[m, M_GEN] = -1
+                M[m, M_FENCED] = 0
+                M[m, M_REMOVED] = 0
+                g = gen if gen_has else -1
+                if eager and M[m, M_NOWNED]:
+                    for a in range(S[S_NUNIV]):
+                        pid = univ[a]
+                        if P[pid, P_OWNER] == m and not P[pid, P_MARK]:
+                            _remove_owner(pid, m, S, M, P, dirty)
+                for a in range(nparts):
+                    pid = tmp[a]
+                    P[pid, P_MARK] = 0
+                    if P[pid, P_OWNER] == m:
+                        continue
+                    if not P[pid, P_UNIV]:
+                        P[pid, P_UNIV] = 1
+                        univ[S[S_NUNIV]] = pid
+                        S[S_NUNIV] += 1
+                        S[S_ALL_DIRTY] = 1
+                    P[pid, P_OWNER] = m
+                    P[pid, P_GEN] = g
+                    M[m, M_NOWNED] += 1
+                    M[m, M_CHANGER] = 1
+                    S[S_NONE] += 1
+                    S[S_CHANGED] = 1
+                    _dirty(pid, S, P, dirty)
+            elif kind == K_REVOKED:
+                for a in range(nparts):
+                    pid = tmp[a]
+                    P[pid, P_MARK] = 0
+                    _remove_owner(pid, m, S, M, P, dirty)
+            elif kind == K_JOINED:
+                if not M[m, M_ALIVE]:
+                    M[m, M_ALIVE] = 1
+                    S[S_ALIVE] += 1
+                    S[S_ALL_DIRTY] = 1
+                _release_all(m, S, M, P, univ, dirty)
+                M[m, M_LEFT] = 0
+                M[m, M_FENCED] = 0
+                M[m, M_REMOVED] = 0
+                M[m, M_GEN] = -1
+                S[S_CUT] = 1
+                M[m, M_CUTBY] = 1
+            elif kind == K_LEFT:
+                _release_all(m, S, M, P, univ, dirty)
+                M[m, M_LEFT] = 1
+                if M[m, M_ALIVE]:
+                    M[m, M_ALIVE] = 0
+                    S[S_ALIVE] -= 1
+                    S[S_ALL_DIRTY] = 1
+                S[S_CUT] = 1
+                M[m, M_CUTBY] = 1
+            if gen_has and gen == -1:
+                M[m, M_GEN] = -1
+        S[S_EVENTS] += 1
+        S[S_LAST_TS] = ts
+        S[S_LINE] += 1
+        r = S[S_RINGN] % RING
+        ring[r, 0] = S[S_LINE]
+        ring[r, 1] = pos
+        ring[r, 2] = nl
+        S[S_RINGN] += 1
+        pos = nxt
+    return ST_DONE, pos
