@@ -85,3 +85,23 @@ def test_the_report_states_the_comparison_with_the_rows_numbers() -> None:
     assert by["rolling-restart"]["consumer_partition_seconds_unowned"] < by["rolling-restart"]["cooperative_partition_seconds_unowned"]
     assert c["figures"]["runs_with_violations"] == {"cooperative": 0, "consumer": 0}
     assert next(c for c in claims(df[df.protocol == "consumer"]) if c["id"] == "protocols")["figures"] is None
+
+
+@pytest.mark.spark
+def test_the_protocols_preset_on_spark_gives_the_local_rows_and_the_comparison(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from groupspec.pipeline.grid import preset
+    from groupspec.pipeline.sweep import frame_rows, read_rows, rows_locally
+
+    out = tmp_path / "protocols"
+    r = subprocess.run([str(Path(sys.executable).parent / "groupspec"), "sweep", "--preset", "protocols", "--master",
+                        "local[2]", "--out", str(out), "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert frame_rows(read_rows(out / "rows")) == rows_locally(preset("protocols"))
+    report = (out / "report.md").read_text()
+    assert "## Classic cooperative vs the consumer protocol (KIP-848)" in report
+    assert "![Classic cooperative vs the consumer protocol (KIP-848)](plots/protocols.png)" in report
+    assert (out / "plots" / "protocols.png").stat().st_size > 1000
