@@ -196,7 +196,7 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     events[MEASURE_FROM_MS] = [sim.mark_measure] + events.get(MEASURE_FROM_MS, [])
     sim.run_until(end, events)
     trace = sim.trace
-    alive = sorted({_name(p_.client.member_id) for p_ in sim.procs.values()})
+    alive = sorted({_name(proc.client.member_id) for proc in sim.procs.values()})
     own = ownership(trace, MEASURE_FROM_MS, end)
     before = _owners_at(trace, MEASURE_FROM_MS)
     converged, secs = _settled_at(trace, last, parts, alive)
