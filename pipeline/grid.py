@@ -15,8 +15,9 @@ grid without ``blocks`` is one block. Every axis takes one value or a list of va
         partitions: 12
 
 Axes (:data:`AXES`, with their defaults): ``protocol`` (eager, cooperative, static,
-static-cooperative, connect, zookeeper), ``assignor`` (range, roundrobin, sticky, cooperative-sticky;
-``connect`` and ``zookeeper`` use their own and ignore it), ``members``, ``partitions``, ``churn``
+static-cooperative, connect, zookeeper, and ``consumer``: the next-generation protocol, KIP-848),
+``assignor`` (range, roundrobin, sticky, cooperative-sticky; for ``consumer`` the server-side uniform
+and range; ``connect`` and ``zookeeper`` use their own and ignore it), ``members``, ``partitions``, ``churn``
 (:data:`CHURN`), ``crash_per_min`` / ``pause_per_min`` (random faults from 20 s on), ``loss`` (the
 network's loss probability), ``session_timeout_ms``, ``heartbeat_interval_ms``,
 ``max_poll_interval_ms``, ``connect_delay_ms`` (scheduled.rebalance.max.delay.ms), ``bounce_ms``
@@ -27,7 +28,10 @@ report groups by).
 
 Combinations that cannot run are dropped and counted (a cooperative protocol with an eager-only
 assignor; ``connect`` and ``zookeeper`` collapse the assignor and commit axes: they run their own
-assignment and have no consumer offsets). A malformed grid raises :class:`GridError`, whose message
+assignment and have no consumer offsets; ``consumer`` needs a server-side assignor and no network
+loss, and collapses ``commit`` to ``periodic`` and the poll and record-rate axes to their defaults:
+its simulator has no network, poll loop or record flow, see :mod:`groupspec.pipeline.consumer_runs`;
+a server-side-only assignor with a classic protocol is dropped). A malformed grid raises :class:`GridError`, whose message
 names the file and the field (``grid.yaml: blocks[1].members: ...``).
 """
 from __future__ import annotations
@@ -40,11 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.reference.assignors import NAMES as ASSIGNORS
+from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
 from groupspec.reference.records import STRATEGIES
 
 __all__ = ["GridError", "Point", "Grid", "PROTOCOLS", "CHURN", "AXES", "PRESETS", "load_grid", "preset", "parse_grid"]
 
-PROTOCOLS = ("eager", "cooperative", "static", "static-cooperative", "connect", "zookeeper")
+PROTOCOLS = ("eager", "cooperative", "static", "static-cooperative", "connect", "zookeeper", "consumer")
 CHURN = ("steady", "join", "leave", "crash", "bounce", "rolling-restart", "random")
 COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
 
@@ -152,8 +157,9 @@ def _check_value(loc: str, key: str, v: Any) -> None:
 
     if key == "protocol" and v not in PROTOCOLS:
         raise bad(f"unknown protocol {v!r}; choose from {', '.join(PROTOCOLS)}")
-    if key == "assignor" and v not in ASSIGNORS:
-        raise bad(f"unknown assignor {v!r}; choose from {', '.join(ASSIGNORS)}")
+    if key == "assignor" and v not in ASSIGNORS and v not in SERVER_ASSIGNORS:
+        names = list(ASSIGNORS) + [n for n in SERVER_ASSIGNORS if n not in ASSIGNORS]
+        raise bad(f"unknown assignor {v!r}; choose from {', '.join(names)}")
     if key == "churn" and v not in CHURN:
         raise bad(f"unknown churn pattern {v!r}; choose from {', '.join(CHURN)}")
     if key == "commit" and v not in STRATEGIES:
@@ -182,6 +188,13 @@ def _normalise(p: Point) -> Point | None:
 
     if p.protocol in ("connect", "zookeeper"):
         p = replace(p, assignor=p.protocol, commit="none")
+    elif p.protocol == "consumer":  # the server-side assignors only; the simulator has no network or poll loop
+        if p.assignor not in SERVER_ASSIGNORS or p.loss > 0:
+            return None
+        p = replace(p, commit="periodic", poll_interval_ms=AXES["poll_interval_ms"][0],
+                    max_poll_interval_ms=AXES["max_poll_interval_ms"][0], rate_per_s=AXES["rate_per_s"][0])
+    elif p.assignor not in ASSIGNORS:
+        return None  # a server-side assignor (uniform) with a classic protocol
     elif p.protocol in ("cooperative", "static-cooperative") and p.assignor not in COOPERATIVE_ASSIGNORS:
         return None
     elif p.protocol in ("eager", "static") and p.assignor in COOPERATIVE_ASSIGNORS:
@@ -298,6 +311,15 @@ PRESETS: dict[str, dict[str, Any]] = {
             {"tag": "faults", "protocol": ["eager", "cooperative", "static"],
              "assignor": ["range", "cooperative-sticky"], "churn": "random", "crash_per_min": 1.0,
              "pause_per_min": 1.0, "members": 4, "partitions": 8, "commit": ["auto", "on-revoke", "sync", "async"]},
+        ],
+    },
+    # classic cooperative vs the next-generation protocol (KIP-848) on the history's churn (< 1 min)
+    "protocols": {
+        "name": "protocols",
+        "seeds": 3,
+        "blocks": [
+            {"tag": "protocols", "protocol": ["cooperative", "consumer"], "assignor": ["cooperative-sticky", "uniform"],
+             "churn": ["rolling-restart", "bounce", "join", "leave", "crash"], "members": [3, 6], "partitions": 12},
         ],
     },
     # for a cluster: thousands of points

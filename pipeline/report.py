@@ -14,6 +14,9 @@ as plain data too (``report.json``), so tests and people read the same numbers.
 4. **Sticky vs range** (join, leave): partitions moved vs the optimum, per assignor.
 5. **ZooKeeper's herd** (a join, as the group grows): notifications and rebalance attempts per change.
 6. **Commit strategies**: records processed twice and skipped, per strategy.
+7. **Classic cooperative vs the consumer protocol** (KIP-848; rolling restart, bounce, join, leave,
+   crash): partition-seconds without an owner, rebalances, time to converge, partitions moved vs
+   the optimum, trace-checker violations, per churn pattern.
 """
 from __future__ import annotations
 
@@ -186,11 +189,59 @@ def claims(df: Any) -> list[dict[str, Any]]:
         c["table"] = rows
     out.append(c)
 
+    out.append(_protocols(df))
+
     for c in out:
         c.setdefault("figures", None)
         c.setdefault("table", [])
         c.setdefault("text", "Not in this sweep (no rows for it).")
     return out
+
+
+_PROTOCOL_CHURN = ("rolling-restart", "bounce", "join", "leave", "crash")
+_PROTOCOL_COLS = ("partition_seconds_unowned", "rebalances", "seconds_to_converge", "partitions_moved", "moves_optimum",
+                  "violations")
+
+
+def _protocols(df: Any) -> dict[str, Any]:
+    """Claim 7: classic cooperative (cooperative-sticky) vs the consumer protocol (uniform), per churn pattern."""
+    c: dict[str, Any] = {"id": "protocols", "title": "Classic cooperative vs the consumer protocol (KIP-848)"}
+    pr = df[(((df.protocol == "cooperative") & (df.assignor == "cooperative-sticky"))
+             | ((df.protocol == "consumer") & (df.assignor == "uniform")))
+            & df.churn.isin(_PROTOCOL_CHURN) & (df.crash_per_min == 0) & (df.pause_per_min == 0) & (df.loss == 0)]
+    if not len(pr) or set(pr.protocol) != {"cooperative", "consumer"}:
+        return c
+    f: dict[str, Any] = {}
+    texts = []
+    for churn in [x for x in _PROTOCOL_CHURN if x in set(pr.churn)]:
+        sub = pr[pr.churn == churn]
+        k, n = sub[sub.protocol == "cooperative"], sub[sub.protocol == "consumer"]
+        if not len(k) or not len(n):
+            continue
+        g = {f"{who}_{col}": _mean(rows, col) for who, rows in (("cooperative", k), ("consumer", n))
+             for col in _PROTOCOL_COLS}
+        g["runs"] = len(sub)
+        f[churn] = g
+        texts.append(
+            f"{churn} ({len(sub)} runs): {_fmt(g['cooperative_partition_seconds_unowned'])} vs "
+            f"{_fmt(g['consumer_partition_seconds_unowned'])} partition-seconds without an owner; "
+            f"{_fmt(g['cooperative_rebalances'])} vs {_fmt(g['consumer_rebalances'])} rebalances; converged "
+            f"{_fmt(g['cooperative_seconds_to_converge'])} s vs {_fmt(g['consumer_seconds_to_converge'])} s after "
+            f"the last change; {_fmt(g['cooperative_partitions_moved'])} vs {_fmt(g['consumer_partitions_moved'])} "
+            f"partitions moved (optimum {_fmt(g['cooperative_moves_optimum'])} vs "
+            f"{_fmt(g['consumer_moves_optimum'])})")
+    if not f:
+        return c
+    viol = {who: int(pr[pr.protocol == who].violations.fillna(0).gt(0).sum()) for who in ("cooperative", "consumer")}
+    c["figures"] = {"by_churn": f, "runs_with_violations": viol}
+    c["text"] = ("Means per run, classic cooperative (cooperative-sticky) vs the consumer protocol (uniform): "
+                 + "; ".join(texts) + f". Runs with trace-checker violations: cooperative {viol['cooperative']}, "
+                 f"consumer {viol['consumer']}. A rebalance of the consumer protocol is one new target assignment "
+                 "(a group epoch); its members learn it at their next heartbeat and a partition moves once its "
+                 "owner acknowledged the revocation, so its hand-overs wait for heartbeats, not for every member "
+                 "to rejoin.")
+    c["table"] = (pr.groupby(["churn", "protocol"])[list(_PROTOCOL_COLS)].mean().reset_index().to_dict("records"))
+    return c
 
 
 def _plot(c: dict[str, Any], path: Path) -> bool:
@@ -227,6 +278,9 @@ def _plot(c: dict[str, Any], path: Path) -> bool:
         ax.set_xlabel("consumers in the group")
         ax.set_ylabel("per join")
         ax.legend()
+    elif cid == "protocols":
+        t.pivot(index="churn", columns="protocol", values="partition_seconds_unowned").plot.bar(ax=ax, rot=0)
+        ax.set_ylabel("partition-seconds without an owner")
     elif cid == "commit-strategies":
         t.set_index("commit")[["records_processed_twice", "records_skipped"]].plot.bar(ax=ax, rot=0)
         ax.set_ylabel("records (all runs)")

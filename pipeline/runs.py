@@ -220,6 +220,8 @@ def check_trace(events: list[dict[str, Any]], source: str) -> tuple[int | None, 
 
 def run_point_with_trace(p: Point, sweep: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The row of metrics and the run's trace."""
+    if p.protocol == "consumer":
+        raise ValueError("a consumer-protocol point runs in groupspec.pipeline.points.run_point (consumer_runs.py)")
     acts, last = _schedule(p)
     end = _end_ms(p, last)
     parts = [(TOPIC, i) for i in range(p.partitions)]

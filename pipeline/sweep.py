@@ -1,7 +1,7 @@
 """The sweep job: a grid's points as Spark tasks, one row of metrics each, Parquet and a report.
 
 :func:`run_sweep` spreads the points over Spark tasks (``parallelize``; each task runs
-:func:`groupspec.pipeline.runs.run_point` on its points, in plain Python), brings the rows back to the
+:func:`groupspec.pipeline.points.run_point` on its points, in plain Python), brings the rows back to the
 driver (one small row per point) and writes, under a staging directory that becomes ``--out`` only
 when everything is written (:mod:`groupspec.pipeline.output`):
 
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .grid import Grid
-from .runs import ROW_SCHEMA, run_point, run_point_with_trace
+from .points import run_point, run_point_with_trace
+from .runs import ROW_SCHEMA
 
 __all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows"]
 

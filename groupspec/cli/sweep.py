@@ -14,7 +14,7 @@ def register(group: click.Group) -> None:
 
 @click.command()
 @click.argument("grid_file", required=False, metavar="GRID.yaml")
-@click.option("--preset", default=None, help="A built-in grid: smoke (< 1 min), history (the history's claims), large (a cluster).")
+@click.option("--preset", default=None, help="A built-in grid: smoke (< 1 min), history (the history's claims), protocols (classic cooperative vs the consumer protocol), large (a cluster).")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master: local[N], local[*], spark://HOST:PORT, yarn, k8s://...")
 @click.option("--out", type=OutputPath(kind="dir"), default=None, help="Output directory (default: sweep-NAME); refused if it exists, unless --overwrite.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out (only once the new one is complete).")
