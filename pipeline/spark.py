@@ -208,6 +208,9 @@ def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path
          .config("spark.sql.execution.arrow.pyspark.enabled", "true")
          .config("spark.sql.session.timeZone", "UTC")
          .config("spark.sql.shuffle.partitions", str(_shuffle_partitions(master)))
+         # one Python worker per task slot, kept between tasks (its imports are paid once)
+         .config("spark.python.worker.reuse", "true")
+         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
          .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"]))
     for k, v in (conf or {}).items():
         b = b.config(k, v)

@@ -606,6 +606,11 @@ class Simulator:
             out.append(line)
         return out
 
+    def requests_received(self, api: str, since_ms: int = 0) -> int:
+        """How many ``api`` requests (e.g. ``"JoinGroup"``) the brokers received at or after ``since_ms``:
+        the request lines of :meth:`transcript`, counted without building it."""
+        return sum(1 for at, _n, d, _w, a, _r in self._transcript if d == "in" and a == api and at >= since_ms)
+
     @property
     def messages(self) -> int:
         """Protocol messages handed to the network (requests and responses)."""
