@@ -7,8 +7,9 @@ counts: it is a rebalance the coordinator runs like any other). Generations that
 before Stable (a member left during the sync) do not count.
 
 1. **Speed-up.** The same grid (``--grid``, default the ``history`` preset) run with ``local[1]`` and
-   ``local[2]``, interleaved (``--repeats`` rounds; the order alternates: 1-2, 2-1, ...), a fresh Spark
-   session each, its Python workers warmed (imports done) before the clock starts. Printed per run:
+   ``local[2]``, interleaved (``--repeats`` rounds; the order alternates: 1-2, 2-1, ...), each in a
+   fresh process (its own JVM, as a user's command gets: PySpark keeps one JVM per Python process, so
+   a second session would find it warmed up), its Python workers started before the clock starts. Printed per run:
    the job's wall time (the Spark job: every point simulated and measured, rows back at the driver),
    the whole sweep's (plus the Parquet, the report and its plots, written on the driver), and the
    CPU-seconds of the driver, the JVM and the Python workers (``/proc``); then the median ratio.
@@ -25,7 +26,9 @@ Spark. The audit's figures are in ``bench/bench_pipeline_audit.py``.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -51,7 +54,16 @@ def _cores(master: str) -> int:
 
 
 def timed_sweep(master: str, grid: Grid, tmp: Path, write: bool = True) -> dict[str, Any]:
-    """One sweep in a fresh session: the job's wall and CPU, then the outputs' wall."""
+    """One sweep in a fresh Python process (its own JVM): the job's wall and CPU, then the outputs' wall."""
+    name = grid.name if grid.name != "dense" else "@dense"
+    out = subprocess.run([sys.executable, __file__, "--one", master, "--grid", name, "--tmp", str(tmp)]
+                         + ([] if write else ["--no-write"]), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"bench child failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _one(master: str, grid: Grid, tmp: Path, write: bool) -> dict[str, Any]:
     stage = tmp / f"s-{_cores(master)}-{grid.name}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
@@ -69,6 +81,7 @@ def timed_sweep(master: str, grid: Grid, tmp: Path, write: bool = True) -> dict[
     if write:
         write_outputs(grid, rows, None, stage)
     out = time.perf_counter() - t1
+    shutil.rmtree(stage, ignore_errors=True)
     return {"master": master, "job": job, "whole": job + out, "cpu": cpu, "rows": rows, "load": load_now}
 
 
@@ -111,7 +124,14 @@ def main() -> None:
     ap.add_argument("--grid", default="history", help="a preset name for the speed-up (default: history)")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved rounds of local[1] and local[2]")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: speedup,rebalances")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # a child: one sweep on this master, JSON on stdout
+    ap.add_argument("--tmp", help=argparse.SUPPRESS)
+    ap.add_argument("--no-write", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        g = parse_grid(DENSE, "bench dense grid") if args.grid == "@dense" else preset(args.grid)
+        print(json.dumps(_one(args.one, g, Path(args.tmp), not args.no_write)))
+        return
     skip = set(filter(None, args.skip.split(",")))
     tmp = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     try:
