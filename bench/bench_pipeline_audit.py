@@ -15,7 +15,9 @@ For every size, in this order:
   project's one trace checker on the file as ``groupspec trace check`` runs it, rows flattened), file
   after file, then the same aggregates in DuckDB and the verdicts written as Parquet.
 
-Printed: wall seconds, events/s, CPU-seconds (every process: driver, JVM, Python workers), the ratio
+Printed: wall seconds, events/s, CPU-seconds (every process: driver, JVM, Python workers, sampled
+through ``/proc`` every 0.25 s so workers that exit are counted; the sampling thread's own cost is in
+the driver's figure), the ratio
 local[2] / baseline, and the load average; then the size at which local[2] overtakes the baseline,
 estimated from the two fastest-growing figures (Spark: fixed cost + events x per-event cost; baseline:
 events x its per-event cost). Both sides call the checker, so when the checker gets faster both rise,
@@ -35,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_cpu import diff, load, tree_cpu  # noqa: E402
+from pipeline_cpu import CpuMeter, load  # noqa: E402
 
 from groupspec.pipeline.audit import FLEET_SQL, trace_rows  # noqa: E402
 from groupspec.pipeline.grid import preset  # noqa: E402
@@ -129,11 +131,11 @@ def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
     with spark_session("local[2]", "bench audit", quiet=True) as spark:
         spark.sparkContext.parallelize(range(2), 2).map(lambda _: __import__("groupspec.pipeline.audit")).count()
         start = time.perf_counter() - s0
-        c0 = tree_cpu()
-        t0 = time.perf_counter()
-        fleet = run_audit(spark, files, [], stage, progress=False)
-        wall = time.perf_counter() - t0
-        cpu = diff(c0, tree_cpu())
+        with CpuMeter() as meter:
+            t0 = time.perf_counter()
+            fleet = run_audit(spark, files, [], stage, progress=False)
+            wall = time.perf_counter() - t0
+        cpu = meter.result
     return {"wall": wall, "start": start, "cpu": cpu, "events": int(fleet["totals"][0]["events"]),
             "groups": int(fleet["totals"][0]["groups"])}
 
@@ -155,13 +157,14 @@ def main() -> None:
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
             s = spark_audit(files, tmp)
-            c0 = tree_cpu()
-            b = baseline(files, tmp / "baseline")
-            bcpu = diff(c0, tree_cpu())["total"]
+            with CpuMeter() as meter:
+                b = baseline(files, tmp / "baseline")
+            bcpu = meter.result["total"]
             assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
             n = s["events"]
             points.append((n, s["wall"], b["wall"]))
-            print(f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
+            print(f"{'' if size != sizes[0] else '(first size: the JVM warms up here; later ones reuse it) '}"
+                  f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
                   f"{n / s['wall']:,.0f} events/s ({s['cpu']['total']:.1f} CPU-s: driver {s['cpu']['driver']:.1f}, "
                   f"JVM {s['cpu']['jvm']:.1f}, Python workers {s['cpu']['workers']:.1f}; session start-up "
                   f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
