@@ -3,12 +3,15 @@
 Input: trace files (``.jsonl``, ``.jsonl.gz``: the trace format of docs/formats.md) and directories of them,
 or Parquet with one row per event (``trace``, ``group``, ``line_no``, ``line``: a sweep's
 ``traces/``). A trace file is read whole by one Spark task, so it keeps its line order and its lines
-never travel: the task splits it by group and checks each group (``flatMap``). Parquet events are
-grouped by ``(trace, group)`` (``applyInPandas``).
+never travel: the task runs the checker on the file as ``groupspec trace check`` does
+(:func:`trace_rows`) and hands the JVM its rows as Arrow batches (``mapInArrow``); the files are spread
+over a few tasks per core by size (:func:`plan_files`). Parquet events are grouped by ``(trace, group)``
+(``applyInPandas``).
 
-Verdicts: each group's lines go, in line order, to the project's one trace checker (``groupspec.trace``'s ``GroupChecker``, the per-group checker that
-``check_events`` and ``groupspec trace check`` run; :func:`check_unit`): the audit
-decides nothing itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
+Verdicts: a file's lines go to the project's one trace checker exactly as ``groupspec trace check``
+feeds them (``groupspec.trace.checker.iter_results``); a Parquet (trace, group)'s lines, in line
+order, to its per-group checker (``GroupChecker``, :func:`check_unit`). The audit decides nothing
+itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
 test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
 to flat columns for SQL: one verdict column per property, violation counts, the unowned windows and
 the periods.
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines", "verdict_row",
-           "file_verdicts", "check_unit"]
+           "trace_rows", "group_row", "loose_row", "check_unit", "plan_files", "verdict_arrow_schema"]
 
 PROPERTIES = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed")
 
@@ -186,16 +189,28 @@ def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_wit
     flattened for SQL)."""
     if parsed is not None:
         g = check_parsed(key, parsed, converge_within_s)
-        lines = parsed  # type: ignore[assignment]  # only its length is used below
+        n = len(parsed)
     else:
         g = check_unit(trace, key, lines, converge_within_s)
+        n = len(lines)
     if key == LOOSE:
-        row: dict[str, Any] = {c: None for c in _COLS}
-        row.update({pid: "n/a" for pid in PROPERTIES})
-        row.update(trace=trace, group="", ok=False, events=len(lines), members=[], well_formed="violated",
-                   violations=len(g["defects"]), overlaps=0, zombie_overlaps=0, unowned_windows=0, periods=0,
-                   periods_never_converged=0, seconds_to_converge=[], result=json.dumps(g, sort_keys=True))
-        return row
+        return loose_row(trace, g["defects"], n)
+    return group_row(trace, g, n)
+
+
+def loose_row(trace: str, defects: list[dict[str, Any]], events: int) -> dict[str, Any]:
+    """The row of a file's lines that belong to no single group (the checker's trace-level defects)."""
+    row: dict[str, Any] = {c: None for c in _COLS}
+    row.update({pid: "n/a" for pid in PROPERTIES})
+    row.update(trace=trace, group="", ok=False, events=events, members=[], well_formed="violated",
+               violations=len(defects), overlaps=0, zombie_overlaps=0, unowned_windows=0, periods=0,
+               periods_never_converged=0, seconds_to_converge=[],
+               result=json.dumps({"group": None, "defects": defects}, sort_keys=True))
+    return row
+
+
+def group_row(trace: str, g: dict[str, Any], events: int) -> dict[str, Any]:
+    """The row of one group: the checker's JSON for it (``g``) kept whole and flattened for SQL."""
     props = {p["id"]: p for p in g.get("properties", [])}
     ex = props.get("exclusive_ownership", {}).get("violations", [])
     windows = g.get("unowned_windows", [])
@@ -204,7 +219,7 @@ def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_wit
     return {
         "trace": trace, "group": "" if g.get("group") is None else str(g["group"]),
         "ok": all(p.get("verdict") != "violated" for p in props.values()),
-        "events": len(lines), "members": [str(m) for m in g.get("members", [])],
+        "events": events, "members": [str(m) for m in g.get("members", [])],
         **{pid: props.get(pid, {}).get("verdict", "n/a") for pid in PROPERTIES},
         "violations": sum(len(p.get("violations", [])) for p in props.values() if p.get("verdict") == "violated"),
         "overlaps": len(ex) + len(g.get("zombie_overlaps", [])), "zombie_overlaps": len(g.get("zombie_overlaps", [])),
@@ -217,30 +232,66 @@ def verdict_row(trace: str, key: str, lines: list[tuple[int, str]], converge_wit
     }
 
 
-def file_verdicts(path: str, converge_within_s: float) -> list[tuple[Any, ...]]:
-    """Every group of one trace file, checked (runs in a Spark task: one file's lines never leave it;
-    each line is parsed once)."""
-    from groupspec.trace.reader import parse_line
+def trace_rows(path: str, converge_within_s: float) -> list[dict[str, Any]]:
+    """Every group of one trace file, checked by the project's trace checker exactly as
+    ``groupspec trace check`` checks the file (``groupspec.trace.iter_results``: its reading, its
+    splitting by group, its rule for a file whose time goes back), as verdict rows; the lines that belong
+    to no single group make one more row. Pure Python: a Spark task runs it on the files it reads, the
+    benchmark's one-process baseline on every file."""
+    from groupspec.trace.checker import iter_results
 
-    data = Path(path).read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    units: dict[str, list[tuple[int, Any]]] = {}
-    for n, raw in enumerate(data.splitlines(keepends=True), 1):
-        if not raw.strip():
-            continue
-        ev, why = parse_line(raw)
-        key = _group_key(ev) if ev is not None else LOOSE
-        units.setdefault(key, []).append((n, ev if ev is not None else f"line {n}: {why}"))
-    if LOOSE in units and len(units) == 2:  # malformed lines of a one-group file belong to that group
-        loose = units.pop(LOOSE)
-        (only,) = units
-        units[only] = sorted(units[only] + loose, key=lambda x: x[0])
-    out = []
-    for key, parsed in units.items():
-        row = verdict_row(path, key, [], converge_within_s, parsed=parsed)
-        out.append(tuple(row[c] for c in _COLS))
-    return out
+    (res,) = list(iter_results([path], converge_within_s))
+    rows = []
+    one = len(res.groups) == 1
+    for gc in res.groups:
+        # a one-group file's malformed lines are the group's (well_formed defects): they count as its lines
+        rows.append(group_row(path, gc.to_dict(), res.events if one else gc.events))
+    if res.defects:
+        rows.append(loose_row(path, list(res.defects), len(res.defects)))
+    return rows
+
+
+def verdict_arrow_schema() -> Any:
+    """:data:`VERDICT_SCHEMA` as an Arrow schema (the batches ``mapInArrow`` yields)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "boolean": pa.bool_(), "long": pa.int64(), "double": pa.float64(),
+             "array<string>": pa.list_(pa.string()), "array<double>": pa.list_(pa.float64())}
+    fields = []
+    for col in VERDICT_SCHEMA.split(", "):
+        name, typ = col.split(" ", 1)
+        fields.append((name.strip("`"), types[typ]))
+    return pa.schema(fields)
+
+
+def _files_to_arrow(converge_within_s: float) -> Any:
+    """``mapInArrow``: batches of file paths -> batches of verdict rows (one task checks its files)."""
+    def run(batches: Any) -> Any:
+        import pyarrow as pa
+
+        schema = verdict_arrow_schema()
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                rows = trace_rows(path, converge_within_s)
+                if rows:
+                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    return run
+
+
+def plan_files(files: list[str], tasks: int) -> list[list[str]]:
+    """The files in ``tasks`` bins of about equal size (biggest first, each to the lightest bin), the
+    heaviest bin first: a task's cost is its files' events, which their sizes follow."""
+    import heapq
+
+    sizes = {f: Path(f).stat().st_size for f in files}
+    tasks = max(1, min(tasks, len(files)))
+    heap = [(0, i) for i in range(tasks)]
+    bins: list[list[str]] = [[] for _ in range(tasks)]
+    for f in sorted(files, key=lambda f: (-sizes[f], f)):
+        load, i = heapq.heappop(heap)
+        bins[i].append(f)
+        heapq.heappush(heap, (load + sizes[f], i))
+    return [b for b in sorted(bins, key=lambda b: -sum(sizes[f] for f in b)) if b]
 
 
 def _check_group(pdf: Any, converge_within_s: float) -> Any:
@@ -285,17 +336,17 @@ def parquet_lines(spark: Any, parquet: list[str]) -> Any:
 
 
 def verdicts_frame(spark: Any, files: list[str], parquet: list[str], converge_within_s: float) -> Any:
-    """One verdict row per (trace, group): files checked in the task that reads them (``flatMap``),
+    """One verdict row per (trace, group): files checked in the task that reads them (``mapInArrow``),
     Parquet events grouped by (trace, group) and checked in ``applyInPandas``."""
     cw = converge_within_s
     frames = []
     if files:
         sc = spark.sparkContext
-        # biggest files first, spread over a few tasks per core
-        order = sorted(files, key=lambda f: (-Path(f).stat().st_size, f))
-        n = max(1, min(len(order), sc.defaultParallelism * 4))
-        rdd = sc.parallelize(order, n).flatMap(lambda f: file_verdicts(f, cw))
-        frames.append(spark.createDataFrame(rdd, VERDICT_SCHEMA))
+        # a few tasks per core, of about equal bytes, the heaviest first; each task reads and checks
+        # its files and hands its rows to the JVM as Arrow batches (no per-row Python-to-JVM pickling)
+        bins = plan_files(files, sc.defaultParallelism * 4)
+        paths = sc.parallelize(bins, len(bins)).flatMap(lambda b: [(f,) for f in b])
+        frames.append(spark.createDataFrame(paths, "path string").mapInArrow(_files_to_arrow(cw), VERDICT_SCHEMA))
     if parquet:
         frames.append(parquet_lines(spark, parquet).groupBy("trace", "group")
                       .applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA))
@@ -329,9 +380,11 @@ def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, 
         fleet: dict[str, Any] = {}
         for name, sql in FLEET_SQL.items():
             fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
-        vpd = verdicts.orderBy("trace", "group").toPandas()
-        wpd = windows.orderBy("trace", "group", "topic", "partition", "from_ms").toPandas()
-        ppd = periods.orderBy("trace", "group", "from_ms").toPandas()
+        # collected as they are (Arrow) and sorted on the driver: a Spark orderBy costs a sampling job
+        # and a shuffle each, for rows that come to the driver anyway
+        vpd = _sorted(verdicts.toPandas(), ["trace", "group"])
+        wpd = _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
+        ppd = _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
         verdicts.unpersist()
     _write(vpd, stage / "verdicts")
     _write(wpd, stage / "windows")
@@ -340,6 +393,10 @@ def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, 
     (stage / "fleet.json").write_text(json.dumps(fleet, indent=1, default=str) + "\n")
     _report(fleet, vpd, stage / "report.md")
     return fleet
+
+
+def _sorted(pdf: Any, by: list[str]) -> Any:
+    return pdf.sort_values(by, kind="stable").reset_index(drop=True) if len(pdf) else pdf
 
 
 def _write(pdf: Any, dest: Path) -> None:

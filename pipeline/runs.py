@@ -49,7 +49,7 @@ from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
 
 from .grid import Point
 
-__all__ = ["run_point", "run_point_with_trace", "METRICS", "ROW_SCHEMA", "MEASURE_FROM_MS", "check_trace"]
+__all__ = ["run_point", "run_point_with_trace", "run_length_ms", "METRICS", "ROW_SCHEMA", "MEASURE_FROM_MS", "check_trace"]
 
 MEASURE_FROM_MS = 20_000
 STAGGER_MS = 700
@@ -59,6 +59,8 @@ TOPIC = "t"
 METRICS: dict[str, tuple[str, str]] = {
     "rebalances": ("long", "generations formed after the disturbance (ZooKeeper: membership changes)"),
     "generations": ("long", "the last generation"),
+    "generations_completed": ("long", "generations the group completed (reached Stable), start-up included "
+                                      "(null for ZooKeeper)"),
     "rebalance_attempts": ("long", "JoinGroups sent after the disturbance (ZooKeeper: rebalance attempts incl. retries)"),
     "notifications": ("long", "ZooKeeper watch notifications (null for the coordinator protocols)"),
     "failed_claims": ("long", "ZooKeeper owner-node claims that failed (null otherwise)"),
@@ -141,6 +143,11 @@ def _schedule(p: Point) -> tuple[list[tuple[int, str, str, dict[str, Any]]], int
                     last = max(last, int(t))
         last = max(last, t0 + random_window)
     return acts, last
+
+
+def run_length_ms(p: Point) -> int:
+    """Simulated time at which the point's run ends."""
+    return _end_ms(p, _schedule(p)[1])
 
 
 def _end_ms(p: Point, last: int) -> int:
@@ -266,10 +273,11 @@ def run_point_with_trace(p: Point, sweep: str = "") -> tuple[dict[str, Any], lis
         gen_at_start = max((g["generation"] for g in gl if g["at"] < MEASURE_FROM_MS), default=0)
         formed = {g["generation"] for g in gl if g["at"] >= MEASURE_FROM_MS and g["generation"] > gen_at_start
                   and g["state"] in ("CompletingRebalance", "Empty")}
-        joins = sum(1 for line in sim.transcript() if line.get("request") == "JoinGroup" and "from" in line
-                    and line["at"] >= MEASURE_FROM_MS)
+        completed = len({g["generation"] for g in gl if g["state"] == "Stable"})
+        joins = sim.requests_received("JoinGroup", MEASURE_FROM_MS)
         alive = sorted(n for n, pr in sim.procs.items() if pr.alive and pr.consumer.fatal is None)
         row.update(rebalances=len(formed), generations=max((g["generation"] for g in gl), default=0),
+                   generations_completed=completed,
                    rebalance_attempts=joins, protocol_messages=sim.messages, sim_events=sim.steps, sim_end_ms=sim.now)
         if flow is not None:
             row.update(flow.summary())

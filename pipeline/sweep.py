@@ -23,11 +23,44 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .grid import Grid
+from .grid import Grid, Point
 from .points import run_point, run_point_with_trace
-from .runs import ROW_SCHEMA
+from .runs import ROW_SCHEMA, run_length_ms
 
-__all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows"]
+__all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows", "point_cost",
+           "plan_tasks", "TASKS_PER_CORE", "compute_rows", "write_outputs"]
+
+TASKS_PER_CORE = 4
+
+
+def point_cost(p: Point) -> float:
+    """A rough relative CPU cost of one run, to balance the tasks (not a measurement): the simulator's
+    events are mostly polls (one per member per ``poll_interval_ms``; with records, a commit or a fetch
+    answer each) and heartbeats, over the run's simulated length; the ZooKeeper group is cheap."""
+    secs = run_length_ms(p) / 1000.0
+    if p.protocol == "zookeeper":
+        return 1.0 + p.members * p.members / 50.0
+    per_poll = 1.0 if p.protocol == "connect" else 2.0
+    return 10.0 + p.members * secs * (per_poll * 1000.0 / p.poll_interval_ms + 4000.0 / p.heartbeat_interval_ms)
+
+
+def plan_tasks(points: list[Point], tasks: int) -> list[list[Point]]:
+    """The points in ``tasks`` bins of about equal estimated cost (:func:`point_cost`; longest
+    processing time first: each point, dearest first, goes to the cheapest bin so far), the dearest bin
+    first (Spark starts the tasks in order, so the long ones do not finish last)."""
+    import heapq
+
+    tasks = max(1, min(tasks, len(points)))
+    order = sorted(points, key=lambda p: (-point_cost(p), p.point_id))
+    heap = [(0.0, i) for i in range(tasks)]
+    bins: list[list[Point]] = [[] for _ in range(tasks)]
+    loads = [0.0] * tasks
+    for p in order:
+        load, i = heapq.heappop(heap)
+        bins[i].append(p)
+        loads[i] = load + point_cost(p)
+        heapq.heappush(heap, (loads[i], i))
+    return [b for _, b in sorted(zip(loads, bins), key=lambda lb: -lb[0]) if b]
 
 
 def _task(sweep: str, with_traces: bool) -> Callable[[Iterable[dict[str, Any]]], Iterator[Any]]:
@@ -128,27 +161,40 @@ def _write_traces(traces: list[dict[str, Any]], dest: Path) -> int:
     return n
 
 
-def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, progress: bool = True,
-              slices: int | None = None) -> list[dict[str, Any]]:
-    """Run every point on Spark; write the dataset, traces and report under ``stage``; return the rows."""
-    from .report import write_report
+def compute_rows(spark: Any, grid: Grid, *, traces: bool = False, progress: bool = True,
+                 slices: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Spark job alone: every point run in a task; ``(rows sorted by point_id, trace documents)``."""
     from .spark import JobProgress
 
     sc = spark.sparkContext
-    n = slices or min(len(grid.points), max(1, sc.defaultParallelism) * 8)
-    points = [p.to_dict() for p in grid.points]
-    # spread the expensive blocks (big groups, long Connect delays) over the tasks: order by point_id
-    spread = [p.to_dict() for p in sorted(grid.points, key=lambda p: p.point_id)]
-    rdd = sc.parallelize(spread, n).mapPartitions(_task(grid.name, traces))
-    with JobProgress(spark, f"sweep {grid.name}: {len(points)} runs", enabled=progress):
+    # cost-aware: a few tasks per core, of about equal estimated cost, the dearest first; each task
+    # gets its bin of points as one element (the points travel as plain dicts)
+    bins = plan_tasks(list(grid.points), slices or max(1, sc.defaultParallelism) * TASKS_PER_CORE)
+    name = grid.name
+    rdd = sc.parallelize([[p.to_dict() for p in b] for b in bins], len(bins)) \
+        .mapPartitions(lambda it: _task(name, traces)(d for b in it for d in b))
+    with JobProgress(spark, f"sweep {grid.name}: {len(grid.points)} runs", enabled=progress):
         out = rdd.collect()
-    rows = [json.loads(v) for k, v in out if k == "row"]
-    trace_docs = [json.loads(v) for k, v in out if k == "trace"]
+    rows = sorted((json.loads(v) for k, v in out if k == "row"), key=lambda r: r["point_id"])
+    return rows, [json.loads(v) for k, v in out if k == "trace"]
+
+
+def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, progress: bool = True,
+              slices: int | None = None) -> list[dict[str, Any]]:
+    """Run every point on Spark; write the dataset, traces and report under ``stage``; return the rows."""
+    rows, trace_docs = compute_rows(spark, grid, traces=traces, progress=progress, slices=slices)
+    write_outputs(grid, rows, trace_docs if traces else None, stage)
+    return rows
+
+
+def write_outputs(grid: Grid, rows: list[dict[str, Any]], trace_docs: list[dict[str, Any]] | None,
+                  stage: Path) -> None:
+    """``rows/``, ``traces/`` (if given), ``grid.json`` and the report under ``stage`` (on the driver)."""
+    from .report import write_report
+
     write_rows(rows, stage / "rows")
-    if traces:
+    if trace_docs is not None:
         _write_traces(trace_docs, stage / "traces")
     (stage / "grid.json").write_text(json.dumps({"name": grid.name, "source": grid.source, "dropped": grid.dropped,
-                                                 "points": points}, indent=1) + "\n")
+                                                 "points": [p.to_dict() for p in grid.points]}, indent=1) + "\n")
     write_report(read_rows(stage / "rows"), stage)
-    return sorted(rows, key=lambda r: r["point_id"])
-

@@ -462,12 +462,17 @@ class Consumer:
         """The earliest time at which :meth:`tick` may act (``None``: nothing scheduled)."""
         if self.fatal is not None or self.closed:
             return None
-        times = [f.deadline_ms for f in self.inflight.values()]
+        best: int | None = None
+        for f in self.inflight.values():
+            if best is None or f.deadline_ms < best:
+                best = f.deadline_ms
         if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
-            times.append(self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
-            times.append(self.last_poll_ms + self.config.max_poll_interval_ms + 1)
-            times.append(self.next_heartbeat_ms)
-        return min(times) if times else None
+            cfg = self.config
+            t = min(self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1, self.last_poll_ms + cfg.max_poll_interval_ms + 1,
+                    self.next_heartbeat_ms)
+            if best is None or t < best:
+                best = t
+        return best
 
     @property
     def member_id(self) -> str:

@@ -94,26 +94,31 @@ def _check(cond: bool, msg: str, obj: object) -> None:
         raise InvalidMessage(f"{type(obj).__name__}: {msg}")
 
 
+# (the messages are built on the simulator's hot path: the error text is formatted only on failure)
 def _str(obj: object, name: str, value: Any) -> None:
-    _check(isinstance(value, str), f"{name} must be a str, got {type(value).__name__}", obj)
+    if not isinstance(value, str):
+        _check(False, f"{name} must be a str, got {type(value).__name__}", obj)
 
 
 def _opt_str(obj: object, name: str, value: Any) -> None:
-    _check(value is None or isinstance(value, str), f"{name} must be a str or None, got {type(value).__name__}", obj)
+    if not (value is None or isinstance(value, str)):
+        _check(False, f"{name} must be a str or None, got {type(value).__name__}", obj)
 
 
 def _int(obj: object, name: str, value: Any) -> None:
-    _check(isinstance(value, int) and not isinstance(value, bool),
-           f"{name} must be an int, got {type(value).__name__}", obj)
+    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
+        _check(False, f"{name} must be an int, got {type(value).__name__}", obj)
 
 
 def _nonneg(obj: object, name: str, value: Any) -> None:
     _int(obj, name, value)
-    _check(value >= 0, f"{name} must be >= 0, got {value}", obj)
+    if not value >= 0:
+        _check(False, f"{name} must be >= 0, got {value}", obj)
 
 
 def _error(obj: object, name: str, value: Any) -> None:
-    _check(isinstance(value, Error), f"{name} must be an Error, got {type(value).__name__}", obj)
+    if not isinstance(value, Error):
+        _check(False, f"{name} must be an Error, got {type(value).__name__}", obj)
 
 
 def _pairs(obj: object, name: str, value: Any) -> tuple[tuple[str, bytes], ...]:
@@ -367,6 +372,11 @@ class LeaveGroupResponse:
 def _triples(obj: object, name: str, value: Any) -> tuple[tuple[str, int, int], ...]:
     out: list[tuple[str, int, int]] = []
     for item in value:
+        if type(item) is tuple and len(item) == 3:  # the common case, checked without the messages
+            topic, partition, offset = item
+            if type(topic) is str and type(partition) is int and partition >= 0 and type(offset) is int:
+                out.append(item)
+                continue
         _check(isinstance(item, (tuple, list)) and len(item) == 3, f"{name} entries must be (topic, partition, offset)", obj)
         topic, partition, offset = item
         _check(isinstance(topic, str), f"{name} topic must be a str", obj)

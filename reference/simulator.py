@@ -178,7 +178,8 @@ class Simulator:
 
     def _step(self) -> tuple[str, str, str]:
         at, _, kind, a, b = heapq.heappop(self._queue)
-        self.now = max(self.now, at)
+        if at > self.now:
+            self.now = at
         self.steps += 1
         if kind == "deliver":
             return self._deliver(a)
@@ -244,10 +245,13 @@ class Simulator:
     def _after_consumer(self, p: _Proc, sends: list[Send]) -> None:
         c = p.consumer
         for hook in self.hooks:
-            sends = sends + hook(self, p)
+            more = hook(self, p)
+            if more:
+                sends = sends + more
         for s in sends:
             self._send_request(p, s)
-        self._flush_events(p)
+        if len(c.events) > p.seen_events:
+            self._flush_events(p)
         nt = c.next_timer_ms()
         if nt is not None:
             self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
@@ -605,6 +609,11 @@ class Simulator:
                                        for m in resp.members]
             out.append(line)
         return out
+
+    def requests_received(self, api: str, since_ms: int = 0) -> int:
+        """How many ``api`` requests (e.g. ``"JoinGroup"``) the brokers received at or after ``since_ms``:
+        the request lines of :meth:`transcript`, counted without building it."""
+        return sum(1 for at, _n, d, _w, a, _r in self._transcript if d == "in" and a == api and at >= since_ms)
 
     @property
     def messages(self) -> int:

@@ -1,0 +1,190 @@
+"""The Spark audit's throughput in events per second, side by side with a one-process baseline on the
+same files in the same run.
+
+Data: ``--events`` (default 10 million) trace events in ``.jsonl.gz`` files of 50 groups each: the
+traces of the ``history`` sweep's runs (ZooKeeper's excepted), each copied under fresh group names.
+The files are written once; a smaller size (``--sizes``) is the first files of the set.
+
+For every size, in this order:
+
+* **Spark** ``local[2]``: ``run_audit`` (every file checked in the task that reads it, the fleet
+  aggregates in Spark SQL, the verdicts, windows and periods written as Parquet and the report), in a
+  fresh session whose Python workers are started before the clock starts; the session's start-up is
+  printed apart (a user pays it once per command);
+* **baseline**, one process: the same per-file function (``groupspec.pipeline.audit.trace_rows``, the
+  project's one trace checker on the file as ``groupspec trace check`` runs it, rows flattened), file
+  after file, then the same aggregates in DuckDB and the verdicts written as Parquet.
+
+Printed: wall seconds, events/s, CPU-seconds (every process: driver, JVM, Python workers, sampled
+through ``/proc`` every 0.25 s so workers that exit are counted; the sampling thread's own cost is in
+the driver's figure), the ratio
+local[2] / baseline, and the load average; then the size at which local[2] overtakes the baseline,
+estimated from the two fastest-growing figures (Spark: fixed cost + events x per-event cost; baseline:
+events x its per-event cost). Both sides call the checker, so when the checker gets faster both rise,
+and what is left of Spark's figure is its plumbing and its fixed cost.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pipeline_cpu import CpuMeter, load  # noqa: E402
+
+from groupspec.pipeline.audit import FLEET_SQL, trace_rows  # noqa: E402
+from groupspec.pipeline.grid import preset  # noqa: E402
+from groupspec.pipeline.runs import run_point_with_trace  # noqa: E402
+from groupspec.pipeline.spark import spark_session  # noqa: E402
+
+GROUPS_PER_FILE = 50
+
+
+def write_events(target: int, dest: Path) -> list[tuple[str, int]]:
+    """At least ``target`` events in .jsonl.gz files; ``[(file, events so far)]``."""
+    from groupspec.reference.trace import dumps_jsonl
+
+    base = []
+    for p in preset("history").points:
+        if p.protocol != "zookeeper":
+            _, trace = run_point_with_trace(p)
+            base.append((dumps_jsonl(dict(e, group="@G@") for e in trace), len(trace)))
+    dest.mkdir(parents=True, exist_ok=True)
+    out: list[tuple[str, int]] = []
+    n = k = 0
+    while n < target:
+        parts = []
+        for _ in range(GROUPS_PER_FILE):
+            text, count = base[k % len(base)]
+            parts.append(text.replace('"group":"@G@"', f'"group":"g{k}"'))
+            n += count
+            k += 1
+            if n >= target:
+                break
+        f = dest / f"fleet-{len(out):05d}.jsonl.gz"
+        with gzip.open(f, "wt", compresslevel=1) as fh:
+            fh.write("".join(parts))
+        out.append((str(f), n))
+    return out
+
+
+_DUCK = {
+    "verdicts": "SELECT property, verdict, count(*) AS groups FROM (UNPIVOT v ON {props} INTO NAME property "
+                "VALUE verdict) GROUP BY ALL ORDER BY property, verdict",
+    "worst_unowned_windows": "SELECT * FROM w ORDER BY seconds DESC, trace, \"group\", topic, partition, from_ms LIMIT 20",
+    "convergence": "SELECT count(*), min(s), quantile_cont(s, 0.5), quantile_cont(s, 0.9), quantile_cont(s, 0.99), "
+                   "max(s) FROM (SELECT unnest(seconds_to_converge) AS s FROM v)",
+    "overlaps": "SELECT count(*), coalesce(sum(\"overlaps\"), 0), coalesce(sum(zombie_overlaps), 0) FROM v "
+                "WHERE \"overlaps\" > 0",
+    "never_converged": "SELECT trace, \"group\", periods_never_converged FROM v WHERE convergence = 'violated' "
+                       "ORDER BY trace, \"group\"",
+    "totals": "SELECT count(*), sum(CASE WHEN ok THEN 1 ELSE 0 END), sum(events) FROM v",
+}
+
+
+def baseline(files: list[str], out: Path) -> dict[str, Any]:
+    """One process: the checker file after file (the audit's own per-file function), the aggregates in
+    DuckDB, the verdicts and windows as Parquet."""
+    import duckdb
+    import pandas as pd
+
+    from groupspec.pipeline.audit import PROPERTIES
+
+    t0 = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    windows: list[dict[str, Any]] = []
+    for f in files:
+        for r in trace_rows(f, 20.0):
+            rows.append(r)
+            for w in json.loads(r["result"]).get("unowned_windows", []):
+                windows.append({"trace": r["trace"], "group": r["group"], "topic": w["topic"],
+                                "partition": w["partition"], "from_ms": w["from_ms"], "to_ms": w["to_ms"],
+                                "seconds": w["seconds"]})
+    v = pd.DataFrame(rows)
+    w = pd.DataFrame(windows)
+    con = duckdb.connect()
+    con.register("v", v)
+    con.register("w", w)
+    figures = {k: con.execute(sql.format(props=", ".join(PROPERTIES))).fetchall() for k, sql in _DUCK.items()}
+    out.mkdir(parents=True, exist_ok=True)
+    con.execute(f"COPY (SELECT * FROM v ORDER BY trace, \"group\") TO '{out / 'verdicts.parquet'}' (FORMAT parquet)")
+    con.execute(f"COPY (SELECT * FROM w) TO '{out / 'windows.parquet'}' (FORMAT parquet)")
+    assert set(figures) == set(FLEET_SQL)
+    return {"wall": time.perf_counter() - t0, "events": int(figures["totals"][0][2] or 0),
+            "groups": int(figures["totals"][0][0])}
+
+
+def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
+    from groupspec.pipeline.audit import run_audit
+
+    stage = tmp / "audit"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    s0 = time.perf_counter()
+    with spark_session("local[2]", "bench audit", quiet=True) as spark:
+        spark.sparkContext.parallelize(range(2), 2).map(lambda _: __import__("groupspec.pipeline.audit")).count()
+        start = time.perf_counter() - s0
+        with CpuMeter() as meter:
+            t0 = time.perf_counter()
+            fleet = run_audit(spark, files, [], stage, progress=False)
+            wall = time.perf_counter() - t0
+        cpu = meter.result
+    return {"wall": wall, "start": start, "cpu": cpu, "events": int(fleet["totals"][0]["events"]),
+            "groups": int(fleet["totals"][0]["groups"])}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--sizes", default="100000,1000000", help="comma-separated smaller event counts (crossover)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
+    try:
+        print(f"bench_pipeline_audit: {load()}", flush=True)
+        t0 = time.perf_counter()
+        made = write_events(args.events, tmp / "events")
+        print(f"data: {made[-1][1]:,} events in {len(made)} files written in {time.perf_counter() - t0:.0f} s",
+              flush=True)
+        sizes = sorted({int(s) for s in args.sizes.split(",") if s and int(s) < args.events} | {args.events})
+        points = []
+        for size in sizes:
+            files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
+            s = spark_audit(files, tmp)
+            with CpuMeter() as meter:
+                b = baseline(files, tmp / "baseline")
+            bcpu = meter.result["total"]
+            assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
+            n = s["events"]
+            points.append((n, s["wall"], b["wall"]))
+            print(f"{'' if size != sizes[0] else '(first size: the JVM warms up here; later ones reuse it) '}"
+                  f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
+                  f"{n / s['wall']:,.0f} events/s ({s['cpu']['total']:.1f} CPU-s: driver {s['cpu']['driver']:.1f}, "
+                  f"JVM {s['cpu']['jvm']:.1f}, Python workers {s['cpu']['workers']:.1f}; session start-up "
+                  f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
+                  f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
+                  f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
+        if len(points) >= 2:
+            (n1, s1, b1), (n2, s2, b2) = points[0], points[-1]
+            sp = (s2 - s1) / (n2 - n1)  # Spark's seconds per event
+            fixed = s1 - sp * n1
+            bp = b2 / n2
+            if bp > sp:
+                print(f"crossover: Spark local[2] = {fixed:.1f} s fixed + {sp * 1e6:.1f} s per million events, "
+                      f"baseline {bp * 1e6:.1f} s per million: local[2] overtakes the baseline from about "
+                      f"{max(0.0, fixed / (bp - sp)):,.0f} events (session start-up not counted)", flush=True)
+            else:
+                print(f"crossover: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
+                      f"{bp * 1e6:.1f})", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
