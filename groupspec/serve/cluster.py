@@ -344,6 +344,9 @@ class Cluster:
             self._offset_fetch_groups(conn, header, body, now)
             return
         alias = self._alias_for(conn, body)
+        if name == "Heartbeat" and rule is None and self.recorder is None:
+            self._heartbeat(conn, header, body, now, alias)
+            return
         flight = _InFlight(conn, header, name, body)
         if rule is not None:
             flight.drop = rule.action == "drop"
@@ -359,6 +362,20 @@ class Cluster:
         if self.recorder is not None:
             self.recorder.request(now, alias, name, request, out1, out2)
         self._route(out2)
+
+    def _heartbeat(self, conn: Conn, header: Any, body: Any, now: int, alias: str) -> None:
+        """The hot path: the coordinator answers a Heartbeat at once (it never parks one), so its answer
+        goes straight to the asking connection, encoded directly, without an in-flight entry (unless
+        the alias has an older Heartbeat in flight on another connection: then the usual routing)."""
+        out = self.coordinator.handle(now, alias, _to_reference(header, "Heartbeat", body))
+        queue = self._inflight.get(alias)
+        direct = not queue or all(f.api != "Heartbeat" for f in queue)
+        for o in out:
+            if direct and type(o.response) is m.HeartbeatResponse and str(o.destination) == alias:
+                self.out.append((conn, wire.heartbeat_response(header, o.response.error.code), 0))
+                direct = False
+            else:
+                self._route([o])
 
     def _offset_fetch_groups(self, conn: Conn, header: Any, body: Any, now: int) -> None:
         resp_cls = wire.response_class(9, header.api_version)
