@@ -382,3 +382,48 @@ def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
     for bad in (frame[:-cut], frame + b"\x00" * cut):
         with pytest.raises(wire.Malformed):
             wire.decode_request(bad)
+
+
+# ------------------------------------------------------------------------------------------ the heartbeat fast lane
+
+def _joined_cluster(record):
+    now = [0.0]
+    c = Cluster(topics={"t": 2}, record=record, protocol="both",
+                config=CoordinatorConfig(initial_rebalance_delay_ms=0), clock=lambda: now[0])
+    conns, ids = [], []
+    for i in range(2):
+        conn = c.connect(0)
+        p = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
+        req = JoinGroupRequest(version=5, group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                               member_id="", group_instance_id=None, protocol_type="consumer", protocols=[p])
+        c.request(conn, wire.frame_request(req, 1, f"m{i}", 5)[4:])
+        ids.append(JoinGroupResponse[5].decode(c.out.pop()[1][8:]).member_id)
+        conns.append(conn)
+    c.out.clear()
+    return c, conns, ids, now
+
+
+@settings(max_examples=100, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 4), st.sampled_from(["g", "h", ""]),
+                                st.integers(-1, 3), st.integers(0, 2), st.integers(0, 5000),
+                                st.sampled_from([None, -1, 3])), min_size=1, max_size=12))
+def test_heartbeat_fast_lane_answers_as_the_general_path(steps):
+    # a recording cluster takes the general path (decode, dispatch, an in-flight entry, routing by
+    # alias, the codec-independent answer); answers and statistics must be the same
+    fast, fconns, fids, fnow = _joined_cluster(False)
+    slow, sconns, sids, snow = _joined_cluster(True)
+    for who, version, group, generation, member, ms, cut in steps:
+        answers = []
+        for c, conns, ids, now in ((fast, fconns, fids, fnow), (slow, sconns, sids, snow)):
+            now[0] = ms / 1000
+            mid = (ids + ["unknown"])[member] if member < 2 else ""
+            frame = wire.frame_request(HeartbeatRequest(version=version, group_id=group, generation_id=generation,
+                                                        member_id=mid, group_instance_id=None), 7, "m", version)[4:]
+            if cut is not None:
+                frame = frame[:cut]
+            c.tick()
+            c.request(conns[who], frame)
+            answers.append([(conns.index(x), data) for x, data, _d in c.out])
+            c.out.clear()
+        assert answers[0] == answers[1]
+    assert {k: v for k, v in fast.stats.items()} == {k: v for k, v in slow.stats.items()}
