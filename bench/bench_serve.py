@@ -450,6 +450,21 @@ def inprocess_heartbeats(n: int = 20000) -> float:
     return n / (time.process_time() - t0)
 
 
+def coordinator_heartbeats(n: int = 20000) -> float:
+    """Heartbeats per CPU-second of the reference coordinator alone: the reference's request built
+    and handled (what every heartbeat through the server costs at least)."""
+    c = GroupCoordinator(CoordinatorConfig(initial_rebalance_delay_ms=0))
+    mid = c.handle(0, "a", m.JoinGroupRequest("g", "", "consumer", (("range", META),), 30000, 30000,
+                                              client_id="a"))[0].response.member_id
+    c.handle(0, "a", m.JoinGroupRequest("g", mid, "consumer", (("range", META),), 30000, 30000, client_id="a"))
+    gen = c.advance(10)[0].response.generation_id
+    c.handle(10, "a", m.SyncGroupRequest("g", mid, gen, ((mid, b""),)))
+    t0 = time.process_time()
+    for _ in range(n):
+        c.handle(11, "a", m.HeartbeatRequest("g", mid, gen, version=4))
+    return n / (time.process_time() - t0)
+
+
 def start_server(delay_ms: int, partitions: int) -> tuple[subprocess.Popen, int]:
     exe = os.path.join(os.path.dirname(sys.executable), "groupspec")
     proc = subprocess.Popen([exe, "serve", "--port", "0", "--json", "--brokers", "1", "--partitions", f"t={partitions}",
@@ -639,7 +654,8 @@ def main(args: argparse.Namespace) -> int:
     ok = True
     load0 = os.getloadavg()
     print(f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs")
-    print(f"== heartbeats through the server's code without sockets: {inprocess_heartbeats():,.0f} per CPU-second")
+    print(f"== heartbeats through the server's code without sockets: {inprocess_heartbeats():,.0f} per CPU-second; "
+          f"the reference coordinator alone: {coordinator_heartbeats():,.0f} per CPU-second")
     if args.only != "round":
         ok &= bench_heartbeats(args)
     if args.only != "heartbeats":
