@@ -38,12 +38,22 @@ def test_codec_reencodes_real_client_bytes_exactly(row):
     req_cls = wire._APIS[header.api_key][1]
     full = req_cls.decode(frame, version=header.api_version, header=True)
     assert (full.header.correlation_id, full.header.client_id) == (header.correlation_id, header.client_id)
-    if isinstance(body, wire.HeartbeatBody):  # the hot path's own decoder reads what the codec reads
-        assert [getattr(body, f) for f in body.__slots__] == [getattr(full, f, None) for f in body.__slots__]
+    if isinstance(body, (wire.HeartbeatBody, wire.SyncGroupBody)):  # the direct decoders read what the codec reads
+        assert _fields(body, header.api_version) == _fields(full, header.api_version)
         body = full
     again = wire.frame_request(body, header.correlation_id, header.client_id, header.api_version)
     assert again[4:] == frame
     assert struct.unpack(">i", again[:4])[0] == len(frame)
+
+
+def _fields(body, version):
+    """A decoded Heartbeat or SyncGroup request's fields (the codec's object or the direct decoder's)."""
+    names = ["group_id", "generation_id", "member_id", "group_instance_id"]
+    names += ["protocol_type", "protocol_name"] if version >= 5 and hasattr(body, "assignments") else []
+    out = [getattr(body, f, None) for f in names]
+    if hasattr(body, "assignments"):
+        out.append([(a.member_id, bytes(a.assignment)) for a in body.assignments])
+    return out
 
 
 def test_reencoding_check_catches_a_changed_byte():
@@ -330,3 +340,90 @@ def test_direct_sync_group_answers_are_the_codecs_bytes(v, error, ptype, pname, 
 def test_older_versions_are_left_to_the_codec():
     assert wire.join_group_response(wire._HeaderInfo(11, 5, 1, "c"), 0, 1, None, "range", "a", False, "a", []) is None
     assert wire.sync_group_response(wire._HeaderInfo(14, 3, 1, "c"), 0, None, None, b"") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(v=st.integers(0, 5), group=_TEXT, generation=st.integers(-2**31, 2**31 - 1), member=_TEXT,
+       instance=st.none() | _TEXT, ptype=st.none() | _TEXT, pname=st.none() | _TEXT,
+       assignments=st.lists(st.tuples(_TEXT, st.binary(max_size=200)), max_size=6), corr=st.integers(0, 2**31 - 1),
+       client=st.none() | _TEXT)
+def test_direct_sync_group_requests_read_what_the_codec_reads(v, group, generation, member, instance, ptype, pname,
+                                                              assignments, corr, client):
+    from kafka.protocol.consumer import SyncGroupRequest
+
+    asg = SyncGroupRequest.SyncGroupRequestAssignment
+    req = SyncGroupRequest(version=v, group_id=group, generation_id=generation, member_id=member,
+                           group_instance_id=instance, protocol_type=ptype, protocol_name=pname,
+                           assignments=[asg(member_id=a, assignment=b) for a, b in assignments])
+    frame = wire.frame_request(req, corr, client, v)[4:]
+    header, body = wire.decode_request(frame)
+    assert isinstance(body, wire.SyncGroupBody)
+    full = SyncGroupRequest.decode(frame, version=v, header=True)
+    assert (header.correlation_id, header.client_id) == (full.header.correlation_id, full.header.client_id)
+    assert _fields(body, v) == _fields(full, v)
+    # and it is not vacuous: the codec's bytes of the decoded fields are the frame
+    again = SyncGroupRequest(version=v, group_id=body.group_id, generation_id=body.generation_id,
+                             member_id=body.member_id, group_instance_id=body.group_instance_id,
+                             protocol_type=body.protocol_type, protocol_name=body.protocol_name,
+                             assignments=[asg(member_id=a.member_id, assignment=bytes(a.assignment))
+                                          for a in body.assignments])
+    assert wire.frame_request(again, corr, client, v)[4:] == frame
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7])
+def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
+    from kafka.protocol.consumer import SyncGroupRequest
+
+    asg = SyncGroupRequest.SyncGroupRequestAssignment
+    req = SyncGroupRequest(version=5, group_id="g", generation_id=1, member_id="m", group_instance_id=None,
+                           protocol_type="consumer", protocol_name="range",
+                           assignments=[asg(member_id="m", assignment=b"\x00\x01abc")])
+    frame = wire.frame_request(req, 1, "c", 5)[4:]
+    for bad in (frame[:-cut], frame + b"\x00" * cut):
+        with pytest.raises(wire.Malformed):
+            wire.decode_request(bad)
+
+
+# ------------------------------------------------------------------------------------------ the heartbeat fast lane
+
+def _joined_cluster(record):
+    now = [0.0]
+    c = Cluster(topics={"t": 2}, record=record, protocol="both",
+                config=CoordinatorConfig(initial_rebalance_delay_ms=0), clock=lambda: now[0])
+    conns, ids = [], []
+    for i in range(2):
+        conn = c.connect(0)
+        p = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
+        req = JoinGroupRequest(version=5, group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                               member_id="", group_instance_id=None, protocol_type="consumer", protocols=[p])
+        c.request(conn, wire.frame_request(req, 1, f"m{i}", 5)[4:])
+        ids.append(JoinGroupResponse[5].decode(c.out.pop()[1][8:]).member_id)
+        conns.append(conn)
+    c.out.clear()
+    return c, conns, ids, now
+
+
+@settings(max_examples=100, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 4), st.sampled_from(["g", "h", ""]),
+                                st.integers(-1, 3), st.integers(0, 2), st.integers(0, 5000),
+                                st.sampled_from([None, -1, 3])), min_size=1, max_size=12))
+def test_heartbeat_fast_lane_answers_as_the_general_path(steps):
+    # a recording cluster takes the general path (decode, dispatch, an in-flight entry, routing by
+    # alias, the codec-independent answer); answers and statistics must be the same
+    fast, fconns, fids, fnow = _joined_cluster(False)
+    slow, sconns, sids, snow = _joined_cluster(True)
+    for who, version, group, generation, member, ms, cut in steps:
+        answers = []
+        for c, conns, ids, now in ((fast, fconns, fids, fnow), (slow, sconns, sids, snow)):
+            now[0] = ms / 1000
+            mid = (ids + ["unknown"])[member] if member < 2 else ""
+            frame = wire.frame_request(HeartbeatRequest(version=version, group_id=group, generation_id=generation,
+                                                        member_id=mid, group_instance_id=None), 7, "m", version)[4:]
+            if cut is not None:
+                frame = frame[:cut]
+            c.tick()
+            c.request(conns[who], frame)
+            answers.append([(conns.index(x), data) for x, data, _d in c.out])
+            c.out.clear()
+        assert answers[0] == answers[1]
+    assert {k: v for k, v in fast.stats.items()} == {k: v for k, v in slow.stats.items()}

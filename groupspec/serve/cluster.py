@@ -186,6 +186,12 @@ class Cluster:
         return min(times) if times else None
 
     def request(self, conn: Conn, frame: bytes) -> None:
+        if frame[1:2] == b"\x0c" and frame[0] == 0 and self._plain_heartbeats(conn):
+            self._fast_heartbeat(conn, frame)
+        else:
+            self._request(conn, frame)
+
+    def _request(self, conn: Conn, frame: bytes) -> None:
         try:
             header, body = wire.decode_request(frame, self.supported)
         except wire.Unreadable:
@@ -214,6 +220,34 @@ class Cluster:
             self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
             self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
             self.last_internal_error = f"{name}: {type(e).__name__}: {e}"
+
+    def _plain_heartbeats(self, conn: Conn) -> bool:
+        """Whether a Heartbeat on ``conn`` takes the fast lane: nothing to record, capture or inject,
+        no lost heartbeats, and ``conn`` reaches the coordinator (else the general path decides)."""
+        return (not self.plan.rules and self.recorder is None and self.capture is None and not self._lost_heartbeats
+                and conn.node == self.coordinator_node and 12 in self.supported)
+
+    def _fast_heartbeat(self, conn: Conn, frame: bytes) -> None:
+        """What ``request`` and ``_dispatch`` do for a Heartbeat in that case, in one call."""
+        try:
+            header, body = wire.decode_request(frame, self.supported)
+        except wire.WireError:  # a frame that does not decode: the general path answers it
+            self._request(conn, frame)
+            return
+        self.stats["Heartbeat"] = self.stats.get("Heartbeat", 0) + 1
+        if self.consumer.groups and self.consumer.owns(body.group_id):
+            self._dispatch(conn, header, "Heartbeat", body)  # GROUP_ID_NOT_FOUND, as the general path
+            return
+        try:
+            self._heartbeat(conn, header, body, self.now_ms(), self._alias_for(conn, body))
+        except (InvalidMessage, ValueError, TypeError, KeyError, AttributeError) as e:
+            self._answer_error(conn, header, Error.INVALID_REQUEST, body)
+            self.stats["invalid"] = self.stats.get("invalid", 0) + 1
+            self.last_invalid = f"Heartbeat: {type(e).__name__}: {e}"
+        except Exception as e:  # pragma: no cover - a bug of ours, as in request()
+            self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
+            self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
+            self.last_internal_error = f"Heartbeat: {type(e).__name__}: {e}"
 
     def _dispatch(self, conn: Conn, header: Any, name: str, body: Any) -> None:
         now = self.now_ms()
@@ -344,6 +378,9 @@ class Cluster:
             self._offset_fetch_groups(conn, header, body, now)
             return
         alias = self._alias_for(conn, body)
+        if name == "Heartbeat" and rule is None and self.recorder is None:
+            self._heartbeat(conn, header, body, now, alias)
+            return
         flight = _InFlight(conn, header, name, body)
         if rule is not None:
             flight.drop = rule.action == "drop"
@@ -359,6 +396,20 @@ class Cluster:
         if self.recorder is not None:
             self.recorder.request(now, alias, name, request, out1, out2)
         self._route(out2)
+
+    def _heartbeat(self, conn: Conn, header: Any, body: Any, now: int, alias: str) -> None:
+        """The hot path: the coordinator answers a Heartbeat at once (it never parks one), so its answer
+        goes straight to the asking connection, encoded directly, without an in-flight entry (unless
+        the alias has an older Heartbeat in flight on another connection: then the usual routing)."""
+        out = self.coordinator.handle(now, alias, _to_reference(header, "Heartbeat", body))
+        queue = self._inflight.get(alias)
+        direct = not queue or all(f.api != "Heartbeat" for f in queue)
+        for o in out:
+            if direct and type(o.response) is m.HeartbeatResponse and str(o.destination) == alias:
+                self.out.append((conn, wire.heartbeat_response(header, o.response.error.code), 0))
+                direct = False
+            else:
+                self._route([o])
 
     def _offset_fetch_groups(self, conn: Conn, header: Any, body: Any, now: int) -> None:
         resp_cls = wire.response_class(9, header.api_version)

@@ -23,6 +23,7 @@ header v0/v1 as Kafka does (ApiVersions answers always carry header v0). This mo
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -261,6 +262,86 @@ def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
     return HeartbeatBody(group_id or "", generation, member_id or "", instance)
 
 
+class SyncGroupAssignment:
+    __slots__ = ("member_id", "assignment")
+
+    def __init__(self, member_id: str, assignment: bytes) -> None:
+        self.member_id, self.assignment = member_id, assignment
+
+
+class SyncGroupBody:
+    """A decoded SyncGroup request (read directly, as Heartbeat is; same fields as the codec's)."""
+
+    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id", "protocol_type", "protocol_name",
+                 "assignments")
+
+    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+                 protocol_type: str | None, protocol_name: str | None,
+                 assignments: list[SyncGroupAssignment]) -> None:
+        self.group_id, self.generation_id, self.member_id = group_id, generation_id, member_id
+        self.group_instance_id, self.protocol_type, self.protocol_name = group_instance_id, protocol_type, protocol_name
+        self.assignments = assignments
+
+
+def _sync_group(frame: bytes, pos: int, version: int) -> SyncGroupBody:
+    """SyncGroup v0-5: a round of N members sends N of them (the leader's with N assignments)."""
+    end = len(frame)
+    flexible = version >= 4
+
+    def length(pos: int) -> tuple[int, int]:  # a string's, bytes' or array's length; -1: null
+        if flexible:
+            n, pos = _uvarint_fast(frame, pos)
+            return n - 1, pos
+        if pos + 2 > end:
+            raise ValueError("length runs past the end")
+        return (frame[pos] << 8 | frame[pos + 1]) - (0x10000 if frame[pos] & 0x80 else 0), pos + 2
+
+    def string(pos: int, nullable: bool) -> tuple[str | None, int]:
+        n, pos = length(pos)
+        if n < 0:
+            if n == -1 and nullable:
+                return None, pos
+            raise ValueError("bad string length")
+        if pos + n > end:
+            raise ValueError("string runs past the end")
+        return frame[pos:pos + n].decode("utf-8"), pos + n
+
+    def int32(pos: int) -> tuple[int, int]:
+        if pos + 4 > end:
+            raise ValueError("int32 runs past the end")
+        return int.from_bytes(frame[pos:pos + 4], "big", signed=True), pos + 4
+
+    if flexible:
+        pos = _tagged(frame, pos)  # header tagged fields
+    group_id, pos = string(pos, False)
+    generation, pos = int32(pos)
+    member_id, pos = string(pos, False)
+    instance = ptype = pname = None
+    if version >= 3:
+        instance, pos = string(pos, True)
+    if version >= 5:
+        ptype, pos = string(pos, True)
+        pname, pos = string(pos, True)
+    count, pos = length(pos) if flexible else int32(pos)
+    if count < 0:
+        raise ValueError("null assignments")
+    assignments = []
+    for _ in range(count):
+        mid, pos = string(pos, False)
+        n, pos = length(pos) if flexible else int32(pos)
+        if n < 0 or pos + n > end:
+            raise ValueError("bad assignment length")
+        assignments.append(SyncGroupAssignment(mid or "", frame[pos:pos + n]))
+        pos += n
+        if flexible:
+            pos = _tagged(frame, pos)
+    if flexible:
+        pos = _tagged(frame, pos)
+    if pos != end:
+        raise ValueError(f"{end - pos} bytes after the request")
+    return SyncGroupBody(group_id or "", generation, member_id or "", instance, ptype, pname, assignments)
+
+
 def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORTED) -> tuple[_HeaderInfo, Any]:
     """Decode one request frame (the bytes after the 4-byte size). See the module docstring."""
     info, pos = _read_v1_header(frame)
@@ -269,6 +350,11 @@ def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORT
             return info, _heartbeat(frame, pos, info.api_version)
         except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
             raise Malformed(info, f"Heartbeat v{info.api_version} does not parse: {e}") from None
+    if info.api_key == 14 and 0 <= info.api_version <= 5 and 14 in supported:
+        try:
+            return info, _sync_group(frame, pos, info.api_version)
+        except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
+            raise Malformed(info, f"SyncGroup v{info.api_version} does not parse: {e}") from None
     api = _APIS.get(info.api_key)
     if api is None or info.api_key not in supported:
         raise Unsupported(info, f"API key {info.api_key} is not served")
@@ -329,8 +415,10 @@ def _uv(n: int) -> bytes:
     return bytes(out)
 
 
+@functools.lru_cache(maxsize=8192)
 def _cstr(text: str | None) -> bytes:
-    """A compact (nullable) string: length + 1 as an unsigned varint, 0 for null."""
+    """A compact (nullable) string: length + 1 as an unsigned varint, 0 for null (remembered: a round's
+    answers repeat the protocol, the leader and the member ids)."""
     if text is None:
         return b"\x00"
     data = text.encode("utf-8")

@@ -1,0 +1,147 @@
+"""The two servers bench/bench_serve.py runs the JoinGroup/SyncGroup round against, each in a process
+of its own (not a benchmark: `make bench` runs bench/bench_*.py):
+
+* `--timeline-server DELAY_MS PARTITIONS`: the `Server` and `Cluster` that `groupspec serve` runs,
+  with timestamps on each request handed in, each answer given and each tick;
+* `--canned-server N`: the transport alone, a server on the same event loop that decides nothing.
+
+Each prints its port as one JSON line first.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import time
+from typing import Any
+
+from groupspec.reference.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from groupspec.reference.coordinator import CoordinatorConfig
+from groupspec.serve import wire
+
+META = encode_subscription(Subscription(("t",)))
+
+
+def timeline_server_main(delay_ms: int, partitions: int) -> None:
+    from groupspec.serve import Cluster, Server
+    from groupspec.serve import server as server_mod
+
+    # (time, api key or -2 for a tick, 0 request in or tick / 1 answer out, process CPU-seconds)
+    events: list[tuple[float, int, int, float]] = []
+    clock, cpu = time.perf_counter, time.process_time
+    handle, answered, tick = Server._handle, server_mod._Link.answered, Cluster.tick
+
+    def _handle(self: Server, link: Any, frame: bytes) -> None:
+        link.api = frame[1] if len(frame) > 1 else -1
+        events.append((clock(), link.api, 0, cpu()))
+        handle(self, link, frame)
+
+    def _answered(self: Any, data: bytes) -> None:
+        events.append((clock(), getattr(self, "api", -1), 1, cpu()))
+        answered(self, data)
+
+    def _tick(self: Cluster) -> None:
+        events.append((clock(), -2, 0, cpu()))
+        tick(self)
+
+    Server._handle = _handle  # type: ignore[method-assign]
+    server_mod._Link.answered = _answered  # type: ignore[method-assign]
+    Cluster.tick = _tick  # type: ignore[method-assign]
+    cluster = Cluster(topics={"t": partitions}, brokers=1, record=False,
+                      config=CoordinatorConfig(initial_rebalance_delay_ms=delay_ms))
+    server = Server(cluster).start()
+    print(json.dumps({"port": cluster.ports[0]}), flush=True)
+    for line in sys.stdin:
+        if line.strip() == "dump":
+            print(json.dumps({"events": server.call(lambda _c: list(events)), "cpu": time.process_time()}), flush=True)
+            server.call(lambda _c: events.clear())
+    server.stop()
+
+
+def _join_v9_member_id_empty(frame: bytes, client_id_len: int) -> bool:
+    """Whether a JoinGroup v9 request (short group id and member id) has an empty member id: header,
+    tagged fields, group id, two timeouts, then the member id's compact length."""
+    pos = 10 + max(client_id_len, 0) + 1
+    pos += frame[pos] + 8
+    return frame[pos] == 1
+
+
+def canned_server_main(n: int) -> None:
+    """The transport alone, for the round: a server on the same event loop (uvloop, an
+    ``asyncio.Protocol`` per connection, TCP_NODELAY) that makes no decision. It gives the first
+    JoinGroup of each connection MEMBER_ID_REQUIRED with an id, parks the second until ``n`` are
+    parked, then writes the JoinGroup answers (built while the requests came in, the leader's with
+    every member, as the coordinator's), parks SyncGroups until the leader's, then answers them
+    all with an assignment of the size the coordinator's has. Prints its port; stops on stdin EOF."""
+    import asyncio
+
+    from groupspec.serve.server import run_loop
+
+    leader_asg = encode_assignment(Assignment((("t", 0),)))
+    state: dict[str, Any] = {"joins": [], "ids": [], "syncs": [], "leader_synced": False, "round": 0}
+
+    class Canned(asyncio.Protocol):
+        def connection_made(self, transport: Any) -> None:
+            transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.t, self.buf, self.member_id = transport, b"", ""
+
+        def data_received(self, data: bytes) -> None:
+            self.buf += data
+            while len(self.buf) >= 4:
+                (size,) = struct.unpack_from(">i", self.buf)
+                if len(self.buf) < 4 + size:
+                    return
+                frame, self.buf = self.buf[4:4 + size], self.buf[4 + size:]
+                self.frame(frame)
+
+        def frame(self, frame: bytes) -> None:
+            api, _v, corr, clen = struct.unpack_from(">hhih", frame)
+            header = wire._HeaderInfo(api, 9 if api == 11 else 5, corr, None)
+            if api == 18:
+                self.t.write(struct.pack(">iih", 6, corr, 0))
+            elif api == 11 and _join_v9_member_id_empty(frame, clen):
+                self.member_id = f"member-{id(self)}"
+                self.t.write(wire.join_group_response(header, 79, -1, "consumer", None, "", False, self.member_id, []))
+            elif api == 11:
+                if not state["joins"]:
+                    state["round"] += 1
+                    state["ids"], state["syncs"], state["leader_synced"] = [], [], False
+                state["ids"].append(self.member_id)
+                state["joins"].append((self, header))
+                if len(state["joins"]) == n:
+                    ids, leader = state["ids"], state["ids"][0]
+                    everyone = [(mid, None, META) for mid in ids]
+                    answers = [(p, wire.join_group_response(h, 0, state["round"], "consumer", "range", leader, False,
+                                                            p.member_id, everyone if p.member_id == leader else []))
+                               for p, h in state["joins"]]
+                    state["joins"] = []
+                    for p, answer in answers:
+                        p.t.write(answer)
+            elif api == 14:
+                answer = wire.sync_group_response(header, 0, "consumer", "range", leader_asg)
+                state["syncs"].append((self, answer))
+                if self.member_id == state["ids"][0]:
+                    state["leader_synced"] = True
+                if state["leader_synced"]:
+                    for p, a in state["syncs"]:
+                        p.t.write(a)
+                    state["syncs"] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        srv = await loop.create_server(Canned, "127.0.0.1", 0)
+        print(json.dumps({"port": srv.sockets[0].getsockname()[1]}), flush=True)
+        await loop.run_in_executor(None, sys.stdin.read)
+        srv.close()
+
+    run_loop(main())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--canned-server":
+        canned_server_main(int(sys.argv[2]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--timeline-server":
+        timeline_server_main(int(sys.argv[2]), int(sys.argv[3]))
+    else:
+        sys.exit(__doc__)
