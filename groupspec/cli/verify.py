@@ -37,7 +37,8 @@ LEGEND = (
     "is broken. bound: the most protocol steps any run takes to converge after its last fault; — when "
     "convergence was not decided (a broken variant is caught first). result: caught in N steps is the length "
     "of the shortest counterexample (groupspec check prints it); as in Kafka: a configuration Kafka itself "
-    "breaks (static-cooperative): the properties marked ✗ must be violated, exactly those, and the others hold."
+    "breaks (static-cooperative; zookeeper's unfenced commits): the properties marked ✗ must be violated, "
+    "exactly those, and the others hold."
 )
 
 
