@@ -195,3 +195,14 @@ def test_verify_runs_every_correct_variant_with_every_fault_that_applies() -> No
     assert applicable_faults("zookeeper") < applicable_faults("eager")
     assert "subscription" not in applicable_faults("connect-delayed")
 
+
+
+def test_verify_lists_static_cooperative_at_four_members_by_six_partitions() -> None:
+    from groupspec.verify import MODEL_JOBS
+
+    from groupspec.verify import run_model_job
+
+    jobs = [j for j in MODEL_JOBS if j.protocol == "static-cooperative" and (j.members, j.partitions) == (4, 6)]
+    assert jobs
+    row = run_model_job(jobs[0])
+    assert row.passed and row.states > 100_000, (row.states, row.detail)
