@@ -84,7 +84,7 @@ def model_table(rows: list) -> Table:
     t.add_column("result", no_wrap=True)
     short = dict((prop, name) for name, prop in PROPERTY_COLUMNS)
     for r in rows:
-        variant = r.job.protocol + (" †" if r.job.note and not r.job.kafka_too else "")
+        variant = r.job.protocol + (" †" if r.job.note.startswith("historical") else "")
         if r.job.assignor != _default_assignor(r.job.protocol):
             variant += f" · {r.job.assignor}"
         if r.job.kafka_too:  # Kafka breaks these too: exactly they must be violated, the rest must hold
