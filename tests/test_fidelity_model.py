@@ -175,3 +175,34 @@ def test_prove_kafka_too_obligations_must_fail_and_only_they() -> None:
     assert not all(c.ok for c in _epr_checks("static-cooperative", _rows({"Join preserves coop_rep_assign"})))
     # another obligation failing as well: not ok
     assert not all(c.ok for c in _epr_checks("static-cooperative", _rows(expected | {"Install preserves owned_assigned"})))
+
+
+def test_verify_runs_every_correct_variant_with_every_fault_that_applies() -> None:
+    from groupspec.model import CORRECT
+    from groupspec.verify import EVERY_FAULT_JOBS, MODEL_JOBS, applicable_faults
+
+    correct = [j for j in MODEL_JOBS if not j.expect]
+    for name in CORRECT:
+        want = applicable_faults(name)
+        # one search with all of them together (not only each somewhere)
+        assert any(j.protocol == name and set(j.faults.split(",")) == want for j in EVERY_FAULT_JOBS), name
+        assert any(j.protocol == name for j in correct), name
+    # the static variants get subscription, timeout and leave (topics > 1 for subscription to act)
+    for name in ("static", "static-cooperative"):
+        jobs = [j for j in correct if j.protocol == name and {"subscription", "timeout", "leave"} <= set(j.faults.split(","))]
+        assert jobs and all(j.topics > 1 for j in jobs), name
+    # the faults ZooKeeper's and Connect's models leave out are really refused or meaningless there
+    assert applicable_faults("zookeeper") < applicable_faults("eager")
+    assert "subscription" not in applicable_faults("connect-delayed")
+
+
+
+def test_verify_lists_static_cooperative_at_four_members_by_six_partitions() -> None:
+    from groupspec.verify import MODEL_JOBS
+
+    from groupspec.verify import run_model_job
+
+    jobs = [j for j in MODEL_JOBS if j.protocol == "static-cooperative" and (j.members, j.partitions) == (4, 6)]
+    assert jobs
+    row = run_model_job(jobs[0])
+    assert row.passed and row.states > 100_000, (row.states, row.detail)

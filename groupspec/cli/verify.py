@@ -37,7 +37,8 @@ LEGEND = (
     "is broken. bound: the most protocol steps any run takes to converge after its last fault; — when "
     "convergence was not decided (a broken variant is caught first). result: caught in N steps is the length "
     "of the shortest counterexample (groupspec check prints it); as in Kafka: a configuration Kafka itself "
-    "breaks (static-cooperative): the properties marked ✗ must be violated, exactly those, and the others hold."
+    "breaks (static-cooperative; zookeeper's unfenced commits): the properties marked ✗ must be violated, "
+    "exactly those, and the others hold."
 )
 
 
@@ -83,7 +84,7 @@ def model_table(rows: list) -> Table:
     t.add_column("result", no_wrap=True)
     short = dict((prop, name) for name, prop in PROPERTY_COLUMNS)
     for r in rows:
-        variant = r.job.protocol + (" †" if r.job.note and not r.job.kafka_too else "")
+        variant = r.job.protocol + (" †" if r.job.note.startswith("historical") else "")
         if r.job.assignor != _default_assignor(r.job.protocol):
             variant += f" · {r.job.assignor}"
         if r.job.kafka_too:  # Kafka breaks these too: exactly they must be violated, the rest must hold
