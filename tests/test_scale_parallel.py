@@ -109,3 +109,13 @@ def test_pack_plan_gives_kernel_pack_words():
             assert np.array_equal(a, b)
             L.pack_words(kv, mutant, b)
             assert not np.array_equal(a, b) or kv[int(plan[-1, 0])] + offs[int(plan[-1, 0])] == 0
+
+
+def test_needs_compiling_reads_the_parallel_search_cache(monkeypatch):
+    from groupspec.checker.compiled import needs_compiling
+
+    check("eager", members=2, partitions=2, engine="compiled", workers=2)  # compiles (or loads) and caches both searches
+    assert needs_compiling(2) is False
+    monkeypatch.setattr(PAR.expand._cache._cache_file, "_load_index", lambda: {})  # the expansion not cached
+    assert needs_compiling(2) is True
+    assert needs_compiling(1) is False  # one worker does not run it

@@ -25,7 +25,7 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
     if supports(proto):
-        if notice is not None and needs_compiling():
+        if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":

@@ -58,18 +58,18 @@ def supports(proto: Any) -> bool:
     return isinstance(proto, ClassicProtocol) and proto.assignor_name in K.ASSIGNOR_IDS and proto.cfg.members <= 7
 
 
-def needs_compiling() -> bool:
+def needs_compiling(workers: int = 1) -> bool:
     """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
 
-    Reads numba's on-disk cache of the search loop: compiled code for the current source means a warm
-    start. When the cache cannot be read (a numba without these internals), says False: better no notice
-    than a wrong one.
+    Reads numba's on-disk cache of the search loop (and, for ``workers`` > 1, of the parallel search's
+    expansion and merge): compiled code for the current source means a warm start. When the cache
+    cannot be read (a numba without these internals), says False: better no notice than a wrong one.
     """
+    funcs = [L.search] + ([PAR.expand, PAR.merge] if workers > 1 else [])
     try:
-        index = L.search._cache._cache_file._load_index()
+        return any(not f._cache._cache_file._load_index() for f in funcs)
     except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search
         return False
-    return not index
 
 
 def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
