@@ -196,8 +196,7 @@ class _Store:
         self.pact = np.zeros(cap, np.uint8)
         self.flags = np.zeros(cap, np.uint8)
         self.outdeg = np.zeros(cap, np.uint8)
-        self.fp = np.zeros(cap, np.uint64)
-        self.fq = np.zeros(cap, np.uint32)
+        self.fpq = np.zeros((cap, 3), np.uint32)  # fingerprint: h's low and high halves, q
         self.table: np.ndarray | None = np.full(2 * cap, -1, np.int32)
         self.edst = np.zeros(4 * cap, np.int32)
         self.eact = np.zeros(4 * cap, np.uint8)
@@ -239,7 +238,7 @@ class CompiledExplorer(Explorer):
             count = int(ctl[K.CT_COUNT])
             if count + maxs > st.parent.shape[0]:
                 size = int(st.parent.shape[0] * GROWTH) + maxs
-                for name in ("parent", "pact", "flags", "outdeg", "fp", "fq"):
+                for name in ("parent", "pact", "flags", "outdeg", "fpq"):
                     setattr(st, name, L.grow(getattr(st, name), size))
             if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
                 size = int(st.edst.shape[0] * GROWTH) + maxs
@@ -248,7 +247,7 @@ class CompiledExplorer(Explorer):
                 size = int((count + maxs) / TABLE_FILL) + 1
                 st.table = None
                 st.table = np.empty(size, np.int32)
-                L.rebuild(st.table, st.fp, count)
+                L.rebuild(st.table, st.fpq, count)
 
         def report() -> None:
             assert self.progress is not None
@@ -257,7 +256,7 @@ class CompiledExplorer(Explorer):
         try:
             for s in proto.init_states():
                 row = encode(s, kn.n)
-                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.plan, row, st.table, st.fp, st.fq,
+                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.plan, row, st.table, st.fpq,
                                     st.parent, st.pact, st.flags, outseg, ctl):
                     roots.append(row)
             front.push(outseg, int(ctl[L.L_OLEN]))
@@ -277,8 +276,8 @@ class CompiledExplorer(Explorer):
             front.close()
         del outseg
         st.table = None
-        parent, pact, flags, outdeg, fp, fq, edst, eact = (st.parent, st.pact, st.flags, st.outdeg, st.fp, st.fq,
-                                                          st.edst, st.eact)
+        parent, pact, flags, outdeg, fpq, edst, eact = (st.parent, st.pact, st.flags, st.outdeg, st.fpq, st.edst,
+                                                        st.eact)
         del st
         count = int(ctl[K.CT_COUNT])
         nfair = int(ctl[K.CT_FAIR])
@@ -286,7 +285,7 @@ class CompiledExplorer(Explorer):
         self.search_cpu_seconds = time.process_time() - c0
         # Keep only what the graph part and the reports need, trimmed to size.
         parent, pact, flags, outdeg = (L.grow(a, count) for a in (parent, pact, flags, outdeg))
-        del fp, fq
+        del fpq
         edst, eact = L.grow(edst, nfair), L.grow(eact, nfair)
         self.flags, self.edst, self.eact = flags, edst, eact
         self.conv = (flags & 1).astype(np.bool_)
@@ -349,7 +348,7 @@ class CompiledExplorer(Explorer):
         """The one-worker search (``lean.search`` in a loop); whether it completed."""
         inseg = np.zeros((0, kn.F), np.int16)
         while True:
-            status = L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, outseg, st.table, st.fp, st.fq,
+            status = L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, outseg, st.table, st.fpq,
                               st.parent, st.pact, st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK,
                               TABLE_LOAD)
             if status == L.GROW:

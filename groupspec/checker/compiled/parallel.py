@@ -105,7 +105,7 @@ def expand(P, TM, blocks, plan, inseg, lo, hi, srows, sact, sfp, sfq, sbits, sco
 
 
 @njit(cache=True, nogil=True)
-def merge(P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, outseg, table, fp, fq, parent, pact, flags,
+def merge(P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, outseg, table, fpq, parent, pact, flags,
           outdeg, edst, eact, ctl, max_states, table_load):
     """Merge an expanded job (states ``first_id`` ...) into the store, as ``lean.search`` would expand them.
 
@@ -140,7 +140,7 @@ def merge(P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, outseg
                 ctl[K.CT_GEN] = nid
                 ctl[K.CT_GENACT] = act
             c = ctl[K.CT_COUNT]
-            tid = L.lookup_or_insert(table, fp, fq, sfp[e], sfq[e], c)
+            tid = L.lookup_or_insert(table, fpq, sfp[e], sfq[e], c)
             if tid < 0:
                 tid = c
                 parent[c] = nid
@@ -197,7 +197,7 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                chunk: int, table_load: float) -> tuple[np.ndarray, bool, float]:
     """Run the search to the end (or ``max_states``) with ``workers`` expansion threads.
 
-    ``store`` holds the growing arrays as attributes (``table, fp, fq, parent, pact, flags, outdeg,
+    ``store`` holds the growing arrays as attributes (``table, fpq, parent, pact, flags, outdeg,
     edst, eact``); ``on_grow()`` enlarges them as the one-worker driver does. Returns the last output
     segment (its ``ctl[L_OLEN]`` rows not yet queued), whether the search completed, and the CPU seconds
     of the main thread (the merge and this driver: the part that does not run in parallel)."""
@@ -247,7 +247,7 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                 while True:
                     s = store
                     status = merge(kn.P, job.first_id, job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits,
-                                   job.scount, job.bctl, outseg, s.table, s.fp, s.fq, s.parent, s.pact, s.flags,
+                                   job.scount, job.bctl, outseg, s.table, s.fpq, s.parent, s.pact, s.flags,
                                    s.outdeg, s.edst, s.eact, ctl, max_states, table_load)
                     if status == L.GROW:
                         on_grow()
