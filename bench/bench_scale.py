@@ -1,15 +1,19 @@
-"""Benchmark of the checker's lean state store (issue 18): states per second and bytes per state.
+"""Benchmark of the checker's lean state store and its parallel search (issue 18).
 
-Runs ``groupspec check`` on one instance of the cooperative protocol with crash + timeout faults
-(budget 2) in a fresh process (so its peak memory is its own), after a warm-up that loads the
-compiled engine, and prints: states, edges, CPU seconds and states per CPU second (one core), wall
-seconds, peak memory, memory per state (peak growth / states), the store's own bytes per state,
-and the load average (the machine may be shared: CPU time is the steadier figure). Deterministic:
-no randomness, nothing to seed.
+Runs ``groupspec check``'s search on one instance of the cooperative protocol with crash + timeout
+faults (budget 2) in a fresh process per run (so its peak memory is its own), after a warm-up that
+loads the compiled engine, once per number of workers (``--workers 1,2``: one and two expansion
+threads), and prints per run: states, edges, CPU seconds, CPU microseconds per state and states per
+CPU second, wall seconds, peak memory, memory per state (peak growth / states), the store's own bytes
+per state; then the **two-core speed-up** (wall time of one worker / wall time of two, measured in this
+run) and, because a shared machine makes wall time noisy, the speed-up the CPU figures allow on two
+idle cores (the whole check's CPU time over: the graph part's, which runs on one thread, plus the larger
+of the merge thread's CPU time, which cannot run in parallel, and half the search's). Every run must give the same states, edges and verdicts as the
+first (the bench fails otherwise). Deterministic: no randomness, nothing to seed.
 
 Run: ``.venv/bin/python bench/bench_scale.py`` (4 members x 5 partitions, about 2.1 M states);
 ``--members 5 --partitions 5`` is the issue's instance (34 M states, about 2 GB).
-Targets: <= 64 bytes per stored state, >= 150,000 states per CPU second.
+Targets: <= 64 bytes per stored state, >= 150,000 states per CPU second on one core.
 """
 from __future__ import annotations
 
@@ -23,41 +27,73 @@ import time
 PROG = """
 import json, sys, time
 from groupspec.checker import check
-check("cooperative", members=2, partitions=2, with_symmetry_factor=False)  # loads the compiled engine
-m, k = int(sys.argv[1]), int(sys.argv[2])
+check("cooperative", members=2, partitions=2, with_symmetry_factor=False, workers=int(sys.argv[3]))  # loads the engine
+m, k, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 c0 = time.process_time()
 proto, res = check("cooperative", members=m, partitions=k, faults=frozenset({"crash", "timeout"}), budget=2,
-                   with_symmetry_factor=False)
+                   with_symmetry_factor=False, workers=w)
 print(json.dumps({"states": res.states, "edges": res.edges, "cpu": time.process_time() - c0, "wall": res.seconds,
+                  "search_cpu": res.search_cpu_seconds, "serial_cpu": res.serial_cpu_seconds,
                   "peak": res.peak_memory, "per_state": res.memory_per_state, "store": res.store_bytes_per_state,
-                  "spilled": res.frontier_spilled, "ok": res.ok, "bound": res.convergence_bound}))
+                  "spilled": res.frontier_spilled, "ok": res.ok, "bound": res.convergence_bound,
+                  "verdicts": sorted((n, v.held) for n, v in res.verdicts.items())}))
 """
+
+
+def run(members: int, partitions: int, workers: int) -> dict | None:
+    out = subprocess.run([sys.executable, "-c", PROG, str(members), str(partitions), str(workers)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        print(out.stderr, file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--partitions", type=int, default=5)
+    ap.add_argument("--workers", default="1,2", help="comma list of worker counts, one run each (default 1,2)")
     args = ap.parse_args(argv)
+    counts = [int(x) for x in args.workers.split(",")]
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"[scale] cooperative {args.members} members x {args.partitions} partitions, crash+timeout, budget 2 "
           f"(load average before: {load})")
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", PROG, str(args.members), str(args.partitions)],
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        print(out.stderr, file=sys.stderr)
-        return 1
-    r = json.loads(out.stdout.strip().splitlines()[-1])
-    rate = r["states"] / r["cpu"]
-    print(f"  states {r['states']:,}  edges {r['edges']:,}  every property held: {r['ok']}  bound {r['bound']}")
-    print(f"  CPU {r['cpu']:.1f} s -> {rate:,.0f} states per CPU second (target >= 150,000: "
-          f"{'MET' if rate >= 150_000 else 'MISSED'}); wall {r['wall']:.1f} s (process {time.perf_counter() - t0:.1f} s)")
-    print(f"  peak memory {r['peak'] / 2**20:,.0f} MiB; memory per state {r['per_state']:.0f} bytes (peak growth / states; "
-          f"target <= 64: {'MET' if r['per_state'] <= 64 else 'MISSED'}); store {r['store']:.0f} bytes per state; "
-          f"frontier segments on disk {r['spilled']}")
-    print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    return 0 if r["ok"] else 1
+    runs: dict[int, dict] = {}
+    for w in counts:
+        t0 = time.perf_counter()
+        r = run(args.members, args.partitions, w)
+        if r is None:
+            return 1
+        runs[w] = r
+        rate = r["states"] / r["cpu"]
+        print(f"  workers {w}: states {r['states']:,}  edges {r['edges']:,}  every property held: {r['ok']}  "
+              f"bound {r['bound']}")
+        print(f"    CPU {r['cpu']:.1f} s = {r['cpu'] / r['states'] * 1e6:.2f} CPU us per state -> {rate:,.0f} states per "
+              f"CPU second" + (f" (one-core target >= 150,000: {'MET' if rate >= 150_000 else 'MISSED'})" if w == 1 else "")
+              + f"; wall {r['wall']:.1f} s (process {time.perf_counter() - t0:.1f} s)")
+        print(f"    peak memory {r['peak'] / 2**20:,.0f} MiB; memory per state {r['per_state']:.0f} bytes (peak growth / "
+              f"states; target <= 64: {'MET' if r['per_state'] <= 64 else 'MISSED'}); store {r['store']:.0f} bytes "
+              f"per state; frontier segments on disk {r['spilled']}")
+        first = runs[counts[0]]
+        if (r["states"], r["edges"], r["verdicts"], r["bound"]) != (first["states"], first["edges"], first["verdicts"],
+                                                                   first["bound"]):
+            print(f"  workers {w} gave another result than workers {counts[0]}", file=sys.stderr)
+            return 1
+    if 1 in runs and 2 in runs:
+        one, two = runs[1], runs[2]
+        rest = two["cpu"] - two["search_cpu"]  # the graph part and the reports: one thread
+        ideal = two["cpu"] / (rest + max(two["serial_cpu"], two["search_cpu"] / 2))
+        print(f"  two-core speed-up (wall, this run): {one['wall'] / two['wall']:.2f}x "
+              f"({one['wall']:.1f} s -> {two['wall']:.1f} s); CPU per state {one['cpu'] / one['states'] * 1e6:.2f} -> "
+              f"{two['cpu'] / two['states'] * 1e6:.2f} us (x{two['cpu'] / one['cpu']:.2f} for the parallel machinery)")
+        print(f"  speed-up on two idle cores allowed by the CPU figures: at most {ideal:.2f}x (CPU {two['cpu']:.1f} s: "
+              f"search {two['search_cpu']:.1f} s, of which the merge {two['serial_cpu']:.1f} s runs on one thread; "
+              f"graph part and reports {rest:.1f} s on one thread)")
+    print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+          + ("  (above 2: other jobs share the cores, wall-clock figures are not the machine's)"
+             if os.getloadavg()[0] > 2 else ""))
+    return 0 if all(r["ok"] for r in runs.values()) else 1
 
 
 if __name__ == "__main__":

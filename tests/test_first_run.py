@@ -26,15 +26,15 @@ def test_first_compilation_is_announced(monkeypatch: pytest.MonkeyPatch) -> None
     from groupspec.checker import COMPILE_NOTICE
 
     assert "first run only" in COMPILE_NOTICE and "40 s" in COMPILE_NOTICE
-    monkeypatch.setattr(compiled, "needs_compiling", lambda: True)
+    monkeypatch.setattr(compiled, "needs_compiling", lambda *_: True)
     r = CliRunner().invoke(cli, ["check", "--protocol", "eager", "--members", "2", "--partitions", "2"])
     assert r.exit_code == 0, r.output
     assert COMPILE_NOTICE in r.output and "includes compiling the engine, first run only" in r.output
-    monkeypatch.setattr(compiled, "needs_compiling", lambda: False)  # warm: no notice
+    monkeypatch.setattr(compiled, "needs_compiling", lambda *_: False)  # warm: no notice
     r = CliRunner().invoke(cli, ["check", "--protocol", "eager", "--members", "2", "--partitions", "2"])
     assert r.exit_code == 0 and COMPILE_NOTICE not in r.output and "includes compiling" not in r.output
     # the Python engine never compiles anything
-    monkeypatch.setattr(compiled, "needs_compiling", lambda: True)
+    monkeypatch.setattr(compiled, "needs_compiling", lambda *_: True)
     r = CliRunner().invoke(cli, ["check", "--protocol", "eager", "--members", "2", "--partitions", "2",
                                  "--engine", "python"])
     assert r.exit_code == 0 and COMPILE_NOTICE not in r.output

@@ -17,28 +17,29 @@ ENGINES = ("auto", "compiled", "python")
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
 
 
-def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None] | None = None,
+def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None] | None = None, workers: int = 1,
                   **kwargs: Any) -> Explorer:
-    """The explorer for ``proto``: see :func:`check` for what ``engine`` and ``notice`` mean."""
+    """The explorer for ``proto``: see :func:`check` for what ``engine``, ``notice`` and ``workers`` mean."""
     if engine == "python":
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
     # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
     if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
-        if notice is not None and needs_compiling():
+        if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
-        return CompiledExplorer(proto, **kwargs)
+        return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":
         raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
     return Explorer(proto, **kwargs)
 
 
+MAX_WORKERS = 64  # expansion threads (the merge is one more)
 LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": (0, 8)}
 
 
 def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitions: int = 4, topics: int = 1,
-             budget: int = 2, max_states: int | None = None, engine: str = "auto") -> None:
+             budget: int = 2, max_states: int | None = None, engine: str = "auto", workers: int = 1) -> None:
     """Raise ValueError, with one line naming the bad bound, for what :func:`check` cannot run."""
     from groupspec.model import ASSIGNOR_NAMES, VARIANTS
 
@@ -57,6 +58,10 @@ def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitio
         raise ValueError(f"--max-states must be positive (got {max_states})")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be between 1 and {MAX_WORKERS} (got {workers})")
+    if workers > 1 and engine == "python":
+        raise ValueError("--workers applies to the compiled engine only; drop it or use --engine auto/compiled")
 
 
 def check(
@@ -72,6 +77,7 @@ def check(
     with_symmetry_factor: bool = True,
     engine: str = "auto",
     notice: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> tuple[Any, Result]:
     """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
 
@@ -81,15 +87,19 @@ def check(
     wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
     ``notice(text)`` is called once before a search that must first compile the compiled engine (the first
     run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
+    ``workers``: threads expanding states in parallel in the compiled engine (the same states, edges,
+    verdicts and counterexamples as one; see ``groupspec.checker.compiled.parallel``); the Python engine
+    always runs on one.
     """
     from groupspec.model import Config, make
 
-    validate(protocol, assignor, members, partitions, topics, budget, max_states, engine)
+    validate(protocol, assignor, members, partitions, topics, budget, max_states, engine, workers)
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
-    ex = make_explorer(proto, engine, notice=notice, max_states=max_states, progress=progress)
+    ex = make_explorer(proto, engine, notice=notice, workers=workers, max_states=max_states, progress=progress)
     res = ex.run()
     res.engine = ex.engine
+    res.workers = getattr(ex, "workers", 1)
     if with_symmetry_factor:
         res.symmetry_factor, res.symmetry_exact = ex.symmetry_factor()
     return proto, res

@@ -72,6 +72,7 @@ class Result:
     store_bytes_per_state: float | None = None  # bytes the compiled engine's store holds per state
     collision_probability: float | None = None  # fingerprint store: chance that two keys were merged
     frontier_spilled: int = 0  # frontier segments that waited on disk
+    workers: int = 1  # threads that expanded states (compiled engine)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     figures: dict[str, dict] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
 

@@ -38,6 +38,7 @@ def result_json(proto, res) -> dict:
         "states": res.states,
         "edges": res.edges,
         "engine": res.engine,
+        "workers": res.workers,
         "seconds": round(res.seconds, 3),
         "states_per_second": round(res.states_per_second),
         "memory": {
@@ -93,8 +94,9 @@ def print_result(console: Console, proto, res) -> None:
     t.add_column("value", justify="right")
     t.add_row("states (stored)", f"{res.states:,}" + ("" if res.complete else " (stopped at --max-states)"))
     t.add_row("edges", f"{res.edges:,}")
+    workers = f", {res.workers} workers" if res.workers > 1 else ""
     compiled_now = " — includes compiling the engine, first run only" if getattr(res, "compiled_now", False) else ""
-    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine{compiled_now})")
+    t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine{workers}{compiled_now})")
     if res.peak_memory:
         t.add_row("peak memory", f"{res.peak_memory / 2**20:,.0f} MiB")
     if res.memory_per_state is not None:
@@ -174,7 +176,8 @@ def explore_with_progress(console: Console, **kwargs):
 @bad_input_probes(["--protocol", "nope"], ["--protocol", "eager", "--members", "0"],
                   ["--protocol", "eager", "--members", "7"], ["--protocol", "eager", "--max-states", "0"],
                   ["--protocol", "eager", "--faults", "bogus"], ["--protocol", "eager", "--assignor", "best"],
-                  ["--protocol", "eager", "--partitions", "2", "--topics", "3"])
+                  ["--protocol", "eager", "--partitions", "2", "--topics", "3"], ["--protocol", "eager", "--workers", "0"],
+                  ["--protocol", "eager", "--workers", "2", "--engine", "python"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
@@ -187,8 +190,10 @@ def explore_with_progress(console: Console, **kwargs):
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),
               help="compiled: the numba encoding of the classic protocol; python: the model's own code; "
                    "auto: compiled wherever it applies")
+@click.option("--workers", default=1, show_default=True, type=int,
+              help="threads expanding states in parallel (compiled engine; the same result as one)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, as_json) -> None:
+def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
@@ -197,7 +202,7 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
-        faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine,
+        faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
     )
     if as_json:
         emit_json(result_json(proto, res))

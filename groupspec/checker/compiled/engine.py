@@ -37,6 +37,7 @@ from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 
 from . import kernel as K
 from . import lean as L
+from . import parallel as PAR
 from .layout import action_of, decode, encode, width
 
 CHUNK = 20000  # states expanded between two progress reports
@@ -57,18 +58,18 @@ def supports(proto: Any) -> bool:
     return isinstance(proto, ClassicProtocol) and proto.assignor_name in K.ASSIGNOR_IDS and proto.cfg.members <= 7
 
 
-def needs_compiling() -> bool:
+def needs_compiling(workers: int = 1) -> bool:
     """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
 
-    Reads numba's on-disk cache of the search loop: compiled code for the current source means a warm
-    start. When the cache cannot be read (a numba without these internals), says False: better no notice
-    than a wrong one.
+    Reads numba's on-disk cache of the search loop (and, for ``workers`` > 1, of the parallel search's
+    expansion and merge): compiled code for the current source means a warm start. When the cache
+    cannot be read (a numba without these internals), says False: better no notice than a wrong one.
     """
+    funcs = [L.search] + ([PAR.expand, PAR.merge] if workers > 1 else [])
     try:
-        index = L.search._cache._cache_file._load_index()
+        return any(not f._cache._cache_file._load_index() for f in funcs)
     except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search
         return False
-    return not index
 
 
 def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,6 +110,7 @@ class Kernel:
         self.widths = K.key_widths(proto.cfg.members, proto.cfg.partitions, proto.cfg.topics)
         self.offsets = K.key_offsets()
         self.words = K.key_words(self.widths)
+        self.plan = L.pack_plan(self.widths, self.offsets)
         self.F = width(self.n)
 
     def successors(self, s: Any) -> list[tuple[Any, Any]]:
@@ -186,14 +188,33 @@ class _Fair:
         return [(action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
 
 
+class _Store:
+    """The search's growing arrays (the lean store), enlarged in place by the driver."""
+
+    def __init__(self, cap: int) -> None:
+        self.parent = np.zeros(cap, np.int32)
+        self.pact = np.zeros(cap, np.uint8)
+        self.flags = np.zeros(cap, np.uint8)
+        self.outdeg = np.zeros(cap, np.uint8)
+        self.fpq = np.zeros((cap, 3), np.uint32)  # fingerprint: h's low and high halves, q
+        self.table: np.ndarray | None = np.full(2 * cap, -1, np.int32)
+        self.edst = np.zeros(4 * cap, np.int32)
+        self.eact = np.zeros(4 * cap, np.uint8)
+
+
 class CompiledExplorer(Explorer):
     """``Explorer`` with the search and the graph algorithms on the compiled encoding and the lean store."""
 
     engine = "compiled"
 
     def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None,
-                 frontier_budget: int = FRONTIER_BUDGET, segment_rows: int = SEGMENT_ROWS, initial_capacity: int = 1 << 12):
+                 frontier_budget: int = FRONTIER_BUDGET, segment_rows: int = SEGMENT_ROWS, initial_capacity: int = 1 << 12,
+                 workers: int = 1):
         super().__init__(proto, max_states=max_states, progress=progress)
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1 (got {workers})")
+        self.workers = workers
+        self.serial_cpu_seconds: float | None = None  # CPU of the merge thread (workers > 1)
         self.kernel = Kernel(proto)
         self.frontier_budget, self.segment_rows, self.initial_capacity = frontier_budget, segment_rows, initial_capacity
 
@@ -206,84 +227,65 @@ class CompiledExplorer(Explorer):
         c0 = time.process_time()
         F, W = kn.F, kn.words
         cap = self.initial_capacity
-        ecap = 4 * cap
-        parent = np.zeros(cap, np.int32)
-        pact = np.zeros(cap, np.uint8)
-        flags = np.zeros(cap, np.uint8)
-        outdeg = np.zeros(cap, np.uint8)
-        fp = np.zeros(cap, np.uint64)
-        fq = np.zeros(cap, np.uint32)
-        table = np.full(2 * cap, -1, np.int32)
-        edst = np.zeros(ecap, np.int32)
-        eact = np.zeros(ecap, np.uint8)
+        st = _Store(cap)
         ctl = L.new_ctl()
         front = L.Frontier(F, self.segment_rows, self.frontier_budget)
         maxs = kn.n * K.MAX_SUCC_PER_SLOT + 3
         roots = []
         outseg = front.new_segment()
+
+        def on_grow() -> None:
+            count = int(ctl[K.CT_COUNT])
+            if count + maxs > st.parent.shape[0]:
+                size = int(st.parent.shape[0] * GROWTH) + maxs
+                for name in ("parent", "pact", "flags", "outdeg", "fpq"):
+                    setattr(st, name, L.grow(getattr(st, name), size))
+            if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
+                size = int(st.edst.shape[0] * GROWTH) + maxs
+                st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
+            if count + maxs > TABLE_LOAD * st.table.shape[0]:
+                size = int((count + maxs) / TABLE_FILL) + 1
+                st.table = None
+                st.table = np.empty(size, np.int32)
+                L.rebuild(st.table, st.fpq, count)
+
+        def report() -> None:
+            assert self.progress is not None
+            self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
+
         try:
             for s in proto.init_states():
                 row = encode(s, kn.n)
-                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, row, table, fp, fq, parent, pact,
-                                    flags, outseg, ctl):
+                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.plan, row, st.table, st.fpq,
+                                    st.parent, st.pact, st.flags, outseg, ctl):
                     roots.append(row)
             front.push(outseg, int(ctl[L.L_OLEN]))
             outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-            inseg = np.zeros((0, F), np.int16)
             max_states = self.max_states or 0
             if self.progress is not None:  # the count shows from the start
-                self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
-            while True:
-                status = L.search(kn.P, kn.TM, kn.blocks, kn.widths, kn.offsets, inseg, outseg, table, fp, fq, parent,
-                                  pact, flags, outdeg, edst, eact, ctl, max_states, CHUNK, TABLE_LOAD)
-                if status == L.GROW:
-                    count = int(ctl[K.CT_COUNT])
-                    if count + maxs > parent.shape[0]:
-                        size = int(parent.shape[0] * GROWTH) + maxs
-                        parent, pact, flags, outdeg = (L.grow(a, size) for a in (parent, pact, flags, outdeg))
-                        fp, fq = L.grow(fp, size), L.grow(fq, size)
-                    if int(ctl[K.CT_FAIR]) + maxs > edst.shape[0]:
-                        size = int(edst.shape[0] * GROWTH) + maxs
-                        edst, eact = L.grow(edst, size), L.grow(eact, size)
-                    if count + maxs > TABLE_LOAD * table.shape[0]:
-                        size = int((count + maxs) / TABLE_FILL) + 1
-                        del table
-                        table = np.empty(size, np.int32)
-                        L.rebuild(table, fp, count)
-                    continue
-                if status == L.OUT_FULL:
-                    front.push(outseg, int(ctl[L.L_OLEN]))
-                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                    continue
-                if status == L.IN_EMPTY:
-                    nxt = front.pop()
-                    if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
-                        front.push(outseg, int(ctl[L.L_OLEN]))
-                        outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                        nxt = front.pop()
-                    if nxt is None:
-                        break
-                    inseg, length = nxt
-                    ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
-                    continue
-                if self.progress is not None:
-                    queued = int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD])
-                    self.progress(int(ctl[K.CT_COUNT]), queued)
-                if status == L.CHUNK_DONE:
-                    continue
-                res.complete = False  # LIMIT
-                break
+                report()
+            if self.workers > 1:
+                outseg, res.complete, self.serial_cpu_seconds = PAR.run_search(kn, st, front, ctl, outseg, max_states, self.workers, on_grow,
+                                                      report if self.progress is not None else None, CHUNK, TABLE_LOAD)
+            else:
+                res.complete = self._search_one(kn, st, front, ctl, outseg, max_states, on_grow,
+                                                report if self.progress is not None else None)
         finally:
             self.frontier_spilled = front.spilled
             self.frontier_peak_bytes = front.peak_bytes
             front.close()
-        del inseg, outseg, table
+        del outseg
+        st.table = None
+        parent, pact, flags, outdeg, fpq, edst, eact = (st.parent, st.pact, st.flags, st.outdeg, st.fpq, st.edst,
+                                                        st.eact)
+        del st
         count = int(ctl[K.CT_COUNT])
         nfair = int(ctl[K.CT_FAIR])
         self.search_seconds = time.perf_counter() - t0
+        self.search_cpu_seconds = time.process_time() - c0
         # Keep only what the graph part and the reports need, trimmed to size.
         parent, pact, flags, outdeg = (L.grow(a, count) for a in (parent, pact, flags, outdeg))
-        del fp, fq
+        del fpq
         edst, eact = L.grow(edst, nfair), L.grow(eact, nfair)
         self.flags, self.edst, self.eact = flags, edst, eact
         self.conv = (flags & 1).astype(np.bool_)
@@ -336,7 +338,42 @@ class CompiledExplorer(Explorer):
         res.frontier_spilled = front.spilled
         res.store_bytes_per_state = STORE_BYTES_PER_STATE + STORE_BYTES_PER_EDGE * nfair / count if count else None
         res.collision_probability = L.collision_probability(count)
+        res.search_cpu_seconds = self.search_cpu_seconds
+        res.serial_cpu_seconds = self.serial_cpu_seconds
         return res
+
+    @staticmethod
+    def _search_one(kn: Kernel, st: "_Store", front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray, max_states: int,
+                    on_grow: Callable[[], None], report: Callable[[], None] | None) -> bool:
+        """The one-worker search (``lean.search`` in a loop); whether it completed."""
+        inseg = np.zeros((0, kn.F), np.int16)
+        while True:
+            status = L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, outseg, st.table, st.fpq,
+                              st.parent, st.pact, st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK,
+                              TABLE_LOAD)
+            if status == L.GROW:
+                on_grow()
+                continue
+            if status == L.OUT_FULL:
+                front.push(outseg, int(ctl[L.L_OLEN]))
+                outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                continue
+            if status == L.IN_EMPTY:
+                nxt = front.pop()
+                if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
+                    front.push(outseg, int(ctl[L.L_OLEN]))
+                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                    nxt = front.pop()
+                if nxt is None:
+                    return True
+                inseg, length = nxt
+                ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
+                continue
+            if report is not None:
+                report()
+            if status == L.CHUNK_DONE:
+                continue
+            return False  # LIMIT
 
     def path_to(self, nid: int) -> list[Step]:
         """The stored path, replayed with the model's own ``step`` from the initial state."""

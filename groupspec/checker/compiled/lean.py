@@ -7,7 +7,7 @@ first-found representative per key), but nothing is kept per state that can be r
 
 * **Seen set.** A state's symmetry-reduced key (``kernel.key_vector`` packed into 64-bit words) is
   reduced to a 96-bit fingerprint (two independent 64/32-bit hashes of the packed words), stored
-  densely by state id (``fp`` and ``fq``). An open-addressing index of 32-bit state ids (``table``,
+  densely by state id (``fpq``: three 32-bit words per state, one record). An open-addressing index of 32-bit state ids (``table``,
   linear probing, sized by multiply-shift so it can grow by any factor) finds a fingerprint's id. As in
   TLC, two different keys with the same fingerprint would be merged; the probability of that happening
   anywhere in a search of ``n`` states is about ``n**2 / 2**97`` and is reported
@@ -95,18 +95,24 @@ def _slot(fp, size):
 
 
 @njit(cache=True)
-def lookup_or_insert(table, fp, fq, h, q, nid):
-    """The id stored under fingerprint (h, q); records ``nid`` under it and returns -1 if there is none."""
+def lookup_or_insert(table, fpq, h, q, nid):
+    """The id stored under fingerprint (h, q); records ``nid`` under it and returns -1 if there is none.
+
+    ``fpq[v]`` is state ``v``'s fingerprint as three 32-bit words (h's low and high halves, q), one
+    12-byte record, so checking a candidate costs one memory access, not one per array."""
     size = table.shape[0]
     s = _slot(h, size)
+    lo = np.uint32(h & np.uint64(0xFFFFFFFF))
+    hi = np.uint32(h >> np.uint64(32))
     while True:
         v = table[s]
         if v < 0:
             table[s] = nid
-            fp[nid] = h
-            fq[nid] = q
+            fpq[nid, 0] = lo
+            fpq[nid, 1] = hi
+            fpq[nid, 2] = q
             return -1
-        if fp[v] == h and fq[v] == q:
+        if fpq[v, 0] == lo and fpq[v, 1] == hi and fpq[v, 2] == q:
             return v
         s += 1
         if s == size:
@@ -114,12 +120,12 @@ def lookup_or_insert(table, fp, fq, h, q, nid):
 
 
 @njit(cache=True)
-def rebuild(table, fp, count):
+def rebuild(table, fpq, count):
     """Index the first ``count`` fingerprints in an empty ``table``."""
     table[:] = -1
     size = table.shape[0]
     for v in range(count):
-        s = _slot(fp[v], size)
+        s = _slot(np.uint64(fpq[v, 1]) << np.uint64(32), size)
         while table[s] >= 0:
             s += 1
             if s == size:
@@ -127,10 +133,45 @@ def rebuild(table, fp, count):
         table[s] = v
 
 
+def pack_plan(widths: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``kernel.pack`` as a table, one line per packed field of the key vector: (field, word, shift,
+    offset, 2**width). :func:`pack_words` with it gives the same words as ``kernel.pack``, without
+    the per-field width, offset and word arithmetic."""
+    plan = []
+    w = used = 0
+    for f, wd in enumerate(int(x) for x in widths):
+        if wd == 0:
+            continue
+        off = int(offsets[f]) if f < K.KH else int(offsets[K.KH + (f - K.KH) % K.ROWLEN])
+        if used + wd > 64:
+            w += 1
+            used = 0
+        plan.append((f, w, used, off, 1 << wd))
+        used += wd
+    return np.array(plan, dtype=np.int64)
+
+
+def plan_words(plan: np.ndarray) -> int:
+    """Words of a key packed by ``plan``."""
+    return int(plan[-1, 1]) + 1
+
+
 @njit(cache=True)
-def _key(P, blocks, widths, offsets, t, rows, order, cols, perm, kv, words):
+def pack_words(kv, plan, words):
+    """Pack the key vector into ``words`` by ``plan`` (the words ``kernel.pack`` gives), losslessly."""
+    for w in range(words.shape[0]):
+        words[w] = 0
+    for x in range(plan.shape[0]):
+        v = kv[plan[x, 0]] + plan[x, 3]
+        if v < 0 or v >= plan[x, 4]:
+            raise ValueError("key field out of range")
+        words[plan[x, 1]] |= np.uint64(v) << np.uint64(plan[x, 2])
+
+
+@njit(cache=True)
+def _key(P, blocks, plan, t, rows, order, cols, perm, kv, words):
     K.key_vector(P, blocks, t, rows, order, cols, perm, kv)
-    K.pack(kv, widths, offsets, words)
+    pack_words(kv, plan, words)
     return fingerprint(words)
 
 
@@ -156,7 +197,7 @@ def _put_row(seg, j, t):
 
 
 @njit(cache=True)
-def insert_initial(P, TM, blocks, widths, offsets, row, table, fp, fq, parent, pact, flags, outseg, ctl):
+def insert_initial(P, TM, blocks, plan, row, table, fpq, parent, pact, flags, outseg, ctl):
     """Store an initial state (a root of the parent forest) unless its key is known; True if stored."""
     n = P[K.P_N]
     rows = np.zeros((n, K.ROWLEN), np.int64)
@@ -164,10 +205,10 @@ def insert_initial(P, TM, blocks, widths, offsets, row, table, fp, fq, parent, p
     cols = np.zeros(P[K.P_K], np.int64)
     perm = np.zeros(P[K.P_K], np.int64)
     kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-    words = np.zeros(widths.shape[0], np.uint64)
-    h, q = _key(P, blocks, widths, offsets, row, rows, order, cols, perm, kv, words)
+    words = np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64)
+    h, q = _key(P, blocks, plan, row, rows, order, cols, perm, kv, words)
     nid = ctl[K.CT_COUNT]
-    if lookup_or_insert(table, fp, fq, h, q, nid) >= 0:
+    if lookup_or_insert(table, fpq, h, q, nid) >= 0:
         return False
     parent[nid] = -1
     pact[nid] = 255
@@ -179,7 +220,7 @@ def insert_initial(P, TM, blocks, widths, offsets, row, table, fp, fq, parent, p
 
 
 @njit(cache=True)
-def search(P, TM, blocks, widths, offsets, inseg, outseg, table, fp, fq, parent, pact, flags, outdeg, edst, eact,
+def search(P, TM, blocks, plan, inseg, outseg, table, fpq, parent, pact, flags, outdeg, edst, eact,
            ctl, max_states, chunk, table_load):
     """Expand the input segment's rows (ids ``ctl[CT_HEAD]`` on), appending new states to ``outseg``.
 
@@ -198,7 +239,7 @@ def search(P, TM, blocks, widths, offsets, inseg, outseg, table, fp, fq, parent,
     cols = np.zeros(P[K.P_K], np.int64)
     perm = np.zeros(P[K.P_K], np.int64)
     kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-    words = np.zeros(widths.shape[0], np.uint64)
+    words = np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64)
     done = 0
     while True:
         if ctl[L_IPOS] >= ctl[L_ILEN]:
@@ -227,9 +268,9 @@ def search(P, TM, blocks, widths, offsets, inseg, outseg, table, fp, fq, parent,
             if ctl[K.CT_GEN] < 0 and not K.generation_ok(P, row, t):
                 ctl[K.CT_GEN] = nid
                 ctl[K.CT_GENACT] = act
-            h, q = _key(P, blocks, widths, offsets, t, rows, order, cols, perm, kv, words)
+            h, q = _key(P, blocks, plan, t, rows, order, cols, perm, kv, words)
             c = ctl[K.CT_COUNT]
-            tid = lookup_or_insert(table, fp, fq, h, q, c)
+            tid = lookup_or_insert(table, fpq, h, q, c)
             if tid < 0:
                 tid = c
                 parent[c] = nid

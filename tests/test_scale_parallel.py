@@ -1,0 +1,121 @@
+"""The compiled engine on several workers (groupspec.checker.compiled.parallel) is the one-worker search.
+
+* ``test_workers_*``: on correct and broken variants, with one, two and three expansion threads (and
+  jobs small enough that many are in flight at once), the search stores the same number of states,
+  takes the same edges, and gives the same verdicts, bounds and counterexamples (the same steps to the
+  same states), also when stopped by ``--max-states``.
+* ``test_*_mutant``: the comparison catches a parallel search that merges successors in another order.
+* ``test_workers_bad_input``: bad ``workers`` values are refused with one line.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from groupspec.checker import check
+from groupspec.checker.compiled import parallel as PAR
+
+CASES = [
+    ("cooperative", 3, 3, frozenset({"crash", "timeout"}), None),
+    ("eager", 3, 3, frozenset({"crash", "leave"}), None),
+    ("static-cooperative", 3, 2, frozenset({"crash", "timeout"}), None),  # exclusive ownership and fencing violated
+    ("cooperative-direct-transfer", 3, 3, frozenset({"crash"}), None),
+    ("eager-no-revoke", 3, 3, frozenset({"crash"}), None),
+    ("unfenced-commits", 3, 3, frozenset({"crash", "timeout"}), None),
+    ("cooperative-flappy", 3, 3, frozenset(), None),  # a livelock: convergence violated on a cycle
+    ("cooperative", 3, 4, frozenset({"crash", "timeout"}), 7000),
+]
+
+
+def outcome(protocol, members, partitions, faults, max_states, workers):
+    _proto, res = check(protocol, members=members, partitions=partitions, faults=faults, max_states=max_states,
+                        with_symmetry_factor=False, engine="compiled", workers=workers)
+    verdicts = {}
+    for name, v in sorted(res.verdicts.items()):
+        trace = [(repr(s.action), s.state) for s in v.trace] if v.trace else None
+        verdicts[name] = (v.held, trace)
+    return res.states, res.edges, res.complete, res.convergence_bound, verdicts
+
+
+@pytest.fixture
+def small_jobs(monkeypatch):
+    monkeypatch.setattr(PAR, "JOB_ROWS", 7)  # many jobs in flight, merged across segment and growth boundaries
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}")
+def test_workers_give_the_one_worker_search(case, small_jobs):
+    one = outcome(*case, workers=1)
+    assert one[0] > 0
+    for workers in (2, 3):
+        assert outcome(*case, workers=workers) == one
+
+
+def test_workers_find_the_same_counterexamples():
+    one = outcome("static-cooperative", 3, 2, frozenset({"crash", "timeout"}), None, workers=1)
+    two = outcome("static-cooperative", 3, 2, frozenset({"crash", "timeout"}), None, workers=2)
+    broken = [name for name, (held, _t) in one[4].items() if held is False]
+    assert "exclusive_ownership" in broken
+    for name in broken:
+        assert len(two[4][name][1]) == len(one[4][name][1])
+        assert two[4][name] == one[4][name]
+
+
+def test_reordered_merge_mutant_is_caught(monkeypatch):
+    case = ("cooperative-direct-transfer", 3, 3, frozenset({"crash"}), None)
+    one = outcome(*case, workers=1)
+    real = PAR.expand
+
+    def reversed_successors(P, TM, blocks, plan, inseg, lo, hi, srows, sact, sfp, sfq, sbits, scount):
+        e = real(P, TM, blocks, plan, inseg, lo, hi, srows, sact, sfp, sfq, sbits, scount)
+        start = 0
+        for ns in scount[: hi - lo]:
+            for a in (srows, sact, sfp, sfq, sbits):
+                a[start:start + ns] = a[start:start + ns][::-1].copy()
+            start += int(ns)
+        return e
+
+    monkeypatch.setattr(PAR, "expand", reversed_successors)
+    assert outcome(*case, workers=2) != one
+
+
+@pytest.mark.parametrize("kwargs, text", [({"workers": 0}, "--workers must be between"),
+                                          ({"workers": 2, "engine": "python"}, "compiled engine only")])
+def test_workers_bad_input(kwargs, text):
+    with pytest.raises(ValueError, match=text):
+        check("eager", members=2, partitions=2, **kwargs)
+
+
+def test_pack_plan_gives_kernel_pack_words():
+    """lean.pack_words (the search's packing, by a precomputed plan) gives kernel.pack's words exactly."""
+    from groupspec.checker.compiled import kernel as K
+    from groupspec.checker.compiled import lean as L
+
+    rng = np.random.default_rng(18)
+    print("seed 18")
+    for members, partitions, topics in ((2, 2, 1), (3, 4, 2), (5, 6, 1), (6, 12, 4)):
+        widths, offsets = K.key_widths(members, partitions, topics), K.key_offsets()
+        plan = L.pack_plan(widths, offsets)
+        assert L.plan_words(plan) == K.key_words(widths)
+        hl = K.KH
+        offs = np.array([offsets[f] if f < hl else offsets[hl + (f - hl) % K.ROWLEN] for f in range(len(widths))])
+        mutant = plan.copy()
+        mutant[-1, 2] += 1  # the last field one bit higher
+        for _ in range(50):
+            kv = np.array([rng.integers(0, 1 << w) if w else rng.integers(0, 7) for w in widths]) - offs
+            a = np.zeros(K.key_words(widths), np.uint64)
+            b = np.zeros(L.plan_words(plan), np.uint64)
+            K.pack(kv, widths, offsets, a)
+            L.pack_words(kv, plan, b)
+            assert np.array_equal(a, b)
+            L.pack_words(kv, mutant, b)
+            assert not np.array_equal(a, b) or kv[int(plan[-1, 0])] + offs[int(plan[-1, 0])] == 0
+
+
+def test_needs_compiling_reads_the_parallel_search_cache(monkeypatch):
+    from groupspec.checker.compiled import needs_compiling
+
+    check("eager", members=2, partitions=2, engine="compiled", workers=2)  # compiles (or loads) and caches both searches
+    assert needs_compiling(2) is False
+    monkeypatch.setattr(PAR.expand._cache._cache_file, "_load_index", lambda: {})  # the expansion not cached
+    assert needs_compiling(2) is True
+    assert needs_compiling(1) is False  # one worker does not run it
