@@ -523,12 +523,12 @@ def run_scenario(
             text = _narrate_trace(line, line.get("member") in leaving)
             if text is not None:
                 timeline.append((line["ts_ms"], text))
-        for name, pr in sim.procs.items():  # Connect: the scheduled rebalance delay each assignment carries
+        for who, pr in sim.procs.items():  # Connect: the scheduled rebalance delay each assignment carries
             due = getattr(pr.consumer, "scheduled_rejoin_ms", None) if pr.alive else None
-            if due is not None and delays.get(name) != due:
-                timeline.append((rec.time_ms, f"{name} holds back: scheduled rebalance delay, {(due - rec.time_ms) / 1000:.1f}s "
+            if due is not None and delays.get(who) != due:
+                timeline.append((rec.time_ms, f"{who} holds back: scheduled rebalance delay, {(due - rec.time_ms) / 1000:.1f}s "
                                               f"left (it rejoins at {due / 1000:.3f}s; a departed worker's tasks wait)"))
-            delays[name] = due
+            delays[who] = due
         if any(line["event"] in ("assigned", "revoked", "lost", "left") for line in rec.trace) and _settled(sim):
             owners = _owners_line(sim)
             if owners != last_owners:
