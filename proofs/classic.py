@@ -285,8 +285,10 @@ def build(variant: Variant) -> RelSpec:
             return And(*common, setrel(spec, t, "assign", lambda a, b: z3.BoolVal(False)), Not(t.stable()))
         # The coordinator assigns (any legal assignment to the members it keeps) and the JoinGroup
         # answers carry each member's share: modelled as a SyncGroup answer sent along with it.
+        # Stable at once with the members it keeps; a join phase that keeps nobody (the last member left
+        # or was dropped) leaves the group Empty, as the model's does.
         return And(
-            *common, t.stable(),
+            *common, Or(t.stable(), ForAll([x], Not(keeps(x)))),
             ForAll([x, p], Implies(t.assign(x, p), keeps(x))),
             ForAll([x, y, p], Implies(And(t.assign(x, p), t.assign(y, p)), x == y)),
             setrel(spec, t, "sync_ok", lambda a, b: Or(s.sync_ok(a, b), And(b == gn, s.joined(a)))),
