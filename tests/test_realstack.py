@@ -171,10 +171,17 @@ def test_real_run_confluent_kafka_consumer_protocol_on_the_mock(tmp_path: Path):
 
 def test_tansu_keeps_a_departed_leader_while_forming(tmp_path: Path):
     """Finding 4: the leader closes (LeaveGroup) while Tansu's group is still forming; Tansu keeps it as
-    leader, so every SyncGroup of the others is answered REBALANCE_IN_PROGRESS and nobody is assigned."""
-    res = run("leader-leaves-mid-rebalance", "confluent-kafka", "tansu", out_dir=str(tmp_path), coordinator_log=True)
-    violated = {p["id"] for g in res.verdict["groups"] for p in g["properties"] if p["verdict"] == "violated"}
-    assert "completeness" in violated
+    leader, so every SyncGroup of the others is answered REBALANCE_IN_PROGRESS and nobody is assigned.
+    The leader's close must land before the first join phase completes: a race that a loaded machine can
+    lose (the group forms first and then Tansu rightly drops the departed leader), so up to three runs;
+    the one that stalls must show, in Tansu's own log, the departed member still named leader."""
+    for attempt in range(3):
+        out = tmp_path / str(attempt)
+        res = run("leader-leaves-mid-rebalance", "confluent-kafka", "tansu", out_dir=str(out), coordinator_log=True)
+        violated = {p["id"] for g in res.verdict["groups"] for p in g["properties"] if p["verdict"] == "violated"}
+        if "completeness" in violated:
+            break
+    assert "completeness" in violated, "the stall did not show in three runs"
     log = re.sub(r"\x1b\[[0-9;]*m", "", Path(res.trace_path).with_suffix(".coordinator.log").read_text())
     left = re.findall(r'DEBUG leave\{group_id="g" member_id=Some\("([^"]+)"\)\}', log)
     leaders = re.findall(r'state\.leader=Some\("([^"]+)"\) sync_outcome=RebalanceInProgress', log)
