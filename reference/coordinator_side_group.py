@@ -29,14 +29,14 @@ pure function of its inputs. It writes the trace format of docs/formats.md (``jo
 """
 from __future__ import annotations
 
-import heapq
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from .virtual_clock import TOPIC, VirtualClock
+
 __all__ = ["CsConfig", "CoordinatorSideGroup"]
 
-TOPIC = "t"
 
 
 @dataclass(frozen=True)
@@ -61,16 +61,13 @@ class _Consumer:
 
 
 @dataclass
-class CoordinatorSideGroup:
+class CoordinatorSideGroup(VirtualClock):
     """One group's run; schedule with :meth:`at`, then :meth:`run_until`."""
 
     config: CsConfig = field(default_factory=CsConfig)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.config.seed)
-        self.now = 0
-        self._q: list[tuple[int, int, str, Any]] = []
-        self._seq = 0
         self.consumers: dict[str, _Consumer] = {}
         # the coordinator's side
         self.members: dict[str, int] = {}  # member -> last time heard from
@@ -80,33 +77,17 @@ class CoordinatorSideGroup:
         self._incarnation: dict[str, int] = {}  # a parked JoinGroup's sender incarnation: its answer goes there
         self.owners: dict[int, str] = {}
         self._round = 0  # bumped at every rebalance start: stale rebalance timers are ignored
-        self.trace: list[dict[str, Any]] = [
-            {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": TOPIC,
-             "partitions": self.config.partitions}
-        ]
+        self.trace: list[dict[str, Any]] = self._start_clock(self.config.group_id, self.config.partitions)
         self.transcript: list[dict[str, Any]] = []
         self.generations: list[tuple[int, int, tuple[str, ...]]] = []  # (ms, generation, members)
         self.rebalances = 0
         self.commits = {"accepted": 0, "rejected": 0}
-        self.steps = 0
 
     # ---------------------------------------------------------------- scheduling
     def at(self, time_ms: int, action: str, name: str, **args: Any) -> None:
         if action not in ("start", "crash", "commit"):
             raise ValueError(f"unknown coordinator-side action {action!r}; choose from start, crash, commit")
         self._push(time_ms, action, (name, args))
-
-    def _push(self, t: int, kind: str, arg: Any) -> None:
-        self._seq += 1
-        heapq.heappush(self._q, (t, self._seq, kind, arg))
-
-    def run_until(self, end_ms: int) -> None:
-        while self._q and self._q[0][0] <= end_ms:
-            t, _, kind, arg = heapq.heappop(self._q)
-            self.now = max(self.now, t)
-            self.steps += 1
-            getattr(self, f"_on_{kind}")(arg)
-        self.now = max(self.now, end_ms)
 
     # ---------------------------------------------------------------- helpers
     def _line(self, name: str, event: str, parts: tuple[int, ...] | None = None, generation: int = 0) -> None:

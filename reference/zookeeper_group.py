@@ -42,14 +42,14 @@ Kafka facts used (0.8 ``ZookeeperConsumerConnector``): backoff 2000 ms, 4 retrie
 """
 from __future__ import annotations
 
-import heapq
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from .virtual_clock import TOPIC, VirtualClock
+
 __all__ = ["ZkConfig", "ZkGroup"]
 
-TOPIC = "t"
 
 
 @dataclass(frozen=True)
@@ -76,16 +76,13 @@ class _Consumer:
 
 
 @dataclass
-class ZkGroup:
+class ZkGroup(VirtualClock):
     """One group's run; schedule with :meth:`at`, then :meth:`run_until`."""
 
     config: ZkConfig = field(default_factory=ZkConfig)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.config.seed)
-        self.now = 0
-        self._q: list[tuple[int, int, str, Any]] = []
-        self._seq = 0
         self.consumers: dict[str, _Consumer] = {}
         self.registry_history: list[tuple[int, tuple[str, ...]]] = [(0, ())]
         self.owners: dict[int, str] = {}
@@ -94,11 +91,7 @@ class ZkGroup:
         self.rebalance_attempts = 0
         self.failed_claims = 0
         self.gave_up = 0
-        self.trace: list[dict[str, Any]] = [
-            {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": TOPIC,
-             "partitions": self.config.partitions}
-        ]
-        self.steps = 0
+        self.trace: list[dict[str, Any]] = self._start_clock(self.config.group_id, self.config.partitions)
         self.claims: list[tuple[int, str, int, str, tuple[str, ...]]] = []  # failed: (ms, claimer, partition, holder, view)
         self.attempts: list[tuple[int, str, tuple[str, ...], tuple[int, ...], bool]] = []  # (ms, who, view, share, ok)
         self.notified: list[tuple[int, str]] = []  # (ms delivered, consumer)
@@ -110,18 +103,6 @@ class ZkGroup:
         if action not in ("start", "close", "crash"):
             raise ValueError(f"unknown ZooKeeper-group action {action!r}; choose from start, close, crash")
         self._push(time_ms, action, name)
-
-    def _push(self, t: int, kind: str, arg: Any) -> None:
-        self._seq += 1
-        heapq.heappush(self._q, (t, self._seq, kind, arg))
-
-    def run_until(self, end_ms: int) -> None:
-        while self._q and self._q[0][0] <= end_ms:
-            t, _, kind, arg = heapq.heappop(self._q)
-            self.now = max(self.now, t)
-            self.steps += 1
-            getattr(self, f"_on_{kind}")(arg)
-        self.now = max(self.now, end_ms)
 
     # ---------------------------------------------------------------- helpers
     def _line(self, name: str, event: str, parts: tuple[int, ...] | None = None) -> None:
