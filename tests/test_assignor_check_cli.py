@@ -10,26 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from candidate_sources import GOOD_AND_DUP
+
 BIN = str(Path(sys.executable).with_name("groupspec"))
 
-MUTANTS = textwrap.dedent('''
-    def good(ppt, subs):
-        out = {m: [] for m in subs}
-        ms = sorted(subs)
-        for t in sorted({t for s in subs.values() for t in s["topics"]}):
-            for p in range(ppt.get(t, 0)):
-                who = min((m for m in ms if t in subs[m]["topics"]), key=lambda m: (len(out[m]), m))
-                out[who].append((t, p))
-        return out
-
-    def dup(ppt, subs):
-        out = good(ppt, subs)
-        full = [m for m in out if out[m]]
-        if full and len(out) > 1:
-            other = [m for m in out if m != full[0]][0]
-            out[other].append(out[full[0]][0])
-        return out
-
+MUTANTS = GOOD_AND_DUP + textwrap.dedent('''
     class Coop:
         protocol = "cooperative"
         name = "coop"

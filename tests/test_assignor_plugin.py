@@ -12,24 +12,9 @@ from pathlib import Path
 
 import pytest
 
-MUT = textwrap.dedent('''
-    def good(ppt, subs):
-        out = {m: [] for m in subs}
-        ms = sorted(subs)
-        for t in sorted({t for s in subs.values() for t in s["topics"]}):
-            for p in range(ppt.get(t, 0)):
-                who = min((m for m in ms if t in subs[m]["topics"]), key=lambda m: (len(out[m]), m))
-                out[who].append((t, p))
-        return out
+from candidate_sources import GOOD_AND_DUP
 
-    def dup(ppt, subs):
-        out = good(ppt, subs)
-        full = [m for m in out if out[m]]
-        if full and len(out) > 1:
-            other = [m for m in out if m != full[0]][0]
-            out[other].append(out[full[0]][0])
-        return out
-
+MUT = GOOD_AND_DUP + textwrap.dedent('''
     class Dup:
         name = "dup-object"
         def assign(self, ppt, subs):

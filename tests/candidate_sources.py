@@ -1,0 +1,25 @@
+"""Source text of small candidate assignors that tests write into a temporary module and load by name.
+
+``GOOD_AND_DUP``: ``good`` (least-loaded, sorted: valid) and ``dup`` (``good`` with one partition given to
+a second member as well: breaks I2, exclusive assignment). Tests append their own candidates to it.
+"""
+import textwrap
+
+GOOD_AND_DUP = textwrap.dedent('''
+    def good(ppt, subs):
+        out = {m: [] for m in subs}
+        ms = sorted(subs)
+        for t in sorted({t for s in subs.values() for t in s["topics"]}):
+            for p in range(ppt.get(t, 0)):
+                who = min((m for m in ms if t in subs[m]["topics"]), key=lambda m: (len(out[m]), m))
+                out[who].append((t, p))
+        return out
+
+    def dup(ppt, subs):
+        out = good(ppt, subs)
+        full = [m for m in out if out[m]]
+        if full and len(out) > 1:
+            other = [m for m in out if m != full[0]][0]
+            out[other].append(out[full[0]][0])
+        return out
+''')
