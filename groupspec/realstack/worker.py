@@ -76,6 +76,36 @@ def _commands() -> "queue.Queue[str]":
     return q
 
 
+def _next_command(cmds: "queue.Queue[str]") -> tuple[str, Any]:
+    """The harness's next command for this member, parsed: ``("", None)`` when none is waiting, ``("leave",
+    None)`` on ``leave`` or the end of the harness's input, ``("pause", seconds)``, ``("subscribe", topics)``."""
+    try:
+        cmd = cmds.get_nowait()
+    except queue.Empty:
+        return "", None
+    if cmd in ("leave", "eof"):
+        return "leave", None
+    if cmd.startswith("pause "):
+        return "pause", float(cmd.split()[1])
+    if cmd.startswith("subscribe "):
+        return "subscribe", cmd.split()[1].split(",")
+    return "", None
+
+
+def _obey(cmds: "queue.Queue[str]", rec: Recorder, close: Any, subscribe: Any) -> bool:
+    """Carry out the next command of a client with a blocking API; True when the member has left."""
+    kind, arg = _next_command(cmds)
+    if kind == "leave":
+        close()
+        rec.write("left")
+        return True
+    if kind == "pause":
+        time.sleep(arg)
+    elif kind == "subscribe":
+        subscribe(arg)
+    return False
+
+
 def _tp(items: Any) -> list[list[Any]]:
     return sorted([p.topic, p.partition] for p in items)
 
@@ -129,23 +159,14 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
         if consumer_protocol:
             rec.generation = 0  # it rejoins with epoch 0
 
-    topics = list(spec["topics"])
-    c.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    c.subscribe(list(spec["topics"]), on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
     rec.write("joined", **({"instance_id": spec["instance_id"]} if spec.get("instance_id") else {}))
+    def resubscribe(topics: list[str]) -> None:
+        c.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+
     while True:
-        try:
-            cmd = cmds.get_nowait()
-        except queue.Empty:
-            cmd = ""
-        if cmd in ("leave", "eof"):
-            c.close()
-            rec.write("left")
+        if _obey(cmds, rec, c.close, resubscribe):
             return
-        if cmd.startswith("pause "):
-            time.sleep(float(cmd.split()[1]))
-        elif cmd.startswith("subscribe "):
-            topics = cmd.split()[1].split(",")
-            c.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
         msg = c.poll(0.1)
         if msg is not None and msg.error() is not None:
             err = msg.error()
@@ -224,18 +245,8 @@ def run_kafka_python(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str
     c.subscribe(list(spec["topics"]), listener=Listener())
     rec.write("joined", **({"instance_id": spec["instance_id"]} if spec.get("instance_id") else {}))
     while True:
-        try:
-            cmd = cmds.get_nowait()
-        except queue.Empty:
-            cmd = ""
-        if cmd in ("leave", "eof"):
-            c.close()
-            rec.write("left")
+        if _obey(cmds, rec, c.close, lambda topics: c.subscribe(topics, listener=Listener())):
             return
-        if cmd.startswith("pause "):
-            time.sleep(float(cmd.split()[1]))
-        elif cmd.startswith("subscribe "):
-            c.subscribe(cmd.split()[1].split(","), listener=Listener())
         try:
             c.poll(timeout_ms=100)
         except Exception as e:  # noqa: BLE001 - record what the client raised
@@ -284,18 +295,15 @@ def run_aiokafka(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]") 
         rec.write("joined", **({"instance_id": spec["instance_id"]} if spec.get("instance_id") else {}))
         await c.start()
         while True:
-            try:
-                cmd = cmds.get_nowait()
-            except queue.Empty:
-                cmd = ""
-            if cmd in ("leave", "eof"):
+            kind, arg = _next_command(cmds)
+            if kind == "leave":
                 await c.stop()
                 rec.write("left")
                 return
-            if cmd.startswith("pause "):
-                await asyncio.sleep(float(cmd.split()[1]))
-            elif cmd.startswith("subscribe "):
-                c.subscribe(cmd.split()[1].split(","), listener=Listener())
+            if kind == "pause":
+                await asyncio.sleep(arg)
+            elif kind == "subscribe":
+                c.subscribe(arg, listener=Listener())
             try:
                 await c.getmany(timeout_ms=100)
             except Exception as e:  # noqa: BLE001
