@@ -138,12 +138,12 @@ def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_with
     parsed: list[tuple[int, Any]] = []
     for n, line in lines:
         ev, why = parse_line(line.encode("utf-8", errors="surrogateescape"))
-        parsed.append((n, ev if ev is not None else f"line {n}: {why}"))
+        parsed.append((n, ev if ev is not None else why))
     return check_parsed(key, parsed, converge_within_s)
 
 
 def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: float) -> dict[str, Any]:
-    """:func:`check_unit` on lines already parsed: ``(line number, event dict or "line N: why")``."""
+    """:func:`check_unit` on lines already parsed: ``(line number, event dict or the reason it is not one)``."""
     from groupspec.trace import GroupChecker
 
     if key == LOOSE:

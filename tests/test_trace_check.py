@@ -325,6 +325,16 @@ def test_files_gzip_directories_and_malformed_lines(tmp_path: Path):
     defects = next(p for p in rep.traces[0].to_dict()["groups"][0]["properties"] if p["id"] == "well_formed")["violations"]
     assert [d["line"] for d in defects] == [4, 6, 7]
     assert "not JSON" in defects[0]["message"]
+    assert defects[0]["message"].startswith("not JSON")  # the line is its own field: the message does not repeat it
+    # the same defect in a file read sorted (time goes back): the same message
+    lines.insert(2, lines[-1])  # the last event early: time goes back
+    back = tmp_path / "back.jsonl"
+    back.write_text("\n".join(lines) + "\n")
+    doc = check_paths([str(back)]).traces[0].to_dict()
+    assert doc.get("sorted") is True
+    sorted_defects = [v for g in doc["groups"]
+                      for p in g["properties"] if p["id"] == "well_formed" for v in p["violations"]]
+    assert any(d["message"].startswith("not JSON") for d in sorted_defects)
 
 
 def test_unsorted_file_is_read_sorted(tmp_path: Path):

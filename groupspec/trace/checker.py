@@ -865,7 +865,7 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_
     items: list[tuple[int, Any]] = []
     for n, raw in iter_file(path, stdin_copy):
         ev, why = parse_line(raw)
-        items.append((n, ev if ev is not None else f"line {n}: {why}"))
+        items.append((n, ev if ev is not None else why))
     return _check_sorted(items, name, within, against_model)
 
 

@@ -349,7 +349,7 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
             if raw.strip():
                 ev, why = parse_line(raw)
                 if ev is None:
-                    run.bad_line(line, f"line {line}: {why}")
+                    run.bad_line(line, why)
                 else:
                     run.feed(ev, line)
                     want = run._last

@@ -226,6 +226,20 @@ def _skip(buf, i, e):
 
 
 @njit(cache=True, nogil=True)
+def _member_key(buf, i, e):
+    """At an object member's key: the index past the key string and its colon (whitespace skipped), or -1."""
+    if i >= e or buf[i] != 34:
+        return -1
+    j = _string(buf, i, e)
+    if j < 0:
+        return -1
+    i = _ws(buf, j + 1, e)
+    if i >= e or buf[i] != 58:
+        return -1
+    return i + 1
+
+
+@njit(cache=True, nogil=True)
 def _skip_nested(buf, i, e):
     depth = 0
     stack = np.empty(64, np.uint8)
@@ -244,15 +258,9 @@ def _skip_nested(buf, i, e):
                 depth -= 1
                 i += 1
             elif c == 123:
-                if i >= e or buf[i] != 34:
+                i = _member_key(buf, i, e)
+                if i < 0:
                     return -1
-                j = _string(buf, i, e)
-                if j < 0:
-                    return -1
-                i = _ws(buf, j + 1, e)
-                if i >= e or buf[i] != 58:
-                    return -1
-                i += 1
                 continue
             else:
                 continue
@@ -281,15 +289,9 @@ def _skip_nested(buf, i, e):
             if buf[i] == 44:
                 i = _ws(buf, i + 1, e)
                 if top == 123:
-                    if i >= e or buf[i] != 34:
+                    i = _member_key(buf, i, e)
+                    if i < 0:
                         return -1
-                    j = _string(buf, i, e)
-                    if j < 0:
-                        return -1
-                    i = _ws(buf, j + 1, e)
-                    if i >= e or buf[i] != 58:
-                        return -1
-                    i += 1
                 break
             if buf[i] == (125 if top == 123 else 93):
                 depth -= 1
