@@ -183,6 +183,19 @@ class _ClassState:
                     pass
 
 
+def _new_instance(obj: Any) -> Any:
+    """A member's own assignor: a new object of a class, or a deep copy of an instance."""
+    return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
+
+
+def _owned_by_topic(sub: dict) -> dict[str, list[int]]:
+    """A member's owned partitions (``sub["owned"]``: ``(topic, partition)`` pairs) grouped by topic."""
+    owned: dict[str, list[int]] = {}
+    for t, p in sub.get("owned") or ():
+        owned.setdefault(t, []).append(int(p))
+    return owned
+
+
 def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
     """A form-1 function that drives a kafka-python 2.0.x / kafka-python-ng / aiokafka assignor the way their
     coordinators do.
@@ -202,12 +215,10 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
     pristine = _ClassState(obj)
 
     def fresh() -> Any:
-        return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
+        return _new_instance(obj)
 
     def told(inst: Any, sub: dict) -> Any:
-        owned: dict[str, list[int]] = {}
-        for t, p in sub.get("owned") or ():
-            owned.setdefault(t, []).append(int(p))
+        owned = _owned_by_topic(sub)
         if not owned and sub.get("generation", -1) < 0:
             return inst  # a new member: no assignment received yet
         prev = proto.ASSIGNMENT(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
@@ -266,12 +277,10 @@ def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, in
     pristine = _ClassState(obj)
 
     def fresh() -> Any:
-        return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
+        return _new_instance(obj)
 
     def told(inst: Any, sub: dict) -> Any:
-        owned: dict[str, list[int]] = {}
-        for t, p in sub.get("owned") or ():
-            owned.setdefault(t, []).append(int(p))
+        owned = _owned_by_topic(sub)
         if owned or sub.get("generation", -1) >= 0:
             prev = ConsumerProtocolAssignment(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
             inst.on_assignment(prev, int(sub.get("generation", -1)))
