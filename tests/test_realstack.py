@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, run
+from groupspec.realstack.harness import KAFKAJS_DIR
 from groupspec.realstack.coordinators import Coordinator, CoordinatorError, ProcessCoordinator, Tansu
 from groupspec.reference.scenarios import SCENARIOS as SIM_SCENARIOS
 from groupspec.trace import check_paths
@@ -212,3 +213,17 @@ def test_tansu_keeps_a_departed_leader_while_forming(tmp_path: Path):
     left = re.findall(r'DEBUG leave\{group_id="g" member_id=Some\("([^"]+)"\)\}', log)
     leaders = re.findall(r'state\.leader=Some\("([^"]+)"\) sync_outcome=RebalanceInProgress', log)
     assert left and leaders and leaders[-1] == left[0], (left, leaders[-3:])
+
+
+@pytest.mark.deep
+@pytest.mark.skipif(not (KAFKAJS_DIR / "node_modules" / "kafkajs").is_dir(), reason="kafkajs not installed (make kafkajs)")
+def test_kafkajs_changes_its_subscription(tmp_path: Path):
+    """The kafkajs worker carries out `subscribe` (stop, subscribe, run again: a new member) instead of ignoring it;
+    kafkajs's leader then assigns only the topics it subscribes to itself, so u stays unowned (finding 9)."""
+    res = run("subscription-change", "kafkajs", "groupspec", out_dir=str(tmp_path))
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    c3 = [e for e in lines if e.get("member") == "c3" and e["event"] in ("revoked", "assigned") and e["ts_ms"] > 10_000]
+    assert [e["event"] for e in c3[:2]] == ["revoked", "assigned"], c3
+    before = {e["member_id"] for e in lines if e.get("member") == "c3" and e["event"] == "assigned" and e["ts_ms"] < 10_000}
+    assert c3[1]["member_id"] not in before  # it rejoined as a new member
+    assert not any(p[0] == "u" for e in lines if e["event"] == "assigned" for p in e["partitions"])
