@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, run
+from groupspec.realstack.harness import KAFKAJS_DIR
 from groupspec.realstack.coordinators import Coordinator, CoordinatorError, ProcessCoordinator, Tansu
 from groupspec.reference.scenarios import SCENARIOS as SIM_SCENARIOS
 from groupspec.trace import check_paths
@@ -70,12 +71,38 @@ def test_real_run_confluent_kafka_on_tansu(tmp_path: Path):
 
 
 def test_real_crash_is_sigkill_and_recorded(tmp_path: Path):
-    """kafka-python against librdkafka's mock cluster; c3 is SIGKILLed and the harness writes its left line."""
-    res = run("consumer-crashes", "kafka-python", "librdkafka-mock", out_dir=str(tmp_path))
+    """confluent-kafka against librdkafka's mock cluster; c3, which owned partitions, is SIGKILLed and the harness
+    writes its left line. (kafka-python cannot connect to the mock: docs/findings.md, finding 8.)"""
+    res = run("consumer-crashes", "confluent-kafka", "librdkafka-mock", out_dir=str(tmp_path))
     lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
     left = [e for e in lines if e["event"] == "left" and e.get("member") == "c3"]
     assert left and left[0].get("reason") == "SIGKILL"
-    assert res.ok, json.dumps(res.verdict, indent=1)[:3000]
+    assert any(e["event"] == "assigned" and e.get("member") == "c3" and e["partitions"] for e in lines)
+    assert {e.get("session_timeout_ms") for e in lines if e["event"] == "joined"} == {6000}
+    assert res.ok and not res.silent and res.judged, json.dumps(res.verdict, indent=1)[:3000]
+    assert res.verdict["groups"][0]["starved_members"] == []
+
+
+def test_a_client_that_never_comes_up_is_silent_and_judges_nothing(tmp_path: Path):
+    """kafka-python cannot decode the mock cluster's ApiVersions answer (finding 8): no consumer records a line, and
+    the run says so instead of a verdict about nobody."""
+    p = subprocess.run([GS, "realstack", "run", "pair-joins", "--client", "kafka-python", "--coordinator",
+                        "librdkafka-mock", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 3 and "no consumer recorded anything" in p.stderr, p.stdout + p.stderr
+    verdict = json.loads((tmp_path / "pair-joins--kafka-python--librdkafka-mock--eager.verdict.json").read_text())
+    assert verdict["silent"] == ["c1", "c2"]
+    assert any("c1, c2 started but recorded nothing" in n for n in verdict["notes"])
+    assert "Unable to decode response" in (tmp_path / "pair-joins--kafka-python--librdkafka-mock--eager.log").read_text()
+
+
+@pytest.mark.deep
+def test_kafka_python_subscription_change_starves_the_member(tmp_path: Path):
+    """docs/findings.md, finding 7: kafka-python's c3 changes its subscription and never takes part again; the
+    checker's starved_members notice names it (every property holds: it owns nothing)."""
+    res = run("subscription-change", "kafka-python", "groupspec", out_dir=str(tmp_path))
+    starved = res.verdict["groups"][0]["starved_members"]
+    assert [s["member"] for s in starved] == ["c3"] and starved[0]["open"], json.dumps(res.verdict, indent=1)[:3000]
+    assert starved[0]["waiting_from_ms"] >= 10_000 and starved[0]["session_timeout_ms"] == 6000
 
 
 class _Broken(ProcessCoordinator):
@@ -186,3 +213,17 @@ def test_tansu_keeps_a_departed_leader_while_forming(tmp_path: Path):
     left = re.findall(r'DEBUG leave\{group_id="g" member_id=Some\("([^"]+)"\)\}', log)
     leaders = re.findall(r'state\.leader=Some\("([^"]+)"\) sync_outcome=RebalanceInProgress', log)
     assert left and leaders and leaders[-1] == left[0], (left, leaders[-3:])
+
+
+@pytest.mark.deep
+@pytest.mark.skipif(not (KAFKAJS_DIR / "node_modules" / "kafkajs").is_dir(), reason="kafkajs not installed (make kafkajs)")
+def test_kafkajs_changes_its_subscription(tmp_path: Path):
+    """The kafkajs worker carries out `subscribe` (stop, subscribe, run again: a new member) instead of ignoring it;
+    kafkajs's leader then assigns only the topics it subscribes to itself, so u stays unowned (finding 9)."""
+    res = run("subscription-change", "kafkajs", "groupspec", out_dir=str(tmp_path))
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    c3 = [e for e in lines if e.get("member") == "c3" and e["event"] in ("revoked", "assigned") and e["ts_ms"] > 10_000]
+    assert [e["event"] for e in c3[:2]] == ["revoked", "assigned"], c3
+    before = {e["member_id"] for e in lines if e.get("member") == "c3" and e["event"] == "assigned" and e["ts_ms"] < 10_000}
+    assert c3[1]["member_id"] not in before  # it rejoined as a new member
+    assert not any(p[0] == "u" for e in lines if e["event"] == "assigned" for p in e["partitions"])

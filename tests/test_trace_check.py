@@ -482,3 +482,84 @@ def test_period_broken_by_an_unobserved_removal_converged():
                           ev(40_000, "b", "revoked", [1], gen=2), ev(40_500, "a", "assigned", [1], gen=3,
                                                                       protocol="cooperative")]
     assert "convergence" in violated(check_events(unfenced))  # b was never fenced: nothing excuses it
+
+
+# ------------------------------------------------------------------------------------ starved members
+STO = {"session_timeout_ms": 6000}
+
+
+def _subscription_change(starved=True, sto=STO):
+    """kafka-python's subscription change (docs/findings.md, finding 7), the recorded trace cut down: c3 revokes
+    for the rejoin its new subscription needs at 10054 ms; with ``starved`` it is never assigned again while c1
+    and c2 go through generations 3-5, otherwise all three are assigned in generation 3."""
+    t = [{"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": 6},
+         ev(300, "c1", "joined", gen=-1, **sto), ev(800, "c2", "joined", gen=-1, **sto),
+         ev(1300, "c3", "joined", gen=-1, **sto),
+         ev(7908, "c2", "assigned", [2, 3], gen=2), ev(7909, "c3", "assigned", [4, 5], gen=2),
+         ev(7915, "c1", "assigned", [0, 1], gen=2),
+         {"ts_ms": 10000, "group": "g", "event": "topic", "topic": "u", "partitions": 2},
+         ev(10054, "c3", "revoked", [4, 5], gen=2), ev(10954, "c1", "revoked", [0, 1], gen=2),
+         ev(10998, "c2", "revoked", [2, 3], gen=2)]
+    if starved:
+        t += [ev(11004, "c2", "assigned", [2, 3], gen=3), ev(11006, "c1", "assigned", [0, 1], gen=3),
+              ev(11055, "c1", "revoked", [0, 1], gen=3), ev(12509, "c2", "revoked", [2, 3], gen=3),
+              ev(17010, "c2", "assigned", [3, 4, 5], gen=4), ev(18521, "c2", "revoked", [3, 4, 5], gen=4),
+              ev(18525, "c2", "assigned", [3, 4, 5], gen=5), ev(18526, "c1", "assigned", [0, 1, 2], gen=5)]
+    else:
+        t += [ev(11004, "c2", "assigned", [2, 3], gen=3), ev(11006, "c1", "assigned", [0, 1], gen=3),
+              ev(11007, "c3", "assigned", gen=3, partitions=[["t", 4], ["t", 5], ["u", 0], ["u", 1]])]
+    return t + [{"ts_ms": 26000, "group": "g", "event": "end"}]
+
+
+def _starved(result):
+    return [{k: v for k, v in s.items() if k != "timeline"} for g in result.to_dict()["groups"]
+            for s in g["starved_members"]]
+
+
+def test_starved_member_is_a_notice():
+    """A member alive and kept out of every generation for longer than its session timeout is listed; the
+    verdicts are those of the trace without the notice (c3 owns nothing: safety holds)."""
+    r = check_events(_subscription_change())
+    assert _starved(r) == [{"member": "c3", "waiting_from_ms": 10054, "others_assigned_ms": 11004, "to_ms": 26000,
+                            "seconds": 14.996, "session_timeout_ms": 6000, "open": True}]
+    timeline = r.to_dict()["groups"][0]["starved_members"][0]["timeline"]
+    assert any("c1 receives its SyncGroup answer" in x for x in timeline) and any("the recording ends" in x for x in timeline)
+    assert "        c3: generation 2, owns {}" in timeline
+    assert verdicts(r)[0] == verdicts(check_events(_subscription_change(sto={})))[0]
+
+
+def test_starved_member_notice_needs_a_generation_without_it_and_its_session_timeout():
+    assert _starved(check_events(_subscription_change(starved=False))) == []  # all three in generation 3
+    assert _starved(check_events(_subscription_change(sto={}))) == []  # Kafka's default, 45 s: not yet
+    assert _starved(check_events(_subscription_change(sto={"session_timeout_ms": 15000}))) == []
+    assert _starved(check_events(_subscription_change(sto={"session_timeout_ms": 14995})))[0]["seconds"] == 14.996
+    # a wait that ends: by a left line (the member gave up), just within and just past its session timeout
+    cut = [e for e in _subscription_change() if e["ts_ms"] <= 12509]
+    assert _starved(check_events(cut + [ev(17004, "c3", "left")])) == []
+    got = _starved(check_events(cut + [ev(17005, "c3", "left")]))
+    assert got == [{"member": "c3", "waiting_from_ms": 10054, "others_assigned_ms": 11004, "to_ms": 17005,
+                    "seconds": 6.001, "session_timeout_ms": 6000}]
+    # a restart starts afresh: the new process has waited for nobody yet
+    assert _starved(check_events(cut + [ev(16000, "c3", "joined", gen=-1, **STO)])) == []
+
+
+@pytest.mark.parametrize("proto", ["eager", "cooperative"])
+def test_simulator_traces_starve_nobody(proto):
+    """Every simulator story (its members' session timeout, 10 s, on their joined lines): no notice."""
+    for name in sorted(SCENARIOS):
+        try:
+            report = run_scenario(name, ScenarioOptions(protocol=proto, seed=1))
+        except (ValueError, KeyError):
+            continue
+        events = [dict(e, session_timeout_ms=10_000) if e["event"] == "joined" else e for e in report.sim.trace]
+        r = check_events(events, source=name)
+        assert _starved(r) == [], name
+        assert r.ok == check_events(report.sim.trace).ok, name
+
+
+def test_cli_shows_starved_members(tmp_path: Path):
+    p = tmp_path / "s.jsonl"
+    p.write_text(dumps_jsonl(_subscription_change()))
+    r = run(["trace", "check", str(p)])
+    assert r.returncode == 0 and "(starved members, notice)" in r.stdout
+    assert "c3 took no part" in r.stdout and "14.996 s" in r.stdout

@@ -138,6 +138,8 @@ def random_lines(rng: random.Random, n: int, odd: float = 0.03) -> list[str]:
         r = rng.random()
         if m not in owned:
             e.update(event="joined", generation=-1)
+            if ts % 3 == 0:  # a session timeout short enough for starved-member notices (no draw: seeds keep their traces)
+                e["session_timeout_ms"] = 500 + ts % 4000
             owned[m] = set()
         elif r < 0.4:
             mine = sorted(owned[m])
@@ -240,6 +242,11 @@ MUTANTS = {
     # an eager assignment that keeps what the member owned before (as if it were cooperative)
     "eager-keeps-old": ("if eager and M[m, M_NOWNED]:", "if False:"),
     # a revocation that does not mark its partition for the end of the tick
+    # a starved member's wait that ends inside the loop without handing the notice to the checker
+    "starved-not-handed-over": ("if ts - M[m, M_OAT] > thr:", "if False:"),
+    # a member assigned without telling the members still waiting that a generation went by
+    "starved-others-not-told": ("M[w, M_OHAS] = 1\n                            M[w, M_OAT] = ts",
+                                "M[w, M_OAT] = ts"),
     "revoke-not-dirty": ("    M[m, M_CHANGER] = 1\n    S[S_CHANGED] = 1\n    _dirty(pid, S, P, dirty)",
                          "    M[m, M_CHANGER] = 1\n    S[S_CHANGED] = 1"),
 }

@@ -80,6 +80,8 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
         else:
             verdict = "[green]held[/green]" if r["ok"] else "[bold red]VIOLATED[/bold red]"
             viol = ", ".join(r["violated"])
+            if r.get("silent"):
+                verdict += f" [yellow](silent: {', '.join(r['silent'])})[/yellow]"
         t.add_row(r["scenario"], r["client"], r["protocol"], r["coordinator"], verdict, viol, str(r.get("seconds", "")))
     return t
 
@@ -130,6 +132,10 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
         for n in res.notes:
             console.print(f"note: {n}", highlight=False, markup=False)
         console.print(f"check it again: groupspec trace check {res.trace_path}", highlight=False)
+    if not res.judged:
+        click.echo(f"groupspec: error: {client} against {coordinator}: no consumer recorded anything "
+                   f"(see {Path(res.trace_path or '').with_suffix('.log')})", err=True)
+        sys.exit(EXIT_STACK)
     raise click.exceptions.Exit(EXIT_OK if res.ok else EXIT_VIOLATION)
 
 

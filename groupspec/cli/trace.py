@@ -65,11 +65,18 @@ def _print(console: Any, doc: dict[str, Any], limit: int) -> None:
                 verdict = "[green]held[/green]" if p["verdict"] == "held" else "[bold red]VIOLATED[/bold red]"
                 tab.add_row(p["id"], verdict, str(len(p["violations"])))
             tab.add_row("(zombie overlaps, allowed)", "", str(len(g["zombie_overlaps"])))
+            tab.add_row("(starved members, notice)", "", str(len(g.get("starved_members", []))))
             console.print(tab)
             conv = [p for p in g["periods"] if p["converged_at_ms"] is not None]
             longest = max((w["seconds"] for w in g["unowned_windows"]), default=0.0)
             console.print(f"  periods {len(g['periods'])} ({len(conv)} converged), unowned windows "
                           f"{len(g['unowned_windows'])} (longest {longest} s)", highlight=False)
+            for s in g.get("starved_members", [])[:limit]:
+                until = "the end of the recording" if s.get("open") else f"{s['to_ms']} ms"
+                console.print(f"\n[yellow]notice[/yellow]: {s['member']} took no part in the group from "
+                              f"{s['waiting_from_ms']} ms to {until}: others were assigned from {s['others_assigned_ms']} ms "
+                              f"on, {s['seconds']} s before it was (its session timeout is {s['session_timeout_ms']} ms)",
+                              highlight=False)
             am = g.get("against_model")
             if am is not None:
                 if am["explained"]:

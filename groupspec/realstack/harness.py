@@ -11,7 +11,11 @@ Theory of operation
    changes its subscription (and adds the topic's ``topic`` line).
 3. At the end of the schedule every worker is killed and lines after the end are dropped (the
    harness's own shutdown is not part of the story); an ``end`` line marks the moment, so what was
-   still unowned or unconverged then is measured until the end of the recording. The workers' lines and the harness's are merged
+   still unowned or unconverged then is measured until the end of the recording. A worker's ``joined``
+   line gets the member's ``session_timeout_ms`` (the checker's ``starved_members`` notice uses it; not
+   with ``consumer``, whose session timeout is the broker's). A member started that recorded no line at
+   all (its client never came up) is *silent*: the verdict's notes name it, and a run where every member
+   is silent judged nothing. The workers' lines and the harness's are merged
    by time into one trace, written to ``OUT/RUN.jsonl`` with its verdict (the trace checker's JSON plus
    the run's description) in ``OUT/RUN.verdict.json``, each written under a temporary name and renamed.
    The processes' output is ``OUT/RUN.log``; with ``coordinator_log`` the coordinator is asked for its
@@ -89,6 +93,8 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     partitions: int = 0
+    silent: list[str] = field(default_factory=list)  # started, but recorded nothing
+    judged: bool = True  # False when every member started was silent: the verdict is about nobody
 
     def summary(self) -> dict[str, Any]:
         violated = sorted({p["id"] for g in self.verdict.get("groups", []) for p in g["properties"]
@@ -96,7 +102,8 @@ class RunResult:
         return {"scenario": self.scenario, "client": self.client, "coordinator": self.coordinator,
                 "protocol": self.protocol, "ok": self.ok, "violated": violated, "trace": self.trace_path,
                 "verdict": self.verdict_path, "partitions": self.partitions, "notes": self.notes,
-                "seconds": round(self.seconds, 1)}
+                "seconds": round(self.seconds, 1), **({"silent": self.silent} if self.silent else {}),
+                **({} if self.judged else {"judged": False})}
 
 
 class _Worker:
@@ -197,12 +204,16 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         log.close()
         clog.close()
     lines = list(harness_lines)
+    silent = []
     for member in sorted({w.member for w in workers.values()}):
         f = work / f"{member}.jsonl"
-        if f.exists():
-            for raw in f.read_text(encoding="utf-8").splitlines():
-                if raw.strip():
-                    lines.append(json.loads(raw))
+        own = [json.loads(raw) for raw in f.read_text(encoding="utf-8").splitlines() if raw.strip()] if f.exists() else []
+        if not own:
+            silent.append(member)
+        for e in own:
+            if e.get("event") == "joined" and protocol != "consumer":
+                e.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
+        lines.extend(own)
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
     lines.append({"ts_ms": end, "group": GROUP, "event": "end"})
     lines.sort(key=lambda e: e["ts_ms"])
@@ -212,11 +223,13 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     result = check_events(lines, source=str(trace_path))
     verdict = result.to_dict()
     notes = list(coord.notes)
+    if silent:
+        notes.append(f"{', '.join(silent)} started but recorded nothing: the client never subscribed (see the run's .log)")
     errors = sorted({e.get("error", "") for e in lines if e.get("event") == "error"})
     if errors:
         notes.append("client errors: " + "; ".join(errors)[:500])
     doc = {"scenario": scenario, "client": client, "coordinator": coordinator, "protocol": protocol,
-           "partitions": parts, "notes": notes, **verdict,
+           "partitions": parts, "notes": notes, **({"silent": silent} if silent else {}), **verdict,
            "reproduce": f"groupspec realstack run {scenario} --client {client} --coordinator {coordinator} --protocol {protocol}"}
     _write_atomic(verdict_path, json.dumps(doc, indent=1) + "\n")
     (work / "processes.log").replace(out / f"{rid}.log")
@@ -226,4 +239,5 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         p.unlink()
     work.rmdir()
     return RunResult(scenario, client, coordinator, protocol, result.ok, str(trace_path), str(verdict_path), doc,
-                     notes, time.monotonic() - t_start, parts)
+                     notes, time.monotonic() - t_start, parts, silent,
+                     judged=not workers or len(silent) < len({w.member for w in workers.values()}))

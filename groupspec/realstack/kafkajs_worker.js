@@ -6,7 +6,10 @@
 // rebalance starts and is told its whole new assignment when it rejoins. So its instrumentation
 // events are read as the listener calls they stand for: consumer.rebalancing -> `revoked` of
 // everything it owned; consumer.group_join -> `assigned` (eager: the whole new assignment, with the
-// generation and member id); consumer.crash -> `error`. Commands on stdin: `leave`, `pause SECONDS`.
+// generation and member id); consumer.crash -> `error`. Commands on stdin: `leave`, `pause SECONDS`,
+// `subscribe T1,T2`: kafkajs cannot change the subscription of a running consumer ("Cannot subscribe to
+// topic while consumer is running"), so the worker stops it (kafkajs's stop() sends LeaveGroup), records
+// `revoked` of everything it owned, subscribes and runs it again (it rejoins as a new member).
 "use strict";
 const fs = require("fs");
 const readline = require("readline");
@@ -49,6 +52,11 @@ async function main() {
   });
   consumer.on(consumer.events.CRASH, (e) => write("error", { error: String(e.payload.error && e.payload.error.type || e.payload.error) }));
   let paused = 0;
+  const runIt = () => consumer.run({
+    eachMessage: async () => {
+      while (Date.now() < paused) await new Promise((r) => setTimeout(r, 100));
+    },
+  });
   const rl = readline.createInterface({ input: process.stdin });
   rl.on("line", async (line) => {
     line = line.trim();
@@ -58,16 +66,18 @@ async function main() {
       process.exit(0);
     } else if (line.startsWith("pause ")) {
       paused = Date.now() + 1000 * parseFloat(line.split(" ")[1]);
+    } else if (line.startsWith("subscribe ")) {
+      await consumer.stop();
+      write("revoked", { partitions: owned });
+      owned = [];
+      await consumer.subscribe({ topics: line.split(" ")[1].split(","), fromBeginning: true });
+      await runIt();
     }
   });
   write("joined");
   await consumer.connect();
   await consumer.subscribe({ topics: spec.topics, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async () => {
-      while (Date.now() < paused) await new Promise((r) => setTimeout(r, 100));
-    },
-  });
+  await runIt();
 }
 
 main().catch((e) => { write("error", { error: String(e && e.message || e).slice(0, 300) }); process.exit(3); });

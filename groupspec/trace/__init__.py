@@ -1,7 +1,7 @@
 """The project's one trace checker: rebalance traces (JSON Lines of listener events) against the invariants.
 
-This room owns reading traces (``reader``), checking them (``checker``), the timelines printed around
-a violation (``timeline``), turning the model's counterexamples into traces (``from_model``) and
+This room owns reading traces (``reader``), checking them (``checker``; its ``starved_members`` notice in
+``starved``), the timelines printed around a violation (``timeline``), turning the model's counterexamples into traces (``from_model``) and
 matching a trace against the model's steps (``against_model``), and the checker's compiled inner
 loop for long files (``fastpath`` moves a quiet group's state into arrays, ``kernel`` and ``scan``
 apply the lines that decide nothing alone, with numba; every other line goes through

@@ -45,6 +45,9 @@ Properties (``PROPERTY_IDS``):
   member after ``left`` (ignored until its next ``joined``). Reported with their line number, never
   raised.
 
+A notice, not a property: ``starved_members`` (``starved``), live members kept out of the generations the
+group went through for longer than their session timeout.
+
 Memory: the state of each group (members, owners, overlaps still open or undecided, a ring of the
 last events for timelines) plus the findings; nothing grows with the number of events.
 """
@@ -57,6 +60,7 @@ from typing import IO, Any
 
 from .against_model import ModelMatcher
 from .fastpath import feed_stream
+from . import starved as _starved
 from .reader import TraceReadError, expand_paths, iter_file, open_trace, parse_line, spool_stdin
 from .timeline import beliefs, render_event
 
@@ -90,6 +94,9 @@ class _Member:
     generation: int = -1
     last_gen: int | None = None  # last generation seen on any line (for beliefs)
     waiting: list[tuple["_Overlap", str]] = field(default_factory=list)  # overlaps awaiting its next membership event
+    wait_from: int | None = None  # waiting for an assignment since (``starved``)
+    others_at: int | None = None  # another member was assigned meanwhile, first at
+    session_timeout_ms: int | None = None  # from its latest ``joined`` line
 
 
 @dataclass
@@ -189,6 +196,8 @@ class GroupChecker:
         self.pending: list[_Overlap] = []  # ended, not yet decided
         self.exclusive: list[dict[str, Any]] = []
         self.zombie_overlaps: list[dict[str, Any]] = []
+        self.starved: list[dict[str, Any]] = []  # notices (``starved``)
+        self.waiting_alone: set[str] = set()  # members waiting that have seen no one else assigned yet
         self.commit_fencing: list[dict[str, Any]] = []
         self.generation: list[dict[str, Any]] = []
         self.defects: list[dict[str, Any]] = []
@@ -482,6 +491,7 @@ class GroupChecker:
         if kind in _MEMBERSHIP and m.waiting:
             self._membership(m, kind, gen, ev)
         if kind == "assigned":
+            _starved.on_assigned(self, m, ts)
             if gen is not None:
                 if 0 <= gen < m.generation:
                     self.generation.append({
@@ -513,6 +523,7 @@ class GroupChecker:
                         if other != name:
                             self._open_overlap(tp, other, og, name, g, ts)
         elif kind == "revoked" or kind == "lost":
+            _starved.start_waiting(self, m, ts)
             for tp in parts:
                 if tp not in m.owned:
                     if kind == "revoked":
@@ -537,8 +548,11 @@ class GroupChecker:
             m.fenced = False
             m.removed = False
             m.generation = -1
+            m.session_timeout_ms = _starved.session_timeout(ev)
+            _starved.start_waiting(self, m, ts, restart=True)
             self._cut(name)
         elif kind == "left":
+            _starved.stop_waiting(self, m, ts)
             self._release_all(m, ts)
             m.left = True
             if m.alive:
@@ -547,6 +561,7 @@ class GroupChecker:
                 self.all_dirty = True
             self._cut(name)
         elif kind == "fenced":
+            _starved.start_waiting(self, m, ts)
             m.fenced = True
             m.generation = -1
             self._cut(name)
@@ -650,6 +665,7 @@ class GroupChecker:
         self.window_start.clear()
         self._close_period(end)
         self.period_from = None
+        _starved.finish(self, end)
         for ovs in self.overlaps.values():
             for ov in ovs:
                 ov.to_ms = end  # still held by both when the trace ends
@@ -702,6 +718,7 @@ class GroupChecker:
             "unowned_windows": windows,
             "periods": periods,
             "zombie_overlaps": strip(self.zombie_overlaps),
+            "starved_members": strip(self.starved),
             **({"unowned_windows_total": self.n_windows, "periods_total": self.n_periods}
                if self.n_windows > len(self.windows) or self.n_periods > len(self.periods) else {}),
             **({"against_model": self.matcher.to_dict()} if self.matcher is not None else {}),

@@ -17,6 +17,7 @@ from typing import IO, Any
 import numpy as np
 
 from .reader import TraceReadError, parse_line
+from .starved import DEFAULT_SESSION_TIMEOUT_MS
 
 __all__ = ["Tables", "feed_stream", "BLOCK"]
 
@@ -130,6 +131,7 @@ class Tables:
         S[K.S_NNAMES], S[K.S_NPARTS], S[K.S_LINE] = keep[0], keep[1], line
         S[K.S_GROUP] = -1 if g.group is None else self.sid(g.group)
         S[K.S_WITHIN], S[K.S_MAXLIST] = g.within_ms, g.max_listed
+        S[K.S_STODEF], S[K.S_NWALONE] = DEFAULT_SESSION_TIMEOUT_MS, len(g.waiting_alone)
         n = 0
         for name, m in g.members.items():
             i = self.sid(name)
@@ -142,6 +144,11 @@ class Tables:
             if m.last_gen is not None:
                 M[i, K.M_LASTGEN], M[i, K.M_LASTGEN_HAS] = m.last_gen, 1
             M[i, K.M_NOWNED] = len(m.owned)
+            if m.wait_from is not None:
+                M[i, K.M_WAIT], M[i, K.M_WFROM] = 1, m.wait_from
+                if m.others_at is not None:
+                    M[i, K.M_OHAS], M[i, K.M_OAT] = 1, m.others_at
+            M[i, K.M_STO] = m.session_timeout_ms or 0
             m.waiting = []  # overlaps already reported (a quiet group has none open or pending)
         S[K.S_NKNOWN] = n
         u = 0
@@ -209,6 +216,9 @@ class Tables:
             m.generation = int(row[K.M_GEN])
             m.last_gen = int(row[K.M_LASTGEN]) if row[K.M_LASTGEN_HAS] else None
             m.owned = {}
+            m.wait_from = int(row[K.M_WFROM]) if row[K.M_WAIT] else None
+            m.others_at = int(row[K.M_OAT]) if row[K.M_WAIT] and row[K.M_OHAS] else None
+            m.session_timeout_ms = int(row[K.M_STO]) or None
         owners: dict[tuple[str, int], dict[str, int]] = {}
         universe = set()
         window_start = {}
@@ -233,6 +243,7 @@ class Tables:
             cut_by.add(None)
         g.cut_by = cut_by
         g.changers = {names[i] for i in known if M[i, K.M_CHANGER]}
+        g.waiting_alone = {names[i] for i in known if M[i, K.M_WAIT] and not M[i, K.M_OHAS]}
         g.broken = ((int(S[K.S_BROKEN_TS]), {names[i] for i in known if M[i, K.M_BROKEN]})
                     if S[K.S_BROKEN_HAS] else None)
         g.alive, g.n_one = int(S[K.S_ALIVE]), int(S[K.S_NONE])

@@ -25,9 +25,9 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_TICK_HAS, S_LAST_TS, S_FIRST_HAS, S_FIRST_TS, S_ALL_DIRTY, S_CHANGED, S_CUT, S_CUTBY_NONE, S_PFROM_HAS,
     S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
     S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
-    S_NNAMES, S_NPARTS, S_LINE, S_SIZE, RING, MAXPARTS, intern, part_id, _ws, _string, _number,
-    _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
-    _W_EAGER, _kind, _parts,
+    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_SIZE, RING, MAXPARTS, intern, part_id, _ws, _string,
+    _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
+    _W_EAGER, _W_STO, _kind, _parts,
 )
 
 
@@ -55,7 +55,12 @@ M_CHANGER = 10
 M_BROKEN = 11
 M_SCRATCH = 12  # per-topic counts in the balance check
 M_TSEEN = 13
-M_COLS = 14
+M_WAIT = 14  # waiting for an assignment (``starved``) since M_WFROM
+M_WFROM = 15
+M_OHAS = 16  # another member was assigned meanwhile, first at M_OAT
+M_OAT = 17
+M_STO = 18  # session timeout of its latest joined line, 0 for none
+M_COLS = 19
 # columns of P (one row per interned partition)
 P_OWNER = 0  # the member's string id, -1 for none
 P_GEN = 1  # the generation in which its owner got it
@@ -93,6 +98,20 @@ def _release_all(m, S, M, P, univ, dirty):
         pid = univ[k]
         if P[pid, P_OWNER] == m:
             _remove_owner(pid, m, S, M, P, dirty)
+
+
+@njit(cache=True, nogil=True)
+def _start_waiting(m, ts, S, M):
+    M[m, M_WAIT] = 1
+    M[m, M_WFROM] = ts
+    M[m, M_OHAS] = 0
+    S[S_NWALONE] += 1
+
+
+@njit(cache=True, nogil=True)
+def _stop_waiting(m, M):
+    M[m, M_WAIT] = 0
+    M[m, M_OHAS] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -303,6 +322,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         gen_has = False
         gen = np.int64(0)
         eager = True
+        sto = np.int64(0)
         if i < nl and buf[i] == 125:
             return ST_LINE, pos
         while True:
@@ -372,6 +392,14 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 bit = 32
                 if c == 45 or 48 <= c <= 57:
                     i, gen, gen_has = _number(buf, i, nl)
+                else:
+                    i = _skip(buf, i, nl)
+            elif _key_is(buf, ka, j, _W_STO):
+                bit = 128
+                if c == 45 or 48 <= c <= 57:
+                    i, sto, sto_int = _number(buf, i, nl)
+                    if i >= 0 and (not sto_int or sto < 0):
+                        sto = 0
                 else:
                     i = _skip(buf, i, nl)
             elif _key_is(buf, ka, j, _W_PROTO):
@@ -452,6 +480,13 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     for a in range(nparts):
                         P[tmp[a], P_MARK] = 0
                     return ST_LINE, pos
+            if (kind == K_ASSIGNED or kind == K_LEFT) and not new and M[m, M_WAIT] and M[m, M_OHAS]:
+                thr = M[m, M_STO] if M[m, M_STO] > 0 else S[S_STODEF]
+                if ts - M[m, M_OAT] > thr:  # a starved member's wait ends: a notice, the Python code's
+                    if kind == K_ASSIGNED:
+                        for a in range(nparts):
+                            P[tmp[a], P_MARK] = 0
+                    return ST_LINE, pos
             # ---- the line is ours: apply it
             if new:
                 M[m, M_KNOWN] = 1
@@ -465,6 +500,9 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 M[m, M_CUTBY] = 0
                 M[m, M_CHANGER] = 0
                 M[m, M_BROKEN] = 0
+                M[m, M_WAIT] = 0
+                M[m, M_OHAS] = 0
+                M[m, M_STO] = 0
                 known[S[S_NKNOWN]] = m
                 S[S_NKNOWN] += 1
                 S[S_ALIVE] += 1
@@ -476,6 +514,14 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 M[m, M_LASTGEN] = gen
                 M[m, M_LASTGEN_HAS] = 1
             if kind == K_ASSIGNED:
+                _stop_waiting(m, M)
+                if S[S_NWALONE] > 0:
+                    for k in range(S[S_NKNOWN]):
+                        w = known[k]
+                        if M[w, M_WAIT] and not M[w, M_OHAS]:
+                            M[w, M_OHAS] = 1
+                            M[w, M_OAT] = ts
+                    S[S_NWALONE] = 0
                 if gen_has:
                     if gen > M[m, M_GEN]:
                         M[m, M_GEN] = gen
@@ -507,6 +553,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     S[S_CHANGED] = 1
                     _dirty(pid, S, P, dirty)
             elif kind == K_REVOKED:
+                if not M[m, M_WAIT]:
+                    _start_waiting(m, ts, S, M)
                 for a in range(nparts):
                     pid = tmp[a]
                     P[pid, P_MARK] = 0
@@ -523,7 +571,14 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 M[m, M_GEN] = -1
                 S[S_CUT] = 1
                 M[m, M_CUTBY] = 1
+                M[m, M_STO] = sto
+                if M[m, M_WAIT] and not M[m, M_OHAS]:
+                    S[S_NWALONE] -= 1
+                _start_waiting(m, ts, S, M)
             elif kind == K_LEFT:
+                if M[m, M_WAIT] and not M[m, M_OHAS]:
+                    S[S_NWALONE] -= 1
+                _stop_waiting(m, M)
                 _release_all(m, S, M, P, univ, dirty)
                 M[m, M_LEFT] = 1
                 if M[m, M_ALIVE]:

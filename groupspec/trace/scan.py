@@ -61,6 +61,8 @@ S_RINGN = 34  # lines handled in this run (the last 8 are in the ring)
 S_NNAMES = 35  # strings interned
 S_NPARTS = 36  # partitions interned
 S_LINE = 37  # line number of the last line read
+S_STODEF = 38  # the session timeout of a member whose joined line gives none (``starved``)
+S_NWALONE = 39  # members waiting for an assignment that have seen no one else assigned yet
 S_SIZE = 40
 
 RING = 8
@@ -318,6 +320,7 @@ _W_PARTS = np.frombuffer(b"partitions", np.uint8)
 _W_GEN = np.frombuffer(b"generation", np.uint8)
 _W_PROTO = np.frombuffer(b"protocol", np.uint8)
 _W_EAGER = np.frombuffer(b"eager", np.uint8)
+_W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
 _KINDS = (
     (np.frombuffer(b"commit", np.uint8), K_COMMIT), (np.frombuffer(b"assigned", np.uint8), K_ASSIGNED),
     (np.frombuffer(b"revoked", np.uint8), K_REVOKED), (np.frombuffer(b"joined", np.uint8), K_JOINED),
