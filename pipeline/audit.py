@@ -9,7 +9,7 @@ over a few tasks per core by size (:func:`plan_files`). Parquet events are group
 (``applyInPandas``).
 
 Verdicts: a file's lines go to the project's one trace checker exactly as ``groupspec trace check``
-feeds them (``groupspec.trace.checker.iter_results``); a Parquet (trace, group)'s lines, in line
+feeds them (``groupspec.trace.runs.iter_results``); a Parquet (trace, group)'s lines, in line
 order, to its per-group checker (``GroupChecker``, :func:`check_unit`). The audit decides nothing
 itself, so its verdicts are those of ``groupspec trace check`` on the same files (a
 test asserts it). A group's result is kept whole (``result``, the checker's JSON for the group) next
@@ -238,7 +238,7 @@ def trace_rows(path: str, converge_within_s: float) -> list[dict[str, Any]]:
     splitting by group, its rule for a file whose time goes back), as verdict rows; the lines that belong
     to no single group make one more row. Pure Python: a Spark task runs it on the files it reads, the
     benchmark's one-process baseline on every file."""
-    from groupspec.trace.checker import iter_results
+    from groupspec.trace.runs import iter_results
 
     (res,) = list(iter_results([path], converge_within_s))
     rows = []

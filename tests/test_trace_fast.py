@@ -24,7 +24,7 @@ from groupspec.model import Config, make
 from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
 from groupspec.reference.trace import dumps_jsonl
 from groupspec.trace import check_paths
-from groupspec.trace.checker import _check_file
+from groupspec.trace.runs import _check_file
 from groupspec.trace.from_model import path_to_events
 from groupspec.verify import MODEL_JOBS
 

@@ -112,7 +112,7 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
     are trace defects and count as violations), 2 when a file cannot be read at all.
     """
     from groupspec.trace import TraceReadError
-    from groupspec.trace.checker import Report, iter_results
+    from groupspec.trace.runs import Report, iter_results
     from groupspec.trace.reader import expand_paths
 
     if converge_within <= 0:

@@ -1,11 +1,12 @@
 """The project's one trace checker: rebalance traces (JSON Lines of listener events) against the invariants.
 
-This room owns reading traces (``reader``), checking them (``checker``; its ``starved_members`` notice in
-``starved``), the timelines printed around a violation (``timeline``), turning the model's counterexamples into traces (``from_model``) and
-matching a trace against the model's steps (``against_model``), and the checker's compiled inner
-loop for long files (``fastpath`` moves a quiet group's state into arrays, ``kernel`` and ``scan``
-apply the lines that decide nothing alone, with numba; every other line goes through
-``GroupChecker.feed``: one checker, one state). It may import ``groupspec.model``
+This room owns reading traces (``reader``), checking one group's events (``checker``, with its
+``starved_members`` notice in ``starved``), whole traces and their results (``runs``), the timelines
+printed around a violation (``timeline``), turning the model's counterexamples into traces
+(``from_model``) and matching a trace against the model's steps (``against_model``), and the
+checker's compiled inner loop for long files (``fastpath`` moves a quiet group's state into arrays,
+``kernel`` and ``scan`` apply the lines that decide nothing alone, with numba; every other line goes
+through ``GroupChecker.feed``: one checker, one state). It may import ``groupspec.model``
 (for ``from_model`` / ``against_model`` only) and the standard library; it never imports
 ``groupspec.reference`` (traces are data) nor the CLI. ``groupspec trace check`` (``groupspec/cli/trace.py``),
 the real-stack harness, the conformance harness and the Spark audit all call it.
@@ -20,7 +21,8 @@ documented in docs/trace-check.md (the per-trace object, and the whole document)
 """
 from __future__ import annotations
 
-from .checker import PROPERTY_IDS, GroupChecker, Report, TraceResult, check_events, check_paths
+from .checker import PROPERTY_IDS, GroupChecker
+from .runs import Report, TraceResult, check_events, check_paths
 from .reader import TraceReadError
 
 __all__ = [

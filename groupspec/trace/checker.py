@@ -1,4 +1,4 @@
-"""The trace checker: one pass over a trace, one :class:`GroupChecker` per consumer group.
+"""The trace checker's rules: what one consumer group's events mean (:class:`GroupChecker`; whole traces: :mod:`.runs`).
 
 Theory of operation
 -------------------
@@ -54,17 +54,14 @@ last events for timelines) plus the findings; nothing grows with the number of e
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from .against_model import ModelMatcher
-from .fastpath import feed_stream
 from . import starved as _starved
-from .reader import TraceReadError, expand_paths, iter_file, open_trace, parse_line, spool_stdin
 from .timeline import beliefs, render_event
 
-__all__ = ["PROPERTY_IDS", "GroupChecker", "TraceResult", "Report", "check_events", "check_paths"]
+__all__ = ["PROPERTY_IDS", "GroupChecker", "Unsorted"]
 
 PROPERTY_IDS = (
     "exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed",
@@ -75,7 +72,7 @@ _RING = 8  # events kept before a finding, for its timeline
 _AFTER = 4  # events added after it
 
 
-class _Unsorted(Exception):
+class Unsorted(Exception):
     """Raised in strict mode when time goes back: the caller re-reads the trace sorted."""
 
 
@@ -419,7 +416,7 @@ class GroupChecker:
         if ts != self.tick:
             if self.tick is not None and ts < self.tick:
                 if self.strict:
-                    raise _Unsorted
+                    raise Unsorted
                 self.defect(line, ts, ev.get("member"), f"time goes back from {self.tick} to {ts} ms; read at {self.tick} ms")
                 ts = self.tick
             else:
@@ -730,177 +727,3 @@ class GroupChecker:
             return False
         return not (self.exclusive or self.commit_fencing or self.generation or self.defects
                     or self.completeness or self.convergence)
-
-
-# ---------------------------------------------------------------------------------------------- results
-@dataclass
-class TraceResult:
-    """The verdicts of one trace (a file, or a stream of events)."""
-
-    trace: str
-    events: int
-    groups: list[GroupChecker]
-    defects: list[dict[str, Any]] = field(default_factory=list)  # lines that name no group
-    sorted_by_checker: bool = False
-    fast_events: int = 0  # events handled by the compiled inner loop (not reported; for tests and the bench)
-
-    @property
-    def ok(self) -> bool:
-        return not self.defects and all(g.ok for g in self.groups)
-
-    def to_dict(self) -> dict[str, Any]:
-        groups = [g.to_dict() for g in self.groups]
-        out: dict[str, Any] = {"trace": self.trace, "events": self.events, "ok": self.ok, "groups": groups}
-        if self.defects:
-            out["defects"] = list(self.defects)
-        if self.sorted_by_checker:
-            out["sorted"] = True
-        return out
-
-
-@dataclass
-class Report:
-    """The verdicts of every trace given to ``groupspec trace check``."""
-
-    traces: list[TraceResult]
-
-    @property
-    def ok(self) -> bool:
-        return all(t.ok for t in self.traces)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "traces": [t.to_dict() for t in self.traces]}
-
-
-class _Run:
-    """Routes events to their group's checker; lines that name no group go to the only group if there is one."""
-
-    def __init__(self, source: str, converge_within_s: float, strict: bool, against_model: bool = False) -> None:
-        self.source = source
-        self.against_model = against_model
-        self.within = converge_within_s
-        self.strict = strict
-        self.groups: dict[Any, GroupChecker] = {}
-        self.loose: list[dict[str, Any]] = []
-        self.events = 0
-        self._last: GroupChecker | None = None
-
-    def group(self, gid: Any) -> GroupChecker:
-        g = self._last
-        if g is not None and g.group == gid:
-            return g
-        g = self.groups.get(gid)
-        if g is None:
-            if gid is not None and not isinstance(gid, str):
-                gid = str(gid)
-            g = self.groups[gid] = GroupChecker(gid, self.within, self.strict, self.against_model)
-        self._last = g
-        return g
-
-    def feed(self, ev: dict[str, Any], line: int) -> None:
-        self.events += 1
-        self.group(ev.get("group")).feed(ev, line)
-
-    def bad_line(self, line: int, message: str) -> None:
-        self.events += 1
-        self.loose.append({"line": line, "ts_ms": None, "member": None, "message": message})
-
-    def result(self, sorted_: bool = False) -> TraceResult:
-        for g in self.groups.values():
-            g.finish()
-        groups = list(self.groups.values())
-        loose = list(self.loose)
-        if len(groups) == 1 and loose:
-            groups[0].defects = sorted(loose + groups[0].defects, key=lambda d: d["line"] or 0)
-            loose = []
-        return TraceResult(self.source, self.events, groups, loose, sorted_)
-
-
-def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
-                 converge_within_s: float = 20.0, against_model: bool = False) -> TraceResult:
-    """Check a stream of trace events (dicts, in time order; a list is sorted first if it is not).
-
-    Events out of time order in a stream that cannot be read twice are trace defects (read at the
-    current time). The ``n``-th event is reported as line ``n``.
-    """
-    if isinstance(events, list):
-        last = None
-        unsorted = False
-        for e in events:
-            ts = e.get("ts_ms") if isinstance(e, dict) else None
-            if type(ts) is int:
-                if last is not None and ts < last:
-                    unsorted = True
-                    break
-                last = ts
-        if unsorted:
-            return _check_sorted(list(enumerate(events, 1)), source, converge_within_s, against_model)
-    run = _Run(source, converge_within_s, strict=False, against_model=against_model)
-    for n, ev in enumerate(events, 1):
-        if isinstance(ev, dict):
-            run.feed(ev, n)
-        else:
-            run.bad_line(n, f"not a JSON object but {type(ev).__name__}")
-    return run.result()
-
-
-def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-    keyed = []
-    last = -(1 << 62)
-    for n, ev in items:
-        ts = ev.get("ts_ms") if isinstance(ev, dict) else None
-        if type(ts) is int:
-            last = ts
-        keyed.append((last, n, ev))
-    keyed.sort(key=lambda k: (k[0], k[1]))
-    return [(n, ev) for _t, n, ev in keyed]
-
-
-def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, against_model: bool = False) -> TraceResult:
-    run = _Run(source, within, strict=False, against_model=against_model)
-    for n, ev in _sort_key_list(items):
-        if isinstance(ev, dict):
-            run.feed(ev, n)
-        elif isinstance(ev, str):
-            run.bad_line(n, ev)
-        else:
-            run.bad_line(n, f"not a JSON object but {type(ev).__name__}")
-    return run.result(sorted_=True)
-
-
-def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_model: bool = False) -> TraceResult:
-    name = path
-    run = _Run(name, within, strict=True, against_model=against_model)
-    try:
-        with open_trace(path, stdin_copy) as f:
-            fast = feed_stream(f, run, path)
-        res = run.result()
-        res.fast_events = fast
-        return res
-    except _Unsorted:
-        pass
-    items: list[tuple[int, Any]] = []
-    for n, raw in iter_file(path, stdin_copy):
-        ev, why = parse_line(raw)
-        items.append((n, ev if ev is not None else why))
-    return _check_sorted(items, name, within, against_model)
-
-
-def iter_results(paths: list[str], converge_within_s: float = 20.0, against_model: bool = False) -> Iterator[TraceResult]:
-    """One :class:`TraceResult` per trace file (after expanding directories); raises :class:`TraceReadError`."""
-    files = expand_paths(list(paths))
-    stdin_copy = spool_stdin() if "-" in files else None
-    try:
-        for f in files:
-            yield _check_file(f, converge_within_s, stdin_copy, against_model)
-    finally:
-        if stdin_copy is not None:
-            stdin_copy.close()
-
-
-def check_paths(paths: Iterable[str], *, converge_within_s: float = 20.0, against_model: bool = False) -> Report:
-    """Check trace files / directories / ``-``; raises :class:`TraceReadError` if one cannot be read at all."""
-    return Report(list(iter_results(list(paths), converge_within_s, against_model)))
-
-
-__all__ += ["iter_results", "TraceReadError"]

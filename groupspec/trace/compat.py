@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .checker import _Run
+from .runs import _Run
 
 __all__ = ["Violation", "check_trace", "TRACE_CHECKS"]
 
