@@ -269,6 +269,9 @@ def _files_to_arrow(converge_within_s: float) -> Any:
     def run(batches: Any) -> Any:
         import pyarrow as pa
 
+        from groupspec.pipeline.spark import prepare_worker
+
+        prepare_worker()
         schema = verdict_arrow_schema()
         for batch in batches:
             for path in batch.column(0).to_pylist():
