@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import shutil
 import sys
 import tempfile
@@ -91,7 +90,7 @@ _DUCK = {
 
 def baseline(files: list[str], out: Path) -> dict[str, Any]:
     """One process: the checker file after file (the audit's own per-file function), the aggregates in
-    DuckDB, the verdicts and windows as Parquet."""
+    DuckDB, the verdicts, windows and periods as Parquet (what the Spark audit writes)."""
     import duckdb
     import pandas as pd
 
@@ -100,15 +99,17 @@ def baseline(files: list[str], out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     windows: list[dict[str, Any]] = []
+    periods: list[dict[str, Any]] = []
     for f in files:
         for r in trace_rows(f, 20.0):
+            for w in r.pop("window_list"):
+                windows.append({"trace": r["trace"], "group": r["group"], **w})
+            for p in r.pop("period_list"):
+                periods.append({"trace": r["trace"], "group": r["group"], **p})
             rows.append(r)
-            for w in json.loads(r["result"]).get("unowned_windows", []):
-                windows.append({"trace": r["trace"], "group": r["group"], "topic": w["topic"],
-                                "partition": w["partition"], "from_ms": w["from_ms"], "to_ms": w["to_ms"],
-                                "seconds": w["seconds"]})
     v = pd.DataFrame(rows)
     w = pd.DataFrame(windows)
+    p = pd.DataFrame(periods)
     con = duckdb.connect()
     con.register("v", v)
     con.register("w", w)
@@ -116,6 +117,8 @@ def baseline(files: list[str], out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     con.execute(f"COPY (SELECT * FROM v ORDER BY trace, \"group\") TO '{out / 'verdicts.parquet'}' (FORMAT parquet)")
     con.execute(f"COPY (SELECT * FROM w) TO '{out / 'windows.parquet'}' (FORMAT parquet)")
+    con.register("p", p)
+    con.execute(f"COPY (SELECT * FROM p) TO '{out / 'periods.parquet'}' (FORMAT parquet)")
     assert set(figures) == set(FLEET_SQL)
     return {"wall": time.perf_counter() - t0, "events": int(figures["totals"][0][2] or 0),
             "groups": int(figures["totals"][0][0])}
