@@ -175,19 +175,13 @@ def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: flo
             g.defects = sorted(loose + g.defects, key=lambda d: d["line"] or 0)
         return g
 
+    # the checker's own rule for a trace whose time goes back: its signal, then its order by time
+    from groupspec.trace.checker import _sort_key_list, _Unsorted
+
     try:
         g = run(parsed, True)
-    except Exception as e:  # the checker's signal that time went back: check the lines sorted by time
-        if type(e).__name__ != "_Unsorted":
-            raise
-        keyed, last = [], -(1 << 62)
-        for n, ev in parsed:
-            ts = ev.get("ts_ms") if isinstance(ev, dict) else None
-            if type(ts) is int:
-                last = ts
-            keyed.append((last, n, ev))
-        keyed.sort(key=lambda k: (k[0], k[1]))
-        g = run([(n, ev) for _t, n, ev in keyed], False)
+    except _Unsorted:
+        g = run(_sort_key_list(parsed), False)
     return g.to_dict()
 
 
