@@ -157,6 +157,7 @@ def main() -> None:
               flush=True)
         sizes = sorted({int(s) for s in args.sizes.split(",") if s and int(s) < args.events} | {args.events})
         points = []
+        cpu_points: list[tuple[int, float, float]] = []
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
             s = spark_audit(files, tmp)
@@ -166,6 +167,7 @@ def main() -> None:
             assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
             n = s["events"]
             points.append((n, s["wall"], b["wall"]))
+            cpu_points.append((n, s["cpu"]["total"], bcpu))
             print(f"{'' if size != sizes[0] else '(first size: the JVM warms up here; later ones reuse it) '}"
                   f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
                   f"{n / s['wall']:,.0f} events/s ({s['cpu']['total']:.1f} CPU-s: driver {s['cpu']['driver']:.1f}, "
@@ -173,6 +175,10 @@ def main() -> None:
                   f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
                   f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
                   f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
+            print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
+                  f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes, so on 2 idle cores at best "
+                  f"{2 * n / s['cpu']['total']:,.0f} events/s: at best {2 * bcpu / s['cpu']['total']:.2f}x the one "
+                  f"process", flush=True)
         if len(points) >= 2:
             (n1, s1, b1), (n2, s2, b2) = points[0], points[-1]
             sp = (s2 - s1) / (n2 - n1)  # Spark's seconds per event
@@ -185,8 +191,31 @@ def main() -> None:
             else:
                 print(f"crossover: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
                       f"{bp * 1e6:.1f})", flush=True)
+        cpu_crossover(cpu_points)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cpu_crossover(points: list[tuple[int, float, float]]) -> None:
+    """Load-independent: Spark's CPU-seconds as fixed + per event (least squares over the sizes after
+    the first, whose session warms the JVM up), the baseline's per event; on 2 idle cores Spark's
+    wall time is at best half its CPU-seconds, so it overtakes the baseline where
+    (fixed + n x per event) / 2 = n x the baseline's per event."""
+    pts = points[1:] if len(points) > 2 else points
+    if len(pts) < 2:
+        return
+    mx = sum(n for n, _, _ in pts) / len(pts)
+    my = sum(c for _, c, _ in pts) / len(pts)
+    per = sum((n - mx) * (c - my) for n, c, _ in pts) / sum((n - mx) ** 2 for n, _, _ in pts)
+    fixed = my - per * mx
+    base = sum(b for _, _, b in pts) / sum(n for n, _, _ in pts)
+    text = (f"crossover by CPU-seconds: Spark local[2] = {fixed:.1f} CPU-s fixed + {per * 1e6:.2f} CPU-s per million "
+            f"events (all its processes), the one process {base * 1e6:.2f} CPU-s per million")
+    if 2 * base > per:
+        print(f"{text}: on 2 idle cores local[2] (at best half its CPU-seconds in wall time) overtakes the one "
+              f"process from about {max(0.0, fixed / (2 * base - per)):,.0f} events", flush=True)
+    else:
+        print(f"{text}: local[2] never overtakes it, even with both cores its own", flush=True)
 
 
 if __name__ == "__main__":
