@@ -19,9 +19,13 @@ Printed: wall seconds, events/s, CPU-seconds (every process: driver, JVM, Python
 through ``/proc`` every 0.25 s so workers that exit are counted; the sampling thread's own cost is in
 the driver's figure), the ratio
 local[2] / baseline, and the load average; then the size at which local[2] overtakes the baseline,
-estimated from the two fastest-growing figures (Spark: fixed cost + events x per-event cost; baseline:
-events x its per-event cost). Both sides call the checker, so when the checker gets faster both rise,
-and what is left of Spark's figure is its plumbing and its fixed cost.
+estimated from the smallest and the largest size's wall times (Spark: fixed cost + events x per-event
+cost; baseline: events x its per-event cost), which on a shared machine says more about the load
+than about Spark. Load-independent, from CPU-seconds: each size's ratio on 2 idle cores, between two
+bounds of Spark's wall time there (its CPU-seconds spread over both cores; the workers' half, the
+JVM's and the driver's one after the other), and the crossover size for each bound. Both sides call
+the checker, so when the checker gets faster both rise, and what is left of Spark's figure is its
+plumbing and its fixed cost.
 """
 from __future__ import annotations
 
@@ -157,7 +161,7 @@ def main() -> None:
               flush=True)
         sizes = sorted({int(s) for s in args.sizes.split(",") if s and int(s) < args.events} | {args.events})
         points = []
-        cpu_points: list[tuple[int, float, float]] = []
+        cpu_points: list[tuple[int, float, float, float]] = []
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
             s = spark_audit(files, tmp)
@@ -167,7 +171,8 @@ def main() -> None:
             assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
             n = s["events"]
             points.append((n, s["wall"], b["wall"]))
-            cpu_points.append((n, s["cpu"]["total"], bcpu))
+            serial = s["cpu"]["workers"] / 2 + s["cpu"]["jvm"] + s["cpu"]["driver"]
+            cpu_points.append((n, s["cpu"]["total"], bcpu, serial))
             print(f"{'' if size != sizes[0] else '(first size: the JVM warms up here; later ones reuse it) '}"
                   f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
                   f"{n / s['wall']:,.0f} events/s ({s['cpu']['total']:.1f} CPU-s: driver {s['cpu']['driver']:.1f}, "
@@ -176,47 +181,45 @@ def main() -> None:
                   f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
                   f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
             print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
-                  f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes, so on 2 idle cores at best "
-                  f"{2 * n / s['cpu']['total']:,.0f} events/s: at best {2 * bcpu / s['cpu']['total']:.2f}x the one "
-                  f"process", flush=True)
+                  f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes. On 2 idle cores local[2] takes "
+                  f"between {s['cpu']['total'] / 2:.1f} s (its CPU-seconds spread over both cores) and {serial:.1f} s "
+                  f"(the workers' half, the JVM and the driver one after the other), the one process "
+                  f"{bcpu:.1f} s: local[2] / baseline between {bcpu / serial:.2f}x and "
+                  f"{2 * bcpu / s['cpu']['total']:.2f}x", flush=True)
         if len(points) >= 2:
             (n1, s1, b1), (n2, s2, b2) = points[0], points[-1]
             sp = (s2 - s1) / (n2 - n1)  # Spark's seconds per event
             fixed = s1 - sp * n1
             bp = b2 / n2
             if bp > sp:
-                print(f"crossover: Spark local[2] = {fixed:.1f} s fixed + {sp * 1e6:.1f} s per million events, "
+                print(f"crossover by wall time at this load: Spark local[2] = {fixed:.1f} s fixed + {sp * 1e6:.1f} s per million events, "
                       f"baseline {bp * 1e6:.1f} s per million: local[2] overtakes the baseline from about "
                       f"{max(0.0, fixed / (bp - sp)):,.0f} events (session start-up not counted)", flush=True)
             else:
-                print(f"crossover: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
+                print(f"crossover by wall time: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
                       f"{bp * 1e6:.1f})", flush=True)
         cpu_crossover(cpu_points)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cpu_crossover(points: list[tuple[int, float, float]]) -> None:
-    """Load-independent: Spark's CPU-seconds as fixed + per event (least squares over the sizes after
-    the first, whose session warms the JVM up), the baseline's per event; on 2 idle cores Spark's
-    wall time is at best half its CPU-seconds, so it overtakes the baseline where
-    (fixed + n x per event) / 2 = n x the baseline's per event."""
+def cpu_crossover(points: list[tuple[int, float, float, float]]) -> None:
+    """Load-independent: the sizes at which local[2] on 2 idle cores overtakes the one process, from
+    CPU-seconds: Spark's two wall-time bounds (its CPU-seconds / 2; the workers' / 2 + the JVM's + the
+    driver's) as fixed + per event (least squares over the sizes after the first, whose session warms the
+    JVM up), the baseline's CPU-seconds per event."""
     pts = points[1:] if len(points) > 2 else points
     if len(pts) < 2:
         return
-    mx = sum(n for n, _, _ in pts) / len(pts)
-    my = sum(c for _, c, _ in pts) / len(pts)
-    per = sum((n - mx) * (c - my) for n, c, _ in pts) / sum((n - mx) ** 2 for n, _, _ in pts)
-    fixed = my - per * mx
-    base = sum(b for _, _, b in pts) / sum(n for n, _, _ in pts)
-    text = (f"crossover by CPU-seconds: Spark local[2] = {fixed:.1f} CPU-s fixed + {per * 1e6:.2f} CPU-s per million "
-            f"events (all its processes), the one process {base * 1e6:.2f} CPU-s per million")
-    if 2 * base > per:
-        print(f"{text}: on 2 idle cores local[2] (at best half its CPU-seconds in wall time) overtakes the one "
-              f"process from about {max(0.0, fixed / (2 * base - per)):,.0f} events", flush=True)
-    else:
-        print(f"{text}: local[2] never overtakes it, even with both cores its own", flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    base = sum(p[2] for p in pts) / sum(p[0] for p in pts)
+    out = []
+    for label, ys in (("spread over both cores", [p[1] / 2 for p in pts]),
+                      ("JVM and driver not overlapping the workers", [p[3] for p in pts])):
+        xs = [p[0] for p in pts]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        per = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        fixed = my - per * mx
+        where = f"from about {max(0.0, fixed / (base - per)):,.0f} events" if base > per else "never"
+        out.append(f"{label}: {fixed:.1f} s + {per * 1e6:.2f} s per million events, overtakes it {where}")
+    print(f"crossover by CPU-seconds on 2 idle cores (the one process: {base * 1e6:.2f} s per million events); "
+          f"local[2] {'; '.join(out)}", flush=True)
