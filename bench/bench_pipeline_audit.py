@@ -150,7 +150,7 @@ def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000_000)
-    ap.add_argument("--sizes", default="100000,1000000", help="comma-separated smaller event counts (crossover)")
+    ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated smaller event counts (crossover)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
