@@ -109,23 +109,28 @@ def speedup(grid: Grid, repeats: int, tmp: Path) -> None:
           flush=True)
 
 
-def balance(grid: Grid, cores: int = 2) -> None:
-    """Load-independent: every point's CPU time measured in this process, the tasks that
-    ``compute_rows`` makes (``plan_tasks``) scheduled in order on ``cores`` free slots: the speed-up the
-    job's partitioning allows on idle cores (Spark's own overhead apart: see the CPU-seconds above)."""
+def balance(grid: Grid, cores: int = 2, repeats: int = 2) -> None:
+    """Load-independent: every point's CPU time measured in this process (the least of ``repeats``
+    runs: the other engineers' load only ever adds to it), the tasks that ``compute_rows`` makes
+    (``plan_tasks``) scheduled in order on ``cores`` free slots: the speed-up the job's partitioning
+    allows on idle cores (Spark's own overhead apart: see the CPU-seconds above)."""
     import heapq
 
-    from groupspec.pipeline.runs import run_point
-    from groupspec.pipeline.sweep import TASKS_PER_CORE, plan_tasks
+    from groupspec.pipeline.points import run_point
+    from groupspec.pipeline.sweep import plan_tasks
 
     cost = {}
     for p in grid.points:
-        c0 = time.process_time()
-        run_point(p, grid.name)
-        cost[p.point_id] = time.process_time() - c0
+        best = float("inf")
+        for _ in range(repeats):
+            c0 = time.process_time()
+            run_point(p, grid.name)
+            best = min(best, time.process_time() - c0)
+        cost[p.point_id] = best
     total = sum(cost.values())
+    one = total
     for n in (1, cores):
-        bins = plan_tasks(list(grid.points), n * TASKS_PER_CORE)
+        bins = plan_tasks(list(grid.points), n)
         slots = [0.0] * n
         for b in bins:  # Spark hands the next task to the first free slot
             t = heapq.heappop(slots)
@@ -134,10 +139,11 @@ def balance(grid: Grid, cores: int = 2) -> None:
         if n == 1:
             one = span
         else:
-            print(f"balance ({grid.name}, {len(grid)} runs, {total:.1f} CPU-s in one process): {len(bins)} tasks on "
-                  f"{n} slots finish after {span:.1f} s of the busiest slot: the partitioning allows "
-                  f"{one / span:.2f}x on {n} idle cores (largest task {max(sum(cost[p.point_id] for p in b) for b in bins):.2f} s)",
-                  flush=True)
+            sizes = sorted((sum(cost[p.point_id] for p in b) for b in bins), reverse=True)
+            print(f"balance ({grid.name}, {len(grid)} runs, {total:.1f} CPU-s in one process, each run the least of "
+                  f"{repeats}): {len(bins)} tasks on {n} slots finish after {span:.2f} s of the busiest slot: the "
+                  f"partitioning allows {one / span:.3f}x on {n} idle cores (tasks {sizes[0]:.2f} s down to "
+                  f"{sizes[-1]:.2f} s; the last one {sum(cost[p.point_id] for p in bins[-1]):.2f} s)", flush=True)
 
 
 def rebalances(grid: Grid, tmp: Path) -> None:

@@ -19,15 +19,18 @@ Printed: wall seconds, events/s, CPU-seconds (every process: driver, JVM, Python
 through ``/proc`` every 0.25 s so workers that exit are counted; the sampling thread's own cost is in
 the driver's figure), the ratio
 local[2] / baseline, and the load average; then the size at which local[2] overtakes the baseline,
-estimated from the two fastest-growing figures (Spark: fixed cost + events x per-event cost; baseline:
-events x its per-event cost). Both sides call the checker, so when the checker gets faster both rise,
-and what is left of Spark's figure is its plumbing and its fixed cost.
+estimated from the smallest and the largest size's wall times (Spark: fixed cost + events x per-event
+cost; baseline: events x its per-event cost), which on a shared machine says more about the load
+than about Spark. Load-independent, from CPU-seconds: each size's ratio on 2 idle cores, between two
+bounds of Spark's wall time there (its CPU-seconds spread over both cores; the workers' half, the
+JVM's and the driver's one after the other), and the crossover size for each bound. Both sides call
+the checker, so when the checker gets faster both rise, and what is left of Spark's figure is its
+plumbing and its fixed cost.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import shutil
 import sys
 import tempfile
@@ -91,7 +94,7 @@ _DUCK = {
 
 def baseline(files: list[str], out: Path) -> dict[str, Any]:
     """One process: the checker file after file (the audit's own per-file function), the aggregates in
-    DuckDB, the verdicts and windows as Parquet."""
+    DuckDB, the verdicts, windows and periods as Parquet (what the Spark audit writes)."""
     import duckdb
     import pandas as pd
 
@@ -100,15 +103,17 @@ def baseline(files: list[str], out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     windows: list[dict[str, Any]] = []
+    periods: list[dict[str, Any]] = []
     for f in files:
         for r in trace_rows(f, 20.0):
+            for w in r.pop("window_list"):
+                windows.append({"trace": r["trace"], "group": r["group"], **w})
+            for p in r.pop("period_list"):
+                periods.append({"trace": r["trace"], "group": r["group"], **p})
             rows.append(r)
-            for w in json.loads(r["result"]).get("unowned_windows", []):
-                windows.append({"trace": r["trace"], "group": r["group"], "topic": w["topic"],
-                                "partition": w["partition"], "from_ms": w["from_ms"], "to_ms": w["to_ms"],
-                                "seconds": w["seconds"]})
     v = pd.DataFrame(rows)
     w = pd.DataFrame(windows)
+    p = pd.DataFrame(periods)
     con = duckdb.connect()
     con.register("v", v)
     con.register("w", w)
@@ -116,6 +121,8 @@ def baseline(files: list[str], out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     con.execute(f"COPY (SELECT * FROM v ORDER BY trace, \"group\") TO '{out / 'verdicts.parquet'}' (FORMAT parquet)")
     con.execute(f"COPY (SELECT * FROM w) TO '{out / 'windows.parquet'}' (FORMAT parquet)")
+    con.register("p", p)
+    con.execute(f"COPY (SELECT * FROM p) TO '{out / 'periods.parquet'}' (FORMAT parquet)")
     assert set(figures) == set(FLEET_SQL)
     return {"wall": time.perf_counter() - t0, "events": int(figures["totals"][0][2] or 0),
             "groups": int(figures["totals"][0][0])}
@@ -143,7 +150,7 @@ def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000_000)
-    ap.add_argument("--sizes", default="100000,1000000", help="comma-separated smaller event counts (crossover)")
+    ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated smaller event counts (crossover)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
@@ -154,6 +161,7 @@ def main() -> None:
               flush=True)
         sizes = sorted({int(s) for s in args.sizes.split(",") if s and int(s) < args.events} | {args.events})
         points = []
+        cpu_points: list[tuple[int, float, float, float]] = []
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
             s = spark_audit(files, tmp)
@@ -163,6 +171,8 @@ def main() -> None:
             assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
             n = s["events"]
             points.append((n, s["wall"], b["wall"]))
+            serial = s["cpu"]["workers"] / 2 + s["cpu"]["jvm"] + s["cpu"]["driver"]
+            cpu_points.append((n, s["cpu"]["total"], bcpu, serial))
             print(f"{'' if size != sizes[0] else '(first size: the JVM warms up here; later ones reuse it) '}"
                   f"audit {n:,} events, {s['groups']:,} groups, {len(files)} files: local[2] {s['wall']:.1f} s = "
                   f"{n / s['wall']:,.0f} events/s ({s['cpu']['total']:.1f} CPU-s: driver {s['cpu']['driver']:.1f}, "
@@ -170,21 +180,46 @@ def main() -> None:
                   f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
                   f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
                   f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
+            print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
+                  f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes. On 2 idle cores local[2] takes "
+                  f"between {s['cpu']['total'] / 2:.1f} s (its CPU-seconds spread over both cores) and {serial:.1f} s "
+                  f"(the workers' half, the JVM and the driver one after the other), the one process "
+                  f"{bcpu:.1f} s: local[2] / baseline between {bcpu / serial:.2f}x and "
+                  f"{2 * bcpu / s['cpu']['total']:.2f}x", flush=True)
         if len(points) >= 2:
             (n1, s1, b1), (n2, s2, b2) = points[0], points[-1]
             sp = (s2 - s1) / (n2 - n1)  # Spark's seconds per event
             fixed = s1 - sp * n1
             bp = b2 / n2
             if bp > sp:
-                print(f"crossover: Spark local[2] = {fixed:.1f} s fixed + {sp * 1e6:.1f} s per million events, "
+                print(f"crossover by wall time at this load: Spark local[2] = {fixed:.1f} s fixed + {sp * 1e6:.1f} s per million events, "
                       f"baseline {bp * 1e6:.1f} s per million: local[2] overtakes the baseline from about "
                       f"{max(0.0, fixed / (bp - sp)):,.0f} events (session start-up not counted)", flush=True)
             else:
-                print(f"crossover: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
+                print(f"crossover by wall time: none at this load (Spark {sp * 1e6:.1f} s per million events, baseline "
                       f"{bp * 1e6:.1f})", flush=True)
+        cpu_crossover(cpu_points)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    main()
+def cpu_crossover(points: list[tuple[int, float, float, float]]) -> None:
+    """Load-independent: the sizes at which local[2] on 2 idle cores overtakes the one process, from
+    CPU-seconds: Spark's two wall-time bounds (its CPU-seconds / 2; the workers' / 2 + the JVM's + the
+    driver's) as fixed + per event (least squares over the sizes after the first, whose session warms the
+    JVM up), the baseline's CPU-seconds per event."""
+    pts = points[1:] if len(points) > 2 else points
+    if len(pts) < 2:
+        return
+    base = sum(p[2] for p in pts) / sum(p[0] for p in pts)
+    out = []
+    for label, ys in (("spread over both cores", [p[1] / 2 for p in pts]),
+                      ("JVM and driver not overlapping the workers", [p[3] for p in pts])):
+        xs = [p[0] for p in pts]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        per = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        fixed = my - per * mx
+        where = f"from about {max(0.0, fixed / (base - per)):,.0f} events" if base > per else "never"
+        out.append(f"{label}: {fixed:.1f} s + {per * 1e6:.2f} s per million events, overtakes it {where}")
+    print(f"crossover by CPU-seconds on 2 idle cores (the one process: {base * 1e6:.2f} s per million events); "
+          f"local[2] {'; '.join(out)}", flush=True)

@@ -29,32 +29,11 @@ def _stat(pid: int) -> tuple[int, str, float, float] | None:
 def tree_cpu(root: int | None = None) -> dict[str, float]:
     """``{"driver", "jvm", "workers", "reaped", "total"}`` CPU-seconds of ``root`` (default: this process) and its
     descendants (``/proc``; zeros where it is not available)."""
-    root = root or os.getpid()
-    procs: dict[int, tuple[int, str, float, float]] = {}
-    try:
-        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
-    except OSError:
-        return {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "reaped": 0.0, "total": 0.0}
-    for pid in pids:
-        s = _stat(pid)
-        if s is not None:
-            procs[pid] = s
-    kids: dict[int, list[int]] = {}
-    for pid, (ppid, *_rest) in procs.items():
-        kids.setdefault(ppid, []).append(pid)
     out = {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "reaped": 0.0}
-    stack = [(root, "driver")]
-    while stack:
-        pid, role = stack.pop()
-        if pid not in procs:
-            continue
-        _ppid, comm, own, reaped = procs[pid]
-        if pid != root:
-            role = "jvm" if comm == "java" else ("workers" if role in ("jvm", "workers") else role)
+    for _pid, role, own, reaped in _walk(root or os.getpid()):
         out[role] += own
         # children already reaped: the JVM's and the daemon's are Python workers; the driver's others
         out["workers" if role in ("jvm", "workers") else "reaped"] += reaped
-        stack.extend((k, role) for k in kids.get(pid, []))
     out["total"] = sum(out.values())
     return out
 
@@ -116,8 +95,18 @@ class CpuMeter:
 
 def _tree(root: int) -> list[tuple[int, str, float]]:
     """``(pid, role, own CPU-seconds)`` of ``root`` and its live descendants."""
+    return [(pid, role, own) for pid, role, own, _reaped in _walk(root)]
+
+
+def _walk(root: int) -> list[tuple[int, str, float, float]]:
+    """``(pid, role, own CPU-seconds, reaped children's CPU-seconds)`` of ``root`` and its live descendants;
+    role: ``driver`` (root and its other children), ``jvm`` (java), ``workers`` (Python under the JVM)."""
     procs: dict[int, tuple[int, str, float, float]] = {}
-    for d in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for d in names:
         if d.isdigit():
             s = _stat(int(d))
             if s is not None:
@@ -131,9 +120,9 @@ def _tree(root: int) -> list[tuple[int, str, float]]:
         pid, role = stack.pop()
         if pid not in procs:
             continue
-        _ppid, comm, own, _reaped = procs[pid]
+        _ppid, comm, own, reaped = procs[pid]
         if pid != root:
             role = "jvm" if comm == "java" else ("workers" if role in ("jvm", "workers") else role)
-        out.append((pid, role, own))
+        out.append((pid, role, own, reaped))
         stack.extend((k, role) for k in kids.get(pid, []))
     return out

@@ -41,14 +41,25 @@ class AuditError(ValueError):
     """An input that cannot be read at all (the message names it)."""
 
 
+# a group's unowned windows and periods, as the checker's JSON has them, handed from the workers to the
+# JVM as Arrow columns (not parsed again from the result JSON)
+_WINDOW_FIELDS = (("topic", "string"), ("partition", "long"), ("from_ms", "long"), ("to_ms", "long"),
+                  ("seconds", "double"))
+_PERIOD_FIELDS = (("from_ms", "long"), ("to_ms", "long"), ("members", "array<string>"), ("converged_at_ms", "long"),
+                  ("seconds_to_converge", "double"))
+
 VERDICT_SCHEMA = (
     "trace string, `group` string, ok boolean, events long, members array<string>, "
     + ", ".join(f"{p} string" for p in PROPERTIES)
     + ", violations long, overlaps long, zombie_overlaps long, unowned_windows long, max_unowned_s double, "
     "periods long, periods_never_converged long, max_seconds_to_converge double, "
-    "seconds_to_converge array<double>, result string"
+    "seconds_to_converge array<double>, result string, "
+    f"window_list array<struct<{','.join(f'{n}:{t}' for n, t in _WINDOW_FIELDS)}>>, "
+    f"period_list array<struct<{','.join(f'{n}:{t}' for n, t in _PERIOD_FIELDS)}>>"
 )
 WINDOW_SCHEMA = "trace string, `group` string, topic string, partition long, from_ms long, to_ms long, seconds double"
+# the verdict rows' columns that are not written to verdicts/ (they become windows/ and periods/)
+LIST_COLUMNS = ("window_list", "period_list")
 
 
 def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -164,19 +175,13 @@ def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: flo
             g.defects = sorted(loose + g.defects, key=lambda d: d["line"] or 0)
         return g
 
+    # the checker's own rule for a trace whose time goes back: its signal, then its order by time
+    from groupspec.trace.checker import _sort_key_list, _Unsorted
+
     try:
         g = run(parsed, True)
-    except Exception as e:  # the checker's signal that time went back: check the lines sorted by time
-        if type(e).__name__ != "_Unsorted":
-            raise
-        keyed, last = [], -(1 << 62)
-        for n, ev in parsed:
-            ts = ev.get("ts_ms") if isinstance(ev, dict) else None
-            if type(ts) is int:
-                last = ts
-            keyed.append((last, n, ev))
-        keyed.sort(key=lambda k: (k[0], k[1]))
-        g = run([(n, ev) for _t, n, ev in keyed], False)
+    except _Unsorted:
+        g = run(_sort_key_list(parsed), False)
     return g.to_dict()
 
 
@@ -205,7 +210,7 @@ def loose_row(trace: str, defects: list[dict[str, Any]], events: int) -> dict[st
     row.update(trace=trace, group="", ok=False, events=events, members=[], well_formed="violated",
                violations=len(defects), overlaps=0, zombie_overlaps=0, unowned_windows=0, periods=0,
                periods_never_converged=0, seconds_to_converge=[],
-               result=json.dumps({"group": None, "defects": defects}, sort_keys=True))
+               result=json.dumps({"group": None, "defects": defects}, sort_keys=True), window_list=[], period_list=[])
     return row
 
 
@@ -229,6 +234,8 @@ def group_row(trace: str, g: dict[str, Any], events: int) -> dict[str, Any]:
         "periods_never_converged": sum(1 for p in periods if p.get("converged_at_ms") is None),
         "max_seconds_to_converge": max(conv) if conv else None,
         "seconds_to_converge": conv, "result": json.dumps(g, sort_keys=True),
+        "window_list": [{k: w.get(k) for k, _ in _WINDOW_FIELDS} for w in windows],
+        "period_list": [{k: p.get(k) for k, _ in _PERIOD_FIELDS} for p in periods],
     }
 
 
@@ -257,24 +264,49 @@ def verdict_arrow_schema() -> Any:
 
     types = {"string": pa.string(), "boolean": pa.bool_(), "long": pa.int64(), "double": pa.float64(),
              "array<string>": pa.list_(pa.string()), "array<double>": pa.list_(pa.float64())}
+
+    def arrow(typ: str) -> Any:
+        if typ.startswith("array<struct<"):
+            inner = typ[len("array<struct<"):-2]
+            return pa.list_(pa.struct([(n, types[t]) for n, t in (f.split(":", 1) for f in _split_fields(inner))]))
+        return types[typ]
+
     fields = []
     for col in VERDICT_SCHEMA.split(", "):
         name, typ = col.split(" ", 1)
-        fields.append((name.strip("`"), types[typ]))
+        fields.append((name.strip("`"), arrow(typ)))
     return pa.schema(fields)
 
 
-def _files_to_arrow(converge_within_s: float) -> Any:
-    """``mapInArrow``: batches of file paths -> batches of verdict rows (one task checks its files)."""
+def _split_fields(inner: str) -> list[str]:
+    """``a:string,b:array<string>`` -> its fields (commas inside ``<>`` do not split)."""
+    out, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
+
+
+def _files_to_arrow(bins: list[list[str]], converge_within_s: float) -> Any:
+    """``mapInArrow``: batches of bin numbers (``spark.range``: task ``i`` gets ``i``) -> batches of
+    verdict rows (one task checks the files of its bin)."""
     def run(batches: Any) -> Any:
         import pyarrow as pa
 
+        from groupspec.pipeline.spark import prepare_worker
+
+        prepare_worker()
         schema = verdict_arrow_schema()
         for batch in batches:
-            for path in batch.column(0).to_pylist():
-                rows = trace_rows(path, converge_within_s)
-                if rows:
-                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            for i in batch.column(0).to_pylist():
+                for path in bins[i]:
+                    rows = trace_rows(path, converge_within_s)
+                    if rows:
+                        yield pa.RecordBatch.from_pylist(rows, schema=schema)
     return run
 
 
@@ -305,9 +337,10 @@ def _check_group(pdf: Any, converge_within_s: float) -> Any:
 
 
 FLEET_SQL: dict[str, str] = {
-    "verdicts": " UNION ALL ".join(
-        f"SELECT '{p}' AS property, {p} AS verdict, count(*) AS groups FROM verdicts GROUP BY {p}" for p in PROPERTIES
-    ) + " ORDER BY property, verdict",
+    # one aggregation over the properties unpivoted (stack), not one per property
+    "verdicts": "SELECT property, verdict, count(*) AS groups FROM (SELECT stack({n}, {pairs}) AS (property, verdict) "
+                "FROM verdicts) GROUP BY property, verdict ORDER BY property, verdict".format(
+                    n=len(PROPERTIES), pairs=", ".join(f"'{p}', {p}" for p in PROPERTIES)),
     "worst_unowned_windows": "SELECT trace, `group`, topic, partition, from_ms, to_ms, seconds FROM windows "
                              "ORDER BY seconds DESC, trace, `group`, topic, partition, from_ms LIMIT 20",
     "convergence": "SELECT count(*) AS periods, min(s) AS min_s, percentile(s, 0.5) AS p50_s, "
@@ -341,12 +374,12 @@ def verdicts_frame(spark: Any, files: list[str], parquet: list[str], converge_wi
     cw = converge_within_s
     frames = []
     if files:
-        sc = spark.sparkContext
         # a few tasks per core, of about equal bytes, the heaviest first; each task reads and checks
-        # its files and hands its rows to the JVM as Arrow batches (no per-row Python-to-JVM pickling)
-        bins = plan_files(files, sc.defaultParallelism * 4)
-        paths = sc.parallelize(bins, len(bins)).flatMap(lambda b: [(f,) for f in b])
-        frames.append(spark.createDataFrame(paths, "path string").mapInArrow(_files_to_arrow(cw), VERDICT_SCHEMA))
+        # its files and hands its rows to the JVM as Arrow batches (no per-row Python-to-JVM pickling).
+        # The tasks are numbered by the JVM alone (spark.range, one number per partition); the bins
+        # travel with the function, so no Python job is needed to make the input
+        bins = plan_files(files, spark.sparkContext.defaultParallelism * 4)
+        frames.append(spark.range(0, len(bins), 1, len(bins)).mapInArrow(_files_to_arrow(bins, cw), VERDICT_SCHEMA))
     if parquet:
         frames.append(parquet_lines(spark, parquet).groupBy("trace", "group")
                       .applyInPandas(lambda pdf: _check_group(pdf, cw), VERDICT_SCHEMA))
@@ -368,21 +401,16 @@ def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, 
         verdicts = verdicts.cache()
         verdicts.count()
         verdicts.createOrReplaceTempView("verdicts")
-        windows = verdicts.select("trace", "group", F.explode(F.from_json(
-            F.get_json_object("result", "$.unowned_windows"),
-            "array<struct<topic:string,partition:long,from_ms:long,to_ms:long,seconds:double>>")).alias("w")) \
-            .select("trace", "group", "w.*")
+        # the workers hand each group's windows and periods as Arrow columns: exploded, not parsed
+        windows = verdicts.select("trace", "group", F.explode("window_list").alias("w")).select("trace", "group", "w.*")
         windows.createOrReplaceTempView("windows")
-        periods = verdicts.select("trace", "group", F.explode(F.from_json(
-            F.get_json_object("result", "$.periods"),
-            "array<struct<from_ms:long,to_ms:long,members:array<string>,converged_at_ms:long,"
-            "seconds_to_converge:double>>")).alias("p")).select("trace", "group", "p.*")
+        periods = verdicts.select("trace", "group", F.explode("period_list").alias("p")).select("trace", "group", "p.*")
         fleet: dict[str, Any] = {}
         for name, sql in FLEET_SQL.items():
             fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
         # collected as they are (Arrow) and sorted on the driver: a Spark orderBy costs a sampling job
         # and a shuffle each, for rows that come to the driver anyway
-        vpd = _sorted(verdicts.toPandas(), ["trace", "group"])
+        vpd = _sorted(verdicts.drop(*LIST_COLUMNS).toPandas(), ["trace", "group"])
         wpd = _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
         ppd = _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
         verdicts.unpersist()

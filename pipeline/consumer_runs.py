@@ -43,10 +43,9 @@ from groupspec.reference.consumer_group import COORDINATOR_FAULTS, HeartbeatRequ
 from groupspec.reference.consumer_next import CLIENT_FAULTS, ReconcilingConsumer
 from groupspec.reference.consumer_sim import STEP_MS, ConsumerSimulation
 from groupspec.reference.errors import Error
-from groupspec.reference.trace import ownership
 
 from .grid import Point
-from .runs import MEASURE_FROM_MS, METRICS, TOPIC, _end_ms, _optimum, _owners_at, _schedule, _settled_at, check_trace
+from .runs import MEASURE_FROM_MS, METRICS, TOPIC, _end_ms, _schedule, measure_trace
 
 __all__ = ["run_consumer_point", "TracedConsumerSimulation", "FAULTS"]
 
@@ -197,27 +196,15 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     sim.run_until(end, events)
     trace = sim.trace
     alive = sorted({_name(proc.client.member_id) for proc in sim.procs.values()})
-    own = ownership(trace, MEASURE_FROM_MS, end)
-    before = _owners_at(trace, MEASURE_FROM_MS)
-    converged, secs = _settled_at(trace, last, parts, alive)
-    violations, violated = check_trace(trace, f"{sweep}/{p.point_id}")
+    row.update(measure_trace(trace, last, end, parts, alive, f"{sweep}/{p.point_id}"))
     row.update(
         rebalances=sim.target_epochs_after_measure(),
         generations=sim.coord.group_epoch,
         rebalance_attempts=sim.joins,
-        partitions_moved=own.moved,
-        moves_optimum=_optimum(before, alive, parts),
-        partition_seconds_unowned=round(own.unowned_partition_seconds, 3),
-        seconds_to_converge=secs,
-        converged=converged,
-        violations=violations,
-        violated=violated,
-        double_owned_instants=len(own.double_owned),
         commits_accepted=sim.commits[True],
         commits_rejected=sim.commits[False],
         protocol_messages=2 * (sim.heartbeats + sim.commits[True] + sim.commits[False]),
         sim_events=sim.steps,
         sim_end_ms=end,
-        trace_events=len(trace),
     )
     return row, trace

@@ -49,7 +49,8 @@ from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
 
 from .grid import Point
 
-__all__ = ["run_point", "run_point_with_trace", "run_length_ms", "METRICS", "ROW_SCHEMA", "MEASURE_FROM_MS", "check_trace"]
+__all__ = ["run_point", "run_point_with_trace", "run_length_ms", "METRICS", "ROW_SCHEMA", "MEASURE_FROM_MS", "check_trace",
+           "measure_trace"]
 
 MEASURE_FROM_MS = 20_000
 STAGGER_MS = 700
@@ -281,22 +282,31 @@ def run_point_with_trace(p: Point, sweep: str = "") -> tuple[dict[str, Any], lis
                    rebalance_attempts=joins, protocol_messages=sim.messages, sim_events=sim.steps, sim_end_ms=sim.now)
         if flow is not None:
             row.update(flow.summary())
+    row.update(measure_trace(trace, last, end, parts, alive, f"{sweep}/{p.point_id}"))
+    return row, trace
+
+
+def measure_trace(trace: list[dict[str, Any]], last: int, end: int, parts: list[tuple[str, int]],
+                  alive: list[str], source: str) -> dict[str, Any]:
+    """The metrics every protocol's run reads from its trace alone (the classic runs here, the
+    next-generation protocol's in :mod:`groupspec.pipeline.consumer_runs`): ownership after the
+    disturbance, the fewest moves, convergence after the last churn action (``last``) with the members
+    ``alive`` at the end, and the trace checker's verdicts."""
     own = ownership(trace, MEASURE_FROM_MS, end)
     before = _owners_at(trace, MEASURE_FROM_MS)
     converged, secs = _settled_at(trace, last, parts, alive)
-    violations, violated = check_trace(trace, f"{sweep}/{p.point_id}")
-    row.update(
-        partitions_moved=own.moved,
-        moves_optimum=_optimum(before, alive, parts),
-        partition_seconds_unowned=round(own.unowned_partition_seconds, 3),
-        seconds_to_converge=secs,
-        converged=converged,
-        violations=violations,
-        violated=violated,
-        double_owned_instants=len(own.double_owned),
-        trace_events=len(trace),
-    )
-    return row, trace
+    violations, violated = check_trace(trace, source)
+    return {
+        "partitions_moved": own.moved,
+        "moves_optimum": _optimum(before, alive, parts),
+        "partition_seconds_unowned": round(own.unowned_partition_seconds, 3),
+        "seconds_to_converge": secs,
+        "converged": converged,
+        "violations": violations,
+        "violated": violated,
+        "double_owned_instants": len(own.double_owned),
+        "trace_events": len(trace),
+    }
 
 
 def run_point(p: Point, sweep: str = "") -> dict[str, Any]:

@@ -28,45 +28,71 @@ from .points import run_point, run_point_with_trace
 from .runs import ROW_SCHEMA, run_length_ms
 
 __all__ = ["run_sweep", "rows_locally", "write_rows", "arrow_schema", "read_rows", "frame_rows", "point_cost",
-           "plan_tasks", "TASKS_PER_CORE", "compute_rows", "write_outputs"]
+           "plan_tasks", "compute_rows", "write_outputs"]
 
-TASKS_PER_CORE = 4
+# the guided schedule (:func:`plan_tasks`): each task takes 1/(FIRST_SHARE x slots) of the estimated
+# cost not yet planned, never less than 1/(SMALLEST_SHARE x slots) of the whole
+FIRST_SHARE = 2
+SMALLEST_SHARE = 64
 
 
 def point_cost(p: Point) -> float:
-    """A rough relative CPU cost of one run, to balance the tasks (not a measurement): the simulator's
-    events are mostly polls (one per member per ``poll_interval_ms``; with records, a commit or a fetch
-    answer each) and heartbeats, over the run's simulated length; the ZooKeeper group is cheap."""
-    secs = run_length_ms(p) / 1000.0
+    """The estimated CPU cost of one run in microseconds of this machine (a model, not a
+    measurement: fitted to the per-run CPU time of the ``history``, ``protocols`` and a dense grid's
+    runs; what matters is that it ranks and adds up like the real cost). A classic group's run costs
+    per member and simulated second a base, its heartbeats and its polls, and a commit with a trace
+    line and the checker's work on it at every poll for the ``sync`` and ``async`` commit
+    strategies (most of the cost where they apply); Connect's workers and the next-generation
+    protocol's members cost per member-second; the ZooKeeper group per member and per pair (the herd)."""
     if p.protocol == "zookeeper":
-        return 1.0 + p.members * p.members / 50.0
-    per_poll = 1.0 if p.protocol == "connect" else 2.0
-    return 10.0 + p.members * secs * (per_poll * 1000.0 / p.poll_interval_ms + 4000.0 / p.heartbeat_interval_ms)
+        return 200.0 + 170.0 * p.members + 4.0 * p.members * p.members
+    member_secs = p.members * run_length_ms(p) / 1000.0
+    if p.protocol == "connect":
+        return 2000.0 + 21.0 * member_secs
+    if p.protocol == "consumer":
+        return 950.0 + 19.0 * member_secs
+    per_second = 18.0 + 6.0 * 1000.0 / p.heartbeat_interval_ms + 5.0 * 1000.0 / p.poll_interval_ms
+    if p.commit in ("sync", "async"):
+        per_second += 33.0 * 1000.0 / p.poll_interval_ms
+    return 600.0 + member_secs * per_second
 
 
-def plan_tasks(points: list[Point], tasks: int) -> list[list[Point]]:
-    """The points in ``tasks`` bins of about equal estimated cost (:func:`point_cost`; longest
-    processing time first: each point, dearest first, goes to the cheapest bin so far), the dearest bin
-    first (Spark starts the tasks in order, so the long ones do not finish last)."""
-    import heapq
-
-    tasks = max(1, min(tasks, len(points)))
-    order = sorted(points, key=lambda p: (-point_cost(p), p.point_id))
-    heap = [(0.0, i) for i in range(tasks)]
-    bins: list[list[Point]] = [[] for _ in range(tasks)]
-    loads = [0.0] * tasks
-    for p in order:
-        load, i = heapq.heappop(heap)
-        bins[i].append(p)
-        loads[i] = load + point_cost(p)
-        heapq.heappush(heap, (loads[i], i))
-    return [b for _, b in sorted(zip(loads, bins), key=lambda lb: -lb[0]) if b]
+def plan_tasks(points: list[Point], slots: int) -> list[list[Point]]:
+    """The points as Spark tasks for ``slots`` task slots (cores), in the order Spark starts them:
+    a guided schedule over the estimated cost (:func:`point_cost`). The points go dearest first;
+    each task takes the next points up to 1/(:data:`FIRST_SHARE` x slots) of the cost not yet planned
+    (at least one point, and never a task under 1/(:data:`SMALLEST_SHARE` x slots) of the whole). So
+    the first tasks are large and few, the tasks shrink as the work left does, and the last ones,
+    which decide when the job ends, are small: the slot that finishes first takes the next task, so an
+    estimate that is off early is made up by the small tasks at the end; and the number of tasks stays
+    small (about ``FIRST_SHARE x slots x ln(SMALLEST_SHARE / FIRST_SHARE)`` plus the tail)."""
+    slots = max(1, slots)
+    costs = {p.point_id: point_cost(p) for p in points}
+    order = sorted(points, key=lambda p: (-costs[p.point_id], p.point_id))
+    left = sum(costs.values())
+    smallest = left / (SMALLEST_SHARE * slots)
+    tasks: list[list[Point]] = []
+    i = 0
+    while i < len(order):
+        target = max(left / (FIRST_SHARE * slots), smallest)
+        task: list[Point] = []
+        spent = 0.0
+        while i < len(order) and (not task or spent + costs[order[i].point_id] <= target):
+            task.append(order[i])
+            spent += costs[order[i].point_id]
+            i += 1
+        tasks.append(task)
+        left -= spent
+    return tasks
 
 
 def _task(sweep: str, with_traces: bool) -> Callable[[Iterable[dict[str, Any]]], Iterator[Any]]:
     def run(points: Iterable[dict[str, Any]]) -> Iterator[Any]:
         from groupspec.pipeline.grid import Point as P
+        from groupspec.pipeline.spark import prepare_worker
         from groupspec.reference.trace import dumps_jsonl
+
+        prepare_worker()
 
         for d in points:
             p = P(**d)
@@ -162,14 +188,15 @@ def _write_traces(traces: list[dict[str, Any]], dest: Path) -> int:
 
 
 def compute_rows(spark: Any, grid: Grid, *, traces: bool = False, progress: bool = True,
-                 slices: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The Spark job alone: every point run in a task; ``(rows sorted by point_id, trace documents)``."""
+                 slots: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Spark job alone: every point run in a task; ``(rows sorted by point_id, trace documents)``.
+    ``slots``: the task slots to plan for (default: Spark's default parallelism, its cores)."""
     from .spark import JobProgress
 
     sc = spark.sparkContext
-    # cost-aware: a few tasks per core, of about equal estimated cost, the dearest first; each task
-    # gets its bin of points as one element (the points travel as plain dicts)
-    bins = plan_tasks(list(grid.points), slices or max(1, sc.defaultParallelism) * TASKS_PER_CORE)
+    # cost-aware: large tasks first, small ones last (plan_tasks); each task gets its points as one
+    # element (the points travel as plain dicts)
+    bins = plan_tasks(list(grid.points), slots or max(1, sc.defaultParallelism))
     name = grid.name
     rdd = sc.parallelize([[p.to_dict() for p in b] for b in bins], len(bins)) \
         .mapPartitions(lambda it: _task(name, traces)(d for b in it for d in b))
@@ -180,9 +207,9 @@ def compute_rows(spark: Any, grid: Grid, *, traces: bool = False, progress: bool
 
 
 def run_sweep(spark: Any, grid: Grid, stage: Path, *, traces: bool = False, progress: bool = True,
-              slices: int | None = None) -> list[dict[str, Any]]:
+              slots: int | None = None) -> list[dict[str, Any]]:
     """Run every point on Spark; write the dataset, traces and report under ``stage``; return the rows."""
-    rows, trace_docs = compute_rows(spark, grid, traces=traces, progress=progress, slices=slices)
+    rows, trace_docs = compute_rows(spark, grid, traces=traces, progress=progress, slots=slots)
     write_outputs(grid, rows, trace_docs if traces else None, stage)
     return rows
 

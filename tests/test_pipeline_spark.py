@@ -132,6 +132,18 @@ def test_audit_agrees_with_trace_check(tmp_path: Path) -> None:
     assert any(v["line"] == 6 for p in defects if p["id"] == "well_formed" for v in p["violations"])
     fleet = json.loads((tmp_path / "audit" / "fleet.json").read_text())
     assert fleet["ok"] is False and fleet["totals"][0]["groups"] == len(expected)
+    # windows/ and periods/ (handed from the workers as Arrow columns) are the checker's, group by group
+    wins = sorted((Path(r["trace"]).name, r["group"], r["topic"], r["partition"], r["from_ms"], r["to_ms"], r["seconds"])
+                  for r in pq.read_table(tmp_path / "audit" / "windows").to_pylist())
+    want_w = sorted((t, g, w["topic"], w["partition"], w["from_ms"], w["to_ms"], float(w["seconds"]))
+                    for (t, g), res in expected.items() for w in res.get("unowned_windows", []))
+    assert wins and wins == want_w
+    pers = sorted((Path(r["trace"]).name, r["group"], r["from_ms"], r["to_ms"], list(r["members"]), r["converged_at_ms"],
+                   r["seconds_to_converge"]) for r in pq.read_table(tmp_path / "audit" / "periods").to_pylist())
+    want_p = sorted((t, g, p["from_ms"], p["to_ms"], list(p["members"]), p.get("converged_at_ms"),
+                     None if p.get("seconds_to_converge") is None else float(p["seconds_to_converge"]))
+                    for (t, g), res in expected.items() for p in res.get("periods", []))
+    assert pers and pers == want_p
 
 
 def test_audit_of_a_sweeps_traces_agrees_with_the_checker(
