@@ -176,12 +176,13 @@ def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: flo
         return g
 
     # the checker's own rule for a trace whose time goes back: its signal, then its order by time
-    from groupspec.trace.checker import _sort_key_list, _Unsorted
+    from groupspec.trace.checker import Unsorted
+    from groupspec.trace.runs import sorted_by_time
 
     try:
         g = run(parsed, True)
-    except _Unsorted:
-        g = run(_sort_key_list(parsed), False)
+    except Unsorted:
+        g = run(sorted_by_time(parsed), False)
     return g.to_dict()
 
 

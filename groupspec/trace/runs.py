@@ -17,7 +17,7 @@ from .checker import GroupChecker, Unsorted
 from .fastpath import feed_stream
 from .reader import TraceReadError, expand_paths, iter_file, open_trace, parse_line, spool_stdin
 
-__all__ = ["TraceResult", "Report", "check_events", "check_paths", "iter_results", "TraceReadError"]
+__all__ = ["TraceResult", "Report", "check_events", "check_paths", "iter_results", "sorted_by_time", "TraceReadError"]
 
 
 @dataclass
@@ -131,7 +131,9 @@ def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
     return run.result()
 
 
-def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+def sorted_by_time(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """``(line, event)`` pairs in the order the checker reads a trace whose time goes back: by time, then line;
+    a line without a time keeps the time of the line before it."""
     keyed = []
     last = -(1 << 62)
     for n, ev in items:
@@ -145,7 +147,7 @@ def _sort_key_list(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
 
 def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, against_model: bool = False) -> TraceResult:
     run = _Run(source, within, strict=False, against_model=against_model)
-    for n, ev in _sort_key_list(items):
+    for n, ev in sorted_by_time(items):
         if isinstance(ev, dict):
             run.feed(ev, n)
         elif isinstance(ev, str):
