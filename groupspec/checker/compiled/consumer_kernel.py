@@ -1,0 +1,679 @@
+"""The KIP-848 consumer protocol's transition relation, keys and properties, compiled with numba.
+
+A *second encoding* of ``groupspec.model.consumer`` (as ``kernel.py`` is one of
+``groupspec.model.classic``), written function by function after it: every function below names the
+model function it encodes. It exists for speed only and is never the specification: the drift tests
+(``tests/test_compiled_consumer.py``) require the same actions in the same order leading to the same
+states, the same keys, the same property verdicts and the same whole explorations as the model.
+
+States are rows of integers: a header (group epoch, assignment epoch, existing partitions, budget),
+then one block of :data:`SLOT` fields per member slot (the client, the coordinator's member record,
+the slot's target). A variant and its finite instance are a parameter vector ``P`` and the topic masks
+``TM``.
+
+The server-side assignor is *not* encoded a second time: the target of a group is looked up in a
+table (``tk``/``tv``) filled with the model's own ``Consumer.compute_target``. A step that needs a
+target the table does not hold writes the assignor's input (the query) to ``tq`` and the function
+returns :data:`MISS`; the driver computes the target with the model, stores it and runs the step
+again (nothing has been written by then). So the targets are the model's by construction.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# -- the row ---------------------------------------------------------------------------------------
+H_EPOCH, H_TEPOCH, H_PARTS, H_BUDGET = 0, 1, 2, 3
+HEADER = 4
+(C_PROC, C_EPOCH, C_OWNED, C_ASSIGNED, C_TOPICS, M_PRESENT, M_STATE, M_EPOCH, M_PREV, M_ASSIGNED, M_REVOKING,
+ M_TOPICS, M_STATIC, M_LEFT, T_TARGET) = range(15)
+SLOT = 15
+
+# -- parameters (the index of each in P) -----------------------------------------------------------
+P_N, P_K, P_T, P_STATIC, P_WAIT, P_FENCE, P_BUMP, P_SYM, P_FAULTS, P_ALLTOPICS, P_INITIAL = range(11)
+P_LEN = 11
+
+F_JOIN, F_LEAVE, F_CRASH, F_TIMEOUT, F_ZOMBIE, F_SUBSCRIPTION, F_PARTITIONS = 1, 2, 4, 8, 16, 32, 64
+FAULT_BITS = {"join": F_JOIN, "leave": F_LEAVE, "crash": F_CRASH, "timeout": F_TIMEOUT, "zombie": F_ZOMBIE,
+              "subscription": F_SUBSCRIPTION, "partitions": F_PARTITIONS}
+
+DOWN, UP, PAUSED = 0, 1, 2  # groupspec.model.core.Proc
+STABLE, UNREVOKED, UNRELEASED = 0, 1, 2  # groupspec.model.consumer.MemberState
+OLDEST = 4  # groupspec.model.consumer.OLDEST
+
+# Action codes: class * 8 + member. The first five classes are protocol steps (weakly fair).
+HB, REVOKE, RESUME, EXPIRED, RTFENCE, START, LEAVE, CRASH, EXPIRE_LIVE, PAUSE, CHANGE_SUB, ADD_PART = range(12)
+FAIR_LIMIT = 5 * 8
+MAX_SUCC_PER_SLOT = 11
+MISS = -1  # a target the table does not hold yet (its query is in tq)
+
+
+def width(n: int) -> int:
+    return HEADER + n * SLOT
+
+
+def query_len(n: int) -> int:
+    """The assignor's input: existing partitions, one code per slot (member, topics, static), the target."""
+    return 1 + 2 * n
+
+
+# -- the target table (filled by the driver with the model's assignor) --------------------------------
+@njit(cache=True, inline="always")
+def _qhash(q):
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for x in range(q.shape[0]):
+        h ^= np.uint64(q[x] + 1)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(cache=True)
+def target_slot(tk, q):
+    """The table row holding query ``q``, or the empty row where it would go (``tk[row, 0] < 0``)."""
+    size = tk.shape[0]
+    s = np.int64(_qhash(q) % np.uint64(size))
+    while True:
+        if tk[s, 0] < 0:
+            return s
+        same = True
+        for x in range(q.shape[0]):
+            if tk[s, x] != q[x]:
+                same = False
+                break
+        if same:
+            return s
+        s += 1
+        if s == size:
+            s = 0
+
+
+@njit(cache=True)
+def store_target(tk, tv, q, target):
+    s = target_slot(tk, q)
+    tk[s, :] = q
+    tv[s, :] = target
+
+
+@njit(cache=True)
+def lookup_target(P, t, tk, tv, tq):
+    """``Consumer.compute_target`` of the group in row ``t``: its table row, or MISS (query left in ``tq``)."""
+    n = P[P_N]
+    tq[0] = t[H_PARTS]
+    for i in range(n):
+        b = HEADER + i * SLOT
+        tq[1 + i] = 0 if t[b + M_PRESENT] == 0 else 1 + t[b + M_STATIC] + 2 * t[b + M_TOPICS]
+        tq[1 + n + i] = t[b + T_TARGET]
+    s = target_slot(tk, tq)
+    if tk[s, 0] < 0:
+        return MISS
+    return s
+
+
+# -- the coordinator ---------------------------------------------------------------------------------
+@njit(cache=True)
+def bump(P, t, tk, tv, tq):
+    """``Consumer._bump``: a new target, stamped with a new group epoch (unless the variant skips it)."""
+    s = lookup_target(P, t, tk, tv, tq)
+    if s < 0:
+        return False
+    n = P[P_N]
+    for i in range(n):
+        t[HEADER + i * SLOT + T_TARGET] = tv[s, i]
+    if P[P_BUMP] == 0 and t[H_EPOCH] > 0:
+        return True
+    t[H_EPOCH] += 1
+    t[H_TEPOCH] = t[H_EPOCH]
+    return True
+
+
+@njit(cache=True, inline="always")
+def _clear_member(t, b):
+    for f in range(M_PRESENT, M_LEFT + 1):
+        t[b + f] = 0
+
+
+@njit(cache=True)
+def remove(P, t, i, tk, tv, tq):
+    """``Consumer._remove``: member ``i`` leaves the coordinator's records; the group epoch is bumped."""
+    _clear_member(t, HEADER + i * SLOT)
+    return bump(P, t, tk, tv, tq)
+
+
+@njit(cache=True)
+def held_by_others(P, t, i):
+    m = 0
+    for k in range(P[P_N]):
+        b = HEADER + k * SLOT
+        if k != i and t[b + M_PRESENT]:
+            m |= t[b + M_ASSIGNED] | t[b + M_REVOKING]
+    return m
+
+
+@njit(cache=True)
+def next_assignment(P, t, i):
+    """``Consumer._next_assignment`` on member ``i`` of row ``t`` (in place)."""
+    b = HEADER + i * SLOT
+    target = t[b + T_TARGET]
+    keep = t[b + M_ASSIGNED] & target
+    revoke = (t[b + M_ASSIGNED] | t[b + M_REVOKING]) & ~target
+    if revoke:
+        t[b + M_STATE] = UNREVOKED
+        t[b + M_ASSIGNED] = keep
+        t[b + M_REVOKING] = revoke
+        return
+    want = target & ~keep
+    free = want & ~held_by_others(P, t, i) if P[P_WAIT] else want
+    t[b + M_STATE] = UNRELEASED if want & ~free else STABLE
+    if t[b + M_EPOCH] != t[H_TEPOCH]:
+        t[b + M_PREV] = t[b + M_EPOCH]
+    t[b + M_EPOCH] = t[H_TEPOCH]
+    t[b + M_ASSIGNED] = keep | free
+    t[b + M_REVOKING] = 0
+
+
+@njit(cache=True)
+def reconcile(P, t, i, owned):
+    """``Consumer.reconcile`` with the partitions the heartbeat reports (always reported here)."""
+    b = HEADER + i * SLOT
+    if t[b + M_LEFT]:
+        return
+    if t[b + M_STATE] == UNREVOKED:
+        if owned & t[b + M_REVOKING]:
+            return
+        t[b + M_REVOKING] = 0
+        next_assignment(P, t, i)
+        return
+    if t[b + M_EPOCH] != t[H_TEPOCH] or t[b + M_STATE] == UNRELEASED:
+        next_assignment(P, t, i)
+
+
+@njit(cache=True)
+def _lose_all(t, b):
+    t[b + C_EPOCH] = 0
+    t[b + C_OWNED] = 0
+    t[b + C_ASSIGNED] = 0
+
+
+@njit(cache=True)
+def heartbeat(P, s, i, t, tk, tv, tq):
+    """``Consumer.heartbeat``: row ``t`` becomes ``s`` after client ``i``'s heartbeat. False on MISS."""
+    t[:] = s
+    b = HEADER + i * SLOT
+    c_epoch = s[b + C_EPOCH]
+    c_topics = s[b + C_TOPICS]
+    present = s[b + M_PRESENT] != 0
+    if c_epoch == 0 and (not present or s[b + M_LEFT]):
+        if present:
+            t[b + M_LEFT] = 0  # a static member comes back within its session timeout
+        else:
+            t[b + M_PRESENT] = 1
+            t[b + M_STATE] = STABLE
+            t[b + M_EPOCH] = 0
+            t[b + M_PREV] = 0
+            t[b + M_ASSIGNED] = 0
+            t[b + M_REVOKING] = 0
+            t[b + M_TOPICS] = c_topics
+            t[b + M_STATIC] = P[P_STATIC]
+            t[b + M_LEFT] = 0
+            if not bump(P, t, tk, tv, tq):
+                return False
+        if t[b + M_TOPICS] != c_topics:
+            t[b + M_TOPICS] = c_topics
+            if not bump(P, t, tk, tv, tq):
+                return False
+        reconcile(P, t, i, s[b + C_OWNED])
+    elif c_epoch == 0:
+        reconcile(P, t, i, s[b + C_OWNED])
+    else:
+        if not present or s[b + M_LEFT]:
+            _lose_all(t, b)  # UNKNOWN_MEMBER_ID
+            return True
+        if c_epoch != s[b + M_EPOCH] and not (c_epoch == s[b + M_PREV] and s[b + C_OWNED] & ~s[b + M_ASSIGNED] == 0):
+            if not remove(P, t, i, tk, tv, tq):  # FENCED_MEMBER_EPOCH
+                return False
+            _lose_all(t, b)
+            return True
+        if t[b + M_TOPICS] != c_topics:
+            t[b + M_TOPICS] = c_topics
+            if not bump(P, t, tk, tv, tq):
+                return False
+        reconcile(P, t, i, s[b + C_OWNED])
+    t[b + C_EPOCH] = t[b + M_EPOCH]
+    t[b + C_ASSIGNED] = t[b + M_ASSIGNED]
+    owned = t[b + C_OWNED]
+    assigned = t[b + C_ASSIGNED]
+    if not owned & ~assigned and assigned & ~owned:
+        t[b + C_OWNED] = assigned  # nothing to revoke: onPartitionsAssigned on the answer
+    return True
+
+
+@njit(cache=True, inline="always")
+def _fresh_client(t, b, proc, epoch):
+    """``ConsumerClient(proc=..., epoch=..., topics=<kept>)``."""
+    t[b + C_PROC] = proc
+    t[b + C_EPOCH] = epoch
+    t[b + C_OWNED] = 0
+    t[b + C_ASSIGNED] = 0
+
+
+@njit(cache=True)
+def successors(P, TM, s, out, acts, tk, tv, tq):
+    """``Consumer.successors``: the enabled actions and their states, in the model's order; MISS if a
+    step needs a target the table does not hold (nothing of ``out`` is then meaningful)."""
+    n = P[P_N]
+    faults = P[P_FAULTS]
+    spend = s[H_BUDGET] > 0
+    ns = 0
+    for i in range(n):
+        b = HEADER + i * SLOT
+        proc = s[b + C_PROC]
+        present = s[b + M_PRESENT] != 0
+        left = s[b + M_LEFT] != 0
+        c_epoch = s[b + C_EPOCH]
+        if proc == UP:
+            if c_epoch >= 0:
+                t = out[ns]
+                if not heartbeat(P, s, i, t, tk, tv, tq):
+                    return MISS
+                differs = False
+                for f in range(s.shape[0]):
+                    if t[f] != s[f]:
+                        differs = True
+                        break
+                if differs:
+                    acts[ns] = HB * 8 + i
+                    ns += 1
+            if s[b + C_OWNED] & ~s[b + C_ASSIGNED]:
+                t = out[ns]
+                t[:] = s
+                t[b + C_OWNED] = s[b + C_OWNED] & s[b + C_ASSIGNED]
+                acts[ns] = REVOKE * 8 + i
+                ns += 1
+        elif proc == PAUSED:
+            t = out[ns]
+            t[:] = s
+            t[b + C_PROC] = UP
+            acts[ns] = RESUME * 8 + i
+            ns += 1
+        if present and proc != UP:
+            t = out[ns]
+            t[:] = s
+            if not remove(P, t, i, tk, tv, tq):
+                return MISS
+            acts[ns] = EXPIRED * 8 + i
+            ns += 1
+        if present and proc == PAUSED and s[b + M_STATE] == UNREVOKED:
+            t = out[ns]
+            t[:] = s
+            if not remove(P, t, i, tk, tv, tq):
+                return MISS
+            acts[ns] = RTFENCE * 8 + i
+            ns += 1
+        if not spend:
+            continue
+        if faults & F_JOIN and proc == DOWN and (not present or (P[P_STATIC] and left)):
+            t = out[ns]
+            t[:] = s
+            _fresh_client(t, b, UP, 0)
+            t[H_BUDGET] -= 1
+            acts[ns] = START * 8 + i
+            ns += 1
+        if faults & F_LEAVE and proc == UP and c_epoch > 0 and present and not left:
+            t = out[ns]
+            t[:] = s
+            if P[P_STATIC]:
+                t[b + M_LEFT] = 1
+            elif not remove(P, t, i, tk, tv, tq):
+                return MISS
+            _fresh_client(t, b, DOWN, -1)
+            t[H_BUDGET] -= 1
+            acts[ns] = LEAVE * 8 + i
+            ns += 1
+        if faults & F_CRASH and proc != DOWN:
+            t = out[ns]
+            t[:] = s
+            _fresh_client(t, b, DOWN, -1)
+            t[H_BUDGET] -= 1
+            acts[ns] = CRASH * 8 + i
+            ns += 1
+        if faults & F_TIMEOUT and proc == UP and present and not left and c_epoch > 0:
+            t = out[ns]
+            t[:] = s
+            if not remove(P, t, i, tk, tv, tq):
+                return MISS
+            t[H_BUDGET] -= 1
+            acts[ns] = EXPIRE_LIVE * 8 + i
+            ns += 1
+        if faults & F_ZOMBIE and proc == UP and c_epoch > 0:
+            t = out[ns]
+            t[:] = s
+            t[b + C_PROC] = PAUSED
+            t[H_BUDGET] -= 1
+            acts[ns] = PAUSE * 8 + i
+            ns += 1
+        if faults & F_SUBSCRIPTION and proc == UP and P[P_T] > 1:
+            t = out[ns]
+            t[:] = s
+            t[b + C_TOPICS] = s[b + C_TOPICS] ^ (1 << (P[P_T] - 1))
+            t[H_BUDGET] -= 1
+            acts[ns] = CHANGE_SUB * 8 + i
+            ns += 1
+    if spend and faults & F_PARTITIONS:
+        missing = ((1 << P[P_K]) - 1) & ~s[H_PARTS]
+        if missing:
+            t = out[ns]
+            t[:] = s
+            t[H_PARTS] = s[H_PARTS] | (missing & -missing)
+            anyone = False
+            for i in range(n):
+                if s[HEADER + i * SLOT + M_PRESENT]:
+                    anyone = True
+            if anyone and not bump(P, t, tk, tv, tq):
+                return MISS
+            t[H_BUDGET] -= 1
+            acts[ns] = ADD_PART * 8
+            ns += 1
+    return ns
+
+
+# -- what the properties ask ---------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def live_member(s, b):
+    return s[b + C_PROC] != DOWN and s[b + C_EPOCH] > 0 and s[b + M_PRESENT] != 0 and s[b + M_LEFT] == 0
+
+
+@njit(cache=True)
+def exclusive_ownership_ok(P, s):
+    seen = 0
+    for i in range(P[P_N]):
+        b = HEADER + i * SLOT
+        owned = s[b + C_OWNED]
+        if owned and live_member(s, b):
+            if seen & owned:
+                return False
+            seen |= owned
+    return True
+
+
+@njit(cache=True)
+def commit_fencing_ok(P, s):
+    """``Consumer.commit_violation`` is None."""
+    n = P[P_N]
+    for i in range(n):
+        b = HEADER + i * SLOT
+        owned = s[b + C_OWNED]
+        if s[b + C_PROC] != UP or not owned:
+            continue
+        if P[P_FENCE] and (s[b + M_PRESENT] == 0 or s[b + M_LEFT] or s[b + C_EPOCH] != s[b + M_EPOCH]):
+            continue  # the commit is rejected
+        if not live_member(s, b):
+            return False
+        if s[b + C_EPOCH] != s[b + M_EPOCH]:
+            return False
+        if owned & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
+            return False
+        for k in range(n):
+            bk = HEADER + k * SLOT
+            if k != i and s[bk + C_OWNED] & owned and live_member(s, bk):
+                return False
+    return True
+
+
+@njit(cache=True)
+def generation_ok(P, s, t):
+    """``Consumer.generation_violation`` is None."""
+    if t[H_EPOCH] < s[H_EPOCH] or t[H_EPOCH] > s[H_EPOCH] + 1:
+        return False
+    if t[H_TEPOCH] < s[H_TEPOCH] or t[H_TEPOCH] > t[H_EPOCH]:
+        return False
+    for i in range(P[P_N]):
+        b = HEADER + i * SLOT
+        if s[b + M_PRESENT] and t[b + M_PRESENT] and t[b + M_EPOCH] < s[b + M_EPOCH]:
+            return False
+        if t[b + M_PRESENT] and t[b + M_EPOCH] > t[H_TEPOCH]:
+            return False
+        if t[b + C_EPOCH] > 0 and t[b + C_EPOCH] < s[b + C_EPOCH]:
+            return False
+        if t[b + C_EPOCH] > t[H_EPOCH]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def members_in_group(P, s):
+    k = 0
+    for i in range(P[P_N]):
+        if s[HEADER + i * SLOT + M_PRESENT]:
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def subscribed(TM, topics, existing):
+    m = 0
+    for x in range(TM.shape[0]):
+        if topics >> x & 1:
+            m |= TM[x]
+    return m & existing
+
+
+@njit(cache=True)
+def converged(P, TM, s, tk, tv, tq):
+    """``Consumer.converged``: 1 or 0, or MISS when the assignor's answer is not in the table yet."""
+    wanted = 0
+    assigned = 0
+    for i in range(P[P_N]):
+        b = HEADER + i * SLOT
+        proc = s[b + C_PROC]
+        if proc == PAUSED:
+            return 0
+        if proc == DOWN:
+            if s[b + M_PRESENT]:
+                return 0
+            continue
+        if not s[b + M_PRESENT] or s[b + M_LEFT] or s[b + M_STATE] != STABLE or s[b + M_REVOKING]:
+            return 0
+        if s[b + M_EPOCH] != s[H_TEPOCH] or s[b + C_EPOCH] != s[b + M_EPOCH] or s[H_TEPOCH] != s[H_EPOCH]:
+            return 0
+        ra = s[b + M_ASSIGNED]
+        if ra != s[b + T_TARGET] or s[b + C_OWNED] != ra or s[b + C_ASSIGNED] != ra or s[b + C_TOPICS] != s[b + M_TOPICS]:
+            return 0
+        sub = subscribed(TM, s[b + M_TOPICS], s[H_PARTS])
+        if ra & ~sub or ra & assigned:
+            return 0
+        assigned |= ra
+        wanted |= sub
+    if assigned != wanted:
+        return 0
+    x = lookup_target(P, s, tk, tv, tq)
+    if x < 0:
+        return MISS
+    for i in range(P[P_N]):
+        if tv[x, i] != s[HEADER + i * SLOT + T_TARGET]:
+            return 0
+    return 1
+
+
+# -- keys ------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def rel(e, base):
+    """``groupspec.model.consumer._rel``."""
+    if e <= 0:
+        return 100 - e
+    d = base - e
+    return d if d < OLDEST else OLDEST
+
+
+@njit(cache=True, inline="always")
+def popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def remap(mask, perm):
+    out = 0
+    while mask:
+        low = mask & -mask
+        p = 0
+        while (low >> p) != 1:
+            p += 1
+        out |= 1 << perm[p]
+        mask ^= low
+    return out
+
+
+KH = 3  # key header: epoch - assignment epoch, existing partitions, budget
+EXACT_ROW = 15
+SHAPE = 15  # proc, rel(epoch), topics, present, state, rel(epoch), rel(previous), topics, static, left, 5 sizes
+SYM_ROW = SHAPE + 5
+
+
+def key_len(n: int, symmetric: bool) -> int:
+    return KH + n * (SYM_ROW if symmetric else EXACT_ROW)
+
+
+@njit(cache=True)
+def _less(a, b):
+    for x in range(a.shape[0]):
+        if a[x] != b[x]:
+            return a[x] < b[x]
+    return False
+
+
+@njit(cache=True)
+def key_vector(P, blocks, s, rows, order, cols, perm, kv):
+    """``Consumer.key`` (``exact_key`` when the assignor is not symmetric) as a vector of integers:
+    two states have equal vectors exactly when the model's keys are equal."""
+    n = P[P_N]
+    base = s[H_EPOCH]
+    kv[0] = s[H_EPOCH] - s[H_TEPOCH]
+    kv[2] = s[H_BUDGET]
+    if not P[P_SYM]:
+        kv[1] = s[H_PARTS]
+        for i in range(n):
+            b = HEADER + i * SLOT
+            o = KH + i * EXACT_ROW
+            kv[o] = s[b + C_PROC]
+            kv[o + 1] = rel(s[b + C_EPOCH], base)
+            kv[o + 2] = s[b + C_OWNED]
+            kv[o + 3] = s[b + C_ASSIGNED]
+            kv[o + 4] = s[b + C_TOPICS]
+            if s[b + M_PRESENT]:
+                kv[o + 5] = 1
+                kv[o + 6] = s[b + M_STATE]
+                kv[o + 7] = rel(s[b + M_EPOCH], base)
+                kv[o + 8] = rel(s[b + M_PREV], base)
+                kv[o + 9] = s[b + M_ASSIGNED]
+                kv[o + 10] = s[b + M_REVOKING]
+                kv[o + 11] = s[b + M_TOPICS]
+                kv[o + 12] = s[b + M_STATIC]
+                kv[o + 13] = s[b + M_LEFT]
+            else:
+                for f in range(5, 14):
+                    kv[o + f] = 0
+            kv[o + 14] = s[b + T_TARGET]
+        return
+    # rows[i]: the shape, then the masks (owned, assigned, target, member assigned, member revoking)
+    for i in range(n):
+        b = HEADER + i * SLOT
+        r = rows[i]
+        r[0] = s[b + C_PROC]
+        r[1] = rel(s[b + C_EPOCH], base)
+        r[2] = s[b + C_TOPICS]
+        if s[b + M_PRESENT]:
+            r[3] = 1
+            r[4] = s[b + M_STATE]
+            r[5] = rel(s[b + M_EPOCH], base)
+            r[6] = rel(s[b + M_PREV], base)
+            r[7] = s[b + M_TOPICS]
+            r[8] = s[b + M_STATIC]
+            r[9] = s[b + M_LEFT]
+            r[SHAPE + 3] = s[b + M_ASSIGNED]
+            r[SHAPE + 4] = s[b + M_REVOKING]
+        else:
+            for f in range(3, 10):
+                r[f] = 0
+            r[SHAPE + 3] = 0
+            r[SHAPE + 4] = 0
+        r[SHAPE] = s[b + C_OWNED]
+        r[SHAPE + 1] = s[b + C_ASSIGNED]
+        r[SHAPE + 2] = s[b + T_TARGET]
+        for k in range(5):
+            r[10 + k] = popcount(r[SHAPE + k])
+    # order: slots sorted by shape (stable, as Python's sorted)
+    for i in range(n):
+        order[i] = i
+    for x in range(1, n):
+        v = order[x]
+        y = x - 1
+        while y >= 0 and _less(rows[v, :SHAPE], rows[order[y], :SHAPE]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = v
+    K = P[P_K]
+    for p in range(K):
+        cols[p] = 0
+    for j in range(n):
+        r = rows[order[j]]
+        for k in range(5):
+            m = r[SHAPE + k]
+            bit = 1 << (j * 5 + k)
+            for p in range(K):
+                if m >> p & 1:
+                    cols[p] |= bit
+    top = 1 << (n * 5)
+    for p in range(K):
+        if s[H_PARTS] >> p & 1:
+            cols[p] |= top
+    # within each topic block, the k-th partition by column (stable) becomes the block's k-th
+    for t in range(blocks.shape[0] - 1):
+        lo, hi = blocks[t], blocks[t + 1]
+        for p in range(lo, hi):
+            rank = 0
+            for q in range(lo, hi):
+                if cols[q] < cols[p] or (cols[q] == cols[p] and q < p):
+                    rank += 1
+            perm[p] = lo + rank
+    kv[1] = remap(s[H_PARTS], perm)
+    for i in range(n):
+        for k in range(5):
+            rows[i, SHAPE + k] = remap(rows[i, SHAPE + k], perm)
+    # rows sorted as whole tuples
+    for i in range(n):
+        order[i] = i
+    for x in range(1, n):
+        v = order[x]
+        y = x - 1
+        while y >= 0 and _less(rows[v], rows[order[y]]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = v
+    for j in range(n):
+        o = KH + j * SYM_ROW
+        r = rows[order[j]]
+        for f in range(SYM_ROW):
+            kv[o + f] = r[f]
+
+
+KEY_OFFSET = 256  # relative epochs may fall below 0 in a broken variant; every field must fit 16 bits
+
+
+@njit(cache=True)
+def pack(kv, words):
+    """Four 16-bit fields per 64-bit word, losslessly (a field that does not fit is an error)."""
+    for w in range(words.shape[0]):
+        words[w] = 0
+    for x in range(kv.shape[0]):
+        v = kv[x] + KEY_OFFSET
+        if v < 0 or v >= 65536:
+            raise ValueError("key field out of range")
+        words[x >> 2] |= np.uint64(v) << np.uint64(16 * (x & 3))
+
+
+def key_words(n: int, symmetric: bool) -> int:
+    return (key_len(n, symmetric) + 3) // 4
