@@ -23,7 +23,12 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
     if engine == "python":
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
+    from .compiled import consumer_engine
 
+    if consumer_engine.supports(proto):  # the KIP-848 family: its own encoding, one thread
+        if notice is not None and consumer_engine.needs_compiling():
+            notice(COMPILE_NOTICE)
+        return consumer_engine.ConsumerExplorer(proto, **kwargs)
     # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
     if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
         if notice is not None and needs_compiling(workers):
