@@ -1,4 +1,5 @@
-"""Drift tests for the compiled encoding of the KIP-848 consumer family (``groupspec.checker.compiled.consumer_*``).
+"""Drift tests for the compiled encoding of the KIP-848 consumer family and the migration between the protocols
+(``groupspec.checker.compiled.consumer_*``, ``migration_kernel``).
 
 As ``tests/test_compiled.py`` for the classic protocol:
 
@@ -36,10 +37,19 @@ FAULT_SETS = [
 ]
 
 
+MIGRATION_FAULT_SETS = [  # the migration is modelled on one topic, without subscription changes
+    frozenset({"crash", "leave", "timeout", "zombie"}),
+    frozenset({"join", "crash", "zombie", "timeout"}),
+    frozenset({"join", "leave"}),
+]
+
+
 def configs():
     for name, assignor, faults in product(FAMILY, ("sticky", "range"), FAULT_SETS):
         topics = 2 if "subscription" in faults else 1
         yield name, Config(members=3, partitions=3, topics=topics, faults=faults, budget=2, assignor=assignor)
+    for name, faults in product(MIGRATION, MIGRATION_FAULT_SETS):
+        yield name, Config(members=3, partitions=3, faults=faults, budget=2)
 
 
 CONFIGS = list(configs())
@@ -86,23 +96,36 @@ def disagreements(proto, kn: ConsumerKernel, states, limit: int = 3) -> list[str
 
 # ------------------------------------------------------------------------------------------- layout, engine choice
 def test_encode_decode_and_action_codes_are_inverse():
-    proto = make("consumer-static", Config(members=3, partitions=3, faults=frozenset({"join", "leave", "zombie", "crash"}), budget=3))
-    for s in reachable(proto, 2000):
-        assert decode(encode(s, 3), 3) == s
+    for name in ("consumer-static", "classic-to-consumer"):
+        proto = make(name, Config(members=3, partitions=3, faults=frozenset({"join", "leave", "zombie", "crash"}), budget=3))
+        for s in reachable(proto, 2000):
+            assert decode(encode(s, 3), 3) == s
     for cls in ACTION_CLASSES:
         for a in ([cls()] if cls.__name__ == "AddPartition" else [cls(m) for m in range(6)]):
             assert action_of(action_code(a)) == a
 
 
-def test_the_family_runs_compiled_by_default_and_the_migration_on_the_reference():
-    for name in FAMILY:
+def test_the_family_and_the_migration_run_compiled_by_default():
+    for name in FAMILY + MIGRATION:
         assert supports(make(name, Config(members=2, partitions=2)))
-    for name in MIGRATION:
-        assert not supports(make(name, Config(members=2, partitions=2)))
-    _p, res = check("consumer", members=2, partitions=2, faults=frozenset({"crash"}))
-    assert res.engine == "compiled"
-    _p, res = check("classic-to-consumer", members=2, partitions=2)
-    assert res.engine == "python"
+        _p, res = check(name, members=2, partitions=2, faults=frozenset({"crash"}))
+        assert res.engine == "compiled"
+
+
+def test_a_variant_that_changes_an_encoded_rule_runs_on_the_reference_explorer():
+    from groupspec.model.consumer import Consumer
+    from groupspec.model.migration import ClassicToConsumer
+
+    class OtherHeartbeat(Consumer):
+        def heartbeat(self, s, i):
+            return s
+
+    class OtherSync(ClassicToConsumer):
+        def _sync(self, s, i):
+            return None
+
+    assert not supports(OtherHeartbeat(Config(members=2, partitions=2)))
+    assert not supports(OtherSync(Config(members=2, partitions=2)))
 
 
 # ------------------------------------------------------------------------------------------- step by step
@@ -141,6 +164,13 @@ WHOLE = [
         (2, 3, frozenset({"subscription", "partitions", "join"}), "sticky"),
         (3, 2, frozenset({"crash", "leave", "timeout"}), "range"),
     )
+] + [
+    (name, dict(members=m, partitions=p, faults=f, assignor="sticky"))
+    for name in MIGRATION
+    for (m, p, f) in (
+        (3, 3, frozenset({"crash", "timeout", "zombie"})),
+        (2, 3, frozenset({"join", "leave", "crash", "zombie"})),
+    )
 ]
 
 
@@ -163,11 +193,11 @@ def test_whole_exploration_is_the_reference_explorers(name, bounds):
     assert ref.symmetry_factor() == fast.symmetry_factor()
 
 
-@pytest.mark.parametrize("name", [n for n in FAMILY if VARIANTS[n].broken])
+@pytest.mark.parametrize("name", [n for n in FAMILY + MIGRATION if VARIANTS[n].broken])
 def test_each_broken_variant_is_still_caught_with_a_replayed_trace(name):
     cls = VARIANTS[name]
     faults = frozenset({"crash", "timeout", "zombie", "join", "leave"})
-    _p, res = check(name, members=3, partitions=3, faults=faults, budget=2)
+    _p, res = check(name, members=3, partitions=3, faults=faults, budget=2, with_symmetry_factor=False)
     assert res.engine == "compiled"
     v = res.verdicts[cls.expect_violation]
     assert v.held is False and v.trace  # the trace was replayed step by step with the model's own step
@@ -204,6 +234,10 @@ KERNEL_MUTANTS = [
     ("consumer", CK.P_BUMP, 0, "a new target without a new epoch"),
     ("consumer-static", CK.P_STATIC, 0, "static members treated as dynamic"),
     ("consumer", CK.P_SYM, 0, "keys without symmetry"),
+    ("classic-to-consumer", CK.P_ACKED, 1, "the upgrade waits for acknowledgements"),
+    ("classic-to-consumer-acked", CK.P_SYNC_TARGET, 1, "SyncGroup answers the target"),
+    ("classic-to-consumer-acked", CK.P_REJOIN, 0, "no REBALANCE_IN_PROGRESS for classic members"),
+    ("classic-to-consumer", CK.P_MIG, 0, "the migration read as the consumer protocol"),
 ]
 
 

@@ -22,30 +22,46 @@ from groupspec.checker.memory import peak_bytes, reset_peak, rss_bytes
 from groupspec.model import actions as A
 from groupspec.model.consumer import Consumer, ConsumerClient, ConsumerGroup, ConsumerState, Member, MemberState
 from groupspec.model.consumer import ConsumerGroupHeartbeat, RebalanceTimeoutFence, RevokePartitions
-from groupspec.model.core import Proc
+from groupspec.model.core import GroupStatus, Proc
+from groupspec.model.migration import ClassicToConsumer
+from groupspec.model.migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind,
+                                             MigrationState, MMember, Phase, SyncGroup, Upgrade)
 from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 
 from . import consumer_kernel as CK
 from . import consumer_search as CS
 from . import kernel as K
 from . import lean as L
+from . import migration_kernel as MK
 from .engine import CHUNK, FRONTIER_BUDGET, GROWTH, SEGMENT_ROWS, STORE_BYTES_PER_EDGE, STORE_BYTES_PER_STATE
 from .engine import TABLE_FILL, TABLE_LOAD, CompiledExplorer, _Store
 
 ACTION_CLASSES = (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired, RebalanceTimeoutFence,
-                  A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause, A.ChangeSubscription, A.AddPartition)
+                  JoinGroup, SyncGroup, ClassicHeartbeat,
+                  A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause, A.ChangeSubscription, A.AddPartition,
+                  Upgrade, Downgrade)
 assert all(c.fair for c in ACTION_CLASSES[:CK.FAIR_LIMIT // 8]) and not any(c.fair for c in ACTION_CLASSES[CK.FAIR_LIMIT // 8:])
 
 
-# The model functions this encoding mirrors: a variant that overrides any of them (the migration, whose
-# groups also hold classic members) is another machine.
+# The model functions each encoding mirrors: a variant that overrides any of them is another machine.
 ENCODED = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
            "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
-           "commit_violation", "generation_violation", "members_in_group", "initial_members")
+           "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership")
+MIGRATION_ENCODED = ENCODED + (
+    "_join", "_sync", "_heartbeat_classic", "_consumer_heartbeat", "_upgrade", "_settle", "_classic_remove", "_prepare",
+    "_maybe_complete", "cooperative_assignment", "_drop", "_restart", "_lost", "_apply_sync", "_converged_consumer",
+    "is_member", "epoch_of")
+
+
+def _migration(proto: Any) -> bool:
+    return isinstance(proto, ClassicToConsumer)
 
 
 def supports(proto: Any) -> bool:
-    """Whether the consumer encoding covers this protocol object (the ``consumer`` family, not the migration)."""
+    """Whether the encoding covers this protocol object: the ``consumer`` family (``consumer_kernel``) and the
+    migration ``classic-to-consumer*`` (``migration_kernel``), each only where the variant keeps the model's rules."""
+    if _migration(proto):
+        return all(getattr(type(proto), f) is getattr(ClassicToConsumer, f) for f in MIGRATION_ENCODED)
     return isinstance(proto, Consumer) and all(getattr(type(proto), f) is getattr(Consumer, f) for f in ENCODED)
 
 
@@ -66,9 +82,10 @@ def action_of(code: int) -> A.Action:
     return cls() if cls is A.AddPartition else cls(code % 8)
 
 
-def encode(s: ConsumerState, n: int) -> np.ndarray:
+def encode(s: Any, n: int) -> np.ndarray:
     g = s.group
-    row = np.zeros(CK.width(n), np.int64)
+    mig = isinstance(s, MigrationState)
+    row = np.zeros(CK.width(n, mig), np.int64)
     row[CK.H_EPOCH], row[CK.H_TEPOCH], row[CK.H_PARTS], row[CK.H_BUDGET] = g.epoch, g.target_epoch, g.partitions, s.budget
     for i, c in enumerate(s.clients):
         b = CK.HEADER + i * CK.SLOT
@@ -78,24 +95,49 @@ def encode(s: ConsumerState, n: int) -> np.ndarray:
             row[b + CK.M_PRESENT: b + CK.M_LEFT + 1] = (1, int(r.state), r.epoch, r.previous_epoch, r.assigned,
                                                          r.revoking, r.topics, int(r.static), int(r.left))
         row[b + CK.T_TARGET] = g.target[i]
+    if mig:
+        x = CK.HEADER + n * CK.SLOT
+        cg = s.classic
+        row[x: x + CK.XH] = (int(s.kind), int(cg.status), cg.generation, cg.members, cg.joined, cg.leader, cg.unsynced)
+        for i, c in enumerate(s.clients):
+            y = x + CK.XH + i * CK.XS
+            r = g.members[i]
+            row[y: y + CK.XS] = (int(c.classic), int(c.phase), int(getattr(r, "classic", False)), cg.reported[i],
+                                 cg.assignment[i], cg.pending[i])
     return row
 
 
-def decode(row: np.ndarray, n: int) -> ConsumerState:
+def decode(row: np.ndarray, n: int) -> Any:
     v = [int(x) for x in row]
+    mig = len(v) == CK.width(n, True)
+    x = CK.HEADER + n * CK.SLOT
     clients, members, target = [], [], []
     for i in range(n):
         b = CK.HEADER + i * CK.SLOT
-        clients.append(ConsumerClient(proc=Proc(v[b + CK.C_PROC]), epoch=v[b + CK.C_EPOCH], owned=v[b + CK.C_OWNED],
-                                      assigned=v[b + CK.C_ASSIGNED], topics=v[b + CK.C_TOPICS]))
-        members.append(None if not v[b + CK.M_PRESENT] else Member(
-            state=MemberState(v[b + CK.M_STATE]), epoch=v[b + CK.M_EPOCH], previous_epoch=v[b + CK.M_PREV],
-            assigned=v[b + CK.M_ASSIGNED], revoking=v[b + CK.M_REVOKING], topics=v[b + CK.M_TOPICS],
-            static=bool(v[b + CK.M_STATIC]), left=bool(v[b + CK.M_LEFT])))
+        y = x + CK.XH + i * CK.XS
+        client = dict(proc=Proc(v[b + CK.C_PROC]), epoch=v[b + CK.C_EPOCH], owned=v[b + CK.C_OWNED],
+                      assigned=v[b + CK.C_ASSIGNED], topics=v[b + CK.C_TOPICS])
+        clients.append(Client(**client, classic=bool(v[y + CK.XC_CLASSIC]), phase=Phase(v[y + CK.XC_PHASE])) if mig
+                       else ConsumerClient(**client))
+        member = dict(state=MemberState(v[b + CK.M_STATE]), epoch=v[b + CK.M_EPOCH], previous_epoch=v[b + CK.M_PREV],
+                      assigned=v[b + CK.M_ASSIGNED], revoking=v[b + CK.M_REVOKING], topics=v[b + CK.M_TOPICS],
+                      static=bool(v[b + CK.M_STATIC]), left=bool(v[b + CK.M_LEFT]))
+        if not v[b + CK.M_PRESENT]:
+            members.append(None)
+        elif mig and v[y + CK.XM_CLASSIC]:
+            members.append(MMember(**member, classic=True))  # it joined with JoinGroup
+        else:
+            members.append(Member(**member))
         target.append(v[b + CK.T_TARGET])
     group = ConsumerGroup(epoch=v[CK.H_EPOCH], target_epoch=v[CK.H_TEPOCH], target=tuple(target),
                           members=tuple(members), partitions=v[CK.H_PARTS])
-    return ConsumerState(group=group, clients=tuple(clients), budget=v[CK.H_BUDGET])
+    if not mig:
+        return ConsumerState(group=group, clients=tuple(clients), budget=v[CK.H_BUDGET])
+    per = [[v[x + CK.XH + i * CK.XS + f] for i in range(n)] for f in (CK.XR_REPORTED, CK.XR_ASSIGN, CK.XR_PENDING)]
+    cg = ClassicGroup(status=GroupStatus(v[x + CK.X_CSTATUS]), generation=v[x + CK.X_CGEN], members=v[x + CK.X_CMEMBERS],
+                      joined=v[x + CK.X_CJOINED], reported=tuple(per[0]), assignment=tuple(per[1]), pending=tuple(per[2]),
+                      leader=v[x + CK.X_CLEADER], unsynced=v[x + CK.X_CUNSYNCED])
+    return MigrationState(Kind(v[x + CK.X_KIND]), cg, group, tuple(clients), v[CK.H_BUDGET])
 
 
 def parameters(proto: Consumer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -110,6 +152,11 @@ def parameters(proto: Consumer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P[CK.P_FAULTS] = sum(CK.FAULT_BITS[f] for f in cfg.faults)
     P[CK.P_ALLTOPICS] = cfg.all_topics
     P[CK.P_INITIAL] = proto.initial_members()
+    if _migration(proto):
+        P[CK.P_MIG] = 1
+        P[CK.P_ACKED] = proto.upgrade_waits_for_ack
+        P[CK.P_SYNC_TARGET] = proto.sync_gives_target
+        P[CK.P_REJOIN] = proto.classic_rejoin_signal
     blocks = [0]
     for t in range(cfg.topics):
         blocks.append(blocks[-1] + sum(1 for p in range(cfg.partitions) if cfg.topic_of[p] == t))
@@ -134,9 +181,12 @@ class Targets:
         """Compute the target asked for in ``tq`` with the model and store it."""
         n = self.n
         q = [int(x) for x in self.tq]
-        members = tuple(None if code == 0 else Member(topics=(code - 1) >> 1, static=bool((code - 1) & 1)) for code in q[1:1 + n])
-        g = ConsumerGroup(target=tuple(q[1 + n:]), members=members, partitions=q[0])
-        target = self.proto.compute_target(g)
+        if q[0] == CK.TAG_COOPERATIVE:  # the migration's classic leader
+            target = self.proto.cooperative_assignment(q[1], tuple(q[2:2 + n]))
+        else:
+            members = tuple(None if code == 0 else Member(topics=(code - 1) >> 1, static=bool((code - 1) & 1))
+                            for code in q[2:2 + n])
+            target = self.proto.compute_target(ConsumerGroup(target=tuple(q[2 + n:]), members=members, partitions=q[1]))
         if 2 * (self.count + 1) > self.tk.shape[0]:
             old_k, old_v = self.tk, self.tv
             self._alloc(2 * old_k.shape[0])
@@ -150,7 +200,7 @@ class Targets:
 
 
 class ConsumerKernel:
-    """The compiled functions bound to one consumer protocol object (for the explorer and the drift tests)."""
+    """The compiled functions bound to one protocol object of the family (for the explorer and the drift tests)."""
 
     def __init__(self, proto: Consumer) -> None:
         if not supports(proto):
@@ -159,8 +209,10 @@ class ConsumerKernel:
         self.n = proto.cfg.members
         self.P, self.TM, self.blocks = parameters(proto)
         self.targets = Targets(proto)
-        self.F = CK.width(self.n)
-        self.words = CK.key_words(self.n, bool(proto.symmetric))
+        mig = _migration(proto)
+        self.F = CK.width(self.n, mig)
+        self.keylen = MK.key_len(self.n) if mig else CK.key_len(self.n, bool(proto.symmetric))
+        self.words = (self.keylen + 3) // 4
 
     def _resolve(self, call: Callable[[], int]) -> int:
         while True:
@@ -169,35 +221,36 @@ class ConsumerKernel:
                 return r
             self.targets.fill()
 
-    def successors(self, s: ConsumerState) -> list[tuple[A.Action, ConsumerState]]:
+    def successors(self, s: Any) -> list[tuple[A.Action, Any]]:
         maxs = self.n * CK.MAX_SUCC_PER_SLOT + 1
         out = np.zeros((maxs, self.F), np.int64)
         acts = np.zeros(maxs, np.int64)
+        u = np.zeros(self.F, np.int64)
         row = encode(s, self.n)
-        ns = self._resolve(lambda: CK.successors(self.P, self.TM, row, out, acts, *self.targets.args()))
+        ns = self._resolve(lambda: CS.successors(self.P, self.TM, row, out, acts, *self.targets.args(), u))
         return [(action_of(int(acts[j])), decode(out[j], self.n)) for j in range(ns)]
 
-    def key(self, s: ConsumerState) -> bytes:
+    def key(self, s: Any) -> bytes:
         n = self.n
-        kv = np.zeros(CK.key_len(n, bool(self.proto.symmetric)), np.int64)
+        kv = np.zeros(self.keylen, np.int64)
         words = np.zeros(self.words, np.uint64)
-        CK.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, CK.SYM_ROW), np.int64), np.zeros(n, np.int64),
+        CS.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, CK.SYM_ROW), np.int64), np.zeros(n, np.int64),
                       np.zeros(self.proto.cfg.partitions, np.int64), np.zeros(self.proto.cfg.partitions, np.int64), kv)
         CK.pack(kv, words)
         return words.tobytes()
 
-    def converged(self, s: ConsumerState) -> bool:
+    def converged(self, s: Any) -> bool:
         row = encode(s, self.n)
-        return bool(self._resolve(lambda: CK.converged(self.P, self.TM, row, *self.targets.args())))
+        return bool(self._resolve(lambda: CS.converged(self.P, self.TM, row, *self.targets.args())))
 
-    def exclusive_ownership_ok(self, s: ConsumerState) -> bool:
-        return bool(CK.exclusive_ownership_ok(self.P, encode(s, self.n)))
+    def exclusive_ownership_ok(self, s: Any) -> bool:
+        return bool(CS.exclusive_ownership_ok(self.P, encode(s, self.n)))
 
-    def commit_fencing_ok(self, s: ConsumerState) -> bool:
-        return bool(CK.commit_fencing_ok(self.P, encode(s, self.n)))
+    def commit_fencing_ok(self, s: Any) -> bool:
+        return bool(CS.commit_fencing_ok(self.P, encode(s, self.n)))
 
-    def generation_ok(self, s: ConsumerState, t: ConsumerState) -> bool:
-        return bool(CK.generation_ok(self.P, encode(s, self.n), encode(t, self.n)))
+    def generation_ok(self, s: Any, t: Any) -> bool:
+        return bool(CS.generation_ok(self.P, encode(s, self.n), encode(t, self.n)))
 
 
 # -- lazy views of the search's arrays, for the reference explorer's methods ---------------------------

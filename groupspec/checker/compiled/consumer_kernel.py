@@ -31,7 +31,9 @@ SLOT = 15
 
 # -- parameters (the index of each in P) -----------------------------------------------------------
 P_N, P_K, P_T, P_STATIC, P_WAIT, P_FENCE, P_BUMP, P_SYM, P_FAULTS, P_ALLTOPICS, P_INITIAL = range(11)
-P_LEN = 11
+# the migration (``migration_kernel``): rows carry a tail (below); its variants' switches
+P_MIG, P_ACKED, P_SYNC_TARGET, P_REJOIN = range(11, 15)
+P_LEN = 15
 
 F_JOIN, F_LEAVE, F_CRASH, F_TIMEOUT, F_ZOMBIE, F_SUBSCRIPTION, F_PARTITIONS = 1, 2, 4, 8, 16, 32, 64
 FAULT_BITS = {"join": F_JOIN, "leave": F_LEAVE, "crash": F_CRASH, "timeout": F_TIMEOUT, "zombie": F_ZOMBIE,
@@ -41,20 +43,39 @@ DOWN, UP, PAUSED = 0, 1, 2  # groupspec.model.core.Proc
 STABLE, UNREVOKED, UNRELEASED = 0, 1, 2  # groupspec.model.consumer.MemberState
 OLDEST = 4  # groupspec.model.consumer.OLDEST
 
-# Action codes: class * 8 + member. The first five classes are protocol steps (weakly fair).
-HB, REVOKE, RESUME, EXPIRED, RTFENCE, START, LEAVE, CRASH, EXPIRE_LIVE, PAUSE, CHANGE_SUB, ADD_PART = range(12)
-FAIR_LIMIT = 5 * 8
+# Action codes: class * 8 + member. The first eight classes are protocol steps (weakly fair).
+(HB, REVOKE, RESUME, EXPIRED, RTFENCE, JOIN, SYNC, CLASSIC_HB, START, LEAVE, CRASH, EXPIRE_LIVE, PAUSE, CHANGE_SUB,
+ ADD_PART, UPGRADE, DOWNGRADE) = range(17)
+FAIR_LIMIT = 8 * 8
 MAX_SUCC_PER_SLOT = 11
 MISS = -1  # a target the table does not hold yet (its query is in tq)
 
 
-def width(n: int) -> int:
-    return HEADER + n * SLOT
+# The migration's tail, after the consumer row (``HEADER + n * SLOT`` on): the group's type and the classic
+# group, then per slot the classic fields of the client and the member and the classic group's per-member ones.
+X_KIND, X_CSTATUS, X_CGEN, X_CMEMBERS, X_CJOINED, X_CLEADER, X_CUNSYNCED = range(7)
+XH = 7
+XC_CLASSIC, XC_PHASE, XM_CLASSIC, XR_REPORTED, XR_ASSIGN, XR_PENDING = range(6)
+XS = 6
+
+
+def width(n: int, migration: bool = False) -> int:
+    return HEADER + n * SLOT + ((XH + n * XS) if migration else 0)
+
+
+@njit(cache=True, inline="always")
+def xslot(P, i):
+    """Where slot ``i``'s tail fields start."""
+    return HEADER + P[P_N] * SLOT + XH + i * XS
+
+
+TAG_TARGET, TAG_COOPERATIVE = 0, 1
 
 
 def query_len(n: int) -> int:
-    """The assignor's input: existing partitions, one code per slot (member, topics, static), the target."""
-    return 1 + 2 * n
+    """An assignor's input, tagged: TAG_TARGET, existing partitions, one code per slot (member, topics,
+    static), the target; or TAG_COOPERATIVE (the migration's classic leader), members, reported owned."""
+    return 2 + 2 * n
 
 
 # -- the target table (filled by the driver with the model's assignor) --------------------------------
@@ -99,11 +120,12 @@ def store_target(tk, tv, q, target):
 def lookup_target(P, t, tk, tv, tq):
     """``Consumer.compute_target`` of the group in row ``t``: its table row, or MISS (query left in ``tq``)."""
     n = P[P_N]
-    tq[0] = t[H_PARTS]
+    tq[0] = TAG_TARGET
+    tq[1] = t[H_PARTS]
     for i in range(n):
         b = HEADER + i * SLOT
-        tq[1 + i] = 0 if t[b + M_PRESENT] == 0 else 1 + t[b + M_STATIC] + 2 * t[b + M_TOPICS]
-        tq[1 + n + i] = t[b + T_TARGET]
+        tq[2 + i] = 0 if t[b + M_PRESENT] == 0 else 1 + t[b + M_STATIC] + 2 * t[b + M_TOPICS]
+        tq[2 + n + i] = t[b + T_TARGET]
     s = target_slot(tk, tq)
     if tk[s, 0] < 0:
         return MISS
@@ -127,16 +149,34 @@ def bump(P, t, tk, tv, tq):
     return True
 
 
-@njit(cache=True, inline="always")
-def _clear_member(t, b):
+@njit(cache=True)
+def clear_member(P, t, i):
+    b = HEADER + i * SLOT
     for f in range(M_PRESENT, M_LEFT + 1):
         t[b + f] = 0
+    if P[P_MIG]:
+        t[xslot(P, i) + XM_CLASSIC] = 0
 
 
 @njit(cache=True)
 def remove(P, t, i, tk, tv, tq):
-    """``Consumer._remove``: member ``i`` leaves the coordinator's records; the group epoch is bumped."""
-    _clear_member(t, HEADER + i * SLOT)
+    """``Consumer._remove``: member ``i`` leaves the coordinator's records; the group epoch is bumped.
+    In the migration (``ClassicToConsumer._remove``): not when a consumer-protocol member leaves only
+    classic members behind (the group is then downgraded, keeping its epoch and target)."""
+    removed_classic = False
+    if P[P_MIG]:
+        removed_classic = t[xslot(P, i) + XM_CLASSIC] != 0
+    clear_member(P, t, i)
+    if P[P_MIG] and not removed_classic:
+        rest = 0
+        classic = 0
+        for k in range(P[P_N]):
+            if t[HEADER + k * SLOT + M_PRESENT]:
+                rest += 1
+                if t[xslot(P, k) + XM_CLASSIC]:
+                    classic += 1
+        if rest > 0 and classic == rest:
+            return True
     return bump(P, t, tk, tv, tq)
 
 

@@ -17,13 +17,57 @@ from numba import njit
 from . import consumer_kernel as CK
 from . import kernel as K
 from . import lean as L
+from . import migration_kernel as MK
 
 NEED_TARGET = 6  # beside lean's DONE, GROW, CHUNK_DONE, LIMIT, OUT_FULL, IN_EMPTY
 
 
+# -- the family's two machines: the consumer group (consumer_kernel) and the migration (migration_kernel)
+@njit(cache=True)
+def successors(P, TM, s, out, acts, tk, tv, tq, u):
+    if P[CK.P_MIG]:
+        return MK.successors(P, TM, s, out, acts, tk, tv, tq, u)
+    return CK.successors(P, TM, s, out, acts, tk, tv, tq)
+
+
+@njit(cache=True)
+def converged(P, TM, s, tk, tv, tq):
+    if P[CK.P_MIG]:
+        return MK.converged(P, TM, s, tk, tv, tq)
+    return CK.converged(P, TM, s, tk, tv, tq)
+
+
+@njit(cache=True)
+def exclusive_ownership_ok(P, s):
+    return MK.exclusive_ownership_ok(P, s) if P[CK.P_MIG] else CK.exclusive_ownership_ok(P, s)
+
+
+@njit(cache=True)
+def commit_fencing_ok(P, s):
+    return MK.commit_fencing_ok(P, s) if P[CK.P_MIG] else CK.commit_fencing_ok(P, s)
+
+
+@njit(cache=True)
+def generation_ok(P, s, t):
+    return MK.generation_ok(P, s, t) if P[CK.P_MIG] else CK.generation_ok(P, s, t)
+
+
+@njit(cache=True)
+def members_in_group(P, s):
+    return MK.members_in_group(P, s) if P[CK.P_MIG] else CK.members_in_group(P, s)
+
+
+@njit(cache=True)
+def key_vector(P, blocks, t, rows, order, cols, perm, kv):
+    if P[CK.P_MIG]:
+        MK.key_vector(P, t, kv)
+    else:
+        CK.key_vector(P, blocks, t, rows, order, cols, perm, kv)
+
+
 @njit(cache=True)
 def _key(P, blocks, t, rows, order, cols, perm, kv, words):
-    CK.key_vector(P, blocks, t, rows, order, cols, perm, kv)
+    key_vector(P, blocks, t, rows, order, cols, perm, kv)
     CK.pack(kv, words)
     return L.fingerprint(words)
 
@@ -31,11 +75,11 @@ def _key(P, blocks, t, rows, order, cols, perm, kv, words):
 @njit(cache=True)
 def _check_new(P, t, conv, nid, flags, ctl):
     flags[nid] = L.CONV if conv else np.uint8(0)
-    if ctl[K.CT_EXCL] < 0 and not CK.exclusive_ownership_ok(P, t):
+    if ctl[K.CT_EXCL] < 0 and not exclusive_ownership_ok(P, t):
         ctl[K.CT_EXCL] = nid
-    if ctl[K.CT_FENCE] < 0 and not CK.commit_fencing_ok(P, t):
+    if ctl[K.CT_FENCE] < 0 and not commit_fencing_ok(P, t):
         ctl[K.CT_FENCE] = nid
-    if ctl[K.CT_SOMETIMES] < 0 and conv and CK.members_in_group(P, t) >= P[CK.P_INITIAL]:
+    if ctl[K.CT_SOMETIMES] < 0 and conv and members_in_group(P, t) >= P[CK.P_INITIAL]:
         ctl[K.CT_SOMETIMES] = nid
 
 
@@ -52,6 +96,8 @@ def _put_row(seg, j, t):
 def _scratch(P, nwords):
     n = P[CK.P_N]
     keylen = CK.KH + n * (CK.SYM_ROW if P[CK.P_SYM] else CK.EXACT_ROW)
+    if P[CK.P_MIG]:
+        keylen = 2 + max(5 + 3 * n, 1 + 8 * n) + 6 * n  # migration_kernel.key_len
     return (np.zeros((n, CK.SYM_ROW), np.int64), np.zeros(n, np.int64), np.zeros(P[CK.P_K], np.int64),
             np.zeros(P[CK.P_K], np.int64), np.zeros(keylen, np.int64), np.zeros(nwords, np.uint64))
 
@@ -59,7 +105,7 @@ def _scratch(P, nwords):
 @njit(cache=True)
 def insert_initial(P, TM, blocks, nwords, row, table, fpq, parent, pact, flags, outseg, ctl, tk, tv, tq):
     """Store an initial state unless its key is known: 1 if stored, 0 if not, NEED_TARGET."""
-    conv = CK.converged(P, TM, row, tk, tv, tq)
+    conv = converged(P, TM, row, tk, tv, tq)
     if conv < 0:
         return NEED_TARGET
     rows, order, cols, perm, kv, words = _scratch(P, nwords)
@@ -87,6 +133,7 @@ def search(P, TM, blocks, nwords, inseg, outseg, table, fpq, parent, pact, flags
     acts = np.zeros(maxs, np.int64)
     convs = np.zeros(maxs, np.int64)
     row = np.zeros(F, np.int64)
+    u = np.zeros(F, np.int64)
     rows, order, cols, perm, kv, words = _scratch(P, nwords)
     done = 0
     while True:
@@ -106,11 +153,11 @@ def search(P, TM, blocks, nwords, inseg, outseg, table, fpq, parent, pact, flags
         ip = ctl[L.L_IPOS]
         for f in range(F):
             row[f] = inseg[ip, f]
-        ns = CK.successors(P, TM, row, out, acts, tk, tv, tq)
+        ns = successors(P, TM, row, out, acts, tk, tv, tq, u)
         if ns < 0:
             return NEED_TARGET
         for j in range(ns):  # every target this state's successors need, before anything is written
-            convs[j] = CK.converged(P, TM, out[j], tk, tv, tq)
+            convs[j] = converged(P, TM, out[j], tk, tv, tq)
             if convs[j] < 0:
                 return NEED_TARGET
         conv_here = flags[nid] & L.CONV
@@ -119,7 +166,7 @@ def search(P, TM, blocks, nwords, inseg, outseg, table, fpq, parent, pact, flags
             t = out[j]
             act = acts[j]
             ctl[K.CT_EDGES] += 1
-            if ctl[K.CT_GEN] < 0 and not CK.generation_ok(P, row, t):
+            if ctl[K.CT_GEN] < 0 and not generation_ok(P, row, t):
                 ctl[K.CT_GEN] = nid
                 ctl[K.CT_GENACT] = act
             h, q = _key(P, blocks, t, rows, order, cols, perm, kv, words)
@@ -173,8 +220,9 @@ def reconstruct(P, TM, roots, parent, pact, nid, out_row, tk, tv, tq):
     maxs = P[CK.P_N] * CK.MAX_SUCC_PER_SLOT + 1
     out = np.zeros((maxs, F), np.int64)
     acts = np.zeros(maxs, np.int64)
+    u = np.zeros(F, np.int64)
     for d in range(depth):
-        ns = CK.successors(P, TM, row, out, acts, tk, tv, tq)
+        ns = successors(P, TM, row, out, acts, tk, tv, tq, u)
         found = False
         for j in range(ns):
             if acts[j] == chain[d]:
