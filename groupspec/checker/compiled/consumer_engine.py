@@ -32,7 +32,8 @@ from . import consumer_kernel as CK
 from . import consumer_search as CS
 from . import kernel as K
 from . import lean as L
-from . import migration_kernel as MK
+from . import consumer_keys as CKEY
+from . import migration_properties as MP
 from .engine import CHUNK, FRONTIER_BUDGET, GROWTH, SEGMENT_ROWS, STORE_BYTES_PER_EDGE, STORE_BYTES_PER_STATE
 from .engine import TABLE_FILL, TABLE_LOAD, CompiledExplorer, _Store
 
@@ -211,7 +212,7 @@ class ConsumerKernel:
         self.targets = Targets(proto)
         mig = _migration(proto)
         self.F = CK.width(self.n, mig)
-        self.keylen = MK.key_len(self.n) if mig else CK.key_len(self.n, bool(proto.symmetric))
+        self.keylen = MP.key_len(self.n) if mig else CKEY.key_len(self.n, bool(proto.symmetric))
         self.words = (self.keylen + 3) // 4
 
     def _resolve(self, call: Callable[[], int]) -> int:
@@ -234,9 +235,9 @@ class ConsumerKernel:
         n = self.n
         kv = np.zeros(self.keylen, np.int64)
         words = np.zeros(self.words, np.uint64)
-        CS.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, CK.SYM_ROW), np.int64), np.zeros(n, np.int64),
+        CS.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, CKEY.SYM_ROW), np.int64), np.zeros(n, np.int64),
                       np.zeros(self.proto.cfg.partitions, np.int64), np.zeros(self.proto.cfg.partitions, np.int64), kv)
-        CK.pack(kv, words)
+        CKEY.pack(kv, words)
         return words.tobytes()
 
     def converged(self, s: Any) -> bool:

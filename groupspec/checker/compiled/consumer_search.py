@@ -17,7 +17,9 @@ from numba import njit
 from . import consumer_kernel as CK
 from . import kernel as K
 from . import lean as L
+from . import consumer_keys as CKEY
 from . import migration_kernel as MK
+from . import migration_properties as MP
 
 NEED_TARGET = 6  # beside lean's DONE, GROW, CHUNK_DONE, LIMIT, OUT_FULL, IN_EMPTY
 
@@ -33,42 +35,42 @@ def successors(P, TM, s, out, acts, tk, tv, tq, u):
 @njit(cache=True)
 def converged(P, TM, s, tk, tv, tq):
     if P[CK.P_MIG]:
-        return MK.converged(P, TM, s, tk, tv, tq)
+        return MP.converged(P, TM, s, tk, tv, tq)
     return CK.converged(P, TM, s, tk, tv, tq)
 
 
 @njit(cache=True)
 def exclusive_ownership_ok(P, s):
-    return MK.exclusive_ownership_ok(P, s) if P[CK.P_MIG] else CK.exclusive_ownership_ok(P, s)
+    return MP.exclusive_ownership_ok(P, s) if P[CK.P_MIG] else CK.exclusive_ownership_ok(P, s)
 
 
 @njit(cache=True)
 def commit_fencing_ok(P, s):
-    return MK.commit_fencing_ok(P, s) if P[CK.P_MIG] else CK.commit_fencing_ok(P, s)
+    return MP.commit_fencing_ok(P, s) if P[CK.P_MIG] else CK.commit_fencing_ok(P, s)
 
 
 @njit(cache=True)
 def generation_ok(P, s, t):
-    return MK.generation_ok(P, s, t) if P[CK.P_MIG] else CK.generation_ok(P, s, t)
+    return MP.generation_ok(P, s, t) if P[CK.P_MIG] else CK.generation_ok(P, s, t)
 
 
 @njit(cache=True)
 def members_in_group(P, s):
-    return MK.members_in_group(P, s) if P[CK.P_MIG] else CK.members_in_group(P, s)
+    return MP.members_in_group(P, s) if P[CK.P_MIG] else CK.members_in_group(P, s)
 
 
 @njit(cache=True)
 def key_vector(P, blocks, t, rows, order, cols, perm, kv):
     if P[CK.P_MIG]:
-        MK.key_vector(P, t, kv)
+        MP.key_vector(P, t, kv)
     else:
-        CK.key_vector(P, blocks, t, rows, order, cols, perm, kv)
+        CKEY.key_vector(P, blocks, t, rows, order, cols, perm, kv)
 
 
 @njit(cache=True)
 def _key(P, blocks, t, rows, order, cols, perm, kv, words):
     key_vector(P, blocks, t, rows, order, cols, perm, kv)
-    CK.pack(kv, words)
+    CKEY.pack(kv, words)
     return L.fingerprint(words)
 
 
@@ -95,10 +97,10 @@ def _put_row(seg, j, t):
 @njit(cache=True)
 def _scratch(P, nwords):
     n = P[CK.P_N]
-    keylen = CK.KH + n * (CK.SYM_ROW if P[CK.P_SYM] else CK.EXACT_ROW)
+    keylen = CKEY.KH + n * (CKEY.SYM_ROW if P[CK.P_SYM] else CKEY.EXACT_ROW)
     if P[CK.P_MIG]:
         keylen = 2 + max(5 + 3 * n, 1 + 8 * n) + 6 * n  # migration_kernel.key_len
-    return (np.zeros((n, CK.SYM_ROW), np.int64), np.zeros(n, np.int64), np.zeros(P[CK.P_K], np.int64),
+    return (np.zeros((n, CKEY.SYM_ROW), np.int64), np.zeros(n, np.int64), np.zeros(P[CK.P_K], np.int64),
             np.zeros(P[CK.P_K], np.int64), np.zeros(keylen, np.int64), np.zeros(nwords, np.uint64))
 
 
