@@ -1,14 +1,17 @@
-"""The compiled explorer for the KIP-848 consumer family: ``CompiledExplorer`` on ``consumer_kernel``.
+"""The compiled explorer for the KIP-848 consumer family and the migration: ``CompiledExplorer`` on
+``consumer_kernel`` / ``migration_kernel``.
 
 The same algorithm as the reference explorer and as the classic compiled engine (see ``engine.py``): the
 search of ``consumer_search`` (lean's store and loop), then lean's convergence analysis, and every state a
-person reads decoded back into a model ``ConsumerState`` and every step of a trace replayed with the
-model's own ``proto.step``. The one thing the driver adds is the target table: targets are the model's
-own ``Consumer.compute_target`` answers, computed when the search first needs them.
+person reads decoded back into a model state (``ConsumerState``, ``MigrationState``) and every step of a
+trace replayed with the model's own ``proto.step``. The one thing the driver adds is the target table:
+assignments are the model's own answers (``Consumer.compute_target``, and the migration's classic leader's
+``cooperative_assignment``), computed when the search first needs them.
 
 It covers ``consumer``, ``consumer-static`` and the broken ``consumer-*`` variants with either
-server-side assignor. The migration variants (``classic-to-consumer*``: classic members inside a consumer
-group) are a different machine and run on the reference explorer. The search runs on one thread.
+server-side assignor, and the migration ``classic-to-consumer``, ``classic-to-consumer-acked`` and their
+broken variants; a variant that overrides any model function the encoding mirrors is refused
+(:func:`supports`) and runs on the reference explorer. The search runs on one thread.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``lean.search`` is bound to the classic kernel at compile time (numba inlines ``kernel.successors``), so
 the consumer family has this twin of it: the same loop, the same store (fingerprint index, parent
 pointers, compact fair edges, frontier segments), the same counters (``ctl``, with lean's indices), with
-``consumer_kernel``'s functions. What it adds is the target table: when a step or a convergence check
+``consumer_kernel``'s functions, or ``migration_kernel``'s when ``P[P_MIG]`` is set (the dispatch below). What it adds is the target table: when a step or a convergence check
 needs a target the table does not hold, the search returns :data:`NEED_TARGET` *before* it has written
 anything for the state it was expanding, the driver fills the table with the model's assignor, and the
 search expands that state again from the start. The fingerprint functions, the index, the graph
