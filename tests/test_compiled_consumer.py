@@ -261,10 +261,19 @@ def test_step_by_step_catches_a_target_table_filled_by_another_assignor():
     assert disagreements(proto, kn, states) != []
 
 
-def test_whole_exploration_catches_a_mutant_kernel_on_replay():
+REPLAY_MUTANTS = [
+    ("consumer", CK.P_WAIT, 0),  # gives partitions before their previous owner released them
+    ("classic-to-consumer-acked", CK.P_SYNC_TARGET, 1),  # a classic member's SyncGroup answers its target
+]
+
+
+@pytest.mark.parametrize("name,switch,value", REPLAY_MUTANTS, ids=[m[0] for m in REPLAY_MUTANTS])
+def test_whole_exploration_catches_a_mutant_kernel_on_replay(name, switch, value):
     """A compiled step the model does not take cannot reach a report: the replay of its trace fails."""
-    ex = ConsumerExplorer(make("consumer", Config(members=2, partitions=2, faults=frozenset({"crash", "timeout"}))))
-    ex.kernel.P[CK.P_WAIT] = 0  # gives partitions before their previous owner released them
+    ex = ConsumerExplorer(make(name, Config(members=2, partitions=2, faults=frozenset({"crash", "timeout"}))))
+    assert ex.run().ok
+    ex = ConsumerExplorer(make(name, Config(members=2, partitions=2, faults=frozenset({"crash", "timeout"}))))
+    ex.kernel.P[switch] = value
     with pytest.raises(AssertionError, match="compiled engine drift"):
         ex.run()
 
