@@ -61,6 +61,13 @@ def members_in_group(P, s):
 
 @njit(cache=True)
 def key_vector(P, blocks, t, rows, order, cols, perm, kv):
+    n = P[CK.P_N]
+    if P[CK.P_MIG]:
+        need = 2 + max(5 + 3 * n, 1 + 8 * n) + 6 * n
+    else:
+        need = CKEY.KH + n * (CKEY.SYM_ROW if P[CK.P_SYM] else CKEY.EXACT_ROW)
+    if kv.shape[0] < need or rows.shape[1] < CKEY.SYM_ROW or cols.shape[0] < P[CK.P_K] or perm.shape[0] < P[CK.P_K]:
+        raise ValueError("key buffers do not fit the parameters")  # compiled code does not check bounds
     if P[CK.P_MIG]:
         MP.key_vector(P, t, kv)
     else:
