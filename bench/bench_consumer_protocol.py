@@ -1,8 +1,11 @@
 """Benchmark of the next-generation consumer protocol (KIP-848): checker, reference coordinator, uniform assignor.
 
 Prints:
-* the explicit-state checker's canonical states/s on the ``consumer`` variants, next to the classic
-  ``cooperative`` variant explored by the same Python engine in the same run (the ratio);
+* the explicit-state checker's canonical states per CPU-second on the ``consumer`` variants (the compiled
+  engine, at the issue's instance 4 members x 6 partitions with crash, timeout and zombie) and on the
+  migration (``classic-to-consumer-acked``, 4 x 4), next to the classic ``cooperative`` variant on the same
+  engine in the same run (the ratio), and the compiled engine against the reference (Python) explorer on
+  smaller instances of both;
 * the reference ``ConsumerGroupHeartbeat`` coordinator's heartbeats per CPU-second, for a stable
   group (every member heartbeating with nothing to change) and while members join one by one;
 * the uniform server-side assignor on 1,000,000 partitions x 2,000 members: a fresh target, and the
@@ -20,21 +23,43 @@ import time
 import numpy as np
 
 
-def bench_checker(bounds: tuple[int, int], faults: str) -> None:
+def _run(proto: str, bounds: tuple[int, int], faults: frozenset[str], engine: str) -> tuple[int, int, float, bool]:
     from groupspec.checker import check
 
     m, p = bounds
+    c0 = time.process_time()
+    _p, res = check(proto, assignor="sticky", members=m, partitions=p, faults=faults, engine=engine,
+                    with_symmetry_factor=False)
+    return res.states, res.edges, time.process_time() - c0, res.ok
+
+
+def bench_checker(bounds: tuple[int, int], faults: str, classic: tuple[int, int], reference: tuple[int, int],
+                  migration: tuple[int, int]) -> None:
+    """The compiled engine on the consumer variants at ``bounds``, on the migration (``classic-to-consumer-acked``)
+    at ``migration`` and on classic ``cooperative`` at ``classic`` (the same run: the ratio), and the reference
+    (Python) explorer against it at ``reference``."""
     f = frozenset(x for x in faults.split(",") if x)
+    c0 = time.process_time()
+    _run("consumer", (2, 2), f, "compiled")  # compiles the consumer and migration engine (or loads numba's cache)
+    _run("cooperative", (2, 2), f, "compiled")
+    print(f"checker: compiling or loading both compiled engines: {time.process_time() - c0:.1f} CPU-s (not counted below)")
     rates = {}
-    for proto in ("consumer", "consumer-static", "cooperative"):
-        c0 = time.process_time()
-        _p, res = check(proto, assignor="sticky", members=m, partitions=p, faults=f, engine="python",
-                        with_symmetry_factor=False)
-        cpu = time.process_time() - c0
-        rates[proto] = res.states / cpu
-        print(f"checker: {proto:16} {m}m x {p}p {faults}: {res.states:,} states in {cpu:.1f} CPU-s "
-              f"({rates[proto]:,.0f} states/CPU-s, python engine, ok={res.ok})")
-    print(f"checker: consumer / cooperative (python engine, same run): {rates['consumer'] / rates['cooperative']:.2f}x")
+    for proto, at in (("consumer", bounds), ("consumer-static", bounds), ("classic-to-consumer-acked", migration),
+                      ("cooperative", classic)):
+        states, edges, cpu, ok = _run(proto, at, f, "compiled")
+        rates[proto] = states / cpu
+        print(f"checker: {proto:25} {at[0]}m x {at[1]}p {faults}: {states:,} states, {edges:,} edges in {cpu:.1f} CPU-s "
+              f"({rates[proto]:,.0f} states/CPU-s, compiled engine, ok={ok})")
+    print(f"checker: consumer / cooperative (compiled engine, same run): {rates['consumer'] / rates['cooperative']:.2f}x "
+          f"(target: consumer >= 50,000 states/CPU-s)")
+    for proto in ("consumer", "classic-to-consumer-acked"):
+        ref = {}
+        for engine in ("python", "compiled"):
+            states, _edges, cpu, _ok = _run(proto, reference, f, engine)
+            ref[engine] = states / cpu
+            print(f"checker: {proto} {reference[0]}m x {reference[1]}p {faults}: {states:,} states in {cpu:.2f} CPU-s "
+                  f"({ref[engine]:,.0f} states/CPU-s, {engine} engine)")
+        print(f"checker: compiled / python engine on {proto} (same run): {ref['compiled'] / ref['python']:.1f}x")
 
 
 def bench_coordinator(members: int, partitions: int, rounds: int) -> None:
@@ -92,11 +117,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller instances (a smoke run)")
     args = ap.parse_args()
     if args.quick:
-        bench_checker((2, 3), "crash,timeout,zombie")
+        bench_checker((3, 4), "crash,timeout,zombie", (3, 4), (2, 3), (3, 3))
         bench_coordinator(50, 300, 20)
         bench_assignor(100_000, 200)
     else:
-        bench_checker((3, 3), "crash,timeout,zombie")
+        bench_checker((4, 6), "crash,timeout,zombie", (4, 5), (3, 4), (4, 4))
         bench_coordinator(500, 3_000, 100)
         bench_assignor(1_000_000, 2_000)
 

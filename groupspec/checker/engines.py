@@ -2,8 +2,9 @@
 
 The Python :class:`~groupspec.checker.explorer.Explorer` runs the model's own code on every variant;
 the compiled engine (:mod:`groupspec.checker.compiled`) runs the same search on a numba encoding of
-the classic protocol. This module is the only one that knows both: the explorer never imports the
-compiled engine, and the compiled engine imports only the explorer's result types.
+the classic protocol (and, in ``compiled.consumer_engine``, of the KIP-848 consumer family and the
+migration). This module is the only one that knows both: the explorer never imports the compiled
+engine, and the compiled engine imports only the explorer's result types.
 """
 from __future__ import annotations
 
@@ -23,7 +24,12 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
     if engine == "python":
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
+    from .compiled import consumer_engine
 
+    if consumer_engine.supports(proto):  # the KIP-848 family: its own encoding, one thread
+        if notice is not None and consumer_engine.needs_compiling():
+            notice(COMPILE_NOTICE)
+        return consumer_engine.ConsumerExplorer(proto, **kwargs)
     # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
     if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
         if notice is not None and needs_compiling(workers):
@@ -84,7 +90,8 @@ def check(
     ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
     ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the classic
     protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
-    wherever it applies (every classic variant) and the Python one elsewhere (``zookeeper``).
+    wherever it applies (every classic variant; the consumer family and the migration on their own encoding,
+    ``groupspec.checker.compiled.consumer_engine``, one thread) and the Python one elsewhere (``zookeeper``).
     ``notice(text)`` is called once before a search that must first compile the compiled engine (the first
     run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
     ``workers``: threads expanding states in parallel in the compiled engine (the same states, edges,

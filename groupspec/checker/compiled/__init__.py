@@ -1,4 +1,5 @@
-"""A compiled encoding of the classic protocol, for exploring large instances fast.
+"""A compiled encoding of the classic protocol (and of the KIP-848 consumer family and the migration:
+``consumer_engine``), for exploring large instances fast.
 
 ``groupspec.model`` is the specification; this package encodes it a second time, with numba, as
 ``groupspec.proofs`` encodes it for Z3, and is checked against it state by state by the drift tests.

@@ -1,0 +1,199 @@
+"""The consumer protocol's keys (``Consumer.key`` / ``exact_key``), compiled with numba, on ``consumer_kernel``'s rows.
+
+Checked against the model by ``tests/test_compiled_consumer.py``: two states get equal key vectors exactly
+when the model's keys are equal.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .consumer_kernel import (
+    C_ASSIGNED, C_EPOCH, C_OWNED, C_PROC, C_TOPICS, H_BUDGET, H_EPOCH, H_PARTS, H_TEPOCH, HEADER, M_ASSIGNED,
+    M_EPOCH, M_LEFT, M_PREV, M_PRESENT, M_REVOKING, M_STATE, M_STATIC, M_TOPICS, OLDEST, P_K, P_N, P_SYM, SLOT,
+    T_TARGET,
+)
+
+
+# -- keys ------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def rel(e, base):
+    """``groupspec.model.consumer._rel``."""
+    if e <= 0:
+        return 100 - e
+    d = base - e
+    return d if d < OLDEST else OLDEST
+
+
+@njit(cache=True, inline="always")
+def popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def remap(mask, perm):
+    out = 0
+    while mask:
+        low = mask & -mask
+        p = 0
+        while (low >> p) != 1:
+            p += 1
+        out |= 1 << perm[p]
+        mask ^= low
+    return out
+
+
+KH = 3  # key header: epoch - assignment epoch, existing partitions, budget
+EXACT_ROW = 15
+SHAPE = 15  # proc, rel(epoch), topics, present, state, rel(epoch), rel(previous), topics, static, left, 5 sizes
+SYM_ROW = SHAPE + 5
+
+
+def key_len(n: int, symmetric: bool) -> int:
+    return KH + n * (SYM_ROW if symmetric else EXACT_ROW)
+
+
+@njit(cache=True)
+def _less(a, b):
+    for x in range(a.shape[0]):
+        if a[x] != b[x]:
+            return a[x] < b[x]
+    return False
+
+
+@njit(cache=True)
+def key_vector(P, blocks, s, rows, order, cols, perm, kv):
+    """``Consumer.key`` (``exact_key`` when the assignor is not symmetric) as a vector of integers:
+    two states have equal vectors exactly when the model's keys are equal."""
+    n = P[P_N]
+    base = s[H_EPOCH]
+    kv[0] = s[H_EPOCH] - s[H_TEPOCH]
+    kv[2] = s[H_BUDGET]
+    if not P[P_SYM]:
+        kv[1] = s[H_PARTS]
+        for i in range(n):
+            b = HEADER + i * SLOT
+            o = KH + i * EXACT_ROW
+            kv[o] = s[b + C_PROC]
+            kv[o + 1] = rel(s[b + C_EPOCH], base)
+            kv[o + 2] = s[b + C_OWNED]
+            kv[o + 3] = s[b + C_ASSIGNED]
+            kv[o + 4] = s[b + C_TOPICS]
+            if s[b + M_PRESENT]:
+                kv[o + 5] = 1
+                kv[o + 6] = s[b + M_STATE]
+                kv[o + 7] = rel(s[b + M_EPOCH], base)
+                kv[o + 8] = rel(s[b + M_PREV], base)
+                kv[o + 9] = s[b + M_ASSIGNED]
+                kv[o + 10] = s[b + M_REVOKING]
+                kv[o + 11] = s[b + M_TOPICS]
+                kv[o + 12] = s[b + M_STATIC]
+                kv[o + 13] = s[b + M_LEFT]
+            else:
+                for f in range(5, 14):
+                    kv[o + f] = 0
+            kv[o + 14] = s[b + T_TARGET]
+        return
+    # rows[i]: the shape, then the masks (owned, assigned, target, member assigned, member revoking)
+    for i in range(n):
+        b = HEADER + i * SLOT
+        r = rows[i]
+        r[0] = s[b + C_PROC]
+        r[1] = rel(s[b + C_EPOCH], base)
+        r[2] = s[b + C_TOPICS]
+        if s[b + M_PRESENT]:
+            r[3] = 1
+            r[4] = s[b + M_STATE]
+            r[5] = rel(s[b + M_EPOCH], base)
+            r[6] = rel(s[b + M_PREV], base)
+            r[7] = s[b + M_TOPICS]
+            r[8] = s[b + M_STATIC]
+            r[9] = s[b + M_LEFT]
+            r[SHAPE + 3] = s[b + M_ASSIGNED]
+            r[SHAPE + 4] = s[b + M_REVOKING]
+        else:
+            for f in range(3, 10):
+                r[f] = 0
+            r[SHAPE + 3] = 0
+            r[SHAPE + 4] = 0
+        r[SHAPE] = s[b + C_OWNED]
+        r[SHAPE + 1] = s[b + C_ASSIGNED]
+        r[SHAPE + 2] = s[b + T_TARGET]
+        for k in range(5):
+            r[10 + k] = popcount(r[SHAPE + k])
+    # order: slots sorted by shape (stable, as Python's sorted)
+    for i in range(n):
+        order[i] = i
+    for x in range(1, n):
+        v = order[x]
+        y = x - 1
+        while y >= 0 and _less(rows[v, :SHAPE], rows[order[y], :SHAPE]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = v
+    K = P[P_K]
+    for p in range(K):
+        cols[p] = 0
+    for j in range(n):
+        r = rows[order[j]]
+        for k in range(5):
+            m = r[SHAPE + k]
+            bit = 1 << (j * 5 + k)
+            for p in range(K):
+                if m >> p & 1:
+                    cols[p] |= bit
+    top = 1 << (n * 5)
+    for p in range(K):
+        if s[H_PARTS] >> p & 1:
+            cols[p] |= top
+    # within each topic block, the k-th partition by column (stable) becomes the block's k-th
+    for t in range(blocks.shape[0] - 1):
+        lo, hi = blocks[t], blocks[t + 1]
+        for p in range(lo, hi):
+            rank = 0
+            for q in range(lo, hi):
+                if cols[q] < cols[p] or (cols[q] == cols[p] and q < p):
+                    rank += 1
+            perm[p] = lo + rank
+    kv[1] = remap(s[H_PARTS], perm)
+    for i in range(n):
+        for k in range(5):
+            rows[i, SHAPE + k] = remap(rows[i, SHAPE + k], perm)
+    # rows sorted as whole tuples
+    for i in range(n):
+        order[i] = i
+    for x in range(1, n):
+        v = order[x]
+        y = x - 1
+        while y >= 0 and _less(rows[v], rows[order[y]]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = v
+    for j in range(n):
+        o = KH + j * SYM_ROW
+        r = rows[order[j]]
+        for f in range(SYM_ROW):
+            kv[o + f] = r[f]
+
+
+KEY_OFFSET = 256  # relative epochs may fall below 0 in a broken variant; every field must fit 16 bits
+
+
+@njit(cache=True)
+def pack(kv, words):
+    """Four 16-bit fields per 64-bit word, losslessly (a field that does not fit is an error)."""
+    for w in range(words.shape[0]):
+        words[w] = 0
+    for x in range(kv.shape[0]):
+        v = kv[x] + KEY_OFFSET
+        if v < 0 or v >= 65536:
+            raise ValueError("key field out of range")
+        words[x >> 2] |= np.uint64(v) << np.uint64(16 * (x & 3))
+
+
+def key_words(n: int, symmetric: bool) -> int:
+    return (key_len(n, symmetric) + 3) // 4
