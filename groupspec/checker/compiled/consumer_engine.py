@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from groupspec.checker.explorer import Result, Step, Verdict
-from groupspec.checker.memory import peak_bytes, reset_peak, rss_bytes
+from groupspec.checker.explorer import Result
+from groupspec.checker.memory import reset_peak, rss_bytes
 from groupspec.model import actions as A
 from groupspec.model.consumer import Consumer, ConsumerClient, ConsumerGroup, ConsumerState, Member, MemberState
 from groupspec.model.consumer import ConsumerGroupHeartbeat, RebalanceTimeoutFence, RevokePartitions
@@ -29,7 +29,6 @@ from groupspec.model.core import GroupStatus, Proc
 from groupspec.model.migration import ClassicToConsumer
 from groupspec.model.migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind,
                                              MigrationState, MMember, Phase, SyncGroup, Upgrade)
-from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
 
 from . import consumer_kernel as CK
 from . import consumer_search as CS
@@ -37,8 +36,8 @@ from . import kernel as K
 from . import lean as L
 from . import consumer_keys as CKEY
 from . import migration_properties as MP
-from .engine import CHUNK, FRONTIER_BUDGET, GROWTH, SEGMENT_ROWS, STORE_BYTES_PER_EDGE, STORE_BYTES_PER_STATE
-from .engine import TABLE_FILL, TABLE_LOAD, CompiledExplorer, _Store
+from .engine import CHUNK, FRONTIER_BUDGET, SEGMENT_ROWS
+from .engine import TABLE_LOAD, CompiledExplorer, _Store, drive, make_grower
 
 ACTION_CLASSES = (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired, RebalanceTimeoutFence,
                   JoinGroup, SyncGroup, ClassicHeartbeat,
@@ -280,28 +279,12 @@ class _States:
         return s
 
 
-class _Parents:
-    def __init__(self, parent: np.ndarray, pact: np.ndarray) -> None:
-        self.parent, self.pact = parent, pact
-
-    def __getitem__(self, i: int) -> tuple[int, Any]:
-        p = int(self.parent[i])
-        return p, (action_of(int(self.pact[i])) if p >= 0 else None)
-
-
-class _Fair:
-    def __init__(self, offs: np.ndarray, edst: np.ndarray, eact: np.ndarray) -> None:
-        self.offs, self.edst, self.eact = offs, edst, eact
-
-    def __getitem__(self, v: int) -> list[tuple[Any, int]]:
-        lo, hi = int(self.offs[v]), int(self.offs[v + 1])
-        return [(action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
-
-
 class ConsumerExplorer(CompiledExplorer):
-    """``CompiledExplorer`` on the consumer encoding (one thread); ``path_to`` and ``convergence`` are its own."""
+    """``CompiledExplorer`` on the consumer encoding (one thread): its own kernel, states view, action codes and
+    search call; the driver loop, the graph part, the verdicts and the figures are ``CompiledExplorer``'s."""
 
     engine = "compiled"
+    action_of = staticmethod(action_of)
 
     def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None,
                  frontier_budget: int = FRONTIER_BUDGET, segment_rows: int = SEGMENT_ROWS, initial_capacity: int = 1 << 12,
@@ -311,6 +294,9 @@ class ConsumerExplorer(CompiledExplorer):
         self.serial_cpu_seconds = None
         self.kernel = ConsumerKernel(proto)
         self.frontier_budget, self.segment_rows, self.initial_capacity = frontier_budget, segment_rows, initial_capacity
+
+    def _states_view(self, roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> Any:
+        return _States(self.kernel, roots, parent, pact)
 
     def run(self) -> Result:
         proto, kn = self.proto, self.kernel
@@ -327,20 +313,7 @@ class ConsumerExplorer(CompiledExplorer):
         outseg = front.new_segment()
         tg = kn.targets
 
-        def on_grow() -> None:
-            count = int(ctl[K.CT_COUNT])
-            if count + maxs > st.parent.shape[0]:
-                size = int(st.parent.shape[0] * GROWTH) + maxs
-                for name in ("parent", "pact", "flags", "outdeg", "fpq"):
-                    setattr(st, name, L.grow(getattr(st, name), size))
-            if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
-                size = int(st.edst.shape[0] * GROWTH) + maxs
-                st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
-            if count + maxs > TABLE_LOAD * st.table.shape[0]:
-                size = int((count + maxs) / TABLE_FILL) + 1
-                st.table = None
-                st.table = np.empty(size, np.int32)
-                L.rebuild(st.table, st.fpq, count)
+        on_grow = make_grower(st, ctl, maxs)
 
         try:
             for s in proto.init_states():
@@ -369,94 +342,26 @@ class ConsumerExplorer(CompiledExplorer):
         parent, pact, flags, outdeg = (L.grow(a, count) for a in (st.parent, st.pact, st.flags, st.outdeg))
         edst, eact = L.grow(st.edst, nfair), L.grow(st.eact, nfair)
         del st
-        self.flags, self.edst, self.eact = flags, edst, eact
-        self.conv = (flags & 1).astype(np.bool_)
-        self.offs = np.zeros(count + 1, np.int64)
-        np.cumsum(outdeg, out=self.offs[1:])
-        self.roots = np.array(roots, dtype=np.int64).reshape(len(roots), kn.F)
-        self._states = _States(kn, self.roots, parent, pact)
-        self._parent = _Parents(parent, pact)
-        self._fair = _Fair(self.offs, self.edst, self.eact)
-        self._converged = self.conv
-        self._first_dead, self._first_leave = int(ctl[L.L_DEAD]), int(ctl[L.L_LEAVE])
+        self._keep_graph(count, flags, outdeg, edst, eact, parent, pact,
+                         np.array(roots, dtype=np.int64).reshape(len(roots), kn.F), ctl)
         res.states = count
         res.edges = int(ctl[K.CT_EDGES])
         self._verdicts(res, ctl)
-        res.seconds = time.perf_counter() - t0
-        res.cpu_seconds = time.process_time() - c0
-        res.peak_memory = peak_bytes()
-        res.memory_per_state = (res.peak_memory - rss0) / count if count else None
-        res.frontier_spilled = self.frontier_spilled
-        res.store_bytes_per_state = STORE_BYTES_PER_STATE + STORE_BYTES_PER_EDGE * nfair / count if count else None
-        res.collision_probability = L.collision_probability(count)
-        res.search_cpu_seconds = self.search_cpu_seconds
-        res.serial_cpu_seconds = None
+        self._finish(res, t0, c0, rss0, count, nfair)
         return res
-
-    def _verdicts(self, res: Result, ctl: np.ndarray) -> None:
-        proto = self.proto
-        firsts = {"exclusive_ownership": int(ctl[K.CT_EXCL]), "commit_fencing": int(ctl[K.CT_FENCE])}
-        for prop in SAFETY:
-            node = firsts[prop.name]
-            if node < 0:
-                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
-                continue
-            trace = self.path_to(node)
-            why = prop.check(proto, trace[-1].state)
-            if why is None:
-                raise AssertionError(f"compiled engine drift: the model does not find {prop.name} violated in state {node}")
-            res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, why, trace)
-        for prop in ACTIONS:
-            node = int(ctl[K.CT_GEN])
-            if node < 0:
-                res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
-                continue
-            act = action_of(int(ctl[K.CT_GENACT]))
-            trace = self.path_to(node)
-            nxt = proto.step(trace[-1].state, act)
-            why = prop.check(proto, trace[-1].state, nxt)
-            if why is None:
-                raise AssertionError(f"compiled engine drift: the model does not find {prop.name} violated after state {node}")
-            trace.append(Step(act, nxt))
-            res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, why, trace)
-        if res.complete:
-            res.verdicts["convergence"], res.convergence_bound = self.convergence()
-        else:
-            res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
-        for prop in SOMETIMES:
-            res.verdicts[prop.name] = self.sometimes_verdict(prop, int(ctl[K.CT_SOMETIMES]), res.complete)
 
     def _search(self, kn: ConsumerKernel, st: _Store, front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray,
                 max_states: int, on_grow: Callable[[], None]) -> bool:
-        """``CompiledExplorer._search_one`` with the target table; whether the search completed."""
-        inseg = np.zeros((0, kn.F), np.int16)
+        """``CompiledExplorer._search_one`` with the target table (filled when the search asks); whether it completed."""
         tg = kn.targets
-        while True:
-            status = CS.search(kn.P, kn.TM, kn.blocks, kn.words, inseg, outseg, st.table, st.fpq, st.parent, st.pact,
-                               st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK, TABLE_LOAD, *tg.args())
-            if status == CS.NEED_TARGET:
-                tg.fill()
-                continue
-            if status == L.GROW:
-                on_grow()
-                continue
-            if status == L.OUT_FULL:
-                front.push(outseg, int(ctl[L.L_OLEN]))
-                outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                continue
-            if status == L.IN_EMPTY:
-                nxt = front.pop()
-                if nxt is None and ctl[L.L_OLEN] > 0:
-                    front.push(outseg, int(ctl[L.L_OLEN]))
-                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                    nxt = front.pop()
-                if nxt is None:
-                    return True
-                inseg, length = nxt
-                ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
-                continue
-            if self.progress is not None:
-                self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
-            if status == L.CHUNK_DONE:
-                continue
-            return False  # LIMIT
+
+        def chunk(inseg: np.ndarray, out: np.ndarray) -> int:
+            return CS.search(kn.P, kn.TM, kn.blocks, kn.words, inseg, out, st.table, st.fpq, st.parent, st.pact,
+                             st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK, TABLE_LOAD, *tg.args())
+
+        def report() -> None:
+            assert self.progress is not None
+            self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
+
+        return drive(chunk, kn.F, front, ctl, outseg, on_grow, report if self.progress is not None else None,
+                     {CS.NEED_TARGET: tg.fill})

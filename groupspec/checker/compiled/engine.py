@@ -171,21 +171,84 @@ class _States:
 
 
 class _Parents:
-    def __init__(self, parent: np.ndarray, pact: np.ndarray) -> None:
-        self.parent, self.pact = parent, pact
+    """State ``i``'s parent and the action from it (``None`` for a root), decoded by ``action_of``."""
+
+    def __init__(self, parent: np.ndarray, pact: np.ndarray, action_of: Callable[[int], Any]) -> None:
+        self.parent, self.pact, self.action_of = parent, pact, action_of
 
     def __getitem__(self, i: int) -> tuple[int, Any]:
         p = int(self.parent[i])
-        return p, (action_of(int(self.pact[i])) if p >= 0 else None)
+        return p, (self.action_of(int(self.pact[i])) if p >= 0 else None)
 
 
 class _Fair:
-    def __init__(self, offs: np.ndarray, edst: np.ndarray, eact: np.ndarray) -> None:
-        self.offs, self.edst, self.eact = offs, edst, eact
+    """State ``v``'s protocol steps (the edges the graph part reads): ``(action, target)`` pairs."""
+
+    def __init__(self, offs: np.ndarray, edst: np.ndarray, eact: np.ndarray, action_of: Callable[[int], Any]) -> None:
+        self.offs, self.edst, self.eact, self.action_of = offs, edst, eact, action_of
 
     def __getitem__(self, v: int) -> list[tuple[Any, int]]:
         lo, hi = int(self.offs[v]), int(self.offs[v + 1])
-        return [(action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
+        return [(self.action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
+
+
+def make_grower(st: "_Store", ctl: np.ndarray, maxs: int) -> Callable[[], None]:
+    """The driver's answer to ``lean.GROW``: enlarge the store's arrays so that ``maxs`` more states (and their
+    edges) fit, and rebuild the hash table when it would pass its load factor."""
+
+    def on_grow() -> None:
+        count = int(ctl[K.CT_COUNT])
+        if count + maxs > st.parent.shape[0]:
+            size = int(st.parent.shape[0] * GROWTH) + maxs
+            for name in ("parent", "pact", "flags", "outdeg", "fpq"):
+                setattr(st, name, L.grow(getattr(st, name), size))
+        if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
+            size = int(st.edst.shape[0] * GROWTH) + maxs
+            st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
+        if count + maxs > TABLE_LOAD * st.table.shape[0]:
+            size = int((count + maxs) / TABLE_FILL) + 1
+            st.table = None
+            st.table = np.empty(size, np.int32)
+            L.rebuild(st.table, st.fpq, count)
+
+    return on_grow
+
+
+def drive(chunk: Callable[[np.ndarray, np.ndarray], int], F: int, front: L.Frontier, ctl: np.ndarray,
+          outseg: np.ndarray, on_grow: Callable[[], None], report: Callable[[], None] | None,
+          answers: dict[int, Callable[[], None]] | None = None) -> bool:
+    """The one-worker search loop around a compiled search ``chunk(inseg, outseg) -> status``: grow the store,
+    move full output segments to the frontier, take the next input segment, report progress. ``answers``: what
+    to do for an encoding's own statuses before calling it again. Whether the search completed."""
+    inseg = np.zeros((0, F), np.int16)
+    while True:
+        status = chunk(inseg, outseg)
+        if answers and status in answers:
+            answers[status]()
+            continue
+        if status == L.GROW:
+            on_grow()
+            continue
+        if status == L.OUT_FULL:
+            front.push(outseg, int(ctl[L.L_OLEN]))
+            outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+            continue
+        if status == L.IN_EMPTY:
+            nxt = front.pop()
+            if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
+                front.push(outseg, int(ctl[L.L_OLEN]))
+                outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                nxt = front.pop()
+            if nxt is None:
+                return True
+            inseg, length = nxt
+            ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
+            continue
+        if report is not None:
+            report()
+        if status == L.CHUNK_DONE:
+            continue
+        return False  # LIMIT
 
 
 class _Store:
@@ -234,20 +297,7 @@ class CompiledExplorer(Explorer):
         roots = []
         outseg = front.new_segment()
 
-        def on_grow() -> None:
-            count = int(ctl[K.CT_COUNT])
-            if count + maxs > st.parent.shape[0]:
-                size = int(st.parent.shape[0] * GROWTH) + maxs
-                for name in ("parent", "pact", "flags", "outdeg", "fpq"):
-                    setattr(st, name, L.grow(getattr(st, name), size))
-            if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
-                size = int(st.edst.shape[0] * GROWTH) + maxs
-                st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
-            if count + maxs > TABLE_LOAD * st.table.shape[0]:
-                size = int((count + maxs) / TABLE_FILL) + 1
-                st.table = None
-                st.table = np.empty(size, np.int32)
-                L.rebuild(st.table, st.fpq, count)
+        on_grow = make_grower(st, ctl, maxs)
 
         def report() -> None:
             assert self.progress is not None
@@ -287,20 +337,48 @@ class CompiledExplorer(Explorer):
         parent, pact, flags, outdeg = (L.grow(a, count) for a in (parent, pact, flags, outdeg))
         del fpq
         edst, eact = L.grow(edst, nfair), L.grow(eact, nfair)
+        self._keep_graph(count, flags, outdeg, edst, eact, parent, pact, np.array(roots, dtype=np.int64).reshape(len(roots), F), ctl)
+        del outdeg
+        res.states = count
+        res.edges = int(ctl[K.CT_EDGES])
+        self._verdicts(res, ctl)
+        self._finish(res, t0, c0, rss0, count, nfair)
+        return res
+
+    @staticmethod
+    def _search_one(kn: Kernel, st: "_Store", front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray, max_states: int,
+                    on_grow: Callable[[], None], report: Callable[[], None] | None) -> bool:
+        """The one-worker search (``lean.search`` in a loop); whether it completed."""
+
+        def chunk(inseg: np.ndarray, out: np.ndarray) -> int:
+            return L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, out, st.table, st.fpq, st.parent, st.pact,
+                            st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK, TABLE_LOAD)
+
+        return drive(chunk, kn.F, front, ctl, outseg, on_grow, report)
+
+    # -- what every compiled encoding's run does after its search -------------------------------------
+    action_of = staticmethod(action_of)  # an encoding's action code -> the model's action
+
+    def _states_view(self, roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> Any:
+        return _States(self.kernel, roots, parent, pact)
+
+    def _keep_graph(self, count: int, flags: np.ndarray, outdeg: np.ndarray, edst: np.ndarray, eact: np.ndarray,
+                    parent: np.ndarray, pact: np.ndarray, roots: np.ndarray, ctl: np.ndarray) -> None:
+        """Keep what the graph part and the reports need: converged flags, edge offsets, lazy views."""
         self.flags, self.edst, self.eact = flags, edst, eact
         self.conv = (flags & 1).astype(np.bool_)
         self.offs = np.zeros(count + 1, np.int64)
         np.cumsum(outdeg, out=self.offs[1:])
-        del outdeg
-        self.roots = np.array(roots, dtype=np.int64).reshape(len(roots), F)
-        self._states = _States(kn, self.roots, parent, pact)
-        self._parent = _Parents(parent, pact)
-        self._fair = _Fair(self.offs, self.edst, self.eact)
+        self.roots = roots
+        self._states = self._states_view(roots, parent, pact)
+        self._parent = _Parents(parent, pact, self.action_of)
+        self._fair = _Fair(self.offs, self.edst, self.eact, self.action_of)
         self._converged = self.conv
         self._first_dead, self._first_leave = int(ctl[L.L_DEAD]), int(ctl[L.L_LEAVE])
-        res.states = count
-        res.edges = int(ctl[K.CT_EDGES])
 
+    def _verdicts(self, res: Result, ctl: np.ndarray) -> None:
+        """Every property's verdict; a violation's trace is replayed and explained by the model's own code."""
+        proto = self.proto
         firsts = {"exclusive_ownership": int(ctl[K.CT_EXCL]), "commit_fencing": int(ctl[K.CT_FENCE])}
         for prop in SAFETY:
             node = firsts[prop.name]
@@ -317,7 +395,7 @@ class CompiledExplorer(Explorer):
             if node < 0:
                 res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
                 continue
-            act = action_of(int(ctl[K.CT_GENACT]))
+            act = self.action_of(int(ctl[K.CT_GENACT]))
             trace = self.path_to(node)
             nxt = proto.step(trace[-1].state, act)
             why = prop.check(proto, trace[-1].state, nxt)
@@ -331,49 +409,18 @@ class CompiledExplorer(Explorer):
             res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
         for prop in SOMETIMES:
             res.verdicts[prop.name] = self.sometimes_verdict(prop, int(ctl[K.CT_SOMETIMES]), res.complete)
+
+    def _finish(self, res: Result, t0: float, c0: float, rss0: int, count: int, nfair: int) -> None:
+        """The run's time, CPU and memory figures."""
         res.seconds = time.perf_counter() - t0
         res.cpu_seconds = time.process_time() - c0
         res.peak_memory = peak_bytes()
         res.memory_per_state = (res.peak_memory - rss0) / count if count else None
-        res.frontier_spilled = front.spilled
+        res.frontier_spilled = self.frontier_spilled
         res.store_bytes_per_state = STORE_BYTES_PER_STATE + STORE_BYTES_PER_EDGE * nfair / count if count else None
         res.collision_probability = L.collision_probability(count)
         res.search_cpu_seconds = self.search_cpu_seconds
         res.serial_cpu_seconds = self.serial_cpu_seconds
-        return res
-
-    @staticmethod
-    def _search_one(kn: Kernel, st: "_Store", front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray, max_states: int,
-                    on_grow: Callable[[], None], report: Callable[[], None] | None) -> bool:
-        """The one-worker search (``lean.search`` in a loop); whether it completed."""
-        inseg = np.zeros((0, kn.F), np.int16)
-        while True:
-            status = L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, outseg, st.table, st.fpq,
-                              st.parent, st.pact, st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK,
-                              TABLE_LOAD)
-            if status == L.GROW:
-                on_grow()
-                continue
-            if status == L.OUT_FULL:
-                front.push(outseg, int(ctl[L.L_OLEN]))
-                outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                continue
-            if status == L.IN_EMPTY:
-                nxt = front.pop()
-                if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
-                    front.push(outseg, int(ctl[L.L_OLEN]))
-                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
-                    nxt = front.pop()
-                if nxt is None:
-                    return True
-                inseg, length = nxt
-                ctl[L.L_IPOS], ctl[L.L_ILEN] = 0, length
-                continue
-            if report is not None:
-                report()
-            if status == L.CHUNK_DONE:
-                continue
-            return False  # LIMIT
 
     def path_to(self, nid: int) -> list[Step]:
         """The stored path, replayed with the model's own ``step`` from the initial state."""
