@@ -78,6 +78,7 @@ EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "uniform", 3, 4, 2, ALL_FAULTS, 2),
     ModelJob("consumer", "range", 3, 4, 2, ALL_FAULTS, 2),
     ModelJob("consumer-static", "uniform", 3, 4, 2, ALL_FAULTS, 2),
+    ModelJob("eager-to-cooperative", "range", 2, 3, 2, ALL_FAULTS, 2),  # 15,364 states
 )
 
 MODEL_JOBS: tuple[ModelJob, ...] = (
@@ -114,6 +115,8 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
              kafka_too="exclusive_ownership,commit_fencing", note="model only (Kafka's source): docs/migration.md"),
     ModelJob("classic-to-consumer-acked", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
     ModelJob("classic-to-consumer-acked", "uniform", 3, 3, 1, "join,leave,crash", 3),
+    # Two rolling bounces, in any order, with the protocol vote (68,638 states; the Python engine).
+    ModelJob("eager-to-cooperative", "range", 3, 3, 1, "", 0),
     # Every correct variant with every fault that applies to it, in one search each (ALL_FAULTS; Connect
     # workers have no topic subscription to change; ZooKeeper's model has no topic changes).
     *EVERY_FAULT_JOBS,
@@ -127,6 +130,10 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0, "convergence"),
     ModelJob("classic-to-consumer-sync-target", "uniform", 3, 3, 1, "", 2, "exclusive_ownership"),
     ModelJob("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1, "convergence"),
+    ModelJob("upgrade-one-bounce", "range", 3, 3, 1, "", 0, "exclusive_ownership",
+             note="an eager leader does not validate: two owners in 14 steps"),
+    ModelJob("upgrade-unvalidated", "range", 2, 2, 1, "", 0, "exclusive_ownership",
+             note="at 2x2 only validateCooperativeAssignment keeps upgrade-one-bounce exclusive"),
     ModelJob("zookeeper", "range", 2, 2, 1, "zombie", 1, "commit_fencing",
              note="historical: ZooKeeper offsets had no fencing"),
 )

@@ -24,8 +24,9 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
-    # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
-    if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
+    # connect-keep-work (Connect workers keeping their work across a reset) and the protocol vote's
+    # variants (python_only) are not in the compiled kernel
+    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not getattr(proto, "python_only", False):
         if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
