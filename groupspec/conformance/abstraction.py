@@ -49,7 +49,7 @@ class AbstractionMixin:
         v = self.variant
         if self.connect is not None:
             from groupspec.conformance.connect import worker_config
-            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS)
+            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS, keep_work=v.keep_work)
         return ConsumerConfig(
             group_id="g", client_id=name, topics=self.subscriptions[name], assignors=(v.assignor,),
             group_instance_id=f"{name}-instance" if v.static else None,
@@ -344,7 +344,9 @@ class AbstractionMixin:
             proc=proc, status=status, id=cid, generation=c.generation.generation_id,
             # A reset member (no generation or no member id) has lost its partitions; Kafka reports
             # it at the next onJoinPrepare, the model at once (it cannot commit in between).
-            owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") else self._mask(c.owned),
+            # A Connect worker that keeps its work (connect-keep-work) keeps it through the reset, as the model's.
+            owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") and not self.variant.keep_work
+            else self._mask(c.owned),
             topics=self._subscribed(name),
             # the subscription changed since the last JoinGroup: the next poll rejoins (the model's
             # ChangeSubscription sets rejoin with the new subscription, in one step)

@@ -30,7 +30,7 @@ from groupspec.reference.messages import (
 from groupspec.reference.network import NetworkConfig
 from groupspec.reference.simulator import SimConfig, Simulator, StepRecord
 
-from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, TOPIC, TOPICS, VARIANTS, match_path, project
+from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, STORY_VARIANTS, TOPIC, TOPICS, VARIANTS, match_path, project
 from .refinement import _DROPPED, _Line
 from .linearization import LinearizationMixin, _Tracking
 from .abstraction import AbstractionMixin
@@ -52,13 +52,13 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         depth: int = MAX_MODEL_STEPS,
         topics: int = 1,
     ) -> None:
-        self.variant = VARIANTS[variant]
+        self.variant = VARIANTS[variant] if variant in VARIANTS else STORY_VARIANTS[variant]
         self.seed = seed
         self.members = members
         self.max_partitions = max(max_partitions, partitions)
         # Connect: a worker's rejoin after a revocation can land in the same event as another member's
         # reset and join (a pending member id shown joined once the group prepares): 4 model steps.
-        self.depth = max(depth, 4) if VARIANTS[variant].connect else depth
+        self.depth = max(depth, 4) if self.variant.connect else depth
         self.names = [f"c{i + 1}" for i in range(members)]
         self.slot = {n: i for i, n in enumerate(self.names)}
         self.consumer_faults = frozenset(consumer_faults)
