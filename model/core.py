@@ -198,6 +198,9 @@ class Group:
     # model/upgrade.py: the assignor the last join completion selected by the protocol vote; 0 in every
     # other variant (the variant's one assignor).
     protocol: int = 0
+    # model/static_leader.py: the leader's assignmentSnapshot (the partitions its metadata showed when it
+    # last assigned, or when it came back as a static leader with skipAssignment); 0 in every other variant.
+    snapshot: int = 0
 
 
 @evolvable

@@ -102,7 +102,9 @@ def plain_key(s: State) -> Hashable:
     base = g.generation
     rows = tuple((_client_row(c, base), _record_row(g, i, base)) for i, c in enumerate(s.clients))
     key = (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows)
-    return key + (g.protocol,) if g.protocol else key  # model/upgrade.py only: other keys unchanged
+    if g.protocol or g.snapshot:  # model/upgrade.py, model/static_leader.py only: other keys unchanged
+        key += (g.protocol, g.snapshot)
+    return key
 
 
 class Canonicalizer:

@@ -94,7 +94,7 @@ def test_the_upgrade_holds_and_one_bounce_is_caught():
     _p, ok = check("eager-to-cooperative", assignor="range", members=2, partitions=3, faults=frozenset({"crash", "join"}),
                    budget=1)
     assert ok.ok and ok.engine == "python"
-    _p, bad = check("upgrade-one-bounce", assignor="range", members=3, partitions=3, budget=0)
+    _p, bad = check("upgrade-one-bounce", assignor="range", members=3, partitions=3, budget=0, max_states=40_000)
     v = bad.verdicts["exclusive_ownership"]
     assert v.held is False and v.explanation == "partition t-0 is owned by both c1 and c2" and len(v.trace) - 1 == 14
 

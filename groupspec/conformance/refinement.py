@@ -82,6 +82,8 @@ VARIANTS: dict[str, Variant] = {
 STORY_VARIANTS: dict[str, Variant] = {
     v.name: v for v in (
         Variant("connect-keep-work", "connect-keep-work", "sessioned", "sticky", connect=True, keep_work=True),
+        # A static leader back with skipAssignment, after its topic grew (docs/conformance.md, finding 3).
+        Variant("static-range-snapshot", "static-leader-snapshot", "range", "range", static=True, start_partitions=2),
     )
 }
 
