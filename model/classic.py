@@ -184,17 +184,15 @@ class ClassicProtocol(ClassicObservations):
             out.append((i, r.topics, r.owned, r.generation, r.static))
         return out
 
-    # Hooks for a group whose members run different protocols (model/upgrade.py); here one for all.
+    # Hooks for a group whose members run different protocols (model/upgrade.py); here one for all:
+    # the protocol member c runs, the assignor the group selected, whether it withholds moving partitions.
     def member_rebalance(self, c: Client) -> str:
-        """The rebalance protocol member ``c`` runs: ``eager`` or ``cooperative``."""
         return self.rebalance
 
     def group_assignor(self, g: Group):
-        """The assignor the group selected (the leader runs it)."""
         return self.assignor
 
     def withholds(self, g: Group) -> bool:
-        """Whether the selected assignor withholds partitions that change owner (KIP-429)."""
         return self.rebalance == "cooperative"
 
     # ---------------------------------------------------------------------------------------------
