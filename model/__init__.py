@@ -3,7 +3,9 @@
 Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
 :mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,
-:mod:`~groupspec.model.connect_delayed`, the next-generation
+:mod:`~groupspec.model.static_leader` (the static leader's metadata snapshot),
+:mod:`~groupspec.model.connect_delayed`, the protocol vote and the eager-to-cooperative upgrade
+:mod:`~groupspec.model.upgrade`, the next-generation
 :mod:`~groupspec.model.consumer` (KIP-848) and the migration between the two,
 :mod:`~groupspec.model.migration`, and the historical
 :mod:`~groupspec.model.zookeeper` and :mod:`~groupspec.model.coordinator_assigns`. The properties
@@ -26,6 +28,8 @@ from .broken import (
     CooperativeFlappy,
     EagerNoRevoke,
     UnfencedCommits,
+    UpgradeOneBounce,
+    UpgradeUnvalidated,
 )
 from .connect_delayed import ConnectDelayed, ConnectKeepWork
 from .consumer import Consumer, ConsumerStatic
@@ -36,14 +40,17 @@ from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
 from .static import Static
 from .static_cooperative import StaticCooperative
+from .static_leader import StaticLeaderSnapshot
+from .upgrade import EagerToCooperative
 from .zookeeper import ZooKeeper
 
 CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
-                                     StaticCooperative, ConnectKeepWork)}
+                                     StaticCooperative, ConnectKeepWork, EagerToCooperative, StaticLeaderSnapshot)}
 CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic, ClassicToConsumer, ClassicToConsumerAcked)})
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
+BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 VARIANTS = {**CORRECT, **BROKEN}
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
 # Variants with their own assignors list them as ``assignors`` (the first is their default).

@@ -123,3 +123,31 @@ class ClassicToConsumerNoRejoin(ClassicToConsumerAcked):
         "rejoins, never revokes, and the consumer-protocol member waits for those partitions forever"
     )
     expect_violation = "convergence"
+
+
+# -- the eager -> cooperative upgrade --------------------------------------------------------------
+from .upgrade import EagerToCooperative  # noqa: E402
+
+
+class UpgradeOneBounce(EagerToCooperative):
+    name = "upgrade-one-bounce"
+    summary = "the upgrade, but a consumer listing [old, cooperative-sticky] already rebalances cooperatively"
+    protocol_rule = "any"
+    broken = True
+    bug = (
+        "a consumer turns COOPERATIVE in the first bounce (one assignor it lists supports it) while the group "
+        "still votes the old eager assignor: it keeps what it owns across the rejoin, the old assignor hands a "
+        "partition it still owns to another member, and an eager leader does not check the assignment"
+    )
+    expect_violation = "exclusive_ownership"
+
+
+class UpgradeUnvalidated(UpgradeOneBounce):
+    name = "upgrade-unvalidated"
+    summary = "upgrade-one-bounce, and a cooperative leader skips validateCooperativeAssignment"
+    validate_assignment = False
+    bug = (
+        "as upgrade-one-bounce, and a cooperative leader sends the old assignor's output although it moves a "
+        "still-owned partition: even a group whose leader is cooperative reaches two owners"
+    )
+    expect_violation = "exclusive_ownership"

@@ -184,6 +184,17 @@ class ClassicProtocol(ClassicObservations):
             out.append((i, r.topics, r.owned, r.generation, r.static))
         return out
 
+    # Hooks for a group whose members run different protocols (model/upgrade.py); here one for all:
+    # the protocol member c runs, the assignor the group selected, whether it withholds moving partitions.
+    def member_rebalance(self, c: Client) -> str:
+        return self.rebalance
+
+    def group_assignor(self, g: Group):
+        return self.assignor
+
+    def withholds(self, g: Group) -> bool:
+        return self.rebalance == "cooperative"
+
     # ---------------------------------------------------------------------------------------------
     # The coordinator's side: prepare and complete a join phase, remove a member
     # ---------------------------------------------------------------------------------------------
@@ -274,8 +285,8 @@ class ClassicProtocol(ClassicObservations):
         meta = self.metadata(g, present)
         if held_back:
             meta = [(i, t, o & ~held_back, gen, st) for (i, t, o, gen, st) in meta]
-        result = self.assignor(cfg, meta, existing & ~held_back)
-        if self.rebalance == "cooperative" and self.withhold_transfers:
+        result = self.group_assignor(g)(cfg, meta, existing & ~held_back)
+        if self.withholds(g) and self.withhold_transfers:
             # KIP-429: a partition that changes owner is withheld from its new owner this round; the
             # old owner revokes it and rejoins, and the next round gives it away.
             gaining = 0
@@ -307,12 +318,12 @@ class ClassicProtocol(ClassicObservations):
         if (c.generation == NO_GENERATION or c.id == Id.NONE) and not self.keep_work_on_reset:
             owned = 0  # lost
             previous = 0
-        elif self.rebalance == "eager":
+        elif self.member_rebalance(c) == "eager":
             owned = 0 if self.revoke_before_join else c.owned
         else:
             owned = c.owned & sub  # cooperative: revoke only partitions of dropped topics
         c = c.but(owned=owned, status=MS.PREPARING_REBALANCE, rejoin=False)
-        reported_owned = owned if self.rebalance == "cooperative" else previous
+        reported_owned = owned if self.member_rebalance(c) == "cooperative" else previous
         reported_gen = c.generation
         r = g.records[i]
         if c.id == Id.STALE:
@@ -534,7 +545,7 @@ class ClassicProtocol(ClassicObservations):
         if a & ~sub:
             # An assigned partition is not in the subscription: rejoin, apply nothing.
             c2 = c.but(inbox=None, status=MS.STABLE, rejoin=True)
-        elif self.rebalance == "cooperative":
+        elif self.member_rebalance(c) == "cooperative":
             revoked = c.owned & ~a
             c2 = c.but(inbox=None, status=MS.STABLE, owned=a, rejoin=c.rejoin or bool(revoked))
         else:
@@ -685,5 +696,5 @@ class ClassicProtocol(ClassicObservations):
             return False
         # A fixpoint of the assignor: re-running it on what the members own changes nothing.
         meta = [(i, s.clients[i].topics, g.records[i].assignment, g.generation, g.records[i].static) for i in present]
-        again = self.assignor(self.cfg, meta, g.partitions)
+        again = self.group_assignor(g)(self.cfg, meta, g.partitions)
         return all(again[i] == g.records[i].assignment for i in present)

@@ -158,6 +158,9 @@ class Client:
     # A static member's previous process that is still paused after a new process took over its
     # group.instance.id (KIP-345): (generation, owned). It is a zombie: it believes it owns `owned`.
     ghost: tuple[int, int] | None = None
+    # The consumer's configured assignor list (partition.assignment.strategy), for a group upgraded by
+    # rolling bounces (model/upgrade.py); 0 in every other variant: the variant's one assignor.
+    assignors: int = 0
 
 
 @evolvable
@@ -192,6 +195,12 @@ class Group:
     # connect-delayed (KIP-415): partitions held back for a departed member, and that member's slot.
     held: int = 0
     held_for: int = -1
+    # model/upgrade.py: the assignor the last join completion selected by the protocol vote; 0 in every
+    # other variant (the variant's one assignor).
+    protocol: int = 0
+    # model/static_leader.py: the leader's assignmentSnapshot (the partitions its metadata showed when it
+    # last assigned, or when it came back as a static leader with skipAssignment); 0 in every other variant.
+    snapshot: int = 0
 
 
 @evolvable

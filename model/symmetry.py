@@ -56,7 +56,8 @@ def _client_row(c: Client, base: int) -> tuple:
     ib = c.inbox
     inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else ()
     ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else ()
-    return (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
+    row = (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
+    return row + (c.assignors,) if c.assignors else row  # model/upgrade.py only: other keys unchanged
 
 
 def _record_row(g: Group, i: int, base: int) -> tuple:
@@ -100,7 +101,10 @@ def plain_key(s: State) -> Hashable:
     g = s.group
     base = g.generation
     rows = tuple((_client_row(c, base), _record_row(g, i, base)) for i, c in enumerate(s.clients))
-    return (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows)
+    key = (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows)
+    if g.protocol or g.snapshot:  # model/upgrade.py, model/static_leader.py only: other keys unchanged
+        key += (g.protocol, g.snapshot)
+    return key
 
 
 class Canonicalizer:

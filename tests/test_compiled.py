@@ -26,6 +26,7 @@ from groupspec.model import VARIANTS, Config, make
 from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
 
 CLASSIC = sorted(n for n in VARIANTS if n not in ("zookeeper", "connect-keep-work")
+                 and not getattr(VARIANTS[n], "python_only", False)  # the protocol vote: Python engine
                  and not n.startswith(("consumer", "classic-to")))  # KIP-848 and the migration: Python engine
 FAULT_SETS = [
     frozenset({"crash", "leave", "timeout", "zombie"}),

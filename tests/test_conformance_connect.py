@@ -73,3 +73,44 @@ def test_held_work_is_part_of_the_refinement_projection() -> None:
 
     held = replace(s, group=replace(s.group, held=1, held_for=0))
     assert project(held) != project(s)
+
+
+# -- connect-keep-work: workers with keep_work_on_reset=True (Kafka's) against the model variant of that name --
+@pytest.mark.parametrize("story", ["bounce", "crash", "pause"])
+def test_workers_that_keep_their_work_refine_connect_keep_work(story) -> None:  # type: ignore[no-untyped-def]
+    h = Harness("connect-keep-work", seed=5)
+    assert h.consumer_config("c1").keep_work_on_reset and not Harness("connect-delayed").consumer_config("c1").keep_work_on_reset
+    boot(h)
+    if story == "bounce":
+        h.act("close", "c2")
+        h.run_for(1500)
+        h.act("start", "c2")
+        h.run_for(1500)
+    elif story == "crash":
+        h.act("crash", "c3")
+        h.run_for(12000)
+    else:
+        h.act("pause", "c1", duration_ms=8000)
+        h.run_for(9000)
+    h.quiesce()
+    assert h.converged() and not h.gaps and h.model_steps > 20
+
+
+def test_keep_work_checks_its_own_property_instead_of_exclusive_ownership() -> None:
+    """The harness waives what Kafka breaks by design there and checks duplicate_work_settles on alpha:
+    a duplicate that outlives the round (both workers STABLE in the generation) fails the step."""
+    from dataclasses import replace
+
+    from groupspec.reference.simulator import StepRecord
+
+    assert [p.name for p in Harness("connect-delayed")._safety()] == ["exclusive_ownership", "commit_fencing"]
+    h = Harness("connect-keep-work", seed=5)
+    assert [p.name for p in h._safety()] == ["duplicate_work_settles"]
+    boot(h)
+    s = h.state
+    i, j = [k for k, r in enumerate(s.group.records) if r is not None and r.assignment][:2]
+    stolen = s.clients[i].owned & -s.clients[i].owned
+    bad = replace(s, clients=tuple(replace(c, owned=c.owned | stolen) if k == j else c for k, c in enumerate(s.clients)))
+    with pytest.raises(ConformanceFailure) as info:
+        h._check(s, bad, StepRecord(time_ms=0, kind="time", actor="clock", detail="a planted duplicate", trace=()))
+    assert info.value.check == "duplicate_work_settles"

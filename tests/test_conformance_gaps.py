@@ -168,3 +168,68 @@ def test_connect_rejoin_after_a_delay_shape() -> None:
     assert view(0).known_gap(s, post) is None  # nearby: its assignment carried no delay
     assert view(1600).known_gap(_with_client(s, i, rejoin=True), post) is None  # nearby: already rejoining
     assert view(1600).known_gap(s, _with_client(post, i, owned=3)) is None  # nearby: more than the rejoin
+
+
+# -- gap 7: a static member whose instance id the group no longer knows (the harness and alpha's halves) -------
+def test_unknown_static_member_reset_shape() -> None:
+    from groupspec.model.core import Id
+    from groupspec.reference.messages import JoinGroupResponse
+
+    proto, s = _converged("static")
+    pre = replace(_with_client(s, 0, id=Id.STALE), group=replace(s.group, records=(None,) + s.group.records[1:]))
+    reset = _with_client(pre, 0, id=Id.NONE, generation=-1, owned=0, status=MS.UNJOINED, rejoin=False, inbox=None)
+    h = _bare(proto)
+    assert h._static_reset_only(pre, reset, [0])
+    # nearby: the group changed too (not only the member's reset)
+    assert not h._static_reset_only(pre, replace(reset, group=replace(reset.group, status=GS.PREPARING_REBALANCE)), [0])
+    # nearby: another member changed as well
+    assert not h._static_reset_only(pre, _with_client(reset, 1, owned=0), [0])
+    # alpha's half: a JoinGroup answer UNKNOWN_MEMBER_ID to that static member, shown stale with no record
+    unknown = _deliver(JoinGroupResponse(Error.UNKNOWN_MEMBER_ID, member_id=""))
+    h = _bare(proto, unknown)
+    h.variant = NS(static=True)
+    shown = pre.clients[0]
+    assert h._unknown_static(unknown, "c1", shown, None)
+    # nearby: another error, another message, a member the group still knows, a dynamic variant
+    fenced = _deliver(JoinGroupResponse(Error.FENCED_INSTANCE_ID, member_id=""))
+    assert not h._unknown_static(fenced, "c1", shown, None)
+    assert not h._unknown_static(_deliver(HeartbeatResponse(Error.UNKNOWN_MEMBER_ID)), "c1", shown, None)
+    assert not h._unknown_static(unknown, "c1", shown, s.group.records[0])
+    assert not h._unknown_static(unknown, "c2", shown, None)
+    h.variant = NS(static=False)
+    assert not h._unknown_static(unknown, "c1", shown, None)
+
+
+# -- gap 8: a join phase completes without a pending member id --------------------------------------------------
+def test_completion_without_a_pending_member_id_shape() -> None:
+    from groupspec.model import actions as A
+    from groupspec.model.core import Id, Record
+
+    proto = make("eager", Config(members=2, partitions=2, budget=0))
+    u = proto.init_states()[0]
+    done = proto.step(u, A.SendJoinGroup(0))  # c1's JoinGroup completes the join phase without c2
+    # alpha showed c2's pending member id as joined while the group prepared the rebalance
+    pre = replace(_with_client(u, 1, status=MS.PREPARING_REBALANCE, id=Id.CURRENT),
+                  group=replace(u.group, status=GS.PREPARING_REBALANCE, records=(None, Record(joined=True))))
+    h = _bare(proto)
+    assert h._completed_without_pending(pre, done, [1])
+    # nearby: the pending member gains a partition in the same step
+    assert not h._completed_without_pending(pre, _with_client(done, 1, owned=1), [1])
+    # nearby: the wrong member is taken as pending (c1's own join is then not a model step)
+    assert not h._completed_without_pending(pre, done, [0])
+
+
+# -- gap 10: a member expired soon after a GC pause --------------------------------------------------------------
+def test_expired_after_a_pause_shape() -> None:
+    from groupspec.model.core import Proc
+
+    proto, s = _converged("static")
+    paused = _with_client(s, 0, proc=Proc.PAUSED)
+    expired = _with_client(proto._expire(paused, 0), 0, proc=Proc.UP)  # its session ran out; it runs again
+    h = _bare(proto)
+    assert h._expired_after_pause(s, expired, [0])
+    # nearby: the other member, which was never paused, is removed too
+    both = replace(expired, group=replace(expired.group, records=(None, None)))
+    assert not h._expired_after_pause(s, both, [0])
+    # nearby: the member taken as late is not the one expired
+    assert not h._expired_after_pause(s, expired, [1])

@@ -36,6 +36,10 @@ SMALL = {
     # without faults: with them Kafka's upgrade gives away partitions (tests/test_migration_model.py)
     "classic-to-consumer": dict(members=3, partitions=3, budget=2),
     "classic-to-consumer-acked": dict(members=3, partitions=3, faults=frozenset({"crash", "zombie"}), budget=2),
+    # the old assignor is the CLI default here (sticky: Kafka's eager StickyAssignor); tests/test_upgrade_model.py runs range
+    "eager-to-cooperative": dict(members=2, partitions=2, faults=frozenset({"crash", "join"}), budget=1),
+    # with crash, join and partitions at budget 3 it deadlocks as Kafka does (tests/test_static_leader.py)
+    "static-leader-snapshot": dict(members=2, partitions=3, faults=frozenset({"join", "crash", "zombie", "partitions"}), budget=2),
 }
 
 
@@ -84,6 +88,8 @@ BROKEN_BOUNDS = {
     "consumer-no-epoch-bump": dict(members=2, partitions=2, budget=0),
     "classic-to-consumer-sync-target": dict(members=3, partitions=3, budget=2),
     "classic-to-consumer-no-rejoin": dict(members=2, partitions=2, budget=1),
+    "upgrade-one-bounce": dict(members=3, partitions=3, budget=0, assignor="range", max_states=40_000),
+    "upgrade-unvalidated": dict(members=2, partitions=2, budget=0, assignor="range"),
 }
 
 

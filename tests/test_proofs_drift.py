@@ -17,7 +17,8 @@ from groupspec.proofs.drift import check_state
 from groupspec.proofs.finite import Encoding
 
 CLASSIC = sorted(n for n, cls in VARIANTS.items() if issubclass(cls, ClassicProtocol)
-                 and not cls.keep_work_on_reset)  # connect-keep-work: not in the bounded encoding
+                 and not cls.keep_work_on_reset  # connect-keep-work: not in the bounded encoding
+                 and not getattr(cls, "python_only", False))  # the protocol vote: not either (docs/proofs.md)
 _ENC: dict = {}
 
 

@@ -29,6 +29,13 @@ def test_a_leader_that_assigned_still_notices_a_new_partition():
     assert res.ok and res.verdicts["sometimes_all_stable"].held is True
 
 
+def test_a_partition_of_a_topic_nobody_subscribes_to_is_not_watched():
+    """Kafka's leader snapshots the partition counts of the group's subscribed topics only."""
+    _p, res = check("static-leader-snapshot", members=2, partitions=3, topics=2,
+                    faults=frozenset({"subscription", "partitions", "join"}), budget=2)
+    assert res.ok
+
+
 def _story(variant: str) -> Harness:
     """Boot three static members, close the leader, grow the topic, start the leader again."""
     h = Harness(variant, seed=5)

@@ -93,7 +93,8 @@ def test_broken_variant_counterexample_is_caught(job):
     from groupspec.cli.check import parse_faults
 
     proto, res = explore(job.protocol, job.assignor, job.members, job.partitions, job.topics,
-                         parse_faults(job.faults), job.budget, engine="python", with_symmetry_factor=False)
+                         parse_faults(job.faults), job.budget, engine="python", with_symmetry_factor=False,
+                         max_states=job.max_states)
     v = res.verdicts[job.expect]
     assert v.held is False and v.trace
     events = path_to_events(proto, v.trace, unroll_until_ms=40_000, loop_start=v.loop_start)

@@ -77,7 +77,8 @@ def test_broken_variants_replayed(tmp_path, monkeypatch):
     events = []
     for k, job in enumerate(j for j in MODEL_JOBS if j.expect):
         proto, res = explore(job.protocol, job.assignor, job.members, job.partitions, job.topics,
-                             parse_faults(job.faults), job.budget, engine="python", with_symmetry_factor=False)
+                             parse_faults(job.faults), job.budget, engine="python", with_symmetry_factor=False,
+                             max_states=job.max_states)
         v = res.verdicts[job.expect]
         evs = path_to_events(proto, v.trace, unroll_until_ms=40_000, loop_start=v.loop_start, group=f"v{k}")
         p = tmp_path / f"v{k}.jsonl"

@@ -30,8 +30,9 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
         if notice is not None and consumer_engine.needs_compiling():
             notice(COMPILE_NOTICE)
         return consumer_engine.ConsumerExplorer(proto, **kwargs)
-    # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
-    if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
+    # connect-keep-work (Connect workers keeping their work across a reset) and the protocol vote's
+    # variants (python_only) are not in the compiled kernel
+    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not getattr(proto, "python_only", False):
         if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)

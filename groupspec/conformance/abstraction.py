@@ -49,7 +49,7 @@ class AbstractionMixin:
         v = self.variant
         if self.connect is not None:
             from groupspec.conformance.connect import worker_config
-            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS)
+            return worker_config(name, TOPIC, SESSION_MS, HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS, keep_work=v.keep_work)
         return ConsumerConfig(
             group_id="g", client_id=name, topics=self.subscriptions[name], assignors=(v.assignor,),
             group_instance_id=f"{name}-instance" if v.static else None,
@@ -188,6 +188,9 @@ class AbstractionMixin:
                 status=_REF_STATUS[view.status], generation=view.generation, leader=leader,
                 records=tuple(records), target=self._target(view), partitions=self._existing(),
             )
+            if getattr(self.proto, "leader_snapshot", False) and leader >= 0:
+                # model/static_leader.py: the leader's assignmentSnapshot, as the partitions it counts.
+                group = replace(group, snapshot=self._snapshot_mask(self.names[leader]))
             if group.status == GS.COMPLETING_REBALANCE and group.target is None:
                 # The leader has not computed it yet: the model's own assignor stands in (only a
                 # search path that takes the leader's SyncGroup in the same event can read it).
@@ -233,6 +236,19 @@ class AbstractionMixin:
     def _completion_due(view: Any) -> bool:
         return (view.status == RefStatus.PREPARING_REBALANCE and bool(view.members) and not view.pending
                 and all(mv.awaiting_join for mv in view.members))
+
+    def _snapshot_mask(self, name: str) -> int:
+        """The partitions in process ``name``'s assignment snapshot (0 if it has none)."""
+        p = self._process(name)
+        snap = getattr(p.consumer, "assignment_snapshot", None) if p is not None and p.alive else None
+        if not snap:
+            return 0
+        counts = dict(snap)
+        m = 0
+        for t in self.topics:
+            n = min(counts.get(t, 0), self.topic_max[t])
+            m |= ((1 << n) - 1) << self.topic_base[t]
+        return m
 
     def _existing(self) -> int:
         if self.connect is not None:
@@ -344,7 +360,9 @@ class AbstractionMixin:
             proc=proc, status=status, id=cid, generation=c.generation.generation_id,
             # A reset member (no generation or no member id) has lost its partitions; Kafka reports
             # it at the next onJoinPrepare, the model at once (it cannot commit in between).
-            owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") else self._mask(c.owned),
+            # A Connect worker that keeps its work (connect-keep-work) keeps it through the reset, as the model's.
+            owned=0 if (c.generation.generation_id == NO_GENERATION or mid == "") and not self.variant.keep_work
+            else self._mask(c.owned),
             topics=self._subscribed(name),
             # the subscription changed since the last JoinGroup: the next poll rejoins (the model's
             # ChangeSubscription sets rejoin with the new subscription, in one step)

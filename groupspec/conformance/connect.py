@@ -38,9 +38,10 @@ holds what differs, called through small hooks of the harness (``Harness.connect
   ``Heartbeat`` (REBALANCE_IN_PROGRESS) + ``SendJoinGroup``. A task-count change is noticed the same
   way.
 
-The workers run with ``keep_work_on_reset=False`` (see docs/conformance.md, known model gap 11: a
-Kafka Connect worker keeps running its work across a member-id reset and reports it in its next
-JoinGroup; the model's member, like a consumer, loses it).
+The ``connect-delayed`` workers run with ``keep_work_on_reset=False`` (see docs/conformance.md, known
+model gap 11: a Kafka Connect worker keeps running its work across a member-id reset and reports it in its
+next JoinGroup; that model's member, like a consumer, loses it). The ``connect-keep-work`` workers run with
+``keep_work_on_reset=True``, Kafka's behaviour, against the model variant of that name.
 """
 from __future__ import annotations
 
@@ -59,12 +60,12 @@ CONNECT_DELAY_MS = 4000  # scheduled.rebalance.max.delay.ms in conformance runs:
 
 
 def worker_config(name: str, topic: str, session_ms: int, heartbeat_ms: int, rebalance_ms: int,
-                  request_ms: int) -> WorkerConfig:
+                  request_ms: int, keep_work: bool = False) -> WorkerConfig:
     return WorkerConfig(
         group_id="g", client_id=name, topics=(), connector=topic,
         session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
         max_poll_interval_ms=rebalance_ms, request_timeout_ms=request_ms,
-        max_delay_ms=CONNECT_DELAY_MS, keep_work_on_reset=False,
+        max_delay_ms=CONNECT_DELAY_MS, keep_work_on_reset=keep_work,
     )
 
 

@@ -15,6 +15,7 @@ from groupspec.model.core import (
     GroupStatus as GS,
     Id,
     MemberStatus as MS,
+    Proc,
     State,
 )
 from groupspec.reference.errors import Error
@@ -64,6 +65,31 @@ class KnownGapsMixin:
             return False
         started = self._pause_started.get(name)
         return started is not None and self.sim.now - p.paused_until < SESSION_MS
+
+    def _static_reset_only(self, pre: State, post: State, slots: list[int]) -> bool:
+        """Gap 7: the step's one change is the reset of the static members in ``slots`` (told
+        UNKNOWN_MEMBER_ID); everything else, the group included, is as before."""
+        probe = replace(pre, clients=tuple(post.clients[k] if k in slots else c for k, c in enumerate(pre.clients)))
+        return project(probe) == project(post)
+
+    def _completed_without_pending(self, pre: State, post: State, pending: set[int] | list[int]) -> bool:
+        """Gap 8: the step is a model step from ``pre`` with the members in ``pending`` (pending member
+        ids, shown joined by alpha) not joined yet: no record, unjoined, no member id."""
+        clients, records = list(pre.clients), list(pre.group.records)
+        for k in pending:
+            records[k] = None
+            clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
+                                 owned=0, rejoin=False, inbox=None)
+        unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
+        return match(self.proto, unjoined, post, self.depth) is not None
+
+    def _expired_after_pause(self, pre: State, post: State, late: list[int]) -> bool:
+        """Gap 10: the step is a model step with the members in ``late`` (resumed from a GC pause less than
+        a session timeout ago) still shown paused, before and after."""
+        def paused(st: State) -> State:
+            return replace(st, clients=tuple(replace(c, proc=Proc.PAUSED) if k in late else c
+                                             for k, c in enumerate(st.clients)))
+        return match(self.proto, paused(pre), paused(post), self.depth) is not None
 
     def _known_gap(self, pre: State, post: State) -> str | None:
         """The name of the known model gap this unmatched step is, or None (then it is a failure)."""

@@ -1,0 +1,67 @@
+"""A static leader's metadata refresh through its assignment snapshot (KIP-345 with KIP-814).
+
+The protocol
+------------
+Only the leader watches the partition counts of the group's topics. When it computes an assignment it
+keeps ``assignmentSnapshot``: the metadata it assigned with. Whenever its metadata changes it compares
+(``ConsumerCoordinator.rejoinNeededOrPending``): a snapshot that no longer matches makes it rejoin, and the
+new round hands the new partitions out.
+
+A static leader that restarts into a ``STABLE`` group is answered, from JoinGroup v9 on (KIP-814, Kafka
+3.2), with the member list and ``skipAssignment``: it does not assign (the group keeps the stored
+assignment) and sets ``assignmentSnapshot = metadataSnapshot``, the metadata *as it is now*
+(``ConsumerCoordinator.onLeaderElected``). A partition added while it was down is in that snapshot but in
+nobody's assignment, and no later comparison will see a change: nobody rejoins for it. The group stays
+``STABLE`` with the partition unassigned until something else rebalances it — the reference does the
+same (docs/conformance.md, finding 3), and now so does the model.
+
+In the model
+------------
+``Group.snapshot`` is the current leader's snapshot, as the partitions of the group's subscribed topics (the leader is the only member that keeps one the
+protocol reads; a new leader always assigns at the join completion that made it leader). It is taken at
+each join completion (what the leader's assignor saw) and when the static leader is replaced in a
+``STABLE`` group. ``NoticeMetadata`` is enabled when the subscribed topics' partitions differ from it; the
+``static`` variant instead lets the leader notice any partition nobody is assigned, which is why it
+converges where Kafka does not.
+"""
+from __future__ import annotations
+
+from .core import Client, Config, Group, GroupStatus as GS, State
+from .static import Static
+from .symmetry import Canonicalizer
+
+
+class StaticLeaderSnapshot(Static):
+    name = "static-leader-snapshot"
+    summary = ("static, with the leader's assignment snapshot: a static leader back with skipAssignment "
+               "never notices a partition added while it was down (as Kafka's)")
+    python_only = True  # the compiled kernel has no snapshot (groupspec/checker/engines.py)
+    leader_snapshot = True  # the conformance abstraction reads the reference leader's snapshot
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__(cfg)
+        self.symmetric = False  # the symmetry-reduced key has no snapshot: explored without reduction
+        self.canon = Canonicalizer(cfg, False)
+
+    def _complete_join(self, g: Group, clients: list[Client]) -> Group:
+        """The leader assigns with the metadata it has now: that is its snapshot."""
+        g = super()._complete_join(g, clients)
+        return g.but(snapshot=self._watched(g)) if g.status != GS.EMPTY else g.but(snapshot=0)
+
+    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple) -> State:
+        """skipAssignment: a static leader back in a STABLE group takes the metadata as it is now."""
+        skip = s.group.status == GS.STABLE and s.group.leader == i
+        t = super()._static_replace(s, clients, i, c, meta)
+        return t.but(group=t.group.but(snapshot=self._watched(t.group))) if skip else t
+
+    def _watched(self, g: Group) -> int:
+        """The metadata the leader watches: the partitions of the topics some member subscribes to."""
+        topics = 0
+        for r in g.records:
+            if r is not None:
+                topics |= r.topics
+        return self.cfg.subscribed_partitions(topics, g.partitions)
+
+    def _unassigned_new(self, s: State) -> bool:
+        """rejoinNeededOrPending: the leader's snapshot no longer matches the metadata it watches."""
+        return s.group.snapshot != self._watched(s.group)
