@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from .explorer import Explorer, Result
 
-__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate"]
+__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate", "python_only"]
 
 ENGINES = ("auto", "compiled", "python")
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
@@ -24,14 +24,23 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
 
-    # connect-keep-work (Connect workers keeping their work across a reset) is not in the compiled kernel
-    if supports(proto) and not getattr(proto, "keep_work_on_reset", False):
+    # Not in the compiled kernel: connect-keep-work (Connect workers keeping their work across a reset) and
+    # the group-formation and timer faults (initial-delay, two-step-join, sync-timeout, late-expiry).
+    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not python_only(proto):
         if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":
         raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
     return Explorer(proto, **kwargs)
+
+
+def python_only(proto: Any) -> bool:
+    """The protocol uses a fault only the Python explorer runs (``groupspec.model.core.TIMING_FAULTS``)."""
+    from groupspec.model.core import TIMING_FAULTS
+
+    cfg = getattr(proto, "cfg", None)
+    return cfg is not None and bool(TIMING_FAULTS & set(cfg.faults))
 
 
 MAX_WORKERS = 64  # expansion threads (the merge is one more)
