@@ -34,16 +34,19 @@ What is abstracted (and why it is safe to):
 * Requests answered at once are handled in the same step as they are sent (an RPC). Only answers
   the coordinator *parks* (JoinGroup until the join phase completes, a follower's SyncGroup until
   the leader's) travel separately, in the client's *inbox*, and may arrive in any order.
-* The MEMBER_ID_REQUIRED two-step join, the initial rebalance delay and real time are left out.
-  This is **not** only a delay: in Kafka the initial delayed join (a timer even at delay 0) and a
-  pending member id holding back completion (KIP-394) let several members form the first generation
-  together, while here the join phase that starts from ``EMPTY`` completes at the first JoinGroup, so
-  every first generation has one member (docs/conformance.md, known model gaps 2 and 8).
+* Real time is left out. By default so are the MEMBER_ID_REQUIRED two-step join and the initial
+  rebalance delay, and this is **not** only a delay: in Kafka the initial delayed join (a timer even at
+  delay 0) and a pending member id holding back completion (KIP-394) let several members form the first
+  generation together, while here the join phase that starts from ``EMPTY`` completes at the first
+  JoinGroup, so every first generation has one member. The faults ``initial-delay`` and
+  ``two-step-join`` put both in (:mod:`groupspec.model.formation`).
 * The coordinator's timers that remove a member whose process cannot answer — session timeout,
   pending-sync timeout, new-member join timeout — are one fair step, ``SessionExpired``. A member
-  whose process is alive is only expired by the ``timeout`` perturbation. Left out as well: the
+  whose process is alive is only expired by the ``timeout`` perturbation, and by default neither the
   pending-sync timer forcing a rebalance that removes nobody (a static member replaced before its
-  SyncGroup, gap 6) and the expiry of a member soon after it resumed from a long pause (gap 10).
+  SyncGroup) nor the expiry of a member soon after it resumed from a long pause is a step: the faults
+  ``sync-timeout`` and ``late-expiry`` put them in (:mod:`groupspec.model.formation`), as does
+  ``sync-timeout`` for a live member too slow to send SyncGroup.
 * A crashed *dynamic* consumer restarts (``Start``) only after the coordinator dropped its old
   member id; a quick restart of a dynamic member is the same as a new member joining while an old
   one crashed, which other slots cover.
@@ -199,7 +202,7 @@ class ClassicProtocol(FormationRules, ClassicObservations):
                 clients[i] = clients[i].but(inbox=Inbox(Reply.REBALANCE_IN_PROGRESS))
             keep = r.assignment if g.status == GS.STABLE else 0
             records[i] = r.but(joined=False, awaiting_sync=False, synced=False, assignment=keep)
-        # (any new prepareRebalance also clears pendingSyncMembers: the stale id of gap 6 with it)
+        # (any new prepareRebalance also clears pendingSyncMembers, a replaced static member's stale id with it)
         return self._goto(g, GS.PREPARING_REBALANCE, records=tuple(records), target=None, stale_sync=False)
 
     def _remove(self, g: Group, clients: list[Client], i: int) -> Group:

@@ -23,7 +23,7 @@ from groupspec.reference.messages import (
     JoinGroupRequest,
 )
 
-from .refinement import SESSION_MS, match, project
+from .refinement import match, project
 
 
 class KnownGapsMixin:
@@ -52,33 +52,11 @@ class KnownGapsMixin:
         probe = replace(pre, clients=pre.clients[:i] + (expect,) + pre.clients[i + 1:])
         return project(probe) == project(post)
 
-    def _stale_pending_sync(self) -> bool:
-        sim = self.sim
-        group = sim.brokers[sim.leader]._groups.get(sim.config.group_id) if sim.leader is not None else None
-        return group is not None and any(mid not in group.members for mid in group.pending_sync)
-
-    def _resumed_recently(self, name: str) -> bool:
-        """``name``'s process came back from a GC pause less than a session timeout ago."""
-        p = self._process(name)
-        if p is None or not p.alive or p.paused_until > self.sim.now:
-            return False
-        started = self._pause_started.get(name)
-        return started is not None and self.sim.now - p.paused_until < SESSION_MS
-
     def _known_gap(self, pre: State, post: State) -> str | None:
         """The name of the known model gap this unmatched step is, or None (then it is a failure)."""
         if self.orphan_gap:
             self.orphan_gap = False
             return "a join completion held back by an orphaned pending member id while the group changed"
-        if pre.group.status == GS.EMPTY and post.group.status in (GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE) \
-                and post.group.generation - pre.group.generation in (0, 1) \
-                and all(not (b.owned & ~a.owned) for a, b in zip(pre.clients, post.clients)):
-            # The model completes a join phase that starts from EMPTY at the first JoinGroup; Kafka's
-            # initial delayed join (even at delay 0, and while a pending member id holds it back) lets
-            # several members form the first generation together. Its shape: out of EMPTY into a join
-            # phase, the generation up by at most one, and nobody gains a partition (none is assigned
-            # before the first SyncGroup).
-            return "initial delayed join"
         head = self._head
         if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].copy \
                 and isinstance(head[3].payload, JoinGroupRequest) and not head[3].payload.member_id \
@@ -98,15 +76,5 @@ class KnownGapsMixin:
                 # own snapshot of that assignment and rejoins (ConsumerCoordinator.rejoinNeededOrPending).
                 # The model's leader notices only partitions nobody is assigned (NoticeMetadata).
                 return "a former leader notices the metadata changed"
-        if self._stale_sync and head is not None and head[2] == "bwake" \
-                and pre.group.status in (GS.STABLE, GS.COMPLETING_REBALANCE) \
-                and post.group.status == GS.PREPARING_REBALANCE \
-                and [r is None for r in pre.group.records] == [r is None for r in post.group.records]:
-            # The pending-sync timer of a generation in which a static member was replaced before it
-            # sent SyncGroup: Kafka keeps the old member id in pendingSyncMembers, the new id's
-            # SyncGroup does not clear it, and the timer forces a rebalance that removes nobody (checked:
-            # the same members before and after). The
-            # model's records have no pending-sync set; it has no such step.
-            return "pending-sync expiry of a replaced static member id"
         return None
 
