@@ -174,6 +174,39 @@ def test_formerly_gap_10_a_resumed_member_is_expired_only_before_its_session_is_
                                    + expired.clients[1:]), 1) is None
 
 
+# -- gap 8: a join phase completes without a pending member id (KIP-394) -----------------------------
+def test_completion_without_a_pending_id_shape() -> None:
+    from groupspec.model.core import Id, Proc, Record
+
+    proto, s = _converged("eager", 3)
+    g = s.group
+    # alpha's picture: c1 joined, c2 shown joined by its pending id (its first JoinGroup), c3 crashed unjoined
+    pre = replace(s, group=replace(g, status=GS.PREPARING_REBALANCE, target=None, records=(
+        replace(g.records[0], joined=True), Record(joined=True, topics=1), replace(g.records[2], joined=False))),
+        clients=(replace(s.clients[0], status=MS.PREPARING_REBALANCE, owned=0),
+                 replace(s.clients[1], status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=-1, owned=0),
+                 replace(s.clients[2], proc=Proc.DOWN)))
+    unjoined = replace(pre, group=replace(pre.group, records=(pre.group.records[0], None, pre.group.records[2])),
+                       clients=(pre.clients[0], replace(pre.clients[1], id=Id.NONE, status=MS.UNJOINED),
+                                pre.clients[2]))
+    post = next(t for a, t in proto.successors(unjoined) if a.name == "RebalanceTimeout")
+    h = _bare(proto)
+    h._pre_pending = {1}
+    assert "without the pending member id of c2" in h._completed_without_pending(pre, post)
+    # nearby: no member was shown joined by a pending id
+    h._pre_pending = set()
+    assert h._completed_without_pending(pre, post) is None
+    h._pre_pending = {1}
+    # nearby: the pending member is a member after the step
+    kept = replace(post, group=replace(post.group, records=(post.group.records[0], Record(), None)))
+    assert h._completed_without_pending(pre, kept) is None
+    # nearby: no completion (the generation did not move)
+    assert h._completed_without_pending(pre, replace(post, group=replace(post.group, generation=g.generation))) is None
+    # nearby: a completion the model cannot take from there (the crashed member kept)
+    assert h._completed_without_pending(pre, replace(post, group=replace(
+        post.group, records=(post.group.records[0], None, replace(g.records[2], joined=False))))) is None
+
+
 # -- gap 4: duplicated static first JoinGroup -------------------------------------------------------------
 @pytest.mark.parametrize("copy, member_id, instance, expect", [
     (True, "", "i1", True),

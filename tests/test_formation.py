@@ -216,3 +216,19 @@ def test_each_new_rule_has_a_planted_mutant_that_is_caught(mutant, correct, faul
     assert res.verdicts["convergence"].trace  # a counterexample to show
     _proto, ok = check(correct, members=members, partitions=2, faults=frozenset(faults.split(",")), budget=budget)
     assert all(v.held for v in ok.verdicts.values()), {k: v.explanation for k, v in ok.verdicts.items()}
+
+
+@pytest.mark.parametrize("name", ["eager", "static", "cooperative", "static-cooperative", "connect-delayed",
+                                  "connect-keep-work", "coordinator-assigns"])
+def test_check_runs_every_classic_variant_with_the_faults_that_apply(name) -> None:
+    from groupspec.verify import EVERY_FAULT_JOBS, TIMING, applicable_faults
+
+    timing = applicable_faults(name) & set(TIMING.split(","))
+    assert timing >= {"initial-delay", "late-expiry"}
+    faults = frozenset(timing | {"crash", "join", "zombie"})
+    proto, res = check(name, members=2, partitions=2, faults=faults, budget=2)
+    assert res.engine == "python" and python_only(proto)
+    job = next(j for j in EVERY_FAULT_JOBS if j.protocol == name and timing <= set(j.faults.split(",")))
+    allowed = set(job.kafka_too.split(",")) if job.kafka_too else set()
+    assert {k for k, v in res.verdicts.items() if v.held is False} <= allowed, name
+    assert res.verdicts["convergence"].held

@@ -52,6 +52,31 @@ class KnownGapsMixin:
         probe = replace(pre, clients=pre.clients[:i] + (expect,) + pre.clients[i + 1:])
         return project(probe) == project(post)
 
+    def _completed_without_pending(self, pre: State, post: State) -> str | None:
+        """KNOWN MODEL GAP 8: a join phase completed (at the rebalance timeout) while a new member's pending
+        id (KIP-394) still waited for its second JoinGroup.
+
+        alpha reads a pending id as joined while the group prepares a rebalance (the harness's model runs
+        without its two-step join); Kafka completes without it (it is no member yet). The shape: the group
+        was preparing a rebalance with members shown joined by a pending id, the step completes the join
+        phase (the generation up by one) with none of them a member, and it is a model step from the
+        state in which those members hold no id yet. The gap's name, or None."""
+        pend = self._pre_pending
+        if not pend or pre.group.status != GS.PREPARING_REBALANCE \
+                or post.group.generation != pre.group.generation + 1 \
+                or any(post.group.records[k] is not None for k in pend):
+            return None
+        clients, records = list(pre.clients), list(pre.group.records)
+        for k in pend:
+            records[k] = None
+            clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
+                                 owned=0, rejoin=False, inbox=None)
+        unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
+        if match(self.proto, unjoined, post, self.depth) is None:
+            return None
+        who = ", ".join(self.names[k] for k in sorted(pend))
+        return f"join phase completed without the pending member id of {who} (KIP-394)"
+
     def _known_gap(self, pre: State, post: State) -> str | None:
         """The name of the known model gap this unmatched step is, or None (then it is a failure)."""
         if self.orphan_gap:

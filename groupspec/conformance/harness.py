@@ -15,7 +15,6 @@ from typing import Any, Iterable
 from .trace_checks import check_trace
 from groupspec.model import Config, make
 from groupspec.model.core import (
-    NO_GENERATION,
     GroupStatus as GS,
     Id,
     MemberStatus as MS,
@@ -31,7 +30,7 @@ from groupspec.reference.messages import (
 from groupspec.reference.network import NetworkConfig
 from groupspec.reference.simulator import SimConfig, Simulator, StepRecord
 
-from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, TOPIC, TOPICS, VARIANTS, match, match_path, project
+from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, TOPIC, TOPICS, VARIANTS, match_path, project
 from .refinement import _DROPPED, _Line
 from .linearization import LinearizationMixin, _Tracking
 from .abstraction import AbstractionMixin
@@ -268,25 +267,13 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
                 self.gaps.append(f"t={rec.time_ms}ms {gap}")
                 self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                 return
-        if path is None and self._pre_pending and pre.group.status == GS.PREPARING_REBALANCE:
-            # KNOWN MODEL GAP 8 (docs/conformance.md): a join phase completed (at the rebalance timeout,
-            # or by the last member leaving) while a new member's pending id (KIP-394) still waited for
-            # its second JoinGroup. alpha reads a pending id as joined while the group prepares a
-            # rebalance (the model has no two-step join); Kafka completes without it (it is no member
-            # yet). Accepted only if the step is a model step from the state in which those members
-            # have not joined yet; refinement then goes on from alpha(after).
-            clients, records = list(pre.clients), list(pre.group.records)
-            for k in self._pre_pending:
-                records[k] = None
-                clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
-                                     owned=0, rejoin=False, inbox=None)
-            unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
-            if match(self.proto, unjoined, post, self.depth) is not None:
-                who = ", ".join(self.names[k] for k in sorted(self._pre_pending))
-                gap = f"join phase completed without the pending member id of {who} (KIP-394)"
-                self.gaps.append(f"t={rec.time_ms}ms {gap}")
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
-                return
+        gap = self._completed_without_pending(pre, post) if path is None else None
+        if gap is not None:
+            # KNOWN MODEL GAP 8 (docs/conformance.md, groupspec/conformance/gaps.py); refinement then goes
+            # on from alpha(after).
+            self.gaps.append(f"t={rec.time_ms}ms {gap}")
+            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            return
         if path is None and self._late_heartbeat_answer(pre, post):
             # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
             # was in a GC pause, or its next JoinGroup was already parked): REBALANCE_IN_PROGRESS after
