@@ -31,6 +31,7 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":
+        refuse_compiled_faults(proto)
         raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
     return Explorer(proto, **kwargs)
 
@@ -41,6 +42,27 @@ def python_only(proto: Any) -> bool:
 
     cfg = getattr(proto, "cfg", None)
     return cfg is not None and bool(TIMING_FAULTS & set(cfg.faults))
+
+
+def refuse_compiled_faults(proto: Any) -> None:
+    """ValueError (one line) if ``proto`` uses a fault the compiled engine does not encode."""
+    if python_only(proto):
+        from groupspec.model.core import TIMING_FAULTS
+
+        names = sorted(TIMING_FAULTS & set(proto.cfg.faults))
+        raise ValueError(f"the compiled engine does not cover the fault{'s' if len(names) > 1 else ''} "
+                         f"{','.join(names)} (model/formation.py); use --engine python or auto")
+
+
+def validate_faults(protocol: str, faults: frozenset[str], engine: str = "auto", **bounds: Any) -> None:
+    """ValueError (one line) for faults the variant does not model, or the compiled engine does not cover."""
+    from groupspec.model import Config, make
+
+    cfg = Config(faults=frozenset(faults), **{k: v for k, v in bounds.items()
+                                            if k in ("members", "partitions", "topics", "budget", "assignor")})
+    proto = make(protocol, cfg)
+    if engine == "compiled":
+        refuse_compiled_faults(proto)
 
 
 MAX_WORKERS = 64  # expansion threads (the merge is one more)

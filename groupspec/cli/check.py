@@ -146,10 +146,11 @@ def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
 
 def explore_with_progress(console: Console, **kwargs):
     from groupspec.checker import check as run_check
-    from groupspec.checker.engines import validate
+    from groupspec.checker.engines import validate, validate_faults
 
     try:  # bad bounds are refused before anything is shown
         validate(**{k: v for k, v in kwargs.items() if k != "faults"})
+        validate_faults(**kwargs)  # and faults the variant does not model, or the engine does not cover
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -177,7 +178,9 @@ def explore_with_progress(console: Console, **kwargs):
                   ["--protocol", "eager", "--members", "7"], ["--protocol", "eager", "--max-states", "0"],
                   ["--protocol", "eager", "--faults", "bogus"], ["--protocol", "eager", "--assignor", "best"],
                   ["--protocol", "eager", "--partitions", "2", "--topics", "3"], ["--protocol", "eager", "--workers", "0"],
-                  ["--protocol", "eager", "--workers", "2", "--engine", "python"])
+                  ["--protocol", "eager", "--workers", "2", "--engine", "python"],
+                  ["--protocol", "eager", "--faults", "initial-delay", "--engine", "compiled"],
+                  ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
