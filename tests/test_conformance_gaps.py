@@ -107,9 +107,11 @@ def test_formerly_gap_2_group_formation_is_matched_step_by_step() -> None:
     assert match(proto, start, _with_client(s, 0, owned=1), 3) is None
     assert match(proto, start, replace(s, group=replace(s.group, generation=2)), 3) is None
     assert match(proto, start, replace(s, group=replace(s.group, status=GS.STABLE)), 3) is None
-    # and the model without the initial delay has no such step (what used to be the gap)
+    # and the model without the initial delay has no such step (what used to be the gap) ...
     plain = make("eager", Config(members=3, partitions=2, budget=10))
     assert match(plain, start, s, 3) is None
+    # ... and no matcher accepts an unmatched step out of EMPTY any more: it is a refinement failure
+    assert _bare(plain)._known_gap(start, s) is None
 
 
 def _form_three(model_faults: frozenset | None = None):  # type: ignore[no-untyped-def]
