@@ -85,6 +85,23 @@ class RebalanceTimeout(Action):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class InitialDelayExpired(Action):
+    verb = ("group.initial.rebalance.delay ends (KIP-134): the first join phase of the formed group completes "
+            "with every member that joined meanwhile")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PendingExpired(Action):
+    verb = "(its pending member id, KIP-394) is dropped: the process never joined again with it"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PendingSyncExpired(Action):
+    verb = ("the pending-sync timer fires for an id no SyncGroup can clear (a replaced static member's): "
+            "the group rebalances, removing nobody")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class DelayExpired(Action):
     verb = "scheduled.rebalance.max.delay expires: held partitions are released for reassignment"
 
@@ -123,6 +140,14 @@ class Pause(Action):
     fair = False
     fault = "zombie"
     verb = "pauses (a long GC pause) and stops heartbeating"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SyncTimeout(Action):
+    fair = False
+    fault = "sync-timeout"
+    verb = ("the pending-sync timer fires (a member was slow to send SyncGroup): every member that has not "
+            "synced is removed and the group rebalances")
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -34,16 +34,19 @@ What is abstracted (and why it is safe to):
 * Requests answered at once are handled in the same step as they are sent (an RPC). Only answers
   the coordinator *parks* (JoinGroup until the join phase completes, a follower's SyncGroup until
   the leader's) travel separately, in the client's *inbox*, and may arrive in any order.
-* The MEMBER_ID_REQUIRED two-step join, the initial rebalance delay and real time are left out.
-  This is **not** only a delay: in Kafka the initial delayed join (a timer even at delay 0) and a
-  pending member id holding back completion (KIP-394) let several members form the first generation
-  together, while here the join phase that starts from ``EMPTY`` completes at the first JoinGroup, so
-  every first generation has one member (docs/conformance.md, known model gaps 2 and 8).
+* Real time is left out. By default so are the MEMBER_ID_REQUIRED two-step join and the initial
+  rebalance delay, and this is **not** only a delay: in Kafka the initial delayed join (a timer even at
+  delay 0) and a pending member id holding back completion (KIP-394) let several members form the first
+  generation together, while here the join phase that starts from ``EMPTY`` completes at the first
+  JoinGroup, so every first generation has one member. The faults ``initial-delay`` and
+  ``two-step-join`` put both in (:mod:`groupspec.model.formation`).
 * The coordinator's timers that remove a member whose process cannot answer — session timeout,
   pending-sync timeout, new-member join timeout — are one fair step, ``SessionExpired``. A member
-  whose process is alive is only expired by the ``timeout`` perturbation. Left out as well: the
+  whose process is alive is only expired by the ``timeout`` perturbation, and by default neither the
   pending-sync timer forcing a rebalance that removes nobody (a static member replaced before its
-  SyncGroup, gap 6) and the expiry of a member soon after it resumed from a long pause (gap 10).
+  SyncGroup) nor the expiry of a member soon after it resumed from a long pause is a step: the faults
+  ``sync-timeout`` and ``late-expiry`` put them in (:mod:`groupspec.model.formation`), as does
+  ``sync-timeout`` for a live member too slow to send SyncGroup.
 * A crashed *dynamic* consumer restarts (``Start``) only after the coordinator dropped its old
   member id; a quick restart of a dynamic member is the same as a new member joining while an old
   one crashed, which other slots cover.
@@ -56,6 +59,7 @@ from typing import Iterator
 
 from . import actions as A
 from .assignors import ASSIGNORS, COOPERATIVE_CAPABLE, EQUIVARIANT
+from .formation import FormationRules
 from .properties import ClassicObservations
 from .symmetry import Canonicalizer, plain_key
 from .core import (
@@ -76,7 +80,7 @@ from .core import (
 )
 
 
-class ClassicProtocol(ClassicObservations):
+class ClassicProtocol(FormationRules, ClassicObservations):
     """A variant of the classic protocol; subclasses set the switches below."""
 
     name = "classic"
@@ -117,6 +121,7 @@ class ClassicProtocol(ClassicObservations):
         self._rebalance_timeout = A.RebalanceTimeout()
         self._delay_expired = A.DelayExpired()
         self._add_partition = A.AddPartition()
+        self._formation_init()  # faults initial-delay, two-step-join, sync-timeout, late-expiry (model/formation.py)
 
     # ---------------------------------------------------------------------------------------------
     # Initial states
@@ -208,7 +213,8 @@ class ClassicProtocol(ClassicObservations):
                 clients[i] = clients[i].but(inbox=Inbox(Reply.REBALANCE_IN_PROGRESS))
             keep = r.assignment if g.status == GS.STABLE else 0
             records[i] = r.but(joined=False, awaiting_sync=False, synced=False, assignment=keep)
-        return self._goto(g, GS.PREPARING_REBALANCE, records=tuple(records), target=None)
+        # (any new prepareRebalance also clears pendingSyncMembers, a replaced static member's stale id with it)
+        return self._goto(g, GS.PREPARING_REBALANCE, records=tuple(records), target=None, stale_sync=False)
 
     def _remove(self, g: Group, clients: list[Client], i: int) -> Group:
         """Remove member ``i`` (LeaveGroup, session expiry): its process, if any, now holds a stale id."""
@@ -218,6 +224,8 @@ class ClassicProtocol(ClassicObservations):
             # KIP-415: the departed member's partitions are lost; hold them back for the delay (added to
             # what is already held: one delay covers every worker that departs while it runs).
             g = self._hold(g, i, r.assignment)
+        if clients[i].woke:
+            clients[i] = clients[i].but(woke=False)  # late-expiry: its session is over now
         if clients[i].id == Id.CURRENT:
             parked = (r.joined and g.status == GS.PREPARING_REBALANCE) or r.awaiting_sync
             if parked and clients[i].proc != Proc.DOWN:
@@ -235,8 +243,8 @@ class ClassicProtocol(ClassicObservations):
         return self._maybe_complete_join(g, clients)
 
     def _maybe_complete_join(self, g: Group, clients: list[Client]) -> Group:
-        if g.status != GS.PREPARING_REBALANCE:
-            return g
+        if g.status != GS.PREPARING_REBALANCE or g.forming or g.pending:
+            return g  # the initial delay runs, or a pending member id has not joined yet (model/formation.py)
         if all(r is None or r.joined for r in g.records):
             return self._complete_join(g, clients)
         return g
@@ -265,6 +273,8 @@ class ClassicProtocol(ClassicObservations):
             r = records[i]
             if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
                 clients[i] = clients[i].but(inbox=Inbox(Reply.JOIN, gen, target[i] if self.coordinator_assigns else 0))
+            if clients[i].woke:
+                clients[i] = clients[i].but(woke=False)  # every member's session timer restarts
             records[i] = r.but(
                 joined=False, awaiting_sync=False, synced=False,
                 assignment=target[i] if self.coordinator_assigns else 0,
@@ -336,10 +346,17 @@ class ClassicProtocol(ClassicObservations):
                 # joins again as a new member (one more rebalance), as the heartbeat path does.
                 clients[i] = c.but(id=Id.NONE, generation=NO_GENERATION, owned=0, status=MS.UNJOINED)
             return self._with(s, clients=tuple(clients))
+        if c.id == Id.NONE and self.two_step:
+            return self._member_id_required(s, clients, i, c)  # KIP-394 (model/formation.py)
+        if c.id == Id.PENDING:
+            unknown = self._pending_unknown(s, clients, i, c)
+            if unknown is not None:
+                return unknown
+            g = g.but(pending=g.pending & ~(1 << i))  # the pending id becomes a member's
         meta = (c.topics, reported_owned, reported_gen)
         if c.id == Id.NONE and r is not None and self.static_members:
             return self._static_replace(s, clients, i, c, meta)
-        new = c.id == Id.NONE
+        new = c.id in (Id.NONE, Id.PENDING)
         if new:
             r = Record(static=self.static_members)
             c = c.but(id=Id.CURRENT)
@@ -349,7 +366,7 @@ class ClassicProtocol(ClassicObservations):
         g = g.but(records=records)
         clients[i] = c
         if g.status == GS.EMPTY:
-            g = self._goto(g, GS.PREPARING_REBALANCE)
+            g = self._goto(g, GS.PREPARING_REBALANCE, forming=self.initial_delay)  # KIP-134: initial delayed join
         elif g.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
             immediate = same and (g.status == GS.COMPLETING_REBALANCE or g.leader != i)
             if immediate:
@@ -382,7 +399,9 @@ class ClassicProtocol(ClassicObservations):
                 clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=0, rejoin=True)
             else:
                 clients[i] = c.but(generation=g.generation, status=MS.STABLE, owned=a)
-            g = g.but(records=self._set(g.records, i, r.but(synced=True)))
+            # sync-timeout: the old id stays in pendingSyncMembers if it had not synced (model/formation.py)
+            stale = g.stale_sync or (self.sync_timer and not r.synced)
+            g = g.but(records=self._set(g.records, i, r.but(synced=True)), stale_sync=stale)
             return self._with(s, group=g, clients=tuple(clients))
         clients[i] = c
         g = g.but(records=self._set(g.records, i, r.but(awaiting_sync=False)))
@@ -407,7 +426,7 @@ class ClassicProtocol(ClassicObservations):
             clients[i] = c.but(rejoin=True)
             return self._with(s, clients=tuple(clients))
         if g.status == GS.STABLE:
-            clients[i] = c.but(inbox=Inbox(Reply.SYNC, g.generation, r.assignment))
+            clients[i] = c.but(inbox=Inbox(Reply.SYNC, g.generation, r.assignment), woke=False)
             g = g.but(records=self._set(g.records, i, r.but(synced=True)))
             return self._with(s, group=g, clients=tuple(clients))
         assert g.status == GS.COMPLETING_REBALANCE
@@ -423,7 +442,7 @@ class ClassicProtocol(ClassicObservations):
                 continue
             if rk.awaiting_sync or k == i:
                 if clients[k].id == Id.CURRENT and clients[k].proc != Proc.DOWN:
-                    clients[k] = clients[k].but(inbox=Inbox(Reply.SYNC, g.generation, target[k]))
+                    clients[k] = clients[k].but(inbox=Inbox(Reply.SYNC, g.generation, target[k]), woke=False)
             records[k] = rk.but(assignment=target[k], awaiting_sync=False, synced=rk.synced or k == i)
         g = self._goto(g, GS.STABLE, records=tuple(records))
         return self._with(s, group=g, clients=tuple(clients))
@@ -469,14 +488,16 @@ class ClassicProtocol(ClassicObservations):
                             s, clients=self._set(s.clients, i, c.but(rejoin=True))
                         )
             elif c.proc == Proc.PAUSED:
-                yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.UP)))
+                woke = self.late_expiry and c.id == Id.CURRENT and r is not None  # its session may still run out
+                yield acts[A.Resume][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.UP, woke=woke)))
             if c.ghost is not None:
                 yield acts[A.GhostFenced][i], self._with(s, clients=self._set(s.clients, i, c.but(ghost=None)))
-            if r is not None and not self.alive(s, i) and not (g.status == GS.PREPARING_REBALANCE and r.joined):
+            if r is not None and not self.alive(s, i) and not (g.status == GS.PREPARING_REBALANCE and r.joined) \
+                    or c.woke and self._late_expirable(s, i):
                 yield acts[A.SessionExpired][i], self._expire(s, i)
             if perturb:
                 yield from self._perturbations(s, i, c, r)
-        if g.status == GS.PREPARING_REBALANCE:
+        if g.status == GS.PREPARING_REBALANCE and not g.forming:
             recs = [(k, r) for k, r in enumerate(g.records) if r is not None]
             if any(r.joined for _k, r in recs) and any(not r.joined and not self.alive(s, k) for k, r in recs):
                 clients = list(s.clients)
@@ -484,6 +505,8 @@ class ClassicProtocol(ClassicObservations):
                 yield self._rebalance_timeout, self._with(s, group=g2, clients=tuple(clients))
         if self.delayed and g.held:
             yield self._delay_expired, self._release_held(s)
+        if g.forming or g.pending or g.stale_sync or self.sync_timer:
+            yield from self._formation_steps(s)
         if perturb and "partitions" in faults and g.partitions != (1 << cfg.partitions) - 1:
             p = (~g.partitions & ((1 << cfg.partitions) - 1)) & -(~g.partitions & ((1 << cfg.partitions) - 1))
             yield self._add_partition, self._with(s, group=g.but(partitions=g.partitions | p), spend=True)
@@ -492,7 +515,7 @@ class ClassicProtocol(ClassicObservations):
         faults = self.cfg.faults
         acts = self._actions
         if "join" in faults and (
-            (c.proc == Proc.DOWN and (r is None or self.static_members))
+            (c.proc == Proc.DOWN and (r is None or self.static_members) and not s.group.pending >> i & 1)
             or (c.proc == Proc.PAUSED and self.static_members and "zombie" in faults and c.ghost is None)
         ):
             yield acts[A.Start][i], self._start(s, i)
@@ -577,7 +600,9 @@ class ClassicProtocol(ClassicObservations):
         elif c.generation != g.generation:
             c2 = c.but(generation=NO_GENERATION, owned=0, status=MS.UNJOINED, rejoin=False)  # ILLEGAL_GENERATION
         elif g.status == GS.PREPARING_REBALANCE and c.status == MS.STABLE and not c.rejoin:
-            c2 = c.but(rejoin=True)  # REBALANCE_IN_PROGRESS
+            c2 = c.but(rejoin=True, woke=False)  # REBALANCE_IN_PROGRESS (accepted: the session is refreshed)
+        elif c.woke:
+            c2 = c.but(woke=False)  # late-expiry: accepted, its session is refreshed
         else:
             return None
         return self._with(s, clients=self._set(s.clients, i, c2))
@@ -616,6 +641,8 @@ class ClassicProtocol(ClassicObservations):
         g = s.group
         if c.id == Id.CURRENT and g.records[i] is not None and not self.static_members:
             g = self._remove(g, clients, i)
+        elif c.id == Id.PENDING and g.pending >> i & 1:
+            g = self._maybe_complete_join(g.but(pending=g.pending & ~(1 << i)), clients)  # the pending id is dropped
         clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
         return self._with(s, group=g, clients=tuple(clients), spend=True)
 
@@ -666,15 +693,15 @@ class ClassicProtocol(ClassicObservations):
         """Stable, every member alive and STABLE with owned = assigned = the assignor's complete answer."""
         g = s.group
         if g.status == GS.EMPTY and all(c.proc == Proc.DOWN and c.ghost is None for c in s.clients):
-            return not g.held and all(r is None for r in g.records)  # everyone is gone: nothing to do
-        if g.status != GS.STABLE or g.held:
+            return not g.held and not g.pending and all(r is None for r in g.records)  # everyone is gone
+        if g.status != GS.STABLE or g.held or g.pending or g.stale_sync:
             return False
         assigned = 0
         wanted = 0
         present = []
         for i, c in enumerate(s.clients):
             r = g.records[i]
-            if c.proc == Proc.PAUSED or c.ghost is not None:
+            if c.proc == Proc.PAUSED or c.ghost is not None or c.woke:
                 return False
             if c.proc == Proc.UP and (c.id != Id.CURRENT or r is None):
                 return False

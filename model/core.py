@@ -94,6 +94,9 @@ class Id(IntEnum):
     NONE = 0
     CURRENT = 1
     STALE = 2
+    # KIP-394 (fault ``two-step-join``): an id the coordinator handed out with MEMBER_ID_REQUIRED and keeps
+    # in its pending set (``Group.pending``); not a member's id until the process joins again with it.
+    PENDING = 3
 
 
 class Reply(IntEnum):
@@ -161,6 +164,10 @@ class Client:
     # The consumer's configured assignor list (partition.assignment.strategy), for a group upgraded by
     # rolling bounces (model/upgrade.py); 0 in every other variant: the variant's one assignor.
     assignors: int = 0
+    # Fault ``late-expiry``: the process resumed from a pause and the coordinator has not refreshed its
+    # session since (no accepted heartbeat, join completion or assignment): the session may still run
+    # out, and the coordinator may expire it although it runs again.
+    woke: bool = False
 
 
 @evolvable
@@ -201,6 +208,13 @@ class Group:
     # model/static_leader.py: the leader's assignmentSnapshot (the partitions its metadata showed when it
     # last assigned, or when it came back as a static leader with skipAssignment); 0 in every other variant.
     snapshot: int = 0
+    # Group formation and the coordinator's timers (faults ``initial-delay``, ``two-step-join``,
+    # ``sync-timeout``; all three stay at their defaults without them):
+    forming: bool = False  # the initial delayed join runs (KIP-134): the join phase cannot complete yet
+    pending: int = 0  # slots holding a pending member id (KIP-394), bit mask: not members, block completion
+    # pendingSyncMembers names an id that is no member any more (a static member replaced before its
+    # SyncGroup): no SyncGroup can clear it, so the pending-sync timer will fire (KAFKA-12890).
+    stale_sync: bool = False
 
 
 @evolvable
@@ -215,7 +229,12 @@ class State:
 # Configuration
 # --------------------------------------------------------------------------------------------------
 
-FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions")
+FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions",
+          "initial-delay", "two-step-join", "sync-timeout", "late-expiry")
+# The last four are Kafka's group formation and timers, which the classic model leaves out unless asked
+# (model/classic.py, "What is abstracted"): turning one on adds protocol steps, and only ``sync-timeout``'s
+# slow member spends the budget. Without them every state count, verdict and counterexample is as before.
+TIMING_FAULTS = frozenset({"initial-delay", "two-step-join", "sync-timeout", "late-expiry"})
 FAULT_HELP = {
     "join": "a consumer that is not running starts (a new member, or a restart)",
     "leave": "a member closes cleanly and sends LeaveGroup",
@@ -224,6 +243,14 @@ FAULT_HELP = {
     "zombie": "a member pauses past its timeouts, is expired, and later comes back with a stale generation",
     "subscription": "a member changes its subscription (subscribes to / drops the last topic)",
     "partitions": "a topic grows by one partition (the leader notices and forces a rebalance)",
+    "initial-delay": "the first rebalance of an Empty group waits for group.initial.rebalance.delay.ms "
+                     "(KIP-134), so several members can form the first generation",
+    "two-step-join": "a new dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED with an id it "
+                     "joins again with (KIP-394); a pending id blocks the join phase until it joins or expires",
+    "sync-timeout": "the pending-sync timer (KAFKA-12890): a member slow to send SyncGroup is removed and "
+                    "the group rebalances; a replaced static member's old id forces a rebalance",
+    "late-expiry": "a member resumed from a long pause (with zombie) may still be expired before its "
+                   "session is refreshed, and rejoins",
 }
 
 

@@ -57,7 +57,9 @@ def _client_row(c: Client, base: int) -> tuple:
     inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else ()
     ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else ()
     row = (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
-    return row + (c.assignors,) if c.assignors else row  # model/upgrade.py only: other keys unchanged
+    if c.assignors:  # model/upgrade.py only: other keys unchanged
+        row += (c.assignors,)
+    return row + ("woke",) if c.woke else row  # late-expiry (model/formation.py); the same key without it
 
 
 def _record_row(g: Group, i: int, base: int) -> tuple:
@@ -93,7 +95,24 @@ def _shape(s: State, i: int, base: int) -> tuple:
         _rel(c.ghost[0], base) if c.ghost is not None else -2,
         () if r is None else (r.static, r.joined, r.awaiting_sync, r.synced, r.topics, _rel(r.generation, base)),
         i == g.leader, i == g.held_for,
-    )
+    ) + _formation_shape(s, i)
+
+
+def _formation_shape(s: State, i: int) -> tuple:
+    """Slot ``i``'s part of the formation faults' state (model/formation.py): empty when none is on."""
+    c = s.clients[i]
+    if not (c.woke or s.group.pending):
+        return ()
+    return (c.woke, bool(s.group.pending >> i & 1))
+
+
+def _formation_group(g: Group, symmetric: bool = False) -> tuple:
+    """The group's part of the formation faults' state: empty without them, so every key is as before.
+
+    Under symmetry the pending slots are in each slot's shape (:func:`_formation_shape`), not by number."""
+    if not (g.forming or g.pending or g.stale_sync):
+        return ()
+    return ((g.forming, bool(g.pending) if symmetric else g.pending, g.stale_sync),)
 
 
 def plain_key(s: State) -> Hashable:
@@ -101,7 +120,7 @@ def plain_key(s: State) -> Hashable:
     g = s.group
     base = g.generation
     rows = tuple((_client_row(c, base), _record_row(g, i, base)) for i, c in enumerate(s.clients))
-    key = (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows)
+    key = (int(g.status), g.leader, g.target, g.partitions, g.held, g.held_for, s.budget, rows) + _formation_group(g)
     if g.protocol or g.snapshot:  # model/upgrade.py, model/static_leader.py only: other keys unchanged
         key += (g.protocol, g.snapshot)
     return key
@@ -154,10 +173,11 @@ class Canonicalizer:
         if identity:
             rows = [(shapes[i], masks[i]) for i in range(n)]
             rows.sort()
-            return (int(g.status), g.partitions, g.held, g.target is None, s.budget, tuple(rows))
+            return (int(g.status), g.partitions, g.held, g.target is None, s.budget, tuple(rows)) + _formation_group(g, True)
         rows = [(shapes[i], tuple([_remap(m, perm) for m in masks[i]])) for i in range(n)]
         rows.sort()
-        return (int(g.status), _remap(g.partitions, perm), _remap(g.held, perm), g.target is None, s.budget, tuple(rows))
+        return (int(g.status), _remap(g.partitions, perm), _remap(g.held, perm), g.target is None, s.budget,
+                tuple(rows)) + _formation_group(g, True)
 
 
 def orbit_size(s: State, cfg: Config, canon: Canonicalizer) -> int:

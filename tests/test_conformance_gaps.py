@@ -29,14 +29,13 @@ def _converged(name: str = "eager", members: int = 2):  # type: ignore[no-untype
     raise AssertionError("did not converge")
 
 
-def _bare(proto, head=None, procs=None, stale_sync=False):  # type: ignore[no-untyped-def]
+def _bare(proto, head=None, procs=None):  # type: ignore[no-untyped-def]
     h = Harness.__new__(Harness)
     h.proto, h.depth = proto, 4
     h.names = [f"c{i + 1}" for i in range(proto.cfg.members)]
     h.slot = {n: i for i, n in enumerate(h.names)}
     h._head = head
     h.orphan_gap = False
-    h._stale_sync = stale_sync
     h.sim = NS(procs=procs or {})
     return h
 
@@ -86,21 +85,128 @@ def test_orphan_gap_only_when_flagged() -> None:
     assert h._known_gap(s, changed) is None
 
 
-# -- gap 2: initial delayed join -----------------------------------------------------------------------
-def test_initial_delayed_join_shape() -> None:
-    proto = make("eager", Config(members=2, partitions=2, budget=0))
+# -- closed gaps 2, 6 and 10: the model takes the step (model/formation.py), refinement checks it ----------
+def _timers(name: str, members: int = 2, faults: frozenset = frozenset()):  # type: ignore[no-untyped-def]
+    from groupspec.conformance.harness import TIMERS
+
+    return make(name, Config(members=members, partitions=2, faults=TIMERS | faults, budget=10))
+
+
+def test_formerly_gap_2_group_formation_is_matched_step_by_step() -> None:
+    from groupspec.conformance.refinement import match
+
+    proto = _timers("eager", 3)
     s = proto.init_states()[0]
-    assert s.group.status == GS.EMPTY
-    t = next(t for a, t in proto.successors(s) if a.name == "SendJoinGroup")  # EMPTY -> a join phase
-    prep = replace(t, group=replace(t.group, status=GS.PREPARING_REBALANCE, generation=s.group.generation))
+    for name in ("SendJoinGroup(0)", "SendJoinGroup(1)", "InitialDelayExpired()"):
+        s = next(t for a, t in proto.successors(s) if repr(a) == name)
+    start = proto.init_states()[0]
+    # alpha shows the group Empty until the delayed join completes: one reference step, three model steps
+    assert [repr(a) for a in match(proto, start, s, 3)] == ["SendJoinGroup(0)", "SendJoinGroup(1)", "InitialDelayExpired()"]
+    assert sum(r is not None for r in s.group.records) == 2 and s.group.generation == 1
+    # nearby: somebody owns a partition out of EMPTY; the generation jumps by two; the group is STABLE at once
+    assert match(proto, start, _with_client(s, 0, owned=1), 3) is None
+    assert match(proto, start, replace(s, group=replace(s.group, generation=2)), 3) is None
+    assert match(proto, start, replace(s, group=replace(s.group, status=GS.STABLE)), 3) is None
+    # and the model without the initial delay has no such step (what used to be the gap) ...
+    plain = make("eager", Config(members=3, partitions=2, budget=10))
+    assert match(plain, start, s, 3) is None
+    # ... and no matcher accepts an unmatched step out of EMPTY any more: it is a refinement failure
+    assert _bare(plain)._known_gap(start, s) is None
+
+
+def _form_three(model_faults: frozenset | None = None):  # type: ignore[no-untyped-def]
+    """Three consumers start within a 3 s initial delay; the harness's model with (or without) the delay."""
+    import re
+
+    from groupspec.conformance.harness import Harness
+
+    h = Harness("eager-range", seed=1, initial_delay_ms=3000)
+    if model_faults is not None:
+        h.cfg = Config(members=h.cfg.members, partitions=h.cfg.partitions, topics=h.cfg.topics,
+                       faults=model_faults, budget=h.cfg.budget, assignor=h.cfg.assignor)
+        h.proto = make(h.variant.model, h.cfg)
+    for n in h.names:
+        h.act("start", n, config=h.consumer_config(n))
+    h.run_for(4000)
+    h.quiesce()
+    return h, [re.sub(r".*model ", "", line.action.text) for line in h.timeline
+               if line.action is not None and "InitialDelayExpired" in getattr(line.action, "text", "")]
+
+
+def test_formerly_gap_2_a_three_member_first_generation_refines_in_the_harness() -> None:
+    from groupspec.conformance import ConformanceFailure
+
+    h, formed = _form_three()
+    assert formed == ["SendJoinGroup(0), SendJoinGroup(1), SendJoinGroup(2), InitialDelayExpired()"]
+    assert h.gaps == [] and h.converged()
+    # the same run against the model without the initial delay is a refinement failure (no matcher hides it)
+    faults = h.cfg.faults - {"initial-delay"}
+    with pytest.raises(ConformanceFailure) as info:
+        _form_three(faults)
+    assert info.value.check == "refinement"
+
+
+def test_formerly_gap_6_a_stale_pending_sync_id_forces_a_rebalance_that_removes_nobody() -> None:
+    from groupspec.conformance.refinement import match
+
+    proto, s = _converged("static")
+    proto = _timers("static")
+    stale = replace(s, group=replace(s.group, stale_sync=True))
+    post = next(t for a, t in proto.successors(stale) if a.name == "PendingSyncExpired")
+    assert post.group.status == GS.PREPARING_REBALANCE and [r is None for r in post.group.records] == [False, False]
+    assert [a.name for a in match(proto, stale, post, 3)] == ["PendingSyncExpired"]
+    # nearby: no stale id (nothing forces the rebalance)
+    assert match(proto, s, post, 1) is None
+    # nearby: the "rebalance" removes a member
+    gone = replace(post, group=replace(post.group, records=(post.group.records[0], None)))
+    assert match(proto, stale, gone, 1) is None
+
+
+def test_formerly_gap_10_a_resumed_member_is_expired_only_before_its_session_is_refreshed() -> None:
+    from groupspec.conformance.refinement import match
+
+    _plain, s = _converged("eager")
+    proto = _timers("eager", faults=frozenset({"zombie"}))
+    woke = _with_client(s, 0, woke=True)
+    expired = next(t for a, t in proto.successors(woke) if repr(a) == "SessionExpired(0)")
+    assert expired.group.records[0] is None
+    assert [repr(a) for a in match(proto, woke, expired, 1)] == ["SessionExpired(0)"]
+    # nearby: its session was refreshed (not woke): a running member is not expired
+    assert match(proto, s, replace(expired, clients=s.clients[:0] + (replace(expired.clients[0], woke=False),)
+                                   + expired.clients[1:]), 1) is None
+
+
+# -- gap 8: a join phase completes without a pending member id (KIP-394) -----------------------------
+def test_completion_without_a_pending_id_shape() -> None:
+    from groupspec.model.core import Id, Proc, Record
+
+    proto, s = _converged("eager", 3)
+    g = s.group
+    # alpha's picture: c1 joined, c2 shown joined by its pending id (its first JoinGroup), c3 crashed unjoined
+    pre = replace(s, group=replace(g, status=GS.PREPARING_REBALANCE, target=None, records=(
+        replace(g.records[0], joined=True), Record(joined=True, topics=1), replace(g.records[2], joined=False))),
+        clients=(replace(s.clients[0], status=MS.PREPARING_REBALANCE, owned=0),
+                 replace(s.clients[1], status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=-1, owned=0),
+                 replace(s.clients[2], proc=Proc.DOWN)))
+    unjoined = replace(pre, group=replace(pre.group, records=(pre.group.records[0], None, pre.group.records[2])),
+                       clients=(pre.clients[0], replace(pre.clients[1], id=Id.NONE, status=MS.UNJOINED),
+                                pre.clients[2]))
+    post = next(t for a, t in proto.successors(unjoined) if a.name == "RebalanceTimeout")
     h = _bare(proto)
-    assert h._known_gap(s, prep) == "initial delayed join"
-    # nearby: somebody gains a partition on the way out of EMPTY
-    assert h._known_gap(s, _with_client(prep, 0, owned=1)) is None
-    # nearby: the generation jumps by two
-    assert h._known_gap(s, replace(prep, group=replace(prep.group, generation=s.group.generation + 2))) is None
-    # nearby: out of EMPTY straight into STABLE
-    assert h._known_gap(s, replace(prep, group=replace(prep.group, status=GS.STABLE))) is None
+    h._pre_pending = {1}
+    assert "without the pending member id of c2" in h._completed_without_pending(pre, post)
+    # nearby: no member was shown joined by a pending id
+    h._pre_pending = set()
+    assert h._completed_without_pending(pre, post) is None
+    h._pre_pending = {1}
+    # nearby: the pending member is a member after the step
+    kept = replace(post, group=replace(post.group, records=(post.group.records[0], Record(), None)))
+    assert h._completed_without_pending(pre, kept) is None
+    # nearby: no completion (the generation did not move)
+    assert h._completed_without_pending(pre, replace(post, group=replace(post.group, generation=g.generation))) is None
+    # nearby: a completion the model cannot take from there (the crashed member kept)
+    assert h._completed_without_pending(pre, replace(post, group=replace(
+        post.group, records=(post.group.records[0], None, replace(g.records[2], joined=False))))) is None
 
 
 # -- gap 4: duplicated static first JoinGroup -------------------------------------------------------------
@@ -135,21 +241,6 @@ def test_former_leader_notices_shape() -> None:
         s, _with_client(s, leader, rejoin=True)) is None
     # nearby: the rejoin flag comes with another change the model cannot take
     assert _bare(proto, procs=with_snapshot)._known_gap(s, _with_client(post, follower, owned=3)) is None
-
-
-# -- gap 6: pending-sync expiry of a replaced static member id ----------------------------------------------
-def test_pending_sync_expiry_shape() -> None:
-    proto, s = _converged("static")
-    post = replace(s, group=replace(s.group, status=GS.PREPARING_REBALANCE))
-    wake = (0, 0, "bwake", None)
-    assert _bare(proto, wake, stale_sync=True)._known_gap(s, post) == "pending-sync expiry of a replaced static member id"
-    # nearby: no stale pending-sync id
-    assert _bare(proto, wake, stale_sync=False)._known_gap(s, post) is None
-    # nearby: not the broker's timer
-    assert _bare(proto, _deliver(HeartbeatResponse(Error.NONE)), stale_sync=True)._known_gap(s, post) is None
-    # nearby: the "rebalance" removes a member
-    gone = replace(post, group=replace(post.group, records=(post.group.records[0], None)))
-    assert _bare(proto, wake, stale_sync=True)._known_gap(s, gone) is None
 
 
 # -- gap 12 (Connect): a worker's rejoin after a delay with no work to take -----------------------------------
@@ -198,38 +289,3 @@ def test_unknown_static_member_reset_shape() -> None:
     assert not h._unknown_static(unknown, "c2", shown, None)
     h.variant = NS(static=False)
     assert not h._unknown_static(unknown, "c1", shown, None)
-
-
-# -- gap 8: a join phase completes without a pending member id --------------------------------------------------
-def test_completion_without_a_pending_member_id_shape() -> None:
-    from groupspec.model import actions as A
-    from groupspec.model.core import Id, Record
-
-    proto = make("eager", Config(members=2, partitions=2, budget=0))
-    u = proto.init_states()[0]
-    done = proto.step(u, A.SendJoinGroup(0))  # c1's JoinGroup completes the join phase without c2
-    # alpha showed c2's pending member id as joined while the group prepared the rebalance
-    pre = replace(_with_client(u, 1, status=MS.PREPARING_REBALANCE, id=Id.CURRENT),
-                  group=replace(u.group, status=GS.PREPARING_REBALANCE, records=(None, Record(joined=True))))
-    h = _bare(proto)
-    assert h._completed_without_pending(pre, done, [1])
-    # nearby: the pending member gains a partition in the same step
-    assert not h._completed_without_pending(pre, _with_client(done, 1, owned=1), [1])
-    # nearby: the wrong member is taken as pending (c1's own join is then not a model step)
-    assert not h._completed_without_pending(pre, done, [0])
-
-
-# -- gap 10: a member expired soon after a GC pause --------------------------------------------------------------
-def test_expired_after_a_pause_shape() -> None:
-    from groupspec.model.core import Proc
-
-    proto, s = _converged("static")
-    paused = _with_client(s, 0, proc=Proc.PAUSED)
-    expired = _with_client(proto._expire(paused, 0), 0, proc=Proc.UP)  # its session ran out; it runs again
-    h = _bare(proto)
-    assert h._expired_after_pause(s, expired, [0])
-    # nearby: the other member, which was never paused, is removed too
-    both = replace(expired, group=replace(expired.group, records=(None, None)))
-    assert not h._expired_after_pause(s, both, [0])
-    # nearby: the member taken as late is not the one expired
-    assert not h._expired_after_pause(s, expired, [1])

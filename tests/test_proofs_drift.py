@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from groupspec.model import Config, VARIANTS, make
 from groupspec.model.classic import ClassicProtocol
-from groupspec.model.core import FAULTS
+from groupspec.model.core import FAULTS, TIMING_FAULTS
 from groupspec.proofs.drift import check_state
 from groupspec.proofs.finite import Encoding
 
@@ -35,7 +35,8 @@ def instances(draw):  # type: ignore[no-untyped-def]
     members = draw(st.integers(1, 2))
     partitions = draw(st.integers(1, 2))
     topics = draw(st.integers(1, partitions))
-    faults = frozenset(draw(st.sets(st.sampled_from(FAULTS))))
+    # the formation and timer faults (model/formation.py) are not in the bounded encoding: docs/proofs.md
+    faults = frozenset(draw(st.sets(st.sampled_from([f for f in FAULTS if f not in TIMING_FAULTS]))))
     budget = draw(st.integers(0, 2))
     return make(name, Config(members=members, partitions=partitions, topics=topics, faults=faults, budget=budget))
 
@@ -52,6 +53,14 @@ def test_z3_relation_admits_exactly_the_model_successors(proto, data) -> None:  
         if not succ:
             break
         s = succ[data.draw(st.integers(0, len(succ) - 1), label="successor")][1]
+
+
+def test_the_encoding_refuses_the_faults_it_does_not_encode() -> None:
+    import pytest
+
+    for fault in sorted(TIMING_FAULTS):
+        with pytest.raises(ValueError, match=fault):
+            Encoding(make("eager", Config(members=2, partitions=2, faults=frozenset({fault, "crash"}))))
 
 
 def test_every_reachable_state_of_a_tiny_instance() -> None:

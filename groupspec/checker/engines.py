@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from .explorer import Explorer, Result
 
-__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate"]
+__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate", "python_only"]
 
 ENGINES = ("auto", "compiled", "python")
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
@@ -30,15 +30,47 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
         if notice is not None and consumer_engine.needs_compiling():
             notice(COMPILE_NOTICE)
         return consumer_engine.ConsumerExplorer(proto, **kwargs)
-    # connect-keep-work (Connect workers keeping their work across a reset) and the protocol vote's
-    # variants (python_only) are not in the compiled kernel
-    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not getattr(proto, "python_only", False):
+    # Not in the compiled kernel: connect-keep-work (Connect workers keeping their work across a reset), the
+    # protocol vote's variants (python_only) and the group-formation and timer faults (initial-delay,
+    # two-step-join, sync-timeout, late-expiry).
+    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not python_only(proto):
         if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":
+        refuse_compiled_faults(proto)
         raise ValueError(f"the compiled engine does not cover protocol {proto.name!r}; use --engine python or auto")
     return Explorer(proto, **kwargs)
+
+
+def python_only(proto: Any) -> bool:
+    """Only the Python explorer runs ``proto``: a variant that says so (``python_only = True``: the protocol
+    vote's, model/upgrade.py) or a fault the compiled kernel does not encode (``model.core.TIMING_FAULTS``)."""
+    from groupspec.model.core import TIMING_FAULTS
+
+    cfg = getattr(proto, "cfg", None)
+    return bool(getattr(proto, "python_only", False)) or (cfg is not None and bool(TIMING_FAULTS & set(cfg.faults)))
+
+
+def refuse_compiled_faults(proto: Any) -> None:
+    """ValueError (one line) if ``proto`` uses a fault the compiled engine does not encode."""
+    from groupspec.model.core import TIMING_FAULTS
+
+    names = sorted(TIMING_FAULTS & set(getattr(getattr(proto, "cfg", None), "faults", ()) or ()))
+    if names:
+        raise ValueError(f"the compiled engine does not cover the fault{'s' if len(names) > 1 else ''} "
+                         f"{','.join(names)} (model/formation.py); use --engine python or auto")
+
+
+def validate_faults(protocol: str, faults: frozenset[str], engine: str = "auto", **bounds: Any) -> None:
+    """ValueError (one line) for faults the variant does not model, or the compiled engine does not cover."""
+    from groupspec.model import Config, make
+
+    cfg = Config(faults=frozenset(faults), **{k: v for k, v in bounds.items()
+                                            if k in ("members", "partitions", "topics", "budget", "assignor")})
+    proto = make(protocol, cfg)
+    if engine == "compiled":
+        refuse_compiled_faults(proto)
 
 
 MAX_WORKERS = 64  # expansion threads (the merge is one more)

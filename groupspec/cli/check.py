@@ -146,10 +146,11 @@ def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
 
 def explore_with_progress(console: Console, **kwargs):
     from groupspec.checker import check as run_check
-    from groupspec.checker.engines import validate
+    from groupspec.checker.engines import validate, validate_faults
 
     try:  # bad bounds are refused before anything is shown
         validate(**{k: v for k, v in kwargs.items() if k != "faults"})
+        validate_faults(**kwargs)  # and faults the variant does not model, or the engine does not cover
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -177,14 +178,17 @@ def explore_with_progress(console: Console, **kwargs):
                   ["--protocol", "eager", "--members", "7"], ["--protocol", "eager", "--max-states", "0"],
                   ["--protocol", "eager", "--faults", "bogus"], ["--protocol", "eager", "--assignor", "best"],
                   ["--protocol", "eager", "--partitions", "2", "--topics", "3"], ["--protocol", "eager", "--workers", "0"],
-                  ["--protocol", "eager", "--workers", "2", "--engine", "python"])
+                  ["--protocol", "eager", "--workers", "2", "--engine", "python"],
+                  ["--protocol", "eager", "--faults", "initial-delay", "--engine", "compiled"],
+                  ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
 @click.option("--members", default=3, show_default=True, type=int, help="consumer processes (1-6)")
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
 @click.option("--topics", default=1, show_default=True, type=int, help="topics the partitions are split into")
-@click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions")
+@click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
+              "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry (Python engine)")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
 @click.option("--max-states", default=None, type=int, help="stop after this many states (convergence then not decided)")
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),

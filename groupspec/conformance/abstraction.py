@@ -160,8 +160,9 @@ class AbstractionMixin:
                     # Every member has joined (a pending one by its first JoinGroup) and the completion
                     # waits only for the coordinator's timer (the initial delayed join, at delay 0), a
                     # pending member's second JoinGroup, or the expiry of orphaned pending ids: the
-                    # model completes the join phase inside the last JoinGroup, so the state before it
-                    # is shown until the completion.
+                    # model completes the join phase inside the last JoinGroup (or, out of EMPTY, in the
+                    # InitialDelayExpired step right after it: one reference event, the whole path), so
+                    # the state before it is shown until the completion.
                     if allow_hold:
                         if pending & orphans:
                             # KNOWN MODEL GAP 9: an orphaned pending id holds the completion back for as
@@ -187,6 +188,7 @@ class AbstractionMixin:
             group = Group(
                 status=_REF_STATUS[view.status], generation=view.generation, leader=leader,
                 records=tuple(records), target=self._target(view), partitions=self._existing(),
+                forming=self._forming(view), stale_sync=self._stale_pending_id(view),
             )
             if getattr(self.proto, "leader_snapshot", False) and leader >= 0:
                 # model/static_leader.py: the leader's assignmentSnapshot, as the partitions it counts.
@@ -197,7 +199,36 @@ class AbstractionMixin:
                 present = [i for i, r in enumerate(records) if r is not None]
                 group = replace(group, target=self.proto.compute_target(group, present))
         clients = tuple(self._client(name, ids.get(i), pending) for i, name in enumerate(self.names))
+        if view is not None:
+            clients = tuple(c.but(woke=True) if self._woke(name, c, records[i], ids.get(i)) else c
+                            for i, (name, c) in enumerate(zip(self.names, clients)))
         return State(group=group, clients=clients, budget=10**9)
+
+    # -- the coordinator's timers, as the model's formation and timer faults see them (model/formation.py)
+    def _join_timer(self, view: Any) -> Any:
+        return self.sim.brokers[self.sim.leader]._timers.get(("join", view.group_id))
+
+    def _forming(self, view: Any) -> bool:
+        """The initial delayed join runs (KIP-134): the group prepares its first rebalance since Empty."""
+        timer = self._join_timer(view) if view.status == RefStatus.PREPARING_REBALANCE else None
+        return timer is not None and bool(timer.payload.get("initial"))
+
+    @staticmethod
+    def _stale_pending_id(view: Any) -> bool:
+        """pendingSyncMembers names an id that is no member (a static member replaced before its SyncGroup)."""
+        if view.status not in (RefStatus.COMPLETING_REBALANCE, RefStatus.STABLE):
+            return False
+        members = {mv.member_id for mv in view.members}
+        return any(mid not in members for mid in view.pending_sync)
+
+    def _woke(self, name: str, c: Client, record: Record | None, member_id: str | None) -> bool:
+        """``late-expiry``: ``name`` runs again after a GC pause, and the coordinator has not refreshed its
+        session since before the pause began (its session timer is still the one armed before it)."""
+        started = self._pause_started.get(name)
+        if started is None or record is None or member_id is None or c.proc != Proc.UP or c.id != Id.CURRENT:
+            return False
+        timer = self.sim.brokers[self.sim.leader]._timers.get(("heartbeat", self.sim.config.group_id, member_id))
+        return timer is not None and timer.deadline - SESSION_MS <= started
 
     def _pending_id(self, name: str, pending: set[str]) -> str | None:
         """The pending member id (KIP-394) the coordinator holds for the running process ``name``: the

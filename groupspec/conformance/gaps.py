@@ -15,7 +15,6 @@ from groupspec.model.core import (
     GroupStatus as GS,
     Id,
     MemberStatus as MS,
-    Proc,
     State,
 )
 from groupspec.reference.errors import Error
@@ -24,7 +23,7 @@ from groupspec.reference.messages import (
     JoinGroupRequest,
 )
 
-from .refinement import SESSION_MS, match, project
+from .refinement import match, project
 
 
 class KnownGapsMixin:
@@ -53,18 +52,30 @@ class KnownGapsMixin:
         probe = replace(pre, clients=pre.clients[:i] + (expect,) + pre.clients[i + 1:])
         return project(probe) == project(post)
 
-    def _stale_pending_sync(self) -> bool:
-        sim = self.sim
-        group = sim.brokers[sim.leader]._groups.get(sim.config.group_id) if sim.leader is not None else None
-        return group is not None and any(mid not in group.members for mid in group.pending_sync)
+    def _completed_without_pending(self, pre: State, post: State) -> str | None:
+        """KNOWN MODEL GAP 8: a join phase completed (at the rebalance timeout) while a new member's pending
+        id (KIP-394) still waited for its second JoinGroup.
 
-    def _resumed_recently(self, name: str) -> bool:
-        """``name``'s process came back from a GC pause less than a session timeout ago."""
-        p = self._process(name)
-        if p is None or not p.alive or p.paused_until > self.sim.now:
-            return False
-        started = self._pause_started.get(name)
-        return started is not None and self.sim.now - p.paused_until < SESSION_MS
+        alpha reads a pending id as joined while the group prepares a rebalance (the harness's model runs
+        without its two-step join); Kafka completes without it (it is no member yet). The shape: the group
+        was preparing a rebalance with members shown joined by a pending id, the step completes the join
+        phase (the generation up by one) with none of them a member, and it is a model step from the
+        state in which those members hold no id yet. The gap's name, or None."""
+        pend = self._pre_pending
+        if not pend or pre.group.status != GS.PREPARING_REBALANCE \
+                or post.group.generation != pre.group.generation + 1 \
+                or any(post.group.records[k] is not None for k in pend):
+            return None
+        clients, records = list(pre.clients), list(pre.group.records)
+        for k in pend:
+            records[k] = None
+            clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
+                                 owned=0, rejoin=False, inbox=None)
+        unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
+        if match(self.proto, unjoined, post, self.depth) is None:
+            return None
+        who = ", ".join(self.names[k] for k in sorted(pend))
+        return f"join phase completed without the pending member id of {who} (KIP-394)"
 
     def _static_reset_only(self, pre: State, post: State, slots: list[int]) -> bool:
         """Gap 7: the step's one change is the reset of the static members in ``slots`` (told
@@ -72,39 +83,11 @@ class KnownGapsMixin:
         probe = replace(pre, clients=tuple(post.clients[k] if k in slots else c for k, c in enumerate(pre.clients)))
         return project(probe) == project(post)
 
-    def _completed_without_pending(self, pre: State, post: State, pending: set[int] | list[int]) -> bool:
-        """Gap 8: the step is a model step from ``pre`` with the members in ``pending`` (pending member
-        ids, shown joined by alpha) not joined yet: no record, unjoined, no member id."""
-        clients, records = list(pre.clients), list(pre.group.records)
-        for k in pending:
-            records[k] = None
-            clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
-                                 owned=0, rejoin=False, inbox=None)
-        unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
-        return match(self.proto, unjoined, post, self.depth) is not None
-
-    def _expired_after_pause(self, pre: State, post: State, late: list[int]) -> bool:
-        """Gap 10: the step is a model step with the members in ``late`` (resumed from a GC pause less than
-        a session timeout ago) still shown paused, before and after."""
-        def paused(st: State) -> State:
-            return replace(st, clients=tuple(replace(c, proc=Proc.PAUSED) if k in late else c
-                                             for k, c in enumerate(st.clients)))
-        return match(self.proto, paused(pre), paused(post), self.depth) is not None
-
     def _known_gap(self, pre: State, post: State) -> str | None:
         """The name of the known model gap this unmatched step is, or None (then it is a failure)."""
         if self.orphan_gap:
             self.orphan_gap = False
             return "a join completion held back by an orphaned pending member id while the group changed"
-        if pre.group.status == GS.EMPTY and post.group.status in (GS.PREPARING_REBALANCE, GS.COMPLETING_REBALANCE) \
-                and post.group.generation - pre.group.generation in (0, 1) \
-                and all(not (b.owned & ~a.owned) for a, b in zip(pre.clients, post.clients)):
-            # The model completes a join phase that starts from EMPTY at the first JoinGroup; Kafka's
-            # initial delayed join (even at delay 0, and while a pending member id holds it back) lets
-            # several members form the first generation together. Its shape: out of EMPTY into a join
-            # phase, the generation up by at most one, and nobody gains a partition (none is assigned
-            # before the first SyncGroup).
-            return "initial delayed join"
         head = self._head
         if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].copy \
                 and isinstance(head[3].payload, JoinGroupRequest) and not head[3].payload.member_id \
@@ -124,15 +107,5 @@ class KnownGapsMixin:
                 # own snapshot of that assignment and rejoins (ConsumerCoordinator.rejoinNeededOrPending).
                 # The model's leader notices only partitions nobody is assigned (NoticeMetadata).
                 return "a former leader notices the metadata changed"
-        if self._stale_sync and head is not None and head[2] == "bwake" \
-                and pre.group.status in (GS.STABLE, GS.COMPLETING_REBALANCE) \
-                and post.group.status == GS.PREPARING_REBALANCE \
-                and [r is None for r in pre.group.records] == [r is None for r in post.group.records]:
-            # The pending-sync timer of a generation in which a static member was replaced before it
-            # sent SyncGroup: Kafka keeps the old member id in pendingSyncMembers, the new id's
-            # SyncGroup does not clear it, and the timer forces a rebalance that removes nobody (checked:
-            # the same members before and after). The
-            # model's records have no pending-sync set; it has no such step.
-            return "pending-sync expiry of a replaced static member id"
         return None
 
