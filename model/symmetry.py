@@ -22,6 +22,44 @@ sound for every property of the registry (they are all blind to the reduced deta
    tie-breaks are made in the labels of the first state of each orbit the explorer met. That is still a
    legitimate deterministic assignor, and the properties do not depend on tie-breaks.
 
+3. **Dead fields forgotten** (opt-in: :func:`forget_dead_fields`, ``groupspec check --forget-dead``).
+   Some fields can no longer influence any future step or any property; the key then records a fixed
+   value for them (:func:`forget_dead`). Sound only where the argument below holds (see
+   :func:`dead_fields_apply`): the classic protocol with fenced commits, clients that run the
+   SyncGroup themselves (not ``coordinator-assigns``), no KIP-415 delay, no work kept across a reset.
+
+   *A ghost* (a replaced static member's paused old process): its generation and owned set. Its only
+   step (``GhostFenced``) drops it, a restart only copies another ghost over it, no step of anybody
+   reads it, and with fenced commits ``commit_accepted(ghost=True)`` is False, so no property reads
+   them either (only whether a ghost exists: convergence).
+
+   *A client whose member id is stale* (the coordinator removed its record): the coordinator only ever
+   answers a current id, so no new answer reaches it; no other slot's step reads it. Its own steps all
+   end in a reset (``Id.NONE``, generation ``NO_GENERATION``, nothing owned) or in a fresh ``DOWN``
+   client, except two: ``ReceiveSyncResponse`` (which sets ``owned`` and the ``rejoin`` flag and keeps
+   the generation) and ``ReceiveError(REBALANCE_IN_PROGRESS)`` (sets ``rejoin``), and a restart of a
+   paused one copies its generation and owned set into a ghost (dead, above). Hence:
+   its *owned set* is read only by ``ReceiveSyncResponse`` (cooperative: revoked partitions set
+   ``rejoin``), and by no property (``live_member`` and ``commit_accepted`` need a current id);
+   its *generation* is read by no step, and by ``generation_monotonic`` only when it changes (to
+   ``NO_GENERATION``, which the property exempts) or, when the group moves, to ask whether it is ahead
+   of the group's: the key keeps it exactly when it is ahead, and otherwise records the group's own;
+   the *generation of its inbox* (``JOIN``: received, it is at once reset by its SyncGroup's
+   UNKNOWN_MEMBER_ID in the same step) is read by nothing; a ``SYNC`` answer's *assignment* is read
+   only to compute the ``rejoin`` flag after it (``a`` outside the subscription, or, cooperative,
+   revoked partitions), and while the answer is on its way no step and no property reads ``rejoin``
+   (a client with an inbox only receives it, crashes or is restarted). So for such a client the key
+   records: owned nothing, generation the group's (unless ahead), inbox generation the group's, a SYNC
+   answer's assignment nothing and ``rejoin`` the value it will have after that answer.
+
+   States with the same key are then bisimilar: the same steps are enabled (the forgotten fields
+   guard none), their successors have the same keys, every property (state, action and convergence
+   with its weak fairness, which depends on enabled steps only) gives the same verdict on both, and
+   counterexamples are replayed from the representative the explorer stored, which is a reachable
+   state. ``tests/test_dead_fields.py`` compares verdicts with and without it on every small instance
+   of every variant it applies to, and shows a mutant (one that forgets the owned set of every
+   client) changes them.
+
 :func:`orbit_size` counts the states an orbit stands for, for the reduction factor the checker reports.
 """
 from __future__ import annotations
@@ -31,7 +69,7 @@ from itertools import permutations
 from math import factorial
 from typing import Hashable
 
-from .core import NO_GENERATION, Client, Config, Group, State
+from .core import NO_GENERATION, TIMING_FAULTS, Client, Config, Group, Id, Reply, State
 
 OLDEST = 4  # generations more than this far behind the group's are all "old"
 
@@ -126,17 +164,76 @@ def plain_key(s: State) -> Hashable:
     return key
 
 
+def dead_fields_apply(proto: object) -> bool:
+    """Whether the dead-field argument of this module's docstring holds for ``proto``."""
+    # the classic protocol's rules are the ones the argument reads (by name: classic imports this module)
+    classic = any(c.__module__ == f"{__package__}.classic" and c.__name__ == "ClassicProtocol" for c in type(proto).__mro__)
+    return (
+        classic
+        and proto.fence_commits
+        and not proto.coordinator_assigns
+        and not proto.delayed
+        and not proto.keep_work_on_reset
+        # written before the protocol vote (model/upgrade.py) and the formation and timer faults
+        # (model/formation.py): their fields are not in the argument, so it claims nothing for them
+        and not getattr(proto, "python_only", False)
+        and not (TIMING_FAULTS & set(proto.cfg.faults))
+    )
+
+
+def forget_dead_fields(proto: object) -> None:
+    """Turn the dead-field reduction on for ``proto`` (its keys); ValueError where it is not sound."""
+    if not dead_fields_apply(proto):
+        raise ValueError(f"--forget-dead does not apply to {getattr(proto, 'name', proto)!r} (it needs a classic "
+                         "variant with fenced commits, no coordinator-side assignment, no Connect delay, no "
+                         "protocol vote, no formation or timer fault)")
+    proto.canon.dead = True  # type: ignore[attr-defined]
+    proto.canon.cooperative = proto.rebalance == "cooperative"  # type: ignore[attr-defined]
+
+
+def forget_dead(s: State, cooperative: bool, cfg: Config) -> State:
+    """``s`` with the fields that can no longer matter set to fixed values (module docstring, item 3)."""
+    base = s.group.generation
+    clients = list(s.clients)
+    changed = False
+    for i, c in enumerate(clients):
+        d = c
+        if d.ghost is not None and d.ghost != (base, 0):
+            d = d.but(ghost=(base, 0))
+        if d.id == Id.STALE:
+            gen = d.generation if d.generation != NO_GENERATION and d.generation > base else base
+            ib = d.inbox
+            rejoin = d.rejoin
+            if ib is not None:
+                if ib.reply == Reply.SYNC:
+                    a = ib.assignment
+                    outside = a & ~cfg.subscribed_partitions(d.topics, s.group.partitions | a)
+                    rejoin = bool(outside) or d.rejoin or (cooperative and bool(d.owned & ~a))
+                    ib = ib.but(generation=base, assignment=0)
+                else:
+                    ib = ib.but(generation=base)
+            d = d.but(owned=0, generation=gen, inbox=ib, rejoin=rejoin)
+        if d is not c:
+            clients[i] = d
+            changed = True
+    return s.but(clients=tuple(clients)) if changed else s
+
+
 class Canonicalizer:
     """Computes symmetry-reduced keys for one configuration."""
 
     def __init__(self, cfg: Config, symmetric: bool) -> None:
         self.cfg = cfg
         self.symmetric = symmetric
+        self.dead = False  # forget dead fields (forget_dead_fields)
+        self.cooperative = False  # set with dead: the variant rebalances cooperatively
         self.topic_blocks = [
             [p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)
         ]
 
     def key(self, s: State) -> Hashable:
+        if self.dead:
+            s = forget_dead(s, self.cooperative, self.cfg)
         if not self.symmetric:
             return plain_key(s)
         return self._sym_key(s)

@@ -78,7 +78,8 @@ LIMITS = {"members": (1, 6), "partitions": (1, 12), "topics": (1, 4), "budget": 
 
 
 def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitions: int = 4, topics: int = 1,
-             budget: int = 2, max_states: int | None = None, engine: str = "auto", workers: int = 1) -> None:
+             budget: int = 2, max_states: int | None = None, engine: str = "auto", workers: int = 1,
+             forget_dead: bool = False) -> None:
     """Raise ValueError, with one line naming the bad bound, for what :func:`check` cannot run."""
     from groupspec.model import ASSIGNOR_NAMES, VARIANTS
 
@@ -101,6 +102,11 @@ def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitio
         raise ValueError(f"--workers must be between 1 and {MAX_WORKERS} (got {workers})")
     if workers > 1 and engine == "python":
         raise ValueError("--workers applies to the compiled engine only; drop it or use --engine auto/compiled")
+    if forget_dead:
+        from groupspec.model import Config, make
+        from groupspec.model.symmetry import forget_dead_fields
+
+        forget_dead_fields(make(protocol, Config(members=1, partitions=1, assignor=assignor)))  # ValueError: n/a
 
 
 def check(
@@ -117,6 +123,7 @@ def check(
     engine: str = "auto",
     notice: Callable[[str], None] | None = None,
     workers: int = 1,
+    forget_dead: bool = False,
 ) -> tuple[Any, Result]:
     """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
 
@@ -129,13 +136,19 @@ def check(
     run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
     ``workers``: threads expanding states in parallel in the compiled engine (the same states, edges,
     verdicts and counterexamples as one; see ``groupspec.checker.compiled.parallel``); the Python engine
-    always runs on one.
+    always runs on one. ``forget_dead``: keys forget the fields no future step or property reads
+    (``groupspec.model.symmetry.forget_dead_fields``: fewer states, the same verdicts; ValueError where it
+    does not apply).
     """
     from groupspec.model import Config, make
 
     validate(protocol, assignor, members, partitions, topics, budget, max_states, engine, workers)
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
+    if forget_dead:
+        from groupspec.model.symmetry import forget_dead_fields
+
+        forget_dead_fields(proto)
     ex = make_explorer(proto, engine, notice=notice, workers=workers, max_states=max_states, progress=progress)
     res = ex.run()
     res.engine = ex.engine

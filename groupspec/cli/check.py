@@ -180,7 +180,8 @@ def explore_with_progress(console: Console, **kwargs):
                   ["--protocol", "eager", "--partitions", "2", "--topics", "3"], ["--protocol", "eager", "--workers", "0"],
                   ["--protocol", "eager", "--workers", "2", "--engine", "python"],
                   ["--protocol", "eager", "--faults", "initial-delay", "--engine", "compiled"],
-                  ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"])
+                  ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"],
+                  ["--protocol", "connect-delayed", "--forget-dead"])
 @click.command()
 @click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
@@ -196,8 +197,12 @@ def explore_with_progress(console: Console, **kwargs):
                    "auto: compiled wherever it applies")
 @click.option("--workers", default=1, show_default=True, type=int,
               help="threads expanding states in parallel (compiled engine; the same result as one)")
+@click.option("--forget-dead", is_flag=True,
+              help="keys forget fields no future step or property reads (fewer states, the same verdicts; "
+                   "classic variants with fenced commits)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, as_json) -> None:
+def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, forget_dead,
+          as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
@@ -207,6 +212,7 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
         faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
+        forget_dead=forget_dead,
     )
     if as_json:
         emit_json(result_json(proto, res))

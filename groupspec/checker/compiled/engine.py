@@ -91,6 +91,7 @@ def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarr
     P[K.P_ALLTOPICS] = cfg.all_topics
     P[K.P_SYM] = proto.symmetric
     P[K.P_INITIAL] = proto.initial_members()
+    P[K.P_DEAD] = getattr(proto.canon, "dead", False)
     TM = np.array(cfg.topic_masks, dtype=np.int64)
     blocks = [0]
     for t in range(cfg.topics):

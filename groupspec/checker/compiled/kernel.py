@@ -37,7 +37,8 @@ P_FAULTS = 11  # bit mask over FAULT_BITS
 P_ALLTOPICS = 12
 P_SYM = 13  # keys up to member/partition symmetry
 P_INITIAL = 14  # members started in the initial state (for sometimes_all_stable)
-P_LEN = 15
+P_DEAD = 15  # keys forget dead fields (groupspec.model.symmetry.forget_dead)
+P_LEN = 16
 
 F_JOIN = 1
 F_LEAVE = 2
@@ -1176,6 +1177,38 @@ def slot_row(row, i, base, r):
         r[SHAPE + k] = popcount(r[SHAPE + NMASK + k])
 
 
+@njit(cache=True)
+def forget_dead(P, blocks, row, i, base, r):
+    """symmetry.forget_dead on one slot's key row ``r`` (made by slot_row): a ghost's generation and
+    owned set, and a stale-id client's owned set, generation (unless ahead), inbox generation, SYNC
+    assignment (folded into the ``rejoin`` it leads to)."""
+    b = _b(i)
+    if row[b + C_GH]:
+        r[9] = 0
+        r[SHAPE + NMASK + 2] = 0
+    if row[b + C_ID] == ID_STALE:
+        gen = row[b + C_GEN]
+        if gen == NO_GEN or gen <= base:
+            r[3] = 0
+        ib = row[b + C_IB]
+        if ib:
+            r[8] = 0
+            if ib == SYNC:
+                a = row[b + C_IBASG]
+                topics = row[b + C_TOPICS]
+                sub = 0
+                for t in range(blocks.shape[0] - 1):
+                    if (topics >> t) & 1:
+                        sub |= ((1 << blocks[t + 1]) - 1) ^ ((1 << blocks[t]) - 1)
+                sub &= row[G_PARTS] | a
+                if (a & ~sub) or (P[P_COOP] and (row[b + C_OWNED] & ~a)):
+                    r[5] = 1
+                r[SHAPE + NMASK + 1] = 0
+        r[SHAPE + NMASK + 0] = 0
+    for k in range(3):
+        r[SHAPE + k] = popcount(r[SHAPE + NMASK + k])
+
+
 @njit(cache=True, inline="always")
 def lex_less(a, b, length):
     for f in range(length):
@@ -1204,6 +1237,8 @@ def key_vector(P, blocks, row, rows, order, cols, perm, kv):
     base = row[G_GEN]
     for i in range(n):
         slot_row(row, i, base, rows[i])
+        if P[P_DEAD]:
+            forget_dead(P, blocks, row, i, base, rows[i])
     if not P[P_SYM]:
         kv[0] = row[G_STATUS]
         kv[1] = row[G_PARTS]
