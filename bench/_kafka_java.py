@@ -193,7 +193,7 @@ class JavaAssignors:
     def __init__(self, source: str | None) -> None:
         self.java, javac = shutil.which("java"), shutil.which("javac")
         self.proc: subprocess.Popen[str] | None = None
-        if source is None:
+        if not source:
             raise Unavailable("no Kafka source given (--kafka-source DIR or GROUPSPEC_KAFKA_SOURCE)")
         if self.java is None or javac is None:
             raise Unavailable("java and javac are not both on PATH")
