@@ -104,10 +104,12 @@ public class ConsumerGroupMetadata {{
 }
 
 # The harness: Kafka's uniform large shape (topics x partitions, every consumer on every topic, nothing
-# owned); `repeats` fresh assignments with a new assignor object each, in one JVM; per run the wall
-# time, this thread's CPU time, the process's CPU time (JIT and GC threads too) and the collectors'
-# time; then a SHA-256 of the last result in member order (member:topic-partition,...;).
-HARNESS = """import java.util.*;
+# owned), kept in one JVM that takes commands on stdin so the benchmark can interleave Java's runs with
+# groupspec's: "run ASSIGNOR" makes one fresh assignment with a new assignor object and prints the wall
+# time, this thread's CPU time, the process's CPU time (JIT and GC threads too) and the collectors' time;
+# "digest" prints a SHA-256 of the last result in member order (member:topic-partition,...;); "quit" ends.
+HARNESS = """import java.io.*;
+import java.util.*;
 import java.lang.management.*;
 import java.security.MessageDigest;
 import org.apache.kafka.clients.consumer.*;
@@ -117,8 +119,7 @@ import org.apache.kafka.common.TopicPartition;
 public class FreshBench {
   static long gcMillis() { long t = 0; for (GarbageCollectorMXBean g : ManagementFactory.getGarbageCollectorMXBeans()) t += Math.max(0, g.getCollectionTime()); return t; }
   public static void main(String[] a) throws Exception {
-    int topics = Integer.parseInt(a[0]), parts = Integer.parseInt(a[1]), consumers = Integer.parseInt(a[2]), repeats = Integer.parseInt(a[3]);
-    String which = a[4];
+    int topics = Integer.parseInt(a[0]), parts = Integer.parseInt(a[1]), consumers = Integer.parseInt(a[2]);
     Map<String, Integer> ppt = new HashMap<>();
     List<String> names = new ArrayList<>();
     for (int t = 0; t < topics; t++) { ppt.put("topic" + t, parts); names.add("topic" + t); }
@@ -126,24 +127,30 @@ public class FreshBench {
     for (int c = 0; c < consumers; c++) subs.put("consumer" + c, new Subscription(names));
     com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     Map<String, List<TopicPartition>> out = null;
-    for (int r = 0; r < repeats; r++) {
-      out = null;
-      AbstractStickyAssignor asg = which.equals("sticky") ? new StickyAssignor() : new CooperativeStickyAssignor();
-      long g0 = gcMillis(), p0 = os.getProcessCpuTime(), c0 = bean.getCurrentThreadCpuTime(), w0 = System.nanoTime();
-      out = asg.assign(ppt, subs);
-      long w1 = System.nanoTime(), c1 = bean.getCurrentThreadCpuTime(), p1 = os.getProcessCpuTime(), g1 = gcMillis();
-      System.out.println("run " + (w1 - w0) / 1e9 + " " + (c1 - c0) / 1e9 + " " + (p1 - p0) / 1e9 + " " + (g1 - g0) / 1e3);
+    System.out.println("ready");
+    for (String line = in.readLine(); line != null && !line.equals("quit"); line = in.readLine()) {
+      if (line.startsWith("run ")) {
+        out = null;
+        AbstractStickyAssignor asg = line.equals("run sticky") ? new StickyAssignor() : new CooperativeStickyAssignor();
+        long g0 = gcMillis(), p0 = os.getProcessCpuTime(), c0 = bean.getCurrentThreadCpuTime(), w0 = System.nanoTime();
+        out = asg.assign(ppt, subs);
+        long w1 = System.nanoTime(), c1 = bean.getCurrentThreadCpuTime(), p1 = os.getProcessCpuTime(), g1 = gcMillis();
+        System.out.println("run " + (w1 - w0) / 1e9 + " " + (c1 - c0) / 1e9 + " " + (p1 - p0) / 1e9 + " " + (g1 - g0) / 1e3);
+      } else if (line.equals("digest")) {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        List<String> ms = new ArrayList<>(out.keySet());
+        Collections.sort(ms);
+        for (String m : ms) {
+          StringBuilder sb = new StringBuilder(m).append(':');
+          for (TopicPartition tp : out.get(m)) sb.append(tp.topic()).append('-').append(tp.partition()).append(',');
+          md.update(sb.append(';').toString().getBytes("UTF-8"));
+        }
+        System.out.println("digest " + HexFormat.of().formatHex(md.digest()));
+      }
+      System.out.flush();
     }
-    MessageDigest md = MessageDigest.getInstance("SHA-256");
-    List<String> ms = new ArrayList<>(out.keySet());
-    Collections.sort(ms);
-    for (String m : ms) {
-      StringBuilder sb = new StringBuilder(m).append(':');
-      for (TopicPartition tp : out.get(m)) sb.append(tp.topic()).append('-').append(tp.partition()).append(',');
-      md.update(sb.append(';').toString().getBytes("UTF-8"));
-    }
-    System.out.println("digest " + HexFormat.of().formatHex(md.digest()));
   }
 }
 """
@@ -185,7 +192,8 @@ class JavaAssignors:
 
     def __init__(self, source: str | None) -> None:
         self.java, javac = shutil.which("java"), shutil.which("javac")
-        if source is None:
+        self.proc: subprocess.Popen[str] | None = None
+        if not source:
             raise Unavailable("no Kafka source given (--kafka-source DIR or GROUPSPEC_KAFKA_SOURCE)")
         if self.java is None or javac is None:
             raise Unavailable("java and javac are not both on PATH")
@@ -209,16 +217,44 @@ class JavaAssignors:
             self.close()
             raise
 
-    def fresh(self, assignor: str, topics: int, partitions: int, consumers: int, repeats: int) -> tuple[list[tuple[float, ...]], str]:
-        """``repeats`` fresh assignments in one JVM: per run (wall, thread CPU, process CPU, GC) seconds,
-        and the SHA-256 of the result."""
-        out = subprocess.run([self.java, "-Xmx4g", "-cp", str(self.classes), "FreshBench", str(topics), str(partitions),
-                              str(consumers), str(repeats), assignor], capture_output=True, text=True)
-        if out.returncode != 0:
-            raise Unavailable("the Java harness failed: " + " | ".join(out.stderr.strip().splitlines()[:3]))
-        runs = [tuple(float(x) for x in line.split()[1:]) for line in out.stdout.splitlines() if line.startswith("run ")]
-        digest = next(line.split()[1] for line in out.stdout.splitlines() if line.startswith("digest "))
-        return runs, digest
+    def start(self, topics: int, partitions: int, consumers: int) -> None:
+        """Start the harness JVM on Kafka's uniform shape of these sizes (one JVM for all runs)."""
+        self.proc = subprocess.Popen([self.java, "-Xmx4g", "-cp", str(self.classes), "FreshBench", str(topics), str(partitions),
+                                      str(consumers)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._expect("ready")
+
+    def _expect(self, head: str) -> str:
+        assert self.proc is not None and self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith(head):
+            err = self.proc.stderr.read() if self.proc.poll() is not None and self.proc.stderr else ""
+            raise Unavailable("the Java harness failed: " + " | ".join((line + err).strip().splitlines()[:3]))
+        return line
+
+    def _send(self, command: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def run(self, assignor: str) -> tuple[float, float, float, float]:
+        """One fresh assignment by Kafka's ``assignor``: (wall, thread CPU, process CPU, GC) seconds."""
+        self._send(f"run {assignor}")
+        wall, thread, process, gc = (float(x) for x in self._expect("run ").split()[1:])
+        return wall, thread, process, gc
+
+    def digest(self) -> str:
+        """SHA-256 of the last run's result, in the form of :func:`bench_assignors.assignment_digest`."""
+        self._send("digest")
+        return self._expect("digest ").split()[1]
 
     def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self._send("quit")
+                try:
+                    self.proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc = None
         shutil.rmtree(self.dir, ignore_errors=True)

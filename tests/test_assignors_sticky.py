@@ -410,17 +410,17 @@ def test_convergence_driver_catches_an_assignor_that_never_settles():
 @given(g=groups(uniform=False))
 def test_both_least_loaded_indexes_give_the_same_result(name, g):
     """The per-class and per-topic least-loaded indexes are interchangeable (same choices, same output)."""
-    import groupspec.reference.assignors.sticky as sticky_mod
+    import groupspec.reference.assignors._sticky_general as general_mod
 
     counts, subs = g
     results = []
-    saved = sticky_mod._INDEX_KIND
+    saved = general_mod.INDEX_KIND
     try:
         for kind in ("class", "topic"):
-            sticky_mod._INDEX_KIND = kind
+            general_mod.INDEX_KIND = kind
             results.append(get(name).assign(counts, subs))
     finally:
-        sticky_mod._INDEX_KIND = saved
+        general_mod.INDEX_KIND = saved
     assert results[0] == results[1]
 
 
@@ -428,13 +428,14 @@ def test_both_least_loaded_indexes_give_the_same_result(name, g):
 @given(data=st.data())
 def test_least_loaded_index_matches_brute_force(kind, data):
     """Random load changes (up and down): ``least(t)`` is always the min (load, member id) subscriber of t."""
-    from groupspec.reference.assignors import sticky as sm
+    from groupspec.reference.assignors import _sticky_general as sg, _sticky_problem as sp
+    from groupspec.reference.assignors._frame import normalize
 
     n = data.draw(st.integers(1, 6), label="members")
     subs = {f"m{i}": {"topics": data.draw(st.lists(st.sampled_from(["a", "b", "c"]), max_size=3), label=f"topics{i}")} for i in range(n)}
-    prob = sm._encode({"a": 2, "b": 2, "c": 2}, sm.normalize(subs))
+    prob = sp.encode({"a": 2, "b": 2, "c": 2}, normalize(subs))
     load = [0] * n
-    index = sm._load_index(prob, load, kind)
+    index = sg.load_index(prob, load, kind)
     for _ in range(data.draw(st.integers(1, 30), label="steps")):
         m = data.draw(st.integers(0, n - 1))
         index.set_load(m, max(0, load[m] + data.draw(st.sampled_from([-2, -1, 1, 2]))))
@@ -446,17 +447,18 @@ def test_least_loaded_index_matches_brute_force(kind, data):
 
 def test_least_loaded_index_check_catches_a_mutant():
     """An index that ignores load decreases gives a wrong minimum."""
-    from groupspec.reference.assignors import sticky as sm
+    from groupspec.reference.assignors import _sticky_general as sg, _sticky_problem as sp
+    from groupspec.reference.assignors._frame import normalize
 
-    prob = sm._encode({"a": 1}, sm.normalize({"x": {"topics": ["a"]}, "y": {"topics": ["a"]}}))
+    prob = sp.encode({"a": 1}, normalize({"x": {"topics": ["a"]}, "y": {"topics": ["a"]}}))
     load = [0, 0]
-    index = sm._load_index(prob, load, "topic")
+    index = sg.load_index(prob, load, "topic")
     index.set_load(0, 3)
     index.set_load(1, 2)
     assert index.least(0) == 1
     index.set_load(0, 1)
     assert index.least(0) == 0
-    broken = sm._load_index(prob, [0, 0], "topic")
+    broken = sg.load_index(prob, [0, 0], "topic")
     broken.set_load(0, 3)
     broken.set_load(1, 2)
     assert broken.least(0) == 1

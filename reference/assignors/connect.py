@@ -41,7 +41,7 @@ One round (coordinator.md §6, [ICA] ``performTaskAssignment``):
 7. Every worker gets its newly assigned items, its revocations and the same ``delay``.
 
 Walk orders where Kafka uses a ``HashMap`` (the workers' load list) follow Java's HashMap
-iteration order of worker ids (see :func:`groupspec.reference.assignors.sticky.java_hashmap_order`);
+iteration order of worker ids (see :func:`groupspec.reference.assignors._sticky_problem.java_hashmap_order`);
 item orders follow Kafka's ``TreeSet`` orders (connector names in Java string order, tasks by
 connector then index), so the result is a deterministic function of the inputs.
 
@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from ._frame import java_string_key
-from .sticky import java_hashmap_order
+from ._sticky_problem import java_hashmap_order
 
 Task = tuple[str, int]
 

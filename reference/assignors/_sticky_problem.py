@@ -1,0 +1,228 @@
+"""The sticky assignors' problem in integers, and step 1 (claims): see :mod:`.sticky` for the theory.
+
+Owns: Java ``String.hashCode`` and ``HashMap`` iteration order (:func:`java_hash`,
+:func:`java_hashmap_order`; also used by the Connect assignor), the encoding of one call as ints
+(:class:`Problem`: topics in Java order, partition ``gid = offset[topic] + partition``, members as
+indices with their rank in member-id order), claim resolution (:func:`resolve_claims`) and Kafka's
+``allSubscriptionsEqual`` (:func:`all_subscriptions_equal`). Imports only :mod:`._frame`.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from operator import mul
+from typing import Sequence
+
+from ._frame import Member, existing_topics, java_string_key
+
+__all__ = [
+    "DEFAULT_GENERATION",
+    "Claims",
+    "Problem",
+    "all_subscriptions_equal",
+    "encode",
+    "java_hash",
+    "java_hashmap_order",
+    "resolve_claims",
+]
+
+DEFAULT_GENERATION = -1
+
+
+# ------------------------------------------------------------------ Java HashMap iteration order
+
+def java_hash(s: str) -> int:
+    """Java ``String.hashCode`` as an unsigned 32-bit int (over UTF-16 code units).
+
+    ``sum(c[i] * 31**(n-1-i)) mod 2**32``, with the powers taken mod 2**32 beforehand (a ring
+    homomorphism), summed at C speed over the code units.
+    """
+    units = memoryview(s.encode(_UTF16_NATIVE, "surrogatepass")).cast("H")
+    n = len(units)
+    while len(_POW31) < n:
+        _POW31.append(_POW31[-1] * 31 & 0xFFFFFFFF)
+    return sum(map(mul, units, reversed(_POW31[:n]))) & 0xFFFFFFFF
+
+
+_POW31 = [1]  # 31**k mod 2**32
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # memoryview "H" reads native order
+
+
+def _hashmap_capacity(n: int) -> int:
+    cap = 16
+    while n > cap * 3 // 4:
+        cap *= 2
+    return cap
+
+
+def java_hashmap_order(keys: Sequence[str]) -> list[int]:
+    """Indices of ``keys`` in the iteration order of a ``java.util.HashMap`` filled by ``put``.
+
+    Buckets are ``(h ^ (h >>> 16)) & (capacity - 1)`` with capacity 16 doubled whenever the size
+    exceeds 3/4 of it.  Java keeps insertion order inside a bucket; we use Java string order
+    there so the order does not depend on the caller's ordering.
+    """
+    mask = _hashmap_capacity(len(keys)) - 1
+
+    def bucket(i: int) -> tuple[int, bytes]:
+        h = java_hash(keys[i])
+        return ((h ^ (h >> 16)) & mask, java_string_key(keys[i]))
+
+    return sorted(range(len(keys)), key=bucket)
+
+
+# ------------------------------------------------------------------ problem encoding
+
+@dataclass(slots=True)
+class Problem:
+    """The assignment problem with partitions as ints and members as indices."""
+
+    members: list[Member]
+    topics: list[str]  # sorted in Java order
+    offset: list[int]  # offset[i] = first gid of topics[i]; offset[T] = P
+    counts: list[int]
+    topic_index: dict[str, int]
+    rank: list[int]  # rank[m] = position of member m in Java member-id order
+    subs: list[frozenset[int]]  # existing subscribed topic indices per member
+    generation: list[int]  # < 0 normalised to -1 (absent)
+    raw_owned: list[list[int]] = field(default_factory=list)  # valid claims, deduplicated, as gids
+    hash_order_cache: list[int] | None = None
+
+    @property
+    def total(self) -> int:
+        return self.offset[-1]
+
+    @property
+    def hash_order(self) -> list[int]:
+        """Member indices in Java ``HashMap`` order (:func:`java_hashmap_order`), computed on first use:
+        a fresh group with equal subscriptions never needs it."""
+        if self.hash_order_cache is None:
+            self.hash_order_cache = java_hashmap_order([m.member_id for m in self.members])
+        return self.hash_order_cache
+
+
+def encode(counts: dict[str, int], members: list[Member]) -> Problem:
+    topics = sorted(existing_topics(counts, members), key=java_string_key)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    offset = [0]
+    for t in topics:
+        offset.append(offset[-1] + counts[t])
+    ids = [m.member_id for m in members]
+    order = sorted(range(len(members)), key=lambda i: java_string_key(ids[i]))
+    rank = [0] * len(members)
+    for r, i in enumerate(order):
+        rank[i] = r
+    prob = Problem(
+        members=members,
+        topics=topics,
+        offset=offset,
+        counts=[counts[t] for t in topics],
+        topic_index=topic_index,
+        rank=rank,
+        subs=_topic_sets(members, topic_index),
+        generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
+    )
+    prob.raw_owned = [_valid_claims(prob, m) for m in members]
+    return prob
+
+
+def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[frozenset[int]]:
+    """Existing subscribed topic indices per member (members with equal lists share one set).
+
+    Looked up by the identity of the member's topic tuple first (members parsed from one shared list
+    share one tuple), so a long list is hashed once per distinct object, not once per member."""
+    by_id: dict[int, frozenset[int]] = {}
+    by_value: dict[tuple[str, ...], frozenset[int]] = {}
+    out = []
+    for m in members:
+        s = by_id.get(id(m.topics))
+        if s is None:
+            s = by_value.get(m.topics)
+            if s is None:
+                s = by_value[m.topics] = frozenset(topic_index[t] for t in m.topics if t in topic_index)
+            by_id[id(m.topics)] = s
+        out.append(s)
+    return out
+
+
+def _valid_claims(prob: Problem, m: Member) -> list[int]:
+    """A member's claims as gids: known topic, partition in range, first occurrence only."""
+    tindex, offset, counts = prob.topic_index, prob.offset, prob.counts
+    out: list[int] = []
+    append = out.append
+    get = tindex.get
+    for topic, p in m.owned:
+        ti = get(topic)
+        if ti is not None and 0 <= p < counts[ti]:
+            append(offset[ti] + p)
+    if len(set(out)) != len(out):
+        out = list(dict.fromkeys(out))
+    return out
+
+
+# ------------------------------------------------------------------ step 1: resolve claims
+
+@dataclass(slots=True)
+class Claims:
+    owned: list[dict[int, None]]  # per member, insertion-ordered set of gids it keeps
+    multiply_claimed: set[int]
+    max_generation: int
+
+
+def resolve_claims(prob: Problem) -> Claims:
+    n = len(prob.members)
+    owned: list[dict[int, None]] = [{} for _ in range(n)]
+    if not any(prob.raw_owned):  # a fresh group: nothing claimed
+        return Claims(owned=owned, multiply_claimed=set(), max_generation=max(prob.generation, default=DEFAULT_GENERATION))
+    owner = [-1] * prob.total
+    multi: set[int] = set()
+    gen = prob.generation
+    max_gen = DEFAULT_GENERATION
+    for m in prob.hash_order:
+        g_m = gen[m]
+        if g_m > max_gen:
+            max_gen = g_m
+        mine = owned[m]
+        for g in prob.raw_owned[m]:
+            other = owner[g]
+            if other < 0:
+                mine[g] = None
+                owner[g] = m
+                continue
+            g_o = gen[other]
+            if g_m == g_o:
+                multi.add(g)
+                owned[other].pop(g, None)
+                owner[g] = m
+            elif g_m > g_o:
+                mine[g] = None
+                owned[other].pop(g, None)
+                owner[g] = m
+    return Claims(owned=owned, multiply_claimed=multi, max_generation=max_gen)
+
+
+def all_subscriptions_equal(prob: Problem) -> bool:
+    """Kafka's test, walked in hash order: same topic set as the first member, and a topic list as long
+    as the first member's topic *set* (Kafka compares with a ``HashSet``).
+
+    Kafka re-seeds the reference set while it is empty, so an empty subscription walked first is
+    "equal" to anything and then receives partitions it never subscribed to (I3).  We compare with
+    the first member's set even when it is empty, so such a group takes the general path.  Only a
+    duplicated topic entry makes the walk order matter (list length against set size); without one
+    the members are walked in input order and the hash order is not computed.
+    """
+    members = prob.members
+    if all(len(m.topics) == m.raw_topic_count for m in members):
+        order: Sequence[int] = range(len(members))
+    else:
+        order = prob.hash_order
+    head = members[order[0]]
+    first = head.topic_set
+    size = len(first)
+    for m in order[1:]:
+        mem = members[m]
+        if mem.raw_topic_count != size:
+            return False
+        if mem.topics is not head.topics and mem.topic_set != first:  # one shared topic list: equal
+            return False
+    return True
