@@ -223,3 +223,7 @@ def cpu_crossover(points: list[tuple[int, float, float, float]]) -> None:
         out.append(f"{label}: {fixed:.1f} s + {per * 1e6:.2f} s per million events, overtakes it {where}")
     print(f"crossover by CPU-seconds on 2 idle cores (the one process: {base * 1e6:.2f} s per million events); "
           f"local[2] {'; '.join(out)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
