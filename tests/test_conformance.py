@@ -160,7 +160,7 @@ def test_harness_failure_prints_timeline_and_seed():
 REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "conformance_regressions.json").read_text())}
 _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
             "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False,
-            "connect._departures_shown": lambda: True}
+            "connect._departures_shown": lambda: True, "_resumes_first": lambda: None}
 
 
 def _replay(r: dict, unfixed: bool) -> Harness:
