@@ -216,6 +216,14 @@ class ConnectView:
             return "no worker had departed and no delay was running"
         return None
 
+    def _departures_shown(self) -> bool:
+        """Whether alpha shows the coordinator's members as they are now. Not while it shows the state from
+        before a due join completion (``Harness.holding``: only orphaned pending ids hold the completion
+        back): a member whose session expired meanwhile is still shown, and its work must not be held yet.
+        The model takes that expiry and the completion in one step (``SessionExpired``), as Connect's
+        leader takes the departure in the round that completion starts; the hold grows then."""
+        return not self.h.holding
+
     def update(self, pre: State, post: State, rec: Any) -> State:
         """alpha's ``held``/``held_for`` after this step (the model's rule), and the check ``connect_hold``."""
         h = self.h
@@ -225,7 +233,7 @@ class ConnectView:
         if g.status == GS.EMPTY:
             held, held_for = 0, -1
         else:
-            if pre.group.status in (GS.STABLE, GS.PREPARING_REBALANCE):
+            if pre.group.status in (GS.STABLE, GS.PREPARING_REBALANCE) and self._departures_shown():
                 ids = h._last_ids[0]
                 for i, r in enumerate(pre.group.records):
                     # gone, or replaced in the same event by a new member id (it left and joined again)
@@ -251,7 +259,8 @@ class ConnectView:
                                 f"{h.names[held_for] if held_for >= 0 else '?'})", rec, post)
                     self.releases.append(f"t={h.sim.now}ms the leader handed held work out: {why}")
                     held, held_for = 0, -1
-        self._ids = dict(h._last_ids[0])
+        if self._departures_shown():
+            self._ids = dict(h._last_ids[0])
         group = replace(g, held=held, held_for=held_for)
         if group.status == GS.COMPLETING_REBALANCE and self.pinned is None and group.held != g.held:
             # the model's own assignor stands in for the leader (see Harness._abstract): with the hold

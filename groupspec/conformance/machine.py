@@ -313,14 +313,22 @@ def make_machine(
         last = h.topics[-1]  # the model adds the last partition: the last topic grows
         count = h.sim.topic_counts[last]
         if h.variant.static and not (all(_alive(h, n) for n in names) and all(
-                c.status == MS.STABLE and c.id == Id.CURRENT for c in h.state.clients)):
+                c.status == MS.STABLE and c.id == Id.CURRENT for c in h.state.clients)
+                and all(_answered(h, n) for n in names)):
             # Known finding (docs/conformance.md, gap 3): a static leader that restarts after the
             # topic grew takes the stored assignment (skip_assignment) and never notices the new
             # partition; the model's leader does. Not generated (nor while a member is still
             # (re)joining: a restarted one may be that leader), so the suite checks the rest.
+            # alpha shows a restarted static member STABLE once its JoinGroup is handled, before the
+            # answer (skip_assignment for the leader) reaches it: _answered (--hypothesis-seed=15, ci).
             return
         if count < h.topic_max[last]:
             h.act("partitions", topic=last, count=count + 1)
+
+    def _answered(h: Harness, n: str) -> bool:
+        """The running process ``n`` is STABLE at the reference, with no JoinGroup/SyncGroup in flight."""
+        k = h.sim.procs[n].consumer
+        return k.state is MemberState.STABLE and not any(f.kind in ("join", "sync") for f in k.inflight.values())
 
     def _long_static_leader_pause(h: Harness, n: str, ms: int) -> bool:
         """A pause past max.poll.interval of the static leader while a partition is in no stored
