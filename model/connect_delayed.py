@@ -127,7 +127,9 @@ class ConnectKeepWork(ConnectDelayed):
 
     def _kept(self, s: "State", t: "State", i: int) -> "State":
         a, b = s.clients[i], t.clients[i]
-        if a.owned and not b.owned and b.proc == Proc.UP and b.generation == NO_GENERATION \
+        # (not DOWN: a crash or a fence loses everything; PAUSED only where the harness replays a step of a
+        # process it shows paused: in the model only a running process takes these steps)
+        if a.owned and not b.owned and b.proc != Proc.DOWN and b.generation == NO_GENERATION \
                 and b.status == MS.UNJOINED:
             return self._with(t, clients=self._set(t.clients, i, b.but(owned=a.owned)))
         return t
