@@ -358,6 +358,12 @@ class AbstractionMixin:
             if tr.frozen.id == Id.CURRENT and record_id is None:
                 # its record went away meanwhile (expired): the id it will leave with is stale
                 tr.frozen = replace(tr.frozen, id=Id.STALE)
+            if self.variant.keep_work and self.slot[name] in self.pending_joined and tr.frozen.id == Id.NONE \
+                    and tr.frozen.status == MS.UNJOINED:
+                # it stopped between its two JoinGroups while the group was stable; the group now prepares a
+                # rebalance, so its pending id shows it joined (its SendJoinGroup). (Kept to connect-keep-work,
+                # where the stall rule met it; the other variants generate what they did.)
+                tr.frozen = replace(tr.frozen, status=MS.PREPARING_REBALANCE, id=Id.CURRENT)
             return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=self._subscribed(name))
