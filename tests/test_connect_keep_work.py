@@ -150,3 +150,17 @@ def test_a_model_that_drops_work_on_the_poll_timeout_finds_no_duplicate() -> Non
     """The mutant hides Kafka's duplicate under the leave fault: exclusive_ownership holds there."""
     assert _run(DropsWorkOnPollTimeout, {"leave"}).verdicts["exclusive_ownership"].held is True
     assert _run(ConnectKeepWork, {"leave"}).verdicts["exclusive_ownership"].held is False
+
+
+def test_a_reset_keeps_the_work_of_a_process_the_harness_shows_paused() -> None:
+    """The conformance harness replays ReceiveJoinResponse for a worker it shows paused (it woke into a
+    refused SyncGroup, --hypothesis-seed=18 in the sweep profile): the reset keeps the work (it failed with
+    the rule that kept it only for a running process)."""
+    from groupspec.model.core import Inbox, Reply
+
+    proto, s = _stable_worker()
+    c = s.clients[0]
+    shown = replace(s, group=replace(s.group, records=(None,)), clients=(replace(
+        c, proc=Proc.PAUSED, id=Id.STALE, status=MS.PREPARING_REBALANCE, inbox=Inbox(Reply.JOIN, s.group.generation + 1)),))
+    after = proto._receive_join(shown, 0).clients[0]
+    assert after.id == Id.NONE and after.status == MS.UNJOINED and after.owned == c.owned == 1
