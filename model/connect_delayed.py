@@ -36,8 +36,11 @@ member was present, i.e. before the delay was over; coordinator.md §6 and Kafka
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from . import actions as A
 from .classic import ClassicProtocol
-from .core import NO_GENERATION, MemberStatus as MS, Proc, State, bits
+from .core import NO_GENERATION, Client, Config, Id, MemberStatus as MS, Proc, State, bits
 from .properties import Kind, Property
 
 
@@ -80,6 +83,14 @@ DUPLICATE_WORK_SETTLES = Property("duplicate_work_settles", Kind.ALWAYS, duplica
                                   duplicate_work_settles)
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class PollTimeoutLeave(A.Action):
+    fair = False
+    fault = "leave"
+    verb = ("misses its poll timeout: sends LeaveGroup and resets its member id, but keeps running its work "
+            "(reported in its next JoinGroup)")
+
+
 class ConnectKeepWork(ConnectDelayed):
     """KIP-415 workers as Kafka runs them: work survives a member-id reset (docs/conformance.md gap 11).
 
@@ -88,6 +99,19 @@ class ConnectKeepWork(ConnectDelayed):
     reports them in its next JoinGroup. The classic core's resets (heartbeat, JoinGroup, SyncGroup
     answers) set ``owned`` to nothing; here each reset keeps it, and the core's onJoinPrepare reports it
     (``keep_work_on_reset``). A crash still loses everything (the process is gone).
+
+    **The poll timeout** (``PollTimeoutLeave``, with the ``leave`` fault). A worker whose poll loop
+    stalled past its rebalance timeout (``WorkerCoordinator.handlePollTimeoutExpiry``) calls
+    ``maybeLeaveGroup``: a joined worker (``STABLE`` or ``COMPLETING_REBALANCE``: the states in which the
+    heartbeat thread watches the poll timer) sends LeaveGroup and resets its member id and generation,
+    but its process runs on and so does its work: the incremental protocol revokes nothing, neither
+    there nor at the next onJoinPrepare. So the step removes the worker's record as a LeaveGroup does
+    (its stored allocation is held back for the delay, like any departed worker's), leaves the process
+    up, reset (no member id, no generation, ``UNJOINED``), still running what it owned, and its next
+    JoinGroup reports that work (the leader sees it running and revokes any copy it assigned
+    elsewhere meanwhile: ``duplicate_work_settles``). A worker whose record already went away (its
+    member id is stale) sends a LeaveGroup that removes nothing and resets the same way. ``LeaveGroup``
+    stays what it is in every variant: the process *closes*, stops its work and is down.
     """
 
     name = "connect-keep-work"
@@ -97,9 +121,15 @@ class ConnectKeepWork(ConnectDelayed):
     # What Kafka breaks here by design (the conformance harness checks duplicate_work_settles instead).
     kafka_violates = frozenset({"exclusive_ownership", "commit_fencing"})
 
+    def __init__(self, cfg: "Config") -> None:
+        super().__init__(cfg)
+        self._poll_timeout = tuple(PollTimeoutLeave(k) for k in range(cfg.members))
+
     def _kept(self, s: "State", t: "State", i: int) -> "State":
         a, b = s.clients[i], t.clients[i]
-        if a.owned and not b.owned and b.proc == Proc.UP and b.generation == NO_GENERATION \
+        # (not DOWN: a crash or a fence loses everything; PAUSED only where the harness replays a step of a
+        # process it shows paused: in the model only a running process takes these steps)
+        if a.owned and not b.owned and b.proc != Proc.DOWN and b.generation == NO_GENERATION \
                 and b.status == MS.UNJOINED:
             return self._with(t, clients=self._set(t.clients, i, b.but(owned=a.owned)))
         return t
@@ -116,3 +146,19 @@ class ConnectKeepWork(ConnectDelayed):
     def _heartbeat(self, s, i):  # type: ignore[no-untyped-def]
         t = super()._heartbeat(s, i)
         return None if t is None else self._kept(s, t, i)
+
+    def _perturbations(self, s, i, c, r):  # type: ignore[no-untyped-def]
+        yield from super()._perturbations(s, i, c, r)
+        if "leave" in self.cfg.faults and c.proc == Proc.UP and c.id in (Id.CURRENT, Id.STALE) \
+                and c.status in (MS.STABLE, MS.COMPLETING_REBALANCE):
+            yield self._poll_timeout[i], self._poll_timeout_leave(s, i)
+
+    def _poll_timeout_leave(self, s: "State", i: int) -> "State":
+        """maybeLeaveGroup at the poll timeout: LeaveGroup (removes a current record), reset, work kept."""
+        c = s.clients[i]
+        clients = list(s.clients)
+        g = s.group
+        if c.id == Id.CURRENT and g.records[i] is not None:
+            g = self._remove(g, clients, i)
+        clients[i] = Client(proc=Proc.UP, topics=c.topics, owned=c.owned, ghost=c.ghost)
+        return self._with(s, group=g, clients=tuple(clients), spend=True)

@@ -4,14 +4,20 @@ Fixed scenarios on the harness: the hold shows in ``alpha`` (``held``/``held_for
 reference holds the departed worker's work, a worker that comes back in time gets nothing until the
 scheduled rebalance, and the ``connect_hold`` check catches the leader that hands held work out at once
 (the ``drop_connect_delay`` switch), where refinement alone cannot (the target is pinned and the model's
-delay may expire at any moment).
+delay may expire at any moment). Workers that keep their work (``connect-keep-work``): written stories, the
+poll timeout (a stalled worker leaves and keeps its work: the model's ``PollTimeoutLeave``) and two model
+mutants without that step, caught by a story and by the randomized suite.
 """
 from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
 from groupspec.conformance import ConformanceFailure, Harness, project
 from groupspec.conformance.connect import CONNECT_DELAY_MS
+from groupspec.conformance.refinement import REBALANCE_MS, SESSION_MS
+from groupspec.model.connect_delayed import ConnectDelayed, ConnectKeepWork
 
 
 def boot(h: Harness) -> None:
@@ -114,3 +120,63 @@ def test_keep_work_checks_its_own_property_instead_of_exclusive_ownership() -> N
     with pytest.raises(ConformanceFailure) as info:
         h._check(s, bad, StepRecord(time_ms=0, kind="time", actor="clock", detail="a planted duplicate", trace=()))
     assert info.value.check == "duplicate_work_settles"
+
+
+# -- the poll timeout (the model's PollTimeoutLeave): a worker whose poll loop is stalled leaves, keeps its work --
+class DropsWorkOnPollTimeout(ConnectKeepWork):
+    """Mutant: the poll-timeout leave drops the work, as a close does."""
+
+    def _poll_timeout_leave(self, s, i):  # type: ignore[no-untyped-def]
+        t = super()._poll_timeout_leave(s, i)
+        return self._with(t, clients=self._set(t.clients, i, replace(t.clients[i], owned=0)))
+
+
+class NoPollTimeoutLeave(ConnectKeepWork):
+    """Mutant: the step is absent (only the close, LeaveGroup, and then Start are left)."""
+
+    def _perturbations(self, s, i, c, r):  # type: ignore[no-untyped-def]
+        return ConnectDelayed._perturbations(self, s, i, c, r)
+
+
+def _stall(h: Harness, ms: int) -> None:
+    h.act("stall", "c2", duration_ms=ms)  # no poll: the heartbeat thread sends LeaveGroup at the poll timeout
+    h.run_for(ms + 1000)
+    h.quiesce()
+
+
+@pytest.mark.parametrize("ms", [REBALANCE_MS + 2000, SESSION_MS + 3000])
+def test_a_worker_that_misses_its_poll_timeout_keeps_its_work(ms) -> None:  # type: ignore[no-untyped-def]
+    """Past the poll timeout the worker leaves and resets, still running its task; it rejoins reporting it
+    when its loop polls again (within the delay: it gets it back; after it: the leader gave it to another
+    worker meanwhile, and revokes one of the two copies)."""
+    h = Harness("connect-keep-work", seed=5)
+    boot(h)
+    task = h.state.clients[1].owned
+    assert task
+    _stall(h, ms)
+    text = [line.action.text for line in h.timeline if line.action is not None]
+    left = next(k for k, t in enumerate(text) if "LeaveGroup from c2" in t)
+    assert "model PollTimeoutLeave(1)" in text[left]
+    after = h.timeline[left + 1].state.clients[1]  # timeline[0] is the initial state
+    assert after.owned == task and after.status.name == "UNJOINED"
+    assert h.converged() and not h.gaps
+
+
+@pytest.mark.parametrize("mutant", [DropsWorkOnPollTimeout, NoPollTimeoutLeave])
+def test_a_model_without_the_poll_timeout_step_fails_conformance(mutant) -> None:  # type: ignore[no-untyped-def]
+    """Searched three model steps deep (the consumer variants' depth), the stalled worker's LeaveGroup is no
+    model step of either mutant. (At the Connect harness's depth of four the matcher also accepts Pause,
+    SessionExpired, Resume, Heartbeat: a GC pause the reference never had, then a reset that keeps the work;
+    so the randomized suite alone does not tell these mutants apart: docs/conformance.md, gap 11.)"""
+    h = Harness("connect-keep-work", seed=5)
+    h.depth = 3
+    h.proto = mutant(h.cfg)
+    boot(h)
+    with pytest.raises(ConformanceFailure) as info:
+        _stall(h, REBALANCE_MS + 2000)
+    assert info.value.check == "refinement" and "LeaveGroup from c2  <-- refinement" in str(info.value)
+    right = Harness("connect-keep-work", seed=5)
+    right.depth = 3
+    boot(right)
+    _stall(right, REBALANCE_MS + 2000)  # the variant itself passes at that depth
+    assert right.converged() and not right.gaps

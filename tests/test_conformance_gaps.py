@@ -209,6 +209,32 @@ def test_completion_without_a_pending_id_shape() -> None:
         post.group, records=(post.group.records[0], None, replace(g.records[2], joined=False))))) is None
 
 
+def test_completion_without_a_pending_id_keeps_a_keep_work_workers_work() -> None:
+    """connect-keep-work: the pending worker still runs the work it reports, through the completion without
+    it (gap 8's probe keeps it); a step that also drops that work is the nearby shape, rejected."""
+    from groupspec.model.core import Id, Proc, Record
+
+    proto, s = _converged("connect-keep-work", 3)
+    g = s.group
+    work = s.clients[1].owned
+    assert work
+    pre = replace(s, group=replace(g, status=GS.PREPARING_REBALANCE, target=None, records=(
+        replace(g.records[0], joined=True), Record(joined=True, topics=1), replace(g.records[2], joined=False))),
+        clients=(replace(s.clients[0], status=MS.PREPARING_REBALANCE),
+                 replace(s.clients[1], status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=-1),
+                 replace(s.clients[2], proc=Proc.DOWN)))
+    unjoined = replace(pre, group=replace(pre.group, records=(pre.group.records[0], None, pre.group.records[2])),
+                       clients=(pre.clients[0], replace(pre.clients[1], id=Id.NONE, status=MS.UNJOINED),
+                                pre.clients[2]))
+    post = next(t for a, t in proto.successors(unjoined) if a.name == "RebalanceTimeout")
+    assert post.clients[1].owned == work
+    h = _bare(proto)
+    h._pre_pending = {1}
+    assert "without the pending member id of c2" in h._completed_without_pending(pre, post)
+    dropped = replace(post, clients=(post.clients[0], replace(post.clients[1], owned=0), post.clients[2]))
+    assert h._completed_without_pending(pre, dropped) is None
+
+
 # -- gap 4: duplicated static first JoinGroup -------------------------------------------------------------
 @pytest.mark.parametrize("copy, member_id, instance, expect", [
     (True, "", "i1", True),

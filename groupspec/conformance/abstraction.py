@@ -25,7 +25,7 @@ from groupspec.model.core import (
     Reply,
     State,
 )
-from groupspec.reference.consumer import ConsumerConfig
+from groupspec.reference.consumer import ConsumerConfig, MemberState
 from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_assignment, decode_subscription, decode_sticky_user_data
 from groupspec.reference.coordinator import GroupStatus as RefStatus
 from groupspec.reference.errors import Error
@@ -358,6 +358,12 @@ class AbstractionMixin:
             if tr.frozen.id == Id.CURRENT and record_id is None:
                 # its record went away meanwhile (expired): the id it will leave with is stale
                 tr.frozen = replace(tr.frozen, id=Id.STALE)
+            if self.variant.keep_work and self.slot[name] in self.pending_joined and tr.frozen.id == Id.NONE \
+                    and tr.frozen.status == MS.UNJOINED:
+                # it stopped between its two JoinGroups while the group was stable; the group now prepares a
+                # rebalance, so its pending id shows it joined (its SendJoinGroup). (Kept to connect-keep-work,
+                # where the stall rule met it; the other variants generate what they did.)
+                tr.frozen = replace(tr.frozen, status=MS.PREPARING_REBALANCE, id=Id.CURRENT)
             return tr.frozen
         if p is None or not p.alive or p.consumer.fatal is not None or p.consumer.closed:
             return Client(proc=Proc.DOWN, topics=self._subscribed(name))
@@ -373,7 +379,7 @@ class AbstractionMixin:
         if self.slot[name] in self.pending_joined:
             proc = Proc.PAUSED if p.paused_until > self.sim.now else Proc.UP
             return Client(proc=proc, status=MS.PREPARING_REBALANCE, id=Id.CURRENT, generation=c.generation.generation_id,
-                          owned=0, topics=self._subscribed(name))
+                          owned=self._mask(c.owned) if self.variant.keep_work else 0, topics=self._subscribed(name))
         if mid == "" and c.config.group_instance_id is not None and any(f.kind == "join" for f in c.inflight.values()):
             # a static member learns its member id from the JoinGroup answer: it holds that id already
             cid = Id.CURRENT if record_id is not None else Id.STALE
@@ -413,6 +419,11 @@ class AbstractionMixin:
                 continue
             f = c.inflight.get(env.corr)
             if f is None or f.kind not in ("join", "sync"):
+                continue
+            if self.variant.keep_work and c.state is MemberState.UNJOINED and f.generation != c.generation:
+                # connect-keep-work: the answer to a request from before the worker reset itself (its poll
+                # timeout): it only makes it rejoin, which it does anyway (the model's PollTimeoutLeave
+                # leaves no inbox)
                 continue
             if best is None or (at, seq) < best[0]:
                 best = ((at, seq), env.payload, f)

@@ -318,8 +318,9 @@ class ConnectView:
         return ", ".join(names) or "nothing"
 
 
-def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start: Any) -> type:
-    """The connect-delayed state machine: ``machine`` (the rules every variant has) plus ``bounce``.
+def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start: Any, keep_work: bool = False) -> type:
+    """The connect-delayed state machine: ``machine`` (the rules every variant has) plus ``bounce``
+    (and, for ``keep_work``, ``stall``).
 
     ``bounce``: a worker stops and comes back within the delay — KIP-415's own case, which the generic rules
     reach only by luck (a follower paused past its session timeout, or a stop and a start a few seconds
@@ -347,4 +348,31 @@ def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start:
                 maybe_start(h, n)
             self._each(go)
 
-    return ConnectConformance
+    if not keep_work:
+        return ConnectConformance
+    from .refinement import REBALANCE_MS
+
+    class KeepWorkConformance(ConnectConformance):
+        """connect-keep-work only (so the connect-delayed suite generates what it did before)."""
+
+        @rule(n=st.sampled_from(names), ms=st.sampled_from([REBALANCE_MS + 2000, SESSION_MS + 3000]))
+        def stall(self, n: str, ms: int) -> None:
+            """The worker's poll loop is busy past its rebalance timeout (a herder tick that blocks) while
+            its heartbeat thread runs on: at the poll timeout it sends LeaveGroup and resets, keeps running
+            its work, and rejoins reporting it when the loop polls again (the model's PollTimeoutLeave). The
+            longer spell outlasts the delay, so the work may be handed to another worker meanwhile. Only
+            between polls of a worker that is STABLE with no rebalance under way: Kafka's rebalance runs
+            inside poll (the simulator would let a stalled worker rejoin from a response handler)."""
+            from groupspec.reference.consumer import MemberState
+
+            def go(h: Any) -> None:
+                p = h.sim.procs.get(n)
+                if not alive(h, n) or p.paused_until > h.sim.now or p.stalled_until > h.sim.now:
+                    return
+                k = p.consumer
+                if k.state is MemberState.STABLE and not k.rejoin_needed and not k.closed \
+                        and not any(f.kind in ("join", "sync", "leave") for f in k.inflight.values()):
+                    h.act("stall", n, duration_ms=ms)
+            self._each(go)
+
+    return KeepWorkConformance

@@ -69,8 +69,9 @@ class KnownGapsMixin:
         clients, records = list(pre.clients), list(pre.group.records)
         for k in pend:
             records[k] = None
+            # (connect-keep-work: a worker that has not joined yet still runs the work it reports)
             clients[k] = replace(clients[k], status=MS.UNJOINED, id=Id.NONE, generation=NO_GENERATION,
-                                 owned=0, rejoin=False, inbox=None)
+                                 owned=clients[k].owned if self.proto.keep_work_on_reset else 0, rejoin=False, inbox=None)
         unjoined = replace(pre, group=replace(pre.group, records=tuple(records)), clients=tuple(clients))
         if match(self.proto, unjoined, post, self.depth) is None:
             return None

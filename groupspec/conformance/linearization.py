@@ -103,6 +103,8 @@ class LinearizationMixin:
                         shown = replace(pre, clients=pre.clients[:i] + (f,) + pre.clients[i + 1:])
                         f = self.proto._receive_join(shown, i).clients[i]
                     owned = f.owned if (self.proto.rebalance == "cooperative" and f.generation != NO_GENERATION) else 0
+                    if self.variant.keep_work:
+                        owned = f.owned  # connect-keep-work: a reset worker reports the work it still runs
                     tr.frozen = replace(f, status=MS.PREPARING_REBALANCE, rejoin=False, owned=owned, id=Id.CURRENT)
                 elif mine and not again and isinstance(env.payload, SyncGroupRequest) and tr.frozen.inbox is not None \
                         and tr.frozen.inbox.reply == Reply.JOIN:
@@ -115,8 +117,10 @@ class LinearizationMixin:
                 if not self._leave_in_flight(name, only_leave=alive):
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
                     if alive and not p.consumer.needs_join_prepare:
-                        # it is already joining again as a fresh member (Start, then SendJoinGroup)
-                        tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=self._subscribed(name)), "join"
+                        # it is already joining again as a fresh member (Start, then SendJoinGroup; for
+                        # connect-keep-work the model's PollTimeoutLeave, the worker still running its work)
+                        kept = self._mask(p.consumer.owned) if self.variant.keep_work else 0
+                        tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=self._subscribed(name), owned=kept), "join"
                 continue
             gone = p is None or not p.alive or p.consumer.closed
             if gone and prep.get("_alive_" + name) and self._leave_in_flight(name):
@@ -140,6 +144,14 @@ class LinearizationMixin:
             c = p.consumer
             now_kinds = self._kinds(name)
             new = {k for corr, k in now_kinds.items() if corr not in kinds[name]}
+            if tr.frozen is not None and tr.frozen_kind == "sync" and self.variant.keep_work \
+                    and self._left_now(c, prep.get("_inflight_" + name, {})):
+                # connect-keep-work: its poll timeout fired just after it sent SyncGroup (LeaveGroup, reset,
+                # work kept). In the model the SyncGroup is ReceiveJoinResponse at its delivery and the
+                # LeaveGroup PollTimeoutLeave at its own: shown as before both until then, like a leaver
+                # (as it was shown last: its process and member-id status may have changed since it froze).
+                self._freeze_leaver(name, tr, pre.clients[i], prep.get("_inflight_" + name, {}), prep.get("_conn_" + name, -1))
+                continue
             if tr.frozen is None:
                 if any(f.kind == "leave" for f in c.inflight.values()) and self._leave_in_flight(name) \
                         and pre.clients[i].id == Id.CURRENT:
@@ -217,6 +229,11 @@ class LinearizationMixin:
                     tr.frozen_kind = "join"  # SyncGroup refused (REBALANCE_IN_PROGRESS): rejoined at once
                 else:
                     tr.frozen = None  # answered with an error, or abandoned
+
+    @staticmethod
+    def _left_now(c: Any, before: dict[int, Any]) -> bool:
+        """The member sent LeaveGroup in this step (it had none in flight before)."""
+        return any(f.kind == "leave" for f in c.inflight.values()) and not any(f.kind == "leave" for f in before.values())
 
     def _unknown_static(self, head: Any, name: str, shown: Client, record: Record | None) -> bool:
         """Model gap 7: the step delivered to the static member ``name``, shown with a stale member id and

@@ -371,7 +371,8 @@ def make_machine(
 
     if VARIANTS[variant].connect:
         from groupspec.conformance.connect import with_connect_rules
-        Conformance = with_connect_rules(Conformance, names, _alive, _maybe_start)  # type: ignore[misc]
+        Conformance = with_connect_rules(Conformance, names, _alive, _maybe_start,  # type: ignore[misc]
+                                         keep_work=VARIANTS[variant].keep_work)
     Conformance.__name__ = f"Conformance_{variant.replace('-', '_')}"
     return Conformance
 
