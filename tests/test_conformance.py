@@ -160,7 +160,8 @@ def test_harness_failure_prints_timeline_and_seed():
 REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "conformance_regressions.json").read_text())}
 _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
             "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False,
-            "connect._departures_shown": lambda: True, "_resumes_first": lambda: None}
+            "connect._departures_shown": lambda: True, "_resumes_first": lambda: None,
+            "_emptied_hold": lambda *a: False}
 
 
 def _replay(r: dict, unfixed: bool) -> Harness:
@@ -207,16 +208,7 @@ def test_conformance_state_machine(variant):
     only generated in paired mutation runs (docs/conformance.md: it still meets abstraction edge cases on
     the correct reference)."""
     machine = make_machine(variant, slow_starts=False)
-    run_machine(machine, settings(settings.default, derandomize=_KNOWN_OPEN_SEEDS.get(variant, False)
-                                  and settings.get_current_profile_name() == "ci"))
-
-
-# A variant whose randomized suite has a known open failure runs a fixed set of examples in the CI profile
-# (the same on every run), so that CI does not fail at random on it; the deep and sweep profiles keep drawing
-# from the run's seed and meet it. Open: connect-keep-work, `HYPOTHESIS_PROFILE=sweep pytest
-# tests/test_conformance.py -k "state_machine and connect-keep-work" --hypothesis-seed=43` (a worker's
-# poll-timeout leave removes the group's last member while others are mid-join; docs/conformance.md, gap 11).
-_KNOWN_OPEN_SEEDS = {"connect-keep-work": True}
+    run_machine(machine, settings(settings.default))
 
 
 @pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if not VARIANTS[v].connect))  # workers subscribe to nothing
