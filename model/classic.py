@@ -47,6 +47,11 @@ What is abstracted (and why it is safe to):
   SyncGroup) nor the expiry of a member soon after it resumed from a long pause is a step: the faults
   ``sync-timeout`` and ``late-expiry`` put them in (:mod:`groupspec.model.formation`), as does
   ``sync-timeout`` for a live member too slow to send SyncGroup.
+* The rebalance timeout completes a join phase for free (``RebalanceTimeout``) only when none of the
+  members that have not rejoined can (crashed, paused, or holding an id the group no longer knows). A
+  running member hears of the join phase within a heartbeat and rejoins at its next poll, long before
+  ``max.poll.interval.ms``; the timer overtaking it (a member slower than that, KAFKA-8220's static
+  member left behind) is the ``timeout`` perturbation ``RebalanceTimeoutOvertakes``.
 * A crashed *dynamic* consumer restarts (``Start``) only after the coordinator dropped its old
   member id; a quick restart of a dynamic member is the same as a new member joining while an old
   one crashed, which other slots cover.
