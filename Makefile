@@ -51,7 +51,7 @@ smoke: setup
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 -q -m "not deep and not spark" $(SMOKE); rc=$$?; \
 	echo "make smoke: $$(( $$(date +%s) - start )) s (the whole suite: make test)"; exit $$rc
 
-test-deep: setup
+test-deep: setup kafkajs
 	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -n 2 -q -m "deep or not deep" tests
 
 bench: setup

@@ -160,7 +160,8 @@ def test_harness_failure_prints_timeline_and_seed():
 REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "conformance_regressions.json").read_text())}
 _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
             "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False,
-            "connect._departures_shown": lambda: True, "_resumes_first": lambda: None}
+            "connect._departures_shown": lambda: True, "_resumes_first": lambda: None,
+            "_emptied_hold": lambda *a: False}
 
 
 def _replay(r: dict, unfixed: bool) -> Harness:
@@ -214,8 +215,8 @@ def test_conformance_state_machine(variant):
 # A variant whose randomized suite has a known open failure runs a fixed set of examples in the CI profile
 # (the same on every run), so that CI does not fail at random on it; the deep and sweep profiles keep drawing
 # from the run's seed and meet it. Open: connect-keep-work, `HYPOTHESIS_PROFILE=sweep pytest
-# tests/test_conformance.py -k "state_machine and connect-keep-work" --hypothesis-seed=43` (a worker's
-# poll-timeout leave removes the group's last member while others are mid-join; docs/conformance.md, gap 11).
+# tests/test_conformance.py -k "state_machine and connect-keep-work" --hypothesis-seed=53` (and 58), not yet
+# diagnosed (docs/conformance.md, Status).
 _KNOWN_OPEN_SEEDS = {"connect-keep-work": True}
 
 

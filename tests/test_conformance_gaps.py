@@ -85,6 +85,27 @@ def test_orphan_gap_only_when_flagged() -> None:
     assert h._known_gap(s, changed) is None
 
 
+
+def test_emptied_hold_only_for_connect_with_no_real_member_left() -> None:
+    """Gap 9's second shape: pending ids of running workers hold a completion after the last member left."""
+    from groupspec.conformance.abstraction import _EMPTIED
+
+    proto, s = _converged()
+    h = _bare(proto)
+    h.connect = object()
+    emptied = NS(members=[], pending={"c1-pending"})
+    assert h._emptied_hold(emptied)
+    # nearby: a real member is still in the group (the model's completion then waits for it too)
+    assert not h._emptied_hold(NS(members=[NS(member_id="c3-1", awaiting_join=True)], pending={"c1-pending"}))
+    # nearby: a consumer variant (no Connect view): not this shape
+    h.connect = None
+    assert not h._emptied_hold(emptied)
+    # the flag names this shape, for one step
+    h.orphan_gap = _EMPTIED
+    changed = _with_client(s, 1, rejoin=True)
+    assert h._known_gap(s, changed) == _EMPTIED
+    assert h._known_gap(s, changed) is None
+
 # -- closed gaps 2, 6 and 10: the model takes the step (model/formation.py), refinement checks it ----------
 def _timers(name: str, members: int = 2, faults: frozenset = frozenset()):  # type: ignore[no-untyped-def]
     from groupspec.conformance.harness import TIMERS

@@ -87,8 +87,10 @@ class KnownGapsMixin:
     def _known_gap(self, pre: State, post: State) -> str | None:
         """The name of the known model gap this unmatched step is, or None (then it is a failure)."""
         if self.orphan_gap:
+            why = self.orphan_gap if isinstance(self.orphan_gap, str) else \
+                "a join completion held back by an orphaned pending member id while the group changed"
             self.orphan_gap = False
-            return "a join completion held back by an orphaned pending member id while the group changed"
+            return why
         head = self._head
         if head is not None and head[2] == "deliver" and not head[3].is_reply and head[3].copy \
                 and isinstance(head[3].payload, JoinGroupRequest) and not head[3].payload.member_id \

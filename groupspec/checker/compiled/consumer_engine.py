@@ -326,8 +326,7 @@ class ConsumerExplorer(CompiledExplorer):
                     tg.fill()
                 if r == 1:
                     roots.append(row)
-            front.push(outseg, int(ctl[L.L_OLEN]))
-            outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+            outseg = front.hand_over(outseg, ctl)
             if self.progress is not None:
                 self.progress(int(ctl[K.CT_COUNT]), int(ctl[K.CT_COUNT] - ctl[K.CT_HEAD]))
             res.complete = self._search(kn, st, front, ctl, outseg, self.max_states or 0, on_grow)

@@ -231,14 +231,12 @@ def drive(chunk: Callable[[np.ndarray, np.ndarray], int], F: int, front: L.Front
             on_grow()
             continue
         if status == L.OUT_FULL:
-            front.push(outseg, int(ctl[L.L_OLEN]))
-            outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+            outseg = front.hand_over(outseg, ctl)
             continue
         if status == L.IN_EMPTY:
             nxt = front.pop()
             if nxt is None and ctl[L.L_OLEN] > 0:  # expand what the output segment holds so far
-                front.push(outseg, int(ctl[L.L_OLEN]))
-                outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                outseg = front.hand_over(outseg, ctl)
                 nxt = front.pop()
             if nxt is None:
                 return True
@@ -310,8 +308,7 @@ class CompiledExplorer(Explorer):
                 if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.plan, row, st.table, st.fpq,
                                     st.parent, st.pact, st.flags, outseg, ctl):
                     roots.append(row)
-            front.push(outseg, int(ctl[L.L_OLEN]))
-            outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+            outseg = front.hand_over(outseg, ctl)
             max_states = self.max_states or 0
             if self.progress is not None:  # the count shows from the start
                 report()

@@ -437,6 +437,13 @@ class Frontier:
     def new_segment(self) -> np.ndarray:
         return np.empty((self.rows, self.width), np.int16)
 
+    def hand_over(self, seg: np.ndarray, ctl: np.ndarray) -> np.ndarray:
+        """Queue the output segment ``seg`` (the ``ctl[L_OLEN]`` rows written to it) and return a fresh one
+        for the search to write to, its row count reset."""
+        self.push(seg, int(ctl[L_OLEN]))
+        ctl[L_OLEN] = 0
+        return self.new_segment()
+
     def push(self, seg: np.ndarray, length: int) -> None:
         """Queue a filled segment (its first ``length`` rows)."""
         if length == 0:

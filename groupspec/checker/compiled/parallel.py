@@ -239,8 +239,7 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                 if not inflight:
                     if ctl[L.L_OLEN] == 0:
                         break
-                    front.push(outseg, int(ctl[L.L_OLEN]))  # expand what the output segment holds so far
-                    outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                    outseg = front.hand_over(outseg, ctl)  # expand what the output segment holds so far
                     continue
                 job, fut = inflight.popleft()
                 fut.result()
@@ -253,8 +252,7 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                         on_grow()
                         continue
                     if status == L.OUT_FULL:
-                        front.push(outseg, int(ctl[L.L_OLEN]))
-                        outseg, ctl[L.L_OLEN] = front.new_segment(), 0
+                        outseg = front.hand_over(outseg, ctl)
                         continue
                     break
                 job.inseg = None
