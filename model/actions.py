@@ -136,6 +136,15 @@ class ExpireLive(Action):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class RebalanceTimeoutOvertakes(Action):
+    fair = False
+    fault = "timeout"
+    verb = ("the rebalance timeout fires while a running member has not rejoined yet (it is slower than "
+            "max.poll.interval.ms): every member that did not rejoin is dropped (static ones kept, a generation "
+            "behind)")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Pause(Action):
     fair = False
     fault = "zombie"

@@ -702,7 +702,7 @@ class Encoding:
                     A.ChangeSubscription, A.Crash, A.ExpireLive)
         for i in range(self.n):
             out += [cls(i) for cls in per_slot]
-        out += [A.RebalanceTimeout(), A.DelayExpired(), A.AddPartition()]
+        out += [A.RebalanceTimeout(), A.RebalanceTimeoutOvertakes(), A.DelayExpired(), A.AddPartition()]
         return out
 
     def transitions(self, s: SState) -> list[tuple[A.Action, BoolT, SState]]:
@@ -754,9 +754,18 @@ class Encoding:
             recs = g.records
             any_joined = z3.Or(*[z3.And(r.present, r.joined) for r in recs])
             any_dead = z3.Or(*[z3.And(r.present, z3.Not(r.joined), z3.Not(self.alive(s, k))) for k, r in enumerate(recs)])
+            # free only when nobody who has not rejoined can; overtaking a running member is the budgeted
+            # RebalanceTimeoutOvertakes perturbation (the timeout fault), as in model/classic.py
+            any_live = z3.Or(*[z3.And(r.present, z3.Not(r.joined), self.alive(s, k)) for k, r in enumerate(recs)])
+            prep = g.status == int(GS.PREPARING_REBALANCE)
             g2, cl2 = self._complete_join(g, s.clients)
-            out.append((A.RebalanceTimeout(), z3.And(g.status == int(GS.PREPARING_REBALANCE), any_joined, any_dead),
+            out.append((A.RebalanceTimeout(), z3.And(prep, any_joined, any_dead, z3.Not(any_live)),
                         SState(g2, cl2, s.budget)))
+            if "timeout" in faults:
+                out.append((A.RebalanceTimeoutOvertakes(), z3.And(perturb, prep, any_joined, any_live),
+                            self._spend(SState(g2, cl2, s.budget))))
+            else:
+                out.append((A.RebalanceTimeoutOvertakes(), F, s))
         if proto.delayed:
             out.append((A.DelayExpired(), g.held != 0, self._release_held(s)))
         else:

@@ -206,3 +206,8 @@ def test_verify_lists_static_cooperative_at_four_members_by_six_partitions() -> 
     assert jobs
     row = run_model_job(jobs[0])
     assert row.passed and row.states > 100_000, (row.states, row.detail)
+    # and with restarts (the crash, timeout, zombie), as Kafka: a static member left behind owns twice
+    crashy = [j for j in jobs if {"crash", "timeout", "zombie"} <= set(j.faults.split(","))]
+    assert crashy and crashy[0].kafka_too == "exclusive_ownership,commit_fencing"
+    row = run_model_job(crashy[0])
+    assert row.passed and row.states > 500_000, (row.states, row.detail)

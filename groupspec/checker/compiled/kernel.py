@@ -62,7 +62,7 @@ OLDEST = 4  # groupspec.model.symmetry.OLDEST
 
 # action classes (groupspec.checker.compiled.layout.ACTION_CLASSES)
 A_JOIN, A_RJOIN, A_RSYNC, A_RERR, A_HB, A_RESUME, A_GHOST, A_NOTICE, A_EXPIRE, A_RTIMEOUT, A_DELAY = range(11)
-A_START, A_LEAVE, A_CRASH, A_EXPIRE_LIVE, A_PAUSE, A_SUBSCRIPTION, A_ADD_PARTITION = range(11, 18)
+A_START, A_LEAVE, A_CRASH, A_EXPIRE_LIVE, A_PAUSE, A_SUBSCRIPTION, A_ADD_PARTITION, A_OVERTAKE = range(11, 19)
 FAIR_LIMIT = 11 * 8  # codes below this are protocol steps (weakly fair)
 
 
@@ -860,20 +860,32 @@ def successors(P, TM, row, out, acts):
         if perturb:
             ns = perturbations(P, TM, row, i, out, acts, ns)
     if st == PREP:
+        # the rebalance timer: free when nobody who has not rejoined can (ClassicProtocol.successors); it
+        # overtakes a running member only as the budgeted RebalanceTimeoutOvertakes (the timeout fault)
         any_joined = False
         any_missing = False
+        live_missing = False
         for k in range(n):
             bk = _b(k)
             if row[bk + R_SET]:
                 if row[bk + R_JOINED]:
                     any_joined = True
-                elif not alive(row, k):
+                elif alive(row, k):
+                    live_missing = True
+                else:
                     any_missing = True
-        if any_joined and any_missing:
+        if any_joined and any_missing and not live_missing:
             t = out[ns]
             t[:] = row
             complete_join(P, TM, t)
             acts[ns] = _code(A_RTIMEOUT, -1)
+            ns += 1
+        elif any_joined and live_missing and perturb and (faults & F_TIMEOUT):
+            t = out[ns]
+            t[:] = row
+            complete_join(P, TM, t)
+            t[G_BUDGET] -= 1
+            acts[ns] = _code(A_OVERTAKE, -1)
             ns += 1
     if P[P_DELAYED] and row[G_HELD]:
         t = out[ns]

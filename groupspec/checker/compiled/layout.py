@@ -77,6 +77,7 @@ ACTION_CLASSES: tuple[type, ...] = (
     A.SendJoinGroup, A.ReceiveJoinResponse, A.ReceiveSyncResponse, A.ReceiveError, A.Heartbeat,
     A.Resume, A.GhostFenced, A.NoticeMetadata, A.SessionExpired, A.RebalanceTimeout, A.DelayExpired,
     A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause, A.ChangeSubscription, A.AddPartition,
+    A.RebalanceTimeoutOvertakes,
 )
 FAIR_CLASSES = sum(1 for c in ACTION_CLASSES if c.fair)  # fair classes come first
 assert all(c.fair for c in ACTION_CLASSES[:FAIR_CLASSES]) and not any(c.fair for c in ACTION_CLASSES[FAIR_CLASSES:])
