@@ -152,7 +152,8 @@ def _as_from_a_terminal(argv: list[str]) -> list[str]:
     """``argv`` with Ctrl-C (SIGINT) at its default action, as a shell starts a command in the foreground.
 
     A child inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt handler: when the test
-    run itself was started with SIGINT ignored (a shell does that to ``make test &``), the command ignored the
+    run itself was started with SIGINT ignored (a shell without job control does that to a command it starts
+    with ``&``, e.g. ``make test &`` in a script), the command ignored the
     test's SIGINT and ran to its normal end (exit 0). ``execv`` keeps the process id."""
     reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
     return [sys.executable, "-c", reset, *argv]
