@@ -8,12 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, run
+from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, harness, run
 from groupspec.realstack.harness import KAFKAJS_DIR
 from groupspec.realstack.coordinators import Coordinator, CoordinatorError, ProcessCoordinator, Tansu
 from groupspec.reference.scenarios import SCENARIOS as SIM_SCENARIOS
@@ -147,11 +148,22 @@ def test_coordinator_interface_registers_a_third_one():
         _Broken().start()
 
 
+def _as_from_a_terminal(argv: list[str]) -> list[str]:
+    """``argv`` with Ctrl-C (SIGINT) at its default action, as a shell starts a command in the foreground.
+
+    A child inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt handler: when the test
+    run itself was started with SIGINT ignored (a shell without job control does that to a command it starts
+    with ``&``, e.g. ``make test &`` in a script), the command ignored the
+    test's SIGINT and ran to its normal end (exit 0). ``execv`` keeps the process id."""
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", reset, *argv]
+
+
 def test_cli_ctrl_c_stops_everything(tmp_path: Path):
     before = _children()
-    p = subprocess.Popen([GS, "realstack", "run", "rolling-restart", "--client", "confluent-kafka", "--coordinator",
-                          "tansu", "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True)
+    p = subprocess.Popen(_as_from_a_terminal([GS, "realstack", "run", "rolling-restart", "--client", "confluent-kafka",
+                                              "--coordinator", "tansu", "--out", str(tmp_path)]),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(_children() - before - {p.pid}) < 3:
         time.sleep(0.3)
@@ -161,6 +173,54 @@ def test_cli_ctrl_c_stops_everything(tmp_path: Path):
     time.sleep(0.5)
     assert _children() <= before, "Ctrl-C left processes behind"
     assert p.returncode == 130
+    assert p.stderr is not None and p.stderr.read().decode().endswith("groupspec: interrupted\n")
+    assert list(tmp_path.iterdir()) == []  # nothing of the run was written
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt in this process for the test (whatever the test run was started with)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("moment", ["the coordinator starts", "a worker starts", "a second one while stopping"])
+def test_ctrl_c_at_any_moment_leaves_nothing(tmp_path: Path, monkeypatch, ctrl_c_raises, moment):
+    """Ctrl-C just after a child is forked, before Popen returns its handle (without the handle the harness
+    cannot stop the child: Tansu ran on for good); and a second Ctrl-C while the harness stops everything."""
+    before = _children()
+    forked: list[int] = []
+    real_execute_child = subprocess.Popen._execute_child
+    real_kill_group = harness.kill_group
+
+    def execute_child(self, *args, **kwargs):
+        real_execute_child(self, *args, **kwargs)
+        forked.append(self.pid)
+        if (moment, len(forked)) in (("the coordinator starts", 1), ("a worker starts", 2)):
+            signal.raise_signal(signal.SIGINT)
+
+    def progress(message: str) -> None:
+        if moment == "a second one while stopping" and message.endswith("start c2"):
+            signal.raise_signal(signal.SIGINT)  # the first Ctrl-C: c1 and the coordinator are up
+
+    def kill_group(proc, grace_s=3.0):
+        signal.raise_signal(signal.SIGINT)  # another Ctrl-C while each worker is being stopped
+        real_kill_group(proc, grace_s)
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", execute_child)
+    monkeypatch.setattr(harness, "kill_group", kill_group)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the run makes its scratch directory
+    (tmp_path / "out").mkdir()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run("pair-joins", "confluent-kafka", "tansu", out_dir=str(tmp_path / "out"), progress=progress)
+        assert len(forked) == {"the coordinator starts": 1}.get(moment, 2)
+        assert _children() <= before, "Ctrl-C left processes behind"
+        assert [f.name for f in tmp_path.iterdir()] == ["out"] and list((tmp_path / "out").iterdir()) == []
+    finally:
+        for pid in _children() - before:
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("args,needle", [

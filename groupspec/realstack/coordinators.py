@@ -4,7 +4,8 @@ A coordinator is anything that serves Kafka's group protocol on a loopback addre
 (``start() -> bootstrap address``), asked to make a topic (``create_topic(name, partitions) ->
 the partition count it really has``) and stopped (``stop()``, also on failure and Ctrl-C). Every
 process it starts runs in its own process group, and ``stop`` signals the whole group, so nothing
-outlives a run. To register another (for example the project's own wire server, ``groupspec``),
+outlives a run; a Ctrl-C is held while a process is started (:func:`interrupts_held`), so none starts
+without a handle to stop it by. To register another (for example the project's own wire server, ``groupspec``),
 subclass :class:`Coordinator` and add it to :data:`COORDINATORS`::
 
     class GroupspecServe(ProcessCoordinator):
@@ -14,16 +15,19 @@ subclass :class:`Coordinator` and add it to :data:`COORDINATORS`::
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import IO, Any
 
 __all__ = ["Coordinator", "ProcessCoordinator", "LibrdkafkaMock", "Tansu", "COORDINATORS", "CoordinatorError",
-           "free_port", "kill_group"]
+           "free_port", "interrupts_held", "kill_group"]
 
 
 class CoordinatorError(RuntimeError):
@@ -36,6 +40,30 @@ def free_port() -> int:
     port = int(s.getsockname()[1])
     s.close()
     return port
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives inside the block, and deliver it when the block ends.
+
+    For steps that must not be cut in two: starting a child and keeping its handle (a KeyboardInterrupt
+    raised inside ``subprocess.Popen`` after the fork loses the handle, and the child, in its own session,
+    runs on with nobody to stop it), and stopping everything started (a second Ctrl-C must not leave the
+    rest running). The signal is delivered afterwards to whatever handled it before (Python's
+    KeyboardInterrupt, or nothing when it was ignored). Outside the main thread, where Python delivers no
+    signal, or when SIGINT's handler was not set from Python, the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 def kill_group(proc: subprocess.Popen[Any] | None, grace_s: float = 3.0) -> None:
@@ -124,9 +152,10 @@ class ProcessCoordinator(Coordinator):
 
     def start(self) -> str:
         port = free_port()
-        self.proc = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL,
-                                     stdout=self.log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env=self.environment())
+        command, env = self.command(port), self.environment()
+        with interrupts_held():
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log or subprocess.DEVNULL,
+                                         stderr=subprocess.STDOUT, start_new_session=True, env=env)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -178,9 +207,10 @@ class LibrdkafkaMock(Coordinator):
         self.notes = []
 
     def start(self) -> str:
-        self.proc = subprocess.Popen([sys.executable, "-m", "groupspec.realstack.mock_cluster"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=self.log or subprocess.DEVNULL, text=True, start_new_session=True)
+        with interrupts_held():
+            self.proc = subprocess.Popen([sys.executable, "-m", "groupspec.realstack.mock_cluster"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=self.log or subprocess.DEVNULL, text=True, start_new_session=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().split()
         if len(line) != 2 or line[0] != "BOOTSTRAP":

@@ -21,7 +21,9 @@ Theory of operation
    The processes' output is ``OUT/RUN.log``; with ``coordinator_log`` the coordinator is asked for its
    debug log of the group protocol (``Coordinator.verbose``) and its output is ``OUT/RUN.coordinator.log``.
 4. Whatever happens (an error, Ctrl-C), every process started is stopped: workers and coordinator are
-   killed by process group in a ``finally``.
+   killed by process group in a ``finally``, and the run's scratch directory is removed. A Ctrl-C is held
+   while a process is started (until its handle is kept) and while everything is stopped
+   (``interrupts_held``), so neither step is cut in two.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ from typing import Any
 
 from groupspec.trace import check_events
 
-from .coordinators import COORDINATORS, CoordinatorError, kill_group
+from .coordinators import COORDINATORS, CoordinatorError, interrupts_held, kill_group
 from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
@@ -114,8 +116,12 @@ class _Worker:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:  # an error or Ctrl-C: no half-written file stays behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def run(scenario: str, client: str, coordinator: str, protocol: str | None = None, out_dir: str | None = None,
@@ -138,6 +144,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     coord.verbose = coordinator_log
     workers: dict[str, _Worker] = {}
     harness_lines: list[dict[str, Any]] = []
+    finished = False
     try:
         say(f"starting {coordinator}")
         try:
@@ -167,9 +174,10 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
                 cmd, env = _worker_command(client, spec)
-                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
-                                        start_new_session=True, env=env)
-                workers[step.member] = _Worker(step.member, proc)
+                with interrupts_held():  # no worker runs without its handle in `workers`
+                    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
+                                            start_new_session=True, env=env)
+                    workers[step.member] = _Worker(step.member, proc)
             elif w is None or w.proc.poll() is not None:
                 continue
             elif step.action == "crash":
@@ -197,12 +205,16 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         if delay > 0:
             time.sleep(delay)
         end = now()
+        finished = True
     finally:
-        for w in workers.values():
-            kill_group(w.proc, grace_s=0)
-        coord.stop()
-        log.close()
-        clog.close()
+        with interrupts_held():  # a second Ctrl-C waits until everything started is stopped
+            for w in workers.values():
+                kill_group(w.proc, grace_s=0)
+            coord.stop()
+            log.close()
+            clog.close()
+            if not finished:
+                shutil.rmtree(work, ignore_errors=True)
     lines = list(harness_lines)
     silent = []
     for member in sorted({w.member for w in workers.values()}):
