@@ -119,7 +119,7 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("static", "range", 3, 3, 1, "join,crash", 2),
     ModelJob("cooperative", "sticky", 3, 4, 1, "crash,timeout,zombie,leave", 2),
     ModelJob("cooperative", "sticky", 2, 4, 2, "subscription,partitions,crash", 2),
-    ModelJob("cooperative", "sticky", 4, 6, 1, "crash,timeout", 2),  # 2.4 M states: the compiled engine's size
+    ModelJob("cooperative", "sticky", 4, 6, 1, "crash,timeout", 2),  # 4.1 M states: the compiled engine's size
     ModelJob("static", "sticky", 2, 3, 2, "subscription,crash,join", 3),  # the narrower-subscription restart
     ModelJob("static", "sticky", 3, 3, 1, "join,crash,timeout,leave,zombie", 2),
     ModelJob("static-cooperative", "sticky", 3, 4, 2, "join,subscription,partitions", 2),

@@ -239,7 +239,8 @@ FAULT_HELP = {
     "join": "a consumer that is not running starts (a new member, or a restart)",
     "leave": "a member closes cleanly and sends LeaveGroup",
     "crash": "a consumer process dies; the coordinator notices at its session timeout",
-    "timeout": "the coordinator expires a live member's session (network blip, slow heartbeats)",
+    "timeout": "the coordinator expires a live member's session (network blip, slow heartbeats), or the "
+               "rebalance timer completes a join phase without a running member slower than max.poll.interval.ms",
     "zombie": "a member pauses past its timeouts, is expired, and later comes back with a stale generation",
     "subscription": "a member changes its subscription (subscribes to / drops the last topic)",
     "partitions": "a topic grows by one partition (the leader notices and forces a rebalance)",
