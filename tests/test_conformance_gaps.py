@@ -40,8 +40,8 @@ def _bare(proto, head=None, procs=None):  # type: ignore[no-untyped-def]
     return h
 
 
-def _deliver(payload, dst="c1", reply=True, copy=False):  # type: ignore[no-untyped-def]
-    return (0, 0, "deliver", NS(is_reply=reply, dst=dst, payload=payload, copy=copy))
+def _deliver(payload, dst="c1", reply=True, copy=False, src="broker-1", conn=1_000_000, corr=3):  # type: ignore[no-untyped-def]
+    return (0, 0, "deliver", NS(is_reply=reply, src=src, dst=dst, payload=payload, copy=copy, conn=conn, corr=corr))
 
 
 def _with_client(s, i, **kw):  # type: ignore[no-untyped-def]
@@ -269,6 +269,42 @@ def test_duplicated_static_join_shape(copy, member_id, instance, expect) -> None
     h = _bare(proto, _deliver(req, reply=False, copy=copy))
     got = h._known_gap(s, _with_client(s, 0, owned=0, status=MS.UNJOINED))
     assert (got == "duplicated static JoinGroup") is expect
+
+
+def test_duplicated_dynamic_join_taken_as_a_rejoin_shape() -> None:
+    """Gap 4's dynamic shape (connect-keep-work, --hypothesis-seed=53): a duplicated copy of c1's JoinGroup
+    (correlation id 3) with its member id reaches the coordinator after the original was answered (c1 now
+    waits for its SyncGroup, correlation id 4), and the coordinator answers the copy NONE: a rejoin c1
+    never sent."""
+    from groupspec.reference.messages import JoinGroupResponse
+
+    proto, s = _converged()
+
+    def harness(copy=True, member_id="c1-1", inflight=(4,), alive=True, error=Error.NONE, connection=0):  # type: ignore[no-untyped-def]
+        req = JoinGroupRequest("g", member_id, "consumer", (("range", b""),))
+        head = _deliver(req, dst="broker-1", reply=False, copy=copy, src="c1", conn=1_000_000, corr=3)
+        proc = NS(alive=alive, incarnation=1, consumer=NS(closed=False, connection=connection,
+                                                          inflight=dict.fromkeys(inflight), assignment_snapshot=None))
+        h = _bare(proto, head, procs={"c1": proc})
+        answer = NS(is_reply=True, dst="c1", conn=1_000_000, corr=3, payload=JoinGroupResponse(error, member_id="c1-1"))
+        h.sim._queue = [(0, 0, "deliver", answer, None)]
+        h.sim.leader = None  # nothing parked
+        return h
+
+    rejoined = _with_client(s, 0, rejoin=True)
+    assert harness()._known_gap(s, rejoined) == "duplicated JoinGroup of c1 taken as a rejoin after its original was answered"
+    # nearby: the original request, not a copy
+    assert harness(copy=False)._known_gap(s, rejoined) is None
+    # nearby: a copy of a request its sender still waits for (correlation id 3 in flight)
+    assert harness(inflight=(3,))._known_gap(s, rejoined) is None
+    # nearby: a copy with no member id (a first JoinGroup: gap 9's orphaned pending id, or gap 4's static shape)
+    assert harness(member_id="")._known_gap(s, rejoined) is None
+    # nearby: the coordinator refused the copy
+    assert harness(error=Error.UNKNOWN_MEMBER_ID)._known_gap(s, rejoined) is None
+    # nearby: a copy sent on a connection the process has since dropped (abandoned, not answered)
+    assert harness(connection=1)._known_gap(s, rejoined) is None
+    # nearby: the sender has stopped (the leaver's linearization handles its copies)
+    assert harness(alive=False)._known_gap(s, rejoined) is None
 
 
 # -- gap 5: a former leader notices a metadata change -------------------------------------------------------
