@@ -86,20 +86,33 @@ def test_orphan_gap_only_when_flagged() -> None:
 
 
 
-def test_emptied_hold_only_for_connect_with_no_real_member_left() -> None:
-    """Gap 9's second shape: pending ids of running workers hold a completion after the last member left."""
+def test_emptied_hold_only_for_connect_after_the_member_it_waited_for_left() -> None:
+    """Gap 9's second shape: pending ids of running workers hold a completion after the last member it
+    waited for left: no real member is left (--hypothesis-seed=43), or a member shown not yet joined is gone
+    from the coordinator while the others have joined (--hypothesis-seed=78)."""
     from groupspec.conformance.abstraction import _EMPTIED
 
     proto, s = _converged()
     h = _bare(proto)
-    h.connect = object()
-    emptied = NS(members=[], pending={"c1-pending"})
+    h.state = s  # the state shown: c1 and c2 STABLE members, neither joined to a phase
+    h.connect = NS(_ids={0: "c1-1", 1: "c2-1"})
+    pending = {"c3-pending"}
+    emptied = NS(members=[], pending=pending)
     assert h._emptied_hold(emptied)
-    # nearby: a real member is still in the group (the model's completion then waits for it too)
-    assert not h._emptied_hold(NS(members=[NS(member_id="c3-1", awaiting_join=True)], pending={"c1-pending"}))
+    c1_left = NS(members=[NS(member_id="c2-1", awaiting_join=True)], pending=pending)
+    assert h._emptied_hold(c1_left)
+    # nearby: every member shown is still in the group (nobody left: the model's completion waits for them)
+    assert not h._emptied_hold(NS(members=[NS(member_id="c1-1", awaiting_join=True),
+                                           NS(member_id="c2-1", awaiting_join=True)], pending=pending))
+    # nearby: the member that left had already joined the phase in the state shown (its departure did not
+    # make the completion due: the model orders it after the completion)
+    joined = replace(s, group=replace(s.group, records=(replace(s.group.records[0], joined=True),) + s.group.records[1:]))
+    h.state = joined
+    assert not h._emptied_hold(c1_left)
+    h.state = s
     # nearby: a consumer variant (no Connect view): not this shape
     h.connect = None
-    assert not h._emptied_hold(emptied)
+    assert not h._emptied_hold(emptied) and not h._emptied_hold(c1_left)
     # the flag names this shape, for one step
     h.orphan_gap = _EMPTIED
     changed = _with_client(s, 1, rejoin=True)
