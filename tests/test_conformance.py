@@ -215,16 +215,7 @@ def test_conformance_state_machine(variant):
     only generated in paired mutation runs (docs/conformance.md: it still meets abstraction edge cases on
     the correct reference)."""
     machine = make_machine(variant, slow_starts=False)
-    run_machine(machine, settings(settings.default, derandomize=_KNOWN_OPEN_SEEDS.get(variant, False)
-                                  and settings.get_current_profile_name() == "ci"))
-
-
-# A variant whose randomized suite has a known open failure runs a fixed set of examples in the CI profile
-# (the same on every run), so that CI does not fail at random on it; the deep and sweep profiles keep drawing
-# from the run's seed and meet it. Open: connect-keep-work, `HYPOTHESIS_PROFILE=sweep pytest
-# tests/test_conformance.py -k "state_machine and connect-keep-work" --hypothesis-seed=53` (and 58), not yet
-# diagnosed (docs/conformance.md, Status).
-_KNOWN_OPEN_SEEDS = {"connect-keep-work": True}
+    run_machine(machine, settings(settings.default))
 
 
 @pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if not VARIANTS[v].connect))  # workers subscribe to nothing
