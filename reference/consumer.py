@@ -14,7 +14,9 @@ Inputs (each takes the virtual time ``now`` in ms and returns a list of :class:`
 * :meth:`Consumer.tick` - the heartbeat thread and the network client's timers: heartbeats
   (``heartbeat.interval.ms``), the local session timeout (no successful heartbeat for
   ``session.timeout.ms`` -> coordinator marked unknown), ``max.poll.interval.ms`` expiry
-  (dynamic: LeaveGroup; both: reset generation and member id, rejoin), request timeouts.
+  (dynamic: LeaveGroup; both: reset generation and member id, rejoin), request timeouts, and, while the
+  member is in the group (COMPLETING_REBALANCE or STABLE) with its coordinator unknown, the heartbeat
+  thread's own FindCoordinator (``lookupCoordinator``), which needs no poll.
 * :meth:`Consumer.receive` - a response arrives (matched to the request by correlation id;
   responses to requests the member has abandoned are ignored).
 * :meth:`Consumer.close` - ``KafkaConsumer.close``: ``onLeavePrepare`` then LeaveGroup.
@@ -328,6 +330,7 @@ class Consumer:
     last_heartbeat_ok_ms: int = 0
     next_auto_commit_ms: int = 0
     retry_at_ms: int = 0
+    poll_awaits_coordinator: bool = False  # poll() ran with the coordinator unknown (blocked until it is found)
     join_prepare_deadline_ms: int | None = None
     joined_topics: tuple[str, ...] | None = None  # ConsumerCoordinator.joinedSubscription (last JoinGroup)
     _prepare_committed: bool = False  # onJoinPrepare already sent its auto-commit for this rebalance
@@ -363,6 +366,7 @@ class Consumer:
             return out
         self.last_poll_ms = now
         if not self.coordinator_known:
+            self.poll_awaits_coordinator = True  # ensureCoordinatorReady: poll blocks until it is found
             self._maybe_find_coordinator(now, out)
             return out
         if self._rejoin_or_pending():
@@ -381,10 +385,12 @@ class Consumer:
         if self.fatal is not None or self.closed:
             return out
         self._expire_requests(now)
-        if not self.coordinator_known:
-            return out  # the application thread's poll rediscovers it
         if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
-            return out  # heartbeat thread disabled
+            return out  # heartbeat thread disabled (the application thread's poll finds the coordinator)
+        if not self.coordinator_known:
+            if now >= self._heartbeat_lookup_ms():
+                self._maybe_find_coordinator(now, out)
+            return out
         if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
             self._mark_coordinator_unknown()
         elif now - self.last_poll_ms > self.config.max_poll_interval_ms:
@@ -466,7 +472,12 @@ class Consumer:
         for f in self.inflight.values():
             if best is None or f.deadline_ms < best:
                 best = f.deadline_ms
-        if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+        joined = self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+        if joined and not self.coordinator_known and self._kind_inflight("find") is None:
+            t = self._heartbeat_lookup_ms()
+            if best is None or t < best:
+                best = t
+        if self.coordinator_known and joined:
             cfg = self.config
             t = min(self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1, self.last_poll_ms + cfg.max_poll_interval_ms + 1,
                     self.next_heartbeat_ms)
@@ -568,6 +579,19 @@ class Consumer:
             or self._kind_inflight("sync") is not None
         )
 
+    def _heartbeat_lookup_ms(self) -> int:
+        """When the heartbeat thread looks the coordinator up itself (``HeartbeatThread.run``:
+        ``lookupCoordinator()`` while the member is in the group and the coordinator is unknown), so that a
+        member whose application thread is busy (no poll) still finds a coordinator that moved and keeps
+        its session.
+
+        NOTE(heartbeat-lookup): Kafka's heartbeat thread looks it up at once. Here it waits until a
+        heartbeat is due and the application thread has not polled for a heartbeat interval: a polling
+        application thread (every 200 ms in the simulator) still finds the coordinator first, as it did
+        before this rule (the conformance regression schedules that depend on that order replay as they
+        did); a FindCoordinator sent that much later is one a slower network would deliver as late."""
+        return max(self.retry_at_ms, self.next_heartbeat_ms, self.last_poll_ms + self.config.heartbeat_interval_ms)
+
     def _maybe_find_coordinator(self, now: int, out: list[Send]) -> None:
         if self._kind_inflight("find") is None and now >= self.retry_at_ms:
             self._send(now, "any", "find", FindCoordinatorRequest(self.config.group_id), out)
@@ -578,8 +602,10 @@ class Consumer:
             self.coordinator_known = True
             self.coordinator_node = resp.node_id
             self.last_heartbeat_ok_ms = now  # Heartbeat.resetSessionTimeout on (re)connect
-            if self._rejoin_or_pending():
-                # poll() was blocked in ensureCoordinatorReady; it goes straight on to the join.
+            waiting, self.poll_awaits_coordinator = self.poll_awaits_coordinator, False
+            if waiting and self._rejoin_or_pending():
+                # poll() was blocked in ensureCoordinatorReady; it goes straight on to the join. (A lookup
+                # of the heartbeat thread's, with no poll waiting for it, leaves the join to the next poll.)
                 self._join_group_if_needed(now, out)
         else:
             self.retry_at_ms = now + self.config.retry_backoff_ms

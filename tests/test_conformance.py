@@ -161,15 +161,22 @@ REGRESSIONS = {r["name"]: r for r in json.loads((Path(__file__).parent / "confor
 _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_answers": lambda *a: None,
             "_late_perturbation": lambda: False, "_late_heartbeat_answer": lambda *a: False,
             "connect._departures_shown": lambda: True, "_resumes_first": lambda: None,
-            "_emptied_hold": lambda *a: False}
+            "_emptied_hold": lambda *a: False, "_duplicate_rejoin": lambda *a: False,
+            "Consumer._heartbeat_lookup_ms": lambda self: 10**12}
 
 
-def _replay(r: dict, unfixed: bool) -> Harness:
+def _replay(r: dict, unfixed: bool, monkeypatch: pytest.MonkeyPatch | None = None) -> Harness:
     machine = make_machine(r["variant"], topics=r["topics"])()
     machine.boot(seed=r["seed"])
     if unfixed:
         for fix in r["fix"].split(","):
             owner, _dot, name = fix.rpartition(".")  # "connect.x": a method of the harness's ConnectView
+            if owner == "Consumer":  # a rule of the reference's consumer (the class, restored after the test)
+                from groupspec.reference.consumer import Consumer
+
+                assert monkeypatch is not None
+                monkeypatch.setattr(Consumer, name, _UNFIXED[fix])
+                continue
             setattr(getattr(machine.h, owner) if owner else machine.h, name, _UNFIXED[fix])
     for call in r["rules"]:
         rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
@@ -186,10 +193,10 @@ def test_regression_schedule_passes(name):
 
 
 @pytest.mark.parametrize("name", sorted(n for n, r in REGRESSIONS.items() if r["fix"]))
-def test_regression_schedule_fails_unfixed(name):
+def test_regression_schedule_fails_unfixed(name, monkeypatch):
     r = REGRESSIONS[name]
     with pytest.raises(ConformanceFailure, match=r["unfixed_fails"]):
-        _replay(r, unfixed=True)
+        _replay(r, unfixed=True, monkeypatch=monkeypatch)
 
 
 def test_match_finds_stutters_and_model_steps():
@@ -208,16 +215,7 @@ def test_conformance_state_machine(variant):
     only generated in paired mutation runs (docs/conformance.md: it still meets abstraction edge cases on
     the correct reference)."""
     machine = make_machine(variant, slow_starts=False)
-    run_machine(machine, settings(settings.default, derandomize=_KNOWN_OPEN_SEEDS.get(variant, False)
-                                  and settings.get_current_profile_name() == "ci"))
-
-
-# A variant whose randomized suite has a known open failure runs a fixed set of examples in the CI profile
-# (the same on every run), so that CI does not fail at random on it; the deep and sweep profiles keep drawing
-# from the run's seed and meet it. Open: connect-keep-work, `HYPOTHESIS_PROFILE=sweep pytest
-# tests/test_conformance.py -k "state_machine and connect-keep-work" --hypothesis-seed=53` (and 58), not yet
-# diagnosed (docs/conformance.md, Status).
-_KNOWN_OPEN_SEEDS = {"connect-keep-work": True}
+    run_machine(machine, settings(settings.default))
 
 
 @pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if not VARIANTS[v].connect))  # workers subscribe to nothing

@@ -40,8 +40,8 @@ def _bare(proto, head=None, procs=None):  # type: ignore[no-untyped-def]
     return h
 
 
-def _deliver(payload, dst="c1", reply=True, copy=False):  # type: ignore[no-untyped-def]
-    return (0, 0, "deliver", NS(is_reply=reply, dst=dst, payload=payload, copy=copy))
+def _deliver(payload, dst="c1", reply=True, copy=False, src="broker-1", conn=1_000_000, corr=3):  # type: ignore[no-untyped-def]
+    return (0, 0, "deliver", NS(is_reply=reply, src=src, dst=dst, payload=payload, copy=copy, conn=conn, corr=corr))
 
 
 def _with_client(s, i, **kw):  # type: ignore[no-untyped-def]
@@ -86,20 +86,33 @@ def test_orphan_gap_only_when_flagged() -> None:
 
 
 
-def test_emptied_hold_only_for_connect_with_no_real_member_left() -> None:
-    """Gap 9's second shape: pending ids of running workers hold a completion after the last member left."""
+def test_emptied_hold_only_for_connect_after_the_member_it_waited_for_left() -> None:
+    """Gap 9's second shape: pending ids of running workers hold a completion after the last member it
+    waited for left: no real member is left (--hypothesis-seed=43), or a member shown not yet joined is gone
+    from the coordinator while the others have joined (--hypothesis-seed=78)."""
     from groupspec.conformance.abstraction import _EMPTIED
 
     proto, s = _converged()
     h = _bare(proto)
-    h.connect = object()
-    emptied = NS(members=[], pending={"c1-pending"})
+    h.state = s  # the state shown: c1 and c2 STABLE members, neither joined to a phase
+    h.connect = NS(_ids={0: "c1-1", 1: "c2-1"})
+    pending = {"c3-pending"}
+    emptied = NS(members=[], pending=pending)
     assert h._emptied_hold(emptied)
-    # nearby: a real member is still in the group (the model's completion then waits for it too)
-    assert not h._emptied_hold(NS(members=[NS(member_id="c3-1", awaiting_join=True)], pending={"c1-pending"}))
+    c1_left = NS(members=[NS(member_id="c2-1", awaiting_join=True)], pending=pending)
+    assert h._emptied_hold(c1_left)
+    # nearby: every member shown is still in the group (nobody left: the model's completion waits for them)
+    assert not h._emptied_hold(NS(members=[NS(member_id="c1-1", awaiting_join=True),
+                                           NS(member_id="c2-1", awaiting_join=True)], pending=pending))
+    # nearby: the member that left had already joined the phase in the state shown (its departure did not
+    # make the completion due: the model orders it after the completion)
+    joined = replace(s, group=replace(s.group, records=(replace(s.group.records[0], joined=True),) + s.group.records[1:]))
+    h.state = joined
+    assert not h._emptied_hold(c1_left)
+    h.state = s
     # nearby: a consumer variant (no Connect view): not this shape
     h.connect = None
-    assert not h._emptied_hold(emptied)
+    assert not h._emptied_hold(emptied) and not h._emptied_hold(c1_left)
     # the flag names this shape, for one step
     h.orphan_gap = _EMPTIED
     changed = _with_client(s, 1, rejoin=True)
@@ -269,6 +282,42 @@ def test_duplicated_static_join_shape(copy, member_id, instance, expect) -> None
     h = _bare(proto, _deliver(req, reply=False, copy=copy))
     got = h._known_gap(s, _with_client(s, 0, owned=0, status=MS.UNJOINED))
     assert (got == "duplicated static JoinGroup") is expect
+
+
+def test_duplicated_dynamic_join_taken_as_a_rejoin_shape() -> None:
+    """Gap 4's dynamic shape (connect-keep-work, --hypothesis-seed=53): a duplicated copy of c1's JoinGroup
+    (correlation id 3) with its member id reaches the coordinator after the original was answered (c1 now
+    waits for its SyncGroup, correlation id 4), and the coordinator answers the copy NONE: a rejoin c1
+    never sent."""
+    from groupspec.reference.messages import JoinGroupResponse
+
+    proto, s = _converged()
+
+    def harness(copy=True, member_id="c1-1", inflight=(4,), alive=True, error=Error.NONE, connection=0):  # type: ignore[no-untyped-def]
+        req = JoinGroupRequest("g", member_id, "consumer", (("range", b""),))
+        head = _deliver(req, dst="broker-1", reply=False, copy=copy, src="c1", conn=1_000_000, corr=3)
+        proc = NS(alive=alive, incarnation=1, consumer=NS(closed=False, connection=connection,
+                                                          inflight=dict.fromkeys(inflight), assignment_snapshot=None))
+        h = _bare(proto, head, procs={"c1": proc})
+        answer = NS(is_reply=True, dst="c1", conn=1_000_000, corr=3, payload=JoinGroupResponse(error, member_id="c1-1"))
+        h.sim._queue = [(0, 0, "deliver", answer, None)]
+        h.sim.leader = None  # nothing parked
+        return h
+
+    rejoined = _with_client(s, 0, rejoin=True)
+    assert harness()._known_gap(s, rejoined) == "duplicated JoinGroup of c1 taken as a rejoin after its original was answered"
+    # nearby: the original request, not a copy
+    assert harness(copy=False)._known_gap(s, rejoined) is None
+    # nearby: a copy of a request its sender still waits for (correlation id 3 in flight)
+    assert harness(inflight=(3,))._known_gap(s, rejoined) is None
+    # nearby: a copy with no member id (a first JoinGroup: gap 9's orphaned pending id, or gap 4's static shape)
+    assert harness(member_id="")._known_gap(s, rejoined) is None
+    # nearby: the coordinator refused the copy
+    assert harness(error=Error.UNKNOWN_MEMBER_ID)._known_gap(s, rejoined) is None
+    # nearby: a copy sent on a connection the process has since dropped (abandoned, not answered)
+    assert harness(connection=1)._known_gap(s, rejoined) is None
+    # nearby: the sender has stopped (the leaver's linearization handles its copies)
+    assert harness(alive=False)._known_gap(s, rejoined) is None
 
 
 # -- gap 5: a former leader notices a metadata change -------------------------------------------------------

@@ -448,6 +448,34 @@ def test_poll_timeout_dynamic_member_leaves_static_member_does_not(protocol: str
     assert all(len(v) == 1 for v in ownership(sim.trace, 0, 100000).final_owners.values())
 
 
+@pytest.mark.parametrize("lookup", ["heartbeat thread", "poll only"])
+def test_busy_member_finds_a_moved_coordinator_from_its_heartbeat_thread(lookup: str, monkeypatch: Any) -> None:
+    """Kafka's heartbeat thread looks the coordinator up itself (``HeartbeatThread.run``:
+    ``lookupCoordinator``): c2's application thread is busy for 40 s (no poll, under its 60 s poll timeout)
+    when the coordinator moves; its heartbeats are refused NOT_COORDINATOR, it finds the new coordinator
+    and keeps its session, so the group never drops it. With the lookup left to poll (this reference before
+    connect-keep-work's ``--hypothesis-seed=58``) its session expires and c1 takes its partitions."""
+    from groupspec.reference.consumer import Consumer
+
+    if lookup == "poll only":
+        monkeypatch.setattr(Consumer, "_heartbeat_lookup_ms", lambda self: 10**12)
+    sim = Simulator(SimConfig(seed=2))
+    for i, n in enumerate(("c1", "c2")):
+        sim.at(i * 100, "start", n, config=member_config(n, "cooperative", None))
+    sim.at(10000, "stall", "c2", duration_ms=40000)
+    sim.at(11000, "failover", None)
+    sim.run_quietly_until(45000)
+    c2 = sim.procs["c2"].consumer
+    finds = [x for x in sim.transcript() if x.get("from") == "c2" and x["request"] == "FindCoordinator"
+             and 11000 < x["at"] < 45000]
+    members = {m.member_id for m in sim.brokers[sim.leader]._groups["g"].members.values()}
+    if lookup == "heartbeat thread":
+        assert finds and c2.coordinator_node == sim.leader
+        assert c2.member_id in members and len(c2.owned) > 0
+    else:
+        assert not finds and c2.member_id not in members  # expired while its poll loop was busy
+
+
 # ------------------------------------------------------------------------- application calls
 
 

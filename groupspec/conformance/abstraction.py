@@ -41,7 +41,7 @@ from .refinement import _INBOX_ERRORS, _MEMBER_STATE, _REF_STATUS
 from .linearization import _Tracking
 
 # Known model gap 9, second shape (Connect): why a held join completion is no longer shown held.
-_EMPTIED = ("a join completion held back by pending member ids after the last member left, while the group changed "
+_EMPTIED = ("a join completion held back by pending member ids after the last member it waited for left, while the group changed "
             "(the model completes at the departure)")
 
 
@@ -262,13 +262,22 @@ class AbstractionMixin:
         return None
 
     def _emptied_hold(self, view: Any) -> bool:
-        """Known model gap 9, second shape (Connect): the last real member left (a worker's poll-timeout
-        leave) while pending ids of running workers hold the completion back (Kafka's hasAllMembersJoined
-        needs no pending member). The model, which reads them as joined, completes inside that departure;
-        shown held while nothing else changes, but once something does (the worker rejoins as a new member
-        before the pending ids' second JoinGroups) the model cannot order it after that completion either
-        (found by connect-keep-work, ``--hypothesis-seed=43``, profile sweep)."""
-        return self.connect is not None and not view.members
+        """Known model gap 9, second shape (Connect): the last member the join phase waited for left (a
+        worker's poll-timeout leave) while pending ids of running workers hold the completion back (Kafka's
+        hasAllMembersJoined needs no pending member). The model, which reads them as joined, completes
+        inside that departure; shown held while nothing else changes, but once something does (the worker
+        rejoins as a new member before the pending ids' second JoinGroups) the model cannot order it after
+        that completion either. Either no real member is left (found by connect-keep-work,
+        ``--hypothesis-seed=43``, profile sweep), or the departed one had not joined the phase in the state
+        shown and every member left has (``--hypothesis-seed=78``)."""
+        if self.connect is None:
+            return False
+        if not view.members:
+            return True
+        members = {mv.member_id for mv in view.members}
+        shown = self.connect._ids  # the member ids of the state shown (not updated while it is held)
+        return any(r is not None and not r.joined and i in shown and shown[i] not in members
+                   for i, r in enumerate(self.state.group.records))
 
     def _orphans(self, pending: set[str]) -> set[str]:
         """Pending member ids no running process will ever use: created by a duplicated first JoinGroup,

@@ -78,6 +78,30 @@ class KnownGapsMixin:
         who = ", ".join(self.names[k] for k in sorted(pend))
         return f"join phase completed without the pending member id of {who} (KIP-394)"
 
+    def _duplicate_rejoin(self) -> bool:
+        """Gap 4's dynamic shape: the step delivered a duplicated *copy* of a running process's JoinGroup that
+        carries a member id, on the connection the process still uses, after the process stopped waiting
+        for it (its original was answered: the correlation id is no longer in flight), and the coordinator
+        accepted the copy (answered it NONE at once, or parked it): a rejoin of that member the process
+        never sent, whose answer it will ignore (found by connect-keep-work, ``--hypothesis-seed=53``). A
+        TCP connection never delivers a request twice; the model has no step for it."""
+        head = self._head
+        if head is None or head[2] != "deliver":
+            return False
+        env = head[3]
+        if env.is_reply or not env.copy or not isinstance(env.payload, JoinGroupRequest) \
+                or not env.payload.member_id or env.src not in self.slot:
+            return False
+        p = self._process(env.src)
+        if p is None or not p.alive or p.consumer.closed:
+            return False
+        if env.conn != p.incarnation * 1_000_000 + p.consumer.connection or env.corr in p.consumer.inflight:
+            return False  # an abandoned connection, or a request its sender still waits for
+        for _at, _seq, kind, out, _b in self.sim._queue:
+            if kind == "deliver" and out.is_reply and out.dst == env.src and out.conn == env.conn and out.corr == env.corr:
+                return out.payload.error is Error.NONE
+        return self._parked((env.src, env.conn, env.corr))
+
     def _static_reset_only(self, pre: State, post: State, slots: list[int]) -> bool:
         """Gap 7: the step's one change is the reset of the static members in ``slots`` (told
         UNKNOWN_MEMBER_ID); everything else, the group included, is as before."""
@@ -99,6 +123,8 @@ class KnownGapsMixin:
             # the member id the original just got (KIP-345) and fences the process's own request. A TCP
             # connection never delivers a request twice; the model has no step for it.
             return "duplicated static JoinGroup"
+        if self._duplicate_rejoin():
+            return f"duplicated JoinGroup of {head[3].src} taken as a rejoin after its original was answered"
         for i, (a, b) in enumerate(zip(pre.clients, post.clients)):
             p = self._process(self.names[i])
             if b.rejoin and not a.rejoin and i != post.group.leader and p is not None \
