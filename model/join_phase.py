@@ -161,13 +161,14 @@ class JoinPhase:
             return
         live = [self.alive(s, k) for k, r in enumerate(g.records) if r is not None and not r.joined]
         if live and not any(live):
-            clients = list(s.clients)
-            g2 = self._complete_join(g, clients)
-            yield self._rebalance_timeout, self._with(s, group=g2, clients=tuple(clients))
+            action, spend = self._rebalance_timeout, False
         elif any(live) and perturb and "timeout" in self.cfg.faults:
-            clients = list(s.clients)
-            g2 = self._complete_join(g, clients)
-            yield self._rebalance_timeout_overtakes, self._with(s, group=g2, clients=tuple(clients), spend=True)
+            action, spend = self._rebalance_timeout_overtakes, True
+        else:
+            return
+        clients = list(s.clients)
+        g2 = self._complete_join(g, clients)
+        yield action, self._with(s, group=g2, clients=tuple(clients), spend=spend)
 
     # -- timers and Connect's held-back work -------------------------------------------------------
     def _expire(self, s: State, i: int) -> State:
