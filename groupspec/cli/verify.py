@@ -127,6 +127,7 @@ def verify(as_json: bool) -> None:
 
 
 def _verify(as_json: bool) -> None:
+    from groupspec.realstack.coordinators import interrupts_held
     from groupspec.checker import COMPILE_NOTICE
     from groupspec.checker.compiled import needs_compiling
     from groupspec.verify import MODEL_JOBS, run_model_job, rows_json
@@ -140,7 +141,10 @@ def _verify(as_json: bool) -> None:
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task(f"model checks ({workers} workers{first})", total=len(MODEL_JOBS))
         with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
-            futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
+            # a Ctrl-C inside submit (the pool starting its thread) would surface as the pool's RuntimeError
+            # on the way out: hold it until the jobs are submitted, then it ends the run as usual
+            with interrupts_held():
+                futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
             for fut in as_completed(futures):
                 rows[futures[fut]] = fut.result()
                 bar.advance(task)
