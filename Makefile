@@ -22,10 +22,11 @@ SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tes
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml groupspec/kafka/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,docs,spark]'
+	$(BIN)/python -m groupspec.kafka fetch
 	touch $(STAMP)
 
 # The explorer's browser test drives Debian's Chromium, headless (Playwright uses it; it downloads no browser).

@@ -42,6 +42,7 @@ ROOMS = {  # room -> folder
     "model": "model", "reference": "reference", "proofs": "proofs", "pipeline": "pipeline",
     "checker": "groupspec/checker", "conformance": "groupspec/conformance", "assignorcheck": "groupspec/assignorcheck",
     "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve", "figures": "groupspec/figures",
+    "kafka": "groupspec/kafka",
     "verify": "groupspec/verify.py", "cli": "groupspec/cli", "top": "groupspec/__init__.py", "strategies": "groupspec/strategies.py",
 }
 ALLOWED = {
@@ -53,7 +54,8 @@ ALLOWED = {
     "trace": {"model", "checker"},
     "conformance": {"model", "reference", "checker", "trace"},
     "serve": {"reference", "trace"},
-    "realstack": {"reference", "trace", "serve"},
+    "realstack": {"reference", "trace", "serve", "kafka"},
+    "kafka": set(),
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
     "figures": {"model", "reference", "checker", "pipeline"},
