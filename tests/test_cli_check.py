@@ -88,3 +88,21 @@ def test_both_engines_give_the_same_answer_from_the_command_line():
     for doc in out.values():
         doc.pop("engine"), doc.pop("seconds"), doc.pop("states_per_second"), doc.pop("memory")
     assert out["python"] == out["compiled"]
+
+
+def test_list_shows_every_variant_with_what_it_is() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from groupspec.cli import cli
+    from groupspec.model import BROKEN, CORRECT
+
+    res = CliRunner().invoke(cli, ["check", "--list", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert {r["protocol"] for r in rows} == set(CORRECT) | set(BROKEN)
+    assert all(r["summary"] for r in rows)  # every variant says what it is
+    assert {r["kind"] for r in rows if r["protocol"] in BROKEN} == {"broken"}
+    text = CliRunner().invoke(cli, ["check", "--list"]).output
+    assert "cooperative-direct-transfer" in text and "KIP-429" in text

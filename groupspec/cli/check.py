@@ -183,7 +183,7 @@ def explore_with_progress(console: Console, **kwargs):
                   ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"],
                   ["--protocol", "connect-delayed", "--forget-dead"])
 @click.command()
-@click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
+@click.option("--protocol", "protocol", default=None, help="protocol variant (groupspec check --list shows them all)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
 @click.option("--members", default=3, show_default=True, type=int, help="consumer processes (1-6)")
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
@@ -200,14 +200,27 @@ def explore_with_progress(console: Console, **kwargs):
 @click.option("--forget-dead", is_flag=True,
               help="keys forget fields no future step or property reads (fewer states, the same verdicts; "
                    "classic variants with fenced commits)")
+@click.option("--list", "list_only", is_flag=True, help="list the protocol variants (correct and broken) and exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
 def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, forget_dead,
-          as_json) -> None:
+          list_only, as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
     timeline), 2 on bad arguments.
+
+    \b
+    Examples:
+      groupspec check --list
+      groupspec check --protocol cooperative --members 3 --partitions 4 --faults crash,timeout
+      groupspec check --protocol cooperative-direct-transfer --members 2 --partitions 2   (a broken variant)
+      groupspec check --protocol consumer --members 3 --partitions 3 --faults crash,timeout,zombie --json
     """
+    if list_only:
+        _list_variants(as_json)
+        return
+    if protocol is None:
+        raise UserError("missing --protocol; groupspec check --list shows the variants")
     console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
@@ -219,3 +232,25 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     else:
         print_result(console, proto, res)
     raise click.exceptions.Exit(EXIT_OK if res.ok else EXIT_VIOLATION)
+
+
+def _list_variants(as_json: bool) -> None:
+    """Every protocol variant of the model: the correct ones (every property must hold) and the broken ones
+    (deliberate bugs each property's check must catch), with the first line of its page."""
+    from groupspec.model import BROKEN, CORRECT
+
+    rows = [(name, kind, cls.summary) for kind, table in (("correct", CORRECT), ("broken", BROKEN))
+            for name, cls in table.items()]
+    if as_json:
+        emit_json([{"protocol": n, "kind": k, "summary": d} for n, k, d in rows])
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="protocol variants (groupspec check --protocol NAME)")
+    table.add_column("protocol", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("what it is")
+    for n, k, d in rows:
+        table.add_row(n, k if k == "correct" else "[red]broken[/]", escape(d))
+    make_console(False).print(table)
