@@ -71,7 +71,10 @@ def test_a_scenario_of_another_family_needs_no_protocol_flag() -> None:
 
 
 def test_exit_status_follows_the_verdict() -> None:
-    res = CliRunner().invoke(cli, ["simulate", "new-consumer-joins", "--faults", "ignore_owned"])
+    res = CliRunner().invoke(cli, ["simulate", "new-consumer-joins", "--mutants", "ignore_owned"])
+    old_name = CliRunner().invoke(cli, ["simulate", "new-consumer-joins", "--faults", "ignore_owned"])
+    assert old_name.exit_code == 1 and old_name.output == res.output
+    assert "--mutants ignore_owned" in res.output  # the replay line
     assert res.exit_code == 1 and res.output.rstrip().endswith("VIOLATION: a partition had two owners at 2 instant(s)")
     # the story whose point is Kafka's own double ownership is as expected, and says so
     out = run("static-member-left-behind")
@@ -89,7 +92,7 @@ def test_exit_status_follows_the_verdict() -> None:
         (["new-consumer-joins", "--assignor", "best"], "unknown assignor 'best'"),
         (["new-consumer-joins", "--delay", "soon"], "--delay"),
         (["new-consumer-joins", "--loss", "1.5"], "loss probability"),
-        (["new-consumer-joins", "--faults", "bogus"], "unknown fault(s) bogus"),
+        (["new-consumer-joins", "--mutants", "bogus"], "unknown fault(s) bogus"),
         (["new-consumer-joins", "--protocol", "lazy"], "--protocol"),
     ],
 )

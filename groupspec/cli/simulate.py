@@ -24,7 +24,7 @@ def _parse_delay(text: str) -> tuple[int, int]:
                   ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
                   ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
                   ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
-                  ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
+                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer",
@@ -36,7 +36,11 @@ def _parse_delay(text: str) -> tuple[int, int]:
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
-@click.option("--faults", default="", help="Comma-separated fault switches (mutants) of the consumer (e.g. ignore_owned) or the coordinator (e.g. no_static_fence).")
+@click.option("--mutants", "--faults", "faults", default="",
+              help="Comma-separated fault switches: deliberate bugs of the reference consumer (e.g. ignore_owned) or "
+                   "coordinator (e.g. no_static_fence). Not check's --faults, which are the perturbations the model "
+                   "explores (crash, timeout, ...); here the network's are --loss, --delay, --duplicate, --reorder "
+                   "and --failover-at. (--faults: the old name of this option.)")
 @click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
 @click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
 @click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
@@ -62,7 +66,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
       groupspec simulate --list
       groupspec simulate new-consumer-joins --protocol cooperative
       groupspec simulate scale-out                       (a KIP-848 scenario: --protocol consumer implied)
-      groupspec simulate new-consumer-joins --faults ignore_owned --trace t.jsonl
+      groupspec simulate new-consumer-joins --mutants ignore_owned --trace t.jsonl
     """
     if list_only:
         _list_all(as_json)
@@ -183,7 +187,7 @@ def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0
     words = ["groupspec", "simulate", report.scenario, "--protocol", report.protocol, "--assignor", report.assignor,
              "--members", str(report.members), "--partitions", str(report.partitions), "--seed", str(report.seed)]
     if faults:
-        words += ["--faults", faults]
+        words += ["--mutants", faults]
     if delay != "1-5":
         words += ["--delay", delay]
     for name, value in (("--loss", loss), ("--duplicate", duplicate), ("--reorder", reorder)):
