@@ -106,3 +106,19 @@ def test_list_shows_every_variant_with_what_it_is() -> None:
     assert {r["kind"] for r in rows if r["protocol"] in BROKEN} == {"broken"}
     text = CliRunner().invoke(cli, ["check", "--list"]).output
     assert "cooperative-direct-transfer" in text and "KIP-429" in text
+
+
+def test_progress_lines_where_no_spinner_can_be_drawn() -> None:
+    """A long check in a CI log (stderr not a terminal) is not silent: a progress line every few seconds."""
+    import os
+
+    env = {**os.environ, "GROUPSPEC_PROGRESS_SECONDS": "0.2"}
+    r = subprocess.run([str(Path(sys.executable).with_name("groupspec")), "check", "--protocol", "cooperative", "--members", "3",
+                        "--partitions", "4", "--faults", "crash,timeout,zombie,leave"],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("check: ")]
+    import re
+
+    assert lines and all(re.fullmatch(r"check: [\d,]+ states?, [\d,]+ queued, \d+ s", ln) for ln in lines), r.stderr
+    assert "check: " not in r.stdout  # the results stay clean

@@ -144,6 +144,30 @@ def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
         a.state == b.state and a.action == b.action for a, b in zip(other, trace))
 
 
+class _PlainProgress:
+    """Progress where no spinner can be drawn (a CI log, a file, a pipe): a line on stderr every
+    ``GROUPSPEC_PROGRESS_SECONDS`` (default 15) while the search runs, so a long run is never silent."""
+
+    def __init__(self, console: Console) -> None:
+        import os
+        import time
+
+        self.enabled = not console.is_terminal
+        try:
+            self.every = float(os.environ.get("GROUPSPEC_PROGRESS_SECONDS", "15"))
+        except ValueError:
+            self.every = 15.0
+        self.started = self.last = time.monotonic()
+
+    def update(self, states: int, queue: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every:
+            self.last = now
+            click.echo(f"check: {plural(states, 'state')}, {queue:,} queued, {now - self.started:.0f} s", err=True)
+
+
 def explore_with_progress(console: Console, **kwargs):
     from groupspec.checker import check as run_check
     from groupspec.checker.engines import validate, validate_faults
@@ -163,8 +187,11 @@ def explore_with_progress(console: Console, **kwargs):
             console.print(f"{text} …", highlight=False)  # stays on screen: the wait is explained afterwards too
             bar.update(task, description=f"{text} …")
 
+        plain = _PlainProgress(console)
+
         def progress(states: int, queue: int) -> None:
             bar.update(task, description=f"exploring: {plural(states, 'state')}, {queue:,} queued")
+            plain.update(states, queue)
 
         try:
             proto, res = run_check(progress=progress, notice=notice, **kwargs)
