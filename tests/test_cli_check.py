@@ -45,6 +45,10 @@ def test_correct_variant_exits_0_with_table():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "exclusive_ownership" in r.stdout and "held" in r.stdout
     assert "symmetry reduction" in r.stdout and "convergence bound" in r.stdout
+    assert "on, members and partitions (--symmetry-factor measures it)" in r.stdout  # the costly pass is opt-in
+    r = run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash", "--budget",
+            "1", "--symmetry-factor", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["symmetry_factor"] > 1.0
 
 
 def test_broken_variant_exits_1_with_timeline():

@@ -106,6 +106,8 @@ def print_result(console: Console, proto, res) -> None:
     if res.symmetric and res.symmetry_factor is not None:
         approx = "" if res.symmetry_exact else "≈"
         t.add_row("symmetry reduction", f"{approx}{res.symmetry_factor:.2f}× (members and partitions)")
+    elif res.symmetric:
+        t.add_row("symmetry reduction", "on, members and partitions (--symmetry-factor measures it)")
     else:
         t.add_row("symmetry reduction", f"none ({res.assignor} depends on member/partition order)")
     bound = res.convergence_bound
@@ -168,7 +170,7 @@ class _PlainProgress:
             click.echo(f"check: {plural(states, 'state')}, {queue:,} queued, {now - self.started:.0f} s", err=True)
 
 
-def explore_with_progress(console: Console, **kwargs):
+def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs):
     from groupspec.checker import check as run_check
     from groupspec.checker.engines import validate, validate_faults
 
@@ -194,7 +196,8 @@ def explore_with_progress(console: Console, **kwargs):
             plain.update(states, queue)
 
         try:
-            proto, res = run_check(progress=progress, notice=notice, **kwargs)
+            proto, res = run_check(progress=progress, notice=notice, with_symmetry_factor=with_symmetry_factor,
+                                   **kwargs)
         except ValueError as e:
             raise UserError(str(e)) from None
         res.compiled_now = bool(compiling)
@@ -227,10 +230,13 @@ def explore_with_progress(console: Console, **kwargs):
 @click.option("--forget-dead", is_flag=True,
               help="keys forget fields no future step or property reads (fewer states, the same verdicts; "
                    "classic variants with fenced commits)")
+@click.option("--symmetry-factor", is_flag=True,
+              help="also measure the symmetry reduction (concrete states per stored state): a second pass over the "
+                   "states in Python, often longer than the search itself")
 @click.option("--list", "list_only", is_flag=True, help="list the protocol variants (correct and broken) and exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
 def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, forget_dead,
-          list_only, as_json) -> None:
+          symmetry_factor, list_only, as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
@@ -252,7 +258,7 @@ def check(protocol, assignor, members, partitions, topics, faults, budget, max_s
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
         faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
-        forget_dead=forget_dead,
+        forget_dead=forget_dead, with_symmetry_factor=symmetry_factor,
     )
     if as_json:
         emit_json(result_json(proto, res))
