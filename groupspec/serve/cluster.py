@@ -27,15 +27,23 @@ carries (``GroupCoordinator.id_owner``), or, for a request without a known membe
 the connection it came on. Parked answers go to the connection where that alias has a request of
 that API in flight. The aliases are the ones the transcript uses (``transcript.py``).
 
+Member ids are Kafka's: ``<client.id>-<random UUID>`` (``CoordinatorConfig.member_id_seed``),
+from a generator seeded with ``member_id_seed``: drawn fresh from the operating system at each
+start unless given (``groupspec serve --member-id-seed``), and written in the recorded script's
+config line, so a replay hands out the same ids. A restarted server therefore never hands out an
+id it handed out before (a stale heartbeat or commit of a member of the old server is
+UNKNOWN_MEMBER_ID), and no client can guess another's id (to evict it with a LeaveGroup).
+
 Time is ``clock() - start`` in ms (wall time by default; tests pass a fake clock), minus the
 time the clock spent paused (fault ``pause_clock``).
 """
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupspec.reference.consumer_protocol import Assignment, ConsumerProtocolError, decode_assignment
@@ -98,10 +106,16 @@ class Cluster:
     protocol: str = "classic"  # classic | consumer | both (wire.supported_for)
     consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
     consumer_heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
+    member_id_seed: int | None = None  # None: the config's, else a fresh one (see the module docstring)
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
             raise ValueError("brokers must be >= 1")
+        if self.member_id_seed is None:
+            self.member_id_seed = self.config.member_id_seed
+        if self.member_id_seed is None:
+            self.member_id_seed = secrets.randbits(63)
+        self.config = replace(self.config, member_id_seed=self.member_id_seed)
         self.supported = wire.supported_for(self.protocol)
         self.consumer = ConsumerGroups(self, self.consumer_session_timeout_ms, self.consumer_heartbeat_interval_ms)
         self.coordinator = GroupCoordinator(self.config, faults=self.faults)
