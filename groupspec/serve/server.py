@@ -137,8 +137,9 @@ class Server:
                 self._closed(link)
 
     def _closed(self, link: "_Link") -> None:
+        was_full = len(self._links) >= self.max_connections
         self._links.discard(link)
-        if self._slot is not None and len(self._links) < self.max_connections:
+        if self._slot is not None and was_full and len(self._links) < self.max_connections:  # an acceptor waits
             slot = self._slot
 
             async def free() -> None:
@@ -171,6 +172,8 @@ class Server:
             now = loop.time()
             oldest = now
             for link in list(self._links):
+                if link.closed:
+                    continue
                 if now - link.last_active >= idle:
                     self.cluster.stats["closed_idle"] = self.cluster.stats.get("closed_idle", 0) + 1
                     link.close()
