@@ -452,7 +452,7 @@ def test_direct_sync_group_requests_read_what_the_codec_reads(v, group, generati
 
 
 @pytest.mark.parametrize("cut", [1, 3, 7])
-def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
+def test_truncated_sync_group_requests_are_malformed_and_padded_ones_read_as_kafka_reads_them(cut):
     from kafka.protocol.consumer import SyncGroupRequest
 
     asg = SyncGroupRequest.SyncGroupRequestAssignment
@@ -460,9 +460,16 @@ def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
                            protocol_type="consumer", protocol_name="range",
                            assignments=[asg(member_id="m", assignment=b"\x00\x01abc")])
     frame = wire.frame_request(req, 1, "c", 5)[4:]
-    for bad in (frame[:-cut], frame + b"\x00" * cut):
-        with pytest.raises(wire.Malformed):
-            wire.decode_request(bad)
+    with pytest.raises(wire.Malformed):
+        wire.decode_request(frame[:-cut])
+    # bytes after the body: ignored, as Kafka's generated read and the codec (every other API) ignore them
+    padded = wire.decode_request(frame + b"\x00" * cut)[1]
+    plain = wire.decode_request(frame)[1]
+    assert [getattr(padded, k) for k in padded.__slots__ if k != "assignments"] == \
+        [getattr(plain, k) for k in plain.__slots__ if k != "assignments"]
+    hb = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=1, member_id="m",
+                                             group_instance_id=None), 1, "c", 4)[4:]
+    assert wire.decode_request(hb + b"\x07" * cut)[1].member_id == "m"
 
 
 # ------------------------------------------------------------------------------------------ the heartbeat fast lane
