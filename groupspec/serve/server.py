@@ -179,7 +179,9 @@ class Server:
                     link.close()
                 else:
                     oldest = min(oldest, link.last_active)
-            await asyncio.sleep(max(0.01, oldest + idle - now))
+            # a new connection's deadline is at least ``idle`` away: waking every second at most keeps the
+            # closing within a second of its deadline (Kafka's Selector checks on every poll)
+            await asyncio.sleep(min(1.0, max(0.01, oldest + idle - now)))
 
     def _data_arrived(self) -> None:
         assert self._data is not None
@@ -367,6 +369,9 @@ class _Link(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        if self.closed:  # closed before its transport was made (the server stopping): close it now
+            transport.close()
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
