@@ -14,7 +14,8 @@ damaged one of four ways, or not at all:
 * ``cut``: the frame cut short (and its size told the truth) or padded with junk;
 * ``clean``: the request as the client sent it.
 
-Then it reads answers until every frame is accounted for or the server closed the connection.
+Then it reads answers until every frame is accounted for or the server closed the connection
+(waiting up to ``--wait`` seconds for each answer, counted from the previous one).
 Each frame must end one of these ways: answered (a well-framed answer carrying its correlation id,
 in order); the connection closed by one of Kafka's rules, counted by the server under a
 ``closed_*`` statistic (no answer, as Kafka closes: unreadable header, impossible size, an API or
@@ -104,7 +105,6 @@ class Frames:
                 paths = _null_paths(wire._APIS[header.api_key][1]._struct, body, header.api_version)
             self.frames.append(frame)
             self.paths.append(paths)
-        self.null_cursor = 0
 
     def damaged(self, rng: random.Random, corr: int) -> tuple[str, bytes, bool]:
         """(kind, frame bytes with its size, whether the size tells the truth)."""
@@ -113,9 +113,8 @@ class Frames:
         kind = rng.choice(["flip", "flip", "null", "lie", "cut", "clean"])
         if kind == "null":
             paths = self.paths[i]
-            if paths:
-                self.null_cursor += 1
-                nulled = _with_null(bytes(frame), paths[self.null_cursor % len(paths)])
+            if paths:  # one field at random: over a run every field of every request is nulled
+                nulled = _with_null(bytes(frame), paths[rng.randrange(len(paths))])
                 if nulled is not None:
                     frame = bytearray(nulled)
                 else:
@@ -199,6 +198,9 @@ def exchange(srv: Server, frames: list[bytes], truthful: list[bool], wait: float
             if answered < len(expect) and expect[answered] is not None and expect[answered][1] == corr:
                 answered += 1
                 outcome["answered"] += 1
+                # the next frame was read only now (one request at a time per connection): its wait starts
+                # now, so a long-polled Fetch ahead of it (up to its max_wait_ms) does not eat its time
+                deadline = time.monotonic() + wait
             elif not all(truthful) and 1000 <= corr < 1000 + len(frames):
                 outcome["answered (frames re-cut by a lying size)"] += 1  # the bytes after the lie, read as frames
             else:
