@@ -26,7 +26,13 @@ def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, conve
 
     TRACES are .jsonl / .jsonl.gz files, directories of them, or Parquet (a sweep's traces/). Writes
     OUT/verdicts/, OUT/windows/, OUT/periods/ (Parquet), OUT/fleet.json and OUT/report.md.
-    Exit status 1 when an invariant was violated in some group."""
+    Exit status 1 when an invariant was violated in some group.
+
+    \b
+    Examples:
+      groupspec audit out/sm/traces --out out/audit                   (a sweep's own traces)
+      groupspec audit logs/2026-11-*.jsonl.gz --converge-within 60 --json
+    """
     from groupspec.pipeline.audit import AuditError, expand_inputs, run_audit
     from groupspec.pipeline.output import OutputError, Staging, prepare_out
     from groupspec.pipeline.spark import SparkSetupError, check_master, spark_session

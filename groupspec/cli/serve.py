@@ -79,7 +79,13 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
           faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
           record_group: str | None, duration: float | None, connections_max_idle_ms: int, max_connections: int,
           member_id_seed: int | None, as_json: bool) -> None:
-    """Serve the reference group coordinator to real Kafka clients on loopback."""
+    """Serve the reference group coordinator to real Kafka clients on loopback.
+
+    \b
+    Examples:
+      groupspec serve --port 9092 --partitions t=6
+      groupspec serve --port 9092 --partitions t=6,u=3 --protocol both --transcript out/
+    """
     import asyncio
 
     from groupspec.reference.coordinator import CoordinatorConfig

@@ -25,7 +25,14 @@ def sweep(grid_file: str | None, preset: str | None, master: str, out: str | Non
     """Run a grid of simulator scenarios on Spark and report the history's claims with numbers.
 
     Writes OUT/rows/ (Parquet, partitioned by protocol and assignor), OUT/report.md with
-    OUT/plots/*.png, and with --traces OUT/traces/. Every run is deterministic (its seed is a column)."""
+    OUT/plots/*.png, and with --traces OUT/traces/. Every run is deterministic (its seed is a column).
+
+    \b
+    Examples:
+      groupspec sweep --preset smoke --out out/smoke                 (under a minute, local Spark)
+      groupspec sweep --preset history --master 'local[2]' --out out/hist
+      groupspec sweep my-grid.yaml --traces --out out/grid --json
+    """
     from groupspec.pipeline.grid import GridError, load_grid
     from groupspec.pipeline.grid import preset as get_preset
     from groupspec.pipeline.output import OutputError, Staging, prepare_out
