@@ -36,9 +36,10 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
-@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky", "none"]),
-              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9), or as none of them; "
-                   "default: read from its name.")
+@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky", "cooperative", "none"]),
+              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9; cooperative: sticky and "
+                   "cooperative), or as none of them; default: read from its name, else inferred from its "
+                   "behaviour on probe inputs.")
 @click.option("--examples", type=click.IntRange(min=1), default=200, show_default=True,
               help="Generated examples per property.")
 @click.option("--seed", type=int, default=None, help="Seed for replay (printed when omitted).")
@@ -78,7 +79,8 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     if not target:
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
-    cand = _load(target, protocol, kind)
+    cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
+                 "sticky" if kind == "cooperative" else kind)
     from groupspec.assignorcheck.check import PROPERTY_IDS, check_assignor
 
     for pid in only:
@@ -135,7 +137,9 @@ def _print_report(report: Any) -> None:
     out = _console()
     style = {"held": "green", "violated": "bold red", "not applicable": "dim"}
     parity = ", I6' with Java parity" if report.java_parity else ""
-    table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}{parity}")
+    how = {"flag": "by --kind", "name": "from its name", "behaviour": "inferred from its behaviour"}
+    kind = f"kind {report.kind} ({how.get(report.kind_source, '')})" if report.kind else "kind generic"
+    table = Table(title=f"{report.target} — {report.protocol}, {kind}, seed {report.seed}{parity}")
     for col in ("id", "property", "verdict", "examples", "note"):
         table.add_column(col)
     for p in report.properties:
@@ -153,6 +157,9 @@ def _print_report(report: Any) -> None:
         out.print("  output:", json.dumps(cx.get("output"), ensure_ascii=False), markup=False)
         if "expected" in cx:
             out.print("  expected:", json.dumps(cx["expected"], ensure_ascii=False), markup=False)
+    if report.kind_note:
+        out.print(f"kind: {report.kind_note}", markup=False)
+    _print_coverage(out, report.coverage)
     q = report.quality
     if q and q.get("examples"):
         out.print(f"\nquality over {plural(q['examples'], 'state')} with history (advisory, not part of the verdict):")
@@ -180,6 +187,25 @@ def _print_report(report: Any) -> None:
     out.print(f"\n{plural(report.calls, 'call')}, mean {mean} per call, {report.seconds:.1f} s; replay with {replay}")
     verdict = "all applicable properties held" if report.ok else f"{plural(len(report.violations), 'property', 'properties')} violated"
     out.print(f"[bold]{verdict}[/]")
+
+
+def _print_coverage(out: Any, cov: dict[str, Any]) -> None:
+    """The input classes of the catalogue the run hit, and how often (docs/assignor-checker.md)."""
+    if not cov or not cov.get("classes"):
+        return
+    from rich.table import Table
+
+    swept = cov.get("swept_properties") or []
+    title = (f"input classes over {plural(cov['states'], 'generated state')}: every class at least "
+             f"{cov['guaranteed_min']} times whatever the seed ({cov['per_class_per_property']} per class in each of "
+             f"{plural(len(swept), 'property', 'properties')})")
+    t = Table(title=title)
+    for col in ("class", "hits", "what it is"):
+        t.add_column(col)
+    for c in cov["classes"]:
+        t.add_row(c["id"], str(c["hits"]), c["description"])
+    out.print()
+    out.print(t)
 
 
 def _domain_flags(report: Any) -> str:
