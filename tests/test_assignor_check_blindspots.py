@@ -86,3 +86,30 @@ def test_a_candidate_that_hangs_is_still_judged_on_the_other_properties():
 def test_correct_twin_passes_every_property(target):
     rep = check_assignor(target, examples=60, seed=3, quality=False)
     assert rep.ok, [(p.id, (p.counterexample or {}).get("explanation")) for p in rep.violations]
+
+
+def test_scale_tier_flags_a_candidate_fast_at_200_members_and_slow_at_2000():
+    """S1 with the thorough tier's 2,000 × 10,000 step only (CI): the planted O(topics × members²) check is past
+    its budget there; at the default tier's sizes it is within budget."""
+    big = check_assignor("planted_assignors:pairwise_balance_roundrobin", examples=5, seed=1, properties=["S1"],
+                         quality=False, scale=[(200, 20, 50), (2000, 50, 200)])
+    res = big["S1"]
+    assert res.verdict == "violated", res
+    assert "2,000 members × 10,000 partitions" in res.counterexample["explanation"]
+    assert "roundrobin" in res.counterexample["explanation"] and "budget" in res.counterexample["explanation"]
+    small = check_assignor("planted_assignors:pairwise_balance_roundrobin", examples=5, seed=1, properties=["S1"],
+                           quality=False, scale=[(200, 20, 50)])
+    assert small["S1"].verdict == "held"
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_project_assignors_are_within_the_default_scale_budget(name):
+    rep = check_assignor(name, examples=5, seed=1, properties=["S1"], quality=False)
+    assert rep["S1"].verdict == "held" and rep["S1"].examples == 2, rep["S1"]
+
+
+@pytest.mark.deep
+def test_project_cooperative_sticky_is_within_the_thorough_scale_budget():
+    rep = check_assignor("cooperative-sticky", examples=5, seed=1, properties=["S1"], quality=False,
+                         scale="thorough")
+    assert rep["S1"].verdict == "held" and rep["S1"].examples == 4, rep["S1"]

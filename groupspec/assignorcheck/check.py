@@ -26,6 +26,7 @@ I10   independent of the input's member order          all
 I11   no exception/hang/malformed output               all
 I12   racks change nothing unless KIP-881 applies      candidates declaring rack-awareness (racks.py)
 C1    multi-round churn (Hypothesis state machine)     all (checks the above that apply, every round)
+S1    within a time budget at scale-test sizes        all (:mod:`.scale`; ``--thorough``: up to 2,000 × 1M)
 ====  ==============================================  ===========================================
 
 A cooperative candidate is driven the way ``CooperativeStickyAssignorTest.verifyValidityAndBalance`` drives
@@ -68,6 +69,7 @@ from .engine import (
 )
 from .kinds import infer_kind, looks_cooperative
 from .load import CallRunner, candidate_from_object
+from .scale import DEFAULT_SIZES, THOROUGH_SIZES, run_scale
 from .racks import call_args, check_racks_ignored, rack_mode, strip_racks
 from .optimum import balance_gap, moves_of, optimum
 
@@ -268,7 +270,7 @@ PROPERTIES: list[Property] = [
              lambda c: c.states(rack_mode_off=True), _p_racks_ignored, _rack_aware, sweep=None),
 ]
 
-PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1"]
+PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1", "S1"]
 
 
 # --------------------------------------------------------------------------------------- the search
@@ -337,7 +339,9 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                    quality: bool = True, properties: list[str] | None = None, java_parity: bool = False,
                    topics_per_member: int | None = None, static: bool = True, small: bool = False,
                    nondeterministic_ok: bool = False, rack_aware: bool | None = None,
-                   per_class: int | None = None, progress: Callable[[str], None] | None = None) -> Report:
+                   per_class: int | None = None, scale: list[tuple[int, int, int]] | str | None = "default",
+                   scale_factor: float = 10.0, thorough: bool = False, hash_seeds: int | None = None,
+                   progress: Callable[[str], None] | None = None) -> Report:
     """Check a candidate assignor against I1–I11, I6′ and multi-round churn; return a :class:`Report`.
 
     ``candidate``: a target string (``module:attribute`` or a built-in name), a callable, an object with
@@ -353,6 +357,11 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
     (KIP-881; default: its ``rack_aware`` attribute): they are drawn and passed as ``partition_racks=``, and I12
     applies. ``per_class``: examples of every input class of the catalogue (:mod:`.classes`) in each property
     whose input is a group state (default ``max(1, round(examples / 40))``; 0 turns the sweep off).
+    ``scale``: the sizes of the scale tier S1 (:mod:`.scale`): ``"default"``, ``"thorough"``, a list of
+    ``(members, topics, partitions per topic)``, or None (no S1); ``scale_factor``: its budget is the project's
+    assignor of the same kind times this. ``thorough``: the release check: the full scale tier, 25 examples of
+    every input class per property and 16 hash seeds for I10p (``examples`` is the caller's to raise).
+    ``hash_seeds``: how many worker processes I10p compares (PYTHONHASHSEED 1..n; default 8).
     """
     if kind == "cooperative":  # cooperative sticky: the sticky properties, judged round by round
         kind, protocol = "sticky", protocol or "cooperative"
@@ -385,7 +394,10 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                       "as eager (declared by default); declare protocol = 'cooperative' or pass --kind cooperative "
                       "if it is cooperative")
     ctx = _Ctx(cand, runner, java_parity=java_parity, domain=domain, nondeterministic_ok=nondeterministic_ok)
-    ctx.per_class = max(1, round(examples / 40)) if per_class is None else per_class
+    ctx.per_class = (25 if thorough else max(1, round(examples / 40))) if per_class is None else per_class
+    ctx.hash_seeds = hash_seeds or (16 if thorough else 8)  # type: ignore[attr-defined]
+    if isinstance(scale, str):
+        scale = THOROUGH_SIZES if scale == "thorough" or thorough else DEFAULT_SIZES
     t0 = time.perf_counter()
     results: list[PropertyResult] = []
     q: dict[str, Any] = {}
@@ -404,6 +416,12 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
             t1 = time.perf_counter()
             results.append(_run_churn(ctx, max(1, examples // 10), seed, churn_steps))
             results[-1].seconds = time.perf_counter() - t1
+        if scale and (not properties or "S1" in properties):
+            if progress:
+                progress("S1")
+            t1 = time.perf_counter()
+            results.append(run_scale(ctx, scale, scale_factor))
+            results[-1].seconds = time.perf_counter() - t1
         _fold_call_failures(results, ctx)
         if quality:
             if progress:
@@ -418,7 +436,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                   call_seconds=ctx.call_seconds, seconds=time.perf_counter() - t0, hangs=len(ctx.hangs),
                   failed_calls=ctx.failed_calls, domain=domain, nondeterministic_ok=nondeterministic_ok,
                   coverage=ctx.coverage.to_json(ctx.per_class, ctx.swept), kind_source=kind_source,
-                  kind_note=kind_note.lstrip("; "))
+                  kind_note=kind_note.lstrip("; "), thorough=thorough, scale_factor=scale_factor)
 
 
 def _fold_call_failures(results: list[PropertyResult], ctx: _Ctx) -> None:

@@ -73,6 +73,8 @@ class Report:
     coverage: dict[str, Any] = field(default_factory=dict)
     kind_source: str | None = None  #: "flag", "name", "behaviour" (inferred from probes) or None
     kind_note: str = ""  #: how the kind was inferred, or why not
+    thorough: bool = False  #: the release check (--thorough)
+    scale_factor: float = 10.0  #: S1's budget factor (--scale-factor)
 
     @property
     def ok(self) -> bool:
@@ -110,6 +112,7 @@ class Report:
             "coverage": self.coverage,
             "kind_source": self.kind_source,
             "kind_note": self.kind_note,
+            "thorough": self.thorough,
             "mean_call_ms": round(1000 * self.call_seconds / self.calls, 4) if self.calls else None,
         }
 

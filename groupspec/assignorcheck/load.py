@@ -497,6 +497,7 @@ class CallResult:
     failure: str | None
     message: str
     seconds: float
+    cpu_seconds: float = 0.0  #: CPU time of the thread that ran the call (0 when it was cut off)
 
 
 def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
@@ -518,13 +519,13 @@ class _Worker:
             if job is None:
                 return
             fn, args = job
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             try:
                 res = ("ok", fn(*args))
             except BaseException as e:  # noqa: BLE001 - the candidate may raise anything
                 res = ("raised", e)
             try:
-                self.outbox.put((res, time.perf_counter() - t0))
+                self.outbox.put((res, time.perf_counter() - t0, time.thread_time() - c0))
             except BaseException:  # noqa: BLE001 - an async TimeoutError may land here; the result is void anyway
                 pass
 
@@ -553,7 +554,7 @@ class CallRunner:
         w.inbox.put((fn, args))
         limit = timeout if timeout is not None else self.call_timeout
         try:
-            (kind, value), secs = w.outbox.get(timeout=limit)
+            (kind, value), secs, cpu = w.outbox.get(timeout=limit)
         except queue.Empty:
             self.timeouts += 1
             self._worker = None
@@ -563,14 +564,14 @@ class CallRunner:
             return CallResult(None, "timeout", f"no answer within the {what} of {limit:g} s", float(limit or 0))
         if kind == "raised":
             e = value
-            return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs)
+            return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs, cpu)
         try:
             out = cand.decode(value)
         except Malformed as e:
-            return CallResult(None, "malformed", f"malformed output: {e}", secs)
+            return CallResult(None, "malformed", f"malformed output: {e}", secs, cpu)
         except Exception as e:  # noqa: BLE001 - a decoder failing on odd output is malformed output too
-            return CallResult(None, "malformed", f"malformed output: {type(e).__name__}: {e}", secs)
-        return CallResult(out, None, "", secs)
+            return CallResult(None, "malformed", f"malformed output: {type(e).__name__}: {e}", secs, cpu)
+        return CallResult(out, None, "", secs, cpu)
 
     def close(self) -> None:
         if self._worker is not None:
