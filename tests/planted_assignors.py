@@ -314,12 +314,12 @@ class FirstClaimCompared(_ArrivalCooperative):
 
     def resolve(self, subs, tp, cs):
         first_gen, keeper = cs[0]
-        contested = False
+        best, contested = first_gen, False
         for g, m in cs[1:]:
-            if g > first_gen:  # the bug: should compare with the keeper's generation and update it
-                keeper, contested = m, False
-            elif g == first_gen:
+            if g == best:
                 contested = True
+            elif g > first_gen:  # the bug: should be g > best
+                keeper, best, contested = m, g, False
         return None if contested else keeper
 
 
