@@ -108,7 +108,8 @@ def run_scale(ctx: _Ctx, sizes: list[tuple[int, int, int]], factor: float = 10.0
                                 "members": members, "topics": topics, "partitions_per_topic": per_topic},
                       "output": None, "explanation": why, "scale": figures}
                 return PropertyResult("S1", NAME, VIOLATED, len(figures), cx)
-            lines.append(f"{members:,}×{topics * per_topic:,}: {res.cpu_seconds:.2f} s (budget {budget:.1f} s)")
+            lines.append(f"{members:,}×{topics * per_topic:,}: {res.cpu_seconds:.2f} s CPU, {ref_name} "
+                         f"{ref_cpu:.2f} s (budget {budget:.1f} s)")
     finally:
         ref_runner.close()
     if not figures or (lines and "(I11)" in lines[-1] and len(figures) == 1):
