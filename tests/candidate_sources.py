@@ -1,18 +1,22 @@
 """Source text of small candidate assignors that tests write into a temporary module and load by name.
 
-``GOOD_AND_DUP``: ``good`` (least-loaded, sorted: valid) and ``dup`` (``good`` with one partition given to
+``GOOD_AND_DUP``: ``good`` (least-loaded, sorted, a heap per topic so it keeps within the scale tier's budget: valid) and ``dup`` (``good`` with one partition given to
 a second member as well: breaks I2, exclusive assignment). Tests append their own candidates to it.
 """
 import textwrap
 
 GOOD_AND_DUP = textwrap.dedent('''
     def good(ppt, subs):
+        import heapq
         out = {m: [] for m in subs}
         ms = sorted(subs)
         for t in sorted({t for s in subs.values() for t in s["topics"]}):
+            heap = [(len(out[m]), m) for m in ms if t in subs[m]["topics"]]  # least loaded first, then by id
+            heapq.heapify(heap)
             for p in range(ppt.get(t, 0)):
-                who = min((m for m in ms if t in subs[m]["topics"]), key=lambda m: (len(out[m]), m))
+                n, who = heapq.heappop(heap)
                 out[who].append((t, p))
+                heapq.heappush(heap, (n + 1, who))
         return out
 
     def dup(ppt, subs):

@@ -23,7 +23,7 @@ def test_builtin_assignor_holds_every_applicable_property(name):
     rep = check_assignor(name, examples=25, seed=2026, quality=False)
     assert rep.ok, [(p.id, p.counterexample) for p in rep.violations]
     held = {p.id for p in rep.properties if p.verdict == "held"}
-    expected = {"I1", "I2", "I3", "I4", "I10", "I10p", "I10i", "I11", "C1"}
+    expected = {"I1", "I2", "I3", "I4", "I10", "I10p", "I10i", "I11", "C1", "S1"}
     expected |= {"I7"} if name in ("range", "roundrobin") else {"I5", "I9"}
     expected |= {"I12"} if name == "range" else set()  # range is rack-aware (KIP-881)
     expected |= {"I6", "I6'", "I8", "I8f"} if name == "cooperative-sticky" else set()

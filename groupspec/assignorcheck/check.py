@@ -26,6 +26,7 @@ I10   independent of the input's member order          all
 I11   no exception/hang/malformed output               all
 I12   racks change nothing unless KIP-881 applies      candidates declaring rack-awareness (racks.py)
 C1    multi-round churn (Hypothesis state machine)     all (checks the above that apply, every round)
+S1    within a time budget at scale-test sizes        all (:mod:`.scale`; ``--thorough``: up to 2,000 × 1M)
 ====  ==============================================  ===========================================
 
 A cooperative candidate is driven the way ``CooperativeStickyAssignorTest.verifyValidityAndBalance`` drives
@@ -39,7 +40,9 @@ flow oracle in :mod:`groupspec.assignorcheck.optimum`.
 
 A call that raises, hangs past ``call_timeout`` or returns malformed output fails I11; the other properties
 skip that example and go on. A hang costs one ``call_timeout``; after ``hang_budget`` hangs in one run the
-candidate is no longer called on new inputs (the affected properties then say how many examples were tried).
+candidate is still called on new inputs under a shorter limit, so a candidate that hangs on some inputs is still
+judged on the properties the other inputs decide; only when the hangs have cost ``hang_seconds_cap`` in all is
+it no longer called on new inputs (the affected properties then say how many examples were skipped).
 """
 from __future__ import annotations
 
@@ -58,12 +61,15 @@ from .core import (
     diff_assignments, expected_range, expected_roundrobin, reorder,
 )
 from .determinism import p_across_instances, p_across_processes, applies_instances, applies_processes
-from .faults import fault_cases, p_failure_paths
+from .classes import CLASS_IDS, classify, class_states
+from .faults import fault_cases, faulted, p_failure_paths
 from .engine import (
     HELD, MAX_FOLLOW_UPS, NA, VIOLATED, AssignorCheckFailed, PropertyResult, Report, State, _Ctx, _Skip,
     _Violation, _seed_for, _settings,
 )
+from .kinds import infer_kind, looks_cooperative
 from .load import CallRunner, candidate_from_object
+from .scale import DEFAULT_SIZES, THOROUGH_SIZES, run_scale
 from .racks import call_args, check_racks_ignored, rack_mode, strip_racks
 from .optimum import balance_gap, moves_of, optimum
 
@@ -198,6 +204,8 @@ class Property:
     strategy: Callable[[_Ctx], st.SearchStrategy[Any]]
     check: Check
     applies: Callable[[_Ctx], str | None]  # None when it applies, else the reason it does not
+    #: the property's input built around a state of one input class (None: the catalogue does not apply)
+    sweep: Callable[[_Ctx, st.SearchStrategy[State]], st.SearchStrategy[Any]] | None = lambda c, s: s
 
 
 def _all(_: _Ctx) -> str | None:
@@ -250,36 +258,59 @@ PROPERTIES: list[Property] = [
     Property("I7", "equal to Kafka's Range/RoundRobin", _mixed_unusual, _p_kafka_equal, _kafka_kind),
     Property("I8", "cooperative: converges within 4 follow-up rounds", _mixed, _p_converges, _coop),
     Property("I8f", "cooperative failure paths (lost SyncGroup answer, missed round, member leaving half-way)",
-             fault_cases, p_failure_paths, _coop),
+             fault_cases, p_failure_paths, _coop, sweep=faulted),
     Property("I9", "no 2-cycles of movement per topic in one assign call (Kafka isSticky)",
              _history, _per_round(lambda s, o, c: check_no_two_cycles(s, o)), _sticky),
     Property("I10", "deterministic and independent of the input's member order", _mixed, _p_order, _deterministic),
     Property("I10p", "same result in processes with different PYTHONHASHSEED", _mixed, p_across_processes,
              applies_processes),
     Property("I10i", "instances in one process do not share state (two consumers, one process)", _pairs,
-             p_across_instances, applies_instances),
+             p_across_instances, applies_instances, sweep=lambda c, s: st.tuples(s, c.states(history=True))),
     Property("I12", "racks change nothing unless KIP-881's conditions hold",
-             lambda c: c.states(rack_mode_off=True), _p_racks_ignored, _rack_aware),
+             lambda c: c.states(rack_mode_off=True), _p_racks_ignored, _rack_aware, sweep=None),
 ]
 
-PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1"]
+PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1", "S1"]
 
 
 # --------------------------------------------------------------------------------------- the search
 
 
 def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResult:
+    """The property's own search over ``n`` examples, then ``ctx.per_class`` examples of every input class of
+    the catalogue (:mod:`.classes`), each class its own seeded search, so a violation found there shrinks within
+    its class. Stops at the first violation."""
     reason = prop.applies(ctx)
     if reason:
         return PropertyResult(prop.id, prop.name, NA, 0, None, reason)
     box: dict[str, Any] = {"tried": 0, "evaluated": 0, "skipped": 0, "fail": None, "failed_once": False}
+    sources: list[tuple[str, Any, int]] = [("", prop.strategy(ctx), n)]
+    if prop.sweep is not None and ctx.per_class > 0:
+        ctx.swept.append(prop.id)
+        sources += [(cid, prop.sweep(ctx, class_states(cid, ctx.domain)), ctx.per_class) for cid in CLASS_IDS]
+    for cid, strategy, count in sources:
+        _search(prop, ctx, strategy, count, _seed_for(seed, f"{prop.id}:{cid}" if cid else prop.id), box)
+        if box["fail"] is not None:
+            state, (why, out, extra) = box["fail"]
+            ppt, subs = state[0] if isinstance(state[0], tuple) else state  # pairs: the first state is the input
+            cx = {"input": describe_state(ppt, subs), "output": canonical(out) if out is not None else None,
+                  "explanation": why, **extra, "classes": sorted(classify(ppt, subs))}
+            return PropertyResult(prop.id, prop.name, VIOLATED, box["tried"], cx)
+    note = f"{box['skipped']} example(s) skipped: the candidate failed on them (I11)" if box["skipped"] else ""
+    if box["evaluated"] == 0:
+        return PropertyResult(prop.id, prop.name, NA, box["tried"], None,
+                              "no example could be evaluated: the candidate failed on every input (see I11)")
+    return PropertyResult(prop.id, prop.name, HELD, box["tried"], None, note)
 
-    @hseed(_seed_for(seed, prop.id))
+
+def _search(prop: Property, ctx: _Ctx, strategy: Any, n: int, hyp_seed: int, box: dict[str, Any]) -> None:
+    @hseed(hyp_seed)
     @_settings(n)
-    @given(prop.strategy(ctx))
+    @given(strategy)
     def search(state: Any) -> None:
         if not box["failed_once"]:
             box["tried"] += 1
+            ctx.coverage.add(state)
         try:
             res = prop.check(state, ctx)
         except _Skip:
@@ -298,17 +329,6 @@ def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResul
     except Exception:  # noqa: BLE001 - _Violation, or Hypothesis' Flaky wrapping it
         if box["fail"] is None:
             raise
-    if box["fail"] is not None:
-        state, (why, out, extra) = box["fail"]
-        ppt, subs = state[0] if isinstance(state[0], tuple) else state  # pairs: the first state is the input
-        cx = {"input": describe_state(ppt, subs), "output": canonical(out) if out is not None else None,
-              "explanation": why, **extra}
-        return PropertyResult(prop.id, prop.name, VIOLATED, box["tried"], cx)
-    note = f"{box['skipped']} example(s) skipped: the candidate failed on them (I11)" if box["skipped"] else ""
-    if box["evaluated"] == 0:
-        return PropertyResult(prop.id, prop.name, NA, box["tried"], None,
-                              "no example could be evaluated: the candidate failed on every input (see I11)")
-    return PropertyResult(prop.id, prop.name, HELD, box["tried"], None, note)
 
 
 # ---------------------------------------------------------------------------------------------- API
@@ -319,24 +339,37 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                    quality: bool = True, properties: list[str] | None = None, java_parity: bool = False,
                    topics_per_member: int | None = None, static: bool = True, small: bool = False,
                    nondeterministic_ok: bool = False, rack_aware: bool | None = None,
+                   per_class: int | None = None, scale: list[tuple[int, int, int]] | str | None = "default",
+                   scale_factor: float = 10.0, thorough: bool = False, hash_seeds: int | None = None,
                    progress: Callable[[str], None] | None = None) -> Report:
     """Check a candidate assignor against I1–I11, I6′ and multi-round churn; return a :class:`Report`.
 
     ``candidate``: a target string (``module:attribute`` or a built-in name), a callable, an object with
     ``assign``, or a kafka-python assignor class/instance. ``protocol`` overrides the declared protocol;
-    ``kind`` (``range``/``roundrobin``/``sticky``, or ``none`` for none of them) overrides what the name
-    declares. ``examples`` per property, ``seed`` for replay (same seed, same report). ``properties``: restrict
+    ``kind`` (``range``/``roundrobin``/``sticky``/``cooperative`` (sticky and cooperative), or ``none`` for none
+    of them) overrides what the name declares; a candidate whose name declares none has its kind inferred from
+    its behaviour on probe inputs (:mod:`.kinds`). ``examples`` per property, ``seed`` for replay (same seed, same report). ``properties``: restrict
     to these ids. ``java_parity``: judge I6′ with assignors.md's Java-parity allowance (see
     ``check_generation_validated``). The declared domain: ``topics_per_member`` (every member subscribes to
     exactly that many topics), ``static=False`` (no static members); ``small`` draws only small groups (the
     bounds before large groups were added). ``nondeterministic_ok``: the candidate does not promise
     determinism, so I10, I10p and I10i do not apply. ``rack_aware``: the candidate takes replica racks
     (KIP-881; default: its ``rack_aware`` attribute): they are drawn and passed as ``partition_racks=``, and I12
-    applies.
+    applies. ``per_class``: examples of every input class of the catalogue (:mod:`.classes`) in each property
+    whose input is a group state (default ``max(1, round(examples / 40))``; 0 turns the sweep off).
+    ``scale``: the sizes of the scale tier S1 (:mod:`.scale`): ``"default"``, ``"thorough"``, a list of
+    ``(members, topics, partitions per topic)``, or None (no S1); ``scale_factor``: its budget is the project's
+    assignor of the same kind times this. ``thorough``: the release check: the full scale tier, 25 examples of
+    every input class per property and 16 hash seeds for I10p (``examples`` is the caller's to raise).
+    ``hash_seeds``: how many worker processes I10p compares (PYTHONHASHSEED 1..n; default 8).
     """
+    if kind == "cooperative":  # cooperative sticky: the sticky properties, judged round by round
+        kind, protocol = "sticky", protocol or "cooperative"
     cand = candidate_from_object(candidate, protocol=protocol, kind=None if kind == "none" else kind)
     if protocol:
         cand.protocol = protocol
+        cand.protocol_declared = True
+    kind_source = "flag" if kind else ("name" if cand.kind else None)
     if kind:
         cand.kind = None if kind == "none" else kind
     domain: dict[str, Any] = {}
@@ -351,7 +384,20 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
     if cand.rack_aware:
         domain["replica_racks"] = True
     runner = CallRunner(call_timeout)
+    kind_note = ""
+    if kind_source is None:
+        inferred, kind_note = infer_kind(cand, runner)
+        if inferred:
+            cand.kind, kind_source = inferred, "behaviour"
+    if not cand.protocol_declared and cand.protocol == "eager" and looks_cooperative(cand, runner):
+        kind_note += ("; it withholds a partition when a member joins, as a cooperative assignor does: it is judged "
+                      "as eager (declared by default); declare protocol = 'cooperative' or pass --kind cooperative "
+                      "if it is cooperative")
     ctx = _Ctx(cand, runner, java_parity=java_parity, domain=domain, nondeterministic_ok=nondeterministic_ok)
+    ctx.per_class = (25 if thorough else max(1, round(examples / 40))) if per_class is None else per_class
+    ctx.hash_seeds = hash_seeds or (16 if thorough else 8)  # type: ignore[attr-defined]
+    if isinstance(scale, str):
+        scale = THOROUGH_SIZES if scale == "thorough" or thorough else DEFAULT_SIZES
     t0 = time.perf_counter()
     results: list[PropertyResult] = []
     q: dict[str, Any] = {}
@@ -370,6 +416,12 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
             t1 = time.perf_counter()
             results.append(_run_churn(ctx, max(1, examples // 10), seed, churn_steps))
             results[-1].seconds = time.perf_counter() - t1
+        if scale and (not properties or "S1" in properties):
+            if progress:
+                progress("S1")
+            t1 = time.perf_counter()
+            results.append(run_scale(ctx, scale, scale_factor))
+            results[-1].seconds = time.perf_counter() - t1
         _fold_call_failures(results, ctx)
         if quality:
             if progress:
@@ -382,7 +434,9 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
     return Report(target=cand.target or cand.name, protocol=cand.protocol, kind=cand.kind, seed=seed,
                   examples=examples, properties=results, java_parity=java_parity, quality=q, calls=ctx.calls,
                   call_seconds=ctx.call_seconds, seconds=time.perf_counter() - t0, hangs=len(ctx.hangs),
-                  failed_calls=ctx.failed_calls, domain=domain, nondeterministic_ok=nondeterministic_ok)
+                  failed_calls=ctx.failed_calls, domain=domain, nondeterministic_ok=nondeterministic_ok,
+                  coverage=ctx.coverage.to_json(ctx.per_class, ctx.swept), kind_source=kind_source,
+                  kind_note=kind_note.lstrip("; "), thorough=thorough, scale_factor=scale_factor)
 
 
 def _fold_call_failures(results: list[PropertyResult], ctx: _Ctx) -> None:

@@ -8,9 +8,11 @@ kinds of nondeterminism escape it:
 * **Across processes (I10p).** Python randomises ``str`` hashing per process, so an assignor that iterates a
   ``set`` (or a dict built from one) of topic or member names gives different results in different consumer
   processes, and a group whose leader changes gets a different assignment (faust-streaming's assignor does
-  this). The check starts two worker processes (:mod:`.procworker`) with ``PYTHONHASHSEED=1`` and ``=2``,
-  loads the same target in each, sends both the same input and compares the results as sets. The workers stay
-  up for the whole run, so one example costs two calls and two JSON round trips; Hypothesis shrinks as usual.
+  this). The check starts eight worker processes (:mod:`.procworker`) with ``PYTHONHASHSEED`` 1 to 8 (16 with
+  ``--thorough``), loads the same target in each, sends all of them the same input before reading any answer
+  (so they compute in parallel) and compares the results as sets; two seeds are not enough, since results can
+  agree under seeds 1, 2, 3, 5 and differ under 4, 6, 7, 8. The workers stay up for the whole run, so one
+  example costs one call per worker and one JSON round trip each; Hypothesis shrinks as usual.
   It applies to candidates named by a target (``module:attribute`` or a built-in name), which a new process can
   load; an object handed over from Python is not applicable.
 * **Across instances (I10i).** Two consumers in one process each own an assignor instance. An assignor that
@@ -38,20 +40,26 @@ from .engine import State, _Ctx, _Skip
 from .load import BUILTIN_NAMES
 from .racks import racks_of
 
-HASH_SEEDS = (1, 2)
+HASH_SEEDS = tuple(range(1, 9))  #: the default: PYTHONHASHSEED 1..8, one worker process each
 _STARTUP_SECONDS = 60.0
 
 
 class ProcessWorker:
-    """A worker process holding the candidate loaded under one ``PYTHONHASHSEED``; one JSON line per call."""
+    """A worker process holding the candidate loaded under one ``PYTHONHASHSEED``; one JSON line per call.
 
-    def __init__(self, target: str, hash_seed: int, call_timeout: float, kind: str | None = None):
+    ``wait=False`` starts the process without waiting for it to load the candidate (:meth:`ready` waits), so
+    several workers load in parallel."""
+
+    def __init__(self, target: str, hash_seed: int, call_timeout: float, kind: str | None = None,
+                 wait: bool = True):
         self.target, self.hash_seed, self.call_timeout, self.kind = target, hash_seed, call_timeout, kind
         self.proc: subprocess.Popen[str] | None = None
         self.error: str | None = None
-        self._start()
+        self._spawn()
+        if wait:
+            self.ready()
 
-    def _start(self) -> None:
+    def _spawn(self) -> None:
         env = dict(os.environ)
         env["PYTHONHASHSEED"] = str(self.hash_seed)
         paths = [os.getcwd()] + [p for p in sys.path if p]
@@ -60,10 +68,19 @@ class ProcessWorker:
             [sys.executable, "-m", "groupspec.assignorcheck.procworker", self.target, str(self.call_timeout)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
             cwd=os.getcwd(), bufsize=1)
+
+    def ready(self) -> None:
+        """Wait for the worker to say it loaded the candidate (or why it could not)."""
+        if self.proc is None:
+            return
         first = self._read(_STARTUP_SECONDS)
         if first is None or "ready" not in first:
             self.error = (first or {}).get("load_error") or "the worker process did not start"
             self.close()
+
+    def _start(self) -> None:
+        self._spawn()
+        self.ready()
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -82,19 +99,25 @@ class ProcessWorker:
         except json.JSONDecodeError:
             return None
 
-    def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment | None, str]:
-        """The candidate's result in this process, or ``(None, why)`` when it failed there."""
+    def send(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> str | None:
+        """Hand the worker one input; ``None`` when sent, else why not."""
         if self.proc is None:
             self._start()
             if self.proc is None:
-                return None, self.error or "worker process unavailable"
+                return self.error or "worker process unavailable"
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(json.dumps([ppt, subs, racks_of(ppt)]) + "\n")
             self.proc.stdin.flush()
         except OSError:
             self.close()
-            return None, "the worker process died"
+            return "the worker process died"
+        return None
+
+    def receive(self) -> tuple[Assignment | None, str]:
+        """The answer to the input :meth:`send` handed over: the result, or ``(None, why)``."""
+        if self.proc is None:
+            return None, self.error or "worker process unavailable"
         ans = self._read(self.call_timeout + 10.0)
         if ans is None:
             self.close()  # hung or died: the next call starts a fresh worker
@@ -102,6 +125,11 @@ class ProcessWorker:
         if "failure" in ans:
             return None, str(ans["failure"])
         return {m: [(t, int(p)) for t, p in parts] for m, parts in ans["out"].items()}, ""
+
+    def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment | None, str]:
+        """The candidate's result in this process, or ``(None, why)`` when it failed there."""
+        why = self.send(ppt, subs)
+        return (None, why) if why else self.receive()
 
     def close(self) -> None:
         if self.proc is not None:
@@ -119,11 +147,18 @@ def _workers(ctx: _Ctx) -> list[ProcessWorker]:
     ws = getattr(ctx, "_proc_workers", None)
     if ws is None:
         target = ctx.cand.target
-        ws = [ProcessWorker(target, h, ctx.runner.call_timeout or 30.0) for h in HASH_SEEDS]
+        ws = [ProcessWorker(target, h, ctx.runner.call_timeout or 30.0, wait=False) for h in hash_seeds(ctx)]
+        for w in ws:  # started together, they load the candidate in parallel
+            w.ready()
         ctx._proc_workers = ws  # type: ignore[attr-defined]
         for w in ws:
             ctx.closers.append(w.close)
     return ws
+
+
+def hash_seeds(ctx: _Ctx) -> tuple[int, ...]:
+    """The ``PYTHONHASHSEED`` values of the worker processes: 1..n (``ctx.hash_seeds``, default 8)."""
+    return tuple(range(1, getattr(ctx, "hash_seeds", len(HASH_SEEDS)) + 1))
 
 
 def applies_processes(ctx: _Ctx) -> str | None:
@@ -139,19 +174,30 @@ def applies_processes(ctx: _Ctx) -> str | None:
 
 
 def p_across_processes(state: State, ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+    """Every worker gets the input before any answer is read, so the workers compute in parallel."""
     ppt, subs = state
-    outs = []
-    for w in _workers(ctx):
-        out, why = w.call(ppt, subs)
+    ws = _workers(ctx)
+    sent = [w.send(ppt, subs) for w in ws]
+    answers = [(None, why) if why else w.receive() for w, why in zip(ws, sent)]
+    for out, why in answers:
         if out is None:
             raise _Skip(why)
-        outs.append(out)
-    a, b = outs
-    if as_sets(a) != as_sets(b):
-        why = diff_assignments(a, b, f"under PYTHONHASHSEED={HASH_SEEDS[0]} it got")
-        return (f"the result depends on the process's string hashing: under PYTHONHASHSEED={HASH_SEEDS[1]} {why}",
-                b, {"hash_seeds": list(HASH_SEEDS), "output_other_process": canonical(a)})
+    seeds = [w.hash_seed for w in ws]
+    first = as_sets(answers[0][0])
+    same = [h for h, (out, _) in zip(seeds, answers) if as_sets(out) == first]
+    other = [(h, out) for h, (out, _) in zip(seeds, answers) if as_sets(out) != first]
+    if other:
+        h, b = other[0]
+        why = diff_assignments(answers[0][0], b, f"under PYTHONHASHSEED={seeds[0]} it got")
+        return (f"the result depends on the process's string hashing: under PYTHONHASHSEED={h} {why} "
+                f"(agrees with hash seed {seeds[0]} under {_seeds(same)}, differs under {_seeds([x for x, _ in other])})",
+                b, {"hash_seeds": seeds, "output_other_process": canonical(answers[0][0]),
+                    "differing_hash_seeds": [x for x, _ in other]})
     return None
+
+
+def _seeds(xs: list[int]) -> str:
+    return ", ".join(map(str, xs))
 
 
 def applies_instances(ctx: _Ctx) -> str | None:

@@ -4,8 +4,8 @@ seeded Hypothesis settings every search of :mod:`groupspec.assignorcheck` uses.
 Theory of operation
 -------------------
 :class:`_Ctx` wraps one loaded candidate and its :class:`~groupspec.assignorcheck.load.CallRunner`: ``call``
-counts calls and remembers hangs (a hanging input is not called again; after ``hang_budget`` hangs no new input
-is), ``round`` turns a failed call into :class:`_Skip` (an I11 matter: the property skips that example), and
+counts calls and remembers hangs (a hanging input is not called again; after ``hang_budget`` hangs new inputs
+get a shorter limit, and past ``hang_seconds_cap`` seconds lost to hangs none is called), ``round`` turns a failed call into :class:`_Skip` (an I11 matter: the property skips that example), and
 ``converge`` drives a cooperative candidate round after round as Kafka's ``CooperativeStickyAssignorTest`` does.
 :func:`_settings` and :func:`_seed_for` make every search reproducible from the run's seed.
 """
@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
 
 from . import strategies as gs
+from .classes import Coverage
 from .core import Assignment, max_generation, next_round, owned_of
 from .load import CallResult, CallRunner, Candidate
 
@@ -68,6 +69,12 @@ class Report:
     failed_calls: int = 0  #: calls that raised, hung or returned malformed output (I11)
     domain: dict[str, Any] = field(default_factory=dict)  #: the declared domain the states were drawn from
     nondeterministic_ok: bool = False
+    #: the input classes hit (:meth:`groupspec.assignorcheck.classes.Coverage.to_json`)
+    coverage: dict[str, Any] = field(default_factory=dict)
+    kind_source: str | None = None  #: "flag", "name", "behaviour" (inferred from probes) or None
+    kind_note: str = ""  #: how the kind was inferred, or why not
+    thorough: bool = False  #: the release check (--thorough)
+    scale_factor: float = 10.0  #: S1's budget factor (--scale-factor)
 
     @property
     def ok(self) -> bool:
@@ -102,6 +109,10 @@ class Report:
             "hangs": self.hangs,
             "domain": self.domain,
             "nondeterministic_ok": self.nondeterministic_ok,
+            "coverage": self.coverage,
+            "kind_source": self.kind_source,
+            "kind_note": self.kind_note,
+            "thorough": self.thorough,
             "mean_call_ms": round(1000 * self.call_seconds / self.calls, 4) if self.calls else None,
         }
 
@@ -145,6 +156,10 @@ class _Ctx:
         self.runner = runner
         self.hang_budget = hang_budget
         self.hangs: dict[str, CallResult] = {}
+        self.hang_seconds = 0.0  #: time lost to hanging calls
+        #: past this much time lost to hangs, new inputs are no longer called
+        self.hang_seconds_cap = max(60.0, 10 * (runner.call_timeout or 5.0))
+        self.slowest_ok = 0.0  #: the slowest call that answered
         self.first_failure: tuple[State, CallResult] | None = None
         self.calls = 0
         self.failed_calls = 0
@@ -153,6 +168,10 @@ class _Ctx:
         self.closers: list[Callable[[], None]] = []
         self.cooperative = cand.protocol == "cooperative"
         self.sticky = cand.kind == "sticky"
+        #: examples of every input class (:mod:`.classes`) per property, and what the run hit
+        self.per_class = 0
+        self.swept: list[str] = []
+        self.coverage = Coverage()
 
     def states(self, **kw: Any) -> st.SearchStrategy[State]:
         """Group states within the candidate's declared domain (``kw`` refines the draw)."""
@@ -160,24 +179,42 @@ class _Ctx:
 
     def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
              fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
-        """One call of the candidate (or of ``fn``, another instance of it) under the per-call limit."""
+        """One call of the candidate (or of ``fn``, another instance of it) under the per-call limit.
+
+        A hanging input is not called again. After ``hang_budget`` hangs the candidate is still called on new
+        inputs (so the properties that other inputs decide are still judged), under a shorter limit
+        (:meth:`short_limit`); only when the hangs have cost ``hang_seconds_cap`` seconds in all are new inputs
+        no longer called."""
         key = ""
+        limit = None
         if self.hangs:
             key = _state_key(ppt, subs)
             if key in self.hangs:
                 return self.hangs[key]
+            if self.hang_seconds >= self.hang_seconds_cap:
+                return CallResult(None, "skipped", f"not called: the hangs have cost {self.hang_seconds:.0f} s "
+                                                   f"(budget {self.hang_seconds_cap:g} s)", 0.0)
             if len(self.hangs) >= self.hang_budget:
-                return CallResult(None, "skipped", "not called: hang budget spent", 0.0)
-        res = self.runner.run(self.cand, ppt, subs, fn)
+                limit = self.short_limit()
+        res = self.runner.run(self.cand, ppt, subs, fn, timeout=limit)
         self.calls += 1
         self.call_seconds += res.seconds
         if res.failure == "timeout":
             self.hangs[key or _state_key(ppt, subs)] = res
+            self.hang_seconds += res.seconds
+        elif res.assignment is not None:
+            self.slowest_ok = max(self.slowest_ok, res.seconds)
         if res.failure:
             self.failed_calls += 1
         if res.failure and self.first_failure is None:
             self.first_failure = ((ppt, subs), res)
         return res
+
+    def short_limit(self) -> float:
+        """The per-call limit once the hang budget is spent: 50 times the slowest answered call, at least
+        0.25 s, at most the per-call limit."""
+        full = self.runner.call_timeout or 30.0
+        return min(full, max(0.25, 50 * self.slowest_ok))
 
     def round(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
               fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> Assignment:

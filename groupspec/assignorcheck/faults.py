@@ -33,9 +33,16 @@ FAULTS = ("lost-sync", "missed-round", "left")
 Fault = tuple[str, int, int]  # kind, member index, after which round (1-based)
 
 
+_FAULT = st.tuples(st.sampled_from(FAULTS), st.integers(0, 39), st.integers(1, 2))
+
+
 def fault_cases(ctx: _Ctx) -> st.SearchStrategy[tuple[State, Fault]]:
-    return st.tuples(ctx.states(min_members=2), st.tuples(st.sampled_from(FAULTS), st.integers(0, 39),
-                                                          st.integers(1, 2)))
+    return st.tuples(ctx.states(min_members=2), _FAULT)
+
+
+def faulted(ctx: _Ctx, states: st.SearchStrategy[State]) -> st.SearchStrategy[tuple[State, Fault]]:
+    """One fault around states drawn elsewhere (an input class of the catalogue)."""
+    return st.tuples(states, _FAULT)
 
 
 def _revokes(subs: dict[str, dict[str, Any]], out: Assignment) -> bool:

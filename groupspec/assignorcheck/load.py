@@ -68,6 +68,8 @@ class Candidate:
     #: declares rack-awareness (KIP-881): the checker then draws replica racks and passes them as
     #: ``partition_racks=`` (see :mod:`groupspec.assignorcheck.racks`)
     rack_aware: bool = False
+    #: the protocol was declared (an attribute, ``--protocol``, the library's own declaration), not defaulted
+    protocol_declared: bool = True
 
 
 def kind_from_name(name: str | None) -> str | None:
@@ -430,7 +432,8 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
             return copy.deepcopy(obj).assign
 
         return Candidate(name=str(name), protocol=proto, kind=kind or kind_from_name(getattr(obj, "name", None)),
-                         call=assign, target=target or str(name), instances=copies, rack_aware=_declares_racks(obj))
+                         call=assign, target=target or str(name), instances=copies, rack_aware=_declares_racks(obj),
+                         protocol_declared=bool(protocol or getattr(obj, "protocol", None)))
     if inspect.isclass(obj):
         raise LoadError(f"{target or obj.__name__}: a class that is neither a kafka-python assignor nor has an "
                         f"assign method")
@@ -443,7 +446,8 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
         return Candidate(name=name, protocol=proto,
                          kind=kind or kind_from_name(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None),
-                         call=obj, target=target or name, rack_aware=_declares_racks(obj))
+                         call=obj, target=target or name, rack_aware=_declares_racks(obj),
+                         protocol_declared=bool(protocol or getattr(obj, "protocol", None)))
     raise LoadError(f"{target or obj!r} is a {type(obj).__name__}, not an assignor (expected a callable, an object "
                     f"with assign(), or a kafka-python AbstractPartitionAssignor)")
 
@@ -493,6 +497,7 @@ class CallResult:
     failure: str | None
     message: str
     seconds: float
+    cpu_seconds: float = 0.0  #: CPU time of the thread that ran the call (0 when it was cut off)
 
 
 def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
@@ -514,13 +519,13 @@ class _Worker:
             if job is None:
                 return
             fn, args = job
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             try:
                 res = ("ok", fn(*args))
             except BaseException as e:  # noqa: BLE001 - the candidate may raise anything
                 res = ("raised", e)
             try:
-                self.outbox.put((res, time.perf_counter() - t0))
+                self.outbox.put((res, time.perf_counter() - t0, time.thread_time() - c0))
             except BaseException:  # noqa: BLE001 - an async TimeoutError may land here; the result is void anyway
                 pass
 
@@ -534,8 +539,10 @@ class CallRunner:
         self.timeouts = 0
 
     def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict],
-            fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
-        """Call ``fn`` (default: the candidate's own call) on copies of the inputs; decode its result."""
+            fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None,
+            timeout: float | None = None) -> CallResult:
+        """Call ``fn`` (default: the candidate's own call) on copies of the inputs; decode its result.
+        ``timeout`` overrides the runner's per-call limit for this call."""
         counts, racks = call_args(ppt)  # a racked input passes the replica racks as ``partition_racks=``
         args = (copy.deepcopy(counts), copy.deepcopy(subs))
         fn = fn or cand.call
@@ -545,25 +552,26 @@ class CallRunner:
             self._worker = _Worker()
         w = self._worker
         w.inbox.put((fn, args))
+        limit = timeout if timeout is not None else self.call_timeout
         try:
-            (kind, value), secs = w.outbox.get(timeout=self.call_timeout)
+            (kind, value), secs, cpu = w.outbox.get(timeout=limit)
         except queue.Empty:
             self.timeouts += 1
             self._worker = None
             _async_raise(w.thread, TimeoutError)
             w.inbox.put(None)
-            return CallResult(None, "timeout", f"no answer within the per-call limit of {self.call_timeout:g} s",
-                              float(self.call_timeout or 0))
+            what = "per-call limit" if timeout is None else "shortened per-call limit (after the hang budget)"
+            return CallResult(None, "timeout", f"no answer within the {what} of {limit:g} s", float(limit or 0))
         if kind == "raised":
             e = value
-            return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs)
+            return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs, cpu)
         try:
             out = cand.decode(value)
         except Malformed as e:
-            return CallResult(None, "malformed", f"malformed output: {e}", secs)
+            return CallResult(None, "malformed", f"malformed output: {e}", secs, cpu)
         except Exception as e:  # noqa: BLE001 - a decoder failing on odd output is malformed output too
-            return CallResult(None, "malformed", f"malformed output: {type(e).__name__}: {e}", secs)
-        return CallResult(out, None, "", secs)
+            return CallResult(None, "malformed", f"malformed output: {type(e).__name__}: {e}", secs, cpu)
+        return CallResult(out, None, "", secs, cpu)
 
     def close(self) -> None:
         if self._worker is not None:

@@ -217,7 +217,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     added = 0
     for target in targets:
-        for pid in [p.id for p in PROPERTIES] + ["C1"]:
+        for pid in [p.id for p in PROPERTIES] + ["C1", "S1"]:
             items.append(AssignorPropertyItem.from_parent(
                 session, name=f"groupspec-assignor[{target}]::{pid}", target=target, pid=pid))
             added += 1

@@ -36,11 +36,18 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
-@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky", "none"]),
-              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9), or as none of them; "
-                   "default: read from its name.")
-@click.option("--examples", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Generated examples per property.")
+@click.option("--kind", type=click.Choice(["range", "roundrobin", "sticky", "cooperative", "none"]),
+              help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9; cooperative: sticky and "
+                   "cooperative), or as none of them; default: read from its name, else inferred from its "
+                   "behaviour on probe inputs.")
+@click.option("--examples", type=click.IntRange(min=1), default=None,
+              help="Generated examples per property  [default: 200; 1000 with --thorough].")
+@click.option("--thorough", is_flag=True,
+              help="The release check: 1000 examples per property (unless --examples), 25 examples of every input "
+                   "class per property, I10p over 16 hash seeds, and the scale tier S1 up to 2,000 members × "
+                   "1,000,000 partitions.")
+@click.option("--scale-factor", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
+              help="S1's time budget: the project's assignor of the same kind on the same input, times this.")
 @click.option("--seed", type=int, default=None, help="Seed for replay (printed when omitted).")
 @click.option("--call-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
               help="Seconds one call of the candidate may take before it counts as hanging (I11).")
@@ -63,13 +70,15 @@ def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
 @click.option("--small", is_flag=True,
               help="Draw only small groups (at most 6 partitions, 5 members, 4 topics, generations up to 9).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-def check(target: str | None, protocol: str | None, kind: str | None, examples: int, seed: int | None,
-          call_timeout: float, compare: tuple[str, str] | None, only: tuple[str, ...], java_parity: bool,
-          nondeterministic_ok: bool, topics_per_member: int | None, no_static: bool, rack_aware: bool,
-          small: bool, as_json: bool) -> None:
+def check(target: str | None, protocol: str | None, kind: str | None, examples: int | None, thorough: bool,
+          scale_factor: float, seed: int | None, call_timeout: float, compare: tuple[str, str] | None,
+          only: tuple[str, ...], java_parity: bool, nondeterministic_ok: bool, topics_per_member: int | None,
+          no_static: bool, rack_aware: bool, small: bool, as_json: bool) -> None:
     """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I12, I6′ and churn."""
     if seed is None:
         seed = secrets.randbelow(2**31)
+    if examples is None:
+        examples = 1000 if thorough else 200
     if compare:
         if target:
             raise UserError("give either TARGET or --compare A B, not both")
@@ -78,7 +87,8 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     if not target:
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
-    cand = _load(target, protocol, kind)
+    cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
+                 "sticky" if kind == "cooperative" else kind)
     from groupspec.assignorcheck.check import PROPERTY_IDS, check_assignor
 
     for pid in only:
@@ -86,7 +96,8 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
             raise UserError(f"--only {pid}: unknown property (known: {', '.join(PROPERTY_IDS)})")
     props = list(only) or None
     domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
-              "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None}
+              "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None,
+              "thorough": thorough, "scale_factor": scale_factor}
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
@@ -118,7 +129,7 @@ def _with_progress(console: Any, work: Any) -> Any:
 
     from groupspec.assignorcheck.check import PROPERTIES
 
-    total = len(PROPERTIES) + 2  # + C1 and the quality sample
+    total = len(PROPERTIES) + 3  # + C1, S1 and the quality sample
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("properties", total=total)
@@ -135,7 +146,9 @@ def _print_report(report: Any) -> None:
     out = _console()
     style = {"held": "green", "violated": "bold red", "not applicable": "dim"}
     parity = ", I6' with Java parity" if report.java_parity else ""
-    table = Table(title=f"{report.target} — {report.protocol}, seed {report.seed}{parity}")
+    how = {"flag": "by --kind", "name": "from its name", "behaviour": "inferred from its behaviour"}
+    kind = f"kind {report.kind} ({how.get(report.kind_source, '')})" if report.kind else "kind generic"
+    table = Table(title=f"{report.target} — {report.protocol}, {kind}, seed {report.seed}{parity}")
     for col in ("id", "property", "verdict", "examples", "note"):
         table.add_column(col)
     for p in report.properties:
@@ -153,6 +166,9 @@ def _print_report(report: Any) -> None:
         out.print("  output:", json.dumps(cx.get("output"), ensure_ascii=False), markup=False)
         if "expected" in cx:
             out.print("  expected:", json.dumps(cx["expected"], ensure_ascii=False), markup=False)
+    if report.kind_note:
+        out.print(f"kind: {report.kind_note}", markup=False)
+    _print_coverage(out, report.coverage)
     q = report.quality
     if q and q.get("examples"):
         out.print(f"\nquality over {plural(q['examples'], 'state')} with history (advisory, not part of the verdict):")
@@ -182,6 +198,25 @@ def _print_report(report: Any) -> None:
     out.print(f"[bold]{verdict}[/]")
 
 
+def _print_coverage(out: Any, cov: dict[str, Any]) -> None:
+    """The input classes of the catalogue the run hit, and how often (docs/assignor-checker.md)."""
+    if not cov or not cov.get("classes"):
+        return
+    from rich.table import Table
+
+    swept = cov.get("swept_properties") or []
+    title = (f"input classes over {plural(cov['states'], 'generated state')}: every class at least "
+             f"{cov['guaranteed_min']} times whatever the seed ({cov['per_class_per_property']} per class in each of "
+             f"{plural(len(swept), 'property', 'properties')})")
+    t = Table(title=title)
+    for col in ("class", "hits", "what it is"):
+        t.add_column(col)
+    for c in cov["classes"]:
+        t.add_row(c["id"], str(c["hits"]), c["description"])
+    out.print()
+    out.print(t)
+
+
 def _domain_flags(report: Any) -> str:
     d = report.domain or {}
     flags = ""
@@ -195,6 +230,12 @@ def _domain_flags(report: Any) -> str:
         flags += " --nondeterministic-ok"
     if d.get("replica_racks"):
         flags += " --rack-aware"
+    if getattr(report, "thorough", False):
+        flags += " --thorough"
+    if getattr(report, "scale_factor", 10.0) != 10.0:
+        flags += f" --scale-factor {report.scale_factor:g}"
+    if getattr(report, "kind_source", None) == "flag":
+        flags += f" --kind {report.kind or 'none'}"
     return flags
 
 
