@@ -19,19 +19,25 @@ millisecond was never unowned.
 Properties (``PROPERTY_IDS``):
 
 * ``exclusive_ownership`` — a partition owned by two members for a positive time, *neither* of them a
-  zombie. A zombie is an owner whose next membership event (``assigned``, ``fenced``, ``lost``,
-  ``left``, ``joined``) after the overlap began is ``fenced``, ``lost`` or ``left``: the coordinator
-  had already removed it and it had not noticed (for the older owner, a late ``assigned`` line of a
-  generation older than the newer owner's is skipped). Also a zombie: an owner *left behind* by a join
-  phase that completed without it (it got the partition in an older generation than the other owner
-  and gives it up still in that generation, KAFKA-8220). Overlaps with a zombie are allowed by the
-  protocol and listed under ``zombie_overlaps``, with the zombie's accepted commits.
+  zombie. Whether an owner was a zombie follows from what the protocol says, never from its leaving
+  later: it had been removed or fenced when (a) the trace has a ``removed`` line for it before the
+  overlap (the coordinator's record of a session that expired, or of a member it dropped); (b) its next
+  membership event (``assigned``, ``fenced``, ``lost``, ``left``, ``joined``) after the overlap began is
+  ``fenced`` or ``lost`` (it learned it had been fenced out; a late ``assigned`` line of a generation
+  older than the other owner's is skipped); or (c) it was *left behind*: its generation (the one it got
+  the partition in, or a later one it reached) is older than the other owner's and it gave the partition
+  up (``revoked``, ``lost``, ``left``) without showing a line of the newer generation first — the group
+  completed that generation without it (KAFKA-8220). A same-generation overlap ended by a clean
+  ``left``, and an eager member that keeps its partitions into the next generation, are violations.
+  Overlaps with a zombie are allowed by the protocol and listed under ``zombie_overlaps``, with the
+  zombie's accepted commits.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* from the older owner of a partition
   while a newer owner had it: when the commit says when it was sent (``sent_ms``), any commit sent
   after the other member acquired the partition; otherwise (a line written when the answer came) only
   a commit carrying a generation at or after the one in which the other member acquired it.
-* ``generation_monotonic`` — a member's generation went down without a reset (``fenced``, ``lost``,
-  ``joined`` or generation -1) in between.
+* ``generation_monotonic`` — a line (``assigned``, ``revoked``, ``lost`` or ``commit``) carries a generation
+  older than the member's last assignment's, without a reset (``fenced``, ``lost``, ``joined`` or
+  generation -1) in between.
 * ``completeness`` — a partition unowned for longer than ``converge_within_s`` while a member was
   alive (every such maximal interval is listed in ``unowned_windows``).
 * ``convergence`` — the trace is cut into *periods* at every membership change (``joined``, ``left``,
@@ -58,6 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .against_model import ModelMatcher
+from .reader import MAX_TS, BadTime, check_ts
 from . import starved as _starved
 from .timeline import beliefs, render_event
 
@@ -68,6 +75,8 @@ PROPERTY_IDS = (
 )
 TP = tuple[str, int]
 _MEMBERSHIP = frozenset(("assigned", "fenced", "lost", "left", "joined"))
+_GENERATIONAL = frozenset(("assigned", "revoked", "lost", "commit"))  # lines whose generation must not go down
+_FENCED = ("fenced", "lost")  # a next membership event that shows the member had been fenced out
 _RING = 8  # events kept before a finding, for its timeline
 _AFTER = 4  # events added after it
 
@@ -108,24 +117,38 @@ class _Overlap:
     to_ms: int | None = None
     nxt_old: str | None = None
     nxt_new: str | None = None
+    # the owner in the older generation (its generation known, and below the other's), if either is:
+    # whether it gave the partition up still in that generation (left behind: a zombie) is ``behind``
+    older: str | None = None
+    older_gen: int = -1
+    newer_gen: int = -1
     behind: bool | None = False
     commits: list[dict[str, Any]] = field(default_factory=list)
 
     removed: str | None = None  # an owner the coordinator had removed when the overlap began
 
     def zombie(self) -> str | None:
+        """The owner the protocol says was a zombie (fenced or removed), or None: a ``removed`` line
+        before the overlap; a next membership event ``fenced`` or ``lost``; or left behind in an older
+        generation than the other's. Never because it later logs ``left``."""
         if self.removed is not None:
             return self.removed
-        if self.nxt_old in ("fenced", "lost", "left") or self.behind:
+        if self.nxt_old in _FENCED:
             return self.old
-        if self.nxt_new in ("fenced", "lost", "left"):
+        if self.nxt_new in _FENCED:
             return self.new
+        if self.behind:
+            return self.older
         return None
 
     def decided(self) -> bool:
         if self.zombie() is not None:
             return True
         return self.nxt_old is not None and self.nxt_new is not None and self.behind is not None
+
+    def gen_of(self, role: str) -> int:
+        """The generation of the *other* owner, for ``role``'s late-line rule."""
+        return self.new_gen if role == "old" else self.old_gen
 
 
 class _Capture:
@@ -157,6 +180,7 @@ class GroupChecker:
         self.matcher: ModelMatcher | None = ModelMatcher() if against_model else None
         self.within_ms = int(round(converge_within_s * 1000))
         self.strict = strict_order
+        self.refuse_bad_time = False  # a ts_ms that is no time: raise BadTime (files) instead of a trace defect
         self.members: dict[str, _Member] = {}
         self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
         self.universe: set[TP] = set()
@@ -404,10 +428,15 @@ class GroupChecker:
         self.events += 1
         ts = ev.get("ts_ms")
         kind = ev.get("event")
-        if type(ts) is not int:
-            if isinstance(ts, float) and ts.is_integer():
-                ts = int(ts)
-            else:
+        if type(ts) is not int or not 0 <= ts <= MAX_TS:
+            try:
+                ts = check_ts(ts)
+            except BadTime as e:
+                if self.refuse_bad_time:
+                    raise  # the caller refuses the file, naming it and the line
+                self.defect(line, None, ev.get("member"), str(e))
+                return
+            if ts is None:
                 self.defect(line, None, ev.get("member"), "missing or non-integer ts_ms")
                 return
         if type(kind) is not str:
@@ -442,6 +471,8 @@ class GroupChecker:
             if m is not None and not m.left and not m.removed:
                 gen = ev.get("generation")
                 if type(gen) is int:
+                    if 0 <= gen < m.generation:
+                        self._gen_down(m, "commit", gen, ts, line)
                     m.last_gen = gen
                 return
         if kind == "end":
@@ -487,13 +518,11 @@ class GroupChecker:
                     self._give_up(m, tp, gen)
         if kind in _MEMBERSHIP and m.waiting:
             self._membership(m, kind, gen, ev)
+        if gen is not None and 0 <= gen < m.generation and kind in _GENERATIONAL:
+            self._gen_down(m, kind, gen, ts, line)
         if kind == "assigned":
             _starved.on_assigned(self, m, ts)
             if gen is not None:
-                if 0 <= gen < m.generation:
-                    self.generation.append({
-                        "member": name, "ts_ms": ts, "line": line, "from_generation": m.generation,
-                        "to_generation": gen, "_cap": self._capture()})
                 if gen > m.generation:
                     m.generation = gen
                 elif gen == -1:
@@ -569,6 +598,11 @@ class GroupChecker:
         if gen == -1:
             m.generation = -1
 
+    def _gen_down(self, m: _Member, kind: str, gen: int, ts: int, line: int | None) -> None:
+        self.generation.append({
+            "member": m.name, "event": kind, "ts_ms": ts, "line": line, "from_generation": m.generation,
+            "to_generation": gen, "_cap": self._capture()})
+
     def _parts(self, ev: dict[str, Any], line: int | None, ts: int, name: str) -> list[TP] | None:
         raw = ev.get("partitions")
         if raw is None:
@@ -590,34 +624,47 @@ class GroupChecker:
         for who in (old, new):
             if self.members[who].removed:
                 ov.removed = who
-        if not 0 <= old_gen < new_gen:
-            ov.behind = False
-        else:
-            ov.behind = None
+        # each owner's generation now: the one it got the partition in, or a later one it has reached
+        # since (a cooperative member keeps a partition across generations without a line for it)
+        g_old = max(old_gen, self.members[old].generation)
+        g_new = max(new_gen, self.members[new].generation)
+        if 0 <= g_old < g_new:
+            ov.older, ov.older_gen, ov.newer_gen, ov.behind = old, g_old, g_new, None
+        elif 0 <= g_new < g_old:
+            ov.older, ov.older_gen, ov.newer_gen, ov.behind = new, g_new, g_old, None
         self.overlaps.setdefault(tp, []).append(ov)
         self.members[old].waiting.append((ov, "old"))
         self.members[new].waiting.append((ov, "new"))
 
     def _membership(self, m: _Member, kind: str, gen: int | None, ev: dict[str, Any]) -> None:
+        """``m``'s next membership event after an overlap began (a late ``assigned`` of a generation older
+        than the other owner's is no news: it is skipped)."""
         keep = []
         for ov, role in m.waiting:
-            if role == "old":
-                late = kind == "assigned" and gen is not None and 0 <= gen < ov.new_gen
-                if ov.behind is None and not late and kind in ("assigned", "joined"):
-                    ov.behind = False
-                if ov.nxt_old is None and not late:
+            other_gen = ov.newer_gen if ov.older == m.name else ov.gen_of(role)
+            late = kind == "assigned" and gen is not None and 0 <= gen < other_gen
+            if ov.older == m.name and ov.behind is None and not late:
+                if kind in ("assigned", "joined"):
+                    ov.behind = False  # it reached a newer generation (or restarted) still holding it
+                elif kind == "left":
+                    # it closed while still in the older generation: the group had moved on without it
+                    g = gen if gen is not None and gen >= 0 else m.last_gen
+                    ov.behind = g is not None and 0 <= g < ov.newer_gen
+            if not late:
+                if role == "old" and ov.nxt_old is None:
                     ov.nxt_old = kind
-                if ov.nxt_old is None or ov.behind is None:
-                    keep.append((ov, role))
-            elif ov.nxt_new is None:
-                ov.nxt_new = kind
+                elif role == "new" and ov.nxt_new is None:
+                    ov.nxt_new = kind
+            done = (ov.nxt_old if role == "old" else ov.nxt_new) is not None
+            if not done or (ov.older == m.name and ov.behind is None):
+                keep.append((ov, role))
         m.waiting = keep
 
     def _give_up(self, m: _Member, tp: TP, gen: int | None) -> None:
-        """``m`` gives ``tp`` up (revoked/lost): decides "left behind" for overlaps where it is the old owner."""
-        for ov, role in m.waiting:
-            if role == "old" and ov.tp == tp and ov.behind is None:
-                ov.behind = gen in (ov.old_gen, -1) if gen is not None else False
+        """``m`` gives ``tp`` up (revoked/lost): decides "left behind" for overlaps where it is the older owner."""
+        for ov, _role in m.waiting:
+            if ov.older == m.name and ov.tp == tp and ov.behind is None:
+                ov.behind = gen is not None and gen < ov.newer_gen  # -1: it had been reset (fenced)
 
     def _commit(self, m: _Member, ev: dict[str, Any], ts: int, gen: int | None, line: int | None) -> None:
         sent = ev.get("sent_ms")

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .reader import TraceReadError, parse_line
+from .reader import BadTime, TraceReadError, parse_line
 from .starved import DEFAULT_SESSION_TIMEOUT_MS
 
 __all__ = ["Tables", "feed_stream", "BLOCK"]
@@ -358,7 +358,10 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
             pos = end
             line += 1
             if raw.strip():
-                ev, why = parse_line(raw)
+                try:
+                    ev, why = parse_line(raw, strict_time=True)
+                except BadTime as e:
+                    raise TraceReadError(f"{path}: line {line}: {e}") from None
                 if ev is None:
                     run.bad_line(line, why)
                 else:

@@ -31,6 +31,8 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
 )
 
 
+MAX_TS = (1 << 53) - 1  # groupspec.trace.reader.MAX_TS
+
 # -- what run() returns as its status ---------------------------------------------------------------
 ST_DONE = 0  # every line up to the end of the buffer was handled
 ST_LINE = 1  # the line at the returned position is for the checker's Python code
@@ -343,8 +345,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if _key_is(buf, ka, j, _W_TS):
                 bit = 1
                 i, ts, integer = _number(buf, i, nl)
-                if i < 0 or not integer:
-                    return ST_LINE, pos
+                if i < 0 or not integer or ts < 0 or ts > MAX_TS:
+                    return ST_LINE, pos  # (a time that is no time: the Python code refuses the file)
             elif _key_is(buf, ka, j, _W_EVENT):
                 bit = 2
                 if c != 34:
@@ -452,6 +454,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         # from here on a return leaves the tick as it is: the Python code reads the line at this tick
         if kind == K_COMMIT and mem >= 0 and M[mem, M_KNOWN] and not M[mem, M_LEFT] and not M[mem, M_REMOVED]:
             if gen_has:
+                if 0 <= gen < M[mem, M_GEN]:
+                    return ST_LINE, pos  # a generation going down: a finding, the Python code's
                 M[mem, M_LASTGEN] = gen
                 M[mem, M_LASTGEN_HAS] = 1
         elif kind != K_END:
@@ -462,7 +466,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if not new and M[m, M_LEFT] and kind != K_JOINED:
                 return ST_LINE, pos
             if kind == K_ASSIGNED or kind == K_REVOKED:
-                if kind == K_ASSIGNED and gen_has and 0 <= gen < M[m, M_GEN]:
+                if gen_has and 0 <= gen < M[m, M_GEN]:
                     return ST_LINE, pos
                 bad = False
                 for a in range(nparts):
