@@ -55,7 +55,9 @@ A notice, not a property: ``starved_members`` (``starved``), live members kept o
 group went through for longer than their session timeout.
 
 Memory: the state of each group (members, owners, overlaps still open or undecided, a ring of the
-last events for timelines) plus the findings; nothing grows with the number of events.
+last events for timelines) plus the findings; nothing grows with the number of events. Members that left
+and that no overlap waits for are *retired* at the end of their tick (only their names are kept), so the
+work per tick follows the members alive, not every name the trace ever had.
 """
 from __future__ import annotations
 
@@ -126,6 +128,7 @@ class _Overlap:
     commits: list[dict[str, Any]] = field(default_factory=list)
 
     removed: str | None = None  # an owner the coordinator had removed when the overlap began
+    emitted: bool = False  # reported (a member still waiting for its next membership event owes it nothing)
 
     def zombie(self) -> str | None:
         """The owner the protocol says was a zombie (fenced or removed), or None: a ``removed`` line
@@ -182,6 +185,15 @@ class GroupChecker:
         self.strict = strict_order
         self.refuse_bad_time = False  # a ts_ms that is no time: raise BadTime (files) instead of a trace defect
         self.members: dict[str, _Member] = {}
+        # Members that left and are settled (no overlap waits for them) are *retired*: their records are
+        # dropped and only their names kept, so that the work per tick follows the members alive, not every
+        # name the trace ever had (a fleet whose consumers come and go). A retired name's next line is a
+        # ``joined`` (a fresh record) or a trace defect, as for any member after ``left``.
+        self.retired: set[str] = set()
+        self.leavers: list[str] = []  # left since; retired at the end of a tick once settled
+        # (retired?, name) since the compiled loop last loaded this group (None: it never did; then it is
+        # not kept, and the loop takes every retired name at its first load)
+        self.retire_log: list[tuple[bool, str]] | None = None
         self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
         self.universe: set[TP] = set()
         self.topics: dict[str, int] = {}
@@ -374,6 +386,25 @@ class GroupChecker:
                 else:
                     still.append(ov)
             self.pending = still
+        if self.leavers:
+            self._retire()
+
+    def _retire(self) -> None:
+        keep = []
+        for name in self.leavers:
+            m = self.members.get(name)
+            if m is None or not m.left:
+                continue
+            if m.waiting:
+                m.waiting = [(ov, r) for ov, r in m.waiting if not ov.emitted]
+                if m.waiting:
+                    keep.append(name)
+                    continue
+            del self.members[name]
+            self.retired.add(name)
+            if self.retire_log is not None:
+                self.retire_log.append((True, name))
+        self.leavers = keep
 
     def _converged(self) -> bool:
         if not self.period_members or self.n_multi or self.n_one != len(self.universe) or not self.universe:
@@ -421,6 +452,7 @@ class GroupChecker:
             "_cap": ov.timeline,
         }
         (self.zombie_overlaps if z else self.exclusive).append(d)
+        ov.emitted = True
 
     # ------------------------------------------------------------------------------------------ events
     def feed(self, ev: dict[str, Any], line: int | None = None) -> None:
@@ -496,6 +528,13 @@ class GroupChecker:
             return
         m = self.members.get(name)
         if m is None:
+            if name in self.retired:
+                if kind != "joined":
+                    self.defect(line, ts, name, f"{name}: {kind} after left (ignored)")
+                    return
+                self.retired.discard(name)
+                if self.retire_log is not None:
+                    self.retire_log.append((False, name))
             m = self.members[name] = _Member(name)
             self.alive += 1
             self.all_dirty = True
@@ -580,6 +619,8 @@ class GroupChecker:
         elif kind == "left":
             _starved.stop_waiting(self, m, ts)
             self._release_all(m, ts)
+            if not m.left:
+                self.leavers.append(name)
             m.left = True
             if m.alive:
                 m.alive = False
@@ -756,7 +797,7 @@ class GroupChecker:
         }
         return {
             "group": self.group,
-            "members": sorted(self.members),
+            "members": sorted(self.retired.union(self.members)),
             "properties": [{"id": pid, "verdict": "violated" if found[pid] else "held", "violations": found[pid]}
                            for pid in PROPERTY_IDS],
             "unowned_windows": windows,

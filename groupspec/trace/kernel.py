@@ -25,7 +25,8 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_TICK_HAS, S_LAST_TS, S_FIRST_HAS, S_FIRST_TS, S_ALL_DIRTY, S_CHANGED, S_CUT, S_CUTBY_NONE, S_PFROM_HAS,
     S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
     S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
-    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_SIZE, RING, MAXPARTS, intern, part_id, _ws, _string,
+    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_SIZE, RING, MAXPARTS, intern, part_id,
+    rehash_names, rehash_parts, _ws, _string,
     _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
     _W_EAGER, _W_STO, _kind, _parts,
 )
@@ -162,7 +163,7 @@ def _converged(S, M, known, P, univ, pkey):
 
 
 @njit(cache=True, nogil=True)
-def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool):
+def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool, RG, rr):
     """``GroupChecker._end_tick`` at ``S[S_TICK]``: 0 when done, 1 when it would make a finding (nothing
     changed: the Python code does this tick), 3 when the snapshot pool is full (nothing changed)."""
     ts = S[S_TICK]
@@ -269,8 +270,22 @@ def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_po
                     m = known[k]
                     if M[m, M_CHANGER]:
                         M[m, M_BROKEN] = 1
+    # members that left are retired (GroupChecker._retire): out of ``known``, their names marked in RG
+    g3 = S[S_GROUP] + 3
+    j = 0
     for k in range(S[S_NKNOWN]):
-        M[known[k], M_CHANGER] = 0
+        m = known[k]
+        M[m, M_CHANGER] = 0
+        if M[m, M_LEFT] and S[S_NRR] < rr.shape[0]:
+            RG[m] = g3 if (RG[m] == 0 or RG[m] == g3) else 1
+            rr[S[S_NRR]] = m + 1
+            S[S_NRR] += 1
+            for c in range(M_COLS):
+                M[m, c] = 0
+        else:
+            known[j] = m
+            j += 1
+    S[S_NKNOWN] = j
     for k in range(S[S_NDIRTY]):
         P[dirty[k], P_DIRTY] = 0
     S[S_NDIRTY] = 0
@@ -297,7 +312,7 @@ def _close_period(end, S, prows):
 
 @njit(cache=True, nogil=True)
 def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap_pool, ring, tmp,
-        htab, pool, pool_off, ptab, pkey):
+        htab, pool, pool_off, ptab, pkey, RG, rr):
     """Handle the lines of ``buf[pos:end]`` for the group ``S[S_GROUP]``: ``(status, position)``."""
     while pos < end:
         nl = pos
@@ -439,7 +454,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if S[S_TICK_HAS] and ts < S[S_TICK]:
                 return ST_LINE, pos
             if S[S_TICK_HAS]:
-                r = _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool)
+                r = _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool, RG, rr)
                 if r == 1:
                     return ST_LINE, pos
                 if r == 3:
@@ -464,6 +479,10 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             m = mem
             new = M[m, M_KNOWN] == 0
             if not new and M[m, M_LEFT] and kind != K_JOINED:
+                return ST_LINE, pos
+            # a name retired in this group comes back with ``joined`` (any other line of it, or a name
+            # retired in another group, is the Python code's)
+            if new and RG[m] != 0 and (RG[m] != S[S_GROUP] + 3 or kind != K_JOINED or S[S_NRR] >= rr.shape[0]):
                 return ST_LINE, pos
             if kind == K_ASSIGNED or kind == K_REVOKED:
                 if gen_has and 0 <= gen < M[m, M_GEN]:
@@ -493,6 +512,10 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     return ST_LINE, pos
             # ---- the line is ours: apply it
             if new:
+                if RG[m] != 0:  # revived
+                    RG[m] = 0
+                    rr[S[S_NRR]] = -(m + 1)
+                    S[S_NRR] += 1
                 M[m, M_KNOWN] = 1
                 M[m, M_ALIVE] = 1
                 M[m, M_LEFT] = 0
