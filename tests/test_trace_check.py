@@ -562,5 +562,5 @@ def test_cli_shows_starved_members(tmp_path: Path):
     p = tmp_path / "s.jsonl"
     p.write_text(dumps_jsonl(_subscription_change()))
     r = run(["trace", "check", str(p)])
-    assert r.returncode == 0 and "(starved members, notice)" in r.stdout
+    assert r.returncode == 0 and "starved (notice)" in r.stdout
     assert "c3 took no part" in r.stdout and "14.996 s" in r.stdout

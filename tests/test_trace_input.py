@@ -89,3 +89,20 @@ def test_check_events_reports_a_time_that_is_no_time_as_a_defect():
     assert not r.ok
     [d] = r.to_dict()["groups"][0]["properties"][-1]["violations"]
     assert "is not a time" in d["message"]
+
+
+def test_the_text_report_is_one_table_for_many_traces(tmp_path):
+    """Issue #32: one table for every trace and group (not one per group), then only what needs reading."""
+    src = Path(__file__).parent / "trace_data" / "recorded"
+    names = sorted(p.name for p in src.glob("*.jsonl"))
+    for k in range(30):
+        (tmp_path / f"t{k:02}.jsonl").write_text((src / names[k % len(names)]).read_text())
+    bad = json.loads((src / names[0]).read_text().splitlines()[1])
+    (tmp_path / "t99.jsonl").write_text((src / names[0]).read_text() + json.dumps(dict(bad, ts_ms=99_999, event="revoked",
+                                                                                       partitions=[["t", 9]])) + "\n")
+    out = subprocess.run(GS + ["trace", "check", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "COLUMNS": "250"})
+    assert out.returncode == 1
+    assert out.stdout.count("┏") == 1  # one table
+    assert "31 trace(s), 31 group(s)" in out.stdout
+    assert out.stdout.count("VIOLATED") == 1 and "well_formed violated" in out.stdout
