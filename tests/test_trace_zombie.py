@@ -196,3 +196,37 @@ def test_a_fenced_or_removed_older_owner_is_a_zombie(how):
     g = result(t)
     assert "exclusive_ownership" not in violated(g)
     assert [z["zombie"] for z in g["zombie_overlaps"]] == ["c3"]
+
+
+# ------------------------------------------------------------------------------------ static restarts converge
+KIP848_STATIC = "static-member-restart--confluent-kafka--librdkafka-mock--consumer.jsonl"
+
+
+def _delayed(shift: int, end: int) -> list[dict]:
+    """The KIP-848 static restart on librdkafka's mock (c3 killed at 10 s, back at 13.4 s with t-3 again:
+    complete and balanced at once), with the mock's later reassignment (c1 gives up t-1 at 15.5 s, c2
+    moves to t-1) made to come ``shift`` ms later, and the recording ending at ``end``."""
+    t = load(KIP848_STATIC)
+    for e in t:
+        if e["event"] == "end":
+            e["ts_ms"] = end
+        elif e["ts_ms"] >= 15_000:
+            e["ts_ms"] += shift
+    return t
+
+
+def test_a_static_restart_that_held_its_assignment_converged():
+    """Complete and balanced from 13,407 ms, unchanged for 12 s, then disturbed without a membership
+    change: the period from the restart converged at 13,407 ms (the assignment held for half of
+    --converge-within), not 'never'; the disturbance starts a period of its own."""
+    g = result(_delayed(10_000, 40_000))
+    assert "convergence" not in violated(g), violations(g, "convergence")
+    assert [(p["from_ms"], p["to_ms"], p["converged_at_ms"]) for p in g["periods"]][-2:] == [
+        (13_406, 25_484, 13_407), (25_484, 40_000, None)]
+
+
+def test_a_static_restart_that_did_not_hold_long_enough_is_still_a_violation():
+    """The same disturbance 7 s after (less than the 10 s hold): the period never converged."""
+    g = result(_delayed(5_000, 36_000))
+    assert "convergence" in violated(g)
+    assert g["periods"][-1]["converged_at_ms"] is None

@@ -41,7 +41,9 @@ Properties (``PROPERTY_IDS``):
 * ``completeness`` — a partition unowned for longer than ``converge_within_s`` while a member was
   alive (every such maximal interval is listed in ``unowned_windows``).
 * ``convergence`` — the trace is cut into *periods* at every membership change (``joined``, ``left``,
-  ``fenced``, a restart); a period converged at the last moment from which its assignment was complete
+  ``fenced``, a restart), and at the first change of an assignment that stayed complete, balanced and
+  unchanged for half of ``converge_within_s`` (the group had converged: what follows is a new
+  rebalance); a period converged at the last moment from which its assignment was complete
   (every partition of the trace's topics owned by exactly one member), balanced (owned counts differ by
   at most one, overall or in every topic) and unchanged until the period ended. A period longer than
   ``converge_within_s`` that never converged, or converged only after more than ``converge_within_s``,
@@ -172,6 +174,7 @@ class GroupChecker(OverlapRules):
         self.period_from: int | None = None
         self.period_members: list[str] = []
         self.conv_at: int | None = None
+        self.hold_ms = self.within_ms // 2  # an assignment unchanged this long had converged (a period ends at its next change)
         # the last converged stretch, broken by the ownership changes of these members (a member that
         # leaves, is fenced or restarts revokes first: its own revocations belong to its departure)
         self.broken: tuple[int, set[str]] | None = None
@@ -276,6 +279,11 @@ class GroupChecker(OverlapRules):
             return
         if not (self.cut_pending or self.changed or self.all_dirty or self.dirty or self.pending):
             return
+        if (self.changed and not self.cut_pending and self.conv_at is not None
+                and ts - self.conv_at >= self.hold_ms):
+            # the assignment had held, complete and balanced, for half of --converge-within: the group had
+            # converged, and what changes it now (a rebalance without a membership change) starts a period
+            self._cut()
         if self.cut_pending:
             if self.conv_at is None and self.broken is not None and (
                     self.broken[1] <= self.cut_by

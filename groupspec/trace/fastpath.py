@@ -185,6 +185,7 @@ class Tables:
         S[K.S_NNAMES], S[K.S_NPARTS], S[K.S_LINE] = keep[0], keep[1], line
         S[K.S_GROUP] = -1 if g.group is None else self.sid(g.group)
         S[K.S_WITHIN], S[K.S_MAXLIST] = g.within_ms, g.max_listed
+        S[K.S_HOLD] = g.hold_ms
         S[K.S_STODEF], S[K.S_NWALONE] = DEFAULT_SESSION_TIMEOUT_MS, len(g.waiting_alone)
         n = 0
         for name, m in g.members.items():

@@ -25,7 +25,7 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_TICK_HAS, S_LAST_TS, S_FIRST_HAS, S_FIRST_TS, S_ALL_DIRTY, S_CHANGED, S_CUT, S_CUTBY_NONE, S_PFROM_HAS,
     S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
     S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
-    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_SIZE, RING, MAXPARTS, intern, part_id,
+    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
     rehash_names, rehash_parts, _ws, _string,
     _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
     _W_EAGER, _W_STO, _kind, _parts,
@@ -171,6 +171,11 @@ def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_po
         return 0
     within = S[S_WITHIN]
     take_broken = False
+    if S[S_CHANGED] and not S[S_CUT] and S[S_CONV_HAS] and ts - S[S_CONV] >= S[S_HOLD]:
+        # GroupChecker._end_tick: a change of an assignment that held cuts the period (on a return 1 or 3 the
+        # Python code finds the cut pending, as it would have made it itself)
+        S[S_CUT] = 1
+        S[S_CUTBY_NONE] = 1
     if S[S_CUT]:
         conv_has = S[S_CONV_HAS]
         conv = S[S_CONV]

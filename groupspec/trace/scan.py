@@ -64,7 +64,8 @@ S_LINE = 37  # line number of the last line read
 S_STODEF = 38  # the session timeout of a member whose joined line gives none (``starved``)
 S_NWALONE = 39  # members waiting for an assignment that have seen no one else assigned yet
 S_NRR = 40  # entries in the retire/revive log (members retired at a tick's end, retired names joining again)
-S_SIZE = 41
+S_HOLD = 41  # ms an assignment must stay complete, balanced and unchanged for its next change to cut a period
+S_SIZE = 42
 
 RING = 8
 MAXPARTS = 4096  # partitions on one line beyond which the line is the Python code's
