@@ -69,6 +69,7 @@ class ModelMatcher:
         self.steps: dict[str, int] = {}
         self.events = 0
         self.topics: dict[str, int] = {}
+        self.holders: dict[TP, set[str]] = {}
 
     def _step(self, name: str) -> None:
         self.steps[name] = self.steps.get(name, 0) + 1
@@ -105,7 +106,8 @@ class ModelMatcher:
             self._settle(name, m, kind, parts, gen)
         if kind == "joined":
             self._step("Crash+Start" if m.up else "Start")
-            m.up, m.owned, m.generation, m.removed = True, set(), -1, False
+            self._own(name, m, set())
+            m.up, m.generation, m.removed = True, -1, False
             return
         if kind == "removed":
             # SessionExpired / the rebalance timeout: the coordinator drops the member; the process may
@@ -125,7 +127,7 @@ class ModelMatcher:
                                     "(onJoinPrepare) and LeaveGroup revoke everything an eager member owns")
             else:
                 self._step("SendJoinGroup/LeaveGroup (onJoinPrepare revokes)" if eager else "Revoke")
-            m.owned -= set(parts)
+            self._own(name, m, m.owned - set(parts))
         elif kind == "assigned":
             if gen is not None and 0 <= gen < m.generation:
                 self._bad(line, ev, f"{name} applies generation {gen} after {m.generation}: ReceiveSyncResponse never "
@@ -138,11 +140,12 @@ class ModelMatcher:
                                     "ReceiveSyncResponse adds only partitions it did not own")
             else:
                 self._step("ReceiveSyncResponse")
-            for other_name, other in self.members.items():
-                if other_name != name and other.up and not other.removed:  # a removed owner is a zombie
-                    for tp in set(parts) & other.owned:
+            for tp in dict.fromkeys(parts):  # who owns what it is given (per partition: no loop over every member)
+                for other_name in sorted(self.holders.get(tp, ())):
+                    other = self.members[other_name]
+                    if other_name != name and other.up and not other.removed:  # a removed owner is a zombie
                         other.must_be_zombie.append((tp, gen if gen is not None else -1, line, ev, name))
-            m.owned = set(parts) if eager else m.owned | set(parts)
+            self._own(name, m, set(parts) if eager else m.owned | set(parts))
             m.removed = False  # it rejoined: a member again
             if gen is not None and gen >= 0:
                 m.generation = max(m.generation, gen)
@@ -152,16 +155,29 @@ class ModelMatcher:
                 self._bad(line, ev, f"{name} loses {_fmt(extra)} which it does not own")
             else:
                 self._step("Heartbeat/ReceiveError (reset)")
-            m.owned -= set(parts)
+            self._own(name, m, m.owned - set(parts))
             m.generation = -1
         elif kind == "fenced":
             self._step("Heartbeat/ReceiveError (error answer)")
             m.generation = -1
         elif kind == "left":
             self._step("LeaveGroup/Crash")
-            m.up, m.owned = False, set()
+            self._own(name, m, set())
+            m.up = False
         else:
             self._step("stutter")
+
+    def _own(self, name: str, m: _M, new: set[TP]) -> None:
+        """``m`` owns ``new`` from now on (``holders``, partition -> owners, follows)."""
+        for tp in m.owned - new:
+            h = self.holders.get(tp)
+            if h is not None:
+                h.discard(name)
+                if not h:
+                    del self.holders[tp]
+        for tp in new - m.owned:
+            self.holders.setdefault(tp, set()).add(name)
+        m.owned = new
 
     def _settle(self, name: str, m: _M, kind: str, parts: list[TP], gen: int | None) -> None:
         """``name``'s event decides whether it was a zombie when others were given its partitions."""
