@@ -230,3 +230,26 @@ def test_a_static_restart_that_did_not_hold_long_enough_is_still_a_violation():
     g = result(_delayed(5_000, 36_000))
     assert "convergence" in violated(g)
     assert g["periods"][-1]["converged_at_ms"] is None
+
+
+def test_kip848_a_lower_member_epoch_is_no_excuse():
+    """KIP-848 (protocol: consumer) on librdkafka's mock: c2 is given t-1 (epoch 5) while c1 (epoch 4)
+    has not yet revoked it; c1 revokes it 1 s later, still in its epoch 4. Member epochs are each
+    member's own — the coordinator hands a partition on only once its owner acknowledged the revocation
+    — so a lower epoch does not make c1 a zombie (with generations of the classic protocol it would:
+    see test_left_behind_in_an_older_generation_is_a_zombie)."""
+    t = load(KIP848_STATIC)
+    i = find(t, 15484, "c1", "revoked")
+    t[i]["ts_ms"] = 17_000
+    g = result(t)
+    assert "exclusive_ownership" in violated(g)
+    [x] = violations(g, "exclusive_ownership")
+    assert (x["members"], x["partition"], x["from_ms"], x["to_ms"], x["generations"], x["zombie"]) == (
+        ["c1", "c2"], 1, 16_015, 17_000, [2, 5], None)
+    # the same lines read as the classic protocol: c1 was left behind in an older generation
+    for e in t:
+        if e.get("protocol") == "consumer":
+            e["protocol"] = "cooperative"
+    g = result(t)
+    assert "exclusive_ownership" not in violated(g)
+    assert [z["zombie"] for z in g["zombie_overlaps"]] == ["c1"]

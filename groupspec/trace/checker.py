@@ -107,6 +107,7 @@ class _Member:
     wait_from: int | None = None  # waiting for an assignment since (``starved``)
     others_at: int | None = None  # another member was assigned meanwhile, first at
     session_timeout_ms: int | None = None  # from its latest ``joined`` line
+    consumer: bool = False  # its listener lines say protocol "consumer": its generations are its own epochs
 
 
 class _Capture:
@@ -492,6 +493,9 @@ class GroupChecker(OverlapRules):
             parts = self._parts(ev, line, ts, name)
             if parts is None:
                 return
+            proto_v = ev.get("protocol")
+            if proto_v is not None:
+                m.consumer = proto_v == "consumer"
             if m.waiting and kind != "assigned":
                 for tp in parts:
                     self._give_up(m, tp, gen)

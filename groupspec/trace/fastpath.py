@@ -204,6 +204,7 @@ class Tables:
                 if m.others_at is not None:
                     M[i, K.M_OHAS], M[i, K.M_OAT] = 1, m.others_at
             M[i, K.M_STO] = m.session_timeout_ms or 0
+            M[i, K.M_CONSUMER] = m.consumer
             m.waiting = []  # overlaps already reported (a quiet group has none open or pending)
         S[K.S_NKNOWN] = n
         g3 = int(S[K.S_GROUP]) + 3
@@ -295,6 +296,7 @@ class Tables:
             m.wait_from = int(row[K.M_WFROM]) if row[K.M_WAIT] else None
             m.others_at = int(row[K.M_OAT]) if row[K.M_WAIT] and row[K.M_OHAS] else None
             m.session_timeout_ms = int(row[K.M_STO]) or None
+            m.consumer = bool(row[K.M_CONSUMER])
         owners: dict[tuple[str, int], dict[str, int]] = {}
         universe = set()
         window_start = {}

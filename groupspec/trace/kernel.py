@@ -28,7 +28,7 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
     rehash_names, rehash_parts, _ws, _string,
     _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
-    _W_EAGER, _W_STO, _kind, _parts,
+    _W_EAGER, _W_CONSUMER, _W_STO, _kind, _parts,
 )
 
 
@@ -63,7 +63,8 @@ M_WFROM = 15
 M_OHAS = 16  # another member was assigned meanwhile, first at M_OAT
 M_OAT = 17
 M_STO = 18  # session timeout of its latest joined line, 0 for none
-M_COLS = 19
+M_CONSUMER = 19  # its listener lines say protocol "consumer" (KIP-848: generations are per-member epochs)
+M_COLS = 20
 # columns of P (one row per interned partition)
 P_OWNER = 0  # the member's string id, -1 for none
 P_GEN = 1  # the generation in which its owner got it
@@ -344,6 +345,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         gen_has = False
         gen = np.int64(0)
         eager = True
+        pcons = -1  # protocol "consumer" (1), another one (0), none given (-1)
         sto = np.int64(0)
         if i < nl and buf[i] == 125:
             return ST_LINE, pos
@@ -432,8 +434,10 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     if k < 0:
                         return ST_LINE, pos
                     eager = _key_is(buf, i + 1, k, _W_EAGER)
+                    pcons = 1 if _key_is(buf, i + 1, k, _W_CONSUMER) else 0
                     i = k + 1
                 else:
+                    pcons = -1 if c == 110 else 0
                     i = _skip(buf, i, nl)
             else:
                 i = _skip(buf, i, nl)
@@ -545,6 +549,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if gen_has:
                 M[m, M_LASTGEN] = gen
                 M[m, M_LASTGEN_HAS] = 1
+            if (kind == K_ASSIGNED or kind == K_REVOKED) and pcons >= 0:
+                M[m, M_CONSUMER] = pcons
             if kind == K_ASSIGNED:
                 _stop_waiting(m, M)
                 if S[S_NWALONE] > 0:

@@ -7,7 +7,10 @@ zombie rule"): (a) a ``removed`` line for it before the overlap; (b) its next me
 overlap began is ``fenced`` or ``lost`` (a late ``assigned`` of a generation older than the other
 owner's is skipped); (c) it was left behind: its generation is older than the other owner's and it gave
 the partition up (``revoked``/``lost`` in that generation or -1, ``left`` still in it) without showing a
-line of the newer generation first. A later ``left`` alone excuses nothing. Overlaps with a zombie go to
+line of the newer generation first — classic protocol only: with ``protocol: consumer`` (KIP-848) the
+numbers are member epochs, each member's own, and the coordinator gives a partition to another member
+only once its owner acknowledged the revocation, so only (a) and (b) excuse there. A later ``left`` alone
+excuses nothing. Overlaps with a zombie go to
 ``zombie_overlaps``; the others are ``exclusive_ownership`` violations. Accepted commits during an
 overlap are judged here too (``commit_fencing``).
 """
@@ -120,7 +123,9 @@ class OverlapRules:
         # since (a cooperative member keeps a partition across generations without a line for it)
         g_old = max(old_gen, self.members[old].generation)
         g_new = max(new_gen, self.members[new].generation)
-        if 0 <= g_old < g_new:
+        if self.members[old].consumer or self.members[new].consumer:
+            pass  # KIP-848: member epochs are each member's own, not the group's generation: no "older" owner
+        elif 0 <= g_old < g_new:
             ov.older, ov.older_gen, ov.newer_gen, ov.behind = old, g_old, g_new, None
         elif 0 <= g_new < g_old:
             ov.older, ov.older_gen, ov.newer_gen, ov.behind = new, g_new, g_old, None

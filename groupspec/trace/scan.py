@@ -344,6 +344,7 @@ _W_PARTS = np.frombuffer(b"partitions", np.uint8)
 _W_GEN = np.frombuffer(b"generation", np.uint8)
 _W_PROTO = np.frombuffer(b"protocol", np.uint8)
 _W_EAGER = np.frombuffer(b"eager", np.uint8)
+_W_CONSUMER = np.frombuffer(b"consumer", np.uint8)
 _W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
 _KINDS = (
     (np.frombuffer(b"commit", np.uint8), K_COMMIT), (np.frombuffer(b"assigned", np.uint8), K_ASSIGNED),
