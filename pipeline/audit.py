@@ -89,6 +89,8 @@ def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
             raise AuditError(f"{f}: cannot open ({e.strerror})") from None
         if f.endswith(".gz") and head != b"\x1f\x8b":
             raise AuditError(f"{f}: line 1: named .gz but not gzip-compressed")
+        if not _has_content(f, head == b"\x1f\x8b"):
+            raise AuditError(f"{f}: empty trace: no events (nothing to audit)")
     for f in parquet:
         try:
             import pyarrow.parquet as pq_
@@ -99,7 +101,23 @@ def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
         missing = {"trace", "line_no", "line"} - set(names)
         if missing:
             raise AuditError(f"{f}: Parquet input needs columns trace, line_no, line (missing: {', '.join(sorted(missing))})")
+        if pq_.read_metadata(f).num_rows == 0:
+            raise AuditError(f"{f}: empty Parquet input: no trace lines (nothing to audit)")
     return sorted(set(files)), sorted(set(parquet))
+
+
+def _has_content(path: str, gz: bool) -> bool:
+    """Whether the file holds a non-blank byte (read until the first one: cheap for any real trace)."""
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+            while True:
+                chunk = fh.read(1 << 16)
+                if not chunk:
+                    return False
+                if chunk.strip():
+                    return True
+    except (OSError, EOFError) as e:
+        raise AuditError(f"{path}: cannot read ({e})") from None
 
 
 LOOSE = "\u0000loose"  # the unit of a file's malformed lines when they belong to no single group

@@ -121,18 +121,21 @@ def _print_check(result, script: str, transcript: str) -> None:  # noqa: ANN001 
                   f"{script} replays to every line" if d is None else f"line {d['line']} differs")
     groups = result.trace.to_dict().get("groups", [])
     for g in groups:
+        tag = f"group {g['group']}: " if len(groups) > 1 else ""
         for p in g.get("properties", []):
             bad = p["verdict"] != "held"
             first = p["violations"][0] if p["violations"] else {}
-            table.add_row(p["id"], f"[red]{p['verdict']}[/red]" if bad else p["verdict"],
-                          "" if not first else f"at {first.get('ts_ms')} ms: {first.get('reason', '')} {first.get('member', '')}")
+            at = first.get("ts_ms", first.get("from_ms"))
+            who = first.get("member") or " and ".join(first.get("members", []))
+            table.add_row(tag + p["id"], f"[red]{p['verdict']}[/red]" if bad else p["verdict"],
+                          "" if not first else f"at {at} ms: {first.get('reason', '')} {who}".replace("  ", " "))
         if result.holding is not None:
             h = result.holding
             table.add_row("one holder per partition (coordinator state)", "held" if not h else "[red]violated[/red]",
                           "" if not h else f"at {h[0]['at']} ms: {h[0]['partition']} held by {' and '.join(h[0]['members'])}")
         m = g.get("against_model")
         if m is not None:
-            table.add_row("every event a step of the model", "held" if m["explained"] else "[red]violated[/red]",
+            table.add_row(tag + "every event a step of the model", "held" if m["explained"] else "[red]violated[/red]",
                           f"{m['events']} events" if m["explained"] else str(m["first_unexplained"]))
     console.print(table)
     if d is not None:

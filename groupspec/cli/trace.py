@@ -46,55 +46,87 @@ def _detail(pid: str, v: dict[str, Any]) -> str:
     return str(v)
 
 
-def _print(console: Any, doc: dict[str, Any], limit: int) -> None:
+def _members(names: list[str], most: int = 4) -> str:
+    if len(names) <= most:
+        return ", ".join(names) or "-"
+    return f"{len(names):,} ({', '.join(names[:most])}, ...)"
+
+
+def _summary(doc: dict[str, Any]) -> Any:
+    """One table for every trace and group: a row each (rich lays out one table, not one per group)."""
     from rich.table import Table
 
+    n_groups = sum(len(t["groups"]) for t in doc["traces"])
+    tab = Table(title=f"{len(doc['traces'])} trace(s), {n_groups} group(s)")
+    for col, just in (("trace", "left"), ("group", "left"), ("members", "left"), ("events", "right"),
+                      ("verdict", "left"), ("violated (count)", "left"), ("zombie overlaps", "right"),
+                      ("starved (notice)", "right"), ("periods converged", "right"), ("longest unowned", "right")):
+        tab.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for t in doc["traces"]:
-        status = "[green]ok[/green]" if t["ok"] else "[bold red]VIOLATED[/bold red]"
-        console.print(f"[bold]{t['trace']}[/bold]: {t['events']} events, {len(t['groups'])} group(s): {status}"
-                      + (" (read sorted by time: the file was not in time order)" if t.get("sorted") else ""))
-        for d in t.get("defects", []):
-            console.print(f"  [red]trace defect[/red] {_detail('well_formed', d)}", markup=True, highlight=False)
+        first = True
+        sorted_note = " (read sorted: not in time order)" if t.get("sorted") else ""
+        if not t["groups"]:
+            tab.add_row(t["trace"], "-", "-", f"{t['events']:,}",
+                        ("[green]ok[/green]" if t["ok"] else "[bold red]VIOLATED[/bold red]") + sorted_note,
+                        f"trace defects ({len(t.get('defects', []))})" if t.get("defects") else "", "", "", "", "")
         for g in t["groups"]:
-            tab = Table(title=f"group {g['group'] if g['group'] is not None else '(unnamed)'}: "
-                              f"members {', '.join(g['members'])}")
-            tab.add_column("property")
-            tab.add_column("verdict")
-            tab.add_column("violations", justify="right")
-            for p in g["properties"]:
-                verdict = "[green]held[/green]" if p["verdict"] == "held" else "[bold red]VIOLATED[/bold red]"
-                tab.add_row(p["id"], verdict, str(len(p["violations"])))
-            tab.add_row("(zombie overlaps, allowed)", "", str(len(g["zombie_overlaps"])))
-            tab.add_row("(starved members, notice)", "", str(len(g.get("starved_members", []))))
-            console.print(tab)
-            conv = [p for p in g["periods"] if p["converged_at_ms"] is not None]
+            bad = [f"{p['id']} ({len(p['violations'])})" for p in g["properties"] if p["verdict"] != "held"]
+            am = g.get("against_model")
+            if am is not None and not am["explained"]:
+                bad.append(f"against the model ({am['unexplained']})")
+            ok = not bad and not (first and t.get("defects"))
+            if first and t.get("defects"):
+                bad.append(f"trace defects ({len(t['defects'])})")
+            conv = sum(1 for p in g["periods"] if p["converged_at_ms"] is not None)
             longest = max((w["seconds"] for w in g["unowned_windows"]), default=0.0)
-            console.print(f"  periods {len(g['periods'])} ({len(conv)} converged), unowned windows "
-                          f"{len(g['unowned_windows'])} (longest {longest} s)", highlight=False)
+            tab.add_row(t["trace"] if first else "", "(unnamed)" if g["group"] is None else str(g["group"]),
+                        _members(g["members"]), f"{t['events']:,}" if first else "",
+                        ("[green]ok[/green]" if ok else "[bold red]VIOLATED[/bold red]") + (sorted_note if first else ""),
+                        ", ".join(bad), str(len(g["zombie_overlaps"])), str(len(g.get("starved_members", []))),
+                        f"{conv}/{g.get('periods_total', len(g['periods']))}", f"{longest} s")
+            first = False
+    return tab
+
+
+def _print(console: Any, doc: dict[str, Any], limit: int) -> None:
+    """The summary table, then what needs reading: defects, notices and violations with their timelines
+    (the work is proportional to what is printed: one table in all, plain lines for the rest)."""
+    console.print(_summary(doc))
+    out: list[str] = []
+    for t in doc["traces"]:
+        for d in t.get("defects", []):
+            out.append(f"{t['trace']}: [red]trace defect[/red] {_detail('well_formed', d)}")
+        for g in t["groups"]:
+            where = t["trace"] + ("" if len(t["groups"]) == 1 else f" group {g['group']}")
             for s in g.get("starved_members", [])[:limit]:
                 until = "the end of the recording" if s.get("open") else f"{s['to_ms']} ms"
-                console.print(f"\n[yellow]notice[/yellow]: {s['member']} took no part in the group from "
-                              f"{s['waiting_from_ms']} ms to {until}: others were assigned from {s['others_assigned_ms']} ms "
-                              f"on, {s['seconds']} s before it was (its session timeout is {s['session_timeout_ms']} ms)",
-                              highlight=False)
+                out.append(f"\n[yellow]notice[/yellow] ({where}): {s['member']} took no part in the group from "
+                           f"{s['waiting_from_ms']} ms to {until}: others were assigned from {s['others_assigned_ms']} ms "
+                           f"on, {s['seconds']} s before it was (its session timeout is {s['session_timeout_ms']} ms)")
             am = g.get("against_model")
             if am is not None:
                 if am["explained"]:
-                    console.print(f"  against the model: all {am['events']} events explained by model steps "
-                                  f"(stutters allowed)", highlight=False)
+                    out.append(f"{where}: against the model: all {am['events']} events explained by model steps "
+                               f"(stutters allowed)")
                 else:
                     f = am["first_unexplained"]
-                    console.print(f"\n[bold red]against the model[/bold red]: line {f['line']} ({f['ts_ms']} ms, "
-                                  f"{f['member']} {f['event']}) is explained by no model step: {f['reason']} "
-                                  f"({am['unexplained']} unexplained events in all)", highlight=False)
+                    out.append(f"\n[bold red]against the model[/bold red] ({where}): line {f['line']} ({f['ts_ms']} ms, "
+                               f"{f['member']} {f['event']}) is explained by no model step: {f['reason']} "
+                               f"({am['unexplained']} unexplained events in all)")
             for p in g["properties"]:
                 for v in p["violations"][:limit]:
-                    console.print(f"\n[bold red]{p['id']} violated[/bold red]: {_detail(p['id'], v)}", highlight=False)
-                    for line in v.get("timeline", []):
-                        console.print(line, highlight=False, markup=False)
+                    out.append(f"\n[bold red]{p['id']} violated[/bold red] ({where}): {_detail(p['id'], v)}")
+                    out.extend(_escape(line) for line in v.get("timeline", []))
                 if len(p["violations"]) > limit:
-                    console.print(f"  ... and {len(p['violations']) - limit} more {p['id']} violations (--json lists all)")
-        console.print()
+                    out.append(f"  ... and {len(p['violations']) - limit} more {p['id']} violations (--json lists all)")
+    if out:
+        console.print("\n".join(out), highlight=False)
+
+
+def _escape(line: str) -> str:
+    from rich.markup import escape
+
+    return escape(line)
 
 
 @trace.command("check")

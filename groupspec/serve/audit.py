@@ -42,6 +42,8 @@ from groupspec.trace import check_events
 
 __all__ = ["SessionCheck", "check_session", "transcript_events"]
 
+_GROUP_APIS = {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+               "ConsumerGroupHeartbeat"}
 _LOST = {"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID", "FENCED_MEMBER_EPOCH"}
 
 
@@ -85,6 +87,19 @@ def check_session(script: str, transcript: str, faults: frozenset[str] = frozens
     return SessionCheck(len(recorded), diff is None, diff, result, deriver.events, holding)
 
 
+def _config_group(script: str) -> str:
+    """The script's configured group (its ``config`` line's ``group_id``; the contract's default ``g``):
+    the group of every step without a ``group_id`` of its own, and the one the state lines show."""
+    for raw in script.splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            obj = json.loads(line)
+            if "config" in obj and "at" not in obj:
+                return str(obj["config"].get("group_id", "g"))
+            break
+    return "g"
+
+
 def _steps(script: str) -> list[dict[str, Any]]:
     out = []
     for raw in script.splitlines():
@@ -106,7 +121,7 @@ def transcript_events(script: str, transcript: str) -> list[dict[str, Any]]:
 def _derive(script: str, transcript: str) -> "_Deriver":
     steps = _steps(script)
     lines = [json.loads(x) for x in transcript.splitlines() if x.strip()]
-    d = _Deriver()
+    d = _Deriver(_config_group(script))
     i = 0
     for step in steps:  # each step's answers, then its state line
         d.step(step)
@@ -121,7 +136,14 @@ def _derive(script: str, transcript: str) -> "_Deriver":
 
 
 class _Deriver:
-    def __init__(self) -> None:
+    """The trace a transcript implies. A session may serve several groups: each member (alias) belongs
+    to the group of its requests (a step's ``group_id``, else the configured one), its events carry that
+    group, and the trace checker checks each group on its own. The classic state lines show one group
+    (the configured one): only its members are compared with them."""
+
+    def __init__(self, group: str = "g") -> None:
+        self.group = group
+        self.group_of: dict[str, str] = {}  # alias -> the group its requests name
         self.events: list[dict[str, Any]] = []
         self.owned: dict[str, set[tuple[str, int]]] = {}
         self.generation: dict[str, int] = {}
@@ -133,7 +155,8 @@ class _Deriver:
         self.holding: list[dict[str, Any]] = []
 
     def _ev(self, at: int, member: str, event: str, **fields: Any) -> None:
-        self.events.append({"ts_ms": at, "group": "g", "member": member, "event": event, **fields})
+        self.events.append({"ts_ms": at, "group": self.group_of.get(member, self.group), "member": member,
+                            "event": event, **fields})
 
     def _release(self, at: int, a: str, event: str) -> None:
         parts = sorted(self.owned.get(a, ()))
@@ -159,6 +182,8 @@ class _Deriver:
         at, a, send = s.get("at", 0), s.get("from"), s.get("send")
         if a is None or send is None:
             return  # advance, fault, metadata, config
+        if send in _GROUP_APIS:
+            self.group_of[a] = str(s.get("group_id", self.group))
         if a not in self.up:
             self.up.add(a)
             self.left.discard(a)
@@ -228,7 +253,7 @@ class _Deriver:
             if "cooperative" in proto:
                 self.protocol = "cooperative"
             members = set(line.get("members") or [])
-            for a in sorted(self.members - members):
+            for a in sorted(x for x in self.members - members if self.group_of.get(x, self.group) == self.group):
                 if a in self.up and self.owned.get(a):
                     self._ev(at, a, "removed")  # dropped without a LeaveGroup of its own (session expiry)
             self.members = members

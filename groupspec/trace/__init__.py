@@ -1,6 +1,6 @@
 """The project's one trace checker: rebalance traces (JSON Lines of listener events) against the invariants.
 
-This room owns reading traces (``reader``), checking one group's events (``checker``, with its
+This room owns reading traces (``reader``), checking one group's events (``checker``, its overlap and zombie rules in ``overlaps``, its
 ``starved_members`` notice in ``starved``), whole traces and their results (``runs``), the timelines
 printed around a violation (``timeline``), turning the model's counterexamples into traces
 (``from_model``) and matching a trace against the model's steps (``against_model``), and the

@@ -25,8 +25,10 @@ event              model step(s) that explain it, and their guard
                    ILLEGAL_GENERATION: the member resets and loses what it owns (a subset it owns)
 ``fenced``         the same error steps, or FENCED_INSTANCE_ID for a replaced static member
 ``left``           ``LeaveGroup`` or ``Crash`` of a running process
+``removed``        ``SessionExpired`` (the coordinator drops the member; it may not know yet): its
+                   partitions given to others afterwards are a zombie's, explained
 ``topic``          ``AddPartition`` when it grows (stutter otherwise)
-others             stutters (``commit``, ``snapshot``, ``removed``, unknown kinds)
+others             stutters (``commit``, ``snapshot``, unknown kinds)
 =================  ==========================================================================
 
 An event of a process that has stopped (after ``left``, before ``joined``) is explained by no step.
@@ -51,6 +53,7 @@ class _M:
     up: bool = False
     owned: set[TP] = field(default_factory=set)
     generation: int = -1
+    removed: bool = False  # a ``removed`` line: the coordinator dropped it (SessionExpired), it may not know yet
     # partitions another member was given while this one owned them: this one must turn out to have
     # been removed unobserved (a zombie) — (partition, generation given in, line, event, receiver)
     must_be_zombie: list[tuple[TP, int, int | None, dict[str, Any], str]] = field(default_factory=list)
@@ -66,6 +69,7 @@ class ModelMatcher:
         self.steps: dict[str, int] = {}
         self.events = 0
         self.topics: dict[str, int] = {}
+        self.holders: dict[TP, set[str]] = {}
 
     def _step(self, name: str) -> None:
         self.steps[name] = self.steps.get(name, 0) + 1
@@ -102,7 +106,14 @@ class ModelMatcher:
             self._settle(name, m, kind, parts, gen)
         if kind == "joined":
             self._step("Crash+Start" if m.up else "Start")
-            m.up, m.owned, m.generation = True, set(), -1
+            self._own(name, m, set())
+            m.up, m.generation, m.removed = True, -1, False
+            return
+        if kind == "removed":
+            # SessionExpired / the rebalance timeout: the coordinator drops the member; the process may
+            # go on believing it owns its partitions (a zombie) until it hears so
+            self._step("SessionExpired (coordinator removes it)")
+            m.removed = True
             return
         if not m.up and kind in ("assigned", "revoked", "lost", "fenced", "left"):
             self._bad(line, ev, f"{name} is not running (it left): no step of the model has a stopped process {kind} anything")
@@ -116,7 +127,7 @@ class ModelMatcher:
                                     "(onJoinPrepare) and LeaveGroup revoke everything an eager member owns")
             else:
                 self._step("SendJoinGroup/LeaveGroup (onJoinPrepare revokes)" if eager else "Revoke")
-            m.owned -= set(parts)
+            self._own(name, m, m.owned - set(parts))
         elif kind == "assigned":
             if gen is not None and 0 <= gen < m.generation:
                 self._bad(line, ev, f"{name} applies generation {gen} after {m.generation}: ReceiveSyncResponse never "
@@ -129,11 +140,13 @@ class ModelMatcher:
                                     "ReceiveSyncResponse adds only partitions it did not own")
             else:
                 self._step("ReceiveSyncResponse")
-            for other_name, other in self.members.items():
-                if other_name != name and other.up:
-                    for tp in set(parts) & other.owned:
+            for tp in dict.fromkeys(parts):  # who owns what it is given (per partition: no loop over every member)
+                for other_name in sorted(self.holders.get(tp, ())):
+                    other = self.members[other_name]
+                    if other_name != name and other.up and not other.removed:  # a removed owner is a zombie
                         other.must_be_zombie.append((tp, gen if gen is not None else -1, line, ev, name))
-            m.owned = set(parts) if eager else m.owned | set(parts)
+            self._own(name, m, set(parts) if eager else m.owned | set(parts))
+            m.removed = False  # it rejoined: a member again
             if gen is not None and gen >= 0:
                 m.generation = max(m.generation, gen)
         elif kind == "lost":
@@ -142,23 +155,38 @@ class ModelMatcher:
                 self._bad(line, ev, f"{name} loses {_fmt(extra)} which it does not own")
             else:
                 self._step("Heartbeat/ReceiveError (reset)")
-            m.owned -= set(parts)
+            self._own(name, m, m.owned - set(parts))
             m.generation = -1
         elif kind == "fenced":
             self._step("Heartbeat/ReceiveError (error answer)")
             m.generation = -1
         elif kind == "left":
             self._step("LeaveGroup/Crash")
-            m.up, m.owned = False, set()
+            self._own(name, m, set())
+            m.up = False
         else:
             self._step("stutter")
+
+    def _own(self, name: str, m: _M, new: set[TP]) -> None:
+        """``m`` owns ``new`` from now on (``holders``, partition -> owners, follows)."""
+        for tp in m.owned - new:
+            h = self.holders.get(tp)
+            if h is not None:
+                h.discard(name)
+                if not h:
+                    del self.holders[tp]
+        for tp in new - m.owned:
+            self.holders.setdefault(tp, set()).add(name)
+        m.owned = new
 
     def _settle(self, name: str, m: _M, kind: str, parts: list[TP], gen: int | None) -> None:
         """``name``'s event decides whether it was a zombie when others were given its partitions."""
         keep = []
         for tp, g, line, ev, receiver in m.must_be_zombie:
-            if kind in ("fenced", "lost", "left"):
+            if kind in ("fenced", "lost"):
                 continue  # it had been removed: SessionExpired / RebalanceTimeout, unobserved
+            if kind == "left" and 0 <= (gen if gen is not None else m.generation) < g:
+                continue  # it leaves still in an older generation: the group had completed g without it
             if kind in ("revoked", "lost") and tp in parts and (gen is None or gen < g or g < 0):
                 continue  # left behind by a join phase it missed, giving up what it got before
             if kind == "assigned" and gen is not None and 0 <= gen < g:

@@ -19,23 +19,31 @@ millisecond was never unowned.
 Properties (``PROPERTY_IDS``):
 
 * ``exclusive_ownership`` — a partition owned by two members for a positive time, *neither* of them a
-  zombie. A zombie is an owner whose next membership event (``assigned``, ``fenced``, ``lost``,
-  ``left``, ``joined``) after the overlap began is ``fenced``, ``lost`` or ``left``: the coordinator
-  had already removed it and it had not noticed (for the older owner, a late ``assigned`` line of a
-  generation older than the newer owner's is skipped). Also a zombie: an owner *left behind* by a join
-  phase that completed without it (it got the partition in an older generation than the other owner
-  and gives it up still in that generation, KAFKA-8220). Overlaps with a zombie are allowed by the
-  protocol and listed under ``zombie_overlaps``, with the zombie's accepted commits.
+  zombie. Whether an owner was a zombie follows from what the protocol says, never from its leaving
+  later: it had been removed or fenced when (a) the trace has a ``removed`` line for it before the
+  overlap (the coordinator's record of a session that expired, or of a member it dropped); (b) its next
+  membership event (``assigned``, ``fenced``, ``lost``, ``left``, ``joined``) after the overlap began is
+  ``fenced`` or ``lost`` (it learned it had been fenced out; a late ``assigned`` line of a generation
+  older than the other owner's is skipped); or (c) it was *left behind*: its generation (the one it got
+  the partition in, or a later one it reached) is older than the other owner's and it gave the partition
+  up (``revoked``, ``lost``, ``left``) without showing a line of the newer generation first — the group
+  completed that generation without it (KAFKA-8220). A same-generation overlap ended by a clean
+  ``left``, and an eager member that keeps its partitions into the next generation, are violations.
+  Overlaps with a zombie are allowed by the protocol and listed under ``zombie_overlaps``, with the
+  zombie's accepted commits.
 * ``commit_fencing`` — an offset commit the coordinator *accepted* from the older owner of a partition
   while a newer owner had it: when the commit says when it was sent (``sent_ms``), any commit sent
   after the other member acquired the partition; otherwise (a line written when the answer came) only
   a commit carrying a generation at or after the one in which the other member acquired it.
-* ``generation_monotonic`` — a member's generation went down without a reset (``fenced``, ``lost``,
-  ``joined`` or generation -1) in between.
+* ``generation_monotonic`` — a line (``assigned``, ``revoked``, ``lost`` or ``commit``) carries a generation
+  older than the member's last assignment's, without a reset (``fenced``, ``lost``, ``joined`` or
+  generation -1) in between.
 * ``completeness`` — a partition unowned for longer than ``converge_within_s`` while a member was
   alive (every such maximal interval is listed in ``unowned_windows``).
 * ``convergence`` — the trace is cut into *periods* at every membership change (``joined``, ``left``,
-  ``fenced``, a restart); a period converged at the last moment from which its assignment was complete
+  ``fenced``, a restart), and at the first change of an assignment that stayed complete, balanced and
+  unchanged for half of ``converge_within_s`` (the group had converged: what follows is a new
+  rebalance); a period converged at the last moment from which its assignment was complete
   (every partition of the trace's topics owned by exactly one member), balanced (owned counts differ by
   at most one, overall or in every topic) and unchanged until the period ended. A period longer than
   ``converge_within_s`` that never converged, or converged only after more than ``converge_within_s``,
@@ -49,7 +57,9 @@ A notice, not a property: ``starved_members`` (``starved``), live members kept o
 group went through for longer than their session timeout.
 
 Memory: the state of each group (members, owners, overlaps still open or undecided, a ring of the
-last events for timelines) plus the findings; nothing grows with the number of events.
+last events for timelines) plus the findings; nothing grows with the number of events. Members that left
+and that no overlap waits for are *retired* at the end of their tick (only their names are kept), so the
+work per tick follows the members alive, not every name the trace ever had.
 """
 from __future__ import annotations
 
@@ -58,6 +68,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .against_model import ModelMatcher
+from .overlaps import _FENCED, OverlapRules, _Overlap  # noqa: F401 - _FENCED, _Overlap: re-exported
+from .reader import MAX_TS, BadTime, check_ts
 from . import starved as _starved
 from .timeline import beliefs, render_event
 
@@ -68,6 +80,7 @@ PROPERTY_IDS = (
 )
 TP = tuple[str, int]
 _MEMBERSHIP = frozenset(("assigned", "fenced", "lost", "left", "joined"))
+_GENERATIONAL = frozenset(("assigned", "revoked", "lost", "commit"))  # lines whose generation must not go down
 _RING = 8  # events kept before a finding, for its timeline
 _AFTER = 4  # events added after it
 
@@ -94,38 +107,7 @@ class _Member:
     wait_from: int | None = None  # waiting for an assignment since (``starved``)
     others_at: int | None = None  # another member was assigned meanwhile, first at
     session_timeout_ms: int | None = None  # from its latest ``joined`` line
-
-
-@dataclass
-class _Overlap:
-    tp: TP
-    old: str
-    new: str
-    from_ms: int
-    old_gen: int
-    new_gen: int
-    timeline: Any
-    to_ms: int | None = None
-    nxt_old: str | None = None
-    nxt_new: str | None = None
-    behind: bool | None = False
-    commits: list[dict[str, Any]] = field(default_factory=list)
-
-    removed: str | None = None  # an owner the coordinator had removed when the overlap began
-
-    def zombie(self) -> str | None:
-        if self.removed is not None:
-            return self.removed
-        if self.nxt_old in ("fenced", "lost", "left") or self.behind:
-            return self.old
-        if self.nxt_new in ("fenced", "lost", "left"):
-            return self.new
-        return None
-
-    def decided(self) -> bool:
-        if self.zombie() is not None:
-            return True
-        return self.nxt_old is not None and self.nxt_new is not None and self.behind is not None
+    consumer: bool = False  # its listener lines say protocol "consumer": its generations are its own epochs
 
 
 class _Capture:
@@ -148,7 +130,7 @@ class _Capture:
         return out
 
 
-class GroupChecker:
+class GroupChecker(OverlapRules):
     """Streaming checker of one consumer group. Feed events in time order, then :meth:`finish`."""
 
     def __init__(self, group: str | None, converge_within_s: float = 20.0, strict_order: bool = False,
@@ -157,7 +139,17 @@ class GroupChecker:
         self.matcher: ModelMatcher | None = ModelMatcher() if against_model else None
         self.within_ms = int(round(converge_within_s * 1000))
         self.strict = strict_order
+        self.refuse_bad_time = False  # a ts_ms that is no time: raise BadTime (files) instead of a trace defect
         self.members: dict[str, _Member] = {}
+        # Members that left and are settled (no overlap waits for them) are *retired*: their records are
+        # dropped and only their names kept, so that the work per tick follows the members alive, not every
+        # name the trace ever had (a fleet whose consumers come and go). A retired name's next line is a
+        # ``joined`` (a fresh record) or a trace defect, as for any member after ``left``.
+        self.retired: set[str] = set()
+        self.leavers: list[str] = []  # left since; retired at the end of a tick once settled
+        # (retired?, name) since the compiled loop last loaded this group (None: it never did; then it is
+        # not kept, and the loop takes every retired name at its first load)
+        self.retire_log: list[tuple[bool, str]] | None = None
         self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
         self.universe: set[TP] = set()
         self.topics: dict[str, int] = {}
@@ -183,6 +175,7 @@ class GroupChecker:
         self.period_from: int | None = None
         self.period_members: list[str] = []
         self.conv_at: int | None = None
+        self.hold_ms = self.within_ms // 2  # an assignment unchanged this long had converged (a period ends at its next change)
         # the last converged stretch, broken by the ownership changes of these members (a member that
         # leaves, is fenced or restarts revokes first: its own revocations belong to its departure)
         self.broken: tuple[int, set[str]] | None = None
@@ -271,15 +264,6 @@ class GroupChecker:
             else:
                 del self.overlaps[tp]
 
-    def _unwait(self, ov: _Overlap) -> None:
-        for who in (ov.old, ov.new):
-            m = self.members.get(who)
-            if m is not None and m.waiting:
-                m.waiting = [(o, r) for o, r in m.waiting if o is not ov]
-        if ov.timeline is not None and ov.timeline in self.captures:
-            self.captures.remove(ov.timeline)
-        ov.timeline = None
-
     def _release_all(self, m: _Member, ts: int) -> None:
         for tp in sorted(m.owned):  # sorted: the same order whichever loop filled ``owned``
             self._remove_owner(tp, m.name, ts)
@@ -296,6 +280,11 @@ class GroupChecker:
             return
         if not (self.cut_pending or self.changed or self.all_dirty or self.dirty or self.pending):
             return
+        if (self.changed and not self.cut_pending and self.conv_at is not None
+                and ts - self.conv_at >= self.hold_ms):
+            # the assignment had held, complete and balanced, for half of --converge-within: the group had
+            # converged, and what changes it now (a rebalance without a membership change) starts a period
+            self._cut()
         if self.cut_pending:
             if self.conv_at is None and self.broken is not None and (
                     self.broken[1] <= self.cut_by
@@ -350,6 +339,25 @@ class GroupChecker:
                 else:
                     still.append(ov)
             self.pending = still
+        if self.leavers:
+            self._retire()
+
+    def _retire(self) -> None:
+        keep = []
+        for name in self.leavers:
+            m = self.members.get(name)
+            if m is None or not m.left:
+                continue
+            if m.waiting:
+                m.waiting = [(ov, r) for ov, r in m.waiting if not ov.emitted]
+                if m.waiting:
+                    keep.append(name)
+                    continue
+            del self.members[name]
+            self.retired.add(name)
+            if self.retire_log is not None:
+                self.retire_log.append((True, name))
+        self.leavers = keep
 
     def _converged(self) -> bool:
         if not self.period_members or self.n_multi or self.n_one != len(self.universe) or not self.universe:
@@ -387,27 +395,21 @@ class GroupChecker:
         if len(self.periods) < self.max_listed:
             self.periods.append(row)
 
-    def _emit_overlap(self, ov: _Overlap) -> None:
-        z = ov.zombie()
-        d = {
-            "topic": ov.tp[0], "partition": ov.tp[1], "members": [ov.old, ov.new],
-            "from_ms": ov.from_ms, "to_ms": ov.to_ms, "seconds": _secs(ov.from_ms, ov.to_ms or ov.from_ms),
-            "generations": [ov.old_gen, ov.new_gen], "zombie": z,
-            "zombie_commits_accepted": [c for c in ov.commits if c["member"] == z] if z else [],
-            "_cap": ov.timeline,
-        }
-        (self.zombie_overlaps if z else self.exclusive).append(d)
-
     # ------------------------------------------------------------------------------------------ events
     def feed(self, ev: dict[str, Any], line: int | None = None) -> None:
         """Apply one event (a parsed trace line; ``line`` its number, for reports)."""
         self.events += 1
         ts = ev.get("ts_ms")
         kind = ev.get("event")
-        if type(ts) is not int:
-            if isinstance(ts, float) and ts.is_integer():
-                ts = int(ts)
-            else:
+        if type(ts) is not int or not 0 <= ts <= MAX_TS:
+            try:
+                ts = check_ts(ts)
+            except BadTime as e:
+                if self.refuse_bad_time:
+                    raise  # the caller refuses the file, naming it and the line
+                self.defect(line, None, ev.get("member"), str(e))
+                return
+            if ts is None:
                 self.defect(line, None, ev.get("member"), "missing or non-integer ts_ms")
                 return
         if type(kind) is not str:
@@ -442,6 +444,8 @@ class GroupChecker:
             if m is not None and not m.left and not m.removed:
                 gen = ev.get("generation")
                 if type(gen) is int:
+                    if 0 <= gen < m.generation:
+                        self._gen_down(m, "commit", gen, ts, line)
                     m.last_gen = gen
                 return
         if kind == "end":
@@ -465,6 +469,13 @@ class GroupChecker:
             return
         m = self.members.get(name)
         if m is None:
+            if name in self.retired:
+                if kind != "joined":
+                    self.defect(line, ts, name, f"{name}: {kind} after left (ignored)")
+                    return
+                self.retired.discard(name)
+                if self.retire_log is not None:
+                    self.retire_log.append((False, name))
             m = self.members[name] = _Member(name)
             self.alive += 1
             self.all_dirty = True
@@ -482,18 +493,19 @@ class GroupChecker:
             parts = self._parts(ev, line, ts, name)
             if parts is None:
                 return
+            proto_v = ev.get("protocol")
+            if proto_v is not None:
+                m.consumer = proto_v == "consumer"
             if m.waiting and kind != "assigned":
                 for tp in parts:
                     self._give_up(m, tp, gen)
         if kind in _MEMBERSHIP and m.waiting:
             self._membership(m, kind, gen, ev)
+        if gen is not None and 0 <= gen < m.generation and kind in _GENERATIONAL:
+            self._gen_down(m, kind, gen, ts, line)
         if kind == "assigned":
             _starved.on_assigned(self, m, ts)
             if gen is not None:
-                if 0 <= gen < m.generation:
-                    self.generation.append({
-                        "member": name, "ts_ms": ts, "line": line, "from_generation": m.generation,
-                        "to_generation": gen, "_cap": self._capture()})
                 if gen > m.generation:
                     m.generation = gen
                 elif gen == -1:
@@ -551,6 +563,8 @@ class GroupChecker:
         elif kind == "left":
             _starved.stop_waiting(self, m, ts)
             self._release_all(m, ts)
+            if not m.left:
+                self.leavers.append(name)
             m.left = True
             if m.alive:
                 m.alive = False
@@ -569,6 +583,11 @@ class GroupChecker:
         if gen == -1:
             m.generation = -1
 
+    def _gen_down(self, m: _Member, kind: str, gen: int, ts: int, line: int | None) -> None:
+        self.generation.append({
+            "member": m.name, "event": kind, "ts_ms": ts, "line": line, "from_generation": m.generation,
+            "to_generation": gen, "_cap": self._capture()})
+
     def _parts(self, ev: dict[str, Any], line: int | None, ts: int, name: str) -> list[TP] | None:
         raw = ev.get("partitions")
         if raw is None:
@@ -584,70 +603,6 @@ class GroupChecker:
                 self.defect(line, ts, name, f"partition {p!r} is not [topic, number]")
                 return None
         return out
-
-    def _open_overlap(self, tp: TP, old: str, old_gen: int, new: str, new_gen: int, ts: int) -> None:
-        ov = _Overlap(tp, old, new, ts, old_gen, new_gen, self._capture())
-        for who in (old, new):
-            if self.members[who].removed:
-                ov.removed = who
-        if not 0 <= old_gen < new_gen:
-            ov.behind = False
-        else:
-            ov.behind = None
-        self.overlaps.setdefault(tp, []).append(ov)
-        self.members[old].waiting.append((ov, "old"))
-        self.members[new].waiting.append((ov, "new"))
-
-    def _membership(self, m: _Member, kind: str, gen: int | None, ev: dict[str, Any]) -> None:
-        keep = []
-        for ov, role in m.waiting:
-            if role == "old":
-                late = kind == "assigned" and gen is not None and 0 <= gen < ov.new_gen
-                if ov.behind is None and not late and kind in ("assigned", "joined"):
-                    ov.behind = False
-                if ov.nxt_old is None and not late:
-                    ov.nxt_old = kind
-                if ov.nxt_old is None or ov.behind is None:
-                    keep.append((ov, role))
-            elif ov.nxt_new is None:
-                ov.nxt_new = kind
-        m.waiting = keep
-
-    def _give_up(self, m: _Member, tp: TP, gen: int | None) -> None:
-        """``m`` gives ``tp`` up (revoked/lost): decides "left behind" for overlaps where it is the old owner."""
-        for ov, role in m.waiting:
-            if role == "old" and ov.tp == tp and ov.behind is None:
-                ov.behind = gen in (ov.old_gen, -1) if gen is not None else False
-
-    def _commit(self, m: _Member, ev: dict[str, Any], ts: int, gen: int | None, line: int | None) -> None:
-        sent = ev.get("sent_ms")
-        if m.removed:
-            self.commit_fencing.append({
-                "reason": "removed", "member": m.name, "ts_ms": ts, "line": line, "generation": gen,
-                "partitions": ev.get("partitions"), "_cap": self._capture()})
-        for p in ev.get("partitions") or []:
-            if not (isinstance(p, list) and len(p) >= 2 and isinstance(p[0], str) and type(p[1]) is int):
-                self.defect(line, ts, m.name, f"commit partition {p!r} is not [topic, number, offset]")
-                continue
-            tp = (p[0], p[1])
-            if tp not in m.owned:
-                continue
-            for ov in self.overlaps.get(tp, ()):
-                if m.name not in (ov.old, ov.new):
-                    continue
-                c = {"member": m.name, "ts_ms": ts, "generation": gen, "offset": p[2] if len(p) > 2 else None}
-                ov.commits.append(c)
-                if ov.old != m.name or ov.new_gen < ov.old_gen:
-                    continue
-                if type(sent) is int:
-                    stale = sent >= ov.from_ms
-                else:
-                    stale = gen is not None and ov.new_gen >= 0 and gen >= ov.new_gen
-                if stale:
-                    self.commit_fencing.append({
-                        "reason": "newer_owner", "topic": tp[0], "partition": tp[1], "member": m.name, "other": ov.new, "ts_ms": ts,
-                        "line": line, "generation": gen, "other_generation": ov.new_gen,
-                        "other_since_ms": ov.from_ms, "offset": c["offset"], "_cap": self._capture()})
 
     # ------------------------------------------------------------------------------------------ end
     def finish(self, final: bool = True) -> None:
@@ -709,7 +664,7 @@ class GroupChecker:
         }
         return {
             "group": self.group,
-            "members": sorted(self.members),
+            "members": sorted(self.retired.union(self.members)),
             "properties": [{"id": pid, "verdict": "violated" if found[pid] else "held", "violations": found[pid]}
                            for pid in PROPERTY_IDS],
             "unowned_windows": windows,

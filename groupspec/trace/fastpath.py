@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .reader import TraceReadError, parse_line
+from .reader import BadTime, TraceReadError, parse_line
 from .starved import DEFAULT_SESSION_TIMEOUT_MS
 
 __all__ = ["Tables", "feed_stream", "BLOCK"]
@@ -24,8 +24,10 @@ __all__ = ["Tables", "feed_stream", "BLOCK"]
 BLOCK = 1 << 22
 MIN_FAST = 1 << 20  # a trace shorter than this is read by GroupChecker.feed alone (loading numba costs more)
 K: Any = None  # ``groupspec.trace.kernel``, imported on first use: numba is loaded only for traces worth it
-_NAMES = 1 << 14
+_NAMES = 1 << 14  # first sizes of the tables; they double when full, up to the limits
 _PARTS = 1 << 16
+_MAX_NAMES = 1 << 24
+_MAX_PARTS = 1 << 22
 _TWO31 = 2147483648
 
 
@@ -80,6 +82,10 @@ class Tables:
         self.pool_off = np.zeros(_NAMES + 2, np.int64)
         self.ptab = np.full(2 * _PARTS, -1, np.int64)
         self.pkey = np.zeros(_PARTS, np.int64)
+        # per string: the group (its string id + 3; 2 for lines without a group) in which the member of that
+        # name is retired, 1 when retired in more than one group, 0 when in none
+        self.RG = np.zeros(_NAMES, np.int64)
+        self.rr = np.zeros(_NAMES, np.int64)  # the retire (+id+1) / revive (-(id+1)) log of one run
         self.names: list[str] = []
         self.tps: list[tuple[str, int]] = []
         self.full = False
@@ -112,17 +118,65 @@ class Tables:
         self._sync_names()
         return int(i)
 
+    def grow(self) -> bool:
+        """A table is full (``ST_FULL``): double the one that is (names or partitions), keeping every
+        string, partition and retirement; False when it is already at its limit (the Python code reads on)."""
+        S = self.S
+        nn, npart = int(S[K.S_NNAMES]), int(S[K.S_NPARTS])
+        names_full = (nn + 2 >= self.pool_off.shape[0] - 64 or nn * 2 >= self.htab.shape[0] - 128
+                      or self.pool_off[nn] + (1 << 16) > self.pool.shape[0])
+        parts_full = npart + 1 >= self.pkey.shape[0] - 64 or npart * 2 >= self.ptab.shape[0] - 128
+        if not (names_full or parts_full):
+            names_full = parts_full = True  # a table filled up on the line itself: grow both
+        if names_full:
+            cap = self.M.shape[0] * 2
+            if cap > _MAX_NAMES:
+                return False
+
+            def more(a: np.ndarray, n: int, fill: int = 0) -> np.ndarray:
+                b = np.full((n,) + a.shape[1:], fill, a.dtype)
+                b[: a.shape[0]] = a
+                return b
+
+            self.M = more(self.M, cap)
+            self.known = more(self.known, cap)
+            self.RG = more(self.RG, cap)
+            self.rr = more(self.rr, cap)
+            self.pool_off = more(self.pool_off, cap + 2)
+            self.pool = more(self.pool, self.pool.shape[0] * 2)
+            self.htab = np.full(2 * cap, -1, np.int64)
+            K.rehash_names(self.htab, self.pool, self.pool_off, nn)
+        if parts_full:
+            cap = self.P.shape[0] * 2
+            if cap > _MAX_PARTS:
+                return False
+            P = np.zeros((cap, K.P_COLS), np.int64)
+            P[:, K.P_OWNER] = -1
+            P[: self.P.shape[0]] = self.P
+            self.P = P
+            for name in ("univ", "dirty", "pkey"):
+                a = getattr(self, name)
+                b = np.zeros(cap, a.dtype)
+                b[: a.shape[0]] = a
+                setattr(self, name, b)
+            self.ptab = np.full(2 * cap, -1, np.int64)
+            K.rehash_parts(self.ptab, self.pkey, npart)
+        return True
+
     # ------------------------------------------------------------------------------------ state
     def load(self, g: Any, line: int) -> bool:
         """Move ``g``'s state into the arrays; False (nothing moved) when it does not fit them."""
         if self.full or not g.fast_ready() or not (g.group is None or isinstance(g.group, str)):
             return False
-        try:
-            return self._load(g, line)
-        except OverflowError:
-            self._clear()
-            self.full = True
-            return False
+        for _attempt in range(8):
+            try:
+                return self._load(g, line)
+            except OverflowError:
+                self._clear()
+                if not self.grow():
+                    break
+        self.full = True
+        return False
 
     def _load(self, g: Any, line: int) -> bool:
         S, M, P = self.S, self.M, self.P
@@ -131,6 +185,7 @@ class Tables:
         S[K.S_NNAMES], S[K.S_NPARTS], S[K.S_LINE] = keep[0], keep[1], line
         S[K.S_GROUP] = -1 if g.group is None else self.sid(g.group)
         S[K.S_WITHIN], S[K.S_MAXLIST] = g.within_ms, g.max_listed
+        S[K.S_HOLD] = g.hold_ms
         S[K.S_STODEF], S[K.S_NWALONE] = DEFAULT_SESSION_TIMEOUT_MS, len(g.waiting_alone)
         n = 0
         for name, m in g.members.items():
@@ -149,8 +204,22 @@ class Tables:
                 if m.others_at is not None:
                     M[i, K.M_OHAS], M[i, K.M_OAT] = 1, m.others_at
             M[i, K.M_STO] = m.session_timeout_ms or 0
+            M[i, K.M_CONSUMER] = m.consumer
             m.waiting = []  # overlaps already reported (a quiet group has none open or pending)
         S[K.S_NKNOWN] = n
+        g3 = int(S[K.S_GROUP]) + 3
+        RG = self.RG
+        if g.retire_log is None:  # the first load: every name retired so far
+            log = [(True, name) for name in sorted(g.retired)]
+        else:
+            log = g.retire_log
+        for retired, name in log:
+            i = self.sid(name)
+            if retired:
+                RG[i] = g3 if RG[i] in (0, g3) else 1
+            elif RG[i] == g3:
+                RG[i] = 0
+        g.retire_log = []
         u = 0
         for tp in g.universe:
             p = self.pid(tp)
@@ -204,6 +273,14 @@ class Tables:
         self._sync_names()
         tp_of = self.tps
         members = g.members
+        for k in range(int(S[K.S_NRR])):
+            x = int(self.rr[k])
+            if x > 0:
+                members.pop(names[x - 1], None)
+                g.retired.add(names[x - 1])
+            else:
+                g.retired.discard(names[-x - 1])
+        S[K.S_NRR] = 0
         for k in range(int(S[K.S_NKNOWN])):
             i = int(self.known[k])
             name = names[i]
@@ -219,6 +296,7 @@ class Tables:
             m.wait_from = int(row[K.M_WFROM]) if row[K.M_WAIT] else None
             m.others_at = int(row[K.M_OAT]) if row[K.M_WAIT] and row[K.M_OHAS] else None
             m.session_timeout_ms = int(row[K.M_STO]) or None
+            m.consumer = bool(row[K.M_CONSUMER])
         owners: dict[tuple[str, int], dict[str, int]] = {}
         universe = set()
         window_start = {}
@@ -238,6 +316,7 @@ class Tables:
                 dirty.add(tp)
         g.owners, g.universe, g.window_start, g.dirty = owners, universe, window_start, dirty
         known = [int(self.known[k]) for k in range(int(S[K.S_NKNOWN]))]
+        g.leavers = [names[i] for i in known if M[i, K.M_LEFT]]
         cut_by: set[str | None] = {names[i] for i in known if M[i, K.M_CUTBY]}
         if S[K.S_CUTBY_NONE]:
             cut_by.add(None)
@@ -297,7 +376,7 @@ class Tables:
     def run(self, buf: np.ndarray, pos: int) -> tuple[int, int]:
         st, pos = K.run(buf, pos, len(buf), self.S, self.M, self.known, self.P, self.univ, self.dirty, self.wrows,
                         self.prows, self.snap_off, self.snap_pool, self.ring, self.tmp, self.htab, self.pool,
-                        self.pool_off, self.ptab, self.pkey)
+                        self.pool_off, self.ptab, self.pkey, self.RG, self.rr)
         return int(st), int(pos)
 
 
@@ -348,7 +427,7 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
                 # leave the next lines (1, 3, 7 .. 63 of them) to feed() before trying again
                 backoff = 0 if got else min(2 * backoff + 1, 63)
                 skip = backoff
-                if st == K.ST_FULL:
+                if st == K.ST_FULL and not tables.grow():
                     tables.full = True
                 if st == K.ST_DONE:
                     break
@@ -358,7 +437,10 @@ def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
             pos = end
             line += 1
             if raw.strip():
-                ev, why = parse_line(raw)
+                try:
+                    ev, why = parse_line(raw, strict_time=True)
+                except BadTime as e:
+                    raise TraceReadError(f"{path}: line {line}: {e}") from None
                 if ev is None:
                     run.bad_line(line, why)
                 else:

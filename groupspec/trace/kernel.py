@@ -25,11 +25,14 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_TICK_HAS, S_LAST_TS, S_FIRST_HAS, S_FIRST_TS, S_ALL_DIRTY, S_CHANGED, S_CUT, S_CUTBY_NONE, S_PFROM_HAS,
     S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
     S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
-    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_SIZE, RING, MAXPARTS, intern, part_id, _ws, _string,
+    S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
+    rehash_names, rehash_parts, _ws, _string,
     _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
-    _W_EAGER, _W_STO, _kind, _parts,
+    _W_EAGER, _W_CONSUMER, _W_STO, _kind, _parts,
 )
 
+
+MAX_TS = (1 << 53) - 1  # groupspec.trace.reader.MAX_TS
 
 # -- what run() returns as its status ---------------------------------------------------------------
 ST_DONE = 0  # every line up to the end of the buffer was handled
@@ -60,7 +63,8 @@ M_WFROM = 15
 M_OHAS = 16  # another member was assigned meanwhile, first at M_OAT
 M_OAT = 17
 M_STO = 18  # session timeout of its latest joined line, 0 for none
-M_COLS = 19
+M_CONSUMER = 19  # its listener lines say protocol "consumer" (KIP-848: generations are per-member epochs)
+M_COLS = 20
 # columns of P (one row per interned partition)
 P_OWNER = 0  # the member's string id, -1 for none
 P_GEN = 1  # the generation in which its owner got it
@@ -160,7 +164,7 @@ def _converged(S, M, known, P, univ, pkey):
 
 
 @njit(cache=True, nogil=True)
-def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool):
+def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool, RG, rr):
     """``GroupChecker._end_tick`` at ``S[S_TICK]``: 0 when done, 1 when it would make a finding (nothing
     changed: the Python code does this tick), 3 when the snapshot pool is full (nothing changed)."""
     ts = S[S_TICK]
@@ -168,6 +172,11 @@ def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_po
         return 0
     within = S[S_WITHIN]
     take_broken = False
+    if S[S_CHANGED] and not S[S_CUT] and S[S_CONV_HAS] and ts - S[S_CONV] >= S[S_HOLD]:
+        # GroupChecker._end_tick: a change of an assignment that held cuts the period (on a return 1 or 3 the
+        # Python code finds the cut pending, as it would have made it itself)
+        S[S_CUT] = 1
+        S[S_CUTBY_NONE] = 1
     if S[S_CUT]:
         conv_has = S[S_CONV_HAS]
         conv = S[S_CONV]
@@ -267,8 +276,22 @@ def _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_po
                     m = known[k]
                     if M[m, M_CHANGER]:
                         M[m, M_BROKEN] = 1
+    # members that left are retired (GroupChecker._retire): out of ``known``, their names marked in RG
+    g3 = S[S_GROUP] + 3
+    j = 0
     for k in range(S[S_NKNOWN]):
-        M[known[k], M_CHANGER] = 0
+        m = known[k]
+        M[m, M_CHANGER] = 0
+        if M[m, M_LEFT] and S[S_NRR] < rr.shape[0]:
+            RG[m] = g3 if (RG[m] == 0 or RG[m] == g3) else 1
+            rr[S[S_NRR]] = m + 1
+            S[S_NRR] += 1
+            for c in range(M_COLS):
+                M[m, c] = 0
+        else:
+            known[j] = m
+            j += 1
+    S[S_NKNOWN] = j
     for k in range(S[S_NDIRTY]):
         P[dirty[k], P_DIRTY] = 0
     S[S_NDIRTY] = 0
@@ -295,7 +318,7 @@ def _close_period(end, S, prows):
 
 @njit(cache=True, nogil=True)
 def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap_pool, ring, tmp,
-        htab, pool, pool_off, ptab, pkey):
+        htab, pool, pool_off, ptab, pkey, RG, rr):
     """Handle the lines of ``buf[pos:end]`` for the group ``S[S_GROUP]``: ``(status, position)``."""
     while pos < end:
         nl = pos
@@ -322,6 +345,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         gen_has = False
         gen = np.int64(0)
         eager = True
+        pcons = -1  # protocol "consumer" (1), another one (0), none given (-1)
         sto = np.int64(0)
         if i < nl and buf[i] == 125:
             return ST_LINE, pos
@@ -343,8 +367,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if _key_is(buf, ka, j, _W_TS):
                 bit = 1
                 i, ts, integer = _number(buf, i, nl)
-                if i < 0 or not integer:
-                    return ST_LINE, pos
+                if i < 0 or not integer or ts < 0 or ts > MAX_TS:
+                    return ST_LINE, pos  # (a time that is no time: the Python code refuses the file)
             elif _key_is(buf, ka, j, _W_EVENT):
                 bit = 2
                 if c != 34:
@@ -410,8 +434,10 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     if k < 0:
                         return ST_LINE, pos
                     eager = _key_is(buf, i + 1, k, _W_EAGER)
+                    pcons = 1 if _key_is(buf, i + 1, k, _W_CONSUMER) else 0
                     i = k + 1
                 else:
+                    pcons = -1 if c == 110 else 0
                     i = _skip(buf, i, nl)
             else:
                 i = _skip(buf, i, nl)
@@ -437,7 +463,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if S[S_TICK_HAS] and ts < S[S_TICK]:
                 return ST_LINE, pos
             if S[S_TICK_HAS]:
-                r = _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool)
+                r = _end_tick(S, M, known, P, univ, dirty, pkey, wrows, prows, snap_off, snap_pool, RG, rr)
                 if r == 1:
                     return ST_LINE, pos
                 if r == 3:
@@ -452,6 +478,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         # from here on a return leaves the tick as it is: the Python code reads the line at this tick
         if kind == K_COMMIT and mem >= 0 and M[mem, M_KNOWN] and not M[mem, M_LEFT] and not M[mem, M_REMOVED]:
             if gen_has:
+                if 0 <= gen < M[mem, M_GEN]:
+                    return ST_LINE, pos  # a generation going down: a finding, the Python code's
                 M[mem, M_LASTGEN] = gen
                 M[mem, M_LASTGEN_HAS] = 1
         elif kind != K_END:
@@ -461,8 +489,12 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             new = M[m, M_KNOWN] == 0
             if not new and M[m, M_LEFT] and kind != K_JOINED:
                 return ST_LINE, pos
+            # a name retired in this group comes back with ``joined`` (any other line of it, or a name
+            # retired in another group, is the Python code's)
+            if new and RG[m] != 0 and (RG[m] != S[S_GROUP] + 3 or kind != K_JOINED or S[S_NRR] >= rr.shape[0]):
+                return ST_LINE, pos
             if kind == K_ASSIGNED or kind == K_REVOKED:
-                if kind == K_ASSIGNED and gen_has and 0 <= gen < M[m, M_GEN]:
+                if gen_has and 0 <= gen < M[m, M_GEN]:
                     return ST_LINE, pos
                 bad = False
                 for a in range(nparts):
@@ -489,6 +521,10 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     return ST_LINE, pos
             # ---- the line is ours: apply it
             if new:
+                if RG[m] != 0:  # revived
+                    RG[m] = 0
+                    rr[S[S_NRR]] = -(m + 1)
+                    S[S_NRR] += 1
                 M[m, M_KNOWN] = 1
                 M[m, M_ALIVE] = 1
                 M[m, M_LEFT] = 0
@@ -513,6 +549,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
             if gen_has:
                 M[m, M_LASTGEN] = gen
                 M[m, M_LASTGEN_HAS] = 1
+            if (kind == K_ASSIGNED or kind == K_REVOKED) and pcons >= 0:
+                M[m, M_CONSUMER] = pcons
             if kind == K_ASSIGNED:
                 _stop_waiting(m, M)
                 if S[S_NWALONE] > 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -29,13 +30,38 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = _json.loads
     _JSONError = (ValueError, UnicodeDecodeError)
 
-__all__ = ["TraceReadError", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
+__all__ = ["TraceReadError", "BadTime", "MAX_TS", "check_ts", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
 class TraceReadError(Exception):
     """A trace that cannot be read at all; the message names the file (and line)."""
+
+
+class BadTime(ValueError):
+    """A ``ts_ms`` that is no time at all (negative, not finite, beyond ``MAX_TS``): the file is refused."""
+
+
+# The largest ts_ms accepted: 2**53 - 1 ms (about 285,000 years after the epoch; the largest integer a
+# JSON reader that uses doubles still holds exactly). Anything beyond, negative, NaN or infinite is no time.
+MAX_TS = (1 << 53) - 1
+_NONFINITE = re.compile(rb'"ts_ms"\s*:\s*-?(NaN|Infinity)')
+
+
+def check_ts(ts: Any) -> int | None:
+    """``ts`` as an integer time in ms; None when it is missing or not an integer (a trace defect);
+    raises :class:`BadTime` when it is a number that is no time (negative, beyond ``MAX_TS``)."""
+    if type(ts) is int:
+        if 0 <= ts <= MAX_TS:
+            return ts
+        raise BadTime(f"ts_ms {ts} is not a time in ms (0 to {MAX_TS})")
+    if isinstance(ts, float):
+        if ts != ts or ts in (float("inf"), float("-inf")) or not 0 <= ts <= MAX_TS:
+            raise BadTime(f"ts_ms {ts!r} is not a time in ms (0 to {MAX_TS})")
+        if ts.is_integer():
+            return int(ts)
+    return None
 
 
 def is_trace_name(name: str) -> bool:
@@ -84,9 +110,13 @@ def open_trace(path: str, stdin_copy: IO[bytes] | None = None) -> IO[bytes]:
             raw = open(path, "rb")
         except OSError as e:
             raise TraceReadError(f"{path}: cannot open ({e.strerror})") from None
-    head = raw.read(2)
+    head = raw.read(4)
     raw.seek(0)
-    if head == b"\x1f\x8b":
+    if head == b"PAR1":
+        raw.close()
+        raise TraceReadError(f"{path}: line 1: a Parquet file, not JSON Lines (a sweep's traces/: check them with "
+                             f"`groupspec audit {path}`)")
+    if head[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     if path.endswith(".gz"):
         raw.close()
@@ -107,11 +137,15 @@ def iter_file(path: str, stdin_copy: IO[bytes] | None = None) -> Iterator[tuple[
         raise TraceReadError(f"{path}: line {n + 1}: cannot read further ({e})") from None
 
 
-def parse_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """The event on one line, or ``(None, why not)``."""
+def parse_line(line: bytes, strict_time: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+    """The event on one line, or ``(None, why not)``; with ``strict_time`` a ``ts_ms`` of NaN or Infinity
+    (not JSON, but what a careless writer emits) raises :class:`BadTime`."""
     try:
         ev = _loads(line)
     except _JSONError as e:
+        m = _NONFINITE.search(line) if strict_time and isinstance(line, bytes) else None
+        if m is not None:
+            raise BadTime(f"ts_ms {m.group(0).split(b':')[-1].strip().decode()} is not a time in ms") from None
         msg = str(e).split("\n")[0]
         return None, f"not JSON ({msg})"
     if not isinstance(ev, dict):

@@ -9,13 +9,17 @@ It imports only those modules of its room and the standard library.
 """
 from __future__ import annotations
 
+import heapq
+import io
+import struct
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .checker import GroupChecker, Unsorted
 from .fastpath import feed_stream
-from .reader import TraceReadError, expand_paths, iter_file, open_trace, parse_line, spool_stdin
+from .reader import BadTime, TraceReadError, _loads, expand_paths, iter_file, open_trace, parse_line, spool_stdin
 
 __all__ = ["TraceResult", "Report", "check_events", "check_paths", "iter_results", "sorted_by_time", "TraceReadError"]
 
@@ -71,6 +75,7 @@ class _Run:
         self.loose: list[dict[str, Any]] = []
         self.events = 0
         self._last: GroupChecker | None = None
+        self.refuse = False  # files: a ts_ms that is no time refuses the file (check_events: a trace defect)
 
     def group(self, gid: Any) -> GroupChecker:
         g = self._last
@@ -81,12 +86,17 @@ class _Run:
             if gid is not None and not isinstance(gid, str):
                 gid = str(gid)
             g = self.groups[gid] = GroupChecker(gid, self.within, self.strict, self.against_model)
+            g.refuse_bad_time = self.refuse
         self._last = g
         return g
 
     def feed(self, ev: dict[str, Any], line: int) -> None:
         self.events += 1
-        self.group(ev.get("group")).feed(ev, line)
+        g = self.group(ev.get("group"))
+        try:
+            g.feed(ev, line)
+        except BadTime as e:  # a file: refused in one line naming it and the line
+            raise TraceReadError(f"{self.source}: line {line}: {e}") from None
 
     def bad_line(self, line: int, message: str) -> None:
         self.events += 1
@@ -160,19 +170,96 @@ def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, agai
 def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_model: bool = False) -> TraceResult:
     name = path
     run = _Run(name, within, strict=True, against_model=against_model)
+    run.refuse = True
     try:
         with open_trace(path, stdin_copy) as f:
             fast = feed_stream(f, run, path)
+        if run.events == 0:
+            raise TraceReadError(f"{path}: empty trace: no events (nothing to check)")
         res = run.result()
         res.fast_events = fast
         return res
     except Unsorted:
         pass
-    items: list[tuple[int, Any]] = []
-    for n, raw in iter_file(path, stdin_copy):
-        ev, why = parse_line(raw)
-        items.append((n, ev if ev is not None else why))
-    return _check_sorted(items, name, within, against_model)
+    run = _Run(name, within, strict=False, against_model=against_model)
+    run.refuse = True
+    for n, raw in spill_sorted(iter_file(path, stdin_copy)):
+        try:
+            ev, why = parse_line(raw, strict_time=True)
+        except BadTime as e:
+            raise TraceReadError(f"{path}: line {n}: {e}") from None
+        if ev is None:
+            run.bad_line(n, why or "")
+        else:
+            run.feed(ev, n)
+    return run.result(sorted_=True)
+
+
+# An unsorted file is sorted in runs of about this many bytes of memory (the lines and their keys),
+# each spilled to a temporary file, then merged: memory stays bounded whatever the file's size.
+SORT_MEMORY = 64 << 20
+_PER_LINE = 160  # bytes of Python objects per line held in a run, besides the line itself
+_REC = struct.Struct("<qqI")
+
+
+def spill_sorted(lines: Iterable[tuple[int, bytes]], memory: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)`` in the order the checker reads a trace whose time goes back (by time,
+    then line; a line without an integer ``ts_ms`` keeps the time of the line before it, as
+    :func:`sorted_by_time`), sorted within bounded memory: runs of at most ``memory`` bytes are sorted
+    and spilled to temporary files, which are then merged."""
+    limit = SORT_MEMORY if memory is None else memory
+    runs: list[IO[bytes]] = []
+    buf: list[tuple[int, int, bytes]] = []
+    size = 0
+    last = -(1 << 62)
+    try:
+        for n, raw in lines:
+            try:
+                ev = _loads(raw)
+                ts = ev.get("ts_ms") if isinstance(ev, dict) else None
+            except ValueError:
+                ts = None
+            if type(ts) is int and -(1 << 62) < ts < (1 << 62):
+                last = ts
+            buf.append((last, n, raw))
+            size += len(raw) + _PER_LINE
+            if size >= limit:
+                runs.append(_spill(buf))
+                buf, size = [], 0
+        buf.sort()
+        if not runs:
+            yield from ((n, raw) for _t, n, raw in buf)
+            return
+        if buf:
+            runs.append(_spill(buf))
+            buf = []
+        for _t, n, raw in heapq.merge(*(_read_run(f) for f in runs)):
+            yield n, raw
+    finally:
+        for f in runs:
+            f.close()
+
+
+def _spill(buf: list[tuple[int, int, bytes]]) -> IO[bytes]:
+    buf.sort()
+    f = tempfile.TemporaryFile()
+    w = f.write
+    for ts, n, raw in buf:
+        w(_REC.pack(ts, n, len(raw)))
+        w(raw)
+    f.seek(0)
+    return f
+
+
+def _read_run(f: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    r = io.BufferedReader(f, 1 << 20) if not isinstance(f, io.BufferedReader) else f  # type: ignore[arg-type]
+    size = _REC.size
+    while True:
+        head = r.read(size)
+        if len(head) < size:
+            return
+        ts, n, k = _REC.unpack(head)
+        yield ts, n, r.read(k)
 
 
 def iter_results(paths: list[str], converge_within_s: float = 20.0, against_model: bool = False) -> Iterator[TraceResult]:

@@ -63,7 +63,9 @@ S_NPARTS = 36  # partitions interned
 S_LINE = 37  # line number of the last line read
 S_STODEF = 38  # the session timeout of a member whose joined line gives none (``starved``)
 S_NWALONE = 39  # members waiting for an assignment that have seen no one else assigned yet
-S_SIZE = 40
+S_NRR = 40  # entries in the retire/revive log (members retired at a tick's end, retired names joining again)
+S_HOLD = 41  # ms an assignment must stay complete, balanced and unchanged for its next change to cut a period
+S_SIZE = 42
 
 RING = 8
 MAXPARTS = 4096  # partitions on one line beyond which the line is the Python code's
@@ -111,6 +113,28 @@ def intern(buf, a, b, S, htab, pool, pool_off):
     htab[i] = nn
     S[S_NNAMES] = nn + 1
     return nn
+
+
+@njit(cache=True, nogil=True)
+def rehash_names(htab, pool, pool_off, n):
+    """Fill the (new, larger, all -1) ``htab`` with the ``n`` strings interned so far."""
+    mask = htab.shape[0] - 1
+    for sid in range(n):
+        i = np.int64(_hash(pool, pool_off[sid], pool_off[sid + 1]) & np.uint64(mask))
+        while htab[i] >= 0:
+            i = (i + 1) & mask
+        htab[i] = sid
+
+
+@njit(cache=True, nogil=True)
+def rehash_parts(ptab, pkey, n):
+    """Fill the (new, larger, all -1) ``ptab`` with the ``n`` partitions interned so far."""
+    mask = ptab.shape[0] - 1
+    for pid in range(n):
+        i = np.int64((np.uint64(pkey[pid]) * np.uint64(11400714819323198485)) >> np.uint64(20)) & mask
+        while ptab[i] >= 0:
+            i = (i + 1) & mask
+        ptab[i] = pid
 
 
 @njit(cache=True, nogil=True)
@@ -320,6 +344,7 @@ _W_PARTS = np.frombuffer(b"partitions", np.uint8)
 _W_GEN = np.frombuffer(b"generation", np.uint8)
 _W_PROTO = np.frombuffer(b"protocol", np.uint8)
 _W_EAGER = np.frombuffer(b"eager", np.uint8)
+_W_CONSUMER = np.frombuffer(b"consumer", np.uint8)
 _W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
 _KINDS = (
     (np.frombuffer(b"commit", np.uint8), K_COMMIT), (np.frombuffer(b"assigned", np.uint8), K_ASSIGNED),
