@@ -89,6 +89,15 @@ def _port_taken(port: int) -> bool:
     return False
 
 
+def _first_error(log: str) -> str:
+    """The first line of a JVM's output that says what went wrong (not a stack frame), cut to one short line."""
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+    for ln in lines:
+        if " ERROR " in ln or " FATAL " in ln or "Exception" in ln or "Error:" in ln:
+            return ln[:240]
+    return lines[-1][:240] if lines else "no output"
+
+
 def _cluster_id() -> str:
     """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (not starting with '-')."""
     import base64
@@ -134,7 +143,7 @@ class KafkaBroker:
         try:
             java, cp = java_binary(), classpath(fetch=False)
         except KafkaSetupError as e:
-            raise CoordinatorError(f"apache-kafka: {e}") from None
+            raise CoordinatorError(str(e)) from None
         assert self.dir is not None
         return [java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}", "-cp", cp]
 
@@ -149,13 +158,12 @@ class KafkaBroker:
         text = self.log_tail(20000)
         if "Address already in use" in text or "BindException" in text:
             return f"port {self.port} or its controller port is taken (Address already in use)"
-        errors = [ln for ln in text.splitlines() if " ERROR " in ln or " FATAL " in ln or "Exception" in ln]
-        return (errors[0] if errors else text.strip().splitlines()[-1] if text.strip() else "no log")[:240]
+        return _first_error(text)
 
     def start(self) -> str:
         port = self.port or free_port()
         if _port_taken(port):
-            raise CoordinatorError(f"apache-kafka: port 127.0.0.1:{port} is taken")
+            raise CoordinatorError(f"port 127.0.0.1:{port} is taken")
         self.port = port
         cport = free_port()
         while cport == port:
@@ -172,10 +180,10 @@ class KafkaBroker:
                                         str(config)], stdin=subprocess.DEVNULL, stdout=flog, stderr=subprocess.STDOUT,
                                        timeout=START_TIMEOUT_S, start_new_session=True)
                 except subprocess.TimeoutExpired:
-                    raise CoordinatorError(f"apache-kafka: formatting the storage took over {START_TIMEOUT_S:.0f} s") from None
+                    raise CoordinatorError(f"formatting the broker's storage took over {START_TIMEOUT_S:.0f} s") from None
             if r.returncode != 0:
-                last = (self.dir / "format.log").read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                raise CoordinatorError(f"apache-kafka: kafka.tools.StorageTool format failed: {last[0][:200]}")
+                why = _first_error((self.dir / "format.log").read_text(errors="replace"))
+                raise CoordinatorError(f"kafka.tools.StorageTool format failed: {why}")
             self.format_seconds = time.monotonic() - t0
             with interrupts_held(), open(self.dir / "broker.log", "w", encoding="utf-8") as blog:
                 self.proc = subprocess.Popen([*java, "kafka.Kafka", str(config)], stdin=subprocess.DEVNULL, stdout=blog,
@@ -183,7 +191,7 @@ class KafkaBroker:
             deadline = time.monotonic() + START_TIMEOUT_S
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
-                    raise CoordinatorError(f"apache-kafka exited at start with status {self.proc.returncode}: {self._why()}")
+                    raise CoordinatorError(f"the broker exited at start with status {self.proc.returncode}: {self._why()}")
                 try:
                     socket.create_connection(("127.0.0.1", port), 0.2).close()
                     self.bootstrap = f"127.0.0.1:{port}"
@@ -191,7 +199,7 @@ class KafkaBroker:
                     return self.bootstrap
                 except OSError:
                     time.sleep(0.1)
-            raise CoordinatorError(f"apache-kafka did not listen on 127.0.0.1:{port} within {START_TIMEOUT_S:.0f} s")
+            raise CoordinatorError(f"the broker did not listen on 127.0.0.1:{port} within {START_TIMEOUT_S:.0f} s")
         except BaseException:
             self.stop()
             raise
@@ -253,7 +261,7 @@ class ApacheKafka(Coordinator):
         else:
             port = os.environ.get("GROUPSPEC_KAFKA_PORT")
             if port is not None and not port.isdigit():
-                raise CoordinatorError(f"apache-kafka: GROUPSPEC_KAFKA_PORT={port!r} is not a port number")
+                raise CoordinatorError(f"GROUPSPEC_KAFKA_PORT={port!r} is not a port number")
             self.broker = KafkaBroker(self.overrides, port=int(port) if port else None, verbose=self.verbose)
             self.own = True
             self.broker.start()

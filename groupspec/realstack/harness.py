@@ -172,7 +172,6 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             shutil.rmtree(work, ignore_errors=True)
             raise HarnessError(f"{coordinator} takes no coordinator settings")
         coord.overrides = dict(coordinator_settings)  # type: ignore[attr-defined]
-    group_id = coord.group_id(GROUP) if hasattr(coord, "group_id") else GROUP  # a shared broker: a group per run
     workers: dict[str, _Worker] = {}
     harness_lines: list[dict[str, Any]] = []
     finished = False
@@ -180,6 +179,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         say(f"starting {coordinator}")
         try:
             bootstrap = coord.start()
+            group_id = coord.group_id(GROUP) if hasattr(coord, "group_id") else GROUP  # a shared broker: one per run
             parts = coord.create_topic("t", sc.partitions)
             extra = {t: coord.create_topic(t, n) for t, n in sc.extra_topics.items()}
         except CoordinatorError as e:
