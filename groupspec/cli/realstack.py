@@ -103,11 +103,11 @@ def _broker_config(items: tuple[str, ...], coordinator: str) -> dict[str, str]:
 @click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka | kafkajs | java")
 @click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec | apache-kafka")
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "consumer", "consumer-range",
-                                               "consumer-static"]), default=None,
+                                               "consumer-static", "static-cooperative"]), default=None,
               help="eager (range), cooperative (cooperative-sticky), static (range + group.instance.id) or consumer "
                    "(group.protocol=consumer, KIP-848, the broker's uniform assignor; consumer-range: "
                    "group.remote.assignor=range; consumer-static: with group.instance.id; confluent-kafka and java "
-                   "only); default: the scenario's")
+                   "only), static-cooperative (cooperative-sticky + group.instance.id); default: the scenario's")
 @click.option("--broker-config", "broker_config", multiple=True, metavar="KEY=VALUE",
               help="A broker setting for apache-kafka (repeatable), e.g. group.consumer.migration.policy=upgrade; "
                    "written in the trace's header.")

@@ -48,7 +48,7 @@ __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError",
 
 CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java")  # java: Apache Kafka's KafkaConsumer
 KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
-PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "consumer-static")
+PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "consumer-static", "static-cooperative")
 # consumer: group.protocol=consumer (KIP-848) with the broker's default assignor (uniform); consumer-range: with
 # group.remote.assignor=range; consumer-static: with a group.instance.id (the trace's protocol is consumer for all three)
 CONSUMER_PROTOCOLS = ("consumer", "consumer-range", "consumer-static")
@@ -63,6 +63,8 @@ def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
     if client == "java":
         return None  # Apache Kafka's own consumer: every protocol
+    if protocol == "static-cooperative" and client != "confluent-kafka":
+        return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
     if protocol in CONSUMER_PROTOCOLS and client != "confluent-kafka":
         return f"{client} has no group.protocol=consumer (KIP-848) client in the harness"
     if protocol == "cooperative" and client != "confluent-kafka":
@@ -152,6 +154,8 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     ``group.consumer.migration.policy``), written in the trace's header line."""
     sc: RealScenario = SCENARIOS[scenario]
     protocol = protocol or sc.default_protocol
+    if sc.clients and client not in sc.clients:
+        raise HarnessError(f"scenario {scenario} runs with {', '.join(sc.clients)} only")
     why = supported(client, protocol)
     if why:
         raise HarnessError(why)
@@ -201,12 +205,20 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             say(f"{step.at_s:5.1f}s {step.action} {step.member}")
             w = workers.get(step.member)
             if step.action == "start":
+                if step.arg and step.arg != "idle":  # it starts on topics of its own
+                    subs[step.member] = step.arg.split(",")
+                    for t in subs[step.member]:
+                        if t in extra:
+                            harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
+                                                  "partitions": extra[t]})
                 spec = {
                     "client": client, "bootstrap": bootstrap, "group": group_id, "member": step.member,
-                    "topics": subs.get(step.member, ["t"]),
-                    "protocol": "consumer" if protocol in CONSUMER_PROTOCOLS else protocol if protocol == "cooperative" else "eager",
+                    "topics": [] if step.arg == "idle" else subs.get(step.member, ["t"]),
+                    "protocol": "consumer" if protocol in CONSUMER_PROTOCOLS
+                    else "cooperative" if protocol in ("cooperative", "static-cooperative") else "eager",
                     **({"assignor": "range"} if protocol == "consumer-range" else {}),
-                    "instance_id": f"{step.member}-static" if protocol in ("static", "consumer-static") else None,
+                    "instance_id": f"{step.member}-static" if protocol in ("static", "consumer-static", "static-cooperative")
+                    else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
                 cmd, env = _worker_command(client, spec)

@@ -62,7 +62,7 @@ def _cells(scenarios: list[str], clients: list[tuple[str, str | None]], coordina
         for client, proto in clients:
             for coord in coordinators:
                 protocol = proto or SCENARIOS[sc].default_protocol
-                if proto in ("cooperative", "consumer") and SCENARIOS[sc].default_protocol == "static":
+                if proto in ("cooperative", "consumer") and SCENARIOS[sc].default_protocol.startswith("static"):
                     if done:  # the static story keeps its static members: the default cell runs it
                         done()
                     continue

@@ -53,7 +53,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  * accepted it); {@code fenced} for the errors that reject a member (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
  * FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID), {@code error} for any other; {@code left} after a
  * clean close. Standard input carries the harness's commands, one a line: {@code leave}, {@code pause SECONDS},
- * {@code subscribe T1,T2}; the end of input is {@code leave}.
+ * {@code subscribe T1,T2}; the end of input is {@code leave}. A spec without topics starts the worker idle (the JVM
+ * up, no subscription): it joins, and records {@code joined}, at its first {@code subscribe}.
  */
 public final class Worker {
     private static final List<String> FENCING = Arrays.asList("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
@@ -225,8 +226,12 @@ public final class Worker {
         consumer = new KafkaConsumer<>(config(spec));
         List<String> topics = new ArrayList<>();
         spec.get("topics").forEach(t -> topics.add(t.asText()));
-        consumer.subscribe(topics, listener);
-        write("joined", spec.hasNonNull("instance_id") ? Map.of("instance_id", spec.get("instance_id").asText()) : Map.of());
+        Map<String, Object> joined = spec.hasNonNull("instance_id") ? Map.of("instance_id", spec.get("instance_id").asText()) : Map.of();
+        boolean subscribed = !topics.isEmpty();  // no topics: started idle (a warm JVM), joins at its first subscribe
+        if (subscribed) {
+            consumer.subscribe(topics, listener);
+            write("joined", joined);
+        }
         long commitEvery = spec.path("commit_interval_ms").asLong(1000);
         long nextCommit = System.currentTimeMillis() + commitEvery;
         while (true) {
@@ -244,7 +249,15 @@ public final class Worker {
                     Thread.sleep((long) (Double.parseDouble(cmd.substring(6).trim()) * 1000));
                 } else if (cmd.startsWith("subscribe ")) {
                     consumer.subscribe(Arrays.asList(cmd.substring(10).trim().split(",")), listener);
+                    if (!subscribed) {
+                        subscribed = true;
+                        write("joined", joined);
+                    }
                 }
+            }
+            if (!subscribed) {
+                Thread.sleep(20);
+                continue;
             }
             try {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
