@@ -205,7 +205,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             say(f"{step.at_s:5.1f}s {step.action} {step.member}")
             w = workers.get(step.member)
             if step.action == "start":
-                if step.arg and step.arg != "idle":  # it starts on topics of its own
+                # "protocol=P": this start uses protocol P (an online upgrade or downgrade), not the run's
+                member_protocol = step.arg.split("=", 1)[1] if step.arg.startswith("protocol=") else protocol
+                if step.arg and step.arg != "idle" and not step.arg.startswith("protocol="):  # topics of its own
                     subs[step.member] = step.arg.split(",")
                     for t in subs[step.member]:
                         if t in extra:
@@ -214,11 +216,11 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                 spec = {
                     "client": client, "bootstrap": bootstrap, "group": group_id, "member": step.member,
                     "topics": [] if step.arg == "idle" else subs.get(step.member, ["t"]),
-                    "protocol": "consumer" if protocol in CONSUMER_PROTOCOLS
-                    else "cooperative" if protocol in ("cooperative", "static-cooperative") else "eager",
-                    **({"assignor": "range"} if protocol == "consumer-range" else {}),
-                    "instance_id": f"{step.member}-static" if protocol in ("static", "consumer-static", "static-cooperative")
-                    else None,
+                    "protocol": "consumer" if member_protocol in CONSUMER_PROTOCOLS
+                    else "cooperative" if member_protocol in ("cooperative", "static-cooperative") else "eager",
+                    **({"assignor": "range"} if member_protocol == "consumer-range" else {}),
+                    "instance_id": f"{step.member}-static"
+                    if member_protocol in ("static", "consumer-static", "static-cooperative") else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
                 cmd, env = _worker_command(client, spec)
@@ -273,7 +275,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         for e in own:
             if e.get("group") == group_id:
                 e["group"] = GROUP
-            if e.get("event") == "joined" and protocol not in CONSUMER_PROTOCOLS:
+            if e.get("event") == "joined" and e.get("protocol", protocol) not in CONSUMER_PROTOCOLS:
                 e.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
         lines.extend(own)
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]

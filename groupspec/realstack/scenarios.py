@@ -73,4 +73,14 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "u"),
                   Step(8, "leave", "c2"), Step(20, "subscribe", "c3", "t,u"), Step(20.5, "pause", "c1", "7.8")), 40,
                  default_protocol="static-cooperative", extra_topics={"u": 2}, clients=("java",)),
+    # The classic-to-consumer migration (docs/migration.md), online, without faults: under the bidirectional policy
+    # the first consumer-protocol member converts the classic group, the last classic member's return converts back.
+    RealScenario("online-upgrade", "three cooperative-sticky members restart one by one with group.protocol=consumer",
+                 _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
+                                                                 Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=consumer"))),
+                 44, default_protocol="cooperative", clients=("java", "confluent-kafka")),
+    RealScenario("online-downgrade", "three group.protocol=consumer members restart one by one with cooperative-sticky",
+                 _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
+                                                                 Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=cooperative"))),
+                 44, default_protocol="consumer", clients=("java", "confluent-kafka")),
 )}
