@@ -156,3 +156,22 @@ def test_a_broker_that_dies_at_start_says_why(tmp_path: Path):
     with pytest.raises(CoordinatorError, match=r"(sideways|SIDEWAYS|migration)"):
         b.start()
     assert b.proc is None and b.dir is None  # stopped and cleaned
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--broker-config", "policy"], "--broker-config 'policy': expected KEY=VALUE"),
+    (["--broker-config", "group.consumer.migration.policy=upgrade", "--coordinator", "tansu"],
+     "--broker-config: only the apache-kafka coordinator takes broker settings (not tansu)"),
+])
+def test_broker_config_bad_input_is_one_line(tmp_path: Path, args: list[str], says: str):
+    base = ["realstack", "run", "pair-joins", "--client", "java", "--out", str(tmp_path / "out")]
+    if "--coordinator" not in args:
+        base += ["--coordinator", "apache-kafka"]
+    p = subprocess.run([GS, *base, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr == f"groupspec: error: {says}\n", p.stderr
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_a_scenario_for_some_clients_refuses_the_others(tmp_path: Path):
+    with pytest.raises(HarnessError, match="^scenario static-member-left-behind runs with java only$"):
+        run("static-member-left-behind", "confluent-kafka", "apache-kafka", out_dir=str(tmp_path))
