@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -175,3 +176,21 @@ def test_broker_config_bad_input_is_one_line(tmp_path: Path, args: list[str], sa
 def test_a_scenario_for_some_clients_refuses_the_others(tmp_path: Path):
     with pytest.raises(HarnessError, match="^scenario static-member-left-behind runs with java only$"):
         run("static-member-left-behind", "confluent-kafka", "apache-kafka", out_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize("after_s", [1.5, 6.0])  # while the storage is formatted / the broker starts or runs
+def test_ctrl_c_stops_the_broker_and_cleans_up(tmp_path: Path, after_s: float):
+    import signal
+    import time
+
+    before = _children()
+    dirs = set(Path(tempfile.gettempdir()).glob("gs-kafka-*"))
+    p = subprocess.Popen([GS, "realstack", "run", "pair-joins", "--client", "java", "--coordinator", "apache-kafka",
+                          "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(after_s)
+    p.send_signal(signal.SIGINT)
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "interrupted" in err, err
+    assert _children() <= before, "a broker or worker outlived the Ctrl-C"
+    assert set(Path(tempfile.gettempdir()).glob("gs-kafka-*")) <= dirs  # the broker's directory is gone
