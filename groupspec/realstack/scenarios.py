@@ -72,7 +72,7 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  "again just after the join phase completed without it (KAFKA-8220)",
                  (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "u"),
                   Step(8, "leave", "c2"), Step(20, "subscribe", "c3", "t,u"), Step(20.5, "pause", "c1", "7.8")), 40,
-                 default_protocol="static-cooperative", extra_topics={"u": 2}, clients=("java",)),
+                 default_protocol="static-cooperative", extra_topics={"u": 2}, clients=("java", "confluent-kafka")),
     # The classic-to-consumer migration (docs/migration.md), online, without faults: under the bidirectional policy
     # the first consumer-protocol member converts the classic group, the last classic member's return converts back.
     RealScenario("online-upgrade", "three cooperative-sticky members restart one by one with group.protocol=consumer",
