@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from types import TracebackType
 
@@ -32,6 +33,12 @@ def prepare_out(out: str, overwrite: bool) -> Path:
         raise OutputError(f"--out: parent directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise OutputError(f"--out: parent directory {parent} is not writable")
+    # os.access says yes to root everywhere (/proc, /sys, a read-only mount): try what the job will do
+    try:
+        probe = tempfile.mkdtemp(prefix=f".{p.name}.probe-", dir=parent)
+    except OSError as e:
+        raise OutputError(f"--out: cannot create a directory in {parent} ({e.strerror or e})") from None
+    os.rmdir(probe)
     return p
 
 
@@ -45,9 +52,12 @@ class Staging:
         self.committed = False
 
     def __enter__(self) -> Path:
-        if self.path.exists():
-            shutil.rmtree(self.path)
-        self.path.mkdir()
+        try:
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self.path.mkdir()
+        except OSError as e:
+            raise OutputError(f"--out: cannot create {self.path} ({e.strerror or e})") from None
         return self.path
 
     def commit(self) -> None:

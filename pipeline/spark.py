@@ -16,9 +16,12 @@ on other clusters it is shipped as a zip (:func:`ship_package`, see docs/pipelin
 """
 from __future__ import annotations
 
+import _thread
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -252,23 +255,116 @@ def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path
     for k, v in (conf or {}).items():
         b = b.config(k, v)
     spark = None
+    interrupts: _Interrupts | None = None
     try:
         # the JVM's own stderr (before log4j is up) goes to the log file too
-        with _redirect_fd2(log):
+        # a Ctrl-C while the JVM starts would leave it running with nothing to stop it: held until the
+        # session exists, then delivered (the finally below stops the session)
+        with _redirect_fd2(log), _sigint_held() as held:
             spark = b.getOrCreate()
+        interrupts = _Interrupts(spark)
+        if held:
+            raise KeyboardInterrupt
         spark.sparkContext.setLogLevel("WARN")
         if not master.startswith("local"):
             spark.sparkContext.addPyFile(ship_package())
         yield spark
+    except Exception:
+        if interrupts is not None and interrupts.requested.is_set():
+            raise KeyboardInterrupt from None  # the job failed because Ctrl-C cancelled it
+        raise
     finally:
-        if spark is not None:
-            with _redirect_fd2(log):
-                spark.stop()
+        if interrupts is not None:
+            interrupts.close()
+        try:
+            if spark is not None:
+                with _redirect_fd2(log):
+                    spark.stop()
+        finally:
+            if interrupts is not None:
+                interrupts.restore()
         for k, v in env_before.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@contextmanager
+def _sigint_held() -> Iterator[list[int]]:
+    """Hold a Ctrl-C that arrives inside the block; the list it yields is non-empty if one did."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _in_py4j(frame: Any) -> bool:
+    while frame is not None:
+        if f"{os.sep}py4j{os.sep}" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Interrupts:
+    """Ctrl-C while a Spark session runs: its jobs cancelled, then KeyboardInterrupt, with no py4j noise.
+
+    PySpark's own SIGINT handler calls ``cancelAllJobs`` on the main thread; when the signal arrives while
+    that thread waits inside a py4j call (a ``collect``), the call is re-entered on the same socket and
+    every later call fails (``reentrant call inside BufferedReader``: dozens of lines of tracebacks, exit 1).
+    Here the handler raises KeyboardInterrupt at once only when the main thread is in plain Python; inside
+    py4j it cancels the jobs from another thread (its own py4j connection) and, as soon as the main thread
+    has left py4j (the cancelled job returns its error), interrupts it there. While the session stops,
+    further Ctrl-Cs are ignored so that ``spark.stop()`` completes and nothing is left running.
+    """
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.requested = threading.Event()
+        self.closing = threading.Event()
+        self.main_id = threading.main_thread().ident
+        self.previous: Any = None
+        self.installed = threading.current_thread() is threading.main_thread()
+        self._watcher: threading.Thread | None = None
+        if self.installed:
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        if self.closing.is_set():
+            return
+        first = not self.requested.is_set()
+        self.requested.set()
+        if not _in_py4j(frame):
+            raise KeyboardInterrupt
+        if first:
+            self._watcher = threading.Thread(target=self._cancel_then_interrupt, daemon=True)
+            self._watcher.start()
+
+    def _cancel_then_interrupt(self) -> None:
+        with contextlib.suppress(Exception):
+            self.spark.sparkContext.cancelAllJobs()
+        while not self.closing.is_set():
+            frame = sys._current_frames().get(self.main_id)
+            if frame is None or not _in_py4j(frame):
+                _thread.interrupt_main()
+                return
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        """The session is stopping: from now on a Ctrl-C is ignored until :meth:`restore`."""
+        self.closing.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+
+    def restore(self) -> None:
+        if self.installed and self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 @contextmanager

@@ -37,7 +37,10 @@ Deterministic choices where Kafka leaves it to hash order (NOTE(determinism)):
 * member ids are ``<client.id or group.instance.id>-<UUID>`` with a UUID built from the
   coordinator's incarnation on its log and a counter (``00000000-0000-0000-0000-000000000001``,
   ...; the second coordinator started on the same log generates ``...-0001-0000-...``), so ids
-  never collide across failovers.
+  never collide across failovers. With ``CoordinatorConfig.member_id_seed`` set, the UUID is a
+  random version-4 UUID as Kafka's (``UUID.randomUUID()``), drawn from a generator seeded with
+  the seed and the incarnation, so a recorded seed replays the same ids (``groupspec serve``
+  draws a fresh seed per start and records it: ids cannot be guessed or repeat after a restart).
 
 Writes to the log are synchronous (the append callback runs at once), so the Scala re-check
 "still CompletingRebalance and same generation" after a store always holds.
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+import random
 import uuid
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -184,6 +188,9 @@ class CoordinatorConfig:
     node_id: int = 0
     host: str = "localhost"
     port: int = 9092
+    # None: member ids from a counter (readable, the default of scripts and the simulator); an int:
+    # random UUIDs as Kafka's, drawn from a generator seeded with it (see the module docstring)
+    member_id_seed: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("initial_rebalance_delay_ms", "min_session_timeout_ms", "max_session_timeout_ms",
@@ -193,6 +200,9 @@ class CoordinatorConfig:
                 raise ValueError(f"{name} must be an int >= 0, got {value!r}")
         if self.offsets_partitions < 1:
             raise ValueError("offsets_partitions must be >= 1")
+        seed = self.member_id_seed
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+            raise ValueError(f"member_id_seed must be an int >= 0 or None, got {seed!r}")
         if self.group_max_size is not None and (not isinstance(self.group_max_size, int) or self.group_max_size < 1):
             raise ValueError(f"group_max_size must be an int >= 1 or None, got {self.group_max_size!r}")
 
@@ -455,6 +465,8 @@ class GroupCoordinator:
         self._heap: list[tuple[int, int, _TimerKey]] = []
         self._seq = 0
         self._id_counter = 0
+        seed = self.config.member_id_seed
+        self._id_random = None if seed is None else random.Random(f"member-ids:{seed}:{self.incarnation}")
         self._out: list[Outbound] = []
         self._store_failure: Error | None = None
         # every member id this coordinator generated -> the connection it was generated for
@@ -665,7 +677,10 @@ class GroupCoordinator:
 
     def _new_member_id(self, prefix: str, sender: Hashable) -> str:
         self._id_counter += 1
-        member_id = f"{prefix}-{uuid.UUID(int=(self.incarnation << 64) | self._id_counter)}"
+        if self._id_random is None:
+            member_id = f"{prefix}-{uuid.UUID(int=(self.incarnation << 64) | self._id_counter)}"
+        else:  # Kafka: clientId + "-" + UUID.randomUUID()
+            member_id = f"{prefix}-{uuid.UUID(int=self._id_random.getrandbits(128), version=4)}"
         self.id_owner[member_id] = sender
         return member_id
 

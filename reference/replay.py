@@ -77,7 +77,7 @@ __all__ = ["ScriptError", "Step", "parse_script", "run_script", "Replayer"]
 
 _CONFIG_FIELDS = {
     "initial_rebalance_delay_ms", "group_max_size", "min_session_timeout_ms", "max_session_timeout_ms",
-    "offsets_partitions", "group_id",
+    "offsets_partitions", "group_id", "member_id_seed",
 }
 _COMMON_REQUEST_FIELDS = {"at", "from", "send", "group_id"}
 _REQUEST_FIELDS: dict[str, tuple[set[str], set[str]]] = {
@@ -148,7 +148,7 @@ def _parse_step(number: int, obj: dict[str, Any], first: bool) -> Step:
     if kind == "config":
         _only(number, obj, {"at", "config"})
         _check_config(number, obj["config"])
-        for fixed in ("offsets_partitions", "group_id"):
+        for fixed in ("offsets_partitions", "group_id", "member_id_seed"):
             if fixed in obj["config"]:
                 raise ScriptError(number, f"config field '{fixed}' can only be set in the first line")
         return Step(number, "config", at, obj)
@@ -203,9 +203,10 @@ def _check_config(number: int, cfg: Any) -> None:
         if key == "group_id":
             if not isinstance(value, str):
                 raise ScriptError(number, "config field 'group_id' must be a string")
-        elif key == "group_max_size":
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ScriptError(number, "config field 'group_max_size' must be null or an integer >= 1")
+        elif key in ("group_max_size", "member_id_seed"):
+            least = 1 if key == "group_max_size" else 0
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+                raise ScriptError(number, f"config field '{key}' must be null or an integer >= {least}")
         elif not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "offsets_partitions" else 0):
             raise ScriptError(number, f"config field '{key}' must be a non-negative integer")
 

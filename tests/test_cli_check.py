@@ -45,6 +45,10 @@ def test_correct_variant_exits_0_with_table():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "exclusive_ownership" in r.stdout and "held" in r.stdout
     assert "symmetry reduction" in r.stdout and "convergence bound" in r.stdout
+    assert "on, members and partitions (--symmetry-factor measures it)" in r.stdout  # the costly pass is opt-in
+    r = run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash", "--budget",
+            "1", "--symmetry-factor", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["symmetry_factor"] > 1.0
 
 
 def test_broken_variant_exits_1_with_timeline():
@@ -88,3 +92,37 @@ def test_both_engines_give_the_same_answer_from_the_command_line():
     for doc in out.values():
         doc.pop("engine"), doc.pop("seconds"), doc.pop("states_per_second"), doc.pop("memory")
     assert out["python"] == out["compiled"]
+
+
+def test_list_shows_every_variant_with_what_it_is() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from groupspec.cli import cli
+    from groupspec.model import BROKEN, CORRECT
+
+    res = CliRunner().invoke(cli, ["check", "--list", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert {r["protocol"] for r in rows} == set(CORRECT) | set(BROKEN)
+    assert all(r["summary"] for r in rows)  # every variant says what it is
+    assert {r["kind"] for r in rows if r["protocol"] in BROKEN} == {"broken"}
+    text = CliRunner().invoke(cli, ["check", "--list"]).output
+    assert "cooperative-direct-transfer" in text and "KIP-429" in text
+
+
+def test_progress_lines_where_no_spinner_can_be_drawn() -> None:
+    """A long check in a CI log (stderr not a terminal) is not silent: a progress line every few seconds."""
+    import os
+
+    env = {**os.environ, "GROUPSPEC_PROGRESS_SECONDS": "0.2"}
+    r = subprocess.run([str(Path(sys.executable).with_name("groupspec")), "check", "--protocol", "cooperative", "--members", "3",
+                        "--partitions", "4", "--faults", "crash,timeout,zombie,leave"],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("check: ")]
+    import re
+
+    assert lines and all(re.fullmatch(r"check: [\d,]+ states?, [\d,]+ queued, \d+ s", ln) for ln in lines), r.stderr
+    assert not re.search(r"^check: ", r.stdout, re.M)  # the results stay clean

@@ -183,3 +183,27 @@ def test_output_path_helper() -> None:
     assert check_output_path(Path(__file__).parent / "new-dir-zz", kind="dir").name == "new-dir-zz"
     with pytest.raises(ValueError):
         check_output_path("x", kind="socket")
+
+
+def test_check_stopped_by_sigterm_leaves_no_spilled_frontier(tmp_path: Path) -> None:
+    """``timeout``, ``kill`` and a cancelled CI job send SIGTERM to the command alone: it stops as on Ctrl-C
+    (one line, 143) and the frontier it spilled to the temp dir is removed."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    p = subprocess.Popen([GROUPSPEC, "check", "--protocol", "cooperative", "--members", "5", "--partitions", "5",
+                          "--faults", "crash,timeout"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         start_new_session=True)
+    try:
+        for _ in range(6000):  # until the search has spilled part of its frontier (a minute or two)
+            if any(tmp_path.glob("groupspec-frontier-*/*.rows")) or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert p.poll() is None, p.communicate()
+        os.kill(p.pid, signal.SIGTERM)
+        out, err = p.communicate(timeout=300)  # a safety net for a hang
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 143, err
+    assert err.decode().strip().splitlines()[-1] == "groupspec: terminated"
+    assert list(tmp_path.glob("groupspec-frontier-*")) == []

@@ -80,3 +80,13 @@ def test_prepare_out_and_staging(tmp_path: Path) -> None:
         s.commit()
     assert sorted(p.name for p in out.iterdir()) == ["b"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_unwritable_out_is_one_line_before_any_work(tmp_path: Path) -> None:
+    # os.access says yes to root in /proc and /sys: the check must try, and still refuse before Spark starts
+    for args in (["sweep", "--preset", "smoke", "--out", "/proc/groupspec-out"],
+                 ["sweep", "--preset", "smoke", "--out", "/sys/groupspec-out"]):
+        _bad(_run(*args, cwd=tmp_path), "--out: cannot create a directory in")
+    (tmp_path / "t.jsonl").write_text('{"ts_ms": 0, "group": "g", "member": "m", "event": "joined"}\n')
+    _bad(_run("audit", "t.jsonl", "--out", "/proc/groupspec-out", cwd=tmp_path), "--out: cannot create a directory in")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]

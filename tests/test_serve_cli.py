@@ -25,6 +25,9 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--fault", '{"on": {"api": "Heartbeat"}, "do": "explode"}'], "field 'do' must be one of"),
     (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: cannot read"),
     (["--transcript", "/nonexistent/dir"], "/nonexistent/dir: directory /nonexistent does not exist"),
+    (["--connections-max-idle-ms", "0"], "--connections-max-idle-ms"),
+    (["--max-connections", "0"], "--max-connections"),
+    (["--member-id-seed", "-1"], "--member-id-seed"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = _run(*args, "--port", "0", "--duration", "0.1")
@@ -88,3 +91,14 @@ def test_served_session_is_written_and_replays(tmp_path):
     r = subprocess.run([EXE, "coordinator", "replay", str(tmp_path / "script.jsonl")], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == transcript
     assert sorted(os.listdir(tmp_path)) == ["script.jsonl", "transcript.jsonl"]  # no temporary files left
+    # the member ids are random, from the seed printed at start and written in the script's config line
+    assert isinstance(first["member_id_seed"], int)
+    assert json.loads(script.splitlines()[0])["config"]["member_id_seed"] == first["member_id_seed"]
+
+
+def test_the_member_id_seed_is_printed_and_can_be_given():
+    r = _run("--port", "0", "--duration", "0.2", "--json", "--member-id-seed", "42")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[0])["member_id_seed"] == 42
+    r = _run("--port", "0", "--duration", "0.2")
+    assert r.returncode == 0 and "member id seed " in r.stdout

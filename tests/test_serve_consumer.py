@@ -110,14 +110,15 @@ def test_api_versions_per_protocol(protocol, has, lacks):
         assert keys[68] == (0, 1)
 
 
-def test_an_unserved_api_gets_unsupported_version():
+def test_an_unserved_api_closes_the_connection_as_kafka():
+    # Kafka 4.3.1: an API not enabled on the listener fails Processor.parseRequestHeader; the channel is closed
     c = _cluster("classic")
     frame = wire.frame_request(HB(version=1, group_id="g", member_id="m", member_epoch=0, instance_id=None, rack_id=None,
                                   rebalance_timeout_ms=1, subscribed_topic_names=["t"], subscribed_topic_regex=None,
                                   server_assignor=None, topic_partitions=[]), 9, "cli", 1)
-    data = _ask(c, frame)
-    assert struct.unpack_from(">i", data, 4)[0] == 9
-    assert HBR.decode(data[4:], version=1, header=True).error_code == 35
+    conn = c.connect(0)
+    c.request(conn, frame[4:])
+    assert c.out == [(conn, None, 0)] and c.stats["closed_unsupported"] == 1
 
 
 def test_recorded_session_replays_and_a_tampered_one_does_not():

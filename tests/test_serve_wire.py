@@ -92,24 +92,26 @@ def test_unsupported_api_versions_gets_v0_answer_with_the_supported_list():
     assert {(k.api_key, k.max_version) for k in resp.api_keys} >= {(11, 9), (14, 5), (12, 4)}
 
 
-def test_unsupported_group_api_version_gets_unsupported_version():
+def test_unsupported_api_or_version_closes_the_connection_as_kafka():
+    # Kafka 4.3.1: Processor.parseRequestHeader throws InvalidRequestException (key unknown, version not
+    # enabled or not supported); processChannelException closes the channel, no answer
     c = _cluster()
-    conn = c.connect(0)
-    frame = struct.pack(">hhih", 12, 7, 5, -1) + b"garbage"
-    c.request(conn, frame)
-    data = _one(c)
-    resp = HeartbeatResponse.decode(data[4:], version=4, header=True)
-    assert (resp.header.correlation_id, resp.error_code) == (5, 35)
+    for key, version in ((12, 7), (4, 0), (1000, 0), (68, 0)):  # ConsumerGroupHeartbeat: not served by classic
+        conn = c.connect(0)
+        c.request(conn, struct.pack(">hhih", key, version, 5, -1) + b"garbage")
+        assert c.out == [(conn, None, 0)]
+        c.out.clear()
+    assert c.stats["closed_unsupported"] == 4
 
 
-def test_malformed_body_gets_corrupt_message():
+def test_malformed_body_closes_the_connection_as_kafka():
+    # Kafka 4.3.1: RequestContext.parseRequest throws InvalidRequestException ("Error getting request for
+    # apiKey"), the channel is closed
     c = _cluster()
     conn = c.connect(0)
     frame = struct.pack(">hhih", 11, 5, 9, 1) + b"x" + b"\x00\x05ab"  # truncated JoinGroup v5
     c.request(conn, frame)
-    data = _one(c)
-    resp = JoinGroupResponse.decode(data[4:], version=5, header=True)
-    assert (resp.header.correlation_id, resp.error_code) == (9, 2)  # CORRUPT_MESSAGE
+    assert c.out == [(conn, None, 0)] and c.stats["closed_malformed"] == 1
 
 
 def test_unreadable_header_closes_the_connection():
@@ -187,8 +189,18 @@ def _alive(srv: Server) -> None:
     assert resp.header.correlation_id == 77 and resp.error_code == 0
 
 
+_BY_RULE = ("closed_unsupported", "closed_malformed", "closed_unreadable", "closed_frame_size", "closed_produce_error")
+
+
+def _closed_by_rule(srv: Server) -> int:
+    return srv.call(lambda c: sum(c.stats.get(k, 0) for k in _BY_RULE))
+
+
 def _check_exchange(srv: Server, payload: bytes, answered: bool) -> None:
-    """The fuzz property: well-framed answers to correlation id 1 (exactly one when ``answered``), server alive."""
+    """The fuzz property: the request (a whole frame) is answered (a well-framed answer to correlation id 1)
+    or the connection closed by one of Kafka's rules (counted); ``answered``: it must be answered; no
+    internal or loop error; the server alive."""
+    before = _closed_by_rule(srv)
     data = _exchange(srv.cluster.ports[0], payload)
     pos, answers = 0, 0
     while pos < len(data):
@@ -197,21 +209,43 @@ def _check_exchange(srv: Server, payload: bytes, answered: bool) -> None:
         pos += 4 + size
         answers += 1
     assert pos == len(data)
-    if answered:
-        assert answers == 1, f"no answer to {payload[:40].hex()}..."
     assert srv.error is None
-    assert srv.call(lambda c: c.stats.get("internal_error", 0)) == 0, "internal error: " + str(
+    stats = srv.call(lambda c: dict(c.stats))
+    assert stats.get("internal_error", 0) == 0, "internal error: " + str(
         srv.call(lambda c: getattr(c, "last_internal_error", "")))
+    assert stats.get("loop_error", 0) == 0, f"loop error: {srv.loop_errors}"
+    closed = _closed_by_rule(srv) - before
+    whole = len(payload) >= 4 and len(payload) - 4 >= struct.unpack_from(">i", payload)[0] >= 0
+    if answered:
+        assert answers == 1 and closed == 0, f"no answer to {payload[:40].hex()}..."
+    elif whole and not _acks0(payload):
+        assert answers + closed == 1, f"neither answered nor closed by rule: {payload[:40].hex()}..."
     _alive(srv)
 
 
+def _acks0(payload: bytes) -> bool:
+    """A Produce with acks=0: no answer, by rule (Kafka sends none)."""
+    try:
+        header, body = wire.decode_request(payload[4:], BOTH)
+    except wire.WireError:
+        return False
+    return header.api_key == 0 and body.acks == 0
+
+
 def _expect_answer(frame: bytes) -> bool:
-    """Kafka answers every request whose header it can read and whose API it knows (Produce acks=0 aside)."""
+    """Kafka answers an ApiVersions request of a version it does not know without reading its body
+    (KIP-511), and every request that decodes (a Produce with acks=0 aside)."""
     try:
         header = wire.read_header_only(frame)
     except wire.WireError:
         return False
-    return header.api_key in BOTH and header.api_key != 0
+    if header.api_key == 18 and not BOTH[18][0] <= header.api_version <= BOTH[18][1]:
+        return True
+    try:
+        header, body = wire.decode_request(frame, BOTH)
+    except wire.WireError:
+        return False
+    return not (header.api_key == 0 and body.acks == 0)
 
 
 BOTH = wire.supported_for("both")
@@ -260,6 +294,53 @@ def test_fuzz_property_catches_a_server_that_dies_on_a_request(monkeypatch):
     try:
         with pytest.raises(AssertionError, match="internal error: JoinGroup: RuntimeError: boom"):
             _check_exchange(srv, struct.pack(">i", len(frame)) + bytes(frame), True)
+    finally:
+        srv.stop()
+
+
+def _null_array_frames() -> list[tuple[str, bytes]]:
+    """Real requests with a non-nullable array written as null (length -1; compact: 0)."""
+    from kafka.protocol.consumer import FetchRequest, OffsetCommitRequest, OffsetFetchRequest
+
+    out = []
+    oc = OffsetCommitRequest(version=8, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                             group_instance_id=None, topics=None)
+    out.append(("OffsetCommit v8 topics", wire.frame_request(oc, 1, "c", 8)))
+    of = OffsetFetchRequest(version=8, groups=None, require_stable=False)
+    out.append(("OffsetFetch v8 groups", wire.frame_request(of, 1, "c", 8)))
+    fr = FetchRequest(version=12, replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1000, isolation_level=0,
+                      session_id=0, session_epoch=-1, topics=None, forgotten_topics_data=[], rack_id="")
+    out.append(("Fetch v12 topics", wire.frame_request(fr, 1, "c", 12)))
+    return out
+
+
+@pytest.mark.parametrize("what,frame", _null_array_frames(), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_null_in_a_non_nullable_array_closes_by_rule(server, what, frame):
+    # Kafka's generated read refuses it ("non-nullable field ... was serialized as null") and the channel
+    # is closed; before: OffsetCommit/OffsetFetch dropped the connection on an uncounted exception, Fetch
+    # wedged it (no answer, never closed)
+    before = server.call(lambda c: c.stats.get("closed_malformed", 0))
+    _check_exchange(server, frame, False)
+    assert server.call(lambda c: c.stats.get("closed_malformed", 0)) == before + 1, what
+
+
+def test_fuzz_property_sees_loop_errors(monkeypatch):
+    # an exception escaping the handling of a frame (here: a long-polled Fetch) is counted and fails the property
+    def broken(self, cls, body):
+        raise RuntimeError("fetch boom")
+
+    monkeypatch.setattr(Cluster, "fetch", broken)
+    from kafka.protocol.consumer import FetchRequest
+
+    t = FetchRequest.FetchTopic
+    fr = FetchRequest(version=12, replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1000, isolation_level=0,
+                      session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                      topics=[t(topic="t", partitions=[t.FetchPartition(partition=0, fetch_offset=0, log_start_offset=-1,
+                                                                        partition_max_bytes=100)])])
+    srv = Server(Cluster(topics={"t": 3}, record=False)).start()
+    try:
+        with pytest.raises(AssertionError, match="loop error: .*fetch boom"):
+            _check_exchange(srv, wire.frame_request(fr, 1, "c", 12), False)
     finally:
         srv.stop()
 
@@ -371,7 +452,7 @@ def test_direct_sync_group_requests_read_what_the_codec_reads(v, group, generati
 
 
 @pytest.mark.parametrize("cut", [1, 3, 7])
-def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
+def test_truncated_sync_group_requests_are_malformed_and_padded_ones_read_as_kafka_reads_them(cut):
     from kafka.protocol.consumer import SyncGroupRequest
 
     asg = SyncGroupRequest.SyncGroupRequestAssignment
@@ -379,9 +460,16 @@ def test_truncated_or_padded_sync_group_requests_are_malformed(cut):
                            protocol_type="consumer", protocol_name="range",
                            assignments=[asg(member_id="m", assignment=b"\x00\x01abc")])
     frame = wire.frame_request(req, 1, "c", 5)[4:]
-    for bad in (frame[:-cut], frame + b"\x00" * cut):
-        with pytest.raises(wire.Malformed):
-            wire.decode_request(bad)
+    with pytest.raises(wire.Malformed):
+        wire.decode_request(frame[:-cut])
+    # bytes after the body: ignored, as Kafka's generated read and the codec (every other API) ignore them
+    padded = wire.decode_request(frame + b"\x00" * cut)[1]
+    plain = wire.decode_request(frame)[1]
+    assert [getattr(padded, k) for k in padded.__slots__ if k != "assignments"] == \
+        [getattr(plain, k) for k in plain.__slots__ if k != "assignments"]
+    hb = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=1, member_id="m",
+                                             group_instance_id=None), 1, "c", 4)[4:]
+    assert wire.decode_request(hb + b"\x07" * cut)[1].member_id == "m"
 
 
 # ------------------------------------------------------------------------------------------ the heartbeat fast lane
@@ -427,3 +515,45 @@ def test_heartbeat_fast_lane_answers_as_the_general_path(steps):
             c.out.clear()
         assert answers[0] == answers[1]
     assert {k: v for k, v in fast.stats.items()} == {k: v for k, v in slow.stats.items()}
+
+
+# ------------------------------------------------------------------------------------------ error answers
+
+def _error_codes(struct, obj, version, out):
+    """Every error code the answer carries at ``version`` (fields of other versions left out)."""
+    for f in struct._fields:
+        if not f.for_version_q(version):
+            continue
+        value = getattr(obj, f.name, None)
+        if f.name == "error_code":
+            out.append(value)
+        elif f.is_struct_array() and value:
+            for item in value:
+                _error_codes(f.array_of, item, version, out)
+    return out
+
+
+@pytest.mark.parametrize("row", [r for r in CAPTURED if r["api_key"] != 18],
+                         ids=lambda r: f"{r['client']}-{wire.API_NAMES[r['api_key']]}-v{r['version']}")
+def test_an_error_answer_carries_its_error_code_for_every_api(row):
+    # Kafka's getErrorResponse: every entity of the request echoed with the error, or the top-level code;
+    # before: Metadata, Produce, ListOffsets, Fetch, CreateTopics... got an empty success
+    from groupspec.serve import FaultPlan
+
+    c = Cluster(topics={"t": 3}, record=False, protocol="both", clock=lambda: 0.0)
+    c.plan.add(FaultPlan.parse_rule({"on": {"api": "*"}, "do": "error", "error": "NOT_COORDINATOR"}))
+    frame = bytes.fromhex(row["hex"])
+    header, body = wire.decode_request(frame, c.supported)
+    conn = c.connect(0)
+    c.request(conn, frame)
+    (out,) = c.out
+    if header.api_key == 0 and body.acks == 0:
+        assert out == (conn, None, 0)  # Kafka closes an acks=0 producer's connection on an error
+        return
+    resp_cls = wire._APIS[header.api_key][2]
+    resp = resp_cls.decode(out[1][4:], version=header.api_version, header=True)
+    codes = _error_codes(resp_cls._struct, resp, header.api_version, [])
+    if header.api_key == 3 and not body.topics:
+        assert codes == []  # Kafka's own: a Metadata error answer echoes the topics asked, here none
+        return
+    assert codes and set(codes) == {16}, codes  # NOT_COORDINATOR everywhere, nowhere NONE

@@ -56,8 +56,30 @@ def test_trace_and_transcript_files_are_replayable(tmp_path: Path) -> None:
 def test_list() -> None:
     out = run("--list")
     for name in ("new-consumer-joins", "consumer-bounces", "consumer-leaves-permanently", "static-member-restart",
-                 "rolling-restart", "eager-stop-the-world", "upgrade-eager-to-cooperative"):
+                 "rolling-restart", "eager-stop-the-world", "upgrade-eager-to-cooperative",
+                 "scale-out", "zombie", "churn", "online-upgrade", "upgrade-mid-round"):  # every family
         assert name in out
+    assert "[range] -> [range, cooperative-sticky]" in out  # summaries are text, not rich markup
+    rows = json.loads(run("--list", "--json"))
+    assert {r["default_protocol"] for r in rows} >= {"eager", "cooperative", "consumer", "classic-to-consumer"}
+
+
+def test_a_scenario_of_another_family_needs_no_protocol_flag() -> None:
+    out = run("scale-out")
+    assert "--protocol consumer" in out and "no violation" in out
+    assert "online-upgrade --protocol classic-to-consumer" in run("online-upgrade")
+
+
+def test_exit_status_follows_the_verdict() -> None:
+    res = CliRunner().invoke(cli, ["simulate", "new-consumer-joins", "--mutants", "ignore_owned"])
+    old_name = CliRunner().invoke(cli, ["simulate", "new-consumer-joins", "--faults", "ignore_owned"])
+    assert old_name.exit_code == 1 and old_name.output == res.output
+    assert "--mutants ignore_owned" in res.output  # the replay line
+    assert res.exit_code == 1 and res.output.rstrip().endswith("VIOLATION: a partition had two owners at 2 instant(s)")
+    # the story whose point is Kafka's own double ownership is as expected, and says so
+    out = run("static-member-left-behind")
+    assert "as in Kafka (docs/specification.md): two owners" in out
+    assert json.loads(run("new-consumer-joins", "--json"))["verdict"] == "no violation: no partition had two owners"
 
 
 @pytest.mark.parametrize(
@@ -70,7 +92,7 @@ def test_list() -> None:
         (["new-consumer-joins", "--assignor", "best"], "unknown assignor 'best'"),
         (["new-consumer-joins", "--delay", "soon"], "--delay"),
         (["new-consumer-joins", "--loss", "1.5"], "loss probability"),
-        (["new-consumer-joins", "--faults", "bogus"], "unknown fault(s) bogus"),
+        (["new-consumer-joins", "--mutants", "bogus"], "unknown fault(s) bogus"),
         (["new-consumer-joins", "--protocol", "lazy"], "--protocol"),
     ],
 )

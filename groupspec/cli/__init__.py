@@ -5,6 +5,8 @@ Each sub-command lives in its own module under ``groupspec/cli/`` and exposes ``
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
 import click
@@ -52,17 +54,49 @@ def _where(e: click.UsageError) -> str:
     return f"{path[1]}: " if len(path) == 2 else ""
 
 
+_TERMINATED: list[int] = []
+_MAIN_PID: list[int] = []
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, ``timeout``, a cancelled CI job) stops a command the way Ctrl-C does: the same
+    clean-up (worker processes ended, spilled files and staged outputs removed), then exit status 143."""
+    if _MAIN_PID and os.getpid() != _MAIN_PID[0]:  # a forked worker inherited this: die as SIGTERM's default
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    _TERMINATED.append(signum)
+    on_sigint = signal.getsignal(signal.SIGINT)
+    if callable(on_sigint):  # the handler in force for Ctrl-C: it may end worker processes first
+        on_sigint(signal.SIGINT, frame)  # type: ignore[arg-type]
+    raise KeyboardInterrupt  # Ctrl-C ignored here (a background job of a script): stop all the same
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: every user error is one line on stderr (``groupspec: error: ...``) and exit status 2."""
+    """Entry point: every user error is one line on stderr (``groupspec: error: ...``) and exit status 2;
+    Ctrl-C is ``groupspec: interrupted`` and 130, SIGTERM ``groupspec: terminated`` and 143."""
+    installed = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if installed:
+        _MAIN_PID[:] = [os.getpid()]
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        _run(argv)
+    finally:
+        if installed:  # main() called in-process (tests): leave SIGTERM as it was
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _TERMINATED.clear()
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         rc = cli.main(args=argv, prog_name="groupspec", standalone_mode=False)
     except UserError as e:
         _usage_error(str(e))
     except click.UsageError as e:
         _usage_error(_where(e) + e.format_message())
-    except click.exceptions.Abort:
-        click.echo("groupspec: interrupted", err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("groupspec: terminated" if _TERMINATED else "groupspec: interrupted", err=True)
+        sys.exit(143 if _TERMINATED else 130)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.ClickException as e:

@@ -106,6 +106,8 @@ def print_result(console: Console, proto, res) -> None:
     if res.symmetric and res.symmetry_factor is not None:
         approx = "" if res.symmetry_exact else "≈"
         t.add_row("symmetry reduction", f"{approx}{res.symmetry_factor:.2f}× (members and partitions)")
+    elif res.symmetric:
+        t.add_row("symmetry reduction", "on, members and partitions (--symmetry-factor measures it)")
     else:
         t.add_row("symmetry reduction", f"none ({res.assignor} depends on member/partition order)")
     bound = res.convergence_bound
@@ -144,7 +146,31 @@ def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
         a.state == b.state and a.action == b.action for a, b in zip(other, trace))
 
 
-def explore_with_progress(console: Console, **kwargs):
+class _PlainProgress:
+    """Progress where no spinner can be drawn (a CI log, a file, a pipe): a line on stderr every
+    ``GROUPSPEC_PROGRESS_SECONDS`` (default 15) while the search runs, so a long run is never silent."""
+
+    def __init__(self, console: Console) -> None:
+        import os
+        import time
+
+        self.enabled = not console.is_terminal
+        try:
+            self.every = float(os.environ.get("GROUPSPEC_PROGRESS_SECONDS", "15"))
+        except ValueError:
+            self.every = 15.0
+        self.started = self.last = time.monotonic()
+
+    def update(self, states: int, queue: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every:
+            self.last = now
+            click.echo(f"check: {plural(states, 'state')}, {queue:,} queued, {now - self.started:.0f} s", err=True)
+
+
+def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs):
     from groupspec.checker import check as run_check
     from groupspec.checker.engines import validate, validate_faults
 
@@ -163,11 +189,15 @@ def explore_with_progress(console: Console, **kwargs):
             console.print(f"{text} …", highlight=False)  # stays on screen: the wait is explained afterwards too
             bar.update(task, description=f"{text} …")
 
+        plain = _PlainProgress(console)
+
         def progress(states: int, queue: int) -> None:
             bar.update(task, description=f"exploring: {plural(states, 'state')}, {queue:,} queued")
+            plain.update(states, queue)
 
         try:
-            proto, res = run_check(progress=progress, notice=notice, **kwargs)
+            proto, res = run_check(progress=progress, notice=notice, with_symmetry_factor=with_symmetry_factor,
+                                   **kwargs)
         except ValueError as e:
             raise UserError(str(e)) from None
         res.compiled_now = bool(compiling)
@@ -183,7 +213,7 @@ def explore_with_progress(console: Console, **kwargs):
                   ["--protocol", "consumer", "--assignor", "uniform", "--faults", "late-expiry"],
                   ["--protocol", "connect-delayed", "--forget-dead"])
 @click.command()
-@click.option("--protocol", "protocol", required=True, help="protocol variant (see `groupspec verify` for the list)")
+@click.option("--protocol", "protocol", default=None, help="protocol variant (groupspec check --list shows them all)")
 @click.option("--assignor", default="sticky", show_default=True, help="sticky, roundrobin or range")
 @click.option("--members", default=3, show_default=True, type=int, help="consumer processes (1-6)")
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
@@ -200,22 +230,60 @@ def explore_with_progress(console: Console, **kwargs):
 @click.option("--forget-dead", is_flag=True,
               help="keys forget fields no future step or property reads (fewer states, the same verdicts; "
                    "classic variants with fenced commits)")
+@click.option("--symmetry-factor", is_flag=True,
+              help="also measure the symmetry reduction (concrete states per stored state): a second pass over the "
+                   "states in Python, often longer than the search itself")
+@click.option("--list", "list_only", is_flag=True, help="list the protocol variants (correct and broken) and exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
 def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, forget_dead,
-          as_json) -> None:
+          symmetry_factor, list_only, as_json) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample
     timeline), 2 on bad arguments.
+
+    \b
+    Examples:
+      groupspec check --list
+      groupspec check --protocol cooperative --members 3 --partitions 4 --faults crash,timeout
+      groupspec check --protocol cooperative-direct-transfer --members 2 --partitions 2   (a broken variant)
+      groupspec check --protocol consumer --members 3 --partitions 3 --faults crash,timeout,zombie --json
     """
+    if list_only:
+        _list_variants(as_json)
+        return
+    if protocol is None:
+        raise UserError("missing --protocol; groupspec check --list shows the variants")
     console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
         faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
-        forget_dead=forget_dead,
+        forget_dead=forget_dead, with_symmetry_factor=symmetry_factor,
     )
     if as_json:
         emit_json(result_json(proto, res))
     else:
         print_result(console, proto, res)
     raise click.exceptions.Exit(EXIT_OK if res.ok else EXIT_VIOLATION)
+
+
+def _list_variants(as_json: bool) -> None:
+    """Every protocol variant of the model: the correct ones (every property must hold) and the broken ones
+    (deliberate bugs each property's check must catch), with the first line of its page."""
+    from groupspec.model import BROKEN, CORRECT
+
+    rows = [(name, kind, cls.summary) for kind, table in (("correct", CORRECT), ("broken", BROKEN))
+            for name, cls in table.items()]
+    if as_json:
+        emit_json([{"protocol": n, "kind": k, "summary": d} for n, k, d in rows])
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="protocol variants (groupspec check --protocol NAME)")
+    table.add_column("protocol", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("what it is")
+    for n, k, d in rows:
+        table.add_row(n, k if k == "correct" else "[red]broken[/]", escape(d))
+    make_console(False).print(table)

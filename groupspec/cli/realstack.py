@@ -71,7 +71,7 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
     from rich.table import Table
 
     t = Table(title=title)
-    for col in ("scenario", "client", "protocol", "coordinator", "verdict", "violated", "seconds"):
+    for col in ("scenario", "client", "protocol", "coordinator", "verdict", "violated", "seconds", "ended"):
         t.add_column(col)
     for r in rows:
         if r.get("error"):
@@ -82,7 +82,9 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
             viol = ", ".join(r["violated"])
             if r.get("silent"):
                 verdict += f" [yellow](silent: {', '.join(r['silent'])})[/yellow]"
-        t.add_row(r["scenario"], r["client"], r["protocol"], r["coordinator"], verdict, viol, str(r.get("seconds", "")))
+        ended = r.get("ended", "")
+        t.add_row(r["scenario"], r["client"], r["protocol"], r["coordinator"], verdict, viol, str(r.get("seconds", "")),
+                  "[yellow]limit[/yellow]" if ended == "limit" else ended)
     return t
 
 
@@ -122,7 +124,7 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
     Exit status: 0 every invariant held, 1 one was violated, 2 bad arguments, 3 the stack could not run.
     """
     from groupspec.realstack import HarnessError, run
-    from groupspec.realstack.harness import supported
+    from groupspec.realstack.harness import ClientMissing, supported
 
     scenarios, clients, coords = _choices()
     _check(scenario, scenarios, "scenario")
@@ -138,6 +140,9 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
         with err.status(f"running {scenario} ({client} against {coordinator})") as status:
             res = run(scenario, client, coordinator, protocol, out_dir, progress=lambda m: status.update(f"{scenario}: {m}"),
                       coordinator_log=coordinator_log, **({"coordinator_settings": settings} if settings else {}))
+    except ClientMissing as e:
+        click.echo(f"groupspec: error: {e}", err=True)
+        sys.exit(EXIT_STACK)
     except HarnessError as e:
         click.echo(f"groupspec: error: {coordinator}: {e}", err=True)
         sys.exit(EXIT_STACK)

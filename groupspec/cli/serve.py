@@ -66,11 +66,19 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--record-group", default=None, help="Group whose state lines the transcript shows (default: the first group).")
 @click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
               help="Stop after SECONDS (default: run until interrupted).")
+@click.option("--connections-max-idle-ms", type=click.IntRange(1, None), default=600_000, show_default=True,
+              help="connections.max.idle.ms: a connection with no traffic that long is closed (Kafka's default).")
+@click.option("--max-connections", type=click.IntRange(1, 2**31 - 1), default=2**31 - 1, show_default=True,
+              help="max.connections: connections open at once; past it new ones wait to be accepted, as with Kafka.")
+@click.option("--member-id-seed", type=click.IntRange(0, 2**63 - 1), default=None, metavar="SEED",
+              help="Seed of the random member ids (default: a fresh one per start, printed and recorded; give "
+                   "it again only to replay a session: ids then repeat).")
 @click.option("--json", "as_json", is_flag=True, help="Print the listeners at start and the statistics at exit as JSON.")
 def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_interval_ms: int,
           consumer_session_timeout_ms: int, brokers: int, initial_rebalance_delay_ms: int,
           faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
-          record_group: str | None, duration: float | None, as_json: bool) -> None:
+          record_group: str | None, duration: float | None, connections_max_idle_ms: int, max_connections: int,
+          member_id_seed: int | None, as_json: bool) -> None:
     """Serve the reference group coordinator to real Kafka clients on loopback."""
     import asyncio
 
@@ -105,21 +113,23 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     cluster = Cluster(topics=topics, brokers=brokers, plan=plan, record_group=record_group,
                       record=transcript_dir is not None, protocol=protocol,
                       consumer_session_timeout_ms=consumer_session_timeout_ms,
-                      consumer_heartbeat_interval_ms=consumer_heartbeat_interval_ms,
+                      consumer_heartbeat_interval_ms=consumer_heartbeat_interval_ms, member_id_seed=member_id_seed,
                       config=CoordinatorConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms))
-    server = Server(cluster, port=port)
+    server = Server(cluster, port=port, connections_max_idle_ms=connections_max_idle_ms,
+                    max_connections=max_connections)
     console = make_console(to_stderr=as_json)
 
     def ready() -> None:
         listeners = [{"node": n, "host": cluster.host, "port": p} for n, p in enumerate(cluster.ports)]
         if as_json:
-            sys.stdout.write(json.dumps({"listening": listeners, "bootstrap": server.bootstrap}) + "\n")
+            sys.stdout.write(json.dumps({"listening": listeners, "bootstrap": server.bootstrap,
+                                         "member_id_seed": cluster.member_id_seed}) + "\n")
             sys.stdout.flush()
         else:
             console.print(f"groupspec serve: bootstrap [bold]{server.bootstrap}[/bold]; nodes "
                           + ", ".join(f"{x['node']}={x['host']}:{x['port']}" for x in listeners)
                           + f"; topics {', '.join(f'{t}({n})' for t, n in topics.items())}; "
-                          + f"{len(plan.rules)} fault rule(s). Ctrl-C stops.")
+                          + f"{len(plan.rules)} fault rule(s); member id seed {cluster.member_id_seed}. Ctrl-C stops.")
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

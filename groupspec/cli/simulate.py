@@ -24,7 +24,7 @@ def _parse_delay(text: str) -> tuple[int, int]:
                   ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
                   ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
                   ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
-                  ["new-consumer-joins", "--faults", "bogus"], ["new-consumer-joins", "--assignor", "best"])
+                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer",
@@ -36,7 +36,11 @@ def _parse_delay(text: str) -> tuple[int, int]:
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
-@click.option("--faults", default="", help="Comma-separated fault switches (mutants) of the consumer (e.g. ignore_owned) or the coordinator (e.g. no_static_fence).")
+@click.option("--mutants", "--faults", "faults", default="",
+              help="Comma-separated fault switches: deliberate bugs of the reference consumer (e.g. ignore_owned) or "
+                   "coordinator (e.g. no_static_fence). Not check's --faults, which are the perturbations the model "
+                   "explores (crash, timeout, ...); here the network's are --loss, --delay, --duplicate, --reorder "
+                   "and --failover-at. (--faults: the old name of this option.)")
 @click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
 @click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
 @click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
@@ -52,7 +56,23 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
              seed: int, faults: str, delay: str, loss: float, duplicate: float, reorder: float,
              failover_at: int | None, trace_path: str | None, transcript_path: str | None,
              list_only: bool, as_json: bool) -> None:
-    """Run SCENARIO in the deterministic simulator and narrate who owned what, when."""
+    """Run SCENARIO in the deterministic simulator and narrate who owned what, when.
+
+    Exit status: 0 when every property held, or the scenario reproduces what Kafka itself does (it says so);
+    1 when two members owned a partition at once (or commits were not fenced) where the story expects none.
+
+    \b
+    Examples:
+      groupspec simulate --list
+      groupspec simulate new-consumer-joins --protocol cooperative
+      groupspec simulate scale-out                       (a KIP-848 scenario: --protocol consumer implied)
+      groupspec simulate new-consumer-joins --mutants ignore_owned --trace t.jsonl
+    """
+    if list_only:
+        _list_all(as_json)
+        return
+    if protocol is None and scenario is not None:
+        protocol = _family_of(scenario)
     if protocol == "consumer":
         _simulate_consumer(scenario, assignor, members, partitions, seed, faults, list_only, as_json)
         return
@@ -62,16 +82,8 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     from groupspec.reference.network import NetworkConfig
     from groupspec.reference.scenarios import SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
 
-    if list_only or scenario is None:
-        if scenario is None and not list_only:
-            raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)}")
-        if as_json:
-            emit_json([{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
-                       for s in SCENARIOS.values()])
-        else:
-            for s in SCENARIOS.values():
-                click.echo(f"{s.name:30} {s.summary} (default protocol: {s.default_protocol})")
-        return
+    if scenario is None:
+        raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
     lo, hi = _parse_delay(delay)
     try:
         net = NetworkConfig(lo, hi, loss, duplicate, reorder)
@@ -102,10 +114,69 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
             tmp.write_text(dumps_jsonl(report.sim.transcript()), encoding="utf-8")
     replay = replay_command(report, faults=",".join(sorted(fault_set)), delay=delay, loss=loss, duplicate=duplicate,
                             reorder=reorder, failover_at=failover_at)
+    verdict, as_expected = _classic_verdict(report, SCENARIOS[scenario].finding if scenario in SCENARIOS else "",
+                                            bool(fault_set))
     if as_json:
-        emit_json({**report.to_json(), "replay": replay})
+        emit_json({**report.to_json(), "replay": replay, "verdict": verdict})
+    else:
+        _print_report(report, replay)
+        click.echo(verdict)
+    if not as_expected:
+        raise click.exceptions.Exit(1)
+
+
+def _classic_verdict(report, finding: str, mutated: bool) -> tuple[str, bool]:  # noqa: ANN001
+    """The run's verdict in one line, and whether it is as expected (exit status 0)."""
+    twice = report.totals["double_owned_instants"]
+    if not twice:
+        return "no violation: no partition had two owners", True
+    if finding == "exclusive_ownership" and not mutated:
+        return (f"as in Kafka (docs/specification.md): two owners at {twice} instant(s), the story this scenario "
+                "reproduces", True)
+    return f"VIOLATION: a partition had two owners at {twice} instant(s)", False
+
+
+def _family_of(scenario: str) -> str | None:
+    """The protocol a scenario name belongs to when --protocol is not given (the KIP-848 and migration stories
+    have names of their own; a name shared with the classic stories stays classic)."""
+    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
+    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
+    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+
+    if scenario in CLASSIC:
+        return None
+    if scenario in CONSUMER:
+        return "consumer"
+    if scenario in MIGRATION_SCENARIOS:
+        return "classic-to-consumer"
+    return None
+
+
+def _list_all(as_json: bool) -> None:
+    """Every built-in scenario of every family, with the protocol it runs by default."""
+    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
+    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
+    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+
+    rows = [(s.name, s.summary, s.default_protocol, "") for s in CLASSIC.values()]
+    rows += [(n, summary, "consumer", "--protocol consumer") for n, summary in CONSUMER.items()]
+    rows += [(n, summary, "classic-to-consumer", "--protocol classic-to-consumer")
+             for n, summary in MIGRATION_SCENARIOS.items()]
+    if as_json:
+        emit_json([{"name": n, "summary": summ, "default_protocol": proto} for n, summ, proto, _ in rows])
         return
-    _print_report(report, replay)
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ._common import make_console
+
+    table = Table(title="built-in scenarios (groupspec simulate NAME)")
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("protocol", no_wrap=True)
+    table.add_column("what happens")
+    for n, summ, proto, flag in rows:
+        table.add_row(n, proto + (f" ({flag})" if flag and n in CLASSIC else ""), escape(summ))
+    make_console().print(table)
 
 
 def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0.0, duplicate: float = 0.0,  # noqa: ANN001
@@ -116,7 +187,7 @@ def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0
     words = ["groupspec", "simulate", report.scenario, "--protocol", report.protocol, "--assignor", report.assignor,
              "--members", str(report.members), "--partitions", str(report.partitions), "--seed", str(report.seed)]
     if faults:
-        words += ["--faults", faults]
+        words += ["--mutants", faults]
     if delay != "1-5":
         words += ["--delay", delay]
     for name, value in (("--loss", loss), ("--duplicate", duplicate), ("--reorder", reorder)):
@@ -196,12 +267,8 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, li
     """`--protocol consumer`: the KIP-848 driver (groupspec.reference.consumer_sim)."""
     from groupspec.reference.consumer_sim import SCENARIOS, ConsumerScenarioError, run_consumer_scenario
 
-    if list_only or scenario is None:
-        if scenario is None and not list_only:
-            raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)}")
-        for name, summary in SCENARIOS.items():
-            click.echo(f"{name:30} {summary} (protocol: consumer)")
-        return
+    if scenario is None:
+        raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
     fault_set = frozenset(f.strip() for f in faults.split(",") if f.strip())
     try:
         report = run_consumer_scenario(scenario, members, partitions, seed, assignor, fault_set)
@@ -230,12 +297,8 @@ def _simulate_migration(scenario, members, partitions, seed, list_only, as_json)
     from groupspec.reference.migration_sim import (EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError,
                                                    run_migration_scenario)
 
-    if list_only or scenario is None:
-        if scenario is None and not list_only:
-            raise UserError(f"missing SCENARIO; choose from {', '.join(MIGRATION_SCENARIOS)}")
-        for name, summary in MIGRATION_SCENARIOS.items():
-            click.echo(f"{name:30} {summary} (protocol: classic-to-consumer)")
-        return
+    if scenario is None:
+        raise UserError(f"missing SCENARIO; choose from {', '.join(MIGRATION_SCENARIOS)} (groupspec simulate --list)")
     try:
         report = run_migration_scenario(scenario, members, partitions, seed)
     except MigrationScenarioError as e:

@@ -6,7 +6,8 @@ the coordinators it can start (``coordinators``: a small pluggable interface; ``
 ``tansu`` and ``groupspec`` registered; ``apache_kafka``: the pinned Apache Kafka release's broker, with
 ``groupspec.kafka``), the consumer worker (``worker``, one process per consumer, one module per
 client library inside it; Apache Kafka's Java consumer is ``groupspec/kafka/java/groupspec/kafka/consumer``),
-the scenarios (``scenarios``) and the matrix (``matrix``). It may import
+the scenarios (``scenarios``), when a run ends (``ending``: once converged, or at the limit) and the
+matrix (``matrix``). It may import
 ``groupspec.trace`` (the one trace checker) and the client libraries (confluent-kafka, kafka-python,
 aiokafka: the ``realstack`` extra) and ``groupspec.kafka`` (Java and the jars); never ``groupspec.model`` or
 ``groupspec.reference``.

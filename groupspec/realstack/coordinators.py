@@ -212,10 +212,16 @@ class LibrdkafkaMock(Coordinator):
                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=self.log or subprocess.DEVNULL, text=True, start_new_session=True)
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().split()
+        text = self.proc.stdout.readline().strip()
+        line = text.split()
         if len(line) != 2 or line[0] != "BOOTSTRAP":
+            status = self.proc.poll()
             self.stop()
-            raise CoordinatorError(f"librdkafka-mock: the helper did not report an address ({' '.join(line)!r})")
+            if text.startswith("ERROR "):  # the helper says what is wrong (confluent-kafka missing, ...)
+                raise CoordinatorError(text[len("ERROR "):])
+            raise CoordinatorError("librdkafka-mock: the helper process " + (
+                f"exited with status {status}" if status is not None else "stopped") +
+                f" without reporting an address{f' ({text!r})' if text else ''}; see the run's .log")
         self.bootstrap = line[1]
         return self.bootstrap
 

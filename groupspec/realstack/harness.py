@@ -9,7 +9,9 @@ Theory of operation
    cleanly; ``crash`` SIGKILLs its process group and writes ``left`` for it at that moment (a crash
    releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``subscribe``
    changes its subscription (and adds the topic's ``topic`` line).
-3. At the end of the schedule every worker is killed and lines after the end are dropped (the
+3. After the schedule the run lasts at least the scenario's story (``duration_s``), then ends as
+   soon as the group has converged or at the scenario's limit (``limit_s``), whichever comes first
+   (``ending.py``; the verdict's ``ended`` says which: ``converged`` or ``limit``). Then every worker is killed and lines after the end are dropped (the
    harness's own shutdown is not part of the story); an ``end`` line marks the moment, so what was
    still unowned or unconverged then is measured until the end of the recording. A worker's ``joined``
    line gets the member's ``session_timeout_ms`` (the checker's ``starved_members`` notice uses it; not
@@ -42,6 +44,7 @@ from typing import Any
 from groupspec.trace import check_events
 
 from .coordinators import COORDINATORS, CoordinatorError, interrupts_held, kill_group
+from .ending import SETTLE_S, Ownership, read_new
 from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
@@ -57,6 +60,28 @@ GROUP = "g"
 
 class HarnessError(RuntimeError):
     """The stack could not run (coordinator did not start, a client library is missing)."""
+
+
+class ClientMissing(HarnessError):
+    """The client library a run needs is not installed (the message says which, in one line)."""
+
+
+_CLIENT_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka", "aiokafka": "aiokafka"}
+
+
+def _check_client(client: str) -> None:
+    """Raise :class:`ClientMissing` when ``client``'s Python library cannot be imported here (the worker
+    processes import it with the same interpreter)."""
+    module = _CLIENT_MODULES.get(client)
+    if module is None:
+        return  # kafkajs: node and the npm package are checked when the worker is started
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        raise ClientMissing(f"client {client}: the Python package {client} is not installed "
+                            f"(import {module}: {e}); install it with: pip install {client}") from None
 
 
 def supported(client: str, protocol: str) -> str | None:
@@ -118,6 +143,7 @@ class RunResult:
     partitions: int = 0
     silent: list[str] = field(default_factory=list)  # started, but recorded nothing
     judged: bool = True  # False when every member started was silent: the verdict is about nobody
+    ended: str = "converged"  # why the run ended: "converged" (the group had) or "limit" (the limit passed)
 
     def summary(self) -> dict[str, Any]:
         violated = sorted({p["id"] for g in self.verdict.get("groups", []) for p in g["properties"]
@@ -125,7 +151,7 @@ class RunResult:
         return {"scenario": self.scenario, "client": self.client, "coordinator": self.coordinator,
                 "protocol": self.protocol, "ok": self.ok, "violated": violated, "trace": self.trace_path,
                 "verdict": self.verdict_path, "partitions": self.partitions, "notes": self.notes,
-                "seconds": round(self.seconds, 1), **({"silent": self.silent} if self.silent else {}),
+                "seconds": round(self.seconds, 1), "ended": self.ended, **({"silent": self.silent} if self.silent else {}),
                 **({} if self.judged else {"judged": False})}
 
 
@@ -160,6 +186,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     if why:
         raise HarnessError(why)
     say = progress or (lambda _m: None)
+    _check_client(client)
     t_start = time.monotonic()
     rid = run_id(scenario, client, coordinator, protocol)
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="groupspec-realstack-"))
@@ -251,9 +278,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                         w.proc.wait(15)
                     except subprocess.TimeoutExpired:
                         pass
-        delay = origin / 1000 + sc.duration_s - time.time()
-        if delay > 0:
-            time.sleep(delay)
+        ended = _until_converged(sc, origin, workers, work, harness_lines, say)
         end = now()
         finished = True
     finally:
@@ -291,13 +316,16 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     first = min((e["ts_ms"] for e in lines if e.get("event") == "assigned" and e.get("partitions")), default=None)
     if started_at is not None and first is not None:  # the issue's figure: broker start to first assignment
         notes.append(f"{coordinator} start to first assignment: {(origin + first) / 1000 - started_at:.1f} s")
+    if ended == "limit":
+        notes.append(f"the group had not converged when the run's limit ({sc.limit_s:g} s) passed")
     if silent:
         notes.append(f"{', '.join(silent)} started but recorded nothing: the client never subscribed (see the run's .log)")
     errors = sorted({e.get("error", "") for e in lines if e.get("event") == "error"})
     if errors:
         notes.append("client errors: " + "; ".join(errors)[:500])
     doc = {"scenario": scenario, "client": client, "coordinator": coordinator, "protocol": protocol,
-           "partitions": parts, "notes": notes, **({"coordinator_header": header} if header else {}), **({"silent": silent} if silent else {}), **verdict,
+           "partitions": parts, "ended": ended, "seconds": round(end / 1000, 1), "notes": notes,
+           **({"coordinator_header": header} if header else {}), **({"silent": silent} if silent else {}), **verdict,
            "reproduce": f"groupspec realstack run {scenario} --client {client} --coordinator {coordinator} --protocol {protocol}"}
     _write_atomic(verdict_path, json.dumps(doc, indent=1) + "\n")
     (work / "processes.log").replace(out / f"{rid}.log")
@@ -308,4 +336,32 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     work.rmdir()
     return RunResult(scenario, client, coordinator, protocol, result.ok, str(trace_path), str(verdict_path), doc,
                      notes, time.monotonic() - t_start, parts, silent,
-                     judged=not workers or len(silent) < len({w.member for w in workers.values()}))
+                     judged=not workers or len(silent) < len({w.member for w in workers.values()}), ended=ended)
+
+
+def _until_converged(sc: RealScenario, origin: float, workers: dict[str, _Worker], work: Path,
+                     harness_lines: list[dict[str, Any]], say: Callable[[str], None]) -> str:
+    """Wait until the story has been told (``duration_s``), then until the group has converged (held
+    ``SETTLE_S``) or ``limit_s`` has passed; return ``"converged"`` or ``"limit"`` (``ending.py``)."""
+    own = Ownership()
+    for e in harness_lines:
+        own.feed(e)
+    offsets: dict[str, int] = {}
+    fed_harness = len(harness_lines)
+    while True:
+        t = time.time() - origin / 1000
+        fresh: list[dict[str, Any]] = list(harness_lines[fed_harness:])
+        fed_harness = len(harness_lines)
+        for member in list(workers):
+            lines, offsets[member] = read_new(work / f"{member}.jsonl", offsets.get(member, 0))
+            fresh.extend(lines)
+        for e in sorted(fresh, key=lambda e: e.get("ts_ms", 0)):
+            own.feed(e)
+        live = {m for m, w in workers.items() if w.proc.poll() is None}
+        if t >= sc.duration_s:
+            if own.converged(live) and t * 1000 - own.changed_ms >= SETTLE_S * 1000:
+                return "converged"
+            if t >= sc.limit_s:
+                return "limit"
+            say(f"{t:5.1f}s waiting for the group to converge (limit {sc.limit_s:g} s)")
+        time.sleep(min(0.2, max(0.01, sc.duration_s - t)))

@@ -7,7 +7,9 @@ subscribes to what); ``slow-consumer`` is a story the simulator tells with its f
 ``leader-leaves-mid-rebalance`` (the leader closes before the first join phase ends) pins a Tansu finding.
 Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
 max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
-seconds. Times are seconds from the start of the run.
+seconds. Times are seconds from the start of the run. ``duration_s`` is the story's length, the least
+a run lasts; the run then ends once the group has converged, or at ``limit_s`` (``duration_s`` + 30 s
+unless a scenario states its own), and says which (``ending.py``).
 """
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ class RealScenario:
     partitions: int = 6
     extra_topics: dict[str, int] = field(default_factory=dict)  # created at the start, subscribed later
     clients: tuple[str, ...] = ()  # only these clients run it (empty: every client)
+    limit: float | None = None  # the latest a run ends when the group has not converged (None: duration + 30 s)
+
+    @property
+    def limit_s(self) -> float:
+        return self.limit if self.limit is not None else self.duration_s + 30.0
 
 
 def _start3(stagger: float = 0.5) -> tuple[Step, ...]:
@@ -61,7 +68,7 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
     RealScenario("subscription-change", "c3 adds topic u (2 partitions) to its subscription at 10 s",
                  _start3() + (Step(10, "subscribe", "c3", "t,u"),), 26, extra_topics={"u": 2}),
     RealScenario("pair-joins", "two consumers join 1 s apart (the short run of the tests)",
-                 (Step(0, "start", "c1"), Step(1, "start", "c2")), 9),
+                 (Step(0, "start", "c1"), Step(1, "start", "c2")), 9, limit=30),
     # docs/specification.md, "Two owners after a missed generation" (KAFKA-8220). c3 starts on topic u only. c2 (static:
     # its close sends no LeaveGroup) closes at 8 s and is removed at its session timeout; c1 gets all of t in that
     # round, in which its JoinGroup listed 3 (its metadata is stale from then on). At 20 s c3 adds t (a rebalance at

@@ -27,15 +27,23 @@ carries (``GroupCoordinator.id_owner``), or, for a request without a known membe
 the connection it came on. Parked answers go to the connection where that alias has a request of
 that API in flight. The aliases are the ones the transcript uses (``transcript.py``).
 
+Member ids are Kafka's: ``<client.id>-<random UUID>`` (``CoordinatorConfig.member_id_seed``),
+from a generator seeded with ``member_id_seed``: drawn fresh from the operating system at each
+start unless given (``groupspec serve --member-id-seed``), and written in the recorded script's
+config line, so a replay hands out the same ids. A restarted server therefore never hands out an
+id it handed out before (a stale heartbeat or commit of a member of the old server is
+UNKNOWN_MEMBER_ID), and no client can guess another's id (to evict it with a LeaveGroup).
+
 Time is ``clock() - start`` in ms (wall time by default; tests pass a fake clock), minus the
 time the clock spent paused (fault ``pause_clock``).
 """
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupspec.reference.consumer_protocol import Assignment, ConsumerProtocolError, decode_assignment
@@ -98,10 +106,16 @@ class Cluster:
     protocol: str = "classic"  # classic | consumer | both (wire.supported_for)
     consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
     consumer_heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
+    member_id_seed: int | None = None  # None: the config's, else a fresh one (see the module docstring)
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
             raise ValueError("brokers must be >= 1")
+        if self.member_id_seed is None:
+            self.member_id_seed = self.config.member_id_seed
+        if self.member_id_seed is None:
+            self.member_id_seed = secrets.randbits(63)
+        self.config = replace(self.config, member_id_seed=self.member_id_seed)
         self.supported = wire.supported_for(self.protocol)
         self.consumer = ConsumerGroups(self, self.consumer_session_timeout_ms, self.consumer_heartbeat_interval_ms)
         self.coordinator = GroupCoordinator(self.config, faults=self.faults)
@@ -194,16 +208,15 @@ class Cluster:
     def _request(self, conn: Conn, frame: bytes) -> None:
         try:
             header, body = wire.decode_request(frame, self.supported)
-        except wire.Unreadable:
-            self.out.append((conn, None, 0))
-            return
         except wire.Unsupported as e:
-            answer = wire.error_response(e.header, Error.UNSUPPORTED_VERSION.code, supported=self.supported)
-            self.out.append((conn, answer, 0))
+            if e.header.api_key == 18:  # ApiVersions: the v0 answer with the list (KIP-511)
+                answer = wire.error_response(e.header, Error.UNSUPPORTED_VERSION.code, supported=self.supported)
+                self.out.append((conn, answer, 0))
+            else:  # Kafka: InvalidRequestException in parseRequestHeader, the channel is closed
+                self._refuse(conn, "closed_unsupported", str(e))
             return
-        except wire.Malformed as e:
-            answer = wire.error_response(e.header, Error.CORRUPT_MESSAGE.code, supported=self.supported)
-            self.out.append((conn, answer, 0))
+        except wire.WireError as e:  # Unreadable, Malformed: Kafka closes the channel (wire.py's docstring)
+            self._refuse(conn, "closed_unreadable" if isinstance(e, wire.Unreadable) else "closed_malformed", str(e))
             return
         name = wire.API_NAMES[header.api_key]
         self.stats[name] = self.stats.get(name, 0) + 1
@@ -213,13 +226,23 @@ class Cluster:
             self._dispatch(conn, header, name, body)
         except (InvalidMessage, ValueError, TypeError, KeyError, AttributeError) as e:
             # a request that decodes but makes no sense (negative timeouts, ...): INVALID_REQUEST
-            self._answer_error(conn, header, Error.INVALID_REQUEST, body)
             self.stats["invalid"] = self.stats.get("invalid", 0) + 1
             self.last_invalid = f"{name}: {type(e).__name__}: {e}"
+            self._answer_error(conn, header, Error.INVALID_REQUEST, body)
         except Exception as e:  # a bug of ours: Kafka's answer to an internal error, and keep serving
+            self.internal_error(f"{name}: {type(e).__name__}: {e}")
             self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
-            self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
-            self.last_internal_error = f"{name}: {type(e).__name__}: {e}"
+
+    def _refuse(self, conn: Conn, reason: str, detail: str) -> None:
+        """Close ``conn`` without an answer, as Kafka does, counted under ``reason`` in ``stats``."""
+        self.stats[reason] = self.stats.get(reason, 0) + 1
+        self.last_refused = detail
+        self.out.append((conn, None, 0))
+
+    def internal_error(self, detail: str) -> None:
+        """Count a bug of ours (``stats["internal_error"]``; the fuzz tests require none)."""
+        self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
+        self.last_internal_error = detail
 
     def _plain_heartbeats(self, conn: Conn) -> bool:
         """Whether a Heartbeat on ``conn`` takes the fast lane: nothing to record, capture or inject,
@@ -245,9 +268,8 @@ class Cluster:
             self.stats["invalid"] = self.stats.get("invalid", 0) + 1
             self.last_invalid = f"Heartbeat: {type(e).__name__}: {e}"
         except Exception as e:  # pragma: no cover - a bug of ours, as in request()
+            self.internal_error(f"Heartbeat: {type(e).__name__}: {e}")
             self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
-            self.stats["internal_error"] = self.stats.get("internal_error", 0) + 1
-            self.last_internal_error = f"Heartbeat: {type(e).__name__}: {e}"
 
     def _dispatch(self, conn: Conn, header: Any, name: str, body: Any) -> None:
         now = self.now_ms()
@@ -281,8 +303,12 @@ class Cluster:
         self.out.append((conn, answer, rule.ms if rule is not None and rule.action == "delay" else 0))
 
     def _answer_error(self, conn: Conn, header: Any, error: Error, body: Any) -> None:
+        if header.api_key == 0 and getattr(body, "acks", 1) == 0:
+            # Kafka answers no acks=0 Produce; on an error it closes the connection (KafkaApis)
+            self._refuse(conn, "closed_produce_error", error.name)
+            return
         stub = _error_body(header, error, body)
-        self.out.append((conn, wire.error_response(header, error.code, stub), 0))
+        self.out.append((conn, wire.error_response(header, error.code, stub, supported=self.supported), 0))
 
     # ------------------------------------------------------------------ faults
 

@@ -38,9 +38,10 @@ script gives the transcript back, byte for byte.
 """
 from __future__ import annotations
 
+import base64
 import json
+import random
 import re
-import uuid
 from typing import Any
 
 from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
@@ -65,7 +66,9 @@ class ConsumerGroups:
         self.record_group: str | None = cluster.record_group if cluster.record else None
         self.script: list[str] = []
         self.transcript: list[str] = []
-        self._generated = 0
+        # member ids the server hands out (a join with an empty member id): Kafka's Uuid.randomUuid(),
+        # written as Kafka writes a Uuid (URL-safe base64, no padding), seeded as the classic ids are
+        self._ids = random.Random(f"consumer-member-ids:{cluster.member_id_seed}")
         self.last_node: dict[str, int] = {}  # member id -> node its last answered heartbeat came to
 
     def owns(self, group_id: str | None) -> bool:
@@ -128,8 +131,8 @@ class ConsumerGroups:
                     "heartbeat_interval_ms": self.heartbeat_interval_ms}}))
         member_id = body.member_id
         if not member_id:  # a join from a client that leaves the member id to the server (before KIP-1082)
-            self._generated += 1
-            member_id = str(uuid.UUID(int=self._generated))
+            raw = self._ids.getrandbits(128).to_bytes(16, "big")
+            member_id = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
         alias = self.aliases.setdefault(member_id, conn.alias or f"c{conn.number}")
         conn.alias = conn.alias or alias
         names = {tid: name for name, tid in c.topic_ids.items()}

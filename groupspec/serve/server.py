@@ -11,7 +11,15 @@ the others; port 0 picks free ports), then:
 * one timer task calls ``cluster.tick()`` every ``tick_ms`` (5 ms): timers fire within that
   granularity (Kafka's purgatory has one too); asking the coordinator for its next deadline after
   every request would cost a scan of every member's timer;
-* a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends.
+* a Fetch with nothing to return waits (up to its ``max_wait_ms``) until a Produce appends;
+* connections are accepted by one task per listener, at most ``max_connections`` open at once
+  (Kafka's ``max.connections``, unbounded by default: past it the acceptor waits for a slot, as
+  Kafka's ``Acceptor`` does), and a connection with no traffic for ``connections_max_idle_ms``
+  (Kafka's ``connections.max.idle.ms``, 600000 by default) is closed;
+* an exception that escapes the handling of a frame, a Fetch, a timer or any callback of the loop
+  is a bug of ours: it is counted (``cluster.stats["loop_error"]``, the fuzz tests require none),
+  remembered (``loop_errors``) and the connection concerned is closed; the server goes on;
+* a closed connection drops its buffers at once (a partial frame is not kept until a full GC).
 
 Python API (tests): ``start()`` / ``stop()`` run the loop in a daemon thread; ``bootstrap`` is
 ``"127.0.0.1:PORT"``; ``call(fn)`` runs ``fn(cluster)`` on the loop thread and returns its result
@@ -33,6 +41,8 @@ from .faults import FaultPlan
 __all__ = ["Server", "MAX_FRAME", "run_loop"]
 
 MAX_FRAME = 100 * 1024 * 1024
+CONNECTIONS_MAX_IDLE_MS = 600_000  # Kafka's connections.max.idle.ms default
+MAX_CONNECTIONS = 2**31 - 1  # Kafka's max.connections default (Int.MaxValue: no cap)
 _SIZE = struct.Struct(">i")
 T = TypeVar("T")
 
@@ -52,13 +62,20 @@ def run_loop(main: Any) -> Any:
 
 
 class Server:
-    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 5) -> None:
+    def __init__(self, cluster: Cluster, port: int = 0, tick_ms: int = 5,
+                 connections_max_idle_ms: int = CONNECTIONS_MAX_IDLE_MS, max_connections: int = MAX_CONNECTIONS) -> None:
+        if connections_max_idle_ms < 1 or max_connections < 1:
+            raise ValueError("connections_max_idle_ms and max_connections must be >= 1")
         self.cluster = cluster
         self.port = port
         self.tick_ms = tick_ms
+        self.connections_max_idle_ms = connections_max_idle_ms
+        self.max_connections = max_connections
+        self.loop_errors: list[str] = []
+        self._listeners: list[socket.socket] = []
+        self._slot: asyncio.Condition | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._servers: list[asyncio.base_events.Server] = []
         self._ready = threading.Event()
         self._stopping: asyncio.Event | None = None
         self._wake: asyncio.Event | None = None
@@ -77,15 +94,94 @@ class Server:
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._data = asyncio.Event()
+        self._slot = asyncio.Condition()
         ports = []
         for node in range(self.cluster.brokers):
             want = 0 if self.port == 0 else self.port + node
-            loop = asyncio.get_running_loop()
-            srv = await loop.create_server(lambda n=node: self._serve(n), self.cluster.host, want)
-            self._servers.append(srv)
-            ports.append(srv.sockets[0].getsockname()[1])
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((self.cluster.host, want))
+                sock.listen(128)
+                sock.setblocking(False)
+            except OSError:
+                sock.close()
+                for s in self._listeners:
+                    s.close()
+                raise
+            self._listeners.append(sock)
+            ports.append(sock.getsockname()[1])
         self.cluster.ports = ports
         self.cluster.log_changed = self._data_arrived
+
+    async def _accept(self, node: int, sock: socket.socket) -> None:
+        """Kafka's Acceptor: take the next connection once there is a slot for it (``max_connections``)."""
+        loop = asyncio.get_running_loop()
+        assert self._slot is not None
+        while True:
+            async with self._slot:
+                await self._slot.wait_for(lambda: len(self._links) < self.max_connections)
+            try:
+                conn, _addr = await loop.sock_accept(sock)
+            except OSError:  # pragma: no cover - the listener was closed (stop) or ran out of descriptors
+                if self._stopping is not None and self._stopping.is_set():
+                    return
+                await asyncio.sleep(0.05)
+                continue
+            link = self._serve(node)
+            self._links.add(link)  # counted at once: the cap holds before the transport is up
+            try:
+                await loop.connect_accepted_socket(lambda: link, conn)
+            except OSError:  # pragma: no cover - the client went away before the transport was made
+                conn.close()
+                self._closed(link)
+
+    def _closed(self, link: "_Link") -> None:
+        was_full = len(self._links) >= self.max_connections
+        self._links.discard(link)
+        if self._slot is not None and was_full and len(self._links) < self.max_connections:  # an acceptor waits
+            slot = self._slot
+
+            async def free() -> None:
+                async with slot:
+                    slot.notify_all()
+
+            self._spawn(free())
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def loop_error(self, where: str, exc: BaseException | None, link: "_Link | None" = None) -> None:
+        """A bug of ours surfaced on the loop: counted, remembered, the connection closed (module docstring)."""
+        self.cluster.stats["loop_error"] = self.cluster.stats.get("loop_error", 0) + 1
+        self.loop_errors.append(f"{where}: {type(exc).__name__}: {exc}" if exc is not None else where)
+        del self.loop_errors[:-20]
+        if link is not None:
+            link.close()
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        self.loop_error(str(context.get("message", "loop")), context.get("exception"))
+
+    async def _reaper(self) -> None:
+        """Close connections idle longer than ``connections_max_idle_ms`` (Kafka's Selector does it per poll)."""
+        loop = asyncio.get_running_loop()
+        idle = self.connections_max_idle_ms / 1000
+        while True:
+            now = loop.time()
+            oldest = now
+            for link in list(self._links):
+                if link.closed:
+                    continue
+                if now - link.last_active >= idle:
+                    self.cluster.stats["closed_idle"] = self.cluster.stats.get("closed_idle", 0) + 1
+                    link.close()
+                else:
+                    oldest = min(oldest, link.last_active)
+            # a new connection's deadline is at least ``idle`` away: waking every second at most keeps the
+            # closing within a second of its deadline (Kafka's Selector checks on every poll)
+            await asyncio.sleep(min(1.0, max(0.01, oldest + idle - now)))
 
     def _data_arrived(self) -> None:
         assert self._data is not None
@@ -99,20 +195,24 @@ class Server:
         if ready is not None:
             ready()
         self._ready.set()
+        self.loop.set_exception_handler(self._loop_exception)
         ticker = asyncio.create_task(self._ticker())
+        helpers = [asyncio.create_task(self._reaper())]
+        helpers += [asyncio.create_task(self._accept(n, s)) for n, s in enumerate(self._listeners)]
         assert self._stopping is not None
         try:
             await self._stopping.wait()
         finally:
             ticker.cancel()
-            for srv in self._servers:
-                srv.close()
+            for t in helpers:
+                t.cancel()
+            for sock in self._listeners:
+                sock.close()
             for link in list(self._links):
                 link.close()
             for t in list(self._tasks):
                 t.cancel()
-            for srv in self._servers:
-                await srv.wait_closed()
+            await asyncio.gather(ticker, *helpers, return_exceptions=True)
 
     def start(self) -> "Server":
         """Run in a daemon thread; returns once the listeners are bound."""
@@ -175,8 +275,11 @@ class Server:
     async def _ticker(self) -> None:
         assert self._wake is not None
         while True:
-            self.cluster.tick()
-            self._flush()
+            try:
+                self.cluster.tick()
+                self._flush()
+            except Exception as e:  # a bug of ours: counted, the timers go on
+                self.loop_error("tick", e)
             wake = self.cluster.next_wakeup_ms()
             now = self.cluster.now_ms()
             wait = self.tick_ms / 1000
@@ -214,9 +317,7 @@ class Server:
                 pass
             else:
                 self.cluster.stats["Fetch"] = self.cluster.stats.get("Fetch", 0) + 1
-                task = asyncio.get_running_loop().create_task(self._fetch(link, header, body))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._fetch(link, header, body))
                 return
         self.cluster.request(link.conn, frame)
         self._flush()
@@ -225,6 +326,14 @@ class Server:
         return self.cluster.capture is None and not any(r.api in ("Fetch", "*") for r in self.cluster.plan.rules)
 
     async def _fetch(self, link: "_Link", header: Any, body: Any) -> None:
+        try:
+            await self._long_poll(link, header, body)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug of ours: counted, and the connection is not left waiting forever
+            self.loop_error("Fetch", e, link)
+
+    async def _long_poll(self, link: "_Link", header: Any, body: Any) -> None:
         cls = wire.response_class(1, header.api_version)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, body.max_wait_ms) / 1000
@@ -256,15 +365,20 @@ class _Link(asyncio.Protocol):
         self.pumping = False
         self.wbuf: list[bytes] = []
         self.transport: asyncio.Transport | None = None
+        self.last_active = asyncio.get_running_loop().time()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        if self.closed:  # closed before its transport was made (the server stopping): close it now
+            transport.close()
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server._links.add(self)
 
     def data_received(self, data: bytes) -> None:
+        self.last_active = self.server.loop.time() if self.server.loop is not None else 0.0
         # the unread bytes are kept as one bytes object and an offset into it (no copy of a read
         # that holds whole frames, the usual case)
         if self.off >= len(self.buf):
@@ -288,6 +402,8 @@ class _Link(asyncio.Protocol):
                 buf, off = self.buf, self.off
                 (size,) = _SIZE.unpack_from(buf, off)
                 if size < 0 or size > MAX_FRAME:
+                    stats = self.server.cluster.stats
+                    stats["closed_frame_size"] = stats.get("closed_frame_size", 0) + 1
                     self.close()  # Kafka closes a connection that announces an impossible size
                     return
                 if len(buf) - off - 4 < size:
@@ -295,7 +411,11 @@ class _Link(asyncio.Protocol):
                 self.off = off + 4 + size
                 self.busy = True
                 frame = buf[off + 4:off + 4 + size]
-                self.server._handle(self, frame if type(frame) is bytes else bytes(frame))
+                try:
+                    self.server._handle(self, frame if type(frame) is bytes else bytes(frame))
+                except Exception as e:  # a bug of ours: counted, this connection closed, the server goes on
+                    self.server.loop_error("request", e, self)
+                    return
         finally:
             self.pumping = False
             if self.wbuf:
@@ -308,6 +428,8 @@ class _Link(asyncio.Protocol):
             return
         if data:
             self.wbuf.append(data)
+            if self.server.loop is not None:
+                self.last_active = self.server.loop.time()
         self.busy = False
         if not self.pumping:
             self._pump()
@@ -319,8 +441,13 @@ class _Link(asyncio.Protocol):
                 self.wbuf.clear()
             self.transport.close()
         self.closed = True
+        self.buf, self.off = b"", 0  # a partial frame is freed now, not when a full GC breaks the cycles
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.buf, self.off = b"", 0
+        self.wbuf.clear()
         self.server.cluster.disconnect(self.conn)
-        self.server._links.discard(self)
+        self.conn.link = None  # type: ignore[attr-defined]
+        self.transport = None
+        self.server._closed(self)

@@ -15,7 +15,7 @@ in the formats of the coordinator-script contract (``groupspec coordinator repla
 Replaying the script gives the transcript back, byte for byte (a test checks it). Member ids are
 written as ``$alias`` when the id is the newest the alias was given, literally otherwise (the
 replayed coordinator generates the same ids: it gets the same requests in the same order, with
-the same client ids). Subscriptions are decoded and written as ``metadata`` objects (topics, owned
+the same client ids, and the config line carries the server's ``member_id_seed``). Subscriptions are decoded and written as ``metadata`` objects (topics, owned
 partitions, generation, rack; assignor user data as ``hex:...``), so two JoinGroups with equal
 metadata bytes replay with equal bytes. State lines show one group: ``group_id`` (the
 ``--record-group``, else the first group that sent a group request).
@@ -54,7 +54,8 @@ class Recorder:
         self.script.insert(0, json.dumps({"config": {
             "initial_rebalance_delay_ms": c.initial_rebalance_delay_ms, "group_max_size": c.group_max_size,
             "min_session_timeout_ms": c.min_session_timeout_ms, "max_session_timeout_ms": c.max_session_timeout_ms,
-            "offsets_partitions": c.offsets_partitions, "group_id": self.group_id}}))
+            "offsets_partitions": c.offsets_partitions, "group_id": self.group_id,
+            "member_id_seed": c.member_id_seed}}))
 
     # ------------------------------------------------------------------ steps
 

@@ -118,18 +118,65 @@ def _offset_fetch_group(cls: Any, group_id: str, r: Any) -> Any:
 
 
 def _error_body(header: Any, error: Error, body: Any) -> Any:
-    """An answer of the request's API holding its entities, for an error answer (None: no entities)."""
+    """An answer of the request's API holding its entities, for an error answer (None: no entities).
+
+    Kafka's ``getErrorResponse`` of each request: Produce, Fetch (before v13), ListOffsets,
+    OffsetCommit, CreateTopics echo every topic and partition asked; Metadata every topic asked
+    (``""`` for a topic asked by id only: the answer's name is not nullable); OffsetFetch v1 every
+    partition, v2-v7 the top-level error only, v8+ every group; FindCoordinator v4 every key; the
+    others (the group APIs, InitProducerId, ConsumerGroupHeartbeat) carry a top-level error code.
+    ``wire.error_response`` then sets every ``error_code`` of the answer to the error.
+    """
     api = header.api_key
     lo, hi = wire._APIS[api][3:5]
     v = min(max(header.api_version, lo), hi)
     cls = wire.response_class(api, v)
-    if api == 8 and body is not None:  # OffsetCommit: per-partition errors only
+    if body is None:
+        return None
+    if api == 0:  # Produce
+        t_cls = cls.TopicProduceResponse
+        p_cls = t_cls.PartitionProduceResponse
+        return cls(responses=[t_cls(name=t.name, partition_responses=[
+            p_cls(index=p.index, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1)
+            for p in t.partition_data]) for t in body.topic_data])
+    if api == 1:  # Fetch
+        t_cls = cls.FetchableTopicResponse
+        p_cls = t_cls.PartitionData
+        return cls(session_id=0, responses=[t_cls(topic=t.topic, partitions=[
+            p_cls(partition_index=p.partition, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
+                  records=None) for p in t.partitions]) for t in body.topics])
+    if api == 2:  # ListOffsets
+        t_cls = cls.ListOffsetsTopicResponse
+        p_cls = t_cls.ListOffsetsPartitionResponse
+        return cls(topics=[t_cls(name=t.name, partitions=[
+            p_cls(partition_index=p.partition_index, timestamp=-1, offset=-1, leader_epoch=-1)
+            for p in t.partitions]) for t in body.topics])
+    if api == 3:  # Metadata
+        topics = [] if body.topics is None else body.topics
+        return cls(brokers=[], topics=[cls.MetadataResponseTopic(
+            name=t.name if t.name is not None else "", topic_id=getattr(t, "topic_id", None) or wire.ZERO_UUID,
+            is_internal=False, partitions=[]) for t in topics])
+    if api == 8:  # OffsetCommit: per-partition errors only
         return cls(topics=[cls.OffsetCommitResponseTopic(name=t.name, partitions=[
             cls.OffsetCommitResponseTopic.OffsetCommitResponsePartition(partition_index=p.partition_index)
             for p in t.partitions]) for t in body.topics])
-    if api == 9 and body is not None and v >= 8:
-        g = cls.OffsetFetchResponseGroup
-        return cls(groups=[g(group_id=x.group_id, topics=[]) for x in body.groups])
-    if api == 13 and body is not None and v >= 3:
+    if api == 9:  # OffsetFetch
+        if v >= 8:
+            g = cls.OffsetFetchResponseGroup
+            return cls(groups=[g(group_id=x.group_id, topics=[]) for x in body.groups])
+        if v == 1 and body.topics is not None:
+            t_cls = cls.OffsetFetchResponseTopic
+            return cls(topics=[t_cls(name=t.name, partitions=[t_cls.OffsetFetchResponsePartition(
+                partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="")
+                for p in t.partition_indexes]) for t in body.topics])
+        return cls(topics=[])
+    if api == 10 and v >= 4:  # FindCoordinator with a batch of keys
+        return cls(coordinators=[cls.Coordinator(key=k, node_id=-1, host="", port=-1, error_message=None)
+                                 for k in body.coordinator_keys])
+    if api == 13 and v >= 3:  # LeaveGroup: the top-level error only
         return cls(members=[])
+    if api == 19:  # CreateTopics
+        return cls(topics=[cls.CreatableTopicResult(
+            name=t.name, topic_id=wire.ZERO_UUID, error_message=None, num_partitions=-1, replication_factor=-1,
+            configs=None) for t in body.topics])
     return None

@@ -11,20 +11,28 @@ header v0/v1 as Kafka does (ApiVersions answers always carry header v0). This mo
 * ``SUPPORTED``: the APIs and version ranges the server answers (what ``ApiVersions`` advertises),
   chosen as the ranges the reference coordinator implements (JoinGroup 0-9, SyncGroup 0-5, ...);
 * ``decode_request(frame)``: one frame (without its 4-byte length) to ``(header, body)``; a frame
-  whose header cannot be read raises ``Unreadable`` (Kafka closes the connection), a request of an
-  API or version the server does not answer raises ``Unsupported``, a body that does not parse
-  raises ``Malformed`` (both carry the header so the server can answer with an error);
+  whose header cannot be read raises ``Unreadable``, a request of an API or version the server does
+  not answer raises ``Unsupported``, a body that does not parse raises ``Malformed``: a lying length,
+  a string that is not UTF-8, a null in a field that is not nullable at the request's version (an
+  array, a string, bytes: kafka-python's codec reads a null anywhere, Kafka's generated ``read``
+  refuses it: "non-nullable field ... was serialized as null"). Kafka 4.3.1 closes the connection
+  in all three cases (``SocketServer``'s ``Processor.parseRequestHeader`` throws
+  ``InvalidRequestException`` for an unknown key, a version not enabled or not supported, and
+  ``RequestContext.parseRequest`` for a body that does not parse; ``processChannelException``
+  closes the channel), except for ApiVersions: an unsupported version gets the v0 answer with
+  UNSUPPORTED_VERSION and the supported list (KIP-511), so the client can retry with a version it
+  knows;
 * ``encode_response(header, body)``: the framed answer (length, response header, body);
-* ``error_response(header, error)``: Kafka's ``AbstractRequest.getErrorResponse``: an answer of
-  the request's API whose every error code is ``error`` (UNSUPPORTED_VERSION, CORRUPT_MESSAGE...),
-  at the request's version, or at the nearest version the server answers when the request's is
-  not supported. An unsupported ApiVersions request gets the v0 answer with UNSUPPORTED_VERSION
-  and the supported list, as Kafka does (KIP-511), so the client can retry with a version it knows.
+* ``error_response(header, error, body)``: Kafka's ``AbstractRequest.getErrorResponse``: an answer
+  of the request's API at the request's version whose every error code is ``error``, echoing the
+  request's entities (topics, partitions, groups, coordinator keys) as Kafka's does (built by
+  ``translate._error_body``), for injected errors, INVALID_REQUEST and UNKNOWN_SERVER_ERROR.
 """
 from __future__ import annotations
 
 import functools
 import struct
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +139,7 @@ SUPPORTED: dict[int, tuple[int, int]] = supported_for("classic")
 API_NAMES: dict[int, str] = {k: v[0] for k, v in _APIS.items()}
 
 _UNSUPPORTED_VERSION = 35
+ZERO_UUID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID
 
 
 class WireError(Exception):
@@ -257,8 +266,9 @@ def _heartbeat(frame: bytes, pos: int, version: int) -> HeartbeatBody:
         instance, pos = string(pos, True)
     if flexible:
         pos = _tagged(frame, pos)
-    if pos != end:
-        raise ValueError(f"{end - pos} bytes after the request")
+    if pos > end:
+        raise ValueError("tagged fields run past the end")
+    # bytes after the body are ignored, as Kafka's generated read (and kafka-python's codec) ignore them
     return HeartbeatBody(group_id or "", generation, member_id or "", instance)
 
 
@@ -337,8 +347,8 @@ def _sync_group(frame: bytes, pos: int, version: int) -> SyncGroupBody:
             pos = _tagged(frame, pos)
     if flexible:
         pos = _tagged(frame, pos)
-    if pos != end:
-        raise ValueError(f"{end - pos} bytes after the request")
+    if pos > end:
+        raise ValueError("tagged fields run past the end")
     return SyncGroupBody(group_id or "", generation, member_id or "", instance, ptype, pname, assignments)
 
 
@@ -373,9 +383,28 @@ def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORT
             if pos > len(frame):
                 raise ValueError("header tagged fields run past the end")
         body = req_cls.decode(memoryview(frame)[pos:], version=info.api_version)
+        _refuse_nulls(req_cls._struct, body, info.api_version)
     except Exception as e:  # the codec raises many kinds on garbage; all mean "malformed"
         raise Malformed(info, f"{name} v{info.api_version} does not parse: {type(e).__name__}: {e}") from None
     return info, body
+
+
+_NULLABLE_TYPES = ("string", "bytes", "records")
+
+
+def _refuse_nulls(struct_field: Any, obj: Any, version: int) -> None:
+    """Raise ValueError for a null in a field that is not nullable at ``version`` (see the module docstring)."""
+    for f in struct_field.untagged_fields(version):
+        value = getattr(obj, f.name, None)
+        if value is None:
+            if not f.nullable_for_version_q(version) and (
+                    f.is_array() or f.is_struct() or f.type_str in _NULLABLE_TYPES):
+                raise ValueError(f"non-nullable field {f._name} was serialized as null")
+        elif f.is_struct_array():
+            for item in value:
+                _refuse_nulls(f.array_of, item, version)
+        elif f.is_struct():
+            _refuse_nulls(f, value, version)
 
 
 def response_class(api_key: int, version: int) -> Any:
