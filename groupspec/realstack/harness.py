@@ -233,16 +233,19 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             w = workers.get(step.member)
             if step.action == "start":
                 # "protocol=P": this start uses protocol P (an online upgrade or downgrade), not the run's
-                member_protocol = step.arg.split("=", 1)[1] if step.arg.startswith("protocol=") else protocol
-                if step.arg and step.arg != "idle" and not step.arg.startswith("protocol="):  # topics of its own
-                    subs[step.member] = step.arg.split(",")
+                opts = [o for o in step.arg.split(";") if o]
+                member_protocol = next((o.split("=", 1)[1] for o in opts if o.startswith("protocol=")), protocol)
+                own_topics = [o for o in opts if o != "idle" and not o.startswith("protocol=")]
+                if own_topics:  # topics of its own
+                    subs[step.member] = own_topics[0].split(",")
                     for t in subs[step.member]:
                         if t in extra:
                             harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
                                                   "partitions": extra[t]})
                 spec = {
                     "client": client, "bootstrap": bootstrap, "group": group_id, "member": step.member,
-                    "topics": [] if step.arg == "idle" else subs.get(step.member, ["t"]),
+                    "topics": [] if "idle" in opts else subs.get(step.member, ["t"]),
+                    **({"revoke_delay_ms": sc.revoke_delay_ms} if sc.revoke_delay_ms else {}),
                     "protocol": "consumer" if member_protocol in CONSUMER_PROTOCOLS
                     else "cooperative" if member_protocol in ("cooperative", "static-cooperative") else "eager",
                     **({"assignor": "range"} if member_protocol == "consumer-range" else {}),

@@ -25,7 +25,8 @@ class Step:
     at_s: float
     action: str  # start | leave | crash | pause | subscribe
     member: str
-    arg: str = ""  # pause: seconds; subscribe: topics; start: its topics (default t), "idle": none until it subscribes
+    arg: str = ""  # pause: seconds; subscribe: topics; start: ";"-separated: its topics (default t), "idle" (none
+    #                until it subscribes), "protocol=P" (this process uses P, not the run's protocol)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class RealScenario:
     partitions: int = 6
     extra_topics: dict[str, int] = field(default_factory=dict)  # created at the start, subscribed later
     clients: tuple[str, ...] = ()  # only these clients run it (empty: every client)
+    revoke_delay_ms: int = 0  # java: each revocation callback takes this long (one that flushes or commits)
     limit: float | None = None  # the latest a run ends when the group has not converged (None: duration + 30 s)
 
     @property
@@ -86,6 +88,16 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=consumer"))),
                  44, default_protocol="cooperative", clients=("java", "confluent-kafka")),
+    # docs/migration.md, path 1: every revocation callback takes 7 s (one that commits or flushes). c3 and c4 start
+    # idle (warm JVMs); c3 subscribes at 16 s, so c1 and c2 each give a partition up in a cooperative round and own
+    # it until their callbacks return; meanwhile (20 s) c4 subscribes with group.protocol=consumer and converts the
+    # group, which trusts the classic side's stored assignment. Named as the simulator's story.
+    RealScenario("upgrade-mid-round", "c1 and c2 revoke slowly (7 s) in the round c3's join starts; c4 joins with "
+                 "group.protocol=consumer meanwhile",
+                 (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "idle"),
+                  Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(16, "subscribe", "c3", "t"),
+                  Step(20, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
+                 clients=("java",), revoke_delay_ms=7000),
     RealScenario("online-downgrade", "three group.protocol=consumer members restart one by one with cooperative-sticky",
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=cooperative"))),

@@ -54,7 +54,10 @@ import java.util.concurrent.LinkedBlockingQueue;
  * FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID), {@code error} for any other; {@code left} after a
  * clean close. Standard input carries the harness's commands, one a line: {@code leave}, {@code pause SECONDS},
  * {@code subscribe T1,T2}; the end of input is {@code leave}. A spec without topics starts the worker idle (the JVM
- * up, no subscription): it joins, and records {@code joined}, at its first {@code subscribe}.
+ * up, no subscription): it joins, and records {@code joined}, at its first {@code subscribe}. With
+ * {@code revoke_delay_ms} the revocation callback takes that long (as one that flushes does), then commits the revoked
+ * partitions' positions (recorded as a {@code commit}) and records {@code revoked} when it returns: the member owns
+ * the partitions until then.
  */
 public final class Worker {
     private static final List<String> FENCING = Arrays.asList("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
@@ -72,12 +75,14 @@ public final class Worker {
     private List<List<Object>> lastSnapshot;
     private String lastError;
     private long lastErrorAt;
+    private final long revokeDelayMs;
 
     private Worker(JsonNode spec) throws IOException {
         origin = spec.get("origin_ms").asDouble();
         member = spec.get("member").asText();
         group = spec.get("group").asText();
         protocol = spec.path("protocol").asText("eager");
+        revokeDelayMs = spec.path("revoke_delay_ms").asLong(0);
         out = new OutputStreamWriter(new FileOutputStream(spec.get("out").asText(), true), StandardCharsets.UTF_8);
     }
 
@@ -131,6 +136,17 @@ public final class Worker {
     private final ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (revokeDelayMs > 0 && !partitions.isEmpty()) {
+                // a callback that takes time and then commits what it processed (the common commit-on-revoke): the
+                // member owns the partitions until it returns
+                try {
+                    Thread.sleep(revokeDelayMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                metadata();
+                commit(new java.util.HashSet<>(partitions));
+            }
             metadata();
             write("revoked", Map.of("partitions", parts(partitions)));
         }
@@ -199,7 +215,10 @@ public final class Worker {
     }
 
     private void commitOwned() {
-        Set<TopicPartition> owned = consumer.assignment();
+        commit(consumer.assignment());
+    }
+
+    private void commit(Set<TopicPartition> owned) {
         if (owned.isEmpty()) return;
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (TopicPartition tp : owned) offsets.put(tp, new OffsetAndMetadata(consumer.position(tp, Duration.ofSeconds(5))));
