@@ -98,6 +98,17 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                   Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(16, "subscribe", "c3", "t"),
                   Step(20, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
                  clients=("java",), revoke_delay_ms=7000),
+    # docs/migration.md, path 2: the same slow revocation callbacks (7 s, then a commit). c3 joins with
+    # group.protocol=consumer at 15 s (the classic group is converted; c1 and c2 must give partitions up and are
+    # in their callbacks), leaves at 17 s (the last consumer-protocol member: the group is converted back, each
+    # classic member storing its *target*), and c4 joins with group.protocol=consumer at 19 s (converted again,
+    # trusting the stored targets) while c1 and c2 still own what they were giving up.
+    RealScenario("downgrade-then-upgrade", "c3 (consumer protocol) joins and leaves while c1 and c2 revoke slowly "
+                 "(7 s); c4 (consumer protocol) joins before they are done",
+                 (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "idle;protocol=consumer"),
+                  Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(15, "subscribe", "c3", "t"),
+                  Step(17, "leave", "c3"), Step(19, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
+                 clients=("java",), revoke_delay_ms=7000),
     RealScenario("online-downgrade", "three group.protocol=consumer members restart one by one with cooperative-sticky",
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=cooperative"))),
