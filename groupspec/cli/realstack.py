@@ -88,19 +88,37 @@ def _row_table(rows: list[dict[str, Any]], title: str) -> Any:
     return t
 
 
+def _broker_config(items: tuple[str, ...], coordinator: str) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise UserError(f"--broker-config {item!r}: expected KEY=VALUE")
+        settings[key.strip()] = value.strip()
+    if settings and coordinator != "apache-kafka":
+        raise UserError(f"--broker-config: only the apache-kafka coordinator takes broker settings (not {coordinator})")
+    return settings
+
+
 @realstack.command("run")
 @click.argument("scenario")
-@click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka")
-@click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec")
-@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "consumer"]), default=None,
+@click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka | kafkajs | java")
+@click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec | apache-kafka")
+@click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "consumer", "consumer-range",
+                                               "consumer-static", "static-cooperative"]), default=None,
               help="eager (range), cooperative (cooperative-sticky), static (range + group.instance.id) or consumer "
-                   "(group.protocol=consumer, KIP-848; confluent-kafka only); default: the scenario's")
+                   "(group.protocol=consumer, KIP-848, the broker's uniform assignor; consumer-range: "
+                   "group.remote.assignor=range; consumer-static: with group.instance.id; confluent-kafka and java "
+                   "only), static-cooperative (cooperative-sticky + group.instance.id); default: the scenario's")
+@click.option("--broker-config", "broker_config", multiple=True, metavar="KEY=VALUE",
+              help="A broker setting for apache-kafka (repeatable), e.g. group.consumer.migration.policy=upgrade; "
+                   "written in the trace's header.")
 @click.option("--out", "out", type=OutputPath(kind="dir"), default=None, help="Directory for the trace (.jsonl) and its verdict (.verdict.json).")
 @click.option("--coordinator-log", is_flag=True,
               help="Ask the coordinator for its debug log of the group protocol (Tansu: RUST_LOG) and keep it as RUN.coordinator.log.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None,
-            coordinator_log: bool, as_json: bool) -> None:
+            coordinator_log: bool, as_json: bool, broker_config: tuple[str, ...] = ()) -> None:
     """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
 
     Exit status: 0 every invariant held, 1 one was violated, 2 bad arguments, 3 the stack could not run.
@@ -115,12 +133,13 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
     why = supported(client, protocol or "eager")
     if why:
         raise UserError(f"--protocol {protocol}: {why}")
+    settings = _broker_config(broker_config, coordinator)
     out_dir = _out_dir(out)
     err = make_console(to_stderr=True)
     try:
         with err.status(f"running {scenario} ({client} against {coordinator})") as status:
             res = run(scenario, client, coordinator, protocol, out_dir, progress=lambda m: status.update(f"{scenario}: {m}"),
-                      coordinator_log=coordinator_log)
+                      coordinator_log=coordinator_log, **({"coordinator_settings": settings} if settings else {}))
     except ClientMissing as e:
         click.echo(f"groupspec: error: {e}", err=True)
         sys.exit(EXIT_STACK)
@@ -149,10 +168,11 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
 @click.option("--scenarios", default="", help="Comma list (default: all).")
 @click.option("--clients", default="", help="Comma list of CLIENT or CLIENT:PROTOCOL (default: every client, "
                                              "confluent-kafka also cooperative).")
-@click.option("--coordinators", default="", help="Comma list (default: all).")
+@click.option("--coordinators", "--coordinator", "coordinators", default="", help="Comma list (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: bool) -> None:
     """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json)."""
+    from groupspec.realstack import PROTOCOLS
     from groupspec.realstack.matrix import default_cells, run_matrix
 
     all_sc, all_cl, all_co = _choices()
@@ -162,8 +182,8 @@ def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: b
     for item in [c for c in clients.split(",") if c]:
         name, _, proto = item.partition(":")
         _check(name, all_cl, "client")
-        if proto and proto not in ("eager", "cooperative", "static"):
-            raise UserError(f"--clients {item}: unknown protocol {proto!r}; choose from eager, cooperative, static")
+        if proto and proto not in PROTOCOLS:
+            raise UserError(f"--clients {item}: unknown protocol {proto!r}; choose from {', '.join(PROTOCOLS)}")
         cl.append((name, proto or None))
     cl = cl or default_cells()
     out_dir = _out_dir(out)

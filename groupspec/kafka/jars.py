@@ -102,8 +102,17 @@ def jars_dir() -> pathlib.Path:
     return release_dir() / "lib"
 
 
+def pom_digest() -> str:
+    """What the fetched jars were resolved from: a cache fetched from another pom.xml is fetched again."""
+    return hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+
+
 def have_jars() -> bool:
-    return (jars_dir() / ".complete").exists()
+    try:
+        first = (jars_dir() / ".complete").read_text().split("\n", 1)[0]
+    except OSError:
+        return False
+    return first == f"pom {pom_digest()}"
 
 
 def ensure_jars(fetch: bool = True, log=None) -> pathlib.Path:
@@ -135,7 +144,7 @@ def ensure_jars(fetch: bool = True, log=None) -> pathlib.Path:
             jars = sorted(p.name for p in tmp.glob("*.jar"))
             if not any(n.startswith(f"kafka_2.13-{KAFKA_VERSION}") for n in jars):
                 raise KafkaSetupError(f"Maven ran but kafka_2.13-{KAFKA_VERSION}.jar is not among the jars it fetched")
-            (tmp / ".complete").write_text("\n".join(jars) + "\n")
+            (tmp / ".complete").write_text(f"pom {pom_digest()}\n" + "\n".join(jars) + "\n")
             shutil.rmtree(jars_dir(), ignore_errors=True)
             tmp.rename(jars_dir())
         finally:
@@ -151,7 +160,7 @@ def _sources() -> list[pathlib.Path]:
 
 
 def sources_digest() -> str:
-    h = hashlib.sha256(KAFKA_VERSION.encode())
+    h = hashlib.sha256(KAFKA_VERSION.encode() + pom_digest().encode())
     for src in _sources():
         h.update(str(src.relative_to(JAVA_SOURCES)).encode() + b"\0" + src.read_bytes() + b"\0")
     return h.hexdigest()[:16]

@@ -2,18 +2,24 @@
 
 This room owns the harness (``harness``: start a coordinator, run each consumer as its own OS
 process, record listener calls and polled ``assignment()`` snapshots on one clock, stop everything),
-the coordinators it can start (``coordinators``: a small pluggable interface; ``librdkafka-mock``
-and ``tansu`` registered), the consumer worker (``worker``, one process per consumer, one module per
-client library inside it), the scenarios (``scenarios``), when a run ends (``ending``: once converged, or at the limit) and the
+the coordinators it can start (``coordinators``: a small pluggable interface; ``librdkafka-mock``,
+``tansu`` and ``groupspec`` registered; ``apache_kafka``: the pinned Apache Kafka release's broker, with
+``groupspec.kafka``), the consumer worker (``worker``, one process per consumer, one module per
+client library inside it; Apache Kafka's Java consumer is ``groupspec/kafka/java/groupspec/kafka/consumer``),
+the scenarios (``scenarios``), when a run ends (``ending``: once converged, or at the limit) and the
 matrix (``matrix``). It may import
 ``groupspec.trace`` (the one trace checker) and the client libraries (confluent-kafka, kafka-python,
-aiokafka: the ``realstack`` extra); never ``groupspec.model`` or ``groupspec.reference``.
+aiokafka: the ``realstack`` extra) and ``groupspec.kafka`` (Java and the jars); never ``groupspec.model`` or
+``groupspec.reference``.
 """
 from __future__ import annotations
 
+from .apache_kafka import ApacheKafka
 from .coordinators import COORDINATORS, Coordinator, ProcessCoordinator
 from .harness import CLIENTS, PROTOCOLS, HarnessError, RunResult, run
 from .scenarios import SCENARIOS
 
-__all__ = ["COORDINATORS", "Coordinator", "ProcessCoordinator", "CLIENTS", "PROTOCOLS", "HarnessError", "RunResult",
-           "run", "SCENARIOS"]
+COORDINATORS["apache-kafka"] = ApacheKafka  # registered here: apache_kafka builds on coordinators
+
+__all__ = ["ApacheKafka", "COORDINATORS", "Coordinator", "ProcessCoordinator", "CLIENTS", "PROTOCOLS", "HarnessError",
+           "RunResult", "run", "SCENARIOS"]

@@ -49,9 +49,12 @@ from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
 
-CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs")
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java")  # java: Apache Kafka's KafkaConsumer
 KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
-PROTOCOLS = ("eager", "cooperative", "static", "consumer")  # consumer: group.protocol=consumer (KIP-848)
+PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "consumer-static", "static-cooperative")
+# consumer: group.protocol=consumer (KIP-848) with the broker's default assignor (uniform); consumer-range: with
+# group.remote.assignor=range; consumer-static: with a group.instance.id (the trace's protocol is consumer for all three)
+CONSUMER_PROTOCOLS = ("consumer", "consumer-range", "consumer-static")
 GROUP = "g"
 
 
@@ -83,7 +86,11 @@ def _check_client(client: str) -> None:
 
 def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
-    if protocol == "consumer" and client != "confluent-kafka":
+    if client == "java":
+        return None  # Apache Kafka's own consumer: every protocol
+    if protocol == "static-cooperative" and client != "confluent-kafka":
+        return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
+    if protocol in CONSUMER_PROTOCOLS and client != "confluent-kafka":
         return f"{client} has no group.protocol=consumer (KIP-848) client in the harness"
     if protocol == "cooperative" and client != "confluent-kafka":
         return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
@@ -92,7 +99,21 @@ def supported(client: str, protocol: str) -> str | None:
     return None
 
 
+def _java_worker_command(spec: dict[str, Any]) -> list[str]:
+    """Apache Kafka's Java consumer (groupspec/kafka/java/groupspec/kafka/consumer/Worker.java, compiled at set-up)."""
+    from groupspec.kafka import KafkaSetupError, classpath, java_binary
+
+    try:
+        java, cp = java_binary(), classpath(fetch=False)
+    except KafkaSetupError as e:
+        raise HarnessError(f"java: {e}") from None
+    return [java, "-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", cp,
+            "groupspec.kafka.consumer.Worker", json.dumps(spec)]
+
+
 def _worker_command(client: str, spec: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
+    if client == "java":
+        return _java_worker_command(spec), None
     if client != "kafkajs":
         return [sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)], None
     node = shutil.which("node")
@@ -151,10 +172,16 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def run(scenario: str, client: str, coordinator: str, protocol: str | None = None, out_dir: str | None = None,
-        progress: Callable[[str], None] | None = None, coordinator_log: bool = False) -> RunResult:
-    """Run ``scenario``; raise :class:`HarnessError` when the stack cannot run at all."""
+        progress: Callable[[str], None] | None = None, coordinator_log: bool = False,
+        coordinator_settings: dict[str, str] | None = None) -> RunResult:
+    """Run ``scenario``; raise :class:`HarnessError` when the stack cannot run at all.
+
+    ``coordinator_settings``: settings for a coordinator that takes them (``apache-kafka``: broker settings, e.g.
+    ``group.consumer.migration.policy``), written in the trace's header line."""
     sc: RealScenario = SCENARIOS[scenario]
     protocol = protocol or sc.default_protocol
+    if sc.clients and client not in sc.clients:
+        raise HarnessError(f"scenario {scenario} runs with {', '.join(sc.clients)} only")
     why = supported(client, protocol)
     if why:
         raise HarnessError(why)
@@ -169,6 +196,13 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     clog = open(work / "coordinator.log", "w", encoding="utf-8") if coordinator_log else log
     coord = COORDINATORS[coordinator](log=clog)
     coord.verbose = coordinator_log
+    if coordinator_settings:
+        if not hasattr(coord, "overrides"):
+            log.close()
+            clog.close()
+            shutil.rmtree(work, ignore_errors=True)
+            raise HarnessError(f"{coordinator} takes no coordinator settings")
+        coord.overrides = dict(coordinator_settings)  # type: ignore[attr-defined]
     workers: dict[str, _Worker] = {}
     harness_lines: list[dict[str, Any]] = []
     finished = False
@@ -176,6 +210,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         say(f"starting {coordinator}")
         try:
             bootstrap = coord.start()
+            group_id = coord.group_id(GROUP) if hasattr(coord, "group_id") else GROUP  # a shared broker: one per run
             parts = coord.create_topic("t", sc.partitions)
             extra = {t: coord.create_topic(t, n) for t, n in sc.extra_topics.items()}
         except CoordinatorError as e:
@@ -185,6 +220,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         def now() -> int:
             return int(time.time() * 1000 - origin)
 
+        header = coord.header() if hasattr(coord, "header") else None
+        if header:  # the coordinator and its settings, as the trace's first line
+            harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "coordinator", **header})
         harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "topic", "topic": "t", "partitions": parts})
         subs: dict[str, list[str]] = {}
         for step in sorted(sc.steps, key=lambda s: s.at_s):
@@ -194,10 +232,25 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             say(f"{step.at_s:5.1f}s {step.action} {step.member}")
             w = workers.get(step.member)
             if step.action == "start":
+                # "protocol=P": this start uses protocol P (an online upgrade or downgrade), not the run's
+                opts = [o for o in step.arg.split(";") if o]
+                member_protocol = next((o.split("=", 1)[1] for o in opts if o.startswith("protocol=")), protocol)
+                own_topics = [o for o in opts if o != "idle" and not o.startswith("protocol=")]
+                if own_topics:  # topics of its own
+                    subs[step.member] = own_topics[0].split(",")
+                    for t in subs[step.member]:
+                        if t in extra:
+                            harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
+                                                  "partitions": extra[t]})
                 spec = {
-                    "client": client, "bootstrap": bootstrap, "group": GROUP, "member": step.member,
-                    "topics": subs.get(step.member, ["t"]), "protocol": protocol if protocol in ("cooperative", "consumer") else "eager",
-                    "instance_id": f"{step.member}-static" if protocol == "static" else None,
+                    "client": client, "bootstrap": bootstrap, "group": group_id, "member": step.member,
+                    "topics": [] if "idle" in opts else subs.get(step.member, ["t"]),
+                    **({"revoke_delay_ms": sc.revoke_delay_ms} if sc.revoke_delay_ms else {}),
+                    "protocol": "consumer" if member_protocol in CONSUMER_PROTOCOLS
+                    else "cooperative" if member_protocol in ("cooperative", "static-cooperative") else "eager",
+                    **({"assignor": "range"} if member_protocol == "consumer-range" else {}),
+                    "instance_id": f"{step.member}-static"
+                    if member_protocol in ("static", "consumer-static", "static-cooperative") else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
                 cmd, env = _worker_command(client, spec)
@@ -248,7 +301,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         if not own:
             silent.append(member)
         for e in own:
-            if e.get("event") == "joined" and protocol != "consumer":
+            if e.get("group") == group_id:
+                e["group"] = GROUP
+            if e.get("event") == "joined" and e.get("protocol", protocol) not in CONSUMER_PROTOCOLS:
                 e.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
         lines.extend(own)
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
@@ -260,6 +315,10 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     result = check_events(lines, source=str(trace_path))
     verdict = result.to_dict()
     notes = list(coord.notes)
+    started_at = coord.started_at() if hasattr(coord, "started_at") else None
+    first = min((e["ts_ms"] for e in lines if e.get("event") == "assigned" and e.get("partitions")), default=None)
+    if started_at is not None and first is not None:  # the issue's figure: broker start to first assignment
+        notes.append(f"{coordinator} start to first assignment: {(origin + first) / 1000 - started_at:.1f} s")
     if ended == "limit":
         notes.append(f"the group had not converged when the run's limit ({sc.limit_s:g} s) passed")
     if silent:
@@ -268,7 +327,8 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     if errors:
         notes.append("client errors: " + "; ".join(errors)[:500])
     doc = {"scenario": scenario, "client": client, "coordinator": coordinator, "protocol": protocol,
-           "partitions": parts, "ended": ended, "seconds": round(end / 1000, 1), "notes": notes, **({"silent": silent} if silent else {}), **verdict,
+           "partitions": parts, "ended": ended, "seconds": round(end / 1000, 1), "notes": notes,
+           **({"coordinator_header": header} if header else {}), **({"silent": silent} if silent else {}), **verdict,
            "reproduce": f"groupspec realstack run {scenario} --client {client} --coordinator {coordinator} --protocol {protocol}"}
     _write_atomic(verdict_path, json.dumps(doc, indent=1) + "\n")
     (work / "processes.log").replace(out / f"{rid}.log")

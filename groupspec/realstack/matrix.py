@@ -7,12 +7,14 @@ verdict paths, notes such as errors the client reported).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .coordinators import CoordinatorError
 from .harness import CLIENTS, HarnessError, run, supported
 from .scenarios import SCENARIOS
 
@@ -20,9 +22,9 @@ __all__ = ["default_cells", "run_matrix"]
 
 
 def default_cells() -> list[tuple[str, str | None]]:
-    """Each client with each scenario's default protocol, and confluent-kafka also cooperative-sticky and
-    group.protocol=consumer (KIP-848)."""
-    return [(c, None) for c in CLIENTS] + [("confluent-kafka", "cooperative"), ("confluent-kafka", "consumer")]
+    """Each client with each scenario's default protocol, and confluent-kafka and Apache Kafka's Java consumer also
+    cooperative-sticky and group.protocol=consumer (KIP-848)."""
+    return [(c, None) for c in CLIENTS] + [(c, p) for c in ("confluent-kafka", "java") for p in ("cooperative", "consumer")]
 
 
 def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,
@@ -34,6 +36,24 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
         earlier = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         earlier = []
+    with contextlib.ExitStack() as stack:
+        if "apache-kafka" in coordinators:  # one broker for the whole matrix (each run has a group of its own)
+            from .apache_kafka import shared_broker
+
+            if progress:
+                progress("starting apache-kafka (once for the matrix)")
+            try:
+                stack.enter_context(shared_broker())
+            except CoordinatorError:
+                pass  # every apache-kafka row then says why it cannot run
+        _cells(scenarios, clients, coordinators, out_dir, progress, done, rows, earlier)
+    return rows
+
+
+def _cells(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,
+           progress: Callable[[str], None] | None, done: Callable[[], None] | None, rows: list[dict[str, Any]],
+           earlier: list[Any]) -> None:
+    out = Path(out_dir)
 
     def key(r: dict[str, Any]) -> tuple[str, str, str, str]:
         return (r.get("scenario", ""), r.get("client", ""), r.get("protocol", ""), r.get("coordinator", ""))
@@ -42,7 +62,7 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
         for client, proto in clients:
             for coord in coordinators:
                 protocol = proto or SCENARIOS[sc].default_protocol
-                if proto in ("cooperative", "consumer") and SCENARIOS[sc].default_protocol == "static":
+                if proto in ("cooperative", "consumer") and SCENARIOS[sc].default_protocol.startswith("static"):
                     if done:  # the static story keeps its static members: the default cell runs it
                         done()
                     continue
@@ -67,4 +87,3 @@ def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coor
                 os.replace(tmp, out / "matrix.json")
                 if done:
                     done()
-    return rows

@@ -25,7 +25,8 @@ class Step:
     at_s: float
     action: str  # start | leave | crash | pause | subscribe
     member: str
-    arg: str = ""
+    arg: str = ""  # pause: seconds; subscribe: topics; start: ";"-separated: its topics (default t), "idle" (none
+    #                until it subscribes), "protocol=P" (this process uses P, not the run's protocol)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class RealScenario:
     default_protocol: str = "eager"
     partitions: int = 6
     extra_topics: dict[str, int] = field(default_factory=dict)  # created at the start, subscribed later
+    clients: tuple[str, ...] = ()  # only these clients run it (empty: every client)
+    revoke_delay_ms: int = 0  # java: each revocation callback takes this long (one that flushes or commits)
     limit: float | None = None  # the latest a run ends when the group has not converged (None: duration + 30 s)
 
     @property
@@ -68,4 +71,46 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  _start3() + (Step(10, "subscribe", "c3", "t,u"),), 26, extra_topics={"u": 2}),
     RealScenario("pair-joins", "two consumers join 1 s apart (the short run of the tests)",
                  (Step(0, "start", "c1"), Step(1, "start", "c2")), 9, limit=30),
+    # docs/specification.md, "Two owners after a missed generation" (KAFKA-8220). c3 starts on topic u only. c2 (static:
+    # its close sends no LeaveGroup) closes at 8 s and is removed at its session timeout; c1 gets all of t in that
+    # round, in which its JoinGroup listed 3 (its metadata is stale from then on). At 20 s c3 adds t (a rebalance at
+    # once) and c1 stops polling 0.5 s later, before it hears of it, for 7.8 s: the join phase completes at its
+    # rebalance timeout (8 s) without c1, kept because it is static, and c1 polls again before its own
+    # max.poll.interval.ms (8 s) runs out. The window is a few hundred ms: a run on a busy machine may miss it.
+    RealScenario("static-member-left-behind", "static cooperative c1 stops polling just after c3 adds t and polls "
+                 "again just after the join phase completed without it (KAFKA-8220)",
+                 (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "u"),
+                  Step(8, "leave", "c2"), Step(20, "subscribe", "c3", "t,u"), Step(20.5, "pause", "c1", "7.8")), 40,
+                 default_protocol="static-cooperative", extra_topics={"u": 2}, clients=("java", "confluent-kafka")),
+    # The classic-to-consumer migration (docs/migration.md), online, without faults: under the bidirectional policy
+    # the first consumer-protocol member converts the classic group, the last classic member's return converts back.
+    RealScenario("online-upgrade", "three cooperative-sticky members restart one by one with group.protocol=consumer",
+                 _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
+                                                                 Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=consumer"))),
+                 44, default_protocol="cooperative", clients=("java", "confluent-kafka")),
+    # docs/migration.md, path 1: every revocation callback takes 7 s (one that commits or flushes). c3 and c4 start
+    # idle (warm JVMs); c3 subscribes at 16 s, so c1 and c2 each give a partition up in a cooperative round and own
+    # it until their callbacks return; meanwhile (20 s) c4 subscribes with group.protocol=consumer and converts the
+    # group, which trusts the classic side's stored assignment. Named as the simulator's story.
+    RealScenario("upgrade-mid-round", "c1 and c2 revoke slowly (7 s) in the round c3's join starts; c4 joins with "
+                 "group.protocol=consumer meanwhile",
+                 (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "idle"),
+                  Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(16, "subscribe", "c3", "t"),
+                  Step(20, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
+                 clients=("java",), revoke_delay_ms=7000),
+    # docs/migration.md, path 2: the same slow revocation callbacks (7 s, then a commit). c3 joins with
+    # group.protocol=consumer at 15 s (the classic group is converted; c1 and c2 must give partitions up and are
+    # in their callbacks), leaves at 17 s (the last consumer-protocol member: the group is converted back, each
+    # classic member storing its *target*), and c4 joins with group.protocol=consumer at 19 s (converted again,
+    # trusting the stored targets) while c1 and c2 still own what they were giving up.
+    RealScenario("downgrade-then-upgrade", "c3 (consumer protocol) joins and leaves while c1 and c2 revoke slowly "
+                 "(7 s); c4 (consumer protocol) joins before they are done",
+                 (Step(0, "start", "c1"), Step(0.5, "start", "c2"), Step(1, "start", "c3", "idle;protocol=consumer"),
+                  Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(15, "subscribe", "c3", "t"),
+                  Step(17, "leave", "c3"), Step(19, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
+                 clients=("java",), revoke_delay_ms=7000),
+    RealScenario("online-downgrade", "three group.protocol=consumer members restart one by one with cooperative-sticky",
+                 _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
+                                                                 Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=cooperative"))),
+                 44, default_protocol="consumer", clients=("java", "confluent-kafka")),
 )}

@@ -463,6 +463,8 @@ class GroupChecker(OverlapRules):
                 self.changed = True
                 self._cut()  # a topic that grows is a disturbance too: the group must rebalance
             return
+        if kind == "coordinator":
+            return  # a recording's header: the coordinator and its settings (the real-stack harness); decides nothing
         name = ev.get("member")
         if not isinstance(name, str):
             self.defect(line, ts, None, f"{kind} event without a member")
