@@ -19,8 +19,15 @@ be a zombie), ``HeartbeatRevoke`` (the target takes something away from a member
 revocation: ``UNREVOKED_PARTITIONS``),
 ``HeartbeatAdvance`` (the member acknowledged its revocations and moves to the assignment epoch,
 getting the target partitions **no other member holds**; the client may take any of them),
+``HeartbeatAck`` (an acknowledged revocation releases the partitions pending revocation),
 ``HeartbeatUnknown`` (``UNKNOWN_MEMBER_ID``: lose everything, epoch 0), ``Revoke`` (the client
-gives up any partitions), ``Crash``, ``Pause``, ``Resume``, ``Start``.
+gives up any partitions), ``Crash``, ``Pause``, ``Resume``, ``Start`` (also beside a record the
+coordinator keeps: a static member that left with epoch -2 comes back). The coordinator's previous
+epoch ``pepoch(m)`` is kept as ``CurrentAssignmentBuilder`` keeps it (set when the member epoch moves).
+
+The encoding is tied to ``model/consumer.py`` by :mod:`~groupspec.proofs.consumer_drift`: sampled
+model states satisfy the invariant, sampled model steps are runs of these actions, and the
+encoding's ``accepted`` is the model's ``commit_accepted``.
 
 The inductive invariant (each clause proved preserved by each action, and implied by the initial
 state), then the properties from it:
@@ -73,6 +80,7 @@ class Vocabulary:
         self.paused = f("paused", M, B)
         self.cep = f("cep", M, I)
         self.mepoch = f("mepoch", M, I)
+        self.pepoch = f("pepoch", M, I)  # the member's previous epoch (ConsumerGroupMember.previousMemberEpoch)
         self.assigned = f("assigned", M, P, B)
         self.revoking = f("revoking", M, P, B)
         self.owns = f("owns", M, P, B)
@@ -97,12 +105,12 @@ class ConsumerSpec:
         self.p, self.q = z3.Consts("p q", self.P)
 
     # -- frames -------------------------------------------------------------------------------------
-    def _same_member(self, x, fields=("present", "up", "paused", "cep", "mepoch")) -> list:
-        s, t = self.s, self.t
+    def _same_member(self, x, fields=("present", "up", "paused", "cep", "mepoch", "pepoch")) -> list:
+        s, t = self._pre, self._post
         return [getattr(t, f)(x) == getattr(s, f)(x) for f in fields]
 
     def _same_rel(self, x, fields=("assigned", "revoking", "owns")) -> list:
-        s, t, q = self.s, self.t, self.q
+        s, t, q = self._pre, self._post, self.q
         return [z3.ForAll([q], getattr(t, f)(x, q) == getattr(s, f)(x, q)) for f in fields]
 
     def _others_unchanged(self, m) -> z3.BoolRef:
@@ -110,22 +118,27 @@ class ConsumerSpec:
         return z3.ForAll([x], z3.Implies(x != m, z3.And(*self._same_member(x), *self._same_rel(x))))
 
     def _target_same(self) -> list:
-        s, t, x, q = self.s, self.t, self.x, self.q
+        s, t, x, q = self._pre, self._post, self.x, self.q
         return [t.tepoch == s.tepoch, z3.ForAll([x, q], t.target(x, q) == s.target(x, q))]
 
     # -- actions ------------------------------------------------------------------------------------
-    def actions(self) -> dict[str, z3.BoolRef]:
-        s, t, m, n, p, x, q = self.s, self.t, self.m, self.n, self.p, self.x, self.q
+    def actions(self, pre: Vocabulary | None = None, post: Vocabulary | None = None, m=None) -> dict[str, z3.BoolRef]:
+        """Every action as a formula over ``pre`` and ``post`` (default: the two vocabularies of the
+        proof), with parameter ``m`` (the member that acts; a fresh constant per step in a run)."""
+        s = self._pre = pre if pre is not None else self.s
+        t = self._post = post if post is not None else self.t
+        m = m if m is not None else self.m
+        n, p, x, q = self.n, self.p, self.x, self.q
         acts: dict[str, z3.BoolRef] = {}
         everyone_same = z3.ForAll([x], z3.And(*self._same_member(x), *self._same_rel(x)))
         acts["Bump"] = z3.And(t.tepoch == s.tepoch + 1, everyone_same)  # target': arbitrary
         acts["Join"] = z3.And(
             z3.Not(s.present(m)), s.up(m), s.cep(m) == 0,
-            t.present(m), t.mepoch(m) == 0, t.cep(m) == 0, t.up(m) == s.up(m), t.paused(m) == s.paused(m),
+            t.present(m), t.mepoch(m) == 0, t.pepoch(m) == 0, t.cep(m) == 0, t.up(m) == s.up(m), t.paused(m) == s.paused(m),
             z3.ForAll([q], z3.And(z3.Not(t.assigned(m, q)), z3.Not(t.revoking(m, q)), t.owns(m, q) == s.owns(m, q))),
             self._others_unchanged(m), *self._target_same())
         acts["Remove"] = z3.And(
-            s.present(m), z3.Not(t.present(m)), *self._same_member(m, ("up", "paused", "cep", "mepoch")),
+            s.present(m), z3.Not(t.present(m)), *self._same_member(m, ("up", "paused", "cep", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.assigned(m, q)), z3.Not(t.revoking(m, q)), t.owns(m, q) == s.owns(m, q))),
             self._others_unchanged(m), *self._target_same())
         hb = [s.present(m), s.up(m), z3.Or(s.cep(m) == s.mepoch(m), s.cep(m) == 0)]
@@ -138,6 +151,12 @@ class ConsumerSpec:
                 t.revoking(m, q) == z3.And(s.held(m, q), z3.Not(s.target(m, q))),
                 t.owns(m, q) == s.owns(m, q))),
             self._others_unchanged(m), *self._target_same())
+        acts["HeartbeatAck"] = z3.And(  # the revocation acknowledged: the partitions are released
+            *hb, z3.ForAll([q], z3.Not(z3.And(s.owns(m, q), s.revoking(m, q)))),
+            *self._same_member(m),
+            z3.ForAll([q], z3.And(z3.Not(t.revoking(m, q)), t.assigned(m, q) == s.assigned(m, q),
+                                  t.owns(m, q) == s.owns(m, q))),
+            self._others_unchanged(m), *self._target_same())
         if self.bug == "no_wait_release":
             free = lambda q: z3.BoolVal(True)  # noqa: E731  BUG: partition epochs ignored
         else:
@@ -148,6 +167,7 @@ class ConsumerSpec:
             z3.ForAll([q], z3.Implies(s.assigned(m, q), s.target(m, q))),
             t.present(m), t.up(m) == s.up(m), t.paused(m) == s.paused(m),
             t.mepoch(m) == s.tepoch, t.cep(m) == s.tepoch,
+            t.pepoch(m) == z3.If(s.mepoch(m) == s.tepoch, s.pepoch(m), s.mepoch(m)),
             z3.ForAll([q], z3.And(
                 z3.Not(t.revoking(m, q)),
                 t.assigned(m, q) == z3.Or(s.assigned(m, q), z3.And(s.target(m, q), free(q))),
@@ -156,7 +176,7 @@ class ConsumerSpec:
             self._others_unchanged(m), *self._target_same())
         acts["HeartbeatUnknown"] = z3.And(
             z3.Not(s.present(m)), s.up(m), s.cep(m) > 0,
-            t.cep(m) == 0, *self._same_member(m, ("present", "up", "paused", "mepoch")),
+            t.cep(m) == 0, *self._same_member(m, ("present", "up", "paused", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
@@ -167,23 +187,29 @@ class ConsumerSpec:
             self._others_unchanged(m), *self._target_same())
         acts["Crash"] = z3.And(
             z3.Or(s.up(m), s.paused(m)), z3.Not(t.up(m)), z3.Not(t.paused(m)), t.cep(m) == 0,
-            *self._same_member(m, ("present", "mepoch")),
+            *self._same_member(m, ("present", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
         acts["Pause"] = z3.And(
-            s.up(m), z3.Not(t.up(m)), t.paused(m), *self._same_member(m, ("present", "cep", "mepoch")),
+            s.up(m), z3.Not(t.up(m)), t.paused(m), *self._same_member(m, ("present", "cep", "mepoch", "pepoch")),
             *self._same_rel(m), self._others_unchanged(m), *self._target_same())
         acts["Resume"] = z3.And(
-            s.paused(m), t.up(m), z3.Not(t.paused(m)), *self._same_member(m, ("present", "cep", "mepoch")),
+            s.paused(m), t.up(m), z3.Not(t.paused(m)), *self._same_member(m, ("present", "cep", "mepoch", "pepoch")),
             *self._same_rel(m), self._others_unchanged(m), *self._target_same())
-        acts["Start"] = z3.And(
-            z3.Not(s.up(m)), z3.Not(s.paused(m)), z3.Not(s.present(m)), t.up(m), z3.Not(t.paused(m)), t.cep(m) == 0,
-            *self._same_member(m, ("present", "mepoch")),
+        acts["Start"] = z3.And(  # a static member's process may start while its member is kept (epoch -2)
+            z3.Not(s.up(m)), z3.Not(s.paused(m)), t.up(m), z3.Not(t.paused(m)), t.cep(m) == 0,
+            *self._same_member(m, ("present", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
         return acts
+
+    def stutter(self, pre: Vocabulary, post: Vocabulary) -> z3.BoolRef:
+        """No change at all (a step of the model that the encoding does not see, e.g. a subscription's client side)."""
+        self._pre, self._post = pre, post
+        x = self.x
+        return z3.And(z3.ForAll([x], z3.And(*self._same_member(x), *self._same_rel(x))), *self._target_same())
 
     # -- invariant and properties -------------------------------------------------------------------
     def clauses(self, v: Vocabulary) -> dict[str, z3.BoolRef]:
@@ -204,10 +230,16 @@ class ConsumerSpec:
                       z3.ForAll([m, p], z3.And(z3.Not(s.assigned(m, p)), z3.Not(s.revoking(m, p)), z3.Not(s.owns(m, p)),
                                                 z3.Not(s.target(m, p)))))
 
-    def properties(self) -> dict[str, z3.BoolRef]:
-        s, m, n, p = self.s, self.m, self.n, self.p
-        accepted = (lambda m: z3.BoolVal(True)) if self.bug == "unfenced_commits" else (
-            lambda m: z3.And(s.present(m), s.cep(m) == s.mepoch(m)))
+    def accepted(self, v: Vocabulary, m) -> z3.BoolRef:
+        """The coordinator accepts an OffsetCommit from ``m``'s client (``Consumer.commit_accepted``)."""
+        if self.bug == "unfenced_commits":
+            return z3.BoolVal(True)
+        return z3.And(v.present(m), v.cep(m) == v.mepoch(m))
+
+    def properties(self, v: Vocabulary | None = None) -> dict[str, z3.BoolRef]:
+        s = v if v is not None else self.s
+        m, n, p = self.m, self.n, self.p
+        accepted = lambda m: self.accepted(s, m)  # noqa: E731
         return {
             "exclusive_ownership": z3.ForAll([m, n, p], z3.Implies(
                 z3.And(m != n, s.live(m), s.live(n), s.owns(m, p)), z3.Not(s.owns(n, p)))),
@@ -258,4 +290,4 @@ def check_all(bug: str | None = None, spec: ConsumerSpec | None = None) -> list[
     return out
 
 
-VARIANTS = {"consumer": None, "consumer-no-wait-release": "no_wait_release", "consumer-unfenced-commits": "unfenced_commits"}
+VARIANTS = {"consumer": None, "consumer-static": None, "consumer-no-wait-release": "no_wait_release", "consumer-unfenced-commits": "unfenced_commits"}

@@ -33,7 +33,12 @@ from typing import Any, Callable
 CORRECT = ("eager", "static", "cooperative", "connect-delayed", "coordinator-assigns", "static-cooperative")
 BROKEN_SAFETY = ("eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits")
 BROKEN_LIVENESS = ("cooperative-flappy",)
-CONSUMER = ("consumer", "consumer-no-wait-release", "consumer-unfenced-commits")  # KIP-848: proofs/consumer.py
+CONSUMER = ("consumer", "consumer-static", "consumer-no-wait-release", "consumer-unfenced-commits")  # KIP-848: proofs/consumer.py
+# KIP-848 drift (proofs/consumer_drift.py): sampled states and steps of model/consumer.py against the encoding;
+# the mutant's steps must be rejected.
+CONSUMER_DRIFT = ("consumer", "consumer-static")
+CONSUMER_DRIFT_MUTANTS = ("consumer-no-wait-release",)
+CONSUMER_DRIFT_STEPS = 12
 PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS + CONSUMER
 RANKING_FAULTS = ("join", "crash", "leave", "timeout", "zombie")
 
@@ -429,8 +434,11 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     if "cooperative-flappy" in chosen:
         tasks.append(("ranking", "cooperative-flappy", _ranking_job, ("cooperative-flappy", 2, 2, (), 0)))
         tasks.append(("lasso", "cooperative-flappy", _lasso_job, ("cooperative-flappy", 2, 2, (), 0, 10)))
+    for p in chosen:
+        if p in CONSUMER_DRIFT or p in CONSUMER_DRIFT_MUTANTS:
+            tasks.append(("cdrift", p, _consumer_drift_job, p))
     checks: list[Check] = []
-    order = {"epr": 0, "mutant": 1, "drift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
+    order = {"epr": 0, "mutant": 1, "drift": 2, "cdrift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
     results: list[tuple[int, int, str, str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
@@ -449,6 +457,8 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             checks.append(_mutant_check(p, *data))
         elif kind == "drift":
             checks.append(_drift_check(p, data))
+        elif kind == "cdrift":
+            checks.append(_consumer_drift_check(p, data))
         elif kind == "bmc":
             checks.append(_bmc_check(p, data))
         elif kind == "lasso":
@@ -469,7 +479,7 @@ def _consumer_checks(protocol: str) -> list[Check]:
     from .consumer import VARIANTS, check_all
 
     obs = check_all(VARIANTS[protocol])
-    if protocol == "consumer":
+    if protocol in ("consumer", "consumer-static"):
         return invariant_rows(protocol, [o.row() for o in obs], set())
     secs = sum(o.seconds for o in obs)
     failed = [o for o in obs if not o.ok and o.kind != "non-vacuity"]
@@ -478,3 +488,27 @@ def _consumer_checks(protocol: str) -> list[Check]:
     name = f"{len(failed)} obligation(s) fail: " + ", ".join(o.label for o in failed[:3]) if ok else "some obligation must fail"
     return [Check("unbounded safety", protocol, name, "caught" if ok else "MISSED", ok, secs, "fail",
                   failed[0].counterexample if failed else "", len(obs), data)]
+
+
+def _consumer_drift_job(protocol: str) -> dict:
+    from . import consumer_drift
+
+    mutant = protocol in CONSUMER_DRIFT_MUTANTS
+    r = consumer_drift.sample(protocol, DRIFT_SEED, 60 if mutant else CONSUMER_DRIFT_STEPS, stop_at_first=mutant)
+    return asdict(r)
+
+
+def _consumer_drift_check(protocol: str, d: dict) -> Check:
+    where = f"{d['instance']}, seed {d['seed']}"
+    if protocol in CONSUMER_DRIFT_MUTANTS:
+        ok = bool(d["rejected"])
+        name = (f"drift caught: a step of this mutant of model/consumer.py is no run of the KIP-848 encoding ({where})"
+                if ok else f"drift: some step must be rejected by the KIP-848 encoding ({where})")
+        return Check("drift (unbounded)", protocol, name, "caught" if ok else "MISSED", ok, d["seconds"], "fail",
+                     "\n".join(d["rejected"]), d["steps"], d)
+    ok = not d["rejected"] and not d["unknown"]
+    name = (f"{d['states']} sampled states satisfy the KIP-848 invariant and {d['steps']} sampled steps are runs of "
+            f"its actions ({where})")
+    detail = "\n".join(d["rejected"]) or "\n".join(f"{n} x {k}" for k, n in sorted(d["used"].items()))
+    return Check("drift (unbounded)", protocol, name, "admitted" if ok else ("FAILED" if d["rejected"] else "unknown"),
+                 ok, d["seconds"], "hold", detail, d["steps"], d)
