@@ -85,6 +85,7 @@ class Vocabulary:
         self.revoking = f("revoking", M, P, B)
         self.owns = f("owns", M, P, B)
         self.target = f("target", M, P, B)
+        self.since = f("since", M, P, I)  # a held partition's assignment epoch (ConsumerGroupMember.assignmentEpoch)
         self.tepoch = z3.Int("tepoch" + suffix)
 
     def held(self, m, p):
@@ -109,7 +110,7 @@ class ConsumerSpec:
         s, t = self._pre, self._post
         return [getattr(t, f)(x) == getattr(s, f)(x) for f in fields]
 
-    def _same_rel(self, x, fields=("assigned", "revoking", "owns")) -> list:
+    def _same_rel(self, x, fields=("assigned", "revoking", "owns", "since")) -> list:
         s, t, q = self._pre, self._post, self.q
         return [z3.ForAll([q], getattr(t, f)(x, q) == getattr(s, f)(x, q)) for f in fields]
 
@@ -141,7 +142,10 @@ class ConsumerSpec:
             s.present(m), z3.Not(t.present(m)), *self._same_member(m, ("up", "paused", "cep", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.assigned(m, q)), z3.Not(t.revoking(m, q)), t.owns(m, q) == s.owns(m, q))),
             self._others_unchanged(m), *self._target_same())
-        hb = [s.present(m), s.up(m), z3.Or(s.cep(m) == s.mepoch(m), s.cep(m) == 0)]
+        # The epoch check (throwIfConsumerGroupMemberEpochIsInvalid): the member's epoch, 0, or the previous
+        # epoch with nothing owned outside the assignment (a client that missed an answer: lose-answer).
+        tolerated = z3.And(s.cep(m) == s.pepoch(m), z3.ForAll([q], z3.Implies(s.owns(m, q), s.assigned(m, q))))
+        hb = [s.present(m), s.up(m), z3.Or(s.cep(m) == s.mepoch(m), s.cep(m) == 0, tolerated)]
         acts["HeartbeatRevoke"] = z3.And(
             *hb, z3.Exists([q], z3.And(s.held(m, q), z3.Not(s.target(m, q)))),
             z3.ForAll([q], z3.Not(z3.And(s.owns(m, q), s.revoking(m, q)))),  # earlier revocations acknowledged
@@ -166,19 +170,41 @@ class ConsumerSpec:
             z3.ForAll([q], z3.Not(z3.And(s.owns(m, q), s.revoking(m, q)))),  # revocations acknowledged
             z3.ForAll([q], z3.Implies(s.assigned(m, q), s.target(m, q))),
             t.present(m), t.up(m) == s.up(m), t.paused(m) == s.paused(m),
-            t.mepoch(m) == s.tepoch, t.cep(m) == s.tepoch,
+            t.mepoch(m) == s.tepoch,
             t.pepoch(m) == z3.If(s.mepoch(m) == s.tepoch, s.pepoch(m), s.mepoch(m)),
             z3.ForAll([q], z3.And(
                 z3.Not(t.revoking(m, q)),
                 t.assigned(m, q) == z3.Or(s.assigned(m, q), z3.And(s.target(m, q), free(q))),
-                z3.Implies(t.owns(m, q), z3.Or(s.owns(m, q), t.assigned(m, q))),
-                z3.Implies(s.owns(m, q), t.owns(m, q)))),
+                t.since(m, q) == z3.If(s.assigned(m, q), s.since(m, q), z3.If(t.assigned(m, q), s.tepoch, 0)))),
+            z3.Or(  # the answer applied, or lost (lose-answer) / on its way (late-answer)
+                z3.And(t.cep(m) == s.tepoch, z3.ForAll([q], z3.And(
+                    z3.Implies(t.owns(m, q), z3.Or(s.owns(m, q), t.assigned(m, q))),
+                    z3.Implies(s.owns(m, q), t.owns(m, q))))),
+                z3.And(t.cep(m) == s.cep(m), z3.ForAll([q], t.owns(m, q) == s.owns(m, q)))),
             self._others_unchanged(m), *self._target_same())
         acts["HeartbeatUnknown"] = z3.And(
             z3.Not(s.present(m)), s.up(m), s.cep(m) > 0,
             t.cep(m) == 0, *self._same_member(m, ("present", "up", "paused", "mepoch", "pepoch")),
             z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.revoking(m, q) == s.revoking(m, q))),
+            self._others_unchanged(m), *self._target_same())
+        acts["HeartbeatFenced"] = z3.And(  # FENCED_MEMBER_EPOCH: the record is kept, the client loses everything
+            s.present(m), s.up(m), s.cep(m) != 0, s.cep(m) != s.mepoch(m), z3.Not(tolerated),
+            t.cep(m) == 0, *self._same_member(m, ("present", "up", "paused", "mepoch", "pepoch")),
+            z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
+                                  t.revoking(m, q) == s.revoking(m, q))),
+            self._others_unchanged(m), *self._target_same())
+        acts["ClientApply"] = z3.And(  # an answer (late, or after a tolerated previous epoch) applied
+            s.present(m), s.up(m), t.cep(m) == s.mepoch(m),
+            *self._same_member(m, ("present", "up", "paused", "mepoch", "pepoch")),
+            z3.ForAll([q], z3.And(z3.Implies(s.owns(m, q), t.owns(m, q)),
+                                  z3.Implies(t.owns(m, q), z3.Or(s.owns(m, q), s.assigned(m, q))),
+                                  t.assigned(m, q) == s.assigned(m, q), t.revoking(m, q) == s.revoking(m, q))),
+            self._others_unchanged(m), *self._target_same())
+        acts["ClientApplyStale"] = z3.And(  # a late answer arriving after the member was removed
+            z3.Not(s.present(m)), s.up(m), t.cep(m) > 0,
+            *self._same_member(m, ("present", "up", "paused", "mepoch", "pepoch")),
+            z3.ForAll([q], z3.And(t.assigned(m, q) == s.assigned(m, q), t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
         acts["Revoke"] = z3.And(
             s.up(m), *self._same_member(m),
@@ -203,7 +229,8 @@ class ConsumerSpec:
             z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
-        return acts
+        same_since = z3.ForAll([q], t.since(m, q) == s.since(m, q))
+        return {name: (a if name == "HeartbeatAdvance" else z3.And(a, same_since)) for name, a in acts.items()}
 
     def stutter(self, pre: Vocabulary, post: Vocabulary) -> z3.BoolRef:
         """No change at all (a step of the model that the encoding does not see, e.g. a subscription's client side)."""
@@ -217,7 +244,8 @@ class ConsumerSpec:
         return {
             "one holder per partition": z3.ForAll([m, n, p], z3.Implies(z3.And(m != n, v.held(m, p)), z3.Not(v.held(n, p)))),
             "absent members hold nothing": z3.ForAll([m, p], z3.Implies(z3.Not(v.present(m)), z3.Not(v.held(m, p)))),
-            "client epoch is the member epoch": z3.ForAll([m], z3.Implies(z3.And(v.present(m), v.cep(m) != 0), v.cep(m) == v.mepoch(m))),
+            "client epoch at most the member epoch": z3.ForAll([m], z3.Implies(z3.And(v.present(m), v.cep(m) != 0), v.cep(m) <= v.mepoch(m))),
+            "a member at epoch 0 holds nothing": z3.ForAll([m, p], z3.Implies(z3.And(v.present(m), v.mepoch(m) == 0), z3.Not(v.held(m, p)))),
             "owned partitions are held": z3.ForAll([m, p], z3.Implies(z3.And(v.present(m), v.cep(m) != 0, v.owns(m, p)), v.held(m, p))),
             "joining clients own nothing": z3.ForAll([m, p], z3.Implies(v.cep(m) == 0, z3.Not(v.owns(m, p)))),
             "nothing before the first epoch": z3.Implies(v.tepoch == 0, z3.ForAll([m, p], z3.And(z3.Not(v.target(m, p)), z3.Not(v.held(m, p))))),
@@ -232,9 +260,17 @@ class ConsumerSpec:
 
     def accepted(self, v: Vocabulary, m) -> z3.BoolRef:
         """The coordinator accepts an OffsetCommit from ``m``'s client (``Consumer.commit_accepted``)."""
+        q = self.q
+        return self.accepts_commit(v, m, v.cep(m), lambda p: v.owns(m, p), z3.ForAll)
+
+    def accepts_commit(self, v: Vocabulary, m, epoch, parts, forall=None) -> z3.BoolRef:  # type: ignore[no-untyped-def]
+        """``ConsumerGroup.validateOffsetCommit`` for a commit of ``parts`` (a predicate) with ``epoch``: a present
+        member, its epoch, or (KIP-1251, 4.3.1) an older one for partitions held since no later than it."""
         if self.bug == "unfenced_commits":
             return z3.BoolVal(True)
-        return z3.And(v.present(m), v.cep(m) == v.mepoch(m))
+        q = self.q
+        older = z3.ForAll([q], z3.Implies(parts(q), z3.And(v.held(m, q), v.since(m, q) <= epoch)))
+        return z3.And(v.present(m), z3.Or(epoch == v.mepoch(m), z3.And(epoch < v.mepoch(m), older)))
 
     def properties(self, v: Vocabulary | None = None) -> dict[str, z3.BoolRef]:
         s = v if v is not None else self.s

@@ -37,7 +37,7 @@ import z3
 
 from .consumer import ConsumerSpec, Vocabulary
 
-MAX_STEPS = 5  # Remove, Bump, Unknown (a fence); Join, Bump, Ack, Advance (a join with a reconciliation)
+MAX_STEPS = 6  # Remove, Bump, Unknown (a fence); Join, Bump, Ack, Advance, ClientApply (a join with a reconciliation)
 VARIANT_BUG = {"consumer": None, "consumer-static": None}
 
 
@@ -56,6 +56,7 @@ class Structure:
     owns: list[int]
     target: list[int]
     tepoch: int
+    since: list[tuple[int, ...]] | None = None  # each member's partition assignment epochs (in-flight faults only)
 
 
 def abstract(proto: Any, s: Any) -> Structure:
@@ -76,6 +77,8 @@ def abstract(proto: Any, s: Any) -> Structure:
         owns=[c.owned for c in s.clients],
         target=list(g.target),
         tepoch=g.target_epoch,
+        since=[r.since if r is not None and r.since else (0,) * proto.cfg.partitions for r in rec]
+        if getattr(proto, "in_flight", False) else None,
     )
 
 
@@ -104,6 +107,8 @@ class _Domain:
                 for rel, mask in (("assigned", st.assigned), ("revoking", st.revoking), ("owns", st.owns),
                                   ("target", st.target)):
                     out.append(getattr(v, rel)(m, p) == bool(mask[i] >> k & 1))
+                if st.since is not None and (st.present[i] or absent_epochs):
+                    out.append(v.since(m, p) == st.since[i][k])
         return out
 
 
@@ -126,11 +131,17 @@ def state_problems(proto: Any, s: Any, bug: str | None = None) -> list[str]:
     for i, c in enumerate(s.clients):
         if c.proc == Proc.DOWN:
             continue
-        rel = solver.model().eval(spec.accepted(spec.s, dom.ms[i]), model_completion=True) if solver.check() == z3.sat else None
-        model = bool(proto.commit_accepted(s, i))
-        if rel is None or z3.is_true(rel) != model:
-            out.append(f"{proto.member_name(i)}: the model {'accepts' if model else 'rejects'} its OffsetCommit, "
-                       f"the encoding {'accepts' if rel is not None and z3.is_true(rel) else 'rejects'} it")
+        commits = [("OffsetCommit", spec.accepted(spec.s, dom.ms[i]), bool(proto.commit_accepted(s, i)))]
+        if getattr(c, "commit", None) is not None:  # a commit in flight (late-commit), were it delivered now
+            epoch, parts = c.commit
+            chosen = [dom.ps[k] for k in range(proto.cfg.partitions) if parts >> k & 1]
+            enc = spec.accepts_commit(spec.s, dom.ms[i], epoch, lambda q, ch=chosen: z3.Or(*[q == e for e in ch]))
+            commits.append((f"late OffsetCommit (epoch {epoch})", enc, proto.commit_answer(s, i, epoch, parts) == "OK"))
+        for what, formula, model in commits:
+            rel = solver.model().eval(formula, model_completion=True) if solver.check() == z3.sat else None
+            if rel is None or z3.is_true(rel) != model:
+                out.append(f"{proto.member_name(i)}: the model {'accepts' if model else 'rejects'} its {what}, "
+                           f"the encoding {'accepts' if rel is not None and z3.is_true(rel) else 'rejects'} it")
     return out
 
 
@@ -189,7 +200,8 @@ class Sample:
 
 
 def sample(protocol: str, seed: int, steps: int, members: int = 2, partitions: int = 2,
-           faults: tuple[str, ...] = ("join", "crash", "zombie", "leave"), budget: int = 2,
+           faults: tuple[str, ...] = ("join", "crash", "zombie", "leave", "lose-answer", "late-answer", "late-commit"),
+           budget: int = 2,
            stop_at_first: bool = False, proto: Any = None, bug: str | None = None) -> Sample:
     """Random walks of ``protocol`` (seeded; restarted when stuck): check ``steps`` steps and their states."""
     from groupspec.model import Config, make

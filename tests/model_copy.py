@@ -26,8 +26,9 @@ def mutant(tmp_path: Path, filename: str, old: str, new: str) -> ModuleType:
     text = path.read_text()
     assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in model/{filename}"
     lines = text.splitlines(keepends=True)
-    (idx,) = [i for i, ln in enumerate(lines) if old in ln]
-    lines[idx] = lines[idx].replace(old, new)
+    where = [i for i, ln in enumerate(lines) if old.rstrip("\n") in ln]
+    assert len(where) == 1, f"{old!r} is not on one line of model/{filename}"
+    lines[where[0]] = lines[where[0]].replace(old.rstrip("\n"), new.rstrip("\n"))
     path.write_text("".join(lines))
     assert sum(a != b for a, b in zip(text.splitlines(), "".join(lines).splitlines())) == 1
     sys.path.insert(0, str(tmp_path))

@@ -12,7 +12,8 @@ from groupspec.proofs import consumer_drift as D
 
 from model_copy import mutant
 
-FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions")
+FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions", "lose-answer", "late-answer",
+          "late-commit", "early-restart")
 
 
 @settings(max_examples=6, deadline=None)
@@ -33,7 +34,7 @@ def test_sampled_states_and_steps_are_the_encodings(name, faults, data) -> None:
 
 
 def test_prove_sample_of_consumer_static() -> None:
-    r = D.sample("consumer-static", seed=5, steps=8)
+    r = D.sample("consumer-static", seed=5, steps=8, faults=("join", "crash", "early-restart", "lose-answer", "late-commit"))
     assert r.steps == 8 and r.rejected == [] and r.unknown == 0 and r.states == 8
 
 
@@ -53,7 +54,7 @@ def test_one_line_change_to_a_rule_is_drift(tmp_path) -> None:  # type: ignore[n
 def test_a_changed_commit_rule_is_drift_in_the_state_half(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An OffsetCommit accepted from a client whose member the coordinator no longer has (one line of
     ``commit_accepted``): the encoding's ``accepted`` disagrees on a reachable state."""
-    mod = mutant(tmp_path, "consumer.py", "return False  # UNKNOWN_MEMBER_ID", "return True  # UNKNOWN_MEMBER_ID")
+    mod = mutant(tmp_path, "consumer.py", "            return UNKNOWN\n", "            return OK\n")
     proto = mod.make("consumer", mod.Config(members=2, partitions=1, faults=frozenset({"timeout"}), budget=1))
     r = D.sample("consumer", seed=1, steps=60, proto=proto, stop_at_first=True)
     assert r.rejected and "OffsetCommit" in r.rejected[0], r
