@@ -338,7 +338,7 @@ class Consumer(ConsumerFlight):
                 r = r.but(left=False)
                 g = g.but(members=self._set(g.members, i, r))
             else:
-                r = Member(topics=c.topics, static=self.static_members)
+                r = Member(topics=c.topics, static=self.static_members, since=(0,) * self.cfg.partitions if self.in_flight else ())
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
             if r.topics != c.topics:
                 r = r.but(topics=c.topics)

@@ -138,11 +138,26 @@ def state_problems(proto: Any, s: Any, bug: str | None = None) -> list[str]:
             enc = spec.accepts_commit(spec.s, dom.ms[i], epoch, lambda q, ch=chosen: z3.Or(*[q == e for e in ch]))
             commits.append((f"late OffsetCommit (epoch {epoch})", enc, proto.commit_answer(s, i, epoch, parts) == "OK"))
         for what, formula, model in commits:
-            rel = solver.model().eval(formula, model_completion=True) if solver.check() == z3.sat else None
-            if rel is None or z3.is_true(rel) != model:
+            rel = _decide(solver, formula)
+            if rel is None or rel != model:
                 out.append(f"{proto.member_name(i)}: the model {'accepts' if model else 'rejects'} its {what}, "
-                           f"the encoding {'accepts' if rel is not None and z3.is_true(rel) else 'rejects'} it")
+                           f"the encoding {'accepts' if rel else 'rejects'} it")
     return out
+
+
+def _decide(solver: z3.Solver, formula: z3.BoolRef) -> bool | None:
+    """The value of ``formula`` in the one structure the solver's constraints pin (None: not decided)."""
+    answers = []
+    for f in (z3.Not(formula), formula):
+        solver.push()
+        solver.add(f)
+        answers.append(solver.check())
+        solver.pop()
+    if answers[0] == z3.unsat:
+        return True
+    if answers[1] == z3.unsat:
+        return False
+    return None
 
 
 @dataclass
@@ -243,3 +258,30 @@ def sample(protocol: str, seed: int, steps: int, members: int = 2, partitions: i
     cfg = proto.cfg
     inst = f"{cfg.members} x {cfg.partitions}, faults {','.join(sorted(cfg.faults)) or '-'}, budget {cfg.budget}"
     return Sample(protocol, inst, seed, done, rejected, unknown, time.perf_counter() - t0, states, used)
+
+
+def check_states(proto: Any, limit: int = 400, bug: str | None = None) -> tuple[int, list[str]]:
+    """The state half, breadth-first: reachable states of ``proto`` where a client and its member disagree
+    (its epoch, or a commit in flight at another epoch) — where the in-flight rules act — each checked with
+    :func:`state_problems`, at most ``limit`` of them. Returns (states checked, first problems found)."""
+    from collections import deque
+
+    s0 = proto.init_states()[0]
+    seen = {proto.key(s0)}
+    todo = deque([s0])
+    checked = 0
+    while todo and checked < limit:
+        s = todo.popleft()
+        if any(r is not None and (c.epoch > 0 and c.epoch != r.epoch or
+                                  getattr(c, "commit", None) is not None and c.commit[0] != r.epoch)
+               for c, r in zip(s.clients, s.group.members)):
+            checked += 1
+            problems = state_problems(proto, s, bug)
+            if problems:
+                return checked, problems
+        for _a, t in proto.successors(s):
+            k = proto.key(t)
+            if k not in seen:
+                seen.add(k)
+                todo.append(t)
+    return checked, []

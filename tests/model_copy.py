@@ -36,3 +36,28 @@ def mutant(tmp_path: Path, filename: str, old: str, new: str) -> ModuleType:
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(tmp_path))
+
+
+PRELUDE = '''
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("groupspec.model", {init!r}, submodule_search_locations=[{root!r}])
+mod = importlib.util.module_from_spec(spec)
+sys.modules["groupspec.model"] = mod
+spec.loader.exec_module(mod)
+import groupspec
+groupspec.model = mod
+assert "{marker}" in open({edited!r}).read()
+'''
+
+
+def run_with_mutant(tmp_path: Path, filename: str, old: str, new: str, code: str, timeout: int = 900):  # type: ignore[no-untyped-def]
+    """Run ``code`` in a fresh Python process in which ``groupspec.model`` *is* the edited copy of model/
+    (every room that imports the model — the checker, the proofs, the conformance suite — gets the copy).
+    Returns the ``subprocess.CompletedProcess``."""
+    import subprocess
+
+    mod = mutant(tmp_path, filename, old, new)  # the copy, checked to differ by one line
+    root = Path(mod.__file__).parent
+    prelude = PRELUDE.format(init=str(root / "__init__.py"), root=str(root), edited=str(root / filename),
+                             marker=new.strip())
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=timeout)
