@@ -320,7 +320,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         self.check_now(DeliverOffsetCommit(i))
 
     # -- perturbations ----------------------------------------------------------------------------
-    @precondition(lambda self: self.budget > 0)
+    @precondition(lambda self: self.budget > 0 and "late-commit" in self.setup_.faults)
     @rule(i=slots)
     def send_commit(self, i: int) -> None:
         from groupspec.model.consumer_flight import SendOffsetCommit
