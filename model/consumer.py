@@ -33,13 +33,17 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
 4. **Fencing.** A heartbeat from a member id the coordinator does not know is answered
    ``UNKNOWN_MEMBER_ID``; one with an epoch the coordinator does not accept (ahead of the member's,
    or behind it unless it is exactly the previous epoch and reports nothing outside the current
-   assignment) ``FENCED_MEMBER_EPOCH``. Either way the client gives up every partition at once
-   (``onPartitionsLost``, no commit) and rejoins with epoch 0, losing everything. A member that does
+   assignment: ``GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid``)
+   ``FENCED_MEMBER_EPOCH``, and the coordinator keeps the member's record. Either way the client gives
+   up every partition at once (``onPartitionsLost``, no commit) and rejoins with epoch 0, losing
+   everything; epoch 0 is not validated (KAFKA-19233, in 4.3.1), so a fenced dynamic member rejoins
+   its kept record, and a static one is answered ``UNRELEASED_INSTANCE_ID`` (fatal). A member that does
    not heartbeat within the **session timeout**, or does not revoke within the **rebalance timeout**,
    is removed by the coordinator (its partitions become free) and the group epoch is bumped.
-5. **Offset commits** carry the member id and member epoch: the coordinator accepts one only from a
-   known member whose epoch is exactly its current one (``UNKNOWN_MEMBER_ID`` /
-   ``STALE_MEMBER_EPOCH`` otherwise).
+5. **Offset commits** carry the member id and member epoch (``ConsumerGroup.validateOffsetCommit``):
+   unknown member → ``UNKNOWN_MEMBER_ID``; the member's epoch → accepted; a newer one →
+   ``STALE_MEMBER_EPOCH``; an older one (KIP-1251, in 4.3.1) → accepted only for partitions assigned
+   or pending revocation whose assignment epoch is not newer than it.
 6. **Static membership** (``consumer-static``): a member with a ``group.instance.id`` leaves with
    epoch -2; the coordinator then keeps it, with its assignment, for the session timeout, and a new
    process with the same instance id that joins in time takes the member over with its assignment
@@ -47,9 +51,13 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
 
 What is abstracted (and why it is safe to):
 
-* A heartbeat and its answer are one step (the coordinator answers at once, there is no parked
-  request). Lost and duplicated answers, and the previous-epoch tolerance they need, are not
-  explored by the checker; the reference coordinator and its conformance check implement them.
+* Without the in-flight faults a heartbeat and its answer are one step (the coordinator answers at
+  once, there is no parked request), and a client's epoch is its member's. The faults
+  ``lose-answer``, ``late-answer``, ``late-commit`` and ``early-restart`` separate them
+  (:mod:`groupspec.model.consumer_flight`: lost and late answers, the previous-epoch tolerance,
+  FENCED_MEMBER_EPOCH, late commits and STALE_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID); the Python
+  explorer runs them. A late *request* (a heartbeat handled after a newer one) is not modelled: the
+  Java client keeps one heartbeat in flight, and one connection delivers in order.
 * The target is computed in the step that bumps the group epoch (Kafka computes it at the next
   heartbeat, or batches it for ``group.consumer.assignment.interval.ms``: a delay, not a new order
   of steps, because nobody can act on a target before it exists).
@@ -76,6 +84,7 @@ from typing import Iterator
 from . import actions as A
 from .assignors import range_, sticky
 from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
+from .consumer_view import ConsumerView
 from .core import Config, Proc, bits, evolvable
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"}) | FLIGHT_FAULTS
@@ -183,7 +192,7 @@ def _rel(e: int, base: int, oldest: int = OLDEST) -> int:
     return d if d < oldest else oldest
 
 
-class Consumer(ConsumerFlight):
+class Consumer(ConsumerView, ConsumerFlight):
     """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
 
     name = "consumer"
@@ -462,15 +471,6 @@ class Consumer(ConsumerFlight):
         raise ValueError(f"{a!r} is not enabled")
 
     # -- what the properties ask ------------------------------------------------------------------
-    def member_name(self, i: int) -> str:
-        return f"c{i + 1}"
-
-    def partition_name(self, p: int) -> str:
-        cfg = self.cfg
-        t = cfg.topic_of[p]
-        first = cfg.topic_of.index(t)
-        return f"{chr(ord('t') + t) if cfg.topics > 1 else 't'}-{p - first}"
-
     def live_member(self, s: ConsumerState, i: int) -> bool:
         """A running or paused process whose member the coordinator has (not a static member that left)."""
         c = s.clients[i]
@@ -672,57 +672,6 @@ class Consumer(ConsumerFlight):
             return 1
         counts = Counter(self._rows(s))
         return factorial(len(s.clients)) // prod(factorial(k) for k in counts.values())
-
-    # -- the timeline's view --------------------------------------------------------------------------
-    def _parts(self, mask: int) -> str:
-        return "{" + ", ".join(self.partition_name(p) for p in bits(mask)) + "}"
-
-    def parties(self, s: ConsumerState) -> list[tuple[str, str]]:
-        g = s.group
-        coord = f"group epoch {g.epoch}, assignment epoch {g.target_epoch}"
-        ms = []
-        for i, r in enumerate(g.members):
-            if r is None:
-                continue
-            d = f"{self.member_name(i)}: {r.state.name} epoch {r.epoch} assigned {self._parts(r.assigned)}"
-            if r.revoking:
-                d += f" revoking {self._parts(r.revoking)}"
-            if r.left:
-                d += " (left, epoch -2)"
-            if self.in_flight:
-                d += f" (previous epoch {r.previous_epoch})"
-            d += f" target {self._parts(g.target[i])}"
-            ms.append(d)
-        coord += "; " + ("; ".join(ms) if ms else "no members")
-        out = [("coordinator", coord)]
-        for i, c in enumerate(s.clients):
-            if c.proc == Proc.DOWN:
-                out.append((self.member_name(i), "not running"))
-                continue
-            d = [c.proc.name.lower(), "joining (epoch 0)" if c.epoch == 0 else f"epoch {c.epoch}",
-                 f"owns {self._parts(c.owned)}"]
-            if c.assigned != c.owned:
-                d.append(f"reconciling towards {self._parts(c.assigned)}")
-            if c.answer is not None:
-                d.append(f"heartbeat answer on its way (epoch {c.answer[1]}, {self._parts(c.answer[2])})")
-            if c.commit is not None:
-                d.append(f"OffsetCommit on its way (epoch {c.commit[0]}, {self._parts(c.commit[1])})")
-            out.append((self.member_name(i), ", ".join(d)))
-        return out
-
-    def explain(self, before: ConsumerState, action: A.Action, after: ConsumerState) -> str:
-        who = self.member_name(action.member) if action.member >= 0 else ""
-        if isinstance(action, ConsumerGroupHeartbeat):
-            c0, c1 = before.clients[action.member], after.clients[action.member]
-            err = self.handle(before, action.member)[1][0]
-            if err == UNRELEASED:
-                return f"{who} heartbeats with epoch 0: UNRELEASED_INSTANCE_ID — fatal, the process stops"
-            if err != OK:
-                r = before.group.members[action.member]
-                kept = f" (member epoch {r.epoch}, previous {r.previous_epoch}; the record is kept)" if r is not None and err == FENCED else ""
-                return f"{who} heartbeats with epoch {c0.epoch}: {err}{kept} — it loses its partitions and rejoins with epoch 0"
-            return f"{who} heartbeats (epoch {c0.epoch}, owns {self._parts(c0.owned)}): answer epoch {c1.epoch}, assignment {self._parts(c1.assigned)}"
-        return action.describe(who).strip()
 
 
 class ConsumerStatic(Consumer):

@@ -279,7 +279,7 @@ class ConsumerSpec:
         return {
             "exclusive_ownership": z3.ForAll([m, n, p], z3.Implies(
                 z3.And(m != n, s.live(m), s.live(n), s.owns(m, p)), z3.Not(s.owns(n, p)))),
-            "commit_fencing": z3.ForAll([m, n, p], z3.Implies(
+            "commit_fencing (a commit sent now)": z3.ForAll([m, n, p], z3.Implies(
                 z3.And(s.up(m), s.owns(m, p), accepted(m)),
                 z3.And(s.present(m), s.held(m, p), z3.Implies(z3.And(n != m, s.live(n)), z3.Not(s.owns(n, p)))))),
         }
