@@ -139,3 +139,15 @@ def test_commit_epoch_check_replaced_by_true_fails_everywhere(tmp_path, code, ma
     assert out.returncode == 0, out.stderr[-3000:]
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith(marker))
     assert not line.startswith(bad), line
+
+
+def test_a_late_commit_at_the_members_own_epoch_is_accepted_as_in_kafka() -> None:
+    """verify's kafka_too row: with late-commit at 3 x 3 exactly commit_fencing is violated (docs/consumer-protocol.md:
+    CurrentAssignmentBuilder keeps the epoch after an acknowledged revocation that leads to another one)."""
+    from groupspec.verify import MODEL_JOBS, run_model_job
+
+    job = next(j for j in MODEL_JOBS if j.protocol == "consumer" and j.faults == "late-commit")
+    assert job.kafka_too == "commit_fencing"
+    row = run_model_job(job)
+    assert row.passed, row.detail
+    assert [k for k, v in row.verdicts.items() if v is False] == ["commit_fencing"]
