@@ -144,6 +144,16 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
     ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
+    # KIP-848 with requests and answers in flight (model/consumer_flight.py; the Python explorer): epochs apart,
+    # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 353,938 states), UNRELEASED_INSTANCE_ID, late answers.
+    ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie,lose-answer", 2),
+    ModelJob("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 3),
+    ModelJob("consumer-static", "uniform", 3, 3, 1, "crash,early-restart,lose-answer,leave,join", 2),
+    # A late OffsetCommit at the member's own epoch for a partition it released within that epoch is accepted:
+    # CurrentAssignmentBuilder keeps the epoch after an acknowledged revocation that leads to another one, and
+    # ConsumerGroup.validateOffsetCommit accepts the member's epoch for every partition (4.3.1's source).
+    ModelJob("consumer", "uniform", 3, 3, 1, "late-commit", 2, kafka_too="commit_fencing",  # 3,760 states
+             note="model only (Kafka 4.3.1's source): a late commit at the member's own epoch, docs/consumer-protocol.md"),
     ModelJob("classic-to-consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="model only (Kafka's source): docs/migration.md"),
     ModelJob("classic-to-consumer-acked", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
@@ -163,6 +173,10 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0, "exclusive_ownership"),
     ModelJob("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1, "commit_fencing"),
     ModelJob("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0, "convergence"),
+    ModelJob("consumer-commit-any-epoch", "uniform", 2, 2, 1, "late-commit", 1, "commit_fencing",
+             note="a late OffsetCommit accepted after its partition moved on (KIP-1082: same member id)"),
+    ModelJob("consumer-fenced-keeps-partitions", "uniform", 3, 1, 1, "lose-answer", 2, "convergence",
+             note="a fenced client that keeps its epoch is fenced forever"),
     ModelJob("classic-to-consumer-sync-target", "uniform", 3, 3, 1, "", 2, "exclusive_ownership"),
     ModelJob("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1, "convergence"),
     ModelJob("upgrade-one-bounce", "range", 3, 3, 1, "", 0, "exclusive_ownership",

@@ -21,6 +21,8 @@ from __future__ import annotations
 from .broken import (
     ClassicToConsumerNoRejoin,
     ClassicToConsumerSyncTarget,
+    ConsumerCommitAnyEpoch,
+    ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
     ConsumerNoWaitForRelease,
     ConsumerUnfencedCommits,
@@ -48,7 +50,8 @@ CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed,
                                      StaticCooperative, ConnectKeepWork, EagerToCooperative, StaticLeaderSnapshot)}
 CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic, ClassicToConsumer, ClassicToConsumerAcked)})
 BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
-BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump)})
+BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
+                                         ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 VARIANTS = {**CORRECT, **BROKEN}

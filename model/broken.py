@@ -97,6 +97,31 @@ class ConsumerNoEpochBump(Consumer):
     expect_violation = "convergence"
 
 
+class ConsumerCommitAnyEpoch(Consumer):
+    name = "consumer-commit-any-epoch"
+    summary = "KIP-848, but an OffsetCommit from a known member is accepted whatever its epoch"
+    fence_commit_epoch = False
+    broken = True
+    bug = (
+        "an OffsetCommit sent before the member revoked a partition arrives after the partition went to "
+        "another member; the coordinator checks only the member id (the same under KIP-1082) and accepts it"
+    )
+    expect_violation = "commit_fencing"
+
+
+class ConsumerFencedKeepsPartitions(Consumer):
+    name = "consumer-fenced-keeps-partitions"
+    summary = "KIP-848, but a client answered FENCED_MEMBER_EPOCH keeps its partitions and its epoch"
+    lose_on_fence = False
+    broken = True
+    bug = (
+        "a fenced client does not call onPartitionsLost and does not rejoin: it heartbeats with its old "
+        "epoch, is fenced again and again, and the group never converges (its record, kept by the "
+        "coordinator, still holds the partitions, so no other member gets them: safety holds)"
+    )
+    expect_violation = "convergence"
+
+
 # -- the migration between the protocols ----------------------------------------------------------
 from .migration import ClassicToConsumerAcked  # noqa: E402
 

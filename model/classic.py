@@ -69,6 +69,7 @@ from .join_phase import JoinPhase
 from .properties import ClassicObservations
 from .symmetry import Canonicalizer, plain_key
 from .core import (
+    CONSUMER_FLIGHT_FAULTS,
     NO_GENERATION,
     Client,
     Config,
@@ -129,6 +130,9 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations):
         self._delay_expired = A.DelayExpired()
         self._add_partition = A.AddPartition()
         self._formation_init()  # faults initial-delay, two-step-join, sync-timeout, late-expiry (model/formation.py)
+        flight = sorted(CONSUMER_FLIGHT_FAULTS & set(cfg.faults))
+        if flight:
+            raise ValueError(f"fault {flight[0]!r} is modelled for the KIP-848 consumer protocol only, not {self.name}")
 
     # ---------------------------------------------------------------------------------------------
     # Initial states

@@ -33,13 +33,17 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
 4. **Fencing.** A heartbeat from a member id the coordinator does not know is answered
    ``UNKNOWN_MEMBER_ID``; one with an epoch the coordinator does not accept (ahead of the member's,
    or behind it unless it is exactly the previous epoch and reports nothing outside the current
-   assignment) ``FENCED_MEMBER_EPOCH``. Either way the client gives up every partition at once
-   (``onPartitionsLost``, no commit) and rejoins with epoch 0, losing everything. A member that does
+   assignment: ``GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid``)
+   ``FENCED_MEMBER_EPOCH``, and the coordinator keeps the member's record. Either way the client gives
+   up every partition at once (``onPartitionsLost``, no commit) and rejoins with epoch 0, losing
+   everything; epoch 0 is not validated (KAFKA-19233, in 4.3.1), so a fenced dynamic member rejoins
+   its kept record, and a static one is answered ``UNRELEASED_INSTANCE_ID`` (fatal). A member that does
    not heartbeat within the **session timeout**, or does not revoke within the **rebalance timeout**,
    is removed by the coordinator (its partitions become free) and the group epoch is bumped.
-5. **Offset commits** carry the member id and member epoch: the coordinator accepts one only from a
-   known member whose epoch is exactly its current one (``UNKNOWN_MEMBER_ID`` /
-   ``STALE_MEMBER_EPOCH`` otherwise).
+5. **Offset commits** carry the member id and member epoch (``ConsumerGroup.validateOffsetCommit``):
+   unknown member → ``UNKNOWN_MEMBER_ID``; the member's epoch → accepted; a newer one →
+   ``STALE_MEMBER_EPOCH``; an older one (KIP-1251, in 4.3.1) → accepted only for partitions assigned
+   or pending revocation whose assignment epoch is not newer than it.
 6. **Static membership** (``consumer-static``): a member with a ``group.instance.id`` leaves with
    epoch -2; the coordinator then keeps it, with its assignment, for the session timeout, and a new
    process with the same instance id that joins in time takes the member over with its assignment
@@ -47,9 +51,13 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
 
 What is abstracted (and why it is safe to):
 
-* A heartbeat and its answer are one step (the coordinator answers at once, there is no parked
-  request). Lost and duplicated answers, and the previous-epoch tolerance they need, are not
-  explored by the checker; the reference coordinator and its conformance check implement them.
+* Without the in-flight faults a heartbeat and its answer are one step (the coordinator answers at
+  once, there is no parked request), and a client's epoch is its member's. The faults
+  ``lose-answer``, ``late-answer``, ``late-commit`` and ``early-restart`` separate them
+  (:mod:`groupspec.model.consumer_flight`: lost and late answers, the previous-epoch tolerance,
+  FENCED_MEMBER_EPOCH, late commits and STALE_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID); the Python
+  explorer runs them. A late *request* (a heartbeat handled after a newer one) is not modelled: the
+  Java client keeps one heartbeat in flight, and one connection delivers in order.
 * The target is computed in the step that bumps the group epoch (Kafka computes it at the next
   heartbeat, or batches it for ``group.consumer.assignment.interval.ms``: a delay, not a new order
   of steps, because nobody can act on a target before it exists).
@@ -75,9 +83,11 @@ from typing import Iterator
 
 from . import actions as A
 from .assignors import range_, sticky
+from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
+from .consumer_view import ConsumerView
 from .core import Config, Proc, bits, evolvable
 
-SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"})
+SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"}) | FLIGHT_FAULTS
 ASSIGNORS = ("uniform", "range")
 
 LEAVE_EPOCH = -1  # ConsumerGroupHeartbeat's memberEpoch for a leaving member
@@ -106,6 +116,7 @@ class Member:
     topics: int = 0  # subscription (bit mask of topics; a regex resolved by the broker)
     static: bool = False
     left: bool = False  # a static member that left with epoch -2: kept until its session times out
+    since: tuple[int, ...] = ()  # the assignment epoch of each partition held (0: not held); in-flight faults only
 
 
 @evolvable
@@ -118,6 +129,8 @@ class ConsumerClient:
     owned: int = 0  # partitions it owns: it processes and commits them
     assigned: int = 0  # the assignment of its last answer: what reconciliation moves towards
     topics: int = 0
+    answer: tuple | None = None  # a heartbeat answer on its way (late-answer): (OK, epoch, assignment)
+    commit: tuple | None = None  # an OffsetCommit on its way (late-commit): (epoch, partitions)
 
 
 @evolvable
@@ -166,15 +179,20 @@ def _remap(mask: int, perm: list[int]) -> int:
     return out
 
 
-def _rel(e: int, base: int) -> int:
-    """An epoch relative to the group epoch (``base``); 0 and negative epochs are kept as codes."""
+def _rel(e: int, base: int, oldest: int = OLDEST) -> int:
+    """An epoch relative to the group epoch (``base``); 0 and negative epochs are kept as codes.
+
+    Epochs ``oldest`` or more behind are merged: sound while the model only compares an epoch with the
+    member's, the previous and the assignment epoch. With the in-flight faults a commit's epoch is also
+    compared with each partition's assignment epoch, so no epoch is merged (``oldest`` unbounded; the
+    budget bounds how far behind one can be)."""
     if e <= 0:
         return 100 - e  # -1 -> 101, 0 -> 100, -2 -> 102
     d = base - e
-    return d if d < OLDEST else OLDEST
+    return d if d < oldest else oldest
 
 
-class Consumer:
+class Consumer(ConsumerView, ConsumerFlight):
     """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
 
     name = "consumer"
@@ -184,6 +202,13 @@ class Consumer:
     wait_for_release = True  # give a partition only once no other member holds it (partition epochs)
     fence_commits = True  # offset commits validated by member id and member epoch
     bump_on_change = True  # a changed target gets a new assignment epoch (the group epoch is bumped)
+    fence_commit_epoch = True  # an OffsetCommit's epoch is validated (not only its member id)
+    previous_epoch_subset = True  # the previous epoch is accepted only if the owned partitions are assigned
+    lose_on_fence = True  # a client answered FENCED_MEMBER_EPOCH gives up its partitions (onPartitionsLost)
+    # Kafka version switches, named after the change; the pinned release's behaviour (4.3.1) the default.
+    kip_1251 = True  # an older commit epoch accepted per partition (assignment epoch <= commit epoch)
+    kafka_19233 = True  # a heartbeat with epoch 0 from a member the coordinator has: no epoch check
+    fenced_keeps_record = True  # FENCED_MEMBER_EPOCH keeps the member's record (GroupMetadataManager)
     broken = False
     bug = ""
     expect_violation = ""
@@ -211,6 +236,8 @@ class Consumer:
                         A.ChangeSubscription)
         }
         self._add_partition = A.AddPartition()
+        self._flight_init()  # lose-answer, late-answer, late-commit, early-restart (model/consumer_flight.py)
+        self.symmetric = self.symmetric and not self.in_flight  # the per-partition epochs are not renamed
         self._targets: dict = {}
         self.topic_blocks = [[p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)]
 
@@ -271,13 +298,18 @@ class Consumer:
         target = g.target[i]
         keep = r.assigned & target
         revoke = (r.assigned | r.revoking) & ~target
-        if revoke:
+        if revoke:  # (a partition pending revocation keeps its assignment epoch in ``since``)
             return r.but(state=MemberState.UNREVOKED_PARTITIONS, assigned=keep, revoking=revoke)
         want = target & ~keep
         free = want & ~self.held_by_others(g, i) if self.wait_for_release else want
         state = MemberState.UNRELEASED_PARTITIONS if want & ~free else MemberState.STABLE
         prev = r.epoch if r.epoch != g.target_epoch else r.previous_epoch
-        return r.but(state=state, epoch=g.target_epoch, previous_epoch=prev, assigned=keep | free, revoking=0)
+        r2 = r.but(state=state, epoch=g.target_epoch, previous_epoch=prev, assigned=keep | free, revoking=0)
+        if self.in_flight:  # each partition's assignment epoch: kept ones keep theirs, new ones the new epoch
+            since = r.since or (0,) * self.cfg.partitions
+            r2 = r2.but(since=tuple((since[p] if keep >> p & 1 else g.target_epoch) if (keep | free) >> p & 1 else 0
+                                    for p in range(self.cfg.partitions)))
+        return r2
 
     def reconcile(self, g: ConsumerGroup, i: int, r: Member, owned: int | None) -> Member:
         """Advance member ``i`` given the partitions its heartbeat reports (``None``: not reported)."""
@@ -298,6 +330,13 @@ class Consumer:
 
     def heartbeat(self, s: ConsumerState, i: int) -> ConsumerState:
         """One ConsumerGroupHeartbeat from client ``i`` and the client applying its answer."""
+        g, answer = self.handle(s, i)
+        c = self.apply_answer(s.clients[i], answer)
+        return ConsumerState(group=g, clients=self._set(s.clients, i, c), budget=s.budget)
+
+    def handle(self, s: ConsumerState, i: int) -> tuple[ConsumerGroup, tuple]:
+        """The coordinator handles client ``i``'s heartbeat (its epoch, what it owns): the group after it
+        and the answer, ``(OK, epoch, assignment)`` or ``(error,)`` (``GroupMetadataManager.consumerGroupHeartbeat``)."""
         g = s.group
         c = s.clients[i]
         r = g.members[i]
@@ -308,35 +347,51 @@ class Consumer:
                 r = r.but(left=False)
                 g = g.but(members=self._set(g.members, i, r))
             else:
-                r = Member(topics=c.topics, static=self.static_members)
+                r = Member(topics=c.topics, static=self.static_members, since=(0,) * self.cfg.partitions if self.in_flight else ())
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
             if r.topics != c.topics:
                 r = r.but(topics=c.topics)
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
             r = self.reconcile(g, i, r, c.owned)
         elif c.epoch == 0:
-            # The member rejoins with epoch 0 while the coordinator still has it (its join answer
-            # kept it at epoch 0): the heartbeat is handled as any other, without epoch validation.
+            if self.static_members:
+                # Its instance id is held by a member that has not left (a restart before the session
+                # expired, or a rejoin after FENCED_MEMBER_EPOCH): fatal for the Java client.
+                return g, (UNRELEASED,)
+            if not self.kafka_19233 and r.epoch != 0 and r.previous_epoch != 0:
+                return g, (FENCED,)  # before KAFKA-19233 epoch 0 was validated as any other epoch
+            # The member rejoins with epoch 0 while the coordinator still has it (a fenced member, or its
+            # join answer was lost): no epoch validation, the heartbeat is handled as any other.
             r = self.reconcile(g, i, r, c.owned)
         else:
             if r is None or r.left:
-                # UNKNOWN_MEMBER_ID: the client gives everything up (onPartitionsLost) and rejoins.
-                return self._with(s, clients=self._set(s.clients, i, c.but(epoch=0, owned=0, assigned=0)))
-            if c.epoch != r.epoch and not (c.epoch == r.previous_epoch and c.owned & ~r.assigned == 0):
-                # FENCED_MEMBER_EPOCH: the same, keeping its member id.
-                g2 = self._remove(g, i)
-                return ConsumerState(group=g2, clients=self._set(s.clients, i, c.but(epoch=0, owned=0, assigned=0)), budget=s.budget)
+                return g, (UNKNOWN,)  # the client gives everything up (onPartitionsLost) and rejoins
+            if c.epoch != r.epoch and not (c.epoch == r.previous_epoch and (
+                    not self.previous_epoch_subset or c.owned & ~r.assigned == 0)):
+                # FENCED_MEMBER_EPOCH (throwIfConsumerGroupMemberEpochIsInvalid): an epoch ahead of the
+                # member's, or behind it and not the previous epoch with a subset of the assignment.
+                return (g if self.fenced_keeps_record else self._remove(g, i)), (FENCED,)
             if r.topics != c.topics:
                 r = r.but(topics=c.topics)
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
                 r = g.members[i]
             r = self.reconcile(g, i, r, c.owned)
         g = g.but(members=self._set(g.members, i, r))
-        c2 = c.but(epoch=r.epoch, assigned=r.assigned)
+        return g, (OK, r.epoch, r.assigned)
+
+    def apply_answer(self, c: ConsumerClient, answer: tuple) -> ConsumerClient:
+        """The client applies a heartbeat answer (``ConsumerMembershipManager``)."""
+        if answer[0] == UNRELEASED:
+            return ConsumerClient(topics=c.topics)  # fatal: the process stops
+        if answer[0] != OK:
+            if answer[0] == FENCED and not self.lose_on_fence:
+                return c  # BROKEN: it keeps its partitions and its epoch
+            return c.but(epoch=0, owned=0, assigned=0)  # onPartitionsLost, rejoin with epoch 0
+        c2 = c.but(epoch=answer[1], assigned=answer[2])
         if not c2.owned & ~c2.assigned and c2.assigned & ~c2.owned:
             # Nothing to revoke: the client takes the new partitions (onPartitionsAssigned) on the answer.
             c2 = c2.but(owned=c2.assigned)
-        return ConsumerState(group=g, clients=self._set(s.clients, i, c2), budget=s.budget)
+        return c2
 
     # -- steps ------------------------------------------------------------------------------------
     @staticmethod
@@ -357,8 +412,10 @@ class Consumer:
         spend = s.budget > 0
         for i, c in enumerate(s.clients):
             r = g.members[i]
+            if self.in_flight:
+                yield from self.flight_successors(s, i, spend)
             if c.proc == Proc.UP:
-                if c.epoch >= 0:
+                if c.epoch >= 0 and c.answer is None:
                     t = self.heartbeat(s, i)
                     if t != s:
                         yield acts[ConsumerGroupHeartbeat][i], t
@@ -414,15 +471,6 @@ class Consumer:
         raise ValueError(f"{a!r} is not enabled")
 
     # -- what the properties ask ------------------------------------------------------------------
-    def member_name(self, i: int) -> str:
-        return f"c{i + 1}"
-
-    def partition_name(self, p: int) -> str:
-        cfg = self.cfg
-        t = cfg.topic_of[p]
-        first = cfg.topic_of.index(t)
-        return f"{chr(ord('t') + t) if cfg.topics > 1 else 't'}-{p - first}"
-
     def live_member(self, s: ConsumerState, i: int) -> bool:
         """A running or paused process whose member the coordinator has (not a static member that left)."""
         c = s.clients[i]
@@ -436,34 +484,58 @@ class Consumer:
 
     def commit_accepted(self, s: ConsumerState, i: int, ghost: bool = False) -> bool:
         """Would the coordinator accept an OffsetCommit from process ``i`` with its member id and epoch?"""
-        if not self.fence_commits:
-            return True
         c = s.clients[i]
+        return self.commit_answer(s, i, c.epoch, c.owned) == OK
+
+    def commit_answer(self, s: ConsumerState, i: int, epoch: int, parts: int) -> str:
+        """``ConsumerGroup.validateOffsetCommit`` for an OffsetCommit of ``parts`` from member ``i`` with ``epoch``."""
+        if not self.fence_commits:
+            return OK
         r = s.group.members[i]
         if r is None or r.left:
-            return False  # UNKNOWN_MEMBER_ID
-        return c.epoch == r.epoch  # else STALE_MEMBER_EPOCH
+            return UNKNOWN
+        if not self.fence_commit_epoch:
+            return OK  # BROKEN: any epoch
+        if epoch == r.epoch:
+            return OK
+        if epoch > r.epoch or not self.kip_1251 or not r.since:
+            return STALE
+        # KIP-1251 (createAssignmentEpochValidator): an older epoch, partition by partition: assigned to the
+        # member or pending revocation, with an assignment epoch not newer than the commit's.
+        held = r.assigned | r.revoking
+        if parts & ~held or any(r.since[p] > epoch for p in bits(parts)):
+            return STALE
+        return OK
 
     def commit_violation(self, s: ConsumerState) -> str | None:
         live = dict(self.live_ownership(s))
+        commits = []
         for i, c in enumerate(s.clients):
-            if c.proc != Proc.UP or not c.owned or not self.commit_accepted(s, i):
+            if c.proc == Proc.UP and c.owned:
+                commits.append((i, c.epoch, c.owned, ""))
+            if c.commit is not None:
+                commits.append((i, c.commit[0], c.commit[1], "late "))
+        for i, epoch, parts, late in commits:
+            if self.commit_answer(s, i, epoch, parts) != OK:
                 continue
+            c = s.clients[i]
             who = self.member_name(i)
             r = s.group.members[i]
-            if not self.live_member(s, i):
-                p = bits(c.owned)[0]
-                return f"{who} is not a member any more, yet its commit for {self.partition_name(p)} is accepted"
-            if c.epoch != r.epoch:
-                return f"{who} commits with epoch {c.epoch} while its member epoch is {r.epoch}, and it is accepted"
-            stray = c.owned & ~(r.assigned | r.revoking)
+            if r is None or r.left or (not late and not self.live_member(s, i)):
+                p = bits(parts)[0]
+                return f"{who} is not a member any more, yet its {late}commit for {self.partition_name(p)} is accepted"
+            if epoch > r.epoch:
+                return f"{who}'s {late}commit with epoch {epoch} is accepted while its member epoch is {r.epoch}"
+            stray = parts & ~(r.assigned | r.revoking)
             if stray:
                 p = bits(stray)[0]
-                return f"{who}'s commit for {self.partition_name(p)} is accepted, but the coordinator has not given it {self.partition_name(p)}"
+                return (f"{who}'s {late}commit (epoch {epoch}) for {self.partition_name(p)} is accepted, but the "
+                        f"coordinator has not given it {self.partition_name(p)}")
             for k, o in live.items():
-                if k != i and o & c.owned:
-                    p = bits(o & c.owned)[0]
-                    return f"{who}'s commit for {self.partition_name(p)} is accepted while {self.member_name(k)} owns it too"
+                if k != i and o & parts:
+                    p = bits(o & parts)[0]
+                    return (f"{who}'s {late}commit (epoch {epoch}) for {self.partition_name(p)} is accepted while "
+                            f"{self.member_name(k)} owns it too")
         return None
 
     def generation_violation(self, s: ConsumerState, t: ConsumerState) -> str | None:
@@ -526,6 +598,18 @@ class Consumer:
         g = s.group
         base = g.epoch
         rows = []
+        if self.in_flight:
+            o = 1 << 30
+            for i, c in enumerate(s.clients):
+                r = g.members[i]
+                rec = () if r is None else (int(r.state), _rel(r.epoch, base, o), _rel(r.previous_epoch, base, o),
+                                            r.assigned, r.revoking, r.topics, r.static, r.left,
+                                            tuple(_rel(e, base, o) for e in r.since))
+                ans = None if c.answer is None else (c.answer[0], _rel(c.answer[1], base, o), c.answer[2])
+                com = None if c.commit is None else (_rel(c.commit[0], base, o), c.commit[1])
+                rows.append((int(c.proc), _rel(c.epoch, base, o), c.owned, c.assigned, c.topics, rec, g.target[i],
+                             ans, com))
+            return rows
         for i, c in enumerate(s.clients):
             r = g.members[i]
             rec = () if r is None else (int(r.state), _rel(r.epoch, base), _rel(r.previous_epoch, base), r.assigned,
@@ -588,48 +672,6 @@ class Consumer:
             return 1
         counts = Counter(self._rows(s))
         return factorial(len(s.clients)) // prod(factorial(k) for k in counts.values())
-
-    # -- the timeline's view --------------------------------------------------------------------------
-    def _parts(self, mask: int) -> str:
-        return "{" + ", ".join(self.partition_name(p) for p in bits(mask)) + "}"
-
-    def parties(self, s: ConsumerState) -> list[tuple[str, str]]:
-        g = s.group
-        coord = f"group epoch {g.epoch}, assignment epoch {g.target_epoch}"
-        ms = []
-        for i, r in enumerate(g.members):
-            if r is None:
-                continue
-            d = f"{self.member_name(i)}: {r.state.name} epoch {r.epoch} assigned {self._parts(r.assigned)}"
-            if r.revoking:
-                d += f" revoking {self._parts(r.revoking)}"
-            if r.left:
-                d += " (left, epoch -2)"
-            d += f" target {self._parts(g.target[i])}"
-            ms.append(d)
-        coord += "; " + ("; ".join(ms) if ms else "no members")
-        out = [("coordinator", coord)]
-        for i, c in enumerate(s.clients):
-            if c.proc == Proc.DOWN:
-                out.append((self.member_name(i), "not running"))
-                continue
-            d = [c.proc.name.lower(), "joining (epoch 0)" if c.epoch == 0 else f"epoch {c.epoch}",
-                 f"owns {self._parts(c.owned)}"]
-            if c.assigned != c.owned:
-                d.append(f"reconciling towards {self._parts(c.assigned)}")
-            out.append((self.member_name(i), ", ".join(d)))
-        return out
-
-    def explain(self, before: ConsumerState, action: A.Action, after: ConsumerState) -> str:
-        who = self.member_name(action.member) if action.member >= 0 else ""
-        if isinstance(action, ConsumerGroupHeartbeat):
-            c0, c1 = before.clients[action.member], after.clients[action.member]
-            if c0.epoch > 0 and c1.epoch == 0:
-                r = before.group.members[action.member]
-                err = "UNKNOWN_MEMBER_ID" if r is None or r.left else "FENCED_MEMBER_EPOCH"
-                return f"{who} heartbeats with epoch {c0.epoch}: {err} — it loses its partitions and rejoins with epoch 0"
-            return f"{who} heartbeats (epoch {c0.epoch}, owns {self._parts(c0.owned)}): answer epoch {c1.epoch}, assignment {self._parts(c1.assigned)}"
-        return action.describe(who).strip()
 
 
 class ConsumerStatic(Consumer):

@@ -230,11 +230,15 @@ class State:
 # --------------------------------------------------------------------------------------------------
 
 FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions",
-          "initial-delay", "two-step-join", "sync-timeout", "late-expiry")
+          "initial-delay", "two-step-join", "sync-timeout", "late-expiry",
+          "lose-answer", "late-answer", "late-commit", "early-restart")
 # The last four are Kafka's group formation and timers, which the classic model leaves out unless asked
 # (model/classic.py, "What is abstracted"): turning one on adds protocol steps, and only ``sync-timeout``'s
 # slow member spends the budget. Without them every state count, verdict and counterexample is as before.
 TIMING_FAULTS = frozenset({"initial-delay", "two-step-join", "sync-timeout", "late-expiry"})
+# KIP-848 requests and answers in flight (model/consumer_flight.py): the consumer family only; the other
+# variants refuse them, the compiled engine does not encode them (the Python explorer runs them).
+CONSUMER_FLIGHT_FAULTS = frozenset({"lose-answer", "late-answer", "late-commit", "early-restart"})
 FAULT_HELP = {
     "join": "a consumer that is not running starts (a new member, or a restart)",
     "leave": "a member closes cleanly and sends LeaveGroup",
@@ -252,6 +256,12 @@ FAULT_HELP = {
                     "the group rebalances; a replaced static member's old id forces a rebalance",
     "late-expiry": "a member resumed from a long pause (with zombie) may still be expired before its "
                    "session is refreshed, and rejoins",
+    "lose-answer": "KIP-848: the coordinator handles a ConsumerGroupHeartbeat but its answer is lost; the client "
+                   "retries with the epoch it knows (previous-epoch tolerance, FENCED_MEMBER_EPOCH)",
+    "late-answer": "KIP-848: a ConsumerGroupHeartbeat's answer is delivered late, after anything else happened",
+    "late-commit": "KIP-848: an OffsetCommit is delivered late, after the member moved on (STALE_MEMBER_EPOCH)",
+    "early-restart": "KIP-848 static members: a crashed process restarts before its session expired "
+                     "(UNRELEASED_INSTANCE_ID, fatal for the client)",
 }
 
 

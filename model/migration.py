@@ -98,6 +98,9 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
     # (UNREVOKED_PARTITIONS) until the member's first JoinGroup reports what it really owns; and a classic
     # JoinGroup with a member id the consumer group does not know is UNKNOWN_MEMBER_ID, as in a classic group.
     upgrade_waits_for_ack = False
+    # FENCED_MEMBER_EPOCH removes the member here, as the migration's compiled encoding has it (the consumer
+    # family keeps the record as Kafka does: model/consumer_flight.py); the migration has no in-flight faults.
+    fenced_keeps_record = False
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED

@@ -33,7 +33,14 @@ from typing import Any, Callable
 CORRECT = ("eager", "static", "cooperative", "connect-delayed", "coordinator-assigns", "static-cooperative")
 BROKEN_SAFETY = ("eager-no-revoke", "cooperative-direct-transfer", "unfenced-commits")
 BROKEN_LIVENESS = ("cooperative-flappy",)
-CONSUMER = ("consumer", "consumer-no-wait-release", "consumer-unfenced-commits")  # KIP-848: proofs/consumer.py
+CONSUMER = ("consumer", "consumer-static", "consumer-no-wait-release", "consumer-unfenced-commits")  # KIP-848: proofs/consumer.py
+# KIP-848 drift (proofs/consumer_drift.py): sampled states and steps of model/consumer.py against the encoding;
+# the mutant's steps must be rejected.
+CONSUMER_DRIFT = ("consumer", "consumer-static")
+CONSUMER_DRIFT_MUTANTS = ("consumer-no-wait-release",)
+CONSUMER_DRIFT_STEPS = 12
+CONSUMER_STATES = 100  # states where a client and its member disagree, checked breadth-first (2 x 2)
+CONSUMER_STATES_FAULTS = ("lose-answer", "late-commit", "timeout", "crash", "early-restart")
 PROTOCOLS = CORRECT + BROKEN_SAFETY + BROKEN_LIVENESS + CONSUMER
 RANKING_FAULTS = ("join", "crash", "leave", "timeout", "zombie")
 
@@ -198,42 +205,57 @@ def _drift_check(protocol: str, d: dict) -> Check:
 
 def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
     broken = protocol in BROKEN_SAFETY
-    checks: list[Check] = []
     if broken:
         failed = [r for r in rows if not r["ok"] and r["kind"] != "non-vacuity"]
         total = sum(r["seconds"] for r in rows)
         if failed:
             first = failed[0]
             names = ", ".join(r["label"] for r in failed[:4]) + (" ..." if len(failed) > 4 else "")
-            checks.append(Check("unbounded safety", protocol, f"{_n(len(failed), 'obligation fails', 'obligations fail')}: {names}",
-                                "caught", True, total, "fail", first["cti_text"], len(rows),
-                                {"failed": [r["label"] for r in failed],
-                                 "obligations": [{"label": r["label"], "verdict": r["verdict"],
-                                                  "seconds": round(r["seconds"], 4)} for r in rows]}))
-        else:
-            checks.append(Check("unbounded safety", protocol, "some obligation must fail", "MISSED", False, total,
-                                "fail", "every obligation was proved: the broken variant is not caught", len(rows)))
-        return checks
-    expected_fail = set(KAFKA_TOO.get(protocol, ()))
-    if expected_fail:
-        mine = [r for r in rows if r["label"] in expected_fail]
-        failed = {r["label"] for r in mine if not r["ok"] and r["verdict"] == "FAILED"}
-        ok = failed == expected_fail and len(mine) == len(expected_fail)
-        detail = "\n\n".join(r["cti_text"] for r in mine if r["cti_text"])
-        checks.append(Check("unbounded safety", protocol,
-                            f"{len(expected_fail)} obligation(s) fail as in Kafka: {', '.join(sorted(expected_fail))}",
-                            "caught (Kafka too)" if ok else "UNEXPECTED", ok, sum(r["seconds"] for r in mine), "fail",
-                            detail, len(mine), {"failed": sorted(failed)}))
-        rows = [r for r in rows if r["label"] not in expected_fail]
+            return [Check("unbounded safety", protocol, f"{_n(len(failed), 'obligation fails', 'obligations fail')}: {names}",
+                          "caught", True, total, "fail", first["cti_text"], len(rows),
+                          {"failed": [r["label"] for r in failed],
+                           "obligations": [_ob(r) for r in rows]})]
+        return [Check("unbounded safety", protocol, "some obligation must fail", "MISSED", False, total,
+                      "fail", "every obligation was proved: the broken variant is not caught", len(rows))]
+    return invariant_rows(protocol, rows, set(KAFKA_TOO.get(protocol, ())))
+
+
+def _ob(r: dict) -> dict:
+    return {"label": r["label"], "verdict": r["verdict"], "seconds": round(r["seconds"], 4)}
+
+
+def invariant_rows(protocol: str, rows: list[dict], expected_fail: set[str]) -> list[Check]:
+    """One row per group of obligations of an inductive-invariant proof, saying only what they prove.
+
+    ``rows``: every obligation as a dict (``label``, ``kind`` in init / consecution / safety /
+    action-property / non-vacuity, ``clause``, ``action``, ``ok``, ``verdict``, ``seconds``,
+    ``cti_text``). A row is "proved" only if every obligation under it is. If a consecution obligation
+    fails, the invariant is **not inductive**: the consecution row says so, with its counterexamples
+    to induction, and every row that concludes something from the invariant (``invariant implies P``,
+    an action property) is "not proved", its own obligation notwithstanding — those obligations are
+    listed under it (``data["depends"]``). ``expected_fail``: the consecution obligations that must
+    fail because Kafka allows the state they forbid (``KAFKA_TOO``); the rows are then as expected
+    (``ok``, ``expect="kafka"``) if exactly those fail, but they still say "not inductive" and "not proved".
+    """
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         key = r["kind"] if r["kind"] in ("init", "consecution", "non-vacuity") else r["clause"]
         groups.setdefault((r["kind"], key), []).append(r)
     n_clauses = len({r["clause"] for r in rows if r["kind"] == "init"})
-    n_actions = len({r["action"] for r in rows if r["kind"] == "non-vacuity"})
+    n_actions = len({r["action"] for r in rows if r["kind"] in ("non-vacuity", "consecution")})
+    cons = [r for r in rows if r["kind"] == "consecution"]
+    cons_failed = [r for r in cons if not r["ok"]]
+    inductive = not cons_failed
+    failed_labels = {r["label"] for r in cons_failed}
+    as_expected = (failed_labels == expected_fail and all(r["verdict"] == "FAILED" for r in cons_failed)
+                   and expected_fail <= {r["label"] for r in cons})
+    expect = "kafka" if expected_fail else "hold"
+    checks: list[Check] = []
     for (kind, key), rs in groups.items():
-        ok = all(r["ok"] for r in rs)
+        own_ok = all(r["ok"] for r in rs)
         secs = sum(r["seconds"] for r in rs)
+        data: dict = {"obligations": [_ob(r) for r in rs]}
+        detail = ""
         if kind == "init":
             name = f"init implies each of the {n_clauses} invariant clauses"
         elif kind == "consecution":
@@ -245,18 +267,47 @@ def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
         else:
             acts = [r["action"] for r in rs]
             name = f"{key} on {acts[0]}" if len(acts) == 1 else f"{key} on every step ({len(acts)} actions)"
-        detail = "\n\n".join(r["cti_text"] for r in rs if not r["ok"] and r["cti_text"])
-        if ok:
+        row_expect = "hold"
+        if kind == "consecution" and not inductive:
+            name = (f"the invariant is not inductive: {len(cons_failed)} of {len(rs)} consecution obligations fail "
+                    f"({', '.join(r['label'] for r in cons_failed[:4])}{' ...' if len(cons_failed) > 4 else ''})")
+            verdict = "not inductive"
+            ok = as_expected
+            row_expect = expect
+            detail = "counterexample to induction:\n" + "\n\n".join(r["cti_text"] for r in cons_failed if r["cti_text"])
+        elif kind == "consecution" and expected_fail:
+            verdict, ok = "proved", False  # Kafka allows what the invariant forbids: it must not be inductive
+            name += f" (UNEXPECTED: {', '.join(sorted(expected_fail))} must fail as in Kafka)"
+        elif kind in ("safety", "action-property") and own_ok and not inductive:
+            verdict = "not proved"
+            name += " — nothing about reachable states: the invariant is not inductive"
+            ok = as_expected
+            row_expect = expect
+            data["depends"] = [_ob(r) for r in cons_failed]
+        elif own_ok:
             verdict = "witnessed" if kind == "non-vacuity" else "proved"
+            ok = True
         else:
             verdict = "FAILED" if any(r["verdict"] == "FAILED" for r in rs) else "unknown"
             bad = [r["label"] for r in rs if not r["ok"]]
-            detail = "failing: " + "; ".join(bad) + ("\n" + detail if detail else "")
+            ok = False
+            detail = "failing: " + "; ".join(bad) + "\n" + "\n\n".join(r["cti_text"] for r in rs if not r["ok"] and r["cti_text"])
         family = "unbounded safety" if kind != "non-vacuity" else "non-vacuity"
-        checks.append(Check(family, protocol, name, verdict, ok, secs, "hold", detail, len(rs),
-                            {"obligations": [{"label": r["label"], "verdict": r["verdict"],
-                                              "seconds": round(r["seconds"], 4)} for r in rs]}))
+        checks.append(Check(family, protocol, name, verdict, ok, secs, row_expect, detail.strip(), len(rs), data))
     return checks
+
+
+def proved_while_failed(checks: list[Check]) -> list[str]:
+    """Rows that say "proved" although an obligation under them (their own or one they depend on) did not hold."""
+    out = []
+    for c in checks:
+        if c.verdict != "proved":
+            continue
+        under = list(c.data.get("obligations", ())) + list(c.data.get("depends", ()))
+        bad = [o["label"] for o in under if o.get("verdict") != "proved"]
+        if bad:
+            out.append(f"{c.protocol}: {c.name!r} says proved, yet {', '.join(bad)} did not hold")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,8 +436,11 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     if "cooperative-flappy" in chosen:
         tasks.append(("ranking", "cooperative-flappy", _ranking_job, ("cooperative-flappy", 2, 2, (), 0)))
         tasks.append(("lasso", "cooperative-flappy", _lasso_job, ("cooperative-flappy", 2, 2, (), 0, 10)))
+    for p in chosen:
+        if p in CONSUMER_DRIFT or p in CONSUMER_DRIFT_MUTANTS:
+            tasks.append(("cdrift", p, _consumer_drift_job, p))
     checks: list[Check] = []
-    order = {"epr": 0, "mutant": 1, "drift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
+    order = {"epr": 0, "mutant": 1, "drift": 2, "cdrift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
     results: list[tuple[int, int, str, str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
@@ -405,6 +459,8 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             checks.append(_mutant_check(p, *data))
         elif kind == "drift":
             checks.append(_drift_check(p, data))
+        elif kind == "cdrift":
+            checks.append(_consumer_drift_check(p, data))
         elif kind == "bmc":
             checks.append(_bmc_check(p, data))
         elif kind == "lasso":
@@ -413,27 +469,59 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             checks.append(_ranking_check(p, data))
     for p in chosen:
         if p in CONSUMER:
-            checks.append(_consumer_check(p))
+            checks += _consumer_checks(p)
             if progress is not None:
                 progress(f"epr {p}")
     return Report(checks, time.perf_counter() - t0, chosen)
 
 
-def _consumer_check(protocol: str) -> Check:
-    """The KIP-848 relational proofs (proofs/consumer.py): all hold for ``consumer``; one must fail for a broken one."""
+def _consumer_checks(protocol: str) -> list[Check]:
+    """The KIP-848 relational proofs (proofs/consumer.py): rows as for the classic variants; a broken
+    variant's obligations: at least one must fail."""
     from .consumer import VARIANTS, check_all
 
     obs = check_all(VARIANTS[protocol])
+    if protocol in ("consumer", "consumer-static"):
+        return invariant_rows(protocol, [o.row() for o in obs], set())
     secs = sum(o.seconds for o in obs)
-    failed = [o for o in obs if not o.ok]
-    data = {"obligations": [{"label": o.label, "verdict": "proved" if o.ok else "failed", "seconds": round(o.seconds, 4)} for o in obs]}
-    if protocol == "consumer":
-        ok = not failed
-        verdict = "proved" if ok else "FAILED"
-        name = "exclusivity, commit fencing, epochs monotone (any members, partitions)"
-        return Check("unbounded safety", protocol, name if ok else f"{len(failed)} obligation(s) fail: {failed[0].label}",
-                     verdict, ok, secs, "hold", failed[0].counterexample if failed else "", len(obs), data)
+    failed = [o for o in obs if not o.ok and o.kind != "non-vacuity"]
+    data = {"obligations": [_ob(o.row()) for o in obs], "failed": [o.label for o in failed]}
     ok = bool(failed)
     name = f"{len(failed)} obligation(s) fail: " + ", ".join(o.label for o in failed[:3]) if ok else "some obligation must fail"
-    return Check("unbounded safety", protocol, name, "caught" if ok else "MISSED", ok, secs, "fail",
-                 failed[0].counterexample if failed else "", len(obs), data)
+    return [Check("unbounded safety", protocol, name, "caught" if ok else "MISSED", ok, secs, "fail",
+                  failed[0].counterexample if failed else "", len(obs), data)]
+
+
+def _consumer_drift_job(protocol: str) -> dict:
+    from . import consumer_drift
+
+    from groupspec.model import Config, make
+
+    mutant = protocol in CONSUMER_DRIFT_MUTANTS
+    r = asdict(consumer_drift.sample(protocol, DRIFT_SEED, 60 if mutant else CONSUMER_DRIFT_STEPS, stop_at_first=mutant))
+    if not mutant:  # the state half where the in-flight rules act, breadth-first (epochs apart, late commits)
+        t0 = time.perf_counter()
+        proto = make(protocol, Config(members=2, partitions=2, faults=frozenset(CONSUMER_STATES_FAULTS), budget=3,
+                                      assignor="uniform"))
+        n, problems = consumer_drift.check_states(proto, CONSUMER_STATES)
+        r["rejected"] += [f"state: {p}" for p in problems]
+        r["in_flight_states"] = n
+        r["seconds"] += time.perf_counter() - t0
+    return r
+
+
+def _consumer_drift_check(protocol: str, d: dict) -> Check:
+    where = f"{d['instance']}, seed {d['seed']}"
+    if protocol in CONSUMER_DRIFT_MUTANTS:
+        ok = bool(d["rejected"])
+        name = (f"drift caught: a step of this mutant of model/consumer.py is no run of the KIP-848 encoding ({where})"
+                if ok else f"drift: some step must be rejected by the KIP-848 encoding ({where})")
+        return Check("drift (unbounded)", protocol, name, "caught" if ok else "MISSED", ok, d["seconds"], "fail",
+                     "\n".join(d["rejected"]), d["steps"], d)
+    ok = not d["rejected"] and not d["unknown"]
+    name = (f"{d['states']} sampled states and the first {d['in_flight_states']} with epochs apart (2 x 2, faults "
+            f"{','.join(CONSUMER_STATES_FAULTS)}, budget 3) satisfy the KIP-848 invariant and agree on every commit's "
+            f"answer; {d['steps']} sampled steps are runs of its actions ({where})")
+    detail = "\n".join(d["rejected"]) or "\n".join(f"{n} x {k}" for k, n in sorted(d["used"].items()))
+    return Check("drift (unbounded)", protocol, name, "admitted" if ok else ("FAILED" if d["rejected"] else "unknown"),
+                 ok, d["seconds"], "hold", detail, d["steps"], d)

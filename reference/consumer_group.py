@@ -99,10 +99,16 @@ class Member:
     last_heartbeat_ms: int = 0
     revoke_deadline_ms: int | None = None
     left: bool = False  # static member that left with epoch -2
+    since: dict = field(default_factory=dict)  # TP -> the epoch it was assigned at (its assignment epoch)
 
 
 class ConsumerGroupCoordinator:
     """One consumer group managed with the ``consumer`` protocol."""
+
+    # KIP-1251 (in Kafka 4.3.1): an OffsetCommit with an epoch older than the member's is accepted for the
+    # partitions the member has held since that epoch or earlier. The migration's groups turn it off (their
+    # model keeps the strict rule).
+    kip_1251 = True
 
     def __init__(self, group_id: str, topics: dict[str, int], assignor: str = "uniform",
                  session_timeout_ms: int = 45_000, heartbeat_interval_ms: int = 5_000,
@@ -172,6 +178,7 @@ class ConsumerGroupCoordinator:
         if m.epoch != self.assignment_epoch:
             m.previous_epoch = m.epoch
         m.epoch = self.assignment_epoch
+        m.since = {tp: (m.since.get(tp, m.epoch) if tp in keep else m.epoch) for tp in keep | free}
         m.state = MemberState.UNRELEASED_PARTITIONS if want - free else MemberState.STABLE
         m.revoke_deadline_ms = None
         self._set_holding(m, keep | free, set())
@@ -285,18 +292,28 @@ class ConsumerGroupCoordinator:
             m = self.members.get(member_id)
             if m is None or m.left:
                 return Error.UNKNOWN_MEMBER_ID
-            if member_epoch != m.epoch:
+            if not self._epoch_ok(m, member_epoch, offsets):
                 return Error.STALE_MEMBER_EPOCH
         for tp, off in offsets.items():
             self.commits[tp] = (member_id, member_epoch, off)
         return Error.NONE
 
-    def commit_accepted(self, member_id: str, member_epoch: int) -> bool:
-        """Would a commit be accepted (without writing it)?"""
+    def _epoch_ok(self, m: Member, epoch: int, partitions) -> bool:  # type: ignore[no-untyped-def]
+        """``ConsumerGroup.validateOffsetCommit``: the member's epoch; or (KIP-1251) an older one for partitions
+        assigned or pending revocation whose assignment epoch is not newer than it."""
+        if epoch == m.epoch:
+            return True
+        if epoch > m.epoch or not self.kip_1251:
+            return False
+        held = m.assigned | m.revoking
+        return all(tp in held and m.since.get(tp, 0) <= epoch for tp in partitions)
+
+    def commit_accepted(self, member_id: str, member_epoch: int, partitions=()) -> bool:  # type: ignore[no-untyped-def]
+        """Would a commit of ``partitions`` be accepted (without writing it)?"""
         if "unfenced_commits" in self.faults:
             return True
         m = self.members.get(member_id)
-        return m is not None and not m.left and member_epoch == m.epoch
+        return m is not None and not m.left and self._epoch_ok(m, member_epoch, partitions)
 
     # -- timers and metadata ---------------------------------------------------------------------------
     def expire_session(self, member_id: str) -> None:

@@ -76,6 +76,7 @@ class MixedConsumerGroup:
         unknown = set(faults) - MIGRATION_FAULTS
         if unknown:
             raise ValueError(f"unknown migration fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(MIGRATION_FAULTS))}")
+        group.kip_1251 = False  # the migration's model validates commits by the strict rule (pre-KIP-1251)
         self.group = group
         self.policy = policy
         self.faults = frozenset(faults)

@@ -167,6 +167,7 @@ SCRIPT = """{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}
 {"at": 8, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 1, "owned": [["t", 0]]}
 {"at": 9, "from": "B", "send": "ConsumerGroupHeartbeat", "member_epoch": 2}
 {"at": 10, "from": "A", "send": "OffsetCommit", "member_epoch": 1, "offsets": [["t", 0, 42]]}
+{"at": 11, "from": "A", "send": "OffsetCommit", "member_epoch": 1, "offsets": [["t", 1, 43]]}
 {"at": 60000, "advance": true}
 """
 
@@ -178,7 +179,10 @@ def test_replay_consumer_group_heartbeat_steps():
     answers = [x for x in lines if "request" in x]
     assert [a["member_epoch"] for a in answers if a["request"] == "ConsumerGroupHeartbeat"] == [1, 2, 1, 2, 2]
     assert answers[3]["assignment"] == [["t", 0]] and answers[4]["assignment"] == [["t", 1]]
-    assert answers[-1] == {"at": 10, "to": "A", "request": "OffsetCommit", "error": "STALE_MEMBER_EPOCH"}
+    # KIP-1251 (4.3.1): A's commit at its previous epoch is accepted for t-0, which it has held since epoch 1,
+    # and STALE_MEMBER_EPOCH for t-1, which it gave up (ConsumerGroup.validateOffsetCommit)
+    assert answers[-2] == {"at": 10, "to": "A", "request": "OffsetCommit", "error": "NONE"}
+    assert answers[-1] == {"at": 11, "to": "A", "request": "OffsetCommit", "error": "STALE_MEMBER_EPOCH"}
     assert [x["member"] for x in lines if x.get("event") == "removed"] == ["A", "B"]
     assert run_script(SCRIPT) == run_script(SCRIPT)  # deterministic
 
@@ -187,5 +191,5 @@ def test_replay_consumer_script_errors_name_the_line():
     from groupspec.reference.replay import ScriptError, run_script
 
     bad = SCRIPT + '{"at": 70000, "from": "A", "send": "JoinGroup", "member_id": ""}\n'
-    with pytest.raises(ScriptError, match="line 9: unknown step kind 'JoinGroup'"):
+    with pytest.raises(ScriptError, match="line 10: unknown step kind 'JoinGroup'"):
         run_script(bad)

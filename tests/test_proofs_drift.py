@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from groupspec.model import Config, VARIANTS, make
 from groupspec.model.classic import ClassicProtocol
-from groupspec.model.core import FAULTS, TIMING_FAULTS
+from groupspec.model.core import CONSUMER_FLIGHT_FAULTS, FAULTS, TIMING_FAULTS
 from groupspec.proofs.drift import check_state
 from groupspec.proofs.finite import Encoding
 
@@ -36,7 +36,7 @@ def instances(draw):  # type: ignore[no-untyped-def]
     partitions = draw(st.integers(1, 2))
     topics = draw(st.integers(1, partitions))
     # the formation and timer faults (model/formation.py) are not in the bounded encoding: docs/proofs.md
-    faults = frozenset(draw(st.sets(st.sampled_from([f for f in FAULTS if f not in TIMING_FAULTS]))))
+    faults = frozenset(draw(st.sets(st.sampled_from([f for f in FAULTS if f not in TIMING_FAULTS | CONSUMER_FLIGHT_FAULTS]))))
     budget = draw(st.integers(0, 2))
     return make(name, Config(members=members, partitions=partitions, topics=topics, faults=faults, budget=budget))
 

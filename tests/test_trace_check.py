@@ -85,7 +85,11 @@ def test_simulator_mutants_are_caught(fault, expect):
 
 
 # ------------------------------------------------------------------------------- model paths as traces
-BROKEN = [j for j in MODEL_JOBS if j.expect]
+# The broken variants of KIP-848's in-flight rules (model/consumer_flight.py) are left out: the trace format
+# has no lost heartbeat answer nor a late OffsetCommit yet, so their counterexamples cannot be written as
+# traces (docs/trace-check.md, issue 29's report). The checker and verify catch them.
+IN_FLIGHT = {"consumer-commit-any-epoch", "consumer-fenced-keeps-partitions"}
+BROKEN = [j for j in MODEL_JOBS if j.expect and j.protocol not in IN_FLIGHT]
 
 
 @pytest.mark.parametrize("job", BROKEN, ids=[f"{j.protocol}-{j.expect}" for j in BROKEN])

@@ -109,7 +109,9 @@ def print_result(console: Console, proto, res) -> None:
     elif res.symmetric:
         t.add_row("symmetry reduction", "on, members and partitions (--symmetry-factor measures it)")
     else:
-        t.add_row("symmetry reduction", f"none ({res.assignor} depends on member/partition order)")
+        why = (f"{res.assignor} depends on member/partition order" if not getattr(proto, "in_flight", False)
+               else "the KIP-848 in-flight faults keep per-partition epochs, not renamed")
+        t.add_row("symmetry reduction", f"none ({why})")
     bound = res.convergence_bound
     t.add_row("convergence bound", "—" if bound is None else plural(bound, "protocol step"))
     for name, f in getattr(res, "figures", {}).items():

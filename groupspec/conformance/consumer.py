@@ -151,6 +151,7 @@ class ConsumerConformance(RuleBasedStateMachine):
                 self._new_process(i, self.layout.topic_names(c.topics))
         self.topics_of = [self.layout.topic_names(c.topics) for c in self.state.clients]
         self.existing = self.state.group.partitions
+        self.commits: list[tuple[int, set] | None] = [None] * cfg.members  # an OffsetCommit on its way (late-commit)
         self.check_now(None)
 
     # -- helpers ----------------------------------------------------------------------------------
@@ -170,9 +171,14 @@ class ConsumerConformance(RuleBasedStateMachine):
         target = [0] * n
         for mid, m in self.coord.members.items():
             i = self.slot_of[mid]
+            since = ()
+            if self.model.in_flight:  # each partition's assignment epoch (KIP-1251), as the model keeps it
+                held = m.assigned | m.revoking
+                since = tuple(m.since.get(tp, 0) if tp in held else 0 for tp in lay.tp_of)
             members[i] = Member(state=_STATE[m.state], epoch=m.epoch, previous_epoch=m.previous_epoch,
                                 assigned=lay.mask(m.assigned), revoking=lay.mask(m.revoking),
-                                topics=lay.topic_mask(m.topics), static=m.instance_id is not None, left=m.left)
+                                topics=lay.topic_mask(m.topics), static=m.instance_id is not None, left=m.left,
+                                since=since)
         for mid, tps in self.coord.target.items():
             if mid in self.coord.members:
                 target[self.slot_of[mid]] = lay.mask(tps)
@@ -183,8 +189,10 @@ class ConsumerConformance(RuleBasedStateMachine):
             if c is None or self.proc[i] == Proc.DOWN:
                 clients.append(ConsumerClient(topics=topics))
             else:
+                sent = self.commits[i]
                 clients.append(ConsumerClient(proc=self.proc[i], epoch=c.epoch, owned=lay.mask(c.owned),
-                                              assigned=lay.mask(c.assigned), topics=lay.topic_mask(c.topics)))
+                                              assigned=lay.mask(c.assigned), topics=lay.topic_mask(c.topics),
+                                              commit=None if sent is None else (sent[0], lay.mask(sent[1]))))
         group = ConsumerGroup(epoch=self.coord.group_epoch, target_epoch=self.coord.assignment_epoch,
                               target=tuple(target), members=tuple(members), partitions=self.existing)
         return ConsumerState(group=group, clients=tuple(clients), budget=self.budget)
@@ -205,10 +213,17 @@ class ConsumerConformance(RuleBasedStateMachine):
                 raise AssertionError(f"{prop.__name__} violated by the reference: {why}")
         for i, c in enumerate(self.clients):
             if c is not None and self.proc[i] == Proc.UP and c.owned:
-                got = self.coord.commit_accepted(c.member_id, c.epoch)
+                got = self.coord.commit_accepted(c.member_id, c.epoch, c.owned)
                 want = self.model.commit_accepted(after, i)
                 if got != want:
                     raise AssertionError(f"commit from {c.member_id} at epoch {c.epoch}: reference accepts={got}, model {want}")
+            sent = self.commits[i]
+            if c is not None and sent is not None:  # the commit in flight, were it delivered now
+                got = self.coord.commit_accepted(c.member_id, sent[0], sent[1])
+                want = self.model.commit_answer(after, i, sent[0], self.layout.mask(sent[1])) == "OK"
+                if got != want:
+                    raise AssertionError(f"late commit from {c.member_id} at epoch {sent[0]} for {sorted(sent[1])}: "
+                                         f"reference accepts={got}, model {want}")
 
     def _member_id(self, i: int) -> str | None:
         for mid, m in self.coord.members.items():
@@ -302,6 +317,7 @@ class ConsumerConformance(RuleBasedStateMachine):
             return
         self.coord.heartbeat(c.leave_request())
         self.clients[i] = None
+        self.commits[i] = None
         self.proc[i] = Proc.DOWN
         self._spend()
         self.check_now(A.LeaveGroup(i))
@@ -313,6 +329,7 @@ class ConsumerConformance(RuleBasedStateMachine):
         if not self._can(A.Crash(i)):
             return
         self.clients[i] = None
+        self.commits[i] = None
         self.proc[i] = Proc.DOWN
         self._spend()
         self.check_now(A.Crash(i))
@@ -372,9 +389,52 @@ class ConsumerConformance(RuleBasedStateMachine):
                 assert c.topics == sorted(self.topics_of[i])
 
 
+class ConsumerConformanceLateCommits(ConsumerConformance):
+    """The machine with OffsetCommits delivered late (the fault ``late-commit``): its own class, so the other
+    setups' machines have the same rules, and draw the same derandomized runs, as before."""
+
+    slots = ConsumerConformance.slots
+
+    @precondition(lambda self: self.budget > 0)
+    @rule(i=slots)
+    def send_commit(self, i: int) -> None:
+        from groupspec.model.consumer_flight import SendOffsetCommit
+
+        i %= self.model.cfg.members
+        c = self.clients[i]
+        if c is None or not self._can(SendOffsetCommit(i)):
+            return
+        self.commits[i] = (c.epoch, set(c.owned))
+        self._spend()
+        self.check_now(SendOffsetCommit(i))
+
+    def _any_commit(self) -> bool:
+        return any(x is not None for x in self.commits)
+
+    @precondition(_any_commit)
+    @rule(i=slots)
+    def deliver_commit(self, i: int) -> None:
+        """A late OffsetCommit reaches the coordinator: its answer must be the model's (``commit_answer``)."""
+        from groupspec.model.consumer_flight import DeliverOffsetCommit, OK
+
+        i %= self.model.cfg.members
+        sent, c = self.commits[i], self.clients[i]
+        if sent is None or c is None:
+            return
+        epoch, tps = sent
+        want = self.model.commit_answer(self.state, i, epoch, self.layout.mask(tps)) == OK
+        got = self.coord.offset_commit(c.member_id, epoch, {tp: 0 for tp in tps}).name == "NONE"
+        if got != want:
+            raise AssertionError(f"late commit from {c.member_id} at epoch {epoch} for {sorted(tps)}: reference "
+                                 f"accepts={got}, model {want}")
+        self.commits[i] = None
+        self.check_now(DeliverOffsetCommit(i))
+
+
 def make_machine(setup: Setup = Setup(), coordinator_faults=frozenset(), client_faults=frozenset()) -> type:
     """A machine class for one setup and one set of fault switches (mutants)."""
-    return type("ConsumerConformanceRun", (ConsumerConformance,), {
+    base = ConsumerConformanceLateCommits if "late-commit" in setup.faults else ConsumerConformance
+    return type("ConsumerConformanceRun", (base,), {
         "setup_": setup, "coordinator_faults": frozenset(coordinator_faults), "client_faults": frozenset(client_faults),
     })
 
@@ -384,18 +444,22 @@ SETUPS = {
     "two-topics": Setup(members=2, partitions=4, topics=2, faults=frozenset({"subscription", "partitions", "crash", "zombie"}), budget=3),
     "static": Setup(members=2, partitions=3, static=True, faults=frozenset({"join", "leave", "crash", "zombie"}), budget=3),
     "range": Setup(members=3, partitions=4, assignor="range"),
+    # OffsetCommits delivered late (model/consumer_flight.py): the reference's answer (KIP-1251) is the model's
+    "late-commit": Setup(members=2, partitions=2, faults=frozenset({"join", "late-commit"}), budget=3),
 }
 
 
-def run(setup: Setup, mutant: str | None = None, examples: int = 200, steps: int = 40, seed: int = 0) -> str | None:
-    """Run the machine; ``None`` if every run conforms, else the failure's first line."""
+def run(setup: Setup, mutant: str | None = None, examples: int = 200, steps: int = 40, seed: int = 0,
+        shrink: bool = True) -> str | None:
+    """Run the machine; ``None`` if every run conforms, else the failure's first line (``shrink=False``: the
+    first failure found, not shrunk)."""
     coord = frozenset({mutant}) if mutant in COORDINATOR_MUTANTS else frozenset()
     client = frozenset({mutant}) if mutant in CLIENT_MUTANTS else frozenset()
     machine = make_machine(setup, coord, client)
     from hypothesis import HealthCheck, Phase
 
     # A mutant only needs to be caught: no shrinking (its first failure is reported as found).
-    phases = [Phase.explicit, Phase.generate] if mutant else list(Phase)
+    phases = [Phase.explicit, Phase.generate] if mutant or not shrink else list(Phase)
     cfg = settings(max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
                    database=None, print_blob=False, suppress_health_check=list(HealthCheck), phases=phases)
     try:

@@ -50,6 +50,9 @@ assert all(c.fair for c in ACTION_CLASSES[:CK.FAIR_LIMIT // 8]) and not any(c.fa
 ENCODED = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
            "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
            "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership")
+# The class switches of the in-flight rules: the encoding has the model's defaults.
+SWITCHES = ("fence_commit_epoch", "previous_epoch_subset", "lose_on_fence", "kip_1251", "kafka_19233",
+            "fenced_keeps_record")
 MIGRATION_ENCODED = ENCODED + (
     "_join", "_sync", "_heartbeat_classic", "_consumer_heartbeat", "_upgrade", "_settle", "_classic_remove", "_prepare",
     "_maybe_complete", "cooperative_assignment", "_drop", "_restart", "_lost", "_apply_sync", "_converged_consumer",
@@ -65,6 +68,10 @@ def supports(proto: Any) -> bool:
     migration ``classic-to-consumer*`` (``migration_kernel``), each only where the variant keeps the model's rules."""
     if _migration(proto):
         return all(getattr(type(proto), f) is getattr(ClassicToConsumer, f) for f in MIGRATION_ENCODED)
+    if getattr(proto, "in_flight", False):  # lose-answer, late-answer, late-commit, early-restart: not encoded
+        return False
+    if not _migration(proto) and any(getattr(type(proto), f, None) != getattr(Consumer, f) for f in SWITCHES):
+        return False  # a broken variant of the in-flight rules (model/broken.py): the Python explorer
     return isinstance(proto, Consumer) and all(getattr(type(proto), f) is getattr(Consumer, f) for f in ENCODED)
 
 
