@@ -11,14 +11,34 @@ verdict of every ALWAYS property, and for every edge the one-line explanation of
 verdict of every ACTION property. The explorer page (docs/explorer/) only walks this graph: it holds
 no second implementation of the protocol.
 
+States equal up to a shift of generations (``proto.exact_key``) are stored once, as the checker stores
+them; member and partition names are kept (the checker also merges states up to renaming where the
+assignor allows, so it may count fewer). Without the shift a variant whose generations grow for ever
+(``cooperative-flappy``) has no end: its graph was cut off at 20,000 states, its deadlock never reached.
+
 The document::
 
-    {"format": "groupspec-graph/1", "protocol": "cooperative", "config": {...},
+    {"format": "groupspec-graph/2", "protocol": "cooperative", "config": {...},
+     "members": ["c1", "c2"], "partitions": ["t-0", "t-1"],
      "properties": [{"id": "exclusive_ownership", "kind": "always", "prose": "..."}, ...],
      "states": [{"parties": [[3, 4], [5, 6]], "status": "STABLE", "generation": 1, "converged": true,
+                 "deadlock": false, "picture": {"own": [1, 2], "up": [1, 1], "msg": [[0, 9]]},
                  "violations": {"exclusive_ownership": "partition p0 is ..."}}, ...],
      "edges": [[[target, 7, "SendJoinGroup", fair, {"generation_monotonic": "..."}], ...], ...],
-     "initial": [0], "truncated": false, "strings": ["coordinator", "STABLE generation 1, ...", ...]}
+     "initial": [0], "truncated": false, "frontier": [],
+     "check": {"command": "groupspec check ...", "states": 93, "complete": true, "symmetric": false,
+               "verdicts": {"convergence": {"kind": "eventually", "held": false, "explanation": "deadlock: ...",
+                                            "path": [0, 1, 0], "loop_start": null}, ...}},
+     "strings": ["coordinator", "STABLE generation 1, ...", ...]}
+
+``picture`` is what the explorer draws: each member's owned partitions as a bit mask (a paused zombie's
+too), whether its process runs, and the coordinator's answers on their way (member, text). ``deadlock``
+is the checker's rule: not converged, fully explored, and no protocol (fair) step enabled. ``frontier``
+lists the states the cut-off left partly explored (a step of theirs leads to a state not kept): they are
+unexplored, not stuck. ``check`` (``with_check=True``, as the docs build exports) is what ``groupspec
+check`` decides on the same bounds (Python engine): its count, every verdict, and each counterexample as
+edge indices from ``initial[0]`` (``null`` where the graph was cut off first; ``loop_start``: where a
+livelock's repeating part begins).
 
 Texts (party names, beliefs, step explanations) are numbers into ``strings``: a graph of thousands of
 states repeats a few hundred sentences.
@@ -38,7 +58,7 @@ from .timeline import explain, parties
 
 __all__ = ["export_graph", "FORMAT"]
 
-FORMAT = "groupspec-graph/1"
+FORMAT = "groupspec-graph/2"
 
 
 def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics: int = 1,

@@ -109,7 +109,9 @@
     const coordName = S(st.parties[0][0]);
     const coord = sv("g", { class: "gs-box gs-coordbox" + (changedParties.has(coordName) ? " gs-changed" : ""), "data-who": coordName });
     coord.append(sv("rect", { x: cx - cw / 2, y: top, width: cw, height: ch, rx: 6 }),
-      sv("text", { x: cx, y: top + 18, "text-anchor": "middle", class: "gs-boxname" }, coordName));
+      sv("text", { x: cx, y: top + 18, "text-anchor": "middle", class: "gs-boxname" }, coordName +
+        (st.status ? " · " + st.status + ", generation " + st.generation
+          : st.generation !== null && st.generation !== undefined ? " · group epoch " + st.generation : "")));
     const free = [];
     for (let p = 0; p < np; p++) if (!own[p].length) free.push(p);
     coord.append(sv("text", { x: cx - cw / 2 + 8, y: top + 42, class: "gs-small" }, free.length ? "unowned:" : "every partition owned"));
@@ -281,9 +283,13 @@
   async function start() {
     const r = await fetch(base + "graphs/manifest.json");
     manifest = await r.json();
+    await fromHash();
+  }
+  async function fromHash() {
     const h = parseHash();
     if (h.instance && !manifest.instances.some(m => m.id === h.instance)) {
       // a shared link naming a variant this site does not have: say so, open nothing else
+      graph = null; instance = null;
       root.replaceChildren(el("div", { class: "gs-picker" }, selector()),
         el("div", { id: "gs-banner", class: "gs-banner gs-bad gs-error", "data-kind": "error" },
           "This link names a variant the explorer does not have: “" + h.instance + "”. Choose one above."));
@@ -291,6 +297,10 @@
     }
     await show(h.instance || manifest.instances[0].id, h.path, false);
   }
-  window.addEventListener("popstate", () => { const h = parseHash(); if (h.instance && manifest.instances.some(m => m.id === h.instance)) show(h.instance, h.path, false); });
+  window.addEventListener("popstate", () => {
+    if (!manifest) return;
+    if (walking) { clearTimeout(walking); walking = null; }
+    fromHash().catch(err => { root.replaceChildren(el("div", { class: "gs-banner gs-bad" }, String(err))); });
+  });
   start().catch(err => { root.replaceChildren(el("div", { class: "gs-banner gs-bad" }, String(err))); });
 })();
