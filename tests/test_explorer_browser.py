@@ -5,7 +5,7 @@ to the double ownership of ``cooperative-direct-transfer``, clicking the page's 
 banner, that back/forward and the URL restore the same state, and saves screenshots under
 ``build/screenshots/`` (printed at the end). Then: "show me how it breaks" walks a broken variant to its
 red banner and cooperative-flappy to its deadlock; the drawing shows the double owner as two red tokens and
-matches a reference PNG (``tests/reference/``: under 0.1% of pixels may differ; a missing arrow is 0.36%;
+matches a reference PNG (``tests/reference/``: under 0.1% of pixels may differ; a missing arrow is 0.35%;
 ``GS_UPDATE_REFERENCE=1`` rewrites it); a cut-off graph's
 frontier says "unexplored"; an unknown variant in a link is an error; keys step; a phone-width page does
 not scroll sideways.

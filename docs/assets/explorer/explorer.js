@@ -98,12 +98,15 @@
   // at each member that owns it (red at both when two do), answers on their way as arrows.
   function picture(st, prev, changedParties) {
     const pic = st.picture, n = pic.own.length, np = graph.config.partitions;
-    const W = 640, bw = Math.min(180, (W - 20) / n - 16), bh = 92, top = 10, ch = 56, my = 150;
+    // drawn at the page's width (at most 640 units), so that text stays legible on a phone
+    const W = Math.round(Math.max(320, Math.min(640, root.clientWidth || 640)));
+    const bw = Math.min(180, (W - 20) / n - 12), bh = 92, top = 10, ch = 56, my = 150;
+    const perRow = Math.max(1, Math.floor((bw - 6) / 26));
     const svg = sv("svg", { id: "gs-picture", class: "gs-picture", viewBox: `0 0 ${W} ${my + bh + 10}`, role: "img",
       "aria-label": "the group: coordinator, members, partitions and answers in flight" });
     svg.append(sv("defs", {}, sv("marker", { id: "gs-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
       markerHeight: 7, orient: "auto-start-reverse" }, sv("path", { d: "M0,0 L10,5 L0,10 z", fill: "#555" }))));
-    const cx = W / 2, cw = 260;
+    const cx = W / 2, cw = Math.min(300, W - 20);
     const own = owners(pic);
     const prevOwn = prev ? owners(prev.picture) : null;
     const coordName = S(st.parties[0][0]);
@@ -115,7 +118,7 @@
     const free = [];
     for (let p = 0; p < np; p++) if (!own[p].length) free.push(p);
     coord.append(sv("text", { x: cx - cw / 2 + 8, y: top + 42, class: "gs-small" }, free.length ? "unowned:" : "every partition owned"));
-    free.forEach((p, j) => coord.append(token(p, cx - cw / 2 + 80 + j * 26, top + 38, false, true, prevOwn && prevOwn[p].length)));
+    free.forEach((p, j) => coord.append(token(p, cx - cw / 2 + 68 + j * 26, top + 38, false, true, prevOwn && prevOwn[p].length)));
     svg.append(coord);
     const xs = [];
     for (let i = 0; i < n; i++) {
@@ -131,7 +134,7 @@
       for (let p = 0; p < np; p++) {
         if (!own[p].includes(i)) continue;
         const isNew = prevOwn && !prevOwn[p].includes(i);
-        g.append(token(p, x + 18 + (j % 6) * 26, my + 56 + Math.floor(j / 6) * 24, own[p].length > 1, false, isNew));
+        g.append(token(p, x + 18 + (j % perRow) * 26, my + 56 + Math.floor(j / perRow) * 24, own[p].length > 1, false, isNew));
         j++;
       }
       svg.append(g);
@@ -142,8 +145,9 @@
       const fresh = !prevMsgs.has(i + ":" + label);
       svg.append(sv("g", { class: "gs-msg" + (fresh ? " gs-changed" : ""), "data-to": graph.members[i] },
         sv("line", { x1, y1, x2, y2, "marker-end": "url(#gs-arrow)" }),
-        sv("text", { x: (x1 + x2) / 2 + (x2 >= cx ? 6 : -6), y: (y1 + y2) / 2, "text-anchor": x2 >= cx ? "start" : "end",
-          class: "gs-small" }, S(label))));
+        // the label on the side of the centre line, where there is room; one line lower per member
+        sv("text", { x: (x1 + x2) / 2 + (x2 >= cx ? -8 : 8), y: (y1 + y2) / 2 - 8 + 14 * i, "text-anchor": x2 >= cx ? "end" : "start",
+          class: "gs-small gs-msglabel" }, S(label))));
     }
     return svg;
   }
@@ -297,6 +301,11 @@
     }
     await show(h.instance || manifest.instances[0].id, h.path, false);
   }
+  let resizing = null;
+  window.addEventListener("resize", () => {  // redraw the picture at the new width
+    clearTimeout(resizing);
+    resizing = setTimeout(() => { if (graph) render(walk(path)); }, 150);
+  });
   window.addEventListener("popstate", () => {
     if (!manifest) return;
     if (walking) { clearTimeout(walking); walking = null; }
