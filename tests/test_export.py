@@ -84,3 +84,14 @@ def test_picture_marks_two_owners_of_one_partition():
     assert len(g["partitions"]) == 2 and g["partitions"][0] != g["partitions"][1]
     good = export_graph("cooperative", members=2, partitions=2, faults=frozenset({"crash"}), budget=1)
     assert all(s["picture"]["own"][0] & s["picture"]["own"][1] == 0 for s in good["states"])
+
+
+def test_count_shown_is_the_clis_on_the_same_bounds_also_with_symmetry():
+    """cooperative: the graph keeps members apart (268 states); the page shows check's own count (130)."""
+    g = export_graph("cooperative", members=2, partitions=2, faults=frozenset({"crash", "leave"}), budget=1,
+                     with_check=True)
+    cmd = g["check"]["command"].split()[1:] + ["--json"]  # the command as printed, default engine
+    r = subprocess.run([str(Path(sys.executable).parent / "groupspec"), *cmd], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert g["check"]["states"] == json.loads(r.stdout)["states"] < len(g["states"])
+    assert g["check"]["symmetric"] and g["check"]["verdicts"]["convergence"]["held"] is True
