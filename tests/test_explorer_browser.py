@@ -3,13 +3,19 @@
 Builds the docs site, serves it on loopback, and follows a path the *model* says leads from an empty group
 to the double ownership of ``cooperative-direct-transfer``, clicking the page's own buttons. Asserts the red
 banner, that back/forward and the URL restore the same state, and saves screenshots under
-``build/screenshots/`` (printed at the end).
+``build/screenshots/`` (printed at the end). Then: "show me how it breaks" walks a broken variant to its
+red banner and cooperative-flappy to its deadlock; the drawing shows the double owner as two red tokens and
+matches a reference PNG (``tests/reference/``: under 0.1% of pixels may differ; a missing arrow is 0.35%;
+``GS_UPDATE_REFERENCE=1`` rewrites it); a cut-off graph's
+frontier says "unexplored"; an unknown variant in a link is an error; keys step; a phone-width page does
+not scroll sideways.
 """
 from __future__ import annotations
 
 import functools
 import http.server
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +30,10 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 INSTANCE = "cooperative-direct-transfer-2x2"
+FLAPPY = "cooperative-flappy-2x2"
+CUT = "eager-to-cooperative-3x4"  # cut off at the export's state limit
+REFERENCE = ROOT / "tests" / "reference" / "explorer-double-owner.png"
+SHOTS = ROOT / "build" / "screenshots"
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +117,140 @@ def test_click_from_an_empty_group_to_a_double_ownership_and_back(site):
         finally:
             browser.close()
     print(f"screenshots in {shots}")
+
+
+def _graph(instance):
+    return json.loads((ROOT / "docs/assets/explorer/graphs" / f"{instance}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _differs(shot: Path, reference: Path) -> float:
+    """The fraction of pixels whose colour differs by more than 48 (of 255) in any channel."""
+    import numpy as np
+    from PIL import Image
+
+    a = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
+    b = np.asarray(Image.open(reference).convert("RGB"), dtype=np.int16)
+    if a.shape != b.shape:
+        return 1.0
+    return float((np.abs(a - b).max(axis=2) > 48).mean())
+
+
+def test_show_me_how_it_breaks_walks_to_the_red_banner_and_draws_the_double_owner(site, browser):
+    graph = _graph(INSTANCE)
+    expected = graph["check"]["verdicts"]["exclusive_ownership"]["path"]
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.goto(f"{site}/learn/explorer/#v={INSTANCE}&path=")
+    page.wait_for_selector("#gs-banner.gs-ok")
+    assert page.locator(".gs-token.gs-double").count() == 0
+    page.click("#gs-break")
+    banner = page.wait_for_selector("#gs-banner[data-kind='invariant']", timeout=20000)
+    assert "exclusive_ownership" in banner.inner_text()
+    page.wait_for_function(f"location.hash.endsWith('path={'.'.join(map(str, expected))}')")
+    # the drawing: one partition as a red token in each of the two members' boxes
+    doubles = page.locator(".gs-member .gs-token.gs-double")
+    assert doubles.count() == 2
+    names = doubles.evaluate_all("ts => ts.map(t => t.dataset.partition)")
+    owners = doubles.evaluate_all("ts => ts.map(t => t.closest('.gs-member').dataset.who)")
+    fills = doubles.evaluate_all("ts => ts.map(t => t.querySelector('circle').getAttribute('fill'))")
+    assert names[0] == names[1] and owners[0] != owners[1] and fills == ["#c62828", "#c62828"]
+    assert page.locator(".gs-box.gs-changed").count() >= 1  # the last step's change is highlighted
+    assert "Last step:" in page.inner_text("#gs-last")
+    # the picture compared with the committed reference
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / "explorer-picture-double-owner.png"
+    page.locator("#gs-picture").screenshot(path=str(shot))
+    if os.environ.get("GS_UPDATE_REFERENCE") == "1" or not REFERENCE.exists():
+        REFERENCE.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, REFERENCE)
+        pytest.fail(f"reference written to {REFERENCE}: check it by eye, commit it, run again")
+    diff = _differs(shot, REFERENCE)
+    print(f"picture differs from the reference in {diff:.3%} of its pixels (tolerance 0.1%); {shot}")
+    assert diff < 0.001, f"{shot} differs from {REFERENCE} in {diff:.2%} of its pixels"
+    page.close()
+
+
+def test_flappy_walks_to_its_deadlock(site, browser):
+    graph = _graph(FLAPPY)
+    conv = graph["check"]["verdicts"]["convergence"]
+    assert conv["held"] is False and conv["path"]
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.goto(f"{site}/learn/explorer/#v={FLAPPY}&path=")
+    page.wait_for_selector("#gs-banner.gs-ok")
+    page.click("#gs-break")
+    banner = page.wait_for_selector("#gs-banner[data-kind='deadlock']", timeout=20000)
+    assert "deadlock" in banner.inner_text() and "gs-bad" in banner.get_attribute("class")
+    assert page.url.endswith("path=" + ".".join(map(str, conv["path"])))
+    # the count shown is the checker's, on the same bounds
+    assert page.inner_text("#gs-check-states") == f"{graph['check']['states']:,}"
+    assert graph["check"]["states"] == len(graph["states"]) == 93
+    page.screenshot(path=str(SHOTS / "explorer-flappy-deadlock.png"), full_page=True)
+    page.close()
+
+
+def test_frontier_of_a_cut_off_graph_says_unexplored(site, browser):
+    graph = _graph(CUT)
+    assert graph["truncated"] and graph["frontier"]
+    frontier = set(graph["frontier"])
+    start = graph["initial"][0]
+    prev = {start: None}
+    queue = deque([start])
+    while queue:  # the nearest frontier state
+        s = queue.popleft()
+        if s in frontier:
+            break
+        for k, e in enumerate(graph["edges"][s]):
+            if e[0] not in prev:
+                prev[e[0]] = (s, k)
+                queue.append(e[0])
+    path = []
+    while prev[s] is not None:
+        s, k = prev[s]
+        path.append(k)
+    page = browser.new_page()
+    page.goto(f"{site}/learn/explorer/#v={CUT}&path={'.'.join(map(str, path[::-1]))}")
+    banner = page.wait_for_selector("#gs-banner[data-kind='unexplored']", timeout=30000)
+    assert "Unexplored" in banner.inner_text()
+    assert "stutters" not in page.inner_text("#gs-steps")
+    page.close()
+
+
+def test_unknown_variant_in_a_link_is_an_error_and_keys_step(site, browser):
+    page = browser.new_page()
+    page.goto(f"{site}/learn/explorer/#v=no-such-variant&path=0.1")
+    banner = page.wait_for_selector("#gs-banner[data-kind='error']")
+    assert "no-such-variant" in banner.inner_text()
+    assert page.locator("#gs-picture").count() == 0 and "no-such-variant" in page.url
+    page.goto(f"{site}/learn/explorer/#v={INSTANCE}&path=")
+    page.wait_for_selector("#gs-picture")
+    page.keyboard.press("1")
+    page.wait_for_function("location.hash.endsWith('path=0')")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("location.hash.endsWith('path=')")
+    page.close()
+
+
+def test_phone_width_does_not_scroll_sideways(site, browser):
+    page = browser.new_page(viewport={"width": 375, "height": 740}, device_scale_factor=2)
+    page.goto(f"{site}/learn/explorer/#v={INSTANCE}&path=")
+    page.wait_for_selector("#gs-picture")
+    page.click("#gs-break")
+    page.wait_for_selector("#gs-banner[data-kind='invariant']", timeout=20000)
+    box = page.locator("#gs-picture").bounding_box()
+    assert box["width"] <= 375
+    over = page.evaluate("""() => [...document.querySelectorAll('#gs-explorer *')]
+        .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.tagName + '.' + e.className)""")
+    assert not over, over
+    page.screenshot(path=str(SHOTS / "explorer-phone.png"), full_page=True)
+    page.close()

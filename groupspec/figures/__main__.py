@@ -219,7 +219,8 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     for inst in explorer_instances():
         progress(f"explorer graph {inst['id']}")
         g = export_graph(inst["protocol"], members=inst["members"], partitions=inst["partitions"],
-                         faults=frozenset(f for f in inst["faults"].split(",") if f), budget=inst["budget"])
+                         faults=frozenset(f for f in inst["faults"].split(",") if f), budget=inst["budget"],
+                         with_check=True)
         write(graphs / f"{inst['id']}.json", json.dumps(g, separators=(",", ":"), sort_keys=True) + "\n")
         manifest.append({"id": inst["id"], "label": inst["label"], "states": len(g["states"])})
     write(graphs / "manifest.json", json.dumps({"instances": manifest}, indent=1, sort_keys=True) + "\n")
