@@ -970,7 +970,10 @@ class GroupCoordinator:
 
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
         if error is not None:
-            reply(error, req.member_id)
+            # Kafka 4.3.1: errors raised by the coordinator runtime (partition not owned or loading) reach the
+            # client through GroupCoordinatorService's exception handler, which sets no member id
+            runtime = error in (Error.NOT_COORDINATOR, Error.COORDINATOR_LOAD_IN_PROGRESS)
+            reply(error, "" if runtime else req.member_id)
             return
         if not self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms:
             reply(Error.INVALID_SESSION_TIMEOUT, req.member_id)
@@ -1038,8 +1041,8 @@ class GroupCoordinator:
         if req.member_id in group.pending:
             if req.group_instance_id is not None:
                 # Kafka throws IllegalStateException here ("pending member cannot be a static
-                # member"); KafkaApis turns an unexpected exception into UNKNOWN_SERVER_ERROR.
-                reply(Error.UNKNOWN_SERVER_ERROR)
+                # member"); the service's exception handler answers UNKNOWN_SERVER_ERROR with no member id.
+                self._send(sender, JoinGroupResponse(Error.UNKNOWN_SERVER_ERROR, member_id=""))
                 return
             self._add_member_and_rebalance(group, sender, req, req.member_id)
             return
