@@ -87,7 +87,7 @@ public final class Oracle {
         if (shard == null) throw new IllegalStateException("send an init op first");
         outbox.clear();
         shard.advance(op.path("at").asLong(now()));
-        String group = op.path("group_id").asText("g");
+        String group = op.path("state_group").asText(op.path("group_id").asText("g"));
         switch (kind) {
             case "advance" -> { }
             case "unload" -> shard.unload();
@@ -97,10 +97,11 @@ public final class Oracle {
             }
             case "load_start" -> {
                 shard.unload();
-                shard.load();
                 shard.loading = true;
             }
-            case "load_finish" -> shard.loading = false;
+            case "load_finish" -> {
+                if (shard.loading) shard.load();
+            }
             case "store_fails" -> shard.failNextAppend(Errors.valueOf(op.path("error").asText()));
             default -> requests.handle(kind, op);
         }

@@ -212,6 +212,7 @@ final class Requests {
             }
         }
         ObjectNode a = answer(op, "LeaveGroup", Errors.forCode(r.errorCode()));
+        a.put("version", ctx.requestVersion());
         ArrayNode out = a.putArray("members");
         for (LeaveGroupResponseData.MemberResponse m : r.members()) {
             ObjectNode e = out.addObject();
@@ -285,8 +286,8 @@ final class Requests {
         ArrayNode offsets = Oracle.JSON.createArrayNode();
         try {
             Shard s = oracle.shard();
-            if (s.shard == null) throw Errors.NOT_COORDINATOR.exception();
             if (s.loading) throw Errors.COORDINATOR_LOAD_IN_PROGRESS.exception();
+            if (s.shard == null) throw Errors.NOT_COORDINATOR.exception();
             OffsetFetchResponseData.OffsetFetchResponseGroup r = s.shard.fetchOffsets(req, Long.MAX_VALUE);
             error = Errors.forCode(r.errorCode());
             for (OffsetFetchResponseData.OffsetFetchResponseTopics t : r.topics()) {

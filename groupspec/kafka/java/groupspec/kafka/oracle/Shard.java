@@ -44,6 +44,7 @@ import java.util.function.Function;
  * scheduled them. Unloading and loading rebuild the shard from the committed log, as a new coordinator would.
  */
 final class Shard {
+    private static final boolean DEBUG = System.getenv("GROUPSPEC_ORACLE_DEBUG") != null;
     final VirtualTime time = new VirtualTime();
     final Map<String, Object> props;
     final Map<String, Integer> topics;
@@ -55,7 +56,7 @@ final class Shard {
     private VirtualTimer timer;
     private SnapshotRegistry snapshots;
     GroupCoordinatorShard shard;          // null while unloaded
-    boolean loading;                      // partition loading: requests get COORDINATOR_LOAD_IN_PROGRESS
+    boolean loading;                      // partition loading (shard not built yet): COORDINATOR_LOAD_IN_PROGRESS
     private Errors failNextAppend;        // store_fails
     private long lastOffset;
     private final GroupCoordinatorMetrics metrics = new GroupCoordinatorMetrics();
@@ -148,8 +149,8 @@ final class Shard {
      * futures). Throws what the operation (or the inactive runtime) throws; the caller maps it to an error.
      */
     <T> T write(Function<GroupCoordinatorShard, CoordinatorResult<T, CoordinatorRecord>> op) {
-        if (shard == null) throw new NotCoordinatorException("the coordinator does not own the partition");
         if (loading) throw new CoordinatorLoadInProgressException("the partition is loading");
+        if (shard == null) throw new NotCoordinatorException("the coordinator does not own the partition");
         long before = lastOffset;
         snapshots.idempotentCreateSnapshot(before);
         CoordinatorResult<T, CoordinatorRecord> result;
@@ -170,6 +171,7 @@ final class Shard {
             throw e;
         }
         long offset = before;
+        if (DEBUG) records.forEach(r -> System.err.println("oracle: record at " + time.now() + ": " + r));
         for (CoordinatorRecord r : records) {
             if (result.replayRecords()) shard.replay(offset, -1L, (short) -1, r);
             offset++;
