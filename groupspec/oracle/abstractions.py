@@ -74,6 +74,36 @@ def _protocol_tie(d: Any) -> bool:
 
 ABSTRACTIONS: list[Abstraction] = [
     Abstraction(
+        "write-points",
+        "A store_fails fault fails the next write of group metadata. Kafka 4.3.1's coordinator writes at more "
+        "points than the reference (which keeps the Scala coordinator's writes: the leader's SyncGroup, a static "
+        "member's replacement, the empty group at join completion): it also writes an empty group record when "
+        "a JoinGroup creates the group (GroupMetadataManager.classicGroupJoinToClassicGroup) and the group "
+        "record when a join phase completes. So the armed failure strikes a different request on each side; "
+        "what follows differs by construction, and the comparison stops. Recognised by the step at which each "
+        "side consumed the armed failure, not by the shape of the difference.",
+        lambda d: False, diverges=True),
+    Abstraction(
+        "empty-group-record",
+        "Kafka 4.3.1 writes an empty group record when a JoinGroup creates a group (even one that only hands "
+        "out MEMBER_ID_REQUIRED), so after a failover the new coordinator loads an Empty group at generation 0; "
+        "the reference (the Scala coordinator's writes) persists nothing for such a group, so it has no group. "
+        "The two answer every request the same way (a missing group and an Empty generation-0 group with no "
+        "members are alike to every request the scripts send); only the state line differs.",
+        lambda d: d.what == "state" and d.reference.get("state") is None and d.kafka.get("state") == "Empty"
+        and d.kafka.get("generation") == 0 and not d.kafka.get("members") and not d.kafka.get("pending")
+        and _without(d.reference, "state", "generation") == _without(d.kafka, "state", "generation"),
+        diverges=True),
+    Abstraction(
+        "group-expiration",
+        "Kafka's coordinator runs a cleanup every offsets.retention.check.interval.ms (600 s) that deletes an "
+        "Empty group with no committed offsets (GroupCoordinatorShard.cleanupGroupMetadata); the reference does "
+        "not model offset retention and group expiry (offsets are kept for 7 days, groups forever), so the group "
+        "exists on one side only from then on and the comparison stops.",
+        lambda d: d.what == "state" and d.at >= 600_000 and d.kafka.get("state") is None
+        and d.reference.get("state") == "Empty" and not d.reference.get("members") and not d.reference.get("pending"),
+        diverges=True),
+    Abstraction(
         "leader-choice",
         "When the leader leaves or misses a rebalance, Kafka makes the first member of its member HashMap "
         "(ClassicGroup.removeMember / maybeElectNewJoinedLeader) the leader; the order of that map follows the "

@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.reference.replay import Step, parse_script, run_script
+from groupspec.reference.replay import Replayer, Step, parse_script
 
 from .abstractions import diverges, explain
 from .process import KafkaOracle
 from .script import UNSUPPORTED, KafkaScriptRunner
 
-__all__ = ["Difference", "Comparison", "compare_script", "step_chunks"]
+__all__ = ["Difference", "Comparison", "compare_script", "compare_step", "step_chunks"]
 
 
 @dataclass
@@ -106,40 +106,75 @@ def _key(a: dict[str, Any]) -> str:
     return json.dumps([a.get("to"), a.get("request"), a], sort_keys=True)
 
 
+class TrackingReplayer(Replayer):
+    """The reference's script runner, noting the steps at which an armed store failure (``store_fails``) struck."""
+
+    def __init__(self, faults: frozenset[str] = frozenset()) -> None:
+        super().__init__(faults=faults)
+        self.store_consumed: list[int] = []
+
+    def _run_step(self, step: Step) -> None:
+        armed = self.coordinator is not None and getattr(self.coordinator, "_store_failure", None) is not None
+        super()._run_step(step)
+        if armed and getattr(self.coordinator, "_store_failure", None) is None:
+            self.store_consumed.append(step.line)
+
+
+def write_points_differ(ref: TrackingReplayer, kafka: KafkaScriptRunner) -> bool:
+    """Has a ``store_fails`` struck a different write on each side (Kafka 4.3.1 writes at more points)?"""
+    return ref.store_consumed != kafka.store_consumed
+
+
+def compare_step(step: Step, ref: tuple[list[dict[str, Any]], dict[str, Any]],
+                 kafka: tuple[list[dict[str, Any]], dict[str, Any]],
+                 write_points: bool = False) -> tuple[list[Difference], str | None]:
+    """One step's answers and state from both sides: the differences (each explained or not) and, if the
+    comparison must end here, why. ``write_points``: an armed store failure struck different writes on the two
+    sides at or before this step."""
+    (r_answers, r_state), (k_answers, k_state) = ref, kafka
+    at = step.at or 0
+    found: list[Difference] = []
+    unsupported = [a for a in k_answers if "unsupported" in a]
+    if unsupported:
+        why = unsupported[0]["unsupported"]
+        found.append(Difference(step.line, at, "unsupported", r_answers, UNSUPPORTED[why],
+                                explained_by=f"unsupported:{why}"))
+        if why in ("config", "mark_dead"):
+            return found, f"line {step.line}: {UNSUPPORTED[why]}; the rest of the script is not compared"
+        k_answers = [a for a in k_answers if "unsupported" not in a]
+        r_answers = [a for a in r_answers if a.get("request") != "FindCoordinator"]
+    r_sorted = sorted((_norm_answer(a) for a in r_answers), key=_key)
+    k_sorted = sorted((_norm_answer(a) for a in k_answers), key=_key)
+    new = []
+    if r_sorted != k_sorted:
+        new.append(Difference(step.line, at, "answer", r_sorted, k_sorted))
+    rs, ks = _norm_state(r_state), _norm_state(k_state)
+    if rs != ks:
+        new.append(Difference(step.line, at, "state", rs, ks))
+    for d in new:
+        d.explained_by = "write-points" if write_points else explain(d)
+    found += new
+    stop = next((d for d in new if diverges(d.explained_by) or d.explained_by == "write-points"), None)
+    if stop is not None:
+        return found, f"line {step.line}: {stop.explained_by}; the rest of the script is not compared"
+    return found, None
+
+
 def compare_script(text: str, oracle: KafkaOracle, faults: frozenset[str] = frozenset()) -> Comparison:
     """Run a classic coordinator script through the reference (with ``faults``) and Kafka's coordinator; compare."""
-    steps: list[Step] = [s for s in parse_script(text) if not (s.kind == "config" and s.at is None)]
-    ref = step_chunks(run_script(text, faults=faults))
-    kafka = step_chunks(KafkaScriptRunner(oracle).run(parse_script(text)))
+    parsed = parse_script(text)
+    steps: list[Step] = [s for s in parsed if not (s.kind == "config" and s.at is None)]
+    ref_runner, kafka_runner = TrackingReplayer(faults), KafkaScriptRunner(oracle)
+    ref = step_chunks(ref_runner.run(parsed))
+    kafka = step_chunks(kafka_runner.run(parsed))
     assert len(ref) == len(kafka) == len(steps), (len(ref), len(kafka), len(steps))
     out = Comparison(steps=len(steps), compared=len(steps))
-    for i, (step, (r_answers, r_state), (k_answers, k_state)) in enumerate(zip(steps, ref, kafka)):
-        at = step.at or 0
-        unsupported = [a for a in k_answers if "unsupported" in a]
-        if unsupported:
-            why = unsupported[0]["unsupported"]
-            out.differences.append(Difference(step.line, at, "unsupported", r_answers, UNSUPPORTED[why],
-                                              explained_by=f"unsupported:{why}"))
-            if why in ("config", "mark_dead"):
-                out.compared = i + 1
-                out.stopped = f"line {step.line}: {UNSUPPORTED[why]}; the rest of the script is not compared"
-                break
-            k_answers = [a for a in k_answers if "unsupported" not in a]
-            r_answers = [a for a in r_answers if a.get("request") != "FindCoordinator"]
-        r_sorted = sorted((_norm_answer(a) for a in r_answers), key=_key)
-        k_sorted = sorted((_norm_answer(a) for a in k_answers), key=_key)
-        found = []
-        if r_sorted != k_sorted:
-            found.append(Difference(step.line, at, "answer", r_sorted, k_sorted))
-        rs, ks = _norm_state(r_state), _norm_state(k_state)
-        if rs != ks:
-            found.append(Difference(step.line, at, "state", rs, ks))
-        for d in found:
-            d.explained_by = explain(d)
-            out.differences.append(d)
-        stop = next((d for d in found if diverges(d.explained_by)), None)
-        if stop is not None:
-            out.compared = i + 1
-            out.stopped = f"line {step.line}: {stop.explained_by}; the rest of the script is not compared"
+    for i, (step, r, k) in enumerate(zip(steps, ref, kafka)):
+        struck = ({n for n in ref_runner.store_consumed if n <= step.line}
+                  != {n for n in kafka_runner.store_consumed if n <= step.line})
+        found, stopped = compare_step(step, r, k, write_points=struck)
+        out.differences += found
+        if stopped:
+            out.compared, out.stopped = i + 1, stopped
             break
     return out

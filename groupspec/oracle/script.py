@@ -46,6 +46,8 @@ class KafkaScriptRunner(Replayer):
         self.oracle = oracle
         self.id_owner: dict[str, str] = {}
         self.started = False
+        self.store_armed = False
+        self.store_consumed: list[int] = []   # script lines whose step made the armed store failure happen
 
     # ---------------------------------------------------------------- running
     def run(self, steps: list[Step]) -> list[str]:  # type: ignore[override]
@@ -95,6 +97,10 @@ class KafkaScriptRunner(Replayer):
             self._claim_new_ids(answer, step.body["from"])
         self._emit_kafka(answer["responses"])
         self.lines.append(json.dumps(self._kafka_state(at, answer["state"])))
+        armed = bool(answer["state"].get("store_armed"))
+        if self.store_armed and not armed:
+            self.store_consumed.append(step.line)
+        self.store_armed = armed
 
     # ---------------------------------------------------------------- aliases
     def _alias_id(self, n: int, alias: str, where: str) -> str:

@@ -140,6 +140,10 @@ final class Shard {
         failNextAppend = error;
     }
 
+    boolean storeArmed() {
+        return failNextAppend != null;
+    }
+
     int timers() {
         return timer == null ? 0 : timer.size();
     }

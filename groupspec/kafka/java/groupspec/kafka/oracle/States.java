@@ -38,6 +38,7 @@ final class States {
         ObjectNode s = Oracle.JSON.createObjectNode();
         Shard shard = oracle.shard();
         s.put("timers", shard.timers());
+        s.put("store_armed", shard.storeArmed());
         if (shard.shard == null) {
             s.put("type", "unloaded");
             return s;
