@@ -91,3 +91,54 @@ def test_no_jars_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("GROUPSPEC_CACHE", str(tmp_path))
     with pytest.raises(OracleError, match=r"^Apache Kafka 4\.3\.1's jars are not fetched yet"):
         KafkaOracle()
+
+
+ABSTRACTION_SCRIPTS = {  # script under tests/oracle/ -> the abstraction it shows
+    "write_points": "write-points", "empty_group_record": "empty-group-record",
+    "group_expiration": "group-expiration", "protocol_vote_tie": "protocol-vote-tie",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ABSTRACTION_SCRIPTS))
+def test_each_documented_abstraction_has_a_script_that_shows_it(name, oracle):
+    text = (pathlib.Path(__file__).parent / "oracle" / f"{name}.jsonl").read_text()
+    result = compare_script(text, oracle)
+    assert result.unexplained == []
+    assert ABSTRACTION_SCRIPTS[name] in {d.explained_by for d in result.differences}
+
+
+def _join(to, leader, members, **extra):
+    return {"at": 5, "to": to, "request": "JoinGroup", "error": "NONE", "member": to, "generation": 2,
+            "leader": leader, "protocol": "range", "members": members, "skip_assignment": False, **extra}
+
+
+def test_the_leader_choice_matcher_recognises_its_shape_only():
+    from groupspec.oracle.abstractions import explain
+    from groupspec.oracle.compare import Difference
+
+    ref = [_join("B", "B", ["B", "C"]), _join("C", "B", [])]
+    kafka = [_join("B", "C", []), _join("C", "C", ["B", "C"])]
+    assert explain(Difference(1, 5, "answer", ref, kafka)) == "leader-choice"
+    # nearby shapes: another field differs too; the member list goes to a follower
+    assert explain(Difference(1, 5, "answer", ref, [_join("B", "C", [], generation=3), _join("C", "C", ["B", "C"])])) is None
+    assert explain(Difference(1, 5, "answer", ref, [_join("B", "C", ["B", "C"]), _join("C", "C", [])])) is None
+    state = {"at": 5, "state": "CompletingRebalance", "generation": 2, "leader": "B", "protocol": "range",
+             "members": ["B", "C"], "pending": [], "static": {}}
+    assert explain(Difference(1, 5, "state", state, {**state, "leader": "C"})) == "leader-choice"
+    assert explain(Difference(1, 5, "state", state, {**state, "leader": "X"})) is None        # not a member
+    assert explain(Difference(1, 5, "state", state, {**state, "leader": "C", "generation": 3})) is None
+
+
+def test_the_protocol_tie_and_expiry_matchers_reject_nearby_shapes():
+    from groupspec.oracle.abstractions import explain
+    from groupspec.oracle.compare import Difference
+
+    state = {"at": 5, "state": "CompletingRebalance", "generation": 1, "leader": "A", "protocol": "roundrobin",
+             "members": ["A", "B"], "pending": [], "static": {}}
+    assert explain(Difference(1, 5, "state", state, {**state, "protocol": "range"})) == "protocol-vote-tie"
+    assert explain(Difference(1, 5, "state", state, {**state, "protocol": "range", "leader": "B"})) is None
+    empty = {**state, "state": "Empty", "generation": 3, "leader": None, "protocol": None, "members": []}
+    gone = {k: (None if k in ("state", "generation") else v) for k, v in empty.items()}
+    assert explain(Difference(1, 600_001, "state", {**empty, "at": 600_001}, {**gone, "at": 600_001})) == "group-expiration"
+    assert explain(Difference(1, 5, "state", empty, gone)) is None                  # before the first cleanup
+    assert explain(Difference(1, 600_001, "state", {**state, "at": 600_001}, {**gone, "at": 600_001})) is None  # had members
