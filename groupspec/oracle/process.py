@@ -72,6 +72,39 @@ class KafkaOracle:
         self.requests += 1
         return answer
 
+    def send_many(self, ops: list[dict[str, Any]], window: int = 64) -> list[dict[str, Any]]:
+        """Pipelined ``send``: up to ``window`` ops written before their answers are read (fewer round trips)."""
+        answers: list[dict[str, Any]] = []
+        with self._lock:
+            if self._proc.poll() is not None:
+                raise OracleError(f"the Kafka oracle process has exited ({self._why()})")
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            for start in range(0, len(ops), window):
+                chunk = ops[start:start + window]
+                try:
+                    self._proc.stdin.write("".join(json.dumps(op) + "\n" for op in chunk))
+                    self._proc.stdin.flush()
+                    lines = [self._proc.stdout.readline() for _ in chunk]
+                except (BrokenPipeError, OSError) as e:
+                    raise OracleError(f"the Kafka oracle process stopped answering ({e}; {self._why()})") from None
+                for op, line in zip(chunk, lines):
+                    if not line:
+                        raise OracleError(f"the Kafka oracle process closed its output ({self._why()})")
+                    answer = json.loads(line)
+                    if "error" in answer and "responses" not in answer and "ok" not in answer:
+                        raise OracleError(f"the Kafka oracle refused {op.get('op')}: {answer['error']}")
+                    answers.append(answer)
+        self.requests += len(ops)
+        return answers
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the oracle's JVM has used so far (Linux /proc; 0.0 elsewhere)."""
+        try:
+            fields = open(f"/proc/{self._proc.pid}/stat").read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def _why(self) -> str:
         tail = [ln for ln in self._stderr_tail if ln.strip()]
         return tail[-1] if tail else f"exit status {self._proc.poll()}"
