@@ -79,9 +79,13 @@ ABSTRACTIONS: list[Abstraction] = [
         "points than the reference (which keeps the Scala coordinator's writes: the leader's SyncGroup, a static "
         "member's replacement, the empty group at join completion): it also writes an empty group record when "
         "a JoinGroup creates the group (GroupMetadataManager.classicGroupJoinToClassicGroup) and the group "
-        "record when a join phase completes. So the armed failure strikes a different request on each side; "
-        "what follows differs by construction, and the comparison stops. Recognised by the step at which each "
-        "side consumed the armed failure, not by the shape of the difference.",
+        "record when a join phase completes. So the armed failure strikes a different request on each side. "
+        "And Kafka makes every operation atomic with its write: a failed write reverts the whole operation and "
+        "answers the mapped error (a LeaveGroup that empties the group answers COORDINATOR_NOT_AVAILABLE and the "
+        "member stays), where the reference handles the failure as Kafka does only at the leader's SyncGroup and "
+        "a static member's replacement and otherwise, as the Scala coordinator did, only logs it. What follows "
+        "differs by construction, and the comparison stops. Recognised by the step at which each side consumed "
+        "the armed failure and the kind of that step, not by the shape of the difference.",
         lambda d: False, diverges=True),
     Abstraction(
         "empty-group-record",

@@ -71,7 +71,7 @@ def make_machine(oracle: KafkaOracle, faults: frozenset[str] = frozenset(),
                 return
             (r,), (k,) = step_chunks(self.ref.lines[r0:]), step_chunks(self.kafka.lines[k0:])
             self.state = r[1]
-            found, stopped = compare_step(parsed, r, k, write_points=write_points_differ(self.ref, self.kafka))
+            found, stopped = compare_step(parsed, r, k, write_points=write_points_differ(self.ref, self.kafka, parsed))
             bad = [d for d in found if d.explained_by is None]
             if bad:
                 path = self._write(bad[0])
