@@ -14,12 +14,21 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
     from groupspec.oracle.compare import compare_script
     from groupspec.reference.consumer_replay import is_consumer_script
 
-    if is_consumer_script(text):
-        raise UserError(f"{script}: --against kafka runs classic scripts only (ConsumerGroupHeartbeat scripts: "
-                        "see docs/oracle.md)")
+    consumer = is_consumer_script(text)
     try:
+        if consumer:  # the reference's own reader checks the script first (one-line error naming the line)
+            from groupspec.reference.consumer_group import COORDINATOR_FAULTS
+            from groupspec.reference.consumer_replay import run_consumer_script
+
+            if "$self" not in text:
+                run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
         with KafkaOracle() as oracle:
-            result = compare_script(text, oracle, faults=faults)
+            if consumer:
+                from groupspec.oracle.consumer import compare_consumer_script
+
+                result = compare_consumer_script(text, oracle, faults=faults)
+            else:
+                result = compare_script(text, oracle, faults=faults)
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
     except OracleError as e:

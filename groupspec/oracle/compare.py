@@ -85,6 +85,20 @@ def step_chunks(lines: Iterable[str]) -> list[tuple[list[dict[str, Any]], dict[s
     return chunks
 
 
+def step_chunks_consumer(lines: Iterable[str]) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """A consumer-protocol transcript -> one (answers and events, state) pair per step."""
+    chunks: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+    answers: list[dict[str, Any]] = []
+    for line in lines:
+        obj = json.loads(line)
+        if "group_epoch" in obj:
+            chunks.append((answers, obj))
+            answers = []
+        else:
+            answers.append(obj)
+    return chunks
+
+
 def _norm_answer(a: dict[str, Any]) -> dict[str, Any]:
     a = dict(a)
     if isinstance(a.get("members"), list) and a.get("request") == "JoinGroup":
@@ -167,6 +181,9 @@ def compare_step(step: Step, ref: tuple[list[dict[str, Any]], dict[str, Any]],
         d.explained_by = "write-points" if write_points else explain(d)
     found += new
     stop = next((d for d in new if diverges(d.explained_by) or d.explained_by == "write-points"), None)
+    for d in new:  # the state after a step whose answer already diverged is its consequence
+        if stop is not None and d.explained_by is None:
+            d.explained_by = f"{stop.explained_by} (same step)"
     if stop is not None:
         return found, f"line {step.line}: {stop.explained_by}; the rest of the script is not compared"
     return found, None
