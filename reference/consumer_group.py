@@ -307,7 +307,15 @@ class ConsumerGroupCoordinator:
             return Error.NONE
         if "unfenced_commits" not in self.faults:
             m = self.members.get(member_id)
-            if m is None or m.left:
+            if m is not None and m.left:
+                # Kafka 4.3.1 keeps a static member that left temporarily, at epoch -2: a commit with another
+                # epoch is newer than that, STALE_MEMBER_EPOCH (ConsumerGroup.validateOffsetCommit; the oracle)
+                if member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    return Error.STALE_MEMBER_EPOCH
+                for tp, off in offsets.items():
+                    self.commits[tp] = (member_id, member_epoch, off)
+                return Error.NONE
+            if m is None:
                 return Error.UNKNOWN_MEMBER_ID
             if member_epoch != m.epoch:
                 return Error.STALE_MEMBER_EPOCH

@@ -50,7 +50,8 @@ def _shift(epoch: int, by: int) -> int:
 class ConsumerPair:
     """A consumer-protocol script run step by step on the reference's ``ConsumerGroupCoordinator`` and on Kafka's.
 
-    ``member_epoch`` may be ``"$self"``: the epoch that side last gave the member (0 before any). Literal
+    ``member_epoch`` may be ``"$self"``: the epoch that side last gave the member (0 before any, and after a
+    leave). Literal
     positive epochs are sent to Kafka shifted by one, and Kafka's epochs are shown shifted back, so both
     transcripts speak the reference's epochs (``epoch-origin``).
     """
@@ -106,8 +107,8 @@ class ConsumerPair:
                                                  subscribed_topic_names=obj.get("subscribed_topic_names"),
                                                  subscribed_topic_regex=obj.get("subscribed_topic_regex"),
                                                  topic_partitions=tps), at)
-                if r.error.name == "NONE" and r.member_id:
-                    self.ref_epoch[r.member_id] = r.member_epoch
+                if r.error.name == "NONE" and r.member_id:  # after a leave (-1, -2) a client starts again at 0
+                    self.ref_epoch[r.member_id] = max(r.member_epoch, 0)
                 out.append(json.dumps({"at": at, "to": obj["from"], "request": "ConsumerGroupHeartbeat",
                                        "error": r.error.name, "member": r.member_id, "member_epoch": r.member_epoch,
                                        "heartbeat_interval_ms": r.heartbeat_interval_ms,
@@ -149,7 +150,7 @@ class ConsumerPair:
         for r in answer["responses"]:
             if r["request"] == "ConsumerGroupHeartbeat":
                 if r["error"] == "NONE" and r.get("member_id"):
-                    self.kafka_epoch[r["member_id"]] = r["member_epoch"]
+                    self.kafka_epoch[r["member_id"]] = max(r["member_epoch"], 0)
                 out.append(json.dumps({"at": at, "to": r["conn"], "request": r["request"], "error": r["error"],
                                        "member": r["member_id"], "member_epoch": _shift(r["member_epoch"], -1),
                                        "heartbeat_interval_ms": r["heartbeat_interval_ms"],
