@@ -96,6 +96,7 @@ def test_no_jars_is_one_line(monkeypatch, tmp_path):
 ABSTRACTION_SCRIPTS = {  # script under tests/oracle/ -> the abstraction it shows
     "write_points": "write-points", "write_failure_scope": "write-points", "empty_group_record": "empty-group-record",
     "group_expiration": "group-expiration", "protocol_vote_tie": "protocol-vote-tie",
+    "initial_delay_extension": "initial-delay-extension",
 }
 
 
