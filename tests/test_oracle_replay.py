@@ -143,3 +143,16 @@ def test_the_protocol_tie_and_expiry_matchers_reject_nearby_shapes():
     assert explain(Difference(1, 600_001, "state", {**empty, "at": 600_001}, {**gone, "at": 600_001})) == "group-expiration"
     assert explain(Difference(1, 5, "state", empty, gone)) is None                  # before the first cleanup
     assert explain(Difference(1, 600_001, "state", {**state, "at": 600_001}, {**gone, "at": 600_001})) is None  # had members
+
+
+def test_the_initial_delay_matcher_recognises_its_shape_only():
+    from groupspec.oracle.abstractions import explain
+    from groupspec.oracle.compare import Difference
+
+    ref = [{**_join("A", "A", ["A", "S1"]), "at": 700}, {**_join("S1", "A", []), "at": 700}]
+    later = [{**a, "at": 800} for a in ref]
+    assert explain(Difference(1, 3600, "answer", ref, later)) == "initial-delay-extension"
+    assert explain(Difference(1, 3600, "answer", later, ref)) is None                       # Kafka earlier
+    assert explain(Difference(1, 3600, "answer", ref, [later[0], {**later[1], "at": 900}])) is None  # two delays
+    first = [{**a, "generation": 1} for a in ref]
+    assert explain(Difference(1, 3600, "answer", first, [{**a, "at": 800} for a in first])) is None  # generation 1

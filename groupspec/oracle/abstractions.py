@@ -38,6 +38,18 @@ def _pairs(d: Any) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
     return list(zip(ref, kafka))
 
 
+def _pairs_by_recipient(d: Any) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
+    """The answers of both sides paired by recipient and request (whatever their times), or None."""
+    ref, kafka = d.reference, d.kafka
+    if not isinstance(ref, list) or len(ref) != len(kafka):
+        return None
+    key = lambda a: (str(a.get("to")), str(a.get("request")))  # noqa: E731
+    ref, kafka = sorted(ref, key=key), sorted(kafka, key=key)
+    if [key(a) for a in ref] != [key(a) for a in kafka]:
+        return None
+    return list(zip(ref, kafka))
+
+
 def _leader_choice(d: Any) -> bool:
     if d.what not in ("state", "answer") or "members" in d.reference and isinstance(d.reference["members"], dict):
         return False
@@ -192,6 +204,14 @@ def _assignor_choice(d: Any) -> bool:
 
 
 def _initial_delay_extended(d: Any) -> bool:
+    if d.what == "answer":  # the same join completion, one (extended) delay later on Kafka's side
+        pairs = _pairs_by_recipient(d)
+        if not pairs:
+            return False
+        deltas = {k["at"] - r["at"] for r, k in pairs if r != k}
+        return (len(deltas) == 1 and min(deltas) > 0
+                and all(r.get("request") == "JoinGroup" and r.get("error") == "NONE" and r.get("generation", 0) >= 2
+                        and _without(r, "at") == _without(k, "at") for r, k in pairs if r != k))
     r, k = d.reference, d.kafka
     return (d.what == "state" and r.get("state") == "CompletingRebalance" and k.get("state") == "PreparingRebalance"
             and isinstance(k.get("generation"), int) and k["generation"] >= 1
@@ -207,7 +227,8 @@ ABSTRACTIONS: list[Abstraction] = [
         "(GroupMetadataManager.addMemberThenRebalanceOrCompleteJoin); the reference follows the Scala "
         "coordinator, which extends it only at generation 0 (docs/coordinator.md, version table), so it completes "
         "the join one delay earlier. Recognised when the reference has completed the join (generation + 1, "
-        "CompletingRebalance) and Kafka, with the same members, still waits. What follows differs, so the "
+        "CompletingRebalance) and Kafka, with the same members, still waits, or when both answer the same "
+        "completed join (generation >= 2) and Kafka's answers all go out one same interval later. What follows differs, so the "
         "comparison stops. A candidate for moving the reference (and the model) to the Java rule.",
         _initial_delay_extended, diverges=True),
     Abstraction(
