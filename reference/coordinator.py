@@ -1310,6 +1310,11 @@ class GroupCoordinator:
             return Error.NONE
         if identity.member_id in group.pending:
             self._remove_pending_member_and_update_group(group, identity.member_id)
+            if group.status in (_ST, _CR):
+                # Kafka 4.3.1 (classicGroupLeaveToClassicGroup): a pending member that leaves counts as a member
+                # that left, so a Stable or CompletingRebalance group rebalances (the Scala coordinator did not);
+                # found by the Kafka oracle's differential run
+                self._maybe_prepare_rebalance(group)
             return Error.NONE
         error = self._validate_member(group, identity.member_id, identity.group_instance_id)
         if error is not None:
