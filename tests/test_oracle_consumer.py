@@ -45,8 +45,8 @@ def test_a_planted_consumer_difference_is_caught_and_shrunk(oracle, tmp_path):
     fault = frozenset({"unfenced_commits"})  # the reference accepts commits from anyone
     with pytest.raises(AssertionError, match="differ at step"):
         run_state_machine_as_test(make_consumer_machine(oracle, faults=fault, out_dir=tmp_path),
-                                  settings=settings(max_examples=300, stateful_step_count=15, deadline=None,
-                                                    suppress_health_check=list(HealthCheck)))
+                                  settings=settings(max_examples=400, stateful_step_count=15, deadline=None,
+                                                    derandomize=True, suppress_health_check=list(HealthCheck)))
     script = (tmp_path / "oracle-consumer-difference.jsonl").read_text()
     steps = [json.loads(ln) for ln in script.splitlines() if ln.strip() and not ln.startswith("#")]
     requests = [s for s in steps if "send" in s]
