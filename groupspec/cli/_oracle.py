@@ -31,6 +31,8 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
                 result = compare_script(text, oracle, faults=faults)
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:  # a "$self"-epoch consumer script the reference's reader skipped
+        raise UserError(f"{script}: a malformed step ({type(e).__name__}: {e})") from None
     except OracleError as e:
         raise UserError(f"Kafka oracle: {e}") from None
     if as_json:
