@@ -212,6 +212,10 @@ class ConsumerGroupCoordinator:
             owned = {(t, p) for t, ps in req.topic_partitions.items() for p in ps}
         epoch = req.member_epoch
         m = self.members.get(req.member_id)
+        if epoch != 0 and self.group_epoch == 0 and not self.members:
+            # no member has joined yet, so Kafka has no group: GROUP_ID_NOT_FOUND (GroupMetadataManager.consumerGroup;
+            # found by the Kafka oracle)
+            return HeartbeatResponse(Error.GROUP_ID_NOT_FOUND, req.member_id, epoch)
         if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             if m is None:
                 return HeartbeatResponse(Error.UNKNOWN_MEMBER_ID, req.member_id, epoch)
@@ -221,7 +225,17 @@ class ConsumerGroupCoordinator:
                 self.log.append({"event": "left", "member": m.member_id, "static": True})
             else:
                 self._remove(m.member_id, "left the group")
-            return HeartbeatResponse(Error.NONE, req.member_id, epoch, self.heartbeat_interval_ms)
+            # Kafka 4.3.1 (GroupMetadataManager.consumerGroupLeave) answers a leave with no heartbeat interval (0);
+            # found by the Kafka oracle
+            return HeartbeatResponse(Error.NONE, req.member_id, epoch)
+        if epoch == 0 and req.instance_id is not None and req.instance_id in self.static:
+            held = self.members[self.static[req.instance_id]]
+            if not held.left:
+                # Kafka 4.3.1 (throwIfInstanceIdIsUnreleased): an instance id held by a static member that has not
+                # left (epoch -2) cannot join, whatever the member id, the holder's own included; found by the
+                # Kafka oracle
+                return HeartbeatResponse(Error.UNRELEASED_INSTANCE_ID, req.member_id, 0,
+                                         error_message=f"instance {req.instance_id} is still held by {held.member_id}")
         if epoch == 0 and (m is None or m.left):
             if req.instance_id is not None and req.instance_id in self.static:
                 old = self.members[self.static[req.instance_id]]
@@ -288,9 +302,27 @@ class ConsumerGroupCoordinator:
 
     def offset_commit(self, member_id: str, member_epoch: int, offsets: dict[TP, int]) -> Error:
         """OffsetCommit for this group, fenced by member epoch."""
+        if self.group_epoch == 0 and not self.members and member_epoch >= 0:
+            # no member has joined yet, so Kafka has no group: OffsetCommit v9+ with a generation or epoch
+            # answers GROUP_ID_NOT_FOUND (OffsetMetadataManager.validateOffsetCommit; found by the Kafka oracle)
+            return Error.GROUP_ID_NOT_FOUND
+        if member_epoch < 0 and not self.members:
+            # Kafka 4.3.1 (ConsumerGroup.validateOffsetCommit): epoch -1 is the admin client or a consumer without
+            # group management, which may commit while the group is empty; found by the Kafka oracle
+            for tp, off in offsets.items():
+                self.commits[tp] = (member_id, member_epoch, off)
+            return Error.NONE
         if "unfenced_commits" not in self.faults:
             m = self.members.get(member_id)
-            if m is None or m.left:
+            if m is not None and m.left:
+                # Kafka 4.3.1 keeps a static member that left temporarily, at epoch -2: a commit with another
+                # epoch is newer than that, STALE_MEMBER_EPOCH (ConsumerGroup.validateOffsetCommit; the oracle)
+                if member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    return Error.STALE_MEMBER_EPOCH
+                for tp, off in offsets.items():
+                    self.commits[tp] = (member_id, member_epoch, off)
+                return Error.NONE
+            if m is None:
                 return Error.UNKNOWN_MEMBER_ID
             if not self._epoch_ok(m, member_epoch, offsets):
                 return Error.STALE_MEMBER_EPOCH

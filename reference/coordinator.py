@@ -985,7 +985,10 @@ class GroupCoordinator:
 
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
         if error is not None:
-            reply(error, req.member_id)
+            # Kafka 4.3.1: errors raised by the coordinator runtime (partition not owned or loading) reach the
+            # client through GroupCoordinatorService's exception handler, which sets no member id
+            runtime = error in (Error.NOT_COORDINATOR, Error.COORDINATOR_LOAD_IN_PROGRESS)
+            reply(error, "" if runtime else req.member_id)
             return
         if not self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms:
             reply(Error.INVALID_SESSION_TIMEOUT, req.member_id)
@@ -1053,8 +1056,8 @@ class GroupCoordinator:
         if req.member_id in group.pending:
             if req.group_instance_id is not None:
                 # Kafka throws IllegalStateException here ("pending member cannot be a static
-                # member"); KafkaApis turns an unexpected exception into UNKNOWN_SERVER_ERROR.
-                reply(Error.UNKNOWN_SERVER_ERROR)
+                # member"); the service's exception handler answers UNKNOWN_SERVER_ERROR with no member id.
+                self._send(sender, JoinGroupResponse(Error.UNKNOWN_SERVER_ERROR, member_id=""))
                 return
             self._add_member_and_rebalance(group, sender, req, req.member_id)
             return
@@ -1190,9 +1193,10 @@ class GroupCoordinator:
         def reply(error: Error) -> None:
             self._send(sender, SyncGroupResponse(error))
 
+        # Kafka 4.3.1 passes COORDINATOR_LOAD_IN_PROGRESS through (GroupCoordinatorService.syncGroup maps
+        # only write errors); the Scala coordinator's REBALANCE_IN_PROGRESS conversion is gone (the Kafka
+        # oracle showed it: tests/replay/19_failover.jsonl)
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
-        if error is Error.COORDINATOR_LOAD_IN_PROGRESS:
-            error = Error.REBALANCE_IN_PROGRESS
         if error is not None:
             reply(error)
             return
@@ -1321,6 +1325,11 @@ class GroupCoordinator:
             return Error.NONE
         if identity.member_id in group.pending:
             self._remove_pending_member_and_update_group(group, identity.member_id)
+            if group.status in (_ST, _CR):
+                # Kafka 4.3.1 (classicGroupLeaveToClassicGroup): a pending member that leaves counts as a member
+                # that left, so a Stable or CompletingRebalance group rebalances (the Scala coordinator did not);
+                # found by the Kafka oracle's differential run
+                self._maybe_prepare_rebalance(group)
             return Error.NONE
         error = self._validate_member(group, identity.member_id, identity.group_instance_id)
         if error is not None:

@@ -42,7 +42,7 @@ ROOMS = {  # room -> folder
     "model": "model", "reference": "reference", "proofs": "proofs", "pipeline": "pipeline",
     "checker": "groupspec/checker", "conformance": "groupspec/conformance", "assignorcheck": "groupspec/assignorcheck",
     "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve", "figures": "groupspec/figures",
-    "kafka": "groupspec/kafka",
+    "kafka": "groupspec/kafka", "oracle": "groupspec/oracle",
     "verify": "groupspec/verify.py", "cli": "groupspec/cli", "top": "groupspec/__init__.py", "strategies": "groupspec/strategies.py",
 }
 ALLOWED = {
@@ -56,6 +56,7 @@ ALLOWED = {
     "serve": {"reference", "trace"},
     "realstack": {"reference", "trace", "serve", "kafka"},
     "kafka": set(),
+    "oracle": {"reference", "kafka"},
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
     "figures": {"model", "reference", "checker", "pipeline"},

@@ -52,7 +52,7 @@ def test_join_gets_an_epoch_and_the_assignment_by_topic_id():
     ({"subscribed_topic_names": []}, 42),                              # SubscribedTopicNames must be set
     ({"subscribed_topic_names": None, "subscribed_topic_regex": "("}, 42),  # a regex that does not compile
     ({"server_assignor": "sticky"}, 112),                              # UNSUPPORTED_ASSIGNOR
-    ({"member_epoch": 5}, 25),                                         # UNKNOWN_MEMBER_ID (the reference)
+    ({"member_epoch": 5}, 69),                                         # GROUP_ID_NOT_FOUND: no group before a join (Kafka 4.3.1, the oracle)
 ])
 def test_requests_kafka_refuses(fields, error):
     c = _cluster()

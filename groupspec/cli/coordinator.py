@@ -31,9 +31,20 @@ def coordinator() -> None:
 @click.argument("script", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--fault", "faults", multiple=True, type=click.Choice(sorted(FAULTS)),
               help="Run a deliberately broken coordinator (mutation testing only). Repeatable.")
-def replay(script: str, faults: tuple[str, ...]) -> None:
+@click.option("--against", type=click.Choice(["kafka"]), default=None,
+              help="Also run SCRIPT through Apache Kafka's own group coordinator (the Kafka oracle) and print, "
+                   "step by step, where its answers or the group's state differ from the reference's. "
+                   "Exit 1 if a difference is not a documented abstraction.")
+@click.option("--json", "as_json", is_flag=True, help="With --against: the comparison as one JSON document.")
+def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: bool) -> None:
     """Run SCRIPT (JSON Lines; '-' for stdin) and print the coordinator's transcript."""
     text = _read(script)
+    if against == "kafka":
+        from ._oracle import replay_against_kafka
+
+        sys.exit(replay_against_kafka(script, text, frozenset(faults), as_json))
+    if as_json:
+        raise UserError("--json needs --against kafka (the transcript is JSON Lines already)")
     try:
         lines = run_script(text, faults=frozenset(faults))
     except ScriptError as e:

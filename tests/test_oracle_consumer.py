@@ -1,0 +1,79 @@
+"""The Kafka oracle for the next-generation protocol (KIP-848): ConsumerGroupHeartbeat scripts and generated
+request sequences answered by the reference's ConsumerGroupCoordinator and by Kafka 4.3.1's, compared after every
+step (epochs as the reference counts them: Kafka starts a new group at epoch 1, the reference at 0)."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from groupspec.oracle import KafkaOracle
+from groupspec.oracle.abstractions import explain
+from groupspec.oracle.compare import Difference
+from groupspec.oracle.consumer import compare_consumer_script
+from groupspec.oracle.consumer_machine import make_consumer_machine
+
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+RECORDED = pathlib.Path(__file__).parent / "serve_data" / "confluent-kafka-consumer-protocol.script.jsonl"
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    with KafkaOracle(fetch=True) as o:
+        yield o
+
+
+def test_a_recorded_consumer_protocol_session_agrees_with_kafka(oracle):
+    # recorded from a real confluent-kafka consumer group against groupspec serve; its literal epochs are
+    # shifted for Kafka (epoch-origin)
+    result = compare_consumer_script(RECORDED.read_text(), oracle)
+    assert result.compared == result.steps == 26
+    assert result.unexplained == [], [d.to_dict() for d in result.unexplained][:2]
+
+
+def test_the_reference_answers_consumer_heartbeats_as_kafka_does(oracle, tmp_path):
+    here = settings() if DEEP else settings(max_examples=20, stateful_step_count=15)
+    run_state_machine_as_test(make_consumer_machine(oracle, out_dir=tmp_path),
+                              settings=settings(here, deadline=None, suppress_health_check=list(HealthCheck)))
+
+
+def test_a_planted_consumer_difference_is_caught_and_shrunk(oracle, tmp_path):
+    fault = frozenset({"unfenced_commits"})  # the reference accepts commits from anyone
+    with pytest.raises(AssertionError, match="differ at step"):
+        run_state_machine_as_test(make_consumer_machine(oracle, faults=fault, out_dir=tmp_path),
+                                  settings=settings(max_examples=400, stateful_step_count=15, deadline=None,
+                                                    derandomize=True, suppress_health_check=list(HealthCheck)))
+    script = (tmp_path / "oracle-consumer-difference.jsonl").read_text()
+    steps = [json.loads(ln) for ln in script.splitlines() if ln.strip() and not ln.startswith("#")]
+    requests = [s for s in steps if "send" in s]
+    assert 1 <= len(requests) <= 4 and requests[-1]["send"] == "OffsetCommit", script
+    assert compare_consumer_script(script, oracle, faults=fault).unexplained
+    assert not compare_consumer_script(script, oracle).unexplained
+
+
+def _member(**kw):
+    return {"state": "stable", "epoch": 3, "assigned": [["t", 0]], "revoking": [], "target": [["t", 0]], **kw}
+
+
+def test_the_consumer_matchers_recognise_their_shape_only():
+    base = {"at": 5, "group_epoch": 3, "assignment_epoch": 3, "members": {"S": _member()}}
+    left = {**base, "members": {"S": _member(epoch=-2)}}
+    assert explain(Difference(1, 5, "state", base, left)) == "static-left-epoch"
+    assert explain(Difference(1, 5, "state", base, {**base, "members": {"S": _member(epoch=4)}})) is None
+    later = {**base, "assignment_epoch": 2, "members": {"S": _member(target=[["t", 1]])}}
+    moved = {**base, "members": {"S": _member(target=[["t", 1]])}}
+    assert explain(Difference(1, 5, "state", moved, later)) == "target-computed-later"
+    assert explain(Difference(1, 5, "state", moved, {**later, "group_epoch": 2})) is None
+    hb = {"at": 5, "to": "A", "request": "ConsumerGroupHeartbeat", "error": "NONE", "member": "A", "member_epoch": 3,
+          "heartbeat_interval_ms": 5000, "assignment": [["t", 0]]}
+    assert explain(Difference(1, 5, "answer", [hb], [{**hb, "assignment": None}])) == "assignment-resent"
+    assert explain(Difference(1, 5, "answer", [hb], [{**hb, "assignment": None, "member_epoch": 4}])) is None
+    err = {**hb, "error": "UNKNOWN_MEMBER_ID", "assignment": None}
+    assert explain(Difference(1, 5, "answer", [err], [{**err, "member": None, "member_epoch": 0,
+                                                       "heartbeat_interval_ms": 0}])) == "consumer-error-fields"
+    assert explain(Difference(1, 5, "answer", [err], [{**err, "error": "FENCED_MEMBER_EPOCH", "member": None,
+                                                       "member_epoch": 0}])) is None
