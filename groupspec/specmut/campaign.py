@@ -50,11 +50,14 @@ def _alarm(_sig, _frame):  # noqa: ANN001
     raise TimeoutError("per-mutant time limit")
 
 
-def baseline(scale: float = 1.0) -> dict[str, Any]:
-    """Every killer on the unchanged model (in a worker: the pool's first task)."""
+def baseline(scale: float = 1.0, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """Every killer (or those named in ``only``) on the unchanged model (in a worker: the pool's first task)."""
     out: dict[str, Any] = {}
+    wanted = set(only) if only is not None else None
     with applied(None):
         for k in killers(scale):
+            if wanted is not None and k.name not in wanted:
+                continue
             t0 = time.perf_counter()
             try:
                 r = run_killer(k)
@@ -67,7 +70,8 @@ def baseline(scale: float = 1.0) -> dict[str, Any]:
 
 def usable(base: dict[str, Any], scale: float = 1.0) -> list[Killer]:
     """The killers the unchanged model passes (a conformance suite that fails on it kills nothing)."""
-    return [k for k in killers(scale) if "error" not in base[k.name] and base[k.name].get("failure") is None]
+    return [k for k in killers(scale)
+            if k.name in base and "error" not in base[k.name] and base[k.name].get("failure") is None]
 
 
 def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0) -> dict[str, Any]:
