@@ -58,7 +58,7 @@ ALLOWED = {
     "kafka": set(),
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
-    "specmut": {"model", "checker", "conformance"},
+    "specmut": {"model", "checker", "conformance", "reference"},
     "figures": {"model", "reference", "checker", "pipeline"},
     "strategies": {"assignorcheck"},
     "top": {"assignorcheck"},

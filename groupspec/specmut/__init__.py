@@ -7,8 +7,9 @@ model's own properties explored on the mutant, and the conformance suites agains
 parallel campaign and its summary per family (:mod:`.campaign`) and the equivalent mutants with their
 reasons (:mod:`.equivalent`).
 
-May import: ``groupspec.model``, ``groupspec.checker``, ``groupspec.conformance`` (the latter two only
-inside functions, once a mutant is in place). Imported by the CLI and the tests only.
+May import: ``groupspec.model``, ``groupspec.checker``, ``groupspec.conformance``, ``groupspec.reference``
+(Kafka's assignors, the oracle of the model's; all but the reference only inside functions, once a mutant
+is in place). Imported by the CLI and the tests only.
 """
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ written with.
   ``groupspec verify``, each reproduced by a reference scenario) disappears, or if the model raises (its
   own transition table, ``check_transition``, or an assertion). A changed state count or convergence
   bound alone kills nothing: that is a change detector, not a fidelity check.
+* ``assignor:<name>`` — the model's assignors against Kafka's, in the reference (``groupspec.reference.
+  assignors``), on a fixed sample of small groups: ``range`` and ``roundrobin`` must give Kafka's answer;
+  ``sticky``, a stand-in, must pass the reference's assignor invariants (assignors.md §2: members,
+  no duplicates, subscribed, complete, movability) and be stable (run on its own output, it changes nothing).
 * ``conformance:<suite>`` — the reference implementation run in the simulator and checked against the
   mutated model after every event (``groupspec.conformance``: the classic and Connect state machines,
   the KIP-848 machine, the migration walks), derandomized, so the same runs every time.
@@ -78,17 +82,24 @@ CONFORMANCE: tuple[tuple[str, str, int, int], ...] = (
 )
 
 
+# The model's assignors against Kafka's (the reference's): range and roundrobin must give Kafka's answer;
+# sticky, a stand-in, must pass the reference's assignor invariants (assignors.md §2) and be stable.
+ORACLE_ASSIGNORS = ("range", "roundrobin", "sticky")
+ORACLE_CASES = 400
+
+
 @dataclass(frozen=True)
 class Killer:
     name: str
-    kind: str  # "model" | "conformance"
+    kind: str  # "model" | "oracle" | "conformance"
     variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
     job: tuple
 
 
 def killers(scale: float = 1.0) -> list[Killer]:
-    """Every killer, cheapest first (the explorer's jobs, then the conformance suites)."""
-    out = [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
+    """Every killer, cheapest first (the assignor oracle, the explorer's jobs, then the conformance suites)."""
+    out = [Killer(f"assignor:{a}", "oracle", "eager", (a,)) for a in ORACLE_ASSIGNORS]  # cheapest: first
+    out += [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
                   + (f"×{t}t" if t > 1 else "") + f" b{b}", "model", v, job)
            for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
     for name, variant, examples, steps in CONFORMANCE:
@@ -147,7 +158,54 @@ def run_killer(k: Killer) -> dict[str, Any]:
     """Run one killer on whatever model is loaded now: ``{"verdicts": ..., "failure": str|None}``."""
     if k.kind == "model":
         return _explore(k.job)
+    if k.kind == "oracle":
+        return {"failure": _assignor_oracle(*k.job)}
     return {"failure": _conform(*k.job)}
+
+
+def _assignor_oracle(name: str) -> str | None:
+    """The model's assignor ``name`` on small groups (deterministic sample) against the reference."""
+    import random
+
+    from groupspec.model.assignors import ASSIGNORS
+    from groupspec.model.core import Config
+    from groupspec.reference.assignors import get
+    from groupspec.reference.assignors.properties import check_all
+
+    rng = random.Random(20261128)
+    for case in range(ORACLE_CASES):
+        n, parts = rng.randint(1, 3), rng.randint(1, 5)
+        topics = rng.randint(1, min(2, parts))
+        cfg = Config(members=n, partitions=parts, topics=topics)
+        names = [f"t{t}" for t in range(topics)]
+        where = []  # model bit -> (topic, partition)
+        for b in range(parts):
+            t = cfg.topic_of[b]
+            where.append((names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+        existing = (1 << parts) - 1
+        members, subs = [], {}
+        for slot in range(n):
+            tmask = rng.randint(1, (1 << topics) - 1)
+            owned = rng.randint(0, existing) if name == "sticky" else 0
+            gen = rng.randint(0, 2)
+            members.append((slot, tmask, owned, gen, False))
+            subs[f"m{slot}"] = {"topics": [names[t] for t in range(topics) if tmask >> t & 1],
+                                "owned": [list(where[b]) for b in range(parts) if owned >> b & 1], "generation": gen}
+        counts = {t: sum(1 for w in where if w[0] == t) for t in names}
+        got = ASSIGNORS[name](cfg, members, existing)
+        out = {f"m{slot}": sorted(where[b] for b in range(parts) if got.get(slot, 0) >> b & 1) for slot in range(n)}
+        if name in ("range", "roundrobin"):
+            want = {m: sorted(tuple(p) for p in ps) for m, ps in get(name).assign(counts, subs).items()}
+            if out != want:
+                return f"case {case}: model {out} != Kafka's {want} (subscriptions {subs})"
+            continue
+        problems = check_all(counts, subs, out, complete=True, balanced=True)
+        if problems:
+            return f"case {case}: {problems[0]} (subscriptions {subs}, model {out})"
+        again = ASSIGNORS[name](cfg, [(s, t, got.get(s, 0), g + 1, st) for s, t, _o, g, st in members], existing)
+        if again != got:
+            return f"case {case}: not stable: {got} then {again}"
+    return None
 
 
 def _explore(job: tuple) -> dict[str, Any]:
@@ -164,35 +222,46 @@ def _explore(job: tuple) -> dict[str, Any]:
 
 
 REGRESSIONS = MODEL_DIR.parent / "tests" / "conformance_regressions.json"
+# Schedules found for a survivor (python -m groupspec.specmut.hunt): each fails that mutant, passes the model.
+SCHEDULES = MODEL_DIR.parent / "tests" / "spec_mutant_schedules.json"
 
 
-def _replay_regressions(variant: str) -> str | None:
-    """Replay every recorded schedule of ``variant`` (as ``tests/test_conformance.py`` does)."""
+def replay_schedule(r: dict[str, Any]) -> str | None:
+    """Replay one recorded schedule rule by rule (as ``tests/test_conformance.py`` does); its failure or None."""
     import contextlib
     import io
-    import json
     import re
 
     from groupspec.conformance import make_machine
     from groupspec.conformance.refinement import ConformanceFailure
 
-    if not REGRESSIONS.exists():  # an installed copy without the tests: nothing to replay
-        return None
-    for r in json.loads(REGRESSIONS.read_text()):
-        if r["variant"] != variant:
+    machine = make_machine(r["variant"], topics=r["topics"])()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            machine.boot(seed=r["seed"])
+            for call in r["rules"]:
+                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
+                kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
+                          for k, v in (a.split("=") for a in args.split(", ") if a)}
+                getattr(machine, rule)(**kwargs)
+            machine.teardown()
+    except ConformanceFailure as e:
+        return f"schedule {r['name']!r}: {str(e).splitlines()[0]}"
+    return None
+
+
+def _replay_regressions(variant: str) -> str | None:
+    """Replay every recorded schedule of ``variant``: the regressions, then those found for survivors."""
+    import json
+
+    for path in (SCHEDULES, REGRESSIONS):  # the survivors' first: each was found to reach one rule
+        if not path.exists():  # an installed copy without the tests: nothing to replay
             continue
-        machine = make_machine(r["variant"], topics=r["topics"])()
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                machine.boot(seed=r["seed"])
-                for call in r["rules"]:
-                    rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
-                    kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
-                              for k, v in (a.split("=") for a in args.split(", ") if a)}
-                    getattr(machine, rule)(**kwargs)
-                machine.teardown()
-        except ConformanceFailure as e:
-            return f"schedule {r['name']}: {str(e).splitlines()[0]}"
+        for r in json.loads(path.read_text()):
+            if r["variant"] == variant:
+                why = replay_schedule(r)
+                if why is not None:
+                    return why
     return None
 
 
@@ -229,7 +298,7 @@ def _conform(name: str, examples: int, steps: int) -> str | None:
 
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
-    if k.kind == "conformance":
+    if k.kind in ("conformance", "oracle"):
         return got["failure"]
     if not got.get("complete", True):
         return None  # the mutant's state space outgrew the job: undecided here
