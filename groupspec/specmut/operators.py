@@ -49,7 +49,8 @@ FAMILIES: dict[str, str] = {
 # states, no rule of the protocol) and the package's front door.
 SKIPPED = ("broken", "symmetry", "__init__")
 # Nor functions that only name or print things (no rule of the protocol reads them).
-NOT_RULES = re.compile(r"^(describe|__repr__|__str__|explain\w*|summary|label\w*|narrat\w*)$")
+# (``parties``: the timeline's account of a state; ``orbit_size``: the symmetry factor the report prints.)
+NOT_RULES = re.compile(r"^(describe|__repr__|__str__|explain\w*|summary|label\w*|narrat\w*|parties|orbit_size)$")
 
 TIMER = re.compile(r"Expired|Timeout|_timer|_delay_expired|Expiry|Fence|_formation_steps|_expire|_drop_session")
 COUNTER = re.compile(r"generation|epoch", re.I)
