@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
 from typing import Any, Callable, Iterable
 
-from .equivalent import EQUIVALENT
+from .equivalent import equivalent_reason
 from .killers import Killer, judge, killers, run_killer, variant_modules
 from .loader import applied
 from .operators import SpecMutant, generate
@@ -33,6 +33,8 @@ SAMPLE: dict[str, str] = {
     "classic.ClassicProtocol.successors:timer-never#0": "model:static 2m×3p b2",  # a ghost is never fenced
     "classic.ClassicProtocol.successors:negate-guard#12": "conformance:regressions:static-range",  # rebalance timer
     "consumer.Consumer.successors:timer-never#0": "model:consumer 3m×2p b2",  # KIP-848 session timeout
+    "consumer.Consumer.commit_accepted:off-by-one#0": "conformance:consumer:one-topic",  # commit at epoch + 1
+    "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration",
     "migration.ClassicToConsumer.successors:timer-never#0": "model:classic-to-consumer 2m×2p b2",
     "zookeeper.ZooKeeper._claim:skip-callback#0": "model:zookeeper·range 2m×2p b2",  # claims never taken
 }
@@ -104,8 +106,9 @@ def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0) -> dict[str
         if old is not None:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
-    if row["status"] == "survived" and m.name in EQUIVALENT:
-        row.update(status="equivalent", detail=EQUIVALENT[m.name])
+    why_equivalent = equivalent_reason(m.name, m.diff)
+    if row["status"] == "survived" and why_equivalent:
+        row.update(status="equivalent", detail=why_equivalent)
     if not ks:
         row["detail"] = row["detail"] or "no check reads this module"
     row["seconds"] = round(time.perf_counter() - t0, 2)

@@ -8,6 +8,9 @@ written with.
   ``groupspec verify``, each reproduced by a reference scenario) disappears, or if the model raises (its
   own transition table, ``check_transition``, or an assertion). A changed state count or convergence
   bound alone kills nothing: that is a change detector, not a fidelity check.
+* ``broken:<variant>`` — the deliberately broken variants (``model/broken.py``), each at bounds where its bug
+  shows: a mutant that lets one through (the property no longer finds the violation) is killed. This is
+  what a mutant of a property itself (``model/properties.py``, a variant's ``*_violation``) answers to.
 * ``assignor:<name>`` — the model's assignors against Kafka's, in the reference (``groupspec.reference.
   assignors``), on a fixed sample of small groups: ``range`` and ``roundrobin`` must give Kafka's answer;
   ``sticky``, a stand-in, must pass the reference's assignor invariants (assignors.md §2: members,
@@ -59,6 +62,20 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
 )
+# The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
+# property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
+BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
+    ("cooperative-direct-transfer", "sticky", 3, 3, 1, "crash,leave", 1),
+    ("eager-no-revoke", "sticky", 2, 2, 1, "", 0),
+    ("unfenced-commits", "sticky", 2, 2, 1, "zombie", 1),
+    ("cooperative-flappy", "sticky", 2, 2, 1, "", 0),
+    ("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0),
+    ("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1),
+    ("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0),
+    ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
+    ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
+    ("zookeeper", "range", 2, 2, 1, "zombie", 1),
+)
 MAX_STATES = 400_000  # a mutant that blows the state space up past this is not judged by that job
 
 # The conformance suites: (name, model variant it refines, examples, steps); derandomized.
@@ -102,6 +119,8 @@ def killers(scale: float = 1.0) -> list[Killer]:
     out += [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
                   + (f"×{t}t" if t > 1 else "") + f" b{b}", "model", v, job)
            for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
+    out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
+            for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
