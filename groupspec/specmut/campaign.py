@@ -141,7 +141,8 @@ def campaign(mutants: list[SpecMutant], workers: int = 1, scale: float = 1.0,
     workers = max(1, min(workers, os.cpu_count() or 1, max(1, len(mutants))))
     rows: list[dict[str, Any]] = [None] * len(mutants)  # type: ignore[list-item]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        base = pool.submit(baseline, scale).result()
+        needed = sorted({k.name for m in mutants for k in relevant(m, killers(scale))})  # only what will be asked
+        base = pool.submit(baseline, scale, needed).result()
         futures = {pool.submit(run_one, m, base, scale): k for k, m in enumerate(mutants)}
         done = 0
         for fut in as_completed(futures):
