@@ -18,7 +18,7 @@ SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tes
          tests/test_coordinator_unit.py tests/test_coordinator_replay.py tests/test_consumer.py \
          tests/test_simulator_cli.py tests/test_assignor_check_core.py tests/test_assignors_range_roundrobin.py
 
-.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser realstack kafkajs
+.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser realstack kafkajs spec-mutants
 
 setup: $(STAMP)
 
@@ -35,6 +35,11 @@ browser:
 
 verify: setup
 	$(BIN)/groupspec verify
+
+# The mutation campaign over model/ (docs/specification.md, "The mutation campaign"): every one-rule change of
+# the specification must be killed by a check against the reference or by one of the model's properties.
+spec-mutants: setup
+	$(BIN)/groupspec verify --spec-mutants
 
 test: setup browser
 	@echo "make test: the CI profile, about $(TEST_MINUTES) minutes on 2 quiet cores (measured; longer on a busy machine;"

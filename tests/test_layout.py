@@ -42,7 +42,7 @@ ROOMS = {  # room -> folder
     "model": "model", "reference": "reference", "proofs": "proofs", "pipeline": "pipeline",
     "checker": "groupspec/checker", "conformance": "groupspec/conformance", "assignorcheck": "groupspec/assignorcheck",
     "trace": "groupspec/trace", "realstack": "groupspec/realstack", "serve": "groupspec/serve", "figures": "groupspec/figures",
-    "kafka": "groupspec/kafka", "oracle": "groupspec/oracle",
+    "kafka": "groupspec/kafka", "oracle": "groupspec/oracle", "specmut": "groupspec/specmut",
     "verify": "groupspec/verify.py", "cli": "groupspec/cli", "top": "groupspec/__init__.py", "strategies": "groupspec/strategies.py",
 }
 ALLOWED = {
@@ -59,6 +59,7 @@ ALLOWED = {
     "oracle": {"reference", "kafka"},
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
+    "specmut": {"model", "checker", "conformance", "reference"},
     "figures": {"model", "reference", "checker", "pipeline"},
     "strategies": {"assignorcheck"},
     "top": {"assignorcheck"},

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, ignore_sigint, make_console, stop_on_interrupt
+from ._common import (EXIT_OK, EXIT_VIOLATION, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
+                      stop_on_interrupt)
 
 
 def register(group: click.Group) -> None:
@@ -114,15 +115,45 @@ def model_table(rows: list) -> Table:
     return t
 
 
+@bad_input_probes(["--family", "classic"], ["--spec-mutants", "--limit", "0"], ["--spec-mutants", "--mutant", "nope"],
+                  ["--spec-mutants", "--workers", "0"])
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def verify(as_json: bool) -> None:
+@click.option("--spec-mutants", is_flag=True,
+              help="instead: the mutation campaign over model/ (each one-rule change must be killed by a check "
+                   "that compares the model with the reference or breaks one of its properties)")
+@click.option("--family", type=click.Choice(["classic", "connect", "kip848", "migration", "zookeeper"]),
+              help="with --spec-mutants: only this family's mutants")
+@click.option("--sample", is_flag=True, help="with --spec-mutants: the fixed sample make test runs")
+@click.option("--mutant", "mutants", multiple=True, help="with --spec-mutants: only this mutant (repeatable)")
+@click.option("--limit", type=int, help="with --spec-mutants: at most this many, spread evenly over the list")
+@click.option("--workers", type=int, help="with --spec-mutants: worker processes (default: the cores, at most 2)")
+@click.option("--scale", type=float, default=1.0, show_default=True,
+              help="with --spec-mutants: the randomized conformance suites' examples, times this")
+@click.option("--list", "list_only", is_flag=True, help="with --spec-mutants: list the mutants and stop")
+def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, mutants: tuple[str, ...],
+           limit: int | None, workers: int | None, scale: float, list_only: bool) -> None:
     """Check every protocol variant of the model, and that every broken variant is caught.
 
     Three sections: the model (explicit-state checks), the Z3 proofs, the mutation check of the reference.
     Exit status 0 when all is as expected, 1 otherwise; Ctrl-C stops it at once (exit status 130).
+
+    With --spec-mutants, the mutation campaign over the specification instead (docs/specification.md,
+    "The mutation campaign"): the score per family, the survivors with their one-line diff, the check that
+    killed each of the others.
     """
+    campaign_only = (family, sample, mutants, limit, workers, list_only, scale != 1.0)
+    if not spec_mutants and any(campaign_only):
+        fail("--family, --sample, --mutant, --limit, --workers, --scale and --list go with --spec-mutants")
     with stop_on_interrupt():
+        if spec_mutants:
+            from .verify_spec import list_mutants, run_spec_mutants
+
+            if list_only:
+                list_mutants(family)
+                return
+            run_spec_mutants(as_json, family, sample, mutants, limit, workers, scale)
+            return
         _verify(as_json)
 
 

@@ -203,6 +203,9 @@ class ConnectView:
         st = r.state
         if st.previous_generation != r.last_completed_generation:
             return f"the leader's memory was not of the last completed generation ({st.previous_generation} vs {r.last_completed_generation})"
+        if self._revocation_not_taken(r):
+            return ("a revocation of the leader's previous round had not taken effect (a worker still reports "
+                    "running revoked work): its memory is what runs now, so held work nobody runs counts as new")
         if st.scheduled_rebalance > 0 and r.now >= st.scheduled_rebalance:
             return "the scheduled rebalance time had come"
         remembered = h._mask({(c, CONNECTOR_TASK) for c in st.previous_connectors} | set(st.previous_tasks))
@@ -215,6 +218,23 @@ class ConnectView:
         if st.scheduled_rebalance <= 0 and st.previous_members <= set(r.workers):
             return "no worker had departed and no delay was running"
         return None
+
+    @staticmethod
+    def _revocation_not_taken(r: Any) -> bool:
+        """Kafka's ``performTaskAssignment``: when a worker still reports running something the previous
+        round revoked, that revocation did not take effect and the leader replaces its memory of the
+        previous assignment by what runs now (``previousAssignment = activeAssignments``). Work that was
+        held for a departed worker and that nobody runs is then no longer *lost* but *created*, and is
+        handed out at once. A Connect worker that keeps its work across a reset (connect-keep-work)
+        reports revoked work still running (found by ``--hypothesis-seed=3220338316``, regression
+        ``connect-keep-work-revocation-not-taken``)."""
+        st = r.state
+        running_c: set = set()
+        running_t: set = set()
+        for run in r.workers.values():
+            running_c |= set(run.connectors)
+            running_t |= set(run.tasks)
+        return bool(set(st.revoked_connectors) & running_c or set(st.revoked_tasks) & running_t)
 
     def _departures_shown(self) -> bool:
         """Whether alpha shows the coordinator's members as they are now. Not while it shows the state from

@@ -1,0 +1,19 @@
+"""The mutation campaign over the specification (``groupspec verify --spec-mutants``).
+
+Owns the mutation operators over ``model/`` (:mod:`.operators`: one-rule changes generated from the
+source by AST, each with a stable name), applying one on a copy in this process (:mod:`.loader`: an
+import hook, the checkout never written), the checks allowed to kill a mutant (:mod:`.killers`: the
+model's own properties explored on the mutant, and the conformance suites against the reference), the
+parallel campaign and its summary per family (:mod:`.campaign`) and the equivalent mutants with their
+reasons (:mod:`.equivalent`).
+
+May import: ``groupspec.model``, ``groupspec.checker``, ``groupspec.conformance``, ``groupspec.reference``
+(Kafka's assignors, the oracle of the model's; all but the reference only inside functions, once a mutant
+is in place). Imported by the CLI and the tests only.
+"""
+from __future__ import annotations
+
+from .campaign import SAMPLE, campaign, run_one, select
+from .operators import SpecMutant, generate
+
+__all__ = ["SAMPLE", "SpecMutant", "campaign", "generate", "run_one", "select"]

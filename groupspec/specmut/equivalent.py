@@ -1,0 +1,50 @@
+"""Equivalent mutants: changes of the model that no execution can observe, each with the reason.
+
+Every name here is also explained in docs/specification.md ("Equivalent mutants"); a survivor not listed
+here is a gap in the checks, and ``groupspec verify --spec-mutants`` fails on it. A name whose mutant no
+longer exists (the model changed) is reported by ``tests/test_spec_mutants.py``.
+
+May import: nothing.
+"""
+from __future__ import annotations
+
+import re
+
+EQUIVALENT: dict[str, str] = {
+    "classic.ClassicProtocol.init_states:drop-guard#0":
+        "init_states only chooses the explored instance (whether the last partition exists at the start); "
+        "no rule of the protocol reads it, and the conformance harness starts from alpha of the reference",
+    "classic.ClassicProtocol._perturbations:drop-term#7":
+        "a process is PAUSED only through Pause, which is generated only with the zombie fault, so the "
+        "conjunct 'zombie' in faults is implied by c.proc == PAUSED",
+    "classic.ClassicProtocol._perturbations:drop-term#15":
+        "crashing a process that is already down leaves it as it was (a down client holds only its "
+        "subscription and its ghost), so the added step changes nothing but the perturbation budget",
+    "consumer.Consumer.init_states:drop-term#5":
+        "init_states only chooses the explored instance (whether the last partition exists at the start); "
+        "no rule of the protocol reads it, and the conformance harness starts from the reference's state",
+    "consumer.Consumer.step:negate-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (and the model's traces); every check "
+        "explores successors(s) itself",
+    "consumer.Consumer._bump:off-by-one#0":
+        "the comparison is read only when bump_on_change is off, that is in the broken variant "
+        "consumer-no-epoch-bump; every correct variant bumps the epoch before reaching it",
+    "zookeeper.ZooKeeper.step:drop-guard#0":
+        "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
+}
+
+# One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
+# selected for the explored instance (``'zombie' in faults``) left out. Which perturbations an instance allows
+# is a choice of the instance, not a rule of the protocol: with the fault selected the step is generated
+# anyway, and every check that could tell runs with it selected.
+FAULT_SELECTION = re.compile(r"\(and without '[\w-]+' in (self\.cfg\.|cfg\.|self\.)?faults\)$")
+
+
+def equivalent_reason(name: str, diff: str) -> str | None:
+    """Why the mutant ``name`` cannot be observed, or None."""
+    if name in EQUIVALENT:
+        return EQUIVALENT[name]
+    if ":drop-term#" in name and FAULT_SELECTION.search(diff):
+        return ("only the selection of a fault for the explored instance is left out: the step is that "
+                "fault's, generated anyway when it is selected, and the checks run with it selected")
+    return None

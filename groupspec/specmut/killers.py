@@ -1,0 +1,330 @@
+"""The checks that may kill a model mutant: only those that compare the model with something it was not
+written with.
+
+* ``model:<variant>`` — the model's own safety and liveness properties (``model/properties.py``: exclusive
+  ownership, commit fencing, generation monotonicity, convergence), explored exhaustively by the Python
+  explorer on the mutated model at small bounds with every fault that applies. The mutant dies if a
+  property that holds on the unchanged model is violated, if a violation Kafka shares (``kafka_too`` of
+  ``groupspec verify``, each reproduced by a reference scenario) disappears, or if the model raises (its
+  own transition table, ``check_transition``, or an assertion). A changed state count or convergence
+  bound alone kills nothing: that is a change detector, not a fidelity check.
+* ``broken:<variant>`` — the deliberately broken variants (``model/broken.py``), each at bounds where its bug
+  shows: a mutant that lets one through (the property no longer finds the violation) is killed. This is
+  what a mutant of a property itself (``model/properties.py``, a variant's ``*_violation``) answers to.
+* ``assignor:<name>`` — the model's assignors against Kafka's, in the reference (``groupspec.reference.
+  assignors``), on a fixed sample of small groups: ``range`` and ``roundrobin`` must give Kafka's answer;
+  ``sticky``, a stand-in, must pass the reference's assignor invariants (assignors.md §2: members,
+  no duplicates, subscribed, complete, movability) and be stable (run on its own output, it changes nothing).
+* ``conformance:<suite>`` — the reference implementation run in the simulator and checked against the
+  mutated model after every event (``groupspec.conformance``: the classic and Connect state machines,
+  the KIP-848 machine, the migration walks), derandomized, so the same runs every time.
+
+Pinned state counts, figure freshness and the drift tests between the model and its own re-encodings
+(the compiled engine, the Z3 encodings) are deliberately not killers: a misreading of Kafka made in the
+model would be made in them alike.
+
+May import: ``groupspec.model``, ``groupspec.checker``, ``groupspec.conformance`` — always imported
+inside the functions, after :func:`groupspec.specmut.loader.applied` has put the mutant in place.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .operators import MODEL_DIR, PACKAGE
+
+# The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
+CLASSIC_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
+F = "join,leave,crash,timeout,zombie,partitions"
+TIMERS = "initial-delay,two-step-join,sync-timeout,late-expiry"  # the classic formation and timer faults
+STATIC_TIMERS = "initial-delay,sync-timeout,late-expiry"
+EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
+    # variant, assignor, members, partitions, topics, faults, budget (each well under a few CPU-seconds)
+    ("eager", "sticky", 3, 2, 1, f"{F},{TIMERS}", 1),
+    ("eager", "sticky", 2, 3, 1, f"{F},{TIMERS}", 2),
+    ("eager", "range", 2, 2, 2, CLASSIC_FAULTS, 2),
+    ("cooperative", "sticky", 2, 3, 1, f"{F},initial-delay,sync-timeout,late-expiry", 2),
+    ("cooperative", "sticky", 2, 2, 2, CLASSIC_FAULTS, 2),
+    ("static", "sticky", 2, 3, 1, f"{F},{STATIC_TIMERS}", 2),
+    ("static", "range", 2, 2, 2, CLASSIC_FAULTS, 2),
+    ("static-cooperative", "sticky", 2, 2, 1, F, 2),
+    ("static-leader-snapshot", "sticky", 2, 3, 1, "crash,join,partitions", 3),
+    ("coordinator-assigns", "sticky", 2, 3, 1, f"{F},initial-delay,two-step-join,late-expiry", 2),
+    ("eager-to-cooperative", "range", 2, 2, 1, "", 0),
+    ("connect-delayed", "sticky", 2, 2, 1, F, 2),
+    ("connect-keep-work", "sticky", 2, 2, 1, F, 2),
+    ("consumer", "uniform", 3, 2, 1, F, 2),
+    ("consumer", "range", 2, 3, 2, "subscription,partitions,crash", 2),
+    ("consumer-static", "uniform", 2, 3, 1, "join,leave,crash,timeout,zombie", 3),
+    ("classic-to-consumer", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
+)
+# The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
+# property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
+BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
+    ("cooperative-direct-transfer", "sticky", 3, 3, 1, "crash,leave", 1),
+    ("eager-no-revoke", "sticky", 2, 2, 1, "", 0),
+    ("unfenced-commits", "sticky", 2, 2, 1, "zombie", 1),
+    ("cooperative-flappy", "sticky", 2, 2, 1, "", 0),
+    ("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0),
+    ("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1),
+    ("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0),
+    ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
+    ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
+    ("zookeeper", "range", 2, 2, 1, "zombie", 1),
+)
+MAX_STATES = 400_000  # a mutant that blows the state space up past this is not judged by that job
+
+# The conformance suites: (name, model variant it refines, examples, steps); derandomized.
+CONFORMANCE: tuple[tuple[str, str, int, int], ...] = (
+    # The schedules the randomized suites once failed on (tests/conformance_regressions.json), replayed rule
+    # by rule: long, adversarial runs through pauses, expiries, failovers and late answers (cheap first).
+    ("regressions:eager-range", "eager", 0, 0),
+    ("regressions:eager-roundrobin", "eager", 0, 0),
+    ("regressions:cooperative-sticky", "cooperative", 0, 0),
+    ("regressions:static-range", "static", 0, 0),
+    ("regressions:connect-delayed", "connect-delayed", 0, 0),
+    ("regressions:connect-keep-work", "connect-keep-work", 0, 0),
+    ("eager-range", "eager", 12, 15),
+    ("cooperative-sticky", "cooperative", 12, 15),
+    ("static-range", "static", 12, 15),
+    ("connect-delayed", "connect-delayed", 8, 15),
+    ("connect-keep-work", "connect-keep-work", 8, 15),
+    ("consumer:one-topic", "consumer", 25, 25),
+    ("consumer:static", "consumer-static", 25, 25),
+    ("migration", "classic-to-consumer", 60, 40),
+)
+
+
+# The model's assignors against Kafka's (the reference's): range and roundrobin must give Kafka's answer;
+# sticky, a stand-in, must pass the reference's assignor invariants (assignors.md §2) and be stable.
+ORACLE_ASSIGNORS = ("range", "roundrobin", "sticky")
+ORACLE_CASES = 400
+
+
+@dataclass(frozen=True)
+class Killer:
+    name: str
+    kind: str  # "model" | "oracle" | "conformance"
+    variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
+    job: tuple
+
+
+def killers(scale: float = 1.0) -> list[Killer]:
+    """Every killer, cheapest first (the assignor oracle, the explorer's jobs, then the conformance suites)."""
+    out = [Killer(f"assignor:{a}", "oracle", "eager", (a,)) for a in ORACLE_ASSIGNORS]  # cheapest: first
+    out += [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
+                  + (f"×{t}t" if t > 1 else "") + f" b{b}", "model", v, job)
+           for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
+    out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
+            for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
+    for name, variant, examples, steps in CONFORMANCE:
+        out.append(Killer(f"conformance:{name}", "conformance", variant,
+                          (name, max(1, round(examples * scale)) if examples else 0, steps)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ relevance
+@lru_cache(maxsize=None)
+def _imports(module: str) -> frozenset[str]:
+    tree = ast.parse((MODEL_DIR / f"{module}.py").read_text())
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.level == 1:
+            if n.module:
+                out.add(n.module.split(".")[0])
+            else:
+                out |= {a.name for a in n.names}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=None)
+def closure(module: str) -> frozenset[str]:
+    """The model modules ``module`` reads, itself included (its relative imports, transitively)."""
+    seen = {module}
+    todo = [module]
+    while todo:
+        for other in _imports(todo.pop()):
+            if other not in seen and (MODEL_DIR / f"{other}.py").exists():
+                seen.add(other)
+                todo.append(other)
+    return frozenset(seen)
+
+
+_VARIANT_MODULE: dict[str, str] = {}
+
+
+def variant_modules(variant: str) -> frozenset[str]:
+    """The model modules a variant's class (and its bases) reads."""
+    if variant not in _VARIANT_MODULE:
+        import importlib
+
+        model = importlib.import_module(PACKAGE)
+        cls = model.VARIANTS[variant]
+        mods = {k.__module__.rsplit(".", 1)[1] for k in cls.__mro__ if k.__module__.startswith(PACKAGE + ".")}
+        _VARIANT_MODULE[variant] = ",".join(sorted(mods))
+    out: set[str] = set()
+    for m in _VARIANT_MODULE[variant].split(","):
+        out |= closure(m)
+    return frozenset(out)
+
+
+# ------------------------------------------------------------------------------------------ running
+def run_killer(k: Killer) -> dict[str, Any]:
+    """Run one killer on whatever model is loaded now: ``{"verdicts": ..., "failure": str|None}``."""
+    if k.kind == "model":
+        return _explore(k.job)
+    if k.kind == "oracle":
+        return {"failure": _assignor_oracle(*k.job)}
+    return {"failure": _conform(*k.job)}
+
+
+def _assignor_oracle(name: str) -> str | None:
+    """The model's assignor ``name`` on small groups (deterministic sample) against the reference."""
+    import random
+
+    from groupspec.model.assignors import ASSIGNORS
+    from groupspec.model.core import Config
+    from groupspec.reference.assignors import get
+    from groupspec.reference.assignors.properties import check_all
+
+    rng = random.Random(20261128)
+    for case in range(ORACLE_CASES):
+        n, parts = rng.randint(1, 3), rng.randint(1, 5)
+        topics = rng.randint(1, min(2, parts))
+        cfg = Config(members=n, partitions=parts, topics=topics)
+        names = [f"t{t}" for t in range(topics)]
+        where = []  # model bit -> (topic, partition)
+        for b in range(parts):
+            t = cfg.topic_of[b]
+            where.append((names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+        existing = (1 << parts) - 1
+        members, subs = [], {}
+        for slot in range(n):
+            tmask = rng.randint(1, (1 << topics) - 1)
+            owned = rng.randint(0, existing) if name == "sticky" else 0
+            gen = rng.randint(0, 2)
+            members.append((slot, tmask, owned, gen, False))
+            subs[f"m{slot}"] = {"topics": [names[t] for t in range(topics) if tmask >> t & 1],
+                                "owned": [list(where[b]) for b in range(parts) if owned >> b & 1], "generation": gen}
+        counts = {t: sum(1 for w in where if w[0] == t) for t in names}
+        got = ASSIGNORS[name](cfg, members, existing)
+        out = {f"m{slot}": sorted(where[b] for b in range(parts) if got.get(slot, 0) >> b & 1) for slot in range(n)}
+        if name in ("range", "roundrobin"):
+            want = {m: sorted(tuple(p) for p in ps) for m, ps in get(name).assign(counts, subs).items()}
+            if out != want:
+                return f"case {case}: model {out} != Kafka's {want} (subscriptions {subs})"
+            continue
+        problems = check_all(counts, subs, out, complete=True, balanced=True)
+        if problems:
+            return f"case {case}: {problems[0]} (subscriptions {subs}, model {out})"
+        again = ASSIGNORS[name](cfg, [(s, t, got.get(s, 0), g + 1, st) for s, t, _o, g, st in members], existing)
+        if again != got:
+            return f"case {case}: not stable: {got} then {again}"
+    return None
+
+
+def _explore(job: tuple) -> dict[str, Any]:
+    from groupspec.checker.explorer import Explorer
+    from groupspec.model import Config, make
+
+    variant, assignor, members, partitions, topics, faults, budget = job
+    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
+                 faults=frozenset(f for f in faults.split(",") if f))
+    res = Explorer(make(variant, cfg), max_states=MAX_STATES).run()
+    verdicts = {name: v.held for name, v in res.verdicts.items()}
+    complete = getattr(res, "complete", True)
+    return {"verdicts": verdicts, "complete": complete, "states": res.states}
+
+
+REGRESSIONS = MODEL_DIR.parent / "tests" / "conformance_regressions.json"
+# Schedules found for a survivor (python -m groupspec.specmut.hunt): each fails that mutant, passes the model.
+SCHEDULES = MODEL_DIR.parent / "tests" / "spec_mutant_schedules.json"
+
+
+def replay_schedule(r: dict[str, Any]) -> str | None:
+    """Replay one recorded schedule rule by rule (as ``tests/test_conformance.py`` does); its failure or None."""
+    import contextlib
+    import io
+    import re
+
+    from groupspec.conformance import make_machine
+    from groupspec.conformance.refinement import ConformanceFailure
+
+    machine = make_machine(r["variant"], topics=r["topics"])()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            machine.boot(seed=r["seed"])
+            for call in r["rules"]:
+                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
+                kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
+                          for k, v in (a.split("=") for a in args.split(", ") if a)}
+                getattr(machine, rule)(**kwargs)
+            machine.teardown()
+    except ConformanceFailure as e:
+        return f"schedule {r['name']!r}: {str(e).splitlines()[0]}"
+    return None
+
+
+def _replay_regressions(variant: str) -> str | None:
+    """Replay every recorded schedule of ``variant``: the regressions, then those found for survivors."""
+    import json
+
+    for path in (SCHEDULES, REGRESSIONS):  # the survivors' first: each was found to reach one rule
+        if not path.exists():  # an installed copy without the tests: nothing to replay
+            continue
+        for r in json.loads(path.read_text()):
+            if r["variant"] == variant:
+                why = replay_schedule(r)
+                if why is not None:
+                    return why
+    return None
+
+
+def _conform(name: str, examples: int, steps: int) -> str | None:
+    if name.startswith("regressions:"):
+        return _replay_regressions(name.split(":", 1)[1])
+    if name == "migration":
+        from groupspec.conformance.migration import run
+
+        why, _n = run(walks=examples, steps=steps, seed=0)
+        return why
+    if name.startswith("consumer:"):
+        from groupspec.conformance.consumer import SETUPS, run
+
+        return run(SETUPS[name.split(":", 1)[1]], examples=examples, steps=steps)
+    import contextlib
+    import io
+
+    from hypothesis import HealthCheck, Phase, settings
+
+    from groupspec.conformance import make_machine, run_machine
+    from groupspec.conformance.refinement import ConformanceFailure
+
+    cfg = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
+                   derandomize=True, phases=[Phase.generate], print_blob=False,
+                   suppress_health_check=list(HealthCheck))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            run_machine(make_machine(name), cfg)
+    except ConformanceFailure as e:
+        return str(e).splitlines()[0]
+    return None
+
+
+def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
+    """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
+    if k.kind in ("conformance", "oracle"):
+        return got["failure"]
+    if not got.get("complete", True):
+        return None  # the mutant's state space outgrew the job: undecided here
+    for prop, held in got["verdicts"].items():
+        was = baseline["verdicts"].get(prop)
+        if was is True and held is False:
+            return f"{prop} violated"
+        if was is False and held is True:
+            return f"{prop} no longer violated (Kafka's own violation, reproduced by the reference)"
+    return None

@@ -1,0 +1,67 @@
+"""Applying one mutant in this process, on a copy: an import hook serves the mutated module.
+
+The checkout is never written. :func:`applied` drops every loaded module that reads the model (the
+model itself, the checker, the trace checker, the conformance harness, the proofs) from
+``sys.modules``, puts a finder first on ``sys.meta_path`` that compiles the mutated module from the
+source with the one change, and on the way out drops them again, so the next import is the unchanged
+model. The reference implementation (``groupspec.reference``) never imports the model and stays loaded.
+
+May import: ``.operators``.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from typing import Iterator
+
+from .operators import SpecMutant, mutated_code
+
+# Packages whose modules import the model (directly or through another of these): reloaded per mutant.
+READERS = ("groupspec.model", "groupspec.checker", "groupspec.trace", "groupspec.conformance", "groupspec.proofs",
+           "groupspec.verify")
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, m: SpecMutant) -> None:
+        self.m = m
+        self.code = mutated_code(m)
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001 - importlib's signature
+        if fullname != self.m.fullname:
+            return None
+        origin = importlib.machinery.PathFinder.find_spec(fullname, path)
+        spec = importlib.util.spec_from_loader(fullname, self, origin=origin.origin if origin else None)
+        if spec is not None and origin is not None:
+            spec.has_location = True
+        return spec
+
+    def create_module(self, spec):  # noqa: ANN001
+        return None
+
+    def exec_module(self, module) -> None:  # noqa: ANN001
+        module.__file__ = getattr(module.__spec__, "origin", None)
+        exec(self.code, module.__dict__)
+
+
+def _purge() -> None:
+    for name in list(sys.modules):
+        if any(name == p or name.startswith(p + ".") for p in READERS):
+            del sys.modules[name]
+
+
+@contextlib.contextmanager
+def applied(m: SpecMutant | None) -> Iterator[None]:
+    """Within the block, ``import groupspec.model...`` (and everything that reads it) sees ``m``."""
+    finder = _Finder(m) if m is not None else None
+    _purge()
+    if finder is not None:
+        sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        if finder is not None:
+            sys.meta_path.remove(finder)
+        _purge()
