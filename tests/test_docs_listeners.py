@@ -145,6 +145,16 @@ def check_merged(tmp: Path, files: list[Path]) -> None:
     (group,) = report["traces"][0]["groups"]
     assert sorted(group["members"]) == sorted(f.stem for f in files)
     assert all(p["verdict"] == "held" for p in group["properties"]), group["properties"]
+    # and the check has teeth on this very trace: a listener that forgot to write its revocations, read
+    # incrementally, leaves the first member owning what the second is given
+    first = files[0].stem
+    broken = tmp / "broken.jsonl"
+    broken.write_text("".join(line.replace('"eager"', '"cooperative"') + "\n" for line in merged.read_text().splitlines()
+                              if not (json.loads(line)["member"] == first and json.loads(line)["event"] == "revoked")))
+    r = subprocess.run([EXE, "trace", "check", str(broken), "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stdout[:3000] + r.stderr
+    verdicts = {p["id"]: p["verdict"] for p in json.loads(r.stdout)["traces"][0]["groups"][0]["properties"]}
+    assert verdicts["exclusive_ownership"] == "violated", verdicts
 
 
 def scenario(tmp: Path, start: Callable[[str, Path, threading.Event], None]) -> None:

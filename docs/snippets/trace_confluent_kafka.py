@@ -30,17 +30,14 @@ class TraceWriter:
         self._f.close()
 
 
-def subscribe_with_trace(consumer, topics, trace, protocol=None):
+def subscribe_with_trace(consumer, topics, trace, protocol="eager"):
     """``consumer.subscribe(topics)`` with callbacks that write assigned/revoked/lost to ``trace``.
 
-    ``protocol``: "consumer" when the consumer has ``group.protocol=consumer`` (KIP-848); by default
-    the consumer's own rebalance protocol (``EAGER`` lists the whole assignment in ``assigned``,
-    ``COOPERATIVE`` only what was added).
+    ``protocol`` says how to read ``assigned``: "eager" for the default ``partition.assignment.strategy``
+    (range, roundrobin: the whole new assignment), "cooperative" for ``cooperative-sticky`` (only what
+    was added), "consumer" for ``group.protocol=consumer`` (KIP-848: only what was added).
     """
     announced = set()
-
-    def kind(c):
-        return protocol or ("cooperative" if c.rebalance_protocol() == "COOPERATIVE" else "eager")
 
     def parts(tps):
         return sorted([tp.topic, tp.partition] for tp in tps)
@@ -51,13 +48,13 @@ def subscribe_with_trace(consumer, topics, trace, protocol=None):
             if meta is not None and meta.error is None:
                 trace.write("topic", topic=topic, partitions=len(meta.partitions))
                 announced.add(topic)
-        trace.write("assigned", partitions=parts(tps), protocol=kind(c))
+        trace.write("assigned", partitions=parts(tps), protocol=protocol)
 
     def on_revoke(c, tps):
-        trace.write("revoked", partitions=parts(tps), protocol=kind(c))
+        trace.write("revoked", partitions=parts(tps), protocol=protocol)
 
     def on_lost(c, tps):
-        trace.write("lost", partitions=parts(tps), protocol=kind(c))
+        trace.write("lost", partitions=parts(tps), protocol=protocol)
 
     trace.write("joined")
     consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
