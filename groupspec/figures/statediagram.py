@@ -51,7 +51,7 @@ def draw(graph: dict[str, Any], title: str) -> str:
         lx, ly = sx + (ex - sx) * 0.3 + px * 18, sy + (ey - sy) * 0.3 + py * 18
         anchor = "start" if px > 0.3 else "end" if px < -0.3 else "middle"
         for k, name in enumerate(sorted(names)):
-            svg.text(lx, ly + k * 11 - (len(names) - 1) * 5.5, name, 9, anchor=anchor, fill="#333")
+            svg.text(lx, ly + k * 12 - (len(names) - 1) * 6, name, 10, anchor=anchor, fill="#333")
     for status, (x, y) in POS.items():
         if status not in used:
             continue
