@@ -56,8 +56,10 @@ class Svg:
         self.parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" stroke-width="{width}"{extra}/>')
 
     def text(self, x: float, y: float, s: str, size: int = 12, anchor: str = "start", fill: str = "#222",
-             bold: bool = False) -> None:
+             bold: bool = False, halo: bool = False) -> None:
         weight = ' font-weight="bold"' if bold else ""
+        if halo:  # a white outline under the letters: a line drawn across the text does not hide it
+            weight += ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {FONT}{weight}>{escape(s)}</text>')
 
     def circle(self, x: float, y: float, r: float, fill: str, title: str | None = None) -> None:
