@@ -163,3 +163,53 @@ def test_the_command_check_catches_a_promise() -> None:
     assert {("nosuch",), ("assignor", "frobnicate"), ("check",)} <= promised
     assert missing_commands(promised) == ["groupspec assignor frobnicate", "groupspec nosuch"]
     assert promised_commands("from groupspec import check_assignor; pip install groupspec") == set()
+
+
+# ------------------------------------------------------------------------------ the home page's quick start is real
+
+def quick_start(text: str) -> list[tuple[str, list[str]]]:
+    """The ``$ groupspec ...`` commands of the home page's quick-start block, each with the output lines shown."""
+    block = text.split("<!-- quick-start", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:].split("  #")[0].strip(), []))
+        elif steps:
+            steps[-1][1].append(line.rstrip())
+    return [(cmd, shown) for cmd, shown in steps if cmd.startswith("groupspec ")]
+
+
+def shown_matches(shown: list[str], out: list[str]) -> bool:
+    """``shown`` is the output's first lines, or its first lines, a line ``…`` and its last lines."""
+    out = [line.rstrip() for line in out]
+    if "…" not in shown:
+        return shown == out[:len(shown)]
+    k = shown.index("…")
+    head, tail = shown[:k], shown[k + 1:]
+    return out[:len(head)] == head and (not tail or out[-len(tail):] == tail) and len(out) >= len(head) + len(tail)
+
+
+def test_the_home_page_quick_start_runs_and_prints_what_the_page_shows(tmp_path: Path) -> None:
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    steps = quick_start((ROOT / "docs" / "index.md").read_text())
+    assert len(steps) >= 2 and all(shown for _, shown in steps), steps
+    exe = str(Path(sys.executable).with_name("groupspec"))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    for cmd, shown in steps:
+        r = subprocess.run([exe, *shlex.split(cmd)[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                           env=env)
+        assert r.returncode == 0, (cmd, r.stderr)
+        assert shown_matches(shown, r.stdout.splitlines()), (cmd, shown, r.stdout)
+
+
+def test_the_quick_start_comparison_catches_a_page_that_lies() -> None:
+    out = ["a", "b", "c", "d"]
+    assert shown_matches(["a", "b"], out) and shown_matches(["a", "…", "d"], out)
+    assert not shown_matches(["a", "x"], out) and not shown_matches(["a", "…", "c"], out)
+    assert not shown_matches(["a", "b", "c", "d", "e"], out)
+    text = "<!-- quick-start -->\n```console\n$ pip install x\n$ groupspec a b  # note\nout1\n…\nlast\n```\n"
+    assert quick_start(text) == [("groupspec a b", ["out1", "…", "last"])]

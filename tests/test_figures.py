@@ -118,3 +118,34 @@ def test_timelines_use_the_historys_words_where_the_state_says_so():
     assert "scheduled rebalance delay: the coordinator holds" in words("connect-delayed", "crash,leave")
     # the broken variant that keeps its partitions while rejoining is never called stop-the-world
     assert "stop-the-world" not in words("eager-no-revoke", "")
+
+
+def test_every_figure_is_legible_at_page_width():
+    """No text of a committed figure is smaller than MIN_TEXT_PX once the figure is scaled to the page's width."""
+    from groupspec.figures.svg import MIN_TEXT_PX, smallest_text_px
+
+    figures = sorted((ROOT / "docs" / "figures").glob("*.svg"))
+    assert figures
+    small = {f.name: round(smallest_text_px(f.read_text()), 2) for f in figures
+             if smallest_text_px(f.read_text()) < MIN_TEXT_PX}
+    assert small == {}
+
+
+def test_the_legibility_rule_catches_small_legends():
+    from groupspec.figures.svg import MIN_TEXT_PX, Svg, smallest_text_px
+
+    wide = Svg(936, 100, "x")
+    wide.text(0, 10, "legend", 8)
+    assert smallest_text_px(wide.render()) < MIN_TEXT_PX
+    narrow = Svg(700, 100, "x")
+    narrow.text(0, 10, "legend", 10)
+    assert smallest_text_px(narrow.render()) == 10
+
+
+def test_counterexample_figures_show_every_step_whole():
+    """The counterexample figures wrap a long step instead of cutting it (no '…')."""
+    import re
+
+    for f in sorted((ROOT / "docs" / "figures").glob("broken-*.svg")):
+        texts = re.findall(r"<text [^>]*>([^<]*)</text>", f.read_text())
+        assert not [t for t in texts if t.endswith("…")], f.name

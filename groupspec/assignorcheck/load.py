@@ -452,8 +452,46 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
                     f"with assign(), or a kafka-python AbstractPartitionAssignor)")
 
 
-def load_candidate(target: str, protocol: str | None = None, kind: str | None = None) -> Candidate:
-    """Load ``module:attribute`` (importable from the current directory or the environment) or a built-in name."""
+#: how long importing a candidate's module may take (the CLI gives ``max(IMPORT_TIMEOUT, --call-timeout)``)
+IMPORT_TIMEOUT = 20.0
+
+
+def _import_within(modname: str, timeout: float | None) -> Any:
+    """``importlib.import_module(modname)`` on a worker thread, waited for at most ``timeout`` seconds.
+
+    A module that hangs at import (a loop, a blocking connect at module level) would otherwise hang the checker
+    for ever; past the limit the import is abandoned (an asynchronous ``TimeoutError`` is raised in the thread,
+    which stops pure-Python loops; the daemon thread cannot keep the process alive) and :class:`TimeoutError`
+    is raised here. Exceptions of the import itself are re-raised as they are.
+    """
+    if timeout is None:
+        return importlib.import_module(modname)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["module"] = importlib.import_module(modname)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=run, name=f"import {modname}", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        _async_raise(t, TimeoutError)
+        raise TimeoutError(timeout)
+    if "error" in box:
+        raise box["error"]
+    return box["module"]
+
+
+def load_candidate(target: str, protocol: str | None = None, kind: str | None = None,
+                   import_timeout: float | None = IMPORT_TIMEOUT) -> Candidate:
+    """Load ``module:attribute`` (importable from the current directory or the environment) or a built-in name.
+
+    Importing the module may take at most ``import_timeout`` seconds (``None``: no limit); a module whose import
+    does not finish by then is a :class:`LoadError`.
+    """
     if protocol not in (None, "eager", "cooperative"):
         raise LoadError(f"--protocol must be eager or cooperative, not {protocol!r}")
     if ":" not in target:
@@ -471,7 +509,10 @@ def load_candidate(target: str, protocol: str | None = None, kind: str | None = 
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        mod = importlib.import_module(modname)
+        mod = _import_within(modname, import_timeout)
+    except TimeoutError:
+        raise LoadError(f"target {target!r}: importing {modname!r} did not finish within {import_timeout:g} s "
+                        f"(does the module block or loop at import?)") from None
     except ModuleNotFoundError as e:
         if e.name and (modname == e.name or modname.startswith(e.name + ".")):
             raise LoadError(f"target {target!r}: no module named {modname!r}") from None

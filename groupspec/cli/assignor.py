@@ -23,11 +23,11 @@ def assignor() -> None:
     """Check partition assignors against Kafka's invariants, or run one once."""
 
 
-def _load(target: str, protocol: str | None, kind: str | None = None) -> Any:
-    from groupspec.assignorcheck.load import LoadError, load_candidate
+def _load(target: str, protocol: str | None, kind: str | None = None, call_timeout: float = 0.0) -> Any:
+    from groupspec.assignorcheck.load import IMPORT_TIMEOUT, LoadError, load_candidate
 
-    try:
-        return load_candidate(target, protocol=protocol, kind=kind)
+    try:  # an import that hangs is a load error too, after max(20 s, --call-timeout)
+        return load_candidate(target, protocol=protocol, kind=kind, import_timeout=max(IMPORT_TIMEOUT, call_timeout))
     except LoadError as e:
         raise UserError(str(e)) from None
 
@@ -88,7 +88,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
     cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
-                 "sticky" if kind == "cooperative" else kind)
+                 "sticky" if kind == "cooperative" else kind, call_timeout)
     from groupspec.assignorcheck.check import PROPERTY_IDS, check_assignor
 
     for pid in only:
@@ -252,7 +252,7 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
     from groupspec.assignorcheck.check import check_assignor, compare
 
     _quiet_candidate_logging()
-    cands = [_load(t, protocol) for t in targets]
+    cands = [_load(t, protocol, call_timeout=call_timeout) for t in targets]
     reports = [check_assignor(c, protocol=protocol, examples=examples, seed=seed, call_timeout=call_timeout,
                               quality=False) for c in cands]
     side = compare(cands[0], cands[1], examples=examples, seed=seed, call_timeout=call_timeout, protocol=protocol)
@@ -371,7 +371,7 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
             raise UserError(f"--input {input_file}: {e.strerror}") from None
         where = input_file
     ppt, subs = parse_run_input(text, where)
-    cand = _load(target, protocol)
+    cand = _load(target, protocol, call_timeout=call_timeout)
     from groupspec.assignorcheck.core import canonical
     from groupspec.assignorcheck.load import CallRunner
 

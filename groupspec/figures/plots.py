@@ -46,7 +46,7 @@ class Panel:
 
 
 def draw(title: str, panels: list[Panel], note: str = "") -> str:
-    pw, ph, gap, top, left = 400, 230, 40, 44, 56
+    pw, ph, gap, top, left = 330, 230, 30, 44, 56  # two panels fit a 720-px page
     width = left + len(panels) * (pw + gap)
     height = top + ph + 112
     svg = Svg(width, height, title)
@@ -63,12 +63,12 @@ def draw(title: str, panels: list[Panel], note: str = "") -> str:
         for i in range(int(round(top_v / tick)) + 1):
             v = i * tick
             svg.line(x0, y(v), x0 + pw, y(v), "#eee")
-            svg.text(x0 - 4, y(v) + 3, _num(v), 9, anchor="end", fill="#666")
+            svg.text(x0 - 4, y(v) + 3, _num(v), 10, anchor="end", fill="#666")
         svg.line(x0, y1, x0 + pw, y1, "#999")
         n, m = len(pan.categories), len(pan.series)
         slot = pw / n
         for j, cat in enumerate(pan.categories):
-            svg.text(x0 + slot * (j + 0.5), y1 + 14, cat, 9, anchor="middle", fill="#333")
+            svg.text(x0 + slot * (j + 0.5), y1 + 14, cat, 10, anchor="middle", fill="#333")
         for s, (name, vals) in enumerate(pan.series):
             if name not in names:
                 names.append(name)
@@ -78,24 +78,24 @@ def draw(title: str, panels: list[Panel], note: str = "") -> str:
                 for j, v in enumerate(vals):
                     bx = x0 + slot * j + slot * 0.1 + bw * s
                     svg.rect(bx, y(v), bw - 1, y1 - y(v), colour, f"{name}, {pan.categories[j]}: {_num(v)}")
-                    svg.text(bx + bw / 2, y(v) - 2, _num(v), 8, anchor="middle", fill="#333")
+                    svg.text(bx + bw / 2, y(v) - 2, _num(v), 10, anchor="middle", fill="#333")
             else:
                 pts = [(x0 + slot * (j + 0.5), y(v)) for j, v in enumerate(vals)]
                 for (ax, ay), (bx, by) in zip(pts, pts[1:]):
                     svg.line(ax, ay, bx, by, colour, 1.6)
                 for j, (px, py) in enumerate(pts):
                     svg.circle(px, py, 3, colour, f"{name}, {pan.categories[j]}: {_num(vals[j])}")
-                    svg.text(px, py - 6, _num(vals[j]), 8, anchor="middle", fill="#333")
+                    svg.text(px, py - 6, _num(vals[j]), 10, anchor="middle", fill="#333")
     lx, ly = left, top + ph + 36
     for i, name in enumerate(names):
-        w = 22 + 6.2 * len(name)
+        w = 22 + 6.8 * len(name)
         if lx + w > width - 10 and lx > left:
             lx, ly = left, ly + 16
         svg.rect(lx, ly - 9, 12, 10, MEMBER_COLOURS[i % len(MEMBER_COLOURS)])
-        svg.text(lx + 16, ly, name, 10)
+        svg.text(lx + 16, ly, name, 11)
         lx += w
     if note:
-        svg.text(left, ly + 22, note, 10, fill="#444")
+        svg.text(left, ly + 22, note, 11, fill="#444")
     return svg.render()
 
 

@@ -11,7 +11,9 @@ from typing import Any
 from .svg import Svg
 
 # Fixed positions (x, y) of the statuses in the picture.
-POS = {"EMPTY": (120, 80), "PREPARING_REBALANCE": (450, 80), "COMPLETING_REBALANCE": (760, 250),
+# A diamond (EMPTY left, PREPARING top, COMPLETING right, STABLE bottom), so that no long arrow runs
+# through another pair's labels.
+POS = {"EMPTY": (120, 250), "PREPARING_REBALANCE": (450, 80), "COMPLETING_REBALANCE": (780, 250),
        "STABLE": (450, 420), "DEAD": (120, 420)}
 W, H = 190, 40
 
@@ -41,9 +43,13 @@ def draw(graph: dict[str, Any], title: str) -> str:
         dx, dy = x2 - x1, y2 - y1
         n = max((dx * dx + dy * dy) ** 0.5, 1)
         ox, oy = -dy / n * off, dx / n * off
-        sx, sy = _border(x1, y1, x2, y2)
-        ex, ey = _border(x2, y2, x1, y1)
-        svg.line(sx + ox, sy + oy, ex + ox, ey + oy, "#555", 1.2, arrow=True)
+        # the (offset) line leaves its own box and ends where it enters the other one, so that the
+        # arrowhead is never under a box
+        t0 = _leave(ox, oy, dx, dy)
+        t1 = 1 - _leave(ox, oy, -dx, -dy)
+        sx, sy = x1 + ox + dx * t0, y1 + oy + dy * t0
+        ex, ey = x1 + ox + dx * t1, y1 + oy + dy * t1
+        svg.line(sx, sy, ex, ey, "#555", 1.2, arrow=True)
         # the label sits a third of the way along, on the arrow's left: two arrows between one pair
         # of boxes put their labels on opposite sides
         n2 = max(((ex - sx) ** 2 + (ey - sy) ** 2) ** 0.5, 1)
@@ -51,7 +57,7 @@ def draw(graph: dict[str, Any], title: str) -> str:
         lx, ly = sx + (ex - sx) * 0.3 + px * 18, sy + (ey - sy) * 0.3 + py * 18
         anchor = "start" if px > 0.3 else "end" if px < -0.3 else "middle"
         for k, name in enumerate(sorted(names)):
-            svg.text(lx, ly + k * 11 - (len(names) - 1) * 5.5, name, 9, anchor=anchor, fill="#333")
+            svg.text(lx, ly + k * 12 - (len(names) - 1) * 6, name, 10, anchor=anchor, fill="#333", halo=True)
     for status, (x, y) in POS.items():
         if status not in used:
             continue
@@ -62,6 +68,16 @@ def draw(graph: dict[str, Any], title: str) -> str:
              f"{cfg['partitions']} partitions, faults {', '.join(cfg['faults']) or 'none'} (budget {cfg['budget']}).",
              10, fill="#555")
     return svg.render()
+
+
+def _leave(ox: float, oy: float, dx: float, dy: float) -> float:
+    """The fraction t of (dx, dy) at which the point (ox, oy) + t (dx, dy), inside a box centred on the
+    origin, leaves it."""
+    ts = []
+    for o, d, half in ((ox, dx, W / 2), (oy, dy, H / 2)):
+        if d:
+            ts.append(((half if d > 0 else -half) - o) / d)
+    return min(ts) if ts else 0.0
 
 
 def _border(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:

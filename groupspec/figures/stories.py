@@ -49,19 +49,33 @@ def timeline_text(b: Broken) -> str:
 
 
 def draw(b: Broken) -> str:
+    """The counterexample as a table: each step's whole explanation on the left (wrapped, never cut), the
+    owners of each partition after it on the right."""
+    import textwrap
+
     proto, trace, _loop = counterexample(b)
     n_parts = b.partitions
-    row, left, top, col = 22, 420, 46, 64
-    svg = Svg(max(left + col * n_parts + 20, 760), top + row * len(trace) + 30, f"Counterexample: {b.title}")
-    svg.text(10, 18, f"{b.title} — the shortest run that breaks {b.expect}", 13, bold=True)
+    title = textwrap.wrap(f"{b.title} — the shortest run that breaks {b.expect}", 84)
+    row, line, left, col = 22, 13, 420, 64
+    top = 46 + 17 * (len(title) - 1)
+    texts, before = [], None
+    for k, st in enumerate(trace):
+        text = "initial state" if st.action is None else explain(proto, before, st.action, st.state)
+        texts.append(textwrap.wrap(f"{k:2d}. {text}", 62, subsequent_indent="    ") or [f"{k:2d}."])
+        before = st.state
+    ys, y = [], top
+    for lines in texts:
+        ys.append(y)
+        y += row + line * (len(lines) - 1)
+    svg = Svg(max(left + col * n_parts + 20, 760), y + 30, f"Counterexample: {b.title}")
+    for j, title_line in enumerate(title):
+        svg.text(10, 18 + 17 * j, title_line, 13, bold=True)
     for p in range(n_parts):
         svg.text(left + col * p + col / 2, top - 8, proto.partition_name(p), 10, anchor="middle", bold=True)
-    before = None
     for k, st in enumerate(trace):
-        y = top + k * row
-        text = "initial state" if st.action is None else explain(proto, before, st.action, st.state)
-        svg.text(10, y + 15, f"{k:2d}. {text[:64]}{'…' if len(text) > 64 else ''}", 11)
-        before = st.state
+        y = ys[k]
+        for j, text_line in enumerate(texts[k]):
+            svg.text(10, y + 15 + j * line, text_line, 11)
         owners: dict[int, list[tuple[int, bool]]] = {}
         clients = getattr(st.state, "clients", None) or getattr(st.state, "consumers", ())
         for i, c in enumerate(clients):

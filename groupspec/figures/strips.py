@@ -47,7 +47,7 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     for at, gen in run.generations:
         if at >= t0:
             svg.line(x(at), TOP - 4, x(at), axis_y, "#444", 0.8, dash=True)
-            svg.text(x(at) + 2, TOP - 6, f"{run.gen_label} {gen}", 9, fill="#444")
+            svg.text(x(at) + 2, TOP - 6, f"{run.gen_label} {gen}", 10, fill="#444")
     lx = LEFT
     for i, m in enumerate(run.members):
         svg.rect(lx, legend_y + 6, 12, 10, member_colour(i))

@@ -9,6 +9,19 @@ UNOWNED = "#d62728"  # a partition nobody owns while members are alive
 DOUBLE = "#000000"  # two owners at once
 IDLE = "#e0e0e0"
 FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
+# Legible at page width: the docs' content column is about PAGE_WIDTH px wide (mkdocs-material with both
+# sidebars on a laptop screen); a wider figure is scaled down to it, and no text may end up below MIN_TEXT_PX.
+PAGE_WIDTH = 720
+MIN_TEXT_PX = 8.0
+
+
+def smallest_text_px(svg_text: str) -> float:
+    """The smallest font size of an SVG once it is scaled to :data:`PAGE_WIDTH` (never scaled up)."""
+    import re
+
+    width = float(re.search(r'viewBox="0 0 ([0-9.]+) ', svg_text).group(1))
+    sizes = [float(x) for x in re.findall(r'font-size="([0-9.]+)"', svg_text)]
+    return min(sizes, default=float("inf")) * min(1.0, PAGE_WIDTH / width)
 
 
 def tick_step(span_ms: int) -> int:
@@ -43,8 +56,10 @@ class Svg:
         self.parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" stroke-width="{width}"{extra}/>')
 
     def text(self, x: float, y: float, s: str, size: int = 12, anchor: str = "start", fill: str = "#222",
-             bold: bool = False) -> None:
+             bold: bool = False, halo: bool = False) -> None:
         weight = ' font-weight="bold"' if bold else ""
+        if halo:  # a white outline under the letters: a line drawn across the text does not hide it
+            weight += ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {FONT}{weight}>{escape(s)}</text>')
 
     def circle(self, x: float, y: float, r: float, fill: str, title: str | None = None) -> None:
