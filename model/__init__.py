@@ -38,6 +38,7 @@ from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
+from .spec import ASSIGNOR_NAMES, Spec, SpecBase
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .static_leader import StaticLeaderSnapshot
@@ -52,8 +53,7 @@ BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfen
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 VARIANTS = {**CORRECT, **BROKEN}
-ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
-# Variants with their own assignors list them as ``assignors`` (the first is their default).
+# Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 
 
 def make(name: str, config: Config):
@@ -65,4 +65,4 @@ def make(name: str, config: Config):
     return cls(config)
 
 
-__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "make"]
+__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make"]

@@ -87,6 +87,7 @@ class ConsumerUnfencedCommits(Consumer):
 
 class ConsumerNoEpochBump(Consumer):
     name = "consumer-no-epoch-bump"
+    z3 = False
     summary = "KIP-848, but a new target assignment keeps the old assignment epoch"
     bump_on_change = False
     broken = True

@@ -76,6 +76,7 @@ from typing import Iterator
 from . import actions as A
 from .assignors import range_, sticky
 from .core import Config, Proc, bits, evolvable
+from .spec import COMPILED_CONSUMER, SpecBase
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"})
 ASSIGNORS = ("uniform", "range")
@@ -174,10 +175,15 @@ def _rel(e: int, base: int) -> int:
     return d if d < OLDEST else OLDEST
 
 
-class Consumer:
+class Consumer(SpecBase):
     """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
 
     name = "consumer"
+    encoding = COMPILED_CONSUMER
+    encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
+               "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
+               "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership")
+    z3 = True
     summary = "KIP-848: broker-side assignment, epochs, incremental reconciliation by heartbeat"
     static_members = False
     # Switches that break the protocol on purpose (see groupspec.model.broken).
@@ -636,5 +642,6 @@ class ConsumerStatic(Consumer):
     """Every member has a ``group.instance.id`` (its slot): leave with epoch -2 keeps its assignment."""
 
     name = "consumer-static"
+    z3 = False
     summary = "KIP-848 with static members: epoch -2 keeps the member and its assignment for the session timeout"
     static_members = True

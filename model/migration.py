@@ -71,6 +71,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import actions as A
+from .spec import COMPILED_MIGRATION
 from .assignors import sticky
 from .consumer import (NOT_MEMBER, Consumer, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState, MemberState,
                        RevokePartitions, _rel)
@@ -86,6 +87,12 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
     """A group of classic consumers upgraded (and rolled back) online, one process at a time."""
 
     name = "classic-to-consumer"
+    encoding = COMPILED_MIGRATION
+    encoded = Consumer.encoded + (
+        "_join", "_sync", "_heartbeat_classic", "_consumer_heartbeat", "_upgrade", "_settle", "_classic_remove",
+        "_prepare", "_maybe_complete", "cooperative_assignment", "_drop", "_restart", "_lost", "_apply_sync",
+        "_converged_consumer", "is_member", "epoch_of")
+    z3 = False
     summary = "migration: classic members in a consumer group, online upgrade and downgrade (bidirectional policy)"
     assignors = ("uniform", "sticky")  # the server-side assignor after the upgrade; classic leaders run sticky
     # Switches that break the migration on purpose (see groupspec.model.broken).
@@ -98,6 +105,11 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
     # (UNREVOKED_PARTITIONS) until the member's first JoinGroup reports what it really owns; and a classic
     # JoinGroup with a member id the consumer group does not know is UNKNOWN_MEMBER_ID, as in a classic group.
     upgrade_waits_for_ack = False
+
+    @classmethod
+    def applicable_faults(cls) -> frozenset[str]:
+        """One topic, no subscription or partition changes."""
+        return SUPPORTED
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED

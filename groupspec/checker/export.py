@@ -104,7 +104,7 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
 
 
 def _state_json(proto: Any, s: Any, intern: Any) -> dict[str, Any]:
-    group = getattr(s, "group", None)
+    group: Any = getattr(s, "group", None)
     return {
         "parties": [[intern(who), intern(belief)] for who, belief in parties(proto, s)],
         # the classic group's status and generation; the next-generation group has no status, and its

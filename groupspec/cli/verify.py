@@ -79,7 +79,7 @@ def _default_assignor(protocol: str) -> str:
     """The assignor a variant runs unless another is named (the next-generation family: its first own one)."""
     from groupspec.model import VARIANTS
 
-    return getattr(VARIANTS.get(protocol), "assignors", ("sticky",))[0]
+    return VARIANTS[protocol].assignors[0]  # Spec.assignors
 
 
 def model_table(rows: list) -> Table:
