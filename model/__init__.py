@@ -12,9 +12,10 @@ then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
 
-A protocol object (``make(name, config)``) offers ``init_states()``, ``successors(s)`` (every enabled
-action with the state it leads to, in a fixed order), ``enabled(s)``, ``step(s, a)`` and the questions
-the properties ask (``converged``, ``commit_accepted``, ...).
+A protocol object (``make(name, config)``) is a :class:`~groupspec.model.spec.Spec`: it offers
+``init_states()``, ``successors(s)`` (every enabled action with the state it leads to, in a fixed order),
+``enabled(s)``, ``step(s, a)``, the questions the properties ask (``converged``, ``commit_accepted``, ...),
+and says which properties and faults apply to it and which other encodings of its rules exist.
 """
 from __future__ import annotations
 
