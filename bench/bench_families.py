@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 PROG = """
 import json, sys, time
@@ -45,8 +46,10 @@ FAMILIES = {  # family: (variant, members, partitions, faults); each about a mil
 
 def run(python: str, case: tuple[str, int, int, str], workers: int) -> dict:
     name, m, k, faults = case
+    # from a neutral folder: ``python -c`` puts the working folder first on sys.path, which would shadow the
+    # other checkout's groupspec with this one's
     out = subprocess.run([python, "-c", PROG, name, str(m), str(k), faults, str(workers)], capture_output=True,
-                         text=True, check=False)
+                         text=True, check=False, cwd=tempfile.gettempdir())
     if out.returncode != 0:
         raise SystemExit(f"bench_families: {python} {name} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])

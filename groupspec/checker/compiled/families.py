@@ -10,6 +10,9 @@ a switch on the family id ``fam`` to that family's kernel:
 ``MIGRATION``             ``migration_kernel.py`` + ``migration_properties.py`` (the migration; target table)
 ========================= =========================================================================
 
+Every function here is inlined into its caller (numba's ``inline="always"``): the search sees the family's
+kernel calls behind one branch each, with no call and no reference counting of its own.
+
 A family with a *target table* (the model's assignor answers, filled by the driver: ``needs_targets``)
 may answer MISS (``-1``) from ``successors`` and ``converged``; the search then returns NEED_TARGET before
 it has written anything for the state it was expanding.
@@ -36,13 +39,13 @@ MISS = -1  # a target the table does not hold yet (consumer_kernel.MISS)
 assert CK.MISS == MISS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def needs_targets(fam):
     """Whether the family's steps and convergence may ask the target table (and answer MISS)."""
     return fam != CLASSIC
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def max_successors(fam, n):
     """An upper bound on one state's successors (the search's buffers)."""
     if fam == CLASSIC:
@@ -50,18 +53,18 @@ def max_successors(fam, n):
     return n * CK.MAX_SUCC_PER_SLOT + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fair_limit(fam):
     """Action codes below this are protocol steps (weakly fair: the edges convergence is decided on)."""
     return K.FAIR_LIMIT if fam == CLASSIC else CK.FAIR_LIMIT
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def initial_members(fam, P):
     return P[K.P_INITIAL] if fam == CLASSIC else P[CK.P_INITIAL]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def successors(fam, P, TM, s, out, acts, tk, tv, tq, u):
     """The enabled actions of row ``s`` and their rows, in the model's order; MISS (target families)."""
     if fam == CLASSIC:
@@ -71,7 +74,7 @@ def successors(fam, P, TM, s, out, acts, tk, tv, tq, u):
     return CK.successors(P, TM, s, out, acts, tk, tv, tq)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def converged(fam, P, TM, s, tk, tv, tq):
     """1 or 0; MISS where a target family's answer is not in the table yet."""
     if fam == CLASSIC:
@@ -81,35 +84,35 @@ def converged(fam, P, TM, s, tk, tv, tq):
     return CK.converged(P, TM, s, tk, tv, tq)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def exclusive_ownership_ok(fam, P, s):
     if fam == CLASSIC:
         return K.exclusive_ownership_ok(P, s)
     return MP.exclusive_ownership_ok(P, s) if fam == MIGRATION else CK.exclusive_ownership_ok(P, s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def commit_fencing_ok(fam, P, s):
     if fam == CLASSIC:
         return K.commit_fencing_ok(P, s)
     return MP.commit_fencing_ok(P, s) if fam == MIGRATION else CK.commit_fencing_ok(P, s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def generation_ok(fam, P, s, t):
     if fam == CLASSIC:
         return K.generation_ok(P, s, t)
     return MP.generation_ok(P, s, t) if fam == MIGRATION else CK.generation_ok(P, s, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def members_in_group(fam, P, s):
     if fam == CLASSIC:
         return K.members_in_group(P, s)
     return MP.members_in_group(P, s) if fam == MIGRATION else CK.members_in_group(P, s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def consumer_key_len(fam, n, sym):
     """Length of a target family's key vector (``consumer_keys.key_len``, ``migration_properties.key_len``)."""
     if fam == MIGRATION:
@@ -117,7 +120,7 @@ def consumer_key_len(fam, n, sym):
     return CKEY.KH + n * (CKEY.SYM_ROW if sym else CKEY.EXACT_ROW)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def key_scratch(fam, P, plan, nwords):
     """The key's work buffers: rows, order, cols, perm, the key vector, the packed words."""
     n = P[K.P_N]  # P_N is 0 in every family
@@ -130,7 +133,7 @@ def key_scratch(fam, P, plan, nwords):
             np.zeros(nwords, np.uint64))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def key_vector(fam, P, blocks, t, rows, order, cols, perm, kv):
     """Row ``t``'s symmetry-reduced key vector, in ``kv``."""
     if fam == CLASSIC:
@@ -146,7 +149,7 @@ def key_vector(fam, P, blocks, t, rows, order, cols, perm, kv):
         CKEY.key_vector(P, blocks, t, rows, order, cols, perm, kv)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words):
     """Row ``t``'s 96-bit fingerprint (``lean.fingerprint`` of its packed key)."""
     key_vector(fam, P, blocks, t, rows, order, cols, perm, kv)
