@@ -41,34 +41,13 @@ class ModelJob:
 ALL_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
 # The classic protocol's group formation and timers (model/formation.py): the Python explorer runs them.
 TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry"
-CLASSIC = ("eager", "static", "cooperative", "static-cooperative", "connect-delayed", "connect-keep-work",
-           "coordinator-assigns")
 
 
 def applicable_faults(protocol: str) -> frozenset[str]:
-    """The faults that apply to a variant: all of them, but a Connect worker subscribes to no topics
-    (its work is connectors and tasks; a connector's task count changing is ``partitions``), the
-    ZooKeeper-era model has no topic changes, and the classic protocol's formation and timer faults
-    apply to the classic variants only: ``two-step-join`` not to static members (they never get
-    MEMBER_ID_REQUIRED), ``sync-timeout`` not where the coordinator assigns (no SyncGroup)."""
-    from groupspec.model.migration import SUPPORTED as MIGRATION_FAULTS
-    from groupspec.model.zookeeper import SUPPORTED_FAULTS as ZK_FAULTS
+    """The faults that apply to a variant: its page says (``Spec.applicable_faults``, model/spec.py)."""
+    from groupspec.model import VARIANTS
 
-    every = frozenset(ALL_FAULTS.split(","))
-    if protocol == "zookeeper":
-        return frozenset(ZK_FAULTS)
-    if protocol.startswith("classic-to-consumer"):
-        return frozenset(MIGRATION_FAULTS)  # one topic, no subscription or partition changes
-    if protocol not in CLASSIC:
-        return every
-    timing = set(TIMING.split(","))
-    if protocol.startswith("static"):
-        timing.discard("two-step-join")
-    if protocol == "coordinator-assigns":
-        timing.discard("sync-timeout")
-    if protocol in ("connect-delayed", "connect-keep-work"):
-        every = every - {"subscription"}
-    return every | timing
+    return VARIANTS[protocol].applicable_faults()
 
 
 EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
@@ -218,7 +197,7 @@ def run_model_job(job: ModelJob, progress: Callable[[int, int], None] | None = N
         want = set(job.kafka_too.split(","))
         failed = [name for name, held in verdicts.items() if held is False]
         undecided = [name for name, held in verdicts.items() if held is None
-                     and (name != "generation_monotonic" or getattr(_proto, "has_generations", True))]  # n/a
+                     and (name != "generation_monotonic" or _proto.has_generations)]  # n/a
         passed = set(failed) == want and not undecided
         detail = (f"violated as in Kafka: {', '.join(sorted(want))}; the rest hold" if passed
                   else f"expected exactly {', '.join(sorted(want))} violated, got {', '.join(sorted(failed)) or 'none'}"

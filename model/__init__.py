@@ -12,9 +12,10 @@ then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model
 every variant must have are in :mod:`~groupspec.model.properties`; the deliberately broken variants
 that prove the checks can fail are in :mod:`~groupspec.model.broken`.
 
-A protocol object (``make(name, config)``) offers ``init_states()``, ``successors(s)`` (every enabled
-action with the state it leads to, in a fixed order), ``enabled(s)``, ``step(s, a)`` and the questions
-the properties ask (``converged``, ``commit_accepted``, ...).
+A protocol object (``make(name, config)``) is a :class:`~groupspec.model.spec.Spec`: it offers
+``init_states()``, ``successors(s)`` (every enabled action with the state it leads to, in a fixed order),
+``enabled(s)``, ``step(s, a)``, the questions the properties ask (``converged``, ``commit_accepted``, ...),
+and says which properties and faults apply to it and which other encodings of its rules exist.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from .coordinator_assigns import CoordinatorAssigns
 from .core import FAULTS, Config
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
+from .spec import ASSIGNOR_NAMES, Spec, SpecBase
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .static_leader import StaticLeaderSnapshot
@@ -55,8 +57,7 @@ BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfen
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 VARIANTS = {**CORRECT, **BROKEN}
-ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")
-# Variants with their own assignors list them as ``assignors`` (the first is their default).
+# Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 
 
 def make(name: str, config: Config):
@@ -68,4 +69,4 @@ def make(name: str, config: Config):
     return cls(config)
 
 
-__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "make"]
+__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make"]

@@ -87,6 +87,7 @@ class ConsumerUnfencedCommits(Consumer):
 
 class ConsumerNoEpochBump(Consumer):
     name = "consumer-no-epoch-bump"
+    z3 = False
     summary = "KIP-848, but a new target assignment keeps the old assignment epoch"
     bump_on_change = False
     broken = True
@@ -99,6 +100,7 @@ class ConsumerNoEpochBump(Consumer):
 
 class ConsumerCommitAnyEpoch(Consumer):
     name = "consumer-commit-any-epoch"
+    z3 = False
     summary = "KIP-848, but an OffsetCommit from a known member is accepted whatever its epoch"
     fence_commit_epoch = False
     broken = True
@@ -111,6 +113,7 @@ class ConsumerCommitAnyEpoch(Consumer):
 
 class ConsumerFencedKeepsPartitions(Consumer):
     name = "consumer-fenced-keeps-partitions"
+    z3 = False
     summary = "KIP-848, but a client answered FENCED_MEMBER_EPOCH keeps its partitions and its epoch"
     lose_on_fence = False
     broken = True

@@ -67,7 +67,9 @@ from .assignors import ASSIGNORS, COOPERATIVE_CAPABLE, EQUIVARIANT
 from .formation import FormationRules
 from .join_phase import JoinPhase
 from .properties import ClassicObservations
-from .symmetry import Canonicalizer, plain_key
+from .spec import BASE_FAULTS, COMPILED_CLASSIC, SpecBase
+from .symmetry import Canonicalizer, orbit_size, plain_key
+from .core import TIMING_FAULTS
 from .core import (
     CONSUMER_FLIGHT_FAULTS,
     NO_GENERATION,
@@ -87,10 +89,12 @@ from .core import (
 )
 
 
-class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations):
+class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
     """A variant of the classic protocol; subclasses set the switches below."""
 
     name = "classic"
+    encoding = COMPILED_CLASSIC  # the kernel reads the switches below (not keep_work_on_reset: see compiled_encoding)
+    z3 = True
     summary = ""
     rebalance = "eager"  # "eager" or "cooperative": what onJoinPrepare / onJoinComplete do
     static_members = False  # KIP-345: every member has a group.instance.id (its slot)
@@ -527,6 +531,29 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations):
     # The public interface used by the checker, the proofs and the tests
     # ---------------------------------------------------------------------------------------------
     has_generations = True
+
+    @classmethod
+    def applicable_faults(cls) -> frozenset[str]:
+        """Every fault, and the group formation and timer faults (model/formation.py) for the correct variants
+        written on this page's rules alone (not the protocol vote's, ``python_only``): ``two-step-join`` not for
+        static members (they never get MEMBER_ID_REQUIRED), ``sync-timeout`` not where the coordinator assigns
+        (no SyncGroup)."""
+        if cls.broken or cls.python_only:
+            return BASE_FAULTS
+        timing = set(TIMING_FAULTS)
+        if cls.static_members:
+            timing.discard("two-step-join")
+        if cls.coordinator_assigns:
+            timing.discard("sync-timeout")
+        return BASE_FAULTS | timing
+
+    def compiled_encoding(self) -> str | None:
+        """The classic kernel, but not for a Connect worker that keeps its work across a reset."""
+        return None if self.keep_work_on_reset else super().compiled_encoding()
+
+    def orbit_size(self, s: State) -> int:
+        """Concrete states ``s``'s key stands for (``symmetry.orbit_size``)."""
+        return orbit_size(s, self.cfg, self.canon)
 
     def key(self, s: State):
         """The explorer's key for ``s``: generations up to a shift, slots and partitions up to symmetry."""

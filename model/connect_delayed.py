@@ -50,6 +50,12 @@ class ConnectDelayed(ClassicProtocol):
     rebalance = "cooperative"
     delayed = True
 
+    @classmethod
+    def applicable_faults(cls) -> frozenset[str]:
+        """A Connect worker subscribes to no topics: its work is connectors and tasks (a connector's task
+        count changing is ``partitions``)."""
+        return super().applicable_faults() - {"subscription"}
+
 
 def duplicate_work_settles(proto: "ConnectDelayed", s: "State") -> str | None:
     """Duplicated work never survives a round (Connect with workers that keep their work across a reset).
@@ -115,6 +121,7 @@ class ConnectKeepWork(ConnectDelayed):
     """
 
     name = "connect-keep-work"
+    z3 = False
     summary = "KIP-415 workers that keep running their work across a member-id reset (as Kafka's do)"
     keep_work_on_reset = True
     extra_safety = (DUPLICATE_WORK_SETTLES,)

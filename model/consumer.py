@@ -86,6 +86,7 @@ from .assignors import range_, sticky
 from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
 from .consumer_view import ConsumerView
 from .core import Config, Proc, bits, evolvable
+from .spec import COMPILED_CONSUMER, SpecBase
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"}) | FLIGHT_FAULTS
 ASSIGNORS = ("uniform", "range")
@@ -192,10 +193,15 @@ def _rel(e: int, base: int, oldest: int = OLDEST) -> int:
     return d if d < oldest else oldest
 
 
-class Consumer(ConsumerView, ConsumerFlight):
+class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
 
     name = "consumer"
+    encoding = COMPILED_CONSUMER
+    encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
+               "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
+               "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership")
+    z3 = True
     summary = "KIP-848: broker-side assignment, epochs, incremental reconciliation by heartbeat"
     static_members = False
     # Switches that break the protocol on purpose (see groupspec.model.broken).
@@ -215,6 +221,19 @@ class Consumer(ConsumerView, ConsumerFlight):
     has_generations = True
     coordinator_assigns = True
     assignors = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
+
+    # The switches of the in-flight rules: the compiled kernel encodes only the defaults above.
+    IN_FLIGHT_SWITCHES = ("fence_commit_epoch", "previous_epoch_subset", "lose_on_fence", "kip_1251", "kafka_19233",
+                          "fenced_keeps_record")
+
+    def compiled_encoding(self) -> str | None:
+        """As :class:`SpecBase`'s, and none for the KIP-848 family where the requests and answers in flight
+        matter: their faults (lose-answer, late-answer, late-commit, early-restart) are on, or a variant switches
+        one of their rules (model/broken.py). The migration's kernel keeps its own rules (its class overrides)."""
+        if self.encoding == COMPILED_CONSUMER and (
+                self.in_flight or any(getattr(type(self), f) != getattr(Consumer, f) for f in self.IN_FLIGHT_SWITCHES)):
+            return None
+        return super().compiled_encoding()
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED_FAULTS
@@ -678,5 +697,6 @@ class ConsumerStatic(Consumer):
     """Every member has a ``group.instance.id`` (its slot): leave with epoch -2 keeps its assignment."""
 
     name = "consumer-static"
+    z3 = True  # proofs/consumer.py's encoding covers static members (a static member that left: a kept record)
     summary = "KIP-848 with static members: epoch -2 keeps the member and its assignment for the session timeout"
     static_members = True

@@ -71,6 +71,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import actions as A
+from .spec import COMPILED_MIGRATION
 from .assignors import sticky
 from .consumer import (NOT_MEMBER, Consumer, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState, MemberState,
                        RevokePartitions, _rel)
@@ -86,6 +87,12 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
     """A group of classic consumers upgraded (and rolled back) online, one process at a time."""
 
     name = "classic-to-consumer"
+    encoding = COMPILED_MIGRATION
+    encoded = Consumer.encoded + (
+        "_join", "_sync", "_heartbeat_classic", "_consumer_heartbeat", "_upgrade", "_settle", "_classic_remove",
+        "_prepare", "_maybe_complete", "cooperative_assignment", "_drop", "_restart", "_lost", "_apply_sync",
+        "_converged_consumer", "is_member", "epoch_of")
+    z3 = False
     summary = "migration: classic members in a consumer group, online upgrade and downgrade (bidirectional policy)"
     assignors = ("uniform", "sticky")  # the server-side assignor after the upgrade; classic leaders run sticky
     # Switches that break the migration on purpose (see groupspec.model.broken).
@@ -101,6 +108,11 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
     # FENCED_MEMBER_EPOCH removes the member here, as the migration's compiled encoding has it (the consumer
     # family keeps the record as Kafka does: model/consumer_flight.py); the migration has no in-flight faults.
     fenced_keeps_record = False
+
+    @classmethod
+    def applicable_faults(cls) -> frozenset[str]:
+        """One topic, no subscription or partition changes."""
+        return SUPPORTED
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED

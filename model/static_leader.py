@@ -36,6 +36,7 @@ class StaticLeaderSnapshot(Static):
     summary = ("static, with the leader's assignment snapshot: a static leader back with skipAssignment "
                "never notices a partition added while it was down (as Kafka's)")
     python_only = True  # the compiled kernel has no snapshot (groupspec/checker/engines.py)
+    z3 = False
     leader_snapshot = True  # the conformance abstraction reads the reference leader's snapshot
 
     def __init__(self, cfg: Config) -> None:

@@ -70,6 +70,7 @@ from math import factorial
 from typing import Hashable
 
 from .core import NO_GENERATION, TIMING_FAULTS, Client, Config, Group, Id, Reply, State
+from .spec import COMPILED_CLASSIC, SpecBase
 
 OLDEST = 4  # generations more than this far behind the group's are all "old"
 
@@ -166,17 +167,16 @@ def plain_key(s: State) -> Hashable:
 
 def dead_fields_apply(proto: object) -> bool:
     """Whether the dead-field argument of this module's docstring holds for ``proto``."""
-    # the classic protocol's rules are the ones the argument reads (by name: classic imports this module)
-    classic = any(c.__module__ == f"{__package__}.classic" and c.__name__ == "ClassicProtocol" for c in type(proto).__mro__)
+    # the classic protocol's rules are the ones the argument reads (the pages the classic kernel mirrors)
     return (
-        classic
+        isinstance(proto, SpecBase) and proto.encoding == COMPILED_CLASSIC
         and proto.fence_commits
         and not proto.coordinator_assigns
         and not proto.delayed
         and not proto.keep_work_on_reset
         # written before the protocol vote (model/upgrade.py) and the formation and timer faults
         # (model/formation.py): their fields are not in the argument, so it claims nothing for them
-        and not getattr(proto, "python_only", False)
+        and not proto.python_only
         and not (TIMING_FAULTS & set(proto.cfg.faults))
     )
 

@@ -75,6 +75,7 @@ class EagerToCooperative(ClassicProtocol):
     assignors = ("range", "roundrobin", "sticky")  # the old, eager-only assignor
     # The engine choice (groupspec/checker/engines.py): the compiled kernel has no protocol vote.
     python_only = True
+    z3 = False
     # Switches that break the upgrade on purpose (see the broken variants below).
     protocol_rule = "every"  # a member is COOPERATIVE when every assignor it lists supports it ("any": one does)
     validate_assignment = True  # validateCooperativeAssignment on a cooperative leader

@@ -53,6 +53,7 @@ from typing import Iterator
 from . import actions as A
 from .assignors import range_
 from .core import Config, Proc, bits
+from .spec import SpecBase
 from .properties import Kind, Property, exclusive_ownership  # noqa: F401  (documentation cross-reference)
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie"})
@@ -125,7 +126,7 @@ EXCLUSIVE_PROCESSING = Property("exclusive_processing", Kind.ALWAYS, exclusive_p
                                 exclusive_processing)
 
 
-class ZooKeeper:
+class ZooKeeper(SpecBase):
     name = "zookeeper"
     summary = "0.8 high-level consumer: each consumer rebalances alone from its own ZooKeeper view"
     broken = False
@@ -135,6 +136,11 @@ class ZooKeeper:
     coordinator_assigns = False
     max_retries = 2  # rebalance.max.retries (Kafka's default is 4)
     extra_safety = (EXCLUSIVE_PROCESSING,)  # checked by the explorer beside the common properties
+
+    @classmethod
+    def applicable_faults(cls) -> frozenset[str]:
+        """No topic changes."""
+        return SUPPORTED_FAULTS
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED_FAULTS

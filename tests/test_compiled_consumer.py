@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from groupspec.checker import Explorer, check
 from groupspec.checker.compiled import consumer_kernel as CK
+from groupspec.checker.compiled import CompiledExplorer as ConsumerExplorer  # one explorer for every family
 from groupspec.checker.compiled.consumer_engine import (
-    ACTION_CLASSES, ConsumerExplorer, ConsumerKernel, action_code, action_of, decode, encode, supports,
+    ACTION_CLASSES, ConsumerKernel, action_code, action_of, decode, encode, supports,
 )
 from groupspec.model import VARIANTS, Config, make
 from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
@@ -282,7 +283,7 @@ def test_whole_exploration_catches_a_mutant_kernel_on_replay(name, switch, value
 
 def test_first_compilation_is_announced_and_read_from_numba_cache(monkeypatch):
     from groupspec.checker import COMPILE_NOTICE
-    from groupspec.checker.compiled import consumer_engine, consumer_search
+    from groupspec.checker.compiled import consumer_engine, search
 
     from groupspec.checker import make_explorer
 
@@ -292,7 +293,7 @@ def test_first_compilation_is_announced_and_read_from_numba_cache(monkeypatch):
     proto = make("consumer", Config(members=2, partitions=2))
     make_explorer(proto, notice=seen.append)
     assert seen == []
-    monkeypatch.setattr(consumer_search.search._cache._cache_file, "_load_index", lambda: {})  # an empty cache
+    monkeypatch.setattr(search.search._cache._cache_file, "_load_index", lambda: {})  # an empty cache
     assert consumer_engine.needs_compiling() is True
     make_explorer(proto, notice=seen.append)  # (no search runs with the cache index patched)
     assert seen == [COMPILE_NOTICE]

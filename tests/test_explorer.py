@@ -11,6 +11,7 @@ from typing import ClassVar
 from groupspec.checker.explorer import Explorer
 from groupspec.model.actions import Action
 from groupspec.model.core import Config
+from groupspec.model.spec import SpecBase
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -28,8 +29,9 @@ class Kick(Action):
     fair: ClassVar[bool] = False
 
 
-class Toy:
-    """States are ints; ``edges`` maps a state to (action, next) pairs; ``done`` are converged states."""
+class Toy(SpecBase):
+    """States are ints; ``edges`` maps a state to (action, next) pairs; ``done`` are converged states. A ``Spec``:
+    the explorer reads its properties from ``SpecBase``."""
 
     name = "toy"
     assignor_name = "none"

@@ -42,11 +42,11 @@ def test_first_compilation_is_announced(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_needs_compiling_reads_numba_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     from groupspec.checker import check
-    from groupspec.checker.compiled import lean, needs_compiling
+    from groupspec.checker.compiled import needs_compiling, search
 
     check("eager", members=2, partitions=2, engine="compiled")  # compiles (or loads) and caches the search
     assert needs_compiling() is False
-    monkeypatch.setattr(lean.search._cache._cache_file, "_load_index", lambda: {})  # an empty cache
+    monkeypatch.setattr(search.search._cache._cache_file, "_load_index", lambda: {})  # an empty cache
     assert needs_compiling() is True
 
 

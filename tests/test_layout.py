@@ -185,3 +185,49 @@ def test_every_package_folder_is_declared_for_non_editable_installs():
             if pkg not in declared:
                 missing.append(pkg)
     assert missing == [], f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
+
+
+PRIVATE_CHECKED = ("groupspec/checker",)  # rooms whose files are cut at seams (issue 26); the others follow
+
+
+def _private_uses(path):
+    """Another module's ``_private`` names this file uses: ``from m import _x`` and ``m._x`` on an imported
+    project module ``m`` (dunders are not private)."""
+    import ast
+
+    def private(name):
+        return name.startswith("_") and not name.startswith("__")
+
+    tree = ast.parse(path.read_text())
+    modules = set()  # names bound to project modules in this file
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("groupspec")):
+            for a in node.names:
+                if private(a.name):
+                    out.append(f"from {'.' * node.level}{node.module or ''} import {a.name}")
+                else:
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name.startswith("groupspec")}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in modules):
+            out.append(f"{node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_file_uses_another_files_private_names():
+    offenders = []
+    for path in _project_files():
+        if not str(path.relative_to(ROOT)).startswith(PRIVATE_CHECKED):
+            continue
+        offenders += [f"{path.relative_to(ROOT)}: {use}" for use in _private_uses(path)]
+    assert offenders == []
+
+
+def test_the_private_name_check_catches_an_import_and_an_attribute(tmp_path):
+    mutant = tmp_path / "m.py"
+    mutant.write_text("from . import lean as L\nfrom .kernel import _b\nx = L._key\ny = L.grow\n")
+    assert _private_uses(mutant) == ["from .kernel import _b", "L._key"]
+

@@ -4,7 +4,10 @@
   jobs small enough that many are in flight at once), the search stores the same number of states,
   takes the same edges, and gives the same verdicts, bounds and counterexamples (the same steps to the
   same states), also when stopped by ``--max-states``.
-* ``test_*_mutant``: the comparison catches a parallel search that merges successors in another order.
+* the same for the KIP-848 consumer family and the migration (their expansion stops at a target the table
+  does not hold; the driver fills it with the model and finishes the job).
+* ``test_*_mutant``: the comparison catches a parallel search that merges successors in another order, and
+  one that leaves a job stopped for a target unfinished.
 * ``test_workers_bad_input``: bad ``workers`` values are refused with one line.
 """
 from __future__ import annotations
@@ -24,6 +27,13 @@ CASES = [
     ("unfenced-commits", 3, 3, frozenset({"crash", "timeout"}), None),
     ("cooperative-flappy", 3, 3, frozenset(), None),  # a livelock: convergence violated on a cycle
     ("cooperative", 3, 4, frozenset({"crash", "timeout"}), 7000),
+    ("consumer", 3, 3, frozenset({"crash", "timeout", "join"}), None),
+    ("consumer-static", 3, 3, frozenset({"crash", "leave"}), None),
+    ("consumer-no-wait-release", 3, 3, frozenset({"crash"}), None),  # exclusive ownership violated
+    ("consumer-no-epoch-bump", 3, 3, frozenset({"join"}), None),  # convergence violated
+    ("consumer", 3, 3, frozenset({"crash", "timeout", "join"}), 3000),
+    ("classic-to-consumer", 3, 3, frozenset({"crash", "timeout"}), None),
+    ("classic-to-consumer-sync-target", 3, 3, frozenset({"crash"}), None),
 ]
 
 
@@ -65,17 +75,43 @@ def test_reordered_merge_mutant_is_caught(monkeypatch):
     one = outcome(*case, workers=1)
     real = PAR.expand
 
-    def reversed_successors(P, TM, blocks, plan, inseg, lo, hi, srows, sact, sfp, sfq, sbits, scount):
-        e = real(P, TM, blocks, plan, inseg, lo, hi, srows, sact, sfp, sfq, sbits, scount)
-        start = 0
-        for ns in scount[: hi - lo]:
+    def reversed_successors(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount,
+                            xctl, tk, tv, tq):
+        start = int(xctl[1])
+        status = real(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount,
+                      xctl, tk, tv, tq)
+        for ns in scount[lo - base: hi - base]:
             for a in (srows, sact, sfp, sfq, sbits):
                 a[start:start + ns] = a[start:start + ns][::-1].copy()
             start += int(ns)
-        return e
+        return status
 
     monkeypatch.setattr(PAR, "expand", reversed_successors)
     assert outcome(*case, workers=2) != one
+
+
+def test_a_job_left_unfinished_for_a_target_is_caught(monkeypatch, small_jobs):
+    from groupspec.checker.compiled.search import NEED_TARGET, X_ROW
+
+    case = ("consumer", 3, 3, frozenset({"crash", "timeout", "join"}), None)
+    one = outcome(*case, workers=1)
+    real = PAR.expand
+    stopped = []
+
+    def forgetful(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
+                  tk, tv, tq):
+        status = real(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
+                      tk, tv, tq)
+        if status == NEED_TARGET:  # the rest of the job "has no successors"
+            stopped.append(int(xctl[X_ROW]))
+            scount[int(xctl[X_ROW]) - base: hi - base] = 0
+            xctl[X_ROW] = hi
+            return 0
+        return status
+
+    monkeypatch.setattr(PAR, "expand", forgetful)
+    assert outcome(*case, workers=2) != one
+    assert stopped  # the workers did ask for targets
 
 
 @pytest.mark.parametrize("kwargs, text", [({"workers": 0}, "--workers must be between"),

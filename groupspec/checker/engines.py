@@ -1,14 +1,18 @@
 """Which engine explores a protocol variant, in one place, and the checker's entry point :func:`check`.
 
 The Python :class:`~groupspec.checker.explorer.Explorer` runs the model's own code on every variant;
-the compiled engine (:mod:`groupspec.checker.compiled`) runs the same search on a numba encoding of
-the classic protocol (and, in ``compiled.consumer_engine``, of the KIP-848 consumer family and the
-migration). This module is the only one that knows both: the explorer never imports the compiled
-engine, and the compiled engine imports only the explorer's result types.
+the compiled engine (:mod:`groupspec.checker.compiled`) runs the same search on a numba encoding of the
+family (classic, KIP-848, the migration) wherever the model says one covers the object
+(``Spec.compiled_encoding``, model/spec.py) and the kernel's limits allow. This module is the only one that
+knows both: the explorer never imports the compiled engine, and the compiled engine imports only the
+explorer's result types.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from groupspec.model.core import TIMING_FAULTS
+from groupspec.model.spec import Spec
 
 from .explorer import Explorer, Result
 
@@ -18,22 +22,17 @@ ENGINES = ("auto", "compiled", "python")
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
 
 
-def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None] | None = None, workers: int = 1,
+def make_explorer(proto: Spec, engine: str = "auto", notice: Callable[[str], None] | None = None, workers: int = 1,
                   **kwargs: Any) -> Explorer:
     """The explorer for ``proto``: see :func:`check` for what ``engine``, ``notice`` and ``workers`` mean."""
     if engine == "python":
         return Explorer(proto, **kwargs)
     from .compiled import CompiledExplorer, needs_compiling, supports  # numba: imported only when a search starts
-    from .compiled import consumer_engine
 
-    if consumer_engine.supports(proto):  # the KIP-848 family: its own encoding, one thread
-        if notice is not None and consumer_engine.needs_compiling():
-            notice(COMPILE_NOTICE)
-        return consumer_engine.ConsumerExplorer(proto, **kwargs)
-    # Not in the compiled kernel: connect-keep-work (Connect workers keeping their work across a reset), the
-    # protocol vote's variants (python_only) and the group-formation and timer faults (initial-delay,
-    # two-step-join, sync-timeout, late-expiry).
-    if supports(proto) and not getattr(proto, "keep_work_on_reset", False) and not python_only(proto):
+    # Not compiled (Spec.compiled_encoding): connect-keep-work (Connect workers keeping their work across a
+    # reset), the protocol vote's variants (python_only), the group-formation and timer faults (initial-delay,
+    # two-step-join, sync-timeout, late-expiry), a variant that overrides a rule its kernel mirrors.
+    if supports(proto):
         if notice is not None and needs_compiling(workers):
             notice(COMPILE_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
@@ -43,20 +42,16 @@ def make_explorer(proto: Any, engine: str = "auto", notice: Callable[[str], None
     return Explorer(proto, **kwargs)
 
 
-def python_only(proto: Any) -> bool:
-    """Only the Python explorer runs ``proto``: a variant that says so (``python_only = True``: the protocol
-    vote's, model/upgrade.py) or a fault the compiled kernel does not encode (``model.core.TIMING_FAULTS``)."""
-    from groupspec.model.core import TIMING_FAULTS
-
-    cfg = getattr(proto, "cfg", None)
-    return bool(getattr(proto, "python_only", False)) or (cfg is not None and bool(TIMING_FAULTS & set(cfg.faults)))
+def python_only(proto: Spec) -> bool:
+    """Only the Python explorer runs ``proto``: no compiled encoding covers it (``Spec.compiled_encoding``: a
+    variant that says so, ``python_only = True``, the protocol vote's in model/upgrade.py; a fault the compiled
+    kernels do not encode, ``model.core.TIMING_FAULTS``; a rule a kernel mirrors overridden)."""
+    return proto.compiled_encoding() is None
 
 
-def refuse_compiled_faults(proto: Any) -> None:
+def refuse_compiled_faults(proto: Spec) -> None:
     """ValueError (one line) if ``proto`` uses a fault the compiled engine does not encode."""
-    from groupspec.model.core import TIMING_FAULTS
-
-    names = sorted(TIMING_FAULTS & set(getattr(getattr(proto, "cfg", None), "faults", ()) or ()))
+    names = sorted(TIMING_FAULTS & set(proto.cfg.faults))
     if names:
         raise ValueError(f"the compiled engine does not cover the fault{'s' if len(names) > 1 else ''} "
                          f"{','.join(names)} (model/formation.py); use --engine python or auto")
@@ -81,11 +76,11 @@ def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitio
              budget: int = 2, max_states: int | None = None, engine: str = "auto", workers: int = 1,
              forget_dead: bool = False) -> None:
     """Raise ValueError, with one line naming the bad bound, for what :func:`check` cannot run."""
-    from groupspec.model import ASSIGNOR_NAMES, VARIANTS
+    from groupspec.model import VARIANTS
 
     if protocol not in VARIANTS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(VARIANTS)}")
-    names = getattr(VARIANTS[protocol], "assignors", ASSIGNOR_NAMES)  # a variant family may have its own
+    names = VARIANTS[protocol].assignors  # a variant family may have its own (Spec.assignors)
     if assignor not in names:
         raise ValueError(f"unknown assignor {assignor!r} for {protocol}; choose from {', '.join(names)}")
     for name, value in (("members", members), ("partitions", partitions), ("topics", topics), ("budget", budget)):
@@ -128,10 +123,10 @@ def check(
     """Explore one protocol variant on one finite instance. Raises ValueError on bad bounds.
 
     ``engine``: ``"python"`` runs this module's :class:`Explorer` on the model's own code;
-    ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the classic
-    protocol, checked against the model by the drift tests); ``"auto"`` takes the compiled engine
-    wherever it applies (every classic variant; the consumer family and the migration on their own encoding,
-    ``groupspec.checker.compiled.consumer_engine``, one thread) and the Python one elsewhere (``zookeeper``).
+    ``"compiled"`` runs ``groupspec.checker.compiled`` (the same search on a compiled encoding of the family,
+    checked against the model by the drift tests); ``"auto"`` takes the compiled engine wherever the model
+    says an encoding covers the object (``Spec.compiled_encoding``: the classic variants, the consumer family,
+    the migration) and the Python one elsewhere (``zookeeper``, the protocol vote, the timing faults).
     ``notice(text)`` is called once before a search that must first compile the compiled engine (the first
     run on a machine), with :data:`COMPILE_NOTICE`; ``progress(states, queued)`` from the first state on.
     ``workers``: threads expanding states in parallel in the compiled engine (the same states, edges,
@@ -152,7 +147,7 @@ def check(
     ex = make_explorer(proto, engine, notice=notice, workers=workers, max_states=max_states, progress=progress)
     res = ex.run()
     res.engine = ex.engine
-    res.workers = getattr(ex, "workers", 1)
+    res.workers = ex.workers
     if with_symmetry_factor:
         res.symmetry_factor, res.symmetry_exact = ex.symmetry_factor()
     return proto, res

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import networkx as nx
 
-from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
+from groupspec.model.spec import Spec
 
 from .memory import peak_bytes, reset_peak, rss_bytes
 
@@ -74,7 +74,9 @@ class Result:
     frontier_spilled: int = 0  # frontier segments that waited on disk
     workers: int = 1  # threads that expanded states (compiled engine)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
-    figures: dict[str, dict] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
+    figures: dict[str, dict[str, Any]] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
+    search_cpu_seconds: float | None = None  # compiled engine: CPU of the search (before the graph part)
+    serial_cpu_seconds: float | None = None  # compiled engine, workers > 1: CPU of the merge thread
 
     @property
     def ok(self) -> bool:
@@ -87,8 +89,14 @@ class Result:
 
 class Explorer:
     engine = "python"
+    workers = 1  # the Python search runs on one thread
+    # What the graph part reads after a search: lists here, lazy views of the compiled engine's arrays there.
+    _states: Any
+    _parent: Any
+    _fair: Any
+    _converged: Any
 
-    def __init__(self, proto: Any, max_states: int | None = None, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, proto: Spec, max_states: int | None = None, progress: Callable[[int, int], None] | None = None):
         self.proto = proto
         self.max_states = max_states
         self.progress = progress
@@ -109,11 +117,11 @@ class Explorer:
         converged: list[bool] = []
         first_violation: dict[str, tuple[int, Any, Any, str]] = {}  # name -> (node, action, next, why)
         sometimes_seen: dict[str, int] = {}
-        safety = SAFETY + tuple(getattr(proto, "extra_safety", ()))  # a variant's own (zookeeper)
-        action_props = ACTIONS if getattr(proto, "has_generations", True) else ()
-        sometimes = SOMETIMES
+        safety = proto.safety_properties()  # every variant's, then its own (zookeeper)
+        action_props = proto.action_properties()  # none where there are no generations (zookeeper)
+        sometimes = proto.sometimes_properties()
 
-        herd = getattr(proto, "notifications", None)  # zookeeper: watches fired per directory change
+        herd = proto.notifications  # zookeeper: watches fired per directory change (None elsewhere)
         fired: dict[int, set[int]] = {}  # group size -> watches one membership change fired
         changes = 0
         seen: dict[Any, int] = {}  # concrete state -> node: most successors were met before, exactly
@@ -416,12 +424,9 @@ class Explorer:
 
     def symmetry_factor(self, sample: int = 20000) -> tuple[float | None, bool]:
         """Concrete states per stored state (exact up to ``sample`` states, else a deterministic sample)."""
-        from groupspec.model.symmetry import orbit_size
-
         proto = self.proto
         if not proto.symmetric:
             return 1.0, True
-        orbit = getattr(proto, "orbit_size", None)  # a variant family with its own state shape
         n = len(self._states)
         if n == 0:
             return None, True
@@ -429,6 +434,6 @@ class Explorer:
         total = 0
         count = 0
         for i in idx:
-            total += orbit(self._states[i]) if orbit else orbit_size(self._states[i], proto.cfg, proto.canon)
+            total += proto.orbit_size(self._states[i])  # the classic shape's, or the family's own
             count += 1
         return total / count, n <= sample

@@ -192,7 +192,7 @@ def _path_in_graph(doc: dict[str, Any], index: dict[Any, int], key: Any, trace: 
 
 
 def _state_json(proto: Any, s: Any, intern: Any) -> dict[str, Any]:
-    group = getattr(s, "group", None)
+    group: Any = getattr(s, "group", None)
     return {
         "parties": [[intern(who), intern(belief)] for who, belief in parties(proto, s)],
         # the classic group's status and generation; the next-generation group has no status, and its

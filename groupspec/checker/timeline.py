@@ -34,7 +34,8 @@ def _members(proto: Any, mask: int) -> str:
 def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
     """(party, belief) pairs describing a state, coordinator first."""
     if hasattr(proto, "parties"):  # a variant family that describes its own states
-        return proto.parties(s)
+        out: list[tuple[str, str]] = proto.parties(s)
+        return out
     if isinstance(s, ZkState):
         out = [("zookeeper", f"consumers {_members(proto, s.registry)}, owners "
                 + ", ".join(f"{proto.partition_name(p)}:{proto.member_name(o) if o >= 0 else '-'}" for p, o in enumerate(s.owners)))]
@@ -98,7 +99,8 @@ def actor(proto: Any, action: Any) -> str:
 def explain(proto: Any, before: Any, action: Any, after: Any) -> str:
     """One line for a step; for answers, say which answer it was."""
     if hasattr(proto, "explain"):  # a variant family that explains its own steps
-        return proto.explain(before, action, after)
+        line: str = proto.explain(before, action, after)
+        return line
     text = _explain_step(proto, before, action, after)
     if isinstance(before, State) and isinstance(after, State):  # Connect's hold (KIP-415), in the history's words
         h0, h1 = before.group.held, after.group.held
@@ -135,7 +137,8 @@ def _explain_step(proto: Any, before: Any, action: Any, after: Any) -> str:
         if name == "ReceiveSyncResponse" and c0.owned & ~c1.owned and c1.rejoin:
             return (f"{who} receives its SyncGroup response: two-phase revoke/assign, it revokes only what moves "
                     f"{_parts(proto, c0.owned & ~c1.owned)} and rejoins so the next round can assign it")
-    return action.describe(who).strip()
+    described: str = action.describe(who).strip()
+    return described
 
 
 def render(proto: Any, steps: Iterable[Any], loop_start: int | None = None) -> list[str]:
@@ -160,7 +163,7 @@ def render(proto: Any, steps: Iterable[Any], loop_start: int | None = None) -> l
     return lines
 
 
-def to_json(proto: Any, steps: Iterable[Any]) -> list[dict]:
+def to_json(proto: Any, steps: Iterable[Any]) -> list[dict[str, Any]]:
     out = []
     for k, st in enumerate(steps):
         out.append({

@@ -22,11 +22,11 @@ def _mark(held: bool | None) -> str:
     return {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}[held]
 
 
-PROPERTY_COLUMNS = (("excl.", "exclusive_ownership"), ("fencing", "commit_fencing"),
+PROPERTY_COLUMNS = (("excl.", "exclusive_ownership"), ("fence", "commit_fencing"),
                     ("gen.", "generation_monotonic"), ("conv.", "convergence"))
 FAULT_LETTERS = {"join": "J", "leave": "L", "crash": "C", "timeout": "T", "zombie": "Z", "subscription": "S",
                  "partitions": "P", "initial-delay": "D", "two-step-join": "M", "sync-timeout": "Y",
-                 "late-expiry": "W"}
+                 "late-expiry": "W", "lose-answer": "A", "late-answer": "N", "late-commit": "K", "early-restart": "R"}
 WIDTH = 120  # the model table and its legend fit in this many columns
 
 LEGEND = (
@@ -35,7 +35,7 @@ LEGEND = (
     + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; ALL: every fault that applies to the variant, all: every one but D M Y W (the formation and timer faults); "
     "– none) and the budget b, the most "
     "faults in one run. states: distinct states stored (k thousands, M millions). time: per check; * the "
-    "Python engine, the others ran compiled. excl. exclusive ownership, fencing commit fencing, gen. generation "
+    "Python engine, the others ran compiled. excl. exclusive ownership, fence commit fencing, gen. generation "
     "monotonic, conv. convergence: ✓ held, ✗ violated, – not applicable; a broken variant must show ✗ where it "
     "is broken. bound: the most protocol steps any run takes to converge after its last fault; — when "
     "convergence was not decided (a broken variant is caught first). result: caught in N steps is the length "
@@ -80,7 +80,7 @@ def _default_assignor(protocol: str) -> str:
     """The assignor a variant runs unless another is named (the next-generation family: its first own one)."""
     from groupspec.model import VARIANTS
 
-    return getattr(VARIANTS.get(protocol), "assignors", ("sticky",))[0]
+    return VARIANTS[protocol].assignors[0]  # Spec.assignors
 
 
 def model_table(rows: list) -> Table:

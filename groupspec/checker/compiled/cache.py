@@ -1,8 +1,8 @@
 """Keep numba's on-disk cache of the compiled engine in step with its source.
 
 NOTE(numba-cache): numba's ``cache=True`` keys a cached function on its *own* file's time stamp and size.
-``lean.search`` inlines the transition relation of ``kernel.py``; when ``kernel.py`` (or ``layout.py``)
-changes and ``lean.py`` does not, numba would load the old machine code for the search, and the engine
+``search.search`` inlines the transition relations of the kernels (``families.py``); when ``kernel.py`` (or ``layout.py``)
+changes and ``search.py`` does not, numba would load the old machine code for the search, and the engine
 would explore the old protocol (the replay of counterexamples then reports "compiled engine drift"). So
 before the engine is imported, :func:`invalidate_if_stale` compares a digest of the package's sources with
 the one recorded beside the cache, and removes the package's cache files when they differ.
@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-SOURCES = ("kernel.py", "layout.py", "lean.py", "engine.py", "parallel.py", "consumer_kernel.py", "consumer_keys.py",
-           "consumer_search.py", "migration_kernel.py", "migration_properties.py")
+SOURCES = ("kernel.py", "layout.py", "lean.py", "families.py", "search.py", "engine.py", "parallel.py",
+           "consumer_kernel.py",
+           "consumer_keys.py", "migration_kernel.py", "migration_properties.py")
 STAMP = "groupspec-sources.sha256"
 
 

@@ -32,13 +32,15 @@ import numpy as np
 
 from groupspec.checker.explorer import Explorer, Result, Step, Verdict
 from groupspec.checker.memory import peak_bytes, reset_peak, rss_bytes
-from groupspec.model.classic import ClassicProtocol
-from groupspec.model.properties import ACTIONS, SAFETY, SOMETIMES
+from groupspec.model.spec import Spec
 
+from . import families as FAM
 from . import kernel as K
 from . import lean as L
 from . import parallel as PAR
+from . import search as S
 from .layout import action_of, decode, encode, width
+from .plugins import classic_kernel_covers, family_of
 
 CHUNK = 20000  # states expanded between two progress reports
 GROWTH = 1.25  # per-state and per-edge arrays grow by a quarter (in place)
@@ -53,26 +55,7 @@ STORE_BYTES_PER_STATE = 8 + 4 + 4 + 1 + 1 + 1 + 4 / 0.6
 STORE_BYTES_PER_EDGE = 4 + 1
 
 
-def supports(proto: Any) -> bool:
-    """Whether the compiled encoding covers this protocol object (a classic variant, a known assignor)."""
-    return isinstance(proto, ClassicProtocol) and proto.assignor_name in K.ASSIGNOR_IDS and proto.cfg.members <= 7
-
-
-def needs_compiling(workers: int = 1) -> bool:
-    """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
-
-    Reads numba's on-disk cache of the search loop (and, for ``workers`` > 1, of the parallel search's
-    expansion and merge): compiled code for the current source means a warm start. When the cache
-    cannot be read (a numba without these internals), says False: better no notice than a wrong one.
-    """
-    funcs = [L.search] + ([PAR.expand, PAR.merge] if workers > 1 else [])
-    try:
-        return any(not f._cache._cache_file._load_index() for f in funcs)
-    except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search
-        return False
-
-
-def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def parameters(proto: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The kernel's parameter vector, topic masks and topic block boundaries for ``proto``."""
     cfg = proto.cfg
     P = np.zeros(K.P_LEN, dtype=np.int64)
@@ -99,11 +82,32 @@ def parameters(proto: ClassicProtocol) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return P, TM, np.array(blocks, dtype=np.int64)
 
 
-class Kernel:
-    """The compiled functions bound to one protocol object (for the explorer and the drift tests)."""
+class NoTargets:
+    """The target table of a family that has none (the classic kernel computes its assignments itself)."""
 
-    def __init__(self, proto: ClassicProtocol) -> None:
-        if not supports(proto):
+    def __init__(self) -> None:
+        self.tk = np.full((1, 1), -1, np.int64)
+        self.tv = np.zeros((1, 1), np.int64)
+        self.tq = np.zeros(1, np.int64)
+        self.shared = False
+
+    def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.tk, self.tv, self.tq
+
+    def fill(self, tq: np.ndarray | None = None) -> None:
+        raise AssertionError("the classic kernel never asks for a target")
+
+
+class Kernel:
+    """The compiled functions of the classic family bound to one protocol object (for the explorer and the drift
+    tests); what the one search reads of any family's kernel: ``fam``, ``n``, ``F`` (row width), ``P``, ``TM``,
+    ``blocks``, ``plan``, ``words``, ``maxs``, ``targets``, ``encode``, ``decode`` and ``action_of``."""
+
+    fam = FAM.CLASSIC
+    action_of = staticmethod(action_of)
+
+    def __init__(self, proto: Any) -> None:
+        if not classic_kernel_covers(proto):
             raise ValueError(f"the compiled engine does not cover {proto.name!r} with assignor {proto.assignor_name!r}")
         self.proto = proto
         self.n = proto.cfg.members
@@ -113,6 +117,14 @@ class Kernel:
         self.words = K.key_words(self.widths)
         self.plan = L.pack_plan(self.widths, self.offsets)
         self.F = width(self.n)
+        self.maxs = self.n * K.MAX_SUCC_PER_SLOT + 3  # families.max_successors
+        self.targets = NoTargets()
+
+    def encode(self, s: Any) -> np.ndarray:
+        return encode(s, self.n)
+
+    def decode(self, row: np.ndarray) -> Any:
+        return decode(row, self.n)
 
     def successors(self, s: Any) -> list[tuple[Any, Any]]:
         maxs = self.n * K.MAX_SUCC_PER_SLOT + 3
@@ -145,26 +157,27 @@ class Kernel:
 
 # -- lazy views, so that the reference explorer's methods read the compiled search's arrays -------------
 class _States:
-    """State ``i``, rebuilt from the parent chain (``lean.reconstruct``) and decoded into a model state."""
+    """State ``i``, rebuilt from the parent chain (``search.reconstruct``) and decoded into a model state."""
 
-    def __init__(self, kn: "Kernel", roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> None:
+    def __init__(self, kn: Any, roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> None:
         self.kn, self.roots, self.parent, self.pact = kn, roots, parent, pact
         self._row = np.zeros(roots.shape[1], np.int64)
         self._cache: dict[int, Any] = {}
 
     def __len__(self) -> int:
-        return self.parent.shape[0]
+        return int(self.parent.shape[0])
 
     def row(self, i: int) -> np.ndarray:
         if not 0 <= i < len(self):
             raise IndexError(i)
-        L.reconstruct(self.kn.P, self.kn.TM, self.roots, self.parent, self.pact, i, self._row)
+        kn = self.kn
+        S.reconstruct(kn.fam, kn.P, kn.TM, self.roots, self.parent, self.pact, i, self._row, *kn.targets.args())
         return self._row.copy()
 
     def __getitem__(self, i: int) -> Any:
         s = self._cache.get(i)
         if s is None:
-            s = decode(self.row(i), self.kn.n)
+            s = self.kn.decode(self.row(i))
             if len(self._cache) > 100_000:
                 self._cache.clear()
             self._cache[i] = s
@@ -206,7 +219,7 @@ def make_grower(st: "_Store", ctl: np.ndarray, maxs: int) -> Callable[[], None]:
         if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
             size = int(st.edst.shape[0] * GROWTH) + maxs
             st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
-        if count + maxs > TABLE_LOAD * st.table.shape[0]:
+        if st.table is None or count + maxs > TABLE_LOAD * st.table.shape[0]:
             size = int((count + maxs) / TABLE_FILL) + 1
             st.table = None
             st.table = np.empty(size, np.int32)
@@ -264,8 +277,21 @@ class _Store:
         self.eact = np.zeros(4 * cap, np.uint8)
 
 
+def kernel_for(proto: Spec) -> Any:
+    """The family kernel bound to ``proto`` (ValueError where no compiled encoding covers it)."""
+    fam = family_of(proto)
+    if fam is None:
+        raise ValueError(f"the compiled engine does not cover {proto.name!r} with assignor {proto.assignor_name!r}")
+    if fam == FAM.CLASSIC:
+        return Kernel(proto)
+    from .consumer_engine import ConsumerKernel  # the KIP-848 family and the migration
+
+    return ConsumerKernel(proto)
+
+
 class CompiledExplorer(Explorer):
-    """``Explorer`` with the search and the graph algorithms on the compiled encoding and the lean store."""
+    """``Explorer`` with the search and the graph algorithms on the compiled encoding and the lean store: one
+    driver for every family (its kernel: :func:`kernel_for`), on one thread or ``workers`` (``parallel.py``)."""
 
     engine = "compiled"
 
@@ -277,7 +303,8 @@ class CompiledExplorer(Explorer):
             raise ValueError(f"workers must be at least 1 (got {workers})")
         self.workers = workers
         self.serial_cpu_seconds: float | None = None  # CPU of the merge thread (workers > 1)
-        self.kernel = Kernel(proto)
+        self.kernel = kernel_for(proto)
+        self.action_of = self.kernel.action_of  # an encoding's action code -> the model's action
         self.frontier_budget, self.segment_rows, self.initial_capacity = frontier_budget, segment_rows, initial_capacity
 
     def run(self) -> Result:
@@ -287,16 +314,16 @@ class CompiledExplorer(Explorer):
         rss0 = rss_bytes()
         t0 = time.perf_counter()
         c0 = time.process_time()
-        F, W = kn.F, kn.words
-        cap = self.initial_capacity
-        st = _Store(cap)
+        F = kn.F
+        st = _Store(self.initial_capacity)
         ctl = L.new_ctl()
         front = L.Frontier(F, self.segment_rows, self.frontier_budget)
-        maxs = kn.n * K.MAX_SUCC_PER_SLOT + 3
         roots = []
         outseg = front.new_segment()
+        tg = kn.targets
+        tg.shared = self.workers > 1  # filled while worker threads read it: copy on write
 
-        on_grow = make_grower(st, ctl, maxs)
+        on_grow = make_grower(st, ctl, kn.maxs)
 
         def report() -> None:
             assert self.progress is not None
@@ -304,17 +331,23 @@ class CompiledExplorer(Explorer):
 
         try:
             for s in proto.init_states():
-                row = encode(s, kn.n)
-                if L.insert_initial(kn.P, kn.TM, kn.blocks, kn.plan, row, st.table, st.fpq,
-                                    st.parent, st.pact, st.flags, outseg, ctl):
+                row = kn.encode(s)
+                while True:
+                    r = S.insert_initial(kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, row, st.table, st.fpq,
+                                         st.parent, st.pact, st.flags, outseg, ctl, *tg.args())
+                    if r != S.NEED_TARGET:
+                        break
+                    tg.fill()
+                if r == 1:
                     roots.append(row)
             outseg = front.hand_over(outseg, ctl)
             max_states = self.max_states or 0
             if self.progress is not None:  # the count shows from the start
                 report()
             if self.workers > 1:
-                outseg, res.complete, self.serial_cpu_seconds = PAR.run_search(kn, st, front, ctl, outseg, max_states, self.workers, on_grow,
-                                                      report if self.progress is not None else None, CHUNK, TABLE_LOAD)
+                outseg, res.complete, self.serial_cpu_seconds = PAR.run_search(
+                    kn, st, front, ctl, outseg, max_states, self.workers, on_grow,
+                    report if self.progress is not None else None, CHUNK, TABLE_LOAD)
             else:
                 res.complete = self._search_one(kn, st, front, ctl, outseg, max_states, on_grow,
                                                 report if self.progress is not None else None)
@@ -344,18 +377,18 @@ class CompiledExplorer(Explorer):
         return res
 
     @staticmethod
-    def _search_one(kn: Kernel, st: "_Store", front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray, max_states: int,
+    def _search_one(kn: Any, st: "_Store", front: L.Frontier, ctl: np.ndarray, outseg: np.ndarray, max_states: int,
                     on_grow: Callable[[], None], report: Callable[[], None] | None) -> bool:
-        """The one-worker search (``lean.search`` in a loop); whether it completed."""
+        """The one-worker search (``search.search`` in a loop, the target table filled when it asks); whether it
+        completed."""
+        tg = kn.targets
 
         def chunk(inseg: np.ndarray, out: np.ndarray) -> int:
-            return L.search(kn.P, kn.TM, kn.blocks, kn.plan, inseg, out, st.table, st.fpq, st.parent, st.pact,
-                            st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK, TABLE_LOAD)
+            return int(S.search(kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, inseg, out, st.table, st.fpq,
+                            st.parent, st.pact, st.flags, st.outdeg, st.edst, st.eact, ctl, max_states, CHUNK,
+                            TABLE_LOAD, *tg.args()))
 
-        return drive(chunk, kn.F, front, ctl, outseg, on_grow, report)
-
-    # -- what every compiled encoding's run does after its search -------------------------------------
-    action_of = staticmethod(action_of)  # an encoding's action code -> the model's action
+        return drive(chunk, kn.F, front, ctl, outseg, on_grow, report, {S.NEED_TARGET: tg.fill})
 
     def _states_view(self, roots: np.ndarray, parent: np.ndarray, pact: np.ndarray) -> Any:
         return _States(self.kernel, roots, parent, pact)
@@ -378,7 +411,7 @@ class CompiledExplorer(Explorer):
         """Every property's verdict; a violation's trace is replayed and explained by the model's own code."""
         proto = self.proto
         firsts = {"exclusive_ownership": int(ctl[K.CT_EXCL]), "commit_fencing": int(ctl[K.CT_FENCE])}
-        for prop in SAFETY:
+        for prop in proto.safety_properties():  # a property no kernel checks: KeyError, never a silent pass
             node = firsts[prop.name]
             if node < 0:
                 res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
@@ -388,7 +421,7 @@ class CompiledExplorer(Explorer):
             if why is None:
                 raise AssertionError(f"compiled engine drift: the model does not find {prop.name} violated in state {node}")
             res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, False, why, trace)
-        for prop in ACTIONS:
+        for prop in proto.action_properties():
             node = int(ctl[K.CT_GEN])
             if node < 0:
                 res.verdicts[prop.name] = Verdict(prop.name, prop.kind.value, True)
@@ -405,7 +438,7 @@ class CompiledExplorer(Explorer):
             res.verdicts["convergence"], res.convergence_bound = self.convergence()
         else:
             res.verdicts["convergence"] = Verdict("convergence", "eventually", None, "exploration stopped at --max-states")
-        for prop in SOMETIMES:
+        for prop in proto.sometimes_properties():
             res.verdicts[prop.name] = self.sometimes_verdict(prop, int(ctl[K.CT_SOMETIMES]), res.complete)
 
     def _finish(self, res: Result, t0: float, c0: float, rss0: int, count: int, nfair: int) -> None:

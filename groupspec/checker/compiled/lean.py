@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-The search is the reference explorer's breadth-first search (same successor order, same keys, same
+The search (``search.py``, one for every family) is the reference explorer's breadth-first search (same successor order, same keys, same
 first-found representative per key), but nothing is kept per state that can be recomputed:
 
 * **Seen set.** A state's symmetry-reduced key (``kernel.key_vector`` packed into 64-bit words) is
@@ -13,7 +13,7 @@ first-found representative per key), but nothing is kept per state that can be r
   anywhere in a search of ``n`` states is about ``n**2 / 2**97`` and is reported
   (:func:`collision_probability`).
 * **Parent pointers.** Per state: its parent's id (int32) and the action taken (uint8), and one byte
-  of flags (converged). A state's row is *not* stored: :func:`reconstruct` rebuilds it by re-running
+  of flags (converged). A state's row is *not* stored: ``search.reconstruct`` rebuilds it by re-running
   the compiled steps from the initial state along the parent chain (the stored representative of a key
   is the one the search expanded, so the chain reproduces it exactly), and every counterexample is then
   replayed again with the model's own ``step`` by the explorer.
@@ -166,171 +166,6 @@ def pack_words(kv, plan, words):
         if v < 0 or v >= plan[x, 4]:
             raise ValueError("key field out of range")
         words[plan[x, 1]] |= np.uint64(v) << np.uint64(plan[x, 2])
-
-
-@njit(cache=True)
-def _key(P, blocks, plan, t, rows, order, cols, perm, kv, words):
-    K.key_vector(P, blocks, t, rows, order, cols, perm, kv)
-    pack_words(kv, plan, words)
-    return fingerprint(words)
-
-
-@njit(cache=True)
-def _check_new(P, TM, t, nid, flags, ctl):
-    c = K.converged(P, TM, t)
-    flags[nid] = CONV if c else np.uint8(0)
-    if ctl[K.CT_EXCL] < 0 and not K.exclusive_ownership_ok(P, t):
-        ctl[K.CT_EXCL] = nid
-    if ctl[K.CT_FENCE] < 0 and not K.commit_fencing_ok(P, t):
-        ctl[K.CT_FENCE] = nid
-    if ctl[K.CT_SOMETIMES] < 0 and c and K.members_in_group(P, t) >= P[K.P_INITIAL]:
-        ctl[K.CT_SOMETIMES] = nid
-
-
-@njit(cache=True)
-def _put_row(seg, j, t):
-    for f in range(t.shape[0]):
-        v = t[f]
-        if v < -32768 or v > 32767:
-            raise ValueError("state field out of range for storage")
-        seg[j, f] = v
-
-
-@njit(cache=True)
-def insert_initial(P, TM, blocks, plan, row, table, fpq, parent, pact, flags, outseg, ctl):
-    """Store an initial state (a root of the parent forest) unless its key is known; True if stored."""
-    n = P[K.P_N]
-    rows = np.zeros((n, K.ROWLEN), np.int64)
-    order = np.zeros(n, np.int64)
-    cols = np.zeros(P[K.P_K], np.int64)
-    perm = np.zeros(P[K.P_K], np.int64)
-    kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-    words = np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64)
-    h, q = _key(P, blocks, plan, row, rows, order, cols, perm, kv, words)
-    nid = ctl[K.CT_COUNT]
-    if lookup_or_insert(table, fpq, h, q, nid) >= 0:
-        return False
-    parent[nid] = -1
-    pact[nid] = 255
-    _check_new(P, TM, row, nid, flags, ctl)
-    _put_row(outseg, ctl[L_OLEN], row)
-    ctl[L_OLEN] += 1
-    ctl[K.CT_COUNT] = nid + 1
-    return True
-
-
-@njit(cache=True)
-def search(P, TM, blocks, plan, inseg, outseg, table, fpq, parent, pact, flags, outdeg, edst, eact,
-           ctl, max_states, chunk, table_load):
-    """Expand the input segment's rows (ids ``ctl[CT_HEAD]`` on), appending new states to ``outseg``.
-
-    Returns IN_EMPTY (the input segment is used up), OUT_FULL (the output segment cannot take another
-    state's successors), GROW (a per-state or per-edge array or the index must grow), CHUNK_DONE
-    (``chunk`` states expanded: time to report progress) or LIMIT (``max_states`` stored).
-    """
-    n = P[K.P_N]
-    F = inseg.shape[1]
-    maxs = n * K.MAX_SUCC_PER_SLOT + 3
-    out = np.zeros((maxs, F), np.int64)
-    acts = np.zeros(maxs, np.int64)
-    row = np.zeros(F, np.int64)
-    rows = np.zeros((n, K.ROWLEN), np.int64)
-    order = np.zeros(n, np.int64)
-    cols = np.zeros(P[K.P_K], np.int64)
-    perm = np.zeros(P[K.P_K], np.int64)
-    kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-    words = np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64)
-    done = 0
-    while True:
-        if ctl[L_IPOS] >= ctl[L_ILEN]:
-            return IN_EMPTY
-        if max_states > 0 and ctl[K.CT_COUNT] >= max_states:
-            return LIMIT
-        if done >= chunk:
-            return CHUNK_DONE
-        count = ctl[K.CT_COUNT]
-        if (count + maxs > parent.shape[0] or ctl[K.CT_FAIR] + maxs > edst.shape[0]
-                or count + maxs > table_load * table.shape[0]):
-            return GROW
-        if ctl[L_OLEN] + maxs > outseg.shape[0]:
-            return OUT_FULL
-        nid = ctl[K.CT_HEAD]
-        ip = ctl[L_IPOS]
-        for f in range(F):
-            row[f] = inseg[ip, f]
-        conv_here = flags[nid] & CONV
-        ns = K.successors(P, TM, row, out, acts)
-        nfair = 0
-        for j in range(ns):
-            t = out[j]
-            act = acts[j]
-            ctl[K.CT_EDGES] += 1
-            if ctl[K.CT_GEN] < 0 and not K.generation_ok(P, row, t):
-                ctl[K.CT_GEN] = nid
-                ctl[K.CT_GENACT] = act
-            h, q = _key(P, blocks, plan, t, rows, order, cols, perm, kv, words)
-            c = ctl[K.CT_COUNT]
-            tid = lookup_or_insert(table, fpq, h, q, c)
-            if tid < 0:
-                tid = c
-                parent[c] = nid
-                pact[c] = act
-                _check_new(P, TM, t, c, flags, ctl)
-                _put_row(outseg, ctl[L_OLEN], t)
-                ctl[L_OLEN] += 1
-                ctl[K.CT_COUNT] = c + 1
-                if max_states > 0 and c + 1 >= max_states:
-                    return LIMIT  # stop at exactly max_states stored states (this expansion is left incomplete)
-            if act < K.FAIR_LIMIT:
-                e = ctl[K.CT_FAIR]
-                edst[e] = tid
-                eact[e] = act
-                ctl[K.CT_FAIR] = e + 1
-                nfair += 1
-                if conv_here and not (flags[tid] & CONV) and ctl[L_LEAVE] < 0:
-                    ctl[L_LEAVE] = nid
-        outdeg[nid] = nfair
-        if nfair == 0 and not conv_here and ctl[L_DEAD] < 0:
-            ctl[L_DEAD] = nid
-        ctl[K.CT_HEAD] = nid + 1
-        ctl[L_IPOS] = ip + 1
-        done += 1
-
-
-@njit(cache=True)
-def reconstruct(P, TM, roots, parent, pact, nid, out_row):
-    """The stored row of state ``nid``: its initial state, then the compiled step along the parent chain."""
-    depth = 0
-    v = nid
-    while parent[v] >= 0:
-        depth += 1
-        v = parent[v]
-    chain = np.empty(depth, np.int64)
-    v = nid
-    d = depth
-    while parent[v] >= 0:
-        d -= 1
-        chain[d] = pact[v]
-        v = parent[v]
-    F = roots.shape[1]
-    row = np.empty(F, np.int64)
-    for f in range(F):
-        row[f] = roots[v, f]
-    n = P[K.P_N]
-    maxs = n * K.MAX_SUCC_PER_SLOT + 3
-    out = np.zeros((maxs, F), np.int64)
-    acts = np.zeros(maxs, np.int64)
-    for d in range(depth):
-        ns = K.successors(P, TM, row, out, acts)
-        found = False
-        for j in range(ns):
-            if acts[j] == chain[d]:
-                row[:] = out[j]
-                found = True
-                break
-        if not found:
-            raise ValueError("compiled engine drift: a stored step is not enabled on replay")
-    out_row[:] = row
 
 
 @njit(cache=True)

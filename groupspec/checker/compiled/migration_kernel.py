@@ -27,19 +27,19 @@ NOT_MEMBER = -1
 
 
 @njit(cache=True, inline="always")
-def _x(P):
+def extras_base(P):
     return HEADER + P[P_N] * SLOT
 
 
 @njit(cache=True, inline="always")
-def _b(i):
+def slot_base(i):
     return HEADER + i * SLOT
 
 
 # -- the classic group -------------------------------------------------------------------------------
 @njit(cache=True)
 def empty_classic(P, t):
-    x = _x(P)
+    x = extras_base(P)
     t[x + X_CSTATUS] = EMPTY
     t[x + X_CGEN] = 0
     t[x + X_CMEMBERS] = 0
@@ -60,13 +60,13 @@ def empty_consumer(P, t):
     t[H_PARTS] = (1 << P[P_K]) - 1
     for i in range(P[P_N]):
         CK.clear_member(P, t, i)
-        t[_b(i) + T_TARGET] = 0
+        t[slot_base(i) + T_TARGET] = 0
 
 
 @njit(cache=True)
 def prepare(P, t):
     """``_prepare``: a new join phase (COMPLETING_REBALANCE first empties the stored assignments)."""
-    x = _x(P)
+    x = extras_base(P)
     if t[x + X_CSTATUS] == COMPLETING:
         for i in range(P[P_N]):
             t[CK.xslot(P, i) + XR_ASSIGN] = 0
@@ -95,7 +95,7 @@ def cooperative(P, t, members, field, tk, tq):
 @njit(cache=True)
 def maybe_complete(P, t, tk, tv, tq):
     """``_maybe_complete``: every member rejoined: the next generation, the parked JoinGroups answered."""
-    x = _x(P)
+    x = extras_base(P)
     members = t[x + X_CMEMBERS]
     if t[x + X_CSTATUS] != PREP or t[x + X_CJOINED] != members:
         return True
@@ -113,7 +113,7 @@ def maybe_complete(P, t, tk, tv, tq):
         t[CK.xslot(P, i) + XR_PENDING] = tv[s, i]
         if members >> i & 1:
             t[CK.xslot(P, i) + XC_PHASE] = P_SYNC
-            t[_b(i) + C_EPOCH] = gen
+            t[slot_base(i) + C_EPOCH] = gen
             if leader < 0:
                 leader = i
     t[x + X_CSTATUS] = COMPLETING
@@ -125,15 +125,15 @@ def maybe_complete(P, t, tk, tv, tq):
 @njit(cache=True)
 def lost(P, t, i):
     """``_lost``: onPartitionsLost, reset the generation, rejoin."""
-    t[_b(i) + C_EPOCH] = NOT_MEMBER
-    t[_b(i) + C_OWNED] = 0
+    t[slot_base(i) + C_EPOCH] = NOT_MEMBER
+    t[slot_base(i) + C_OWNED] = 0
     t[CK.xslot(P, i) + XC_PHASE] = P_JOIN
 
 
 @njit(cache=True)
 def classic_remove(P, t, i, tk, tv, tq):
     """``_classic_remove``."""
-    x = _x(P)
+    x = extras_base(P)
     bit = 1 << i
     t[x + X_CMEMBERS] &= ~bit
     t[x + X_CJOINED] &= ~bit
@@ -153,14 +153,14 @@ def classic_remove(P, t, i, tk, tv, tq):
 @njit(cache=True)
 def settle(P, t):
     """``_settle``: the online downgrade, once only classic members are left in the consumer group."""
-    x = _x(P)
+    x = extras_base(P)
     if t[x + X_KIND] != CONSUMER:
         return
     rest = 0
     mask = 0
     first = -1
     for i in range(P[P_N]):
-        if t[_b(i) + M_PRESENT]:
+        if t[slot_base(i) + M_PRESENT]:
             rest += 1
             if not t[CK.xslot(P, i) + XM_CLASSIC]:
                 return
@@ -173,7 +173,7 @@ def settle(P, t):
     empty_classic(P, t)
     for i in range(P[P_N]):
         if mask >> i & 1:
-            t[CK.xslot(P, i) + XR_ASSIGN] = t[_b(i) + T_TARGET]
+            t[CK.xslot(P, i) + XR_ASSIGN] = t[slot_base(i) + T_TARGET]
     t[x + X_CSTATUS] = STABLE_G
     t[x + X_CGEN] = gen
     t[x + X_CMEMBERS] = mask
@@ -186,7 +186,7 @@ def settle(P, t):
 @njit(cache=True)
 def upgrade(P, t):
     """``_upgrade`` in place; False when refused (nothing written then)."""
-    x = _x(P)
+    x = extras_base(P)
     members = t[x + X_CMEMBERS]
     if not members:
         empty_classic(P, t)
@@ -203,7 +203,7 @@ def upgrade(P, t):
         if not members >> i & 1:
             continue
         y = CK.xslot(P, i)
-        b = _b(i)
+        b = slot_base(i)
         asg = t[y + XR_ASSIGN]
         rev = full & ~asg if P[P_ACKED] else 0
         t[b + M_PRESENT] = 1
@@ -229,7 +229,7 @@ def upgrade(P, t):
 @njit(cache=True)
 def _down_client(P, t, i, proc, epoch, classic, phase):
     """``Client(proc=..., epoch=..., topics=<kept>, classic=..., phase=...)``."""
-    b = _b(i)
+    b = slot_base(i)
     t[b + C_PROC] = proc
     t[b + C_EPOCH] = epoch
     t[b + C_OWNED] = 0
@@ -242,10 +242,10 @@ def _down_client(P, t, i, proc, epoch, classic, phase):
 @njit(cache=True)
 def consumer_heartbeat(P, s, i, t, u, tk, tv, tq):
     """``_consumer_heartbeat`` into ``t`` (``u``: scratch). False on MISS."""
-    x = _x(P)
+    x = extras_base(P)
     u[:] = s
     if s[x + X_KIND] == CLASSIC:
-        ok = upgrade(P, u) if s[_b(i) + C_EPOCH] == 0 else False
+        ok = upgrade(P, u) if s[slot_base(i) + C_EPOCH] == 0 else False
         if not ok:
             # GROUP_ID_NOT_FOUND: fatal for the client, it gives its partitions up and stops
             t[:] = s
@@ -262,7 +262,7 @@ def consumer_heartbeat(P, s, i, t, u, tk, tv, tq):
 @njit(cache=True)
 def apply_sync(P, t, i, assignment):
     """``_apply_sync``: revoke what is not assigned, add what is; rejoin if it revoked."""
-    b = _b(i)
+    b = slot_base(i)
     revoked = t[b + C_OWNED] & ~assignment
     t[b + C_OWNED] = assignment
     t[CK.xslot(P, i) + XC_PHASE] = P_JOIN if revoked else P_STABLE
@@ -271,8 +271,8 @@ def apply_sync(P, t, i, assignment):
 @njit(cache=True)
 def join_classic(P, t, i, tk, tv, tq):
     """The classic-group branch of ``_join``, in place. False on MISS."""
-    x = _x(P)
-    b = _b(i)
+    x = extras_base(P)
+    b = slot_base(i)
     known = t[x + X_CMEMBERS] >> i & 1
     if not known and t[b + C_EPOCH] != NOT_MEMBER:
         lost(P, t, i)  # UNKNOWN_MEMBER_ID
@@ -293,8 +293,8 @@ def join_classic(P, t, i, tk, tv, tq):
 def join(P, s, i, t, tk, tv, tq):
     """``_join``. False on MISS."""
     t[:] = s
-    x = _x(P)
-    b = _b(i)
+    x = extras_base(P)
+    b = slot_base(i)
     if s[x + X_KIND] == CLASSIC:
         return join_classic(P, t, i, tk, tv, tq)
     c_epoch = s[b + C_EPOCH]
@@ -304,7 +304,7 @@ def join(P, s, i, t, tk, tv, tq):
             return True
         anyone = False
         for k in range(P[P_N]):
-            if s[_b(k) + M_PRESENT]:
+            if s[slot_base(k) + M_PRESENT]:
                 anyone = True
         if not anyone:  # an empty consumer group is deleted; the JoinGroup creates a classic group
             empty_classic(P, t)
@@ -333,8 +333,8 @@ def join(P, s, i, t, tk, tv, tq):
 def sync(P, s, i, t):
     """``_sync``: 1 (a step into ``t``) or 0 (parked: no step)."""
     t[:] = s
-    x = _x(P)
-    b = _b(i)
+    x = extras_base(P)
+    b = slot_base(i)
     c_epoch = s[b + C_EPOCH]
     if s[x + X_KIND] == CLASSIC:
         if not s[x + X_CMEMBERS] >> i & 1 or c_epoch != s[x + X_CGEN]:
@@ -369,8 +369,8 @@ def sync(P, s, i, t):
 def heartbeat_classic(P, s, i, t):
     """``_heartbeat_classic``: 1 (a step into ``t``) or 0 (the answer is NONE)."""
     t[:] = s
-    x = _x(P)
-    b = _b(i)
+    x = extras_base(P)
+    b = slot_base(i)
     c_epoch = s[b + C_EPOCH]
     if s[x + X_KIND] == CLASSIC:
         if not s[x + X_CMEMBERS] >> i & 1 or c_epoch != s[x + X_CGEN]:
@@ -397,16 +397,16 @@ def heartbeat_classic(P, s, i, t):
 # -- removal, whatever the group's type ---------------------------------------------------------------
 @njit(cache=True, inline="always")
 def is_member(P, s, i):
-    x = _x(P)
+    x = extras_base(P)
     if s[x + X_KIND] == CLASSIC:
         return (s[x + X_CMEMBERS] >> i & 1) != 0
-    return s[_b(i) + M_PRESENT] != 0
+    return s[slot_base(i) + M_PRESENT] != 0
 
 
 @njit(cache=True)
 def drop(P, t, i, tk, tv, tq):
     """``_drop`` in place. False on MISS."""
-    if t[_x(P) + X_KIND] == CLASSIC:
+    if t[extras_base(P) + X_KIND] == CLASSIC:
         return classic_remove(P, t, i, tk, tv, tq)
     if not CK.remove(P, t, i, tk, tv, tq):
         return False
@@ -431,7 +431,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq, u):
     spend = s[H_BUDGET] > 0
     ns = 0
     for i in range(n):
-        b = _b(i)
+        b = slot_base(i)
         y = CK.xslot(P, i)
         proc = s[b + C_PROC]
         classic = s[y + XC_CLASSIC]

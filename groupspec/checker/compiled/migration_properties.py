@@ -14,28 +14,29 @@ from .consumer_kernel import (
     M_PREV, M_REVOKING, M_STATE, MISS, P_K, P_N, T_TARGET, X_CGEN, X_CJOINED, X_CLEADER, X_CMEMBERS, X_CSTATUS,
     X_CUNSYNCED, X_KIND, XC_CLASSIC, XC_PHASE, XM_CLASSIC, XR_ASSIGN, XR_PENDING, XR_REPORTED,
 )
-from .migration_kernel import CLASSIC, COMPLETING, CONSUMER, DOWN, P_STABLE, PAUSED, STABLE_G, UP, _b, _x, cooperative, is_member
+from .migration_kernel import (CLASSIC, COMPLETING, CONSUMER, DOWN, P_STABLE, PAUSED, STABLE_G, UP, cooperative,
+                               extras_base, is_member, slot_base)
 
 
 # -- what the properties ask -----------------------------------------------------------------------------
 @njit(cache=True)
 def epoch_of(P, s):
-    x = _x(P)
+    x = extras_base(P)
     return s[x + X_CGEN] if s[x + X_KIND] == CLASSIC else s[H_EPOCH]
 
 
 @njit(cache=True)
 def live_member(P, s, i):
-    if s[_b(i) + C_PROC] == DOWN or not is_member(P, s, i):
+    if s[slot_base(i) + C_PROC] == DOWN or not is_member(P, s, i):
         return False
-    return s[CK.xslot(P, i) + XC_CLASSIC] != 0 or s[_b(i) + C_EPOCH] > 0
+    return s[CK.xslot(P, i) + XC_CLASSIC] != 0 or s[slot_base(i) + C_EPOCH] > 0
 
 
 @njit(cache=True)
 def exclusive_ownership_ok(P, s):
     seen = 0
     for i in range(P[P_N]):
-        owned = s[_b(i) + C_OWNED]
+        owned = s[slot_base(i) + C_OWNED]
         if owned and live_member(P, s, i):
             if seen & owned:
                 return False
@@ -45,8 +46,8 @@ def exclusive_ownership_ok(P, s):
 
 @njit(cache=True)
 def commit_accepted(P, s, i):
-    x = _x(P)
-    b = _b(i)
+    x = extras_base(P)
+    b = slot_base(i)
     if s[x + X_KIND] == CLASSIC:
         if not s[CK.xslot(P, i) + XC_CLASSIC] or not s[x + X_CMEMBERS] >> i & 1:
             return False
@@ -61,16 +62,16 @@ def commit_fencing_ok(P, s):
     """``commit_violation`` is None."""
     n = P[P_N]
     for i in range(n):
-        b = _b(i)
+        b = slot_base(i)
         owned = s[b + C_OWNED]
         if s[b + C_PROC] != UP or not owned or not commit_accepted(P, s, i):
             continue
         if not live_member(P, s, i):
             return False
-        if s[_x(P) + X_KIND] == CONSUMER and owned & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
+        if s[extras_base(P) + X_KIND] == CONSUMER and owned & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
             return False
         for k in range(n):
-            if k != i and s[_b(k) + C_OWNED] & owned and live_member(P, s, k):
+            if k != i and s[slot_base(k) + C_OWNED] & owned and live_member(P, s, k):
                 return False
     return True
 
@@ -78,7 +79,7 @@ def commit_fencing_ok(P, s):
 @njit(cache=True)
 def generation_ok(P, s, t):
     """``generation_violation`` is None."""
-    x = _x(P)
+    x = extras_base(P)
     n = P[P_N]
     e0 = epoch_of(P, s)
     e1 = epoch_of(P, t)
@@ -89,7 +90,7 @@ def generation_ok(P, s, t):
     else:
         emptied = True
         for i in range(n):
-            if s[_b(i) + M_PRESENT]:
+            if s[slot_base(i) + M_PRESENT]:
                 emptied = False
     if (e1 < e0 and not (emptied and sk != tk_)) or e1 > e0 + 1:
         return False
@@ -97,13 +98,13 @@ def generation_ok(P, s, t):
         if t[H_TEPOCH] > t[H_EPOCH]:
             return False
         for i in range(n):
-            b = _b(i)
+            b = slot_base(i)
             if sk == CONSUMER and s[b + M_PRESENT] and t[b + M_PRESENT] and t[b + M_EPOCH] < s[b + M_EPOCH]:
                 return False
             if t[b + M_PRESENT] and t[b + M_EPOCH] > t[H_TEPOCH]:
                 return False
     for i in range(n):
-        b = _b(i)
+        b = slot_base(i)
         y = CK.xslot(P, i)
         if t[b + C_EPOCH] > 0 and t[b + C_EPOCH] < s[b + C_EPOCH] and s[y + XC_CLASSIC] == t[y + XC_CLASSIC]:
             return False
@@ -114,12 +115,12 @@ def generation_ok(P, s, t):
 
 @njit(cache=True)
 def members_in_group(P, s):
-    x = _x(P)
+    x = extras_base(P)
     k = 0
     for i in range(P[P_N]):
         if s[x + X_KIND] == CLASSIC:
             k += s[x + X_CMEMBERS] >> i & 1
-        elif s[_b(i) + M_PRESENT]:
+        elif s[slot_base(i) + M_PRESENT]:
             k += 1
     return k
 
@@ -127,7 +128,7 @@ def members_in_group(P, s):
 @njit(cache=True)
 def converged(P, TM, s, tk, tv, tq):
     """``ClassicToConsumer.converged``: 1 or 0, or MISS."""
-    x = _x(P)
+    x = extras_base(P)
     n = P[P_N]
     assigned = 0
     if s[x + X_KIND] == CONSUMER:
@@ -135,7 +136,7 @@ def converged(P, TM, s, tk, tv, tq):
             return 0
         anyone = False
         for i in range(n):
-            b = _b(i)
+            b = slot_base(i)
             y = CK.xslot(P, i)
             proc = s[b + C_PROC]
             present = s[b + M_PRESENT] != 0
@@ -161,14 +162,14 @@ def converged(P, TM, s, tk, tv, tq):
         if r < 0:
             return MISS
         for i in range(n):
-            if tv[r, i] != s[_b(i) + T_TARGET]:
+            if tv[r, i] != s[slot_base(i) + T_TARGET]:
                 return 0
         return 1
     members = s[x + X_CMEMBERS]
     if s[x + X_CSTATUS] != STABLE_G and members:
         return 0
     for i in range(n):
-        b = _b(i)
+        b = slot_base(i)
         y = CK.xslot(P, i)
         proc = s[b + C_PROC]
         member = members >> i & 1
@@ -202,7 +203,7 @@ def key_len(n: int) -> int:
 @njit(cache=True)
 def key_vector(P, s, kv):
     """``ClassicToConsumer.exact_key`` as a vector of integers (the group part zero-padded to one length)."""
-    x = _x(P)
+    x = extras_base(P)
     n = P[P_N]
     base = epoch_of(P, s)
     kv[0] = s[x + X_KIND]
@@ -225,7 +226,7 @@ def key_vector(P, s, kv):
     else:
         kv[o] = s[H_EPOCH] - s[H_TEPOCH]
         for i in range(n):
-            b = _b(i)
+            b = slot_base(i)
             q = o + 1 + 8 * i
             kv[q] = s[b + T_TARGET]
             if s[b + M_PRESENT]:
@@ -238,7 +239,7 @@ def key_vector(P, s, kv):
                 kv[q + 7] = s[CK.xslot(P, i) + XM_CLASSIC]
     o = 2 + glen
     for i in range(n):
-        b = _b(i)
+        b = slot_base(i)
         y = CK.xslot(P, i)
         q = o + 6 * i
         kv[q] = s[b + C_PROC]
