@@ -101,7 +101,7 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
     items = list(raw)
-    if all(map(_is_pair_container, items)) and set(map(len, items)) <= {2}:
+    if set(map(type, items)) <= _PAIR_CONTAINERS and set(map(len, items)) <= {2}:
         pairs = list(map(tuple, items))
         if pairs:
             topics, numbers = zip(*pairs)
@@ -110,8 +110,7 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     return tuple(_parse_pair(member_id, item) for item in items)
 
 
-def _is_pair_container(item: Any) -> bool:
-    return type(item) is list or type(item) is tuple
+_PAIR_CONTAINERS = {list, tuple}
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
