@@ -217,7 +217,7 @@ class RangeAssignor:
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
                partition_racks: PartitionRacks | None = None) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
-        members = normalize(subscriptions)
+        members = normalize(subscriptions, keep_owned=False)
         ordered = sorted(members, key=member_info_key)
         racks = _parse_racks(partition_racks, counts)
         # in topic order, so each member's list is built sorted and finish's sort only checks it
