@@ -28,6 +28,8 @@ rack alignment; co-partitioning wins over both.
 """
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
 from typing import Any, Mapping, Sequence
 
 from ._frame import Assignment, Member, Partition, check_partition_counts, finish, member_info_key, normalize
@@ -54,6 +56,7 @@ class _Topic:
     def __init__(self, topic: str, n: int, subscribers: "_Subscribers", racks: list[frozenset[str]] | None):
         self.topic = topic
         self.n = n
+        self.subscribers = subscribers
         self.members = subscribers.ids
         self.rack_of = subscribers.rack_of
         k = len(self.members)
@@ -105,18 +108,13 @@ class _Topic:
 
     def fresh_range(self, result: dict[str, list[Partition]]) -> None:
         """The plain pass on a topic nothing was given from yet: the first ``extra`` members take ``q + 1``
-        partitions, the others ``q``, as contiguous ranges. It gives the whole topic away (its counters are not
-        kept: nothing reads them after the last pass)."""
-        topic, q, extra, start = self.topic, self.q, self.extra, 0
-        for i, m in enumerate(self.members):
-            size = q + 1 if i < extra else q
-            if not size:
-                break
-            if size == 1:
-                result[m].append((topic, start))
-            else:
-                result[m] += [(topic, p) for p in range(start, start + size)]
-            start += size
+        partitions, the others ``q``, as contiguous ranges (appended by ``map`` over the members' lists, no
+        Python loop per member). It gives the whole topic away (its counters are not kept: nothing reads them
+        after the last pass)."""
+        lists = self.subscribers.result_lists(result)
+        topic, q, extra = self.topic, self.q, self.extra
+        _give_runs(lists[:extra], topic, 0, q + 1)
+        _give_runs(lists[extra:], topic, extra * (q + 1), q)
         self.taken = bytearray(b"\x01") * self.n
         self.n_taken = self.n
 
@@ -154,6 +152,17 @@ class _Topic:
                 self.give(m, ok, result)
 
 
+def _give_runs(lists: list[list[Partition]], topic: str, first: int, size: int) -> None:
+    """Member ``i`` of ``lists`` gets partitions ``first + i * size`` to ``first + (i + 1) * size - 1``."""
+    if not size or not lists:
+        return
+    if size == 1:
+        deque(map(list.append, lists, zip(repeat(topic), range(first, first + len(lists)))), maxlen=0)
+    else:
+        runs = [zip(repeat(topic), range(a, a + size)) for a in range(first, first + size * len(lists), size)]
+        deque(map(list.extend, lists, runs), maxlen=0)
+
+
 class _Subscribers:
     """The subscribers of a topic in member order, shared by every topic with the same subscribers."""
 
@@ -161,32 +170,44 @@ class _Subscribers:
         self.ids = [m.member_id for m in members]
         self.rack_of = {m.member_id: (m.rack or None) for m in members}
         self.racks = {r for r in self.rack_of.values() if r}
+        self._lists: list[list[Partition]] | None = None
+
+    def result_lists(self, result: dict[str, list[Partition]]) -> list[list[Partition]]:
+        """The subscribers' lists in ``result`` (the one result of this call), in member order."""
+        if self._lists is None:
+            self._lists = [result[m] for m in self.ids]
+        return self._lists
 
 
 def _subscribers(ordered: list[Member], counts: Mapping[str, int]) -> dict[str, _Subscribers]:
     """Each subscribed topic with metadata to its subscribers, in topic order. Members usually share topic lists
-    (one tuple object per distinct list): when they all do, every topic has the same subscribers."""
-    by_list: dict[int, tuple[str, ...]] = {id(m.topics): m.topics for m in ordered}
-    if len(by_list) == 1:
-        (topics,) = by_list.values()
+    (one tuple object per distinct list, or equal lists): when they all do, every topic has the same subscribers."""
+    by_id: dict[int, tuple[str, ...]] = {id(m.topics): m.topics for m in ordered}
+    if len(by_id) == 1:
+        (topics,) = by_id.values()
         shared = _Subscribers(ordered)
         return {t: shared for t in sorted(t for t in topics if t in counts)}
+    # the distinct lists by content (each tuple object hashed once), and each member's list number
+    number: dict[tuple[str, ...], int] = {}
+    number_of_id = {i: number.setdefault(topics, len(number)) for i, topics in by_id.items()}
+    if len(number) == 1:
+        shared = _Subscribers(ordered)
+        return {t: shared for t in sorted(t for t in next(iter(number)) if t in counts)}
+    member_list = [number_of_id[id(m.topics)] for m in ordered]
     # Topics subscribed by the same distinct lists have the same subscribers: one filter of the members each.
-    lists = list(by_list.items())
-    sets = [frozenset(topics) for _, topics in lists]
-    signature_of: dict[str, tuple[int, ...]] = {}
-    for topics in by_list.values():
+    signature: dict[str, list[int]] = {}
+    for topics, i in number.items():
         for t in topics:
-            if t in counts and t not in signature_of:
-                signature_of[t] = tuple(i for i, s in enumerate(sets) if t in s)
+            if t in counts:
+                signature.setdefault(t, []).append(i)
     shared_by: dict[tuple[int, ...], _Subscribers] = {}
     out: dict[str, _Subscribers] = {}
-    for t in sorted(signature_of):
-        sig = signature_of[t]
+    for t in sorted(signature):
+        sig = tuple(signature[t])
         hit = shared_by.get(sig)
         if hit is None:
-            keys = {lists[i][0] for i in sig}
-            hit = shared_by[sig] = _Subscribers([m for m in ordered if id(m.topics) in keys])
+            wanted = set(sig)
+            hit = shared_by[sig] = _Subscribers([m for m, i in zip(ordered, member_list) if i in wanted])
         out[t] = hit
     return out
 
