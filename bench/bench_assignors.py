@@ -323,15 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run; targets then do not apply)")
     ap.add_argument("--java", action="store_true", help="only [J], every assignor against Kafka's Java")
     ap.add_argument("--assignor", action="append", choices=ASSIGNORS, help="[J]: only these assignors (repeatable)")
+    ap.add_argument("--shape", action="append", choices=[s[0] for s in JAVA_SHAPES], help="[J]: only these shapes (repeatable)")
     ap.add_argument("--repeats", type=int, default=5, help="[J]: interleaved runs per side, assignor and step (default 5)")
     args = ap.parse_args(argv)
     only = tuple(args.assignor) if args.assignor else ASSIGNORS
+    shapes = tuple(s for s in JAVA_SHAPES if not args.shape or s[0] in args.shape)
     if args.java:
-        results = [vs_java(args.repeats, only)]
+        results = [vs_java(args.repeats, only, shapes)]
     elif args.quick:
         results = [uniform(50, 200, 200, 10.0), general(20, 50, 100, 5.0), kafka_python_side_by_side(10, 100, 20, 1.0)]
     else:
-        results = [uniform(500, 2000, 2000, 10.0), vs_java(args.repeats, only)]
+        results = [uniform(500, 2000, 2000, 10.0), vs_java(args.repeats, only, shapes)]
         non_equal(500, 2000, 2000)
         results += [general(100, 200, 500, 5.0)]
         heterogeneous(200, 500, 1000, 50, seed=42)
