@@ -13,18 +13,12 @@ Scenarios (inputs are deterministic; no randomness, so nothing to seed):
 3. Side by side with kafka-python's ``StickyPartitionAssignor`` at 100 consumers x 10,000
    partitions (10 topics x 1,000): fresh and second assignment, and the speed ratio (target >= 100x).
 4. Range and roundrobin on the 1M-partition group, for scale.
-1c. The fresh assignment of scenario 1 for sticky and cooperative-sticky against Kafka's Java
-   assignors run in the same benchmark: with ``--kafka-source DIR`` (a Kafka source tree or git
-   directory, e.g. from ``git clone https://github.com/apache/kafka``) and ``java``/``javac`` on PATH,
-   the assignors are compiled from that source into a temporary directory (``bench/_kafka_java.py``)
-   and run in one JVM that takes one command per run, so Java's runs and groupspec's interleave: two
-   warm-up runs each, then ``--repeats`` rounds (default 11) of one Java run and one groupspec run, the
-   order swapped every round. Both are timed the same way, wall clock from call to result; the verdict
-   is the ratio of the medians. CPU is printed too (Java's assigning thread, Java's whole process).
-   The outputs are compared (SHA-256 of both). Without Java or the source the benchmark says so and
-   uses Java's RECORDED times, scaled to this run by a peer measured in it (see ``JAVA_RECORDED``).
-   Target: at most 1.0x Java's time. Figures: docs/scale.md; the command:
-   ``.venv/bin/python bench/bench_assignors.py --fresh --kafka-source DIR``.
+J. Every assignor (range, roundrobin, sticky, cooperative-sticky) against Kafka's Java in the same run, on the
+   1M-partition group (fresh and second assignment) and the NotTimeout shape (fresh, second, add): Kafka's
+   assignors from the pinned kafka-clients jar (Maven Central, via ``groupspec.kafka``; the driver is
+   ``groupspec.kafka.assignors.JavaAssignors``), one JVM, interleaved rounds, medians; the results are compared
+   (SHA-256 of both). Ratio = Java's time / groupspec's (target >= 1 on every row). Only this part:
+   ``.venv/bin/python bench/bench_assignors.py --java``.
 5. Varied subscriptions (each consumer on a random subset of topics, seeded and printed), which
    exercises the per-topic least-loaded index of the general path.
 
@@ -91,92 +85,105 @@ def non_equal(topics: int, partitions: int, consumers: int) -> None:
     print("  (Kafka's JUnit timeout for this test is 90 s; KAFKA-12675 reports 4-5 s in Java)")
 
 
-# When Kafka's Java cannot run here: Kafka's Java assignors compiled from Kafka's source on this machine and
-# run in the same benchmark (issue 18): 1M partitions x 2,000 consumers, fresh assignment, median wall time
-# of interleaved runs in one JVM; groupspec's second assignment (median of 3) in the same run is the peer by
-# which the recorded Java times are scaled to the machine at hand. Recorded by the run in docs/scale.md.
-JAVA_RECORDED = {"cooperative-sticky": 0.653, "sticky": 0.279}
-OURS_RECORDED = {"second": 1.364}
+ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+#: the shapes measured against Kafka's Java: (label, kind, topics, partitions, consumers, steps)
+JAVA_SHAPES = (
+    ("1M", "uniform", 500, 2000, 2000, ("fresh", "second")),
+    ("NotTimeout", "nonequal", 100, 200, 500, ("fresh", "second", "add")),
+)
 
 
 def assignment_digest(out: dict[str, list]) -> str:
-    """SHA-256 of an assignment in member order, written as the Java harness writes Kafka's."""
+    """SHA-256 of an assignment in member order, written as Kafka's side (AssignorBench.java) writes it."""
     import hashlib
 
     md = hashlib.sha256()
     for m in sorted(out):
-        md.update((m + ":" + "".join(f"{t}-{p}," for t, p in out[m]) + ";").encode())
+        md.update((m + ":" + "".join(f"{t}-{p}," for t, p in sorted(out[m])) + ";").encode())
     return md.hexdigest()
 
 
-def fresh_vs_java(topics: int, partitions: int, consumers: int, repeats: int, kafka_source: str | None = None) -> bool:
-    """[1c]: ``repeats`` interleaved rounds per assignor (Java's run, then groupspec's, the order swapped every
-    round) after two warm-up runs each; medians of wall time (call to result) and the ratio of the medians."""
-    import statistics
-
-    from _kafka_java import JavaAssignors, Unavailable
-
-    print(f"[1c] fresh uniform assignment vs Kafka's Java: {topics * partitions:,} partitions, {consumers} consumers, "
-          f"median of {repeats} interleaved runs each; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+def chain(name: str, kind: str, topics: int, partitions: int, consumers: int) -> tuple[dict[str, int], list[dict], list[dict]]:
+    """The inputs and results of the steps fresh, second, add for groupspec's ``name``, each step's input from
+    its own previous result, exactly as ``groupspec.kafka.AssignorBench`` builds Java's."""
     counts = {f"topic{i}": partitions for i in range(topics)}
     names = list(counts)
-    subs = {f"consumer{i}": {"topics": names} for i in range(consumers)}
-    try:
-        java = JavaAssignors(kafka_source)
-        java.start(topics, partitions, consumers)
-    except Unavailable as e:
-        print(f"  Kafka's Java NOT RUN ({e}): falling back to the RECORDED ratio")
-        return fresh_vs_recorded(counts, subs, repeats)
-    ok = True
-    try:
-        print(f"  Kafka's assignors compiled from {java.source} ({java.version}); stand-ins only off the assignment path")
-        for name in ("cooperative-sticky", "sticky"):
-            assignor = get(name)
-            cold = java.run(name)
-            java.run(name)
-            for _ in range(2):
-                ours_once(assignor, counts, subs)
-            jruns: list[tuple[float, ...]] = []
-            oruns: list[tuple[float, float]] = []
-            for r in range(repeats):
-                if r % 2 == 0:
-                    jruns.append(java.run(name))
-                    oruns.append(ours_once(assignor, counts, subs))
-                else:
-                    oruns.append(ours_once(assignor, counts, subs))
-                    jruns.append(java.run(name))
-            out = assignor.assign(counts, subs)
-            same = assignment_digest(out) == java.digest()
-            del out
-            jwall, jthread, jproc, jgc = (statistics.median(r[i] for r in jruns) for i in range(4))
-            wall, cpu = (statistics.median(r[i] for r in oruns) for i in range(2))
-            ratio = wall / jwall
-            ok = ok and same and ratio <= 1.0
-            report(f"Kafka Java {name} fresh, first call", cold[0], "(a cold JVM, as in Kafka's own test)")
-            report(f"Kafka Java {name} fresh, median of {repeats}", jwall,
-                   f"least {min(r[0] for r in jruns):.3f} s; thread CPU {jthread:.3f} s, process CPU (with JIT and GC "
-                   f"threads) {jproc:.3f} s, in collections {jgc:.3f} s")
-            report(f"groupspec {name} fresh, median of {repeats}", wall,
-                   f"least {min(r[0] for r in oruns):.3f} s; CPU {cpu:.3f} s")
-            print(f"  {name}: {ratio:.2f}x Java's time (median/median; target <= 1.0x: {'MET' if ratio <= 1.0 else 'MISSED'}); "
-                  f"CPU {cpu / jproc:.2f}x Java's process CPU, {cpu / jthread:.2f}x its thread's; same assignment as Java: {same}")
-    finally:
-        java.close()
-    report("groupspec second assignment, median of 3", second_assignment_peer(counts, subs, 3),
-           "(the peer by which the RECORDED fallback scales Java's time: see JAVA_RECORDED)")
-    return ok
+
+    def topics_of(i: int) -> list[str]:
+        if kind == "uniform":
+            return names
+        return names[: topics // 2] if i % 4 == 0 else names[topics // 2:]
+
+    a = get(name)
+    subs0 = {f"consumer{i}": {"topics": topics_of(i)} for i in range(consumers)}
+    out0 = a.assign(counts, subs0)
+    subs1 = rejoin(subs0, out0, 1, "consumer0")
+    out1 = a.assign(counts, subs1)
+    subs2 = rejoin(subs1, out1, 2, "consumer0")
+    subs2[f"consumer{consumers}"] = {"topics": topics_of(consumers)}
+    out2 = a.assign(counts, subs2)
+    return counts, [subs0, subs1, subs2], [out0, out1, out2]
 
 
-def second_assignment_peer(counts: dict[str, int], subs: dict[str, dict], repeats: int) -> float:
-    """Median wall time of cooperative-sticky's second assignment (consumer0 rejoins empty), the peer of
-    the RECORDED fallback."""
+def vs_java(repeats: int, only: tuple[str, ...] = ASSIGNORS, shapes: tuple = JAVA_SHAPES) -> bool:
+    """Every assignor against Kafka's Java (the pinned kafka-clients jar from Maven Central, via groupspec.kafka)
+    on each shape and step: the same inputs on both sides (checked: each step's result digest must agree, and each
+    step's input is built from the previous step's result), one JVM for all of Java's runs, ``repeats`` rounds of
+    one Java run and one groupspec run, the order swapped every round, after one warm-up run each; medians of wall
+    time (call to result). Ratio = Java's median / groupspec's median (>= 1: groupspec is faster)."""
+    import gc
     import statistics
 
-    coop = get("cooperative-sticky")
-    first = coop.assign_detailed(counts, subs)
-    subs2 = rejoin(subs, first.round_one, 1, "consumer0")
-    del first
-    return statistics.median(timed(lambda: coop.assign_detailed(counts, subs2))[0] for _ in range(repeats))
+    from groupspec.kafka import KAFKA_VERSION, KafkaSetupError
+    from groupspec.kafka.assignors import STEPS, JavaAssignors
+
+    print(f"[J] every assignor against Kafka {KAFKA_VERSION}'s Java (kafka-clients from Maven Central), median of {repeats} "
+          f"interleaved runs each; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (figures under that load)")
+    try:
+        java = JavaAssignors()
+    except (KafkaSetupError, OSError) as e:
+        print(f"  Kafka's Java NOT RUN: {e}")
+        return False
+    ok = True
+    rows = []
+    try:
+        print(f"  {java.version}")
+        for label, kind, topics, partitions, consumers, steps in shapes:
+            java.shape(kind, topics, partitions, consumers)
+            for name in only:
+                java.prepare(name)
+                counts, inputs, outputs = chain(name, kind, topics, partitions, consumers)
+                same = {s: assignment_digest(outputs[STEPS.index(s)]) == java.digest(name, s) for s in steps}
+                del outputs
+                assignor = get(name)
+                for step in steps:
+                    subs = inputs[STEPS.index(step)]
+                    java.run(name, step)
+                    ours_once(assignor, counts, subs)
+                    jruns, oruns = [], []
+                    for r in range(repeats):
+                        if r % 2 == 0:
+                            jruns.append(java.run(name, step))
+                            oruns.append(ours_once(assignor, counts, subs))
+                        else:
+                            oruns.append(ours_once(assignor, counts, subs))
+                            jruns.append(java.run(name, step))
+                    jwall, jthread = (statistics.median(r[i] for r in jruns) for i in range(2))
+                    wall, cpu = (statistics.median(r[i] for r in oruns) for i in range(2))
+                    ratio = jwall / wall
+                    ok = ok and same[step] and ratio >= 1.0
+                    rows.append((label, name, step, jwall, wall, ratio, jthread, cpu, same[step]))
+                    print(f"  {label:<10} {name:<18} {step:<6}  Java {jwall:8.3f} s  groupspec {wall:8.3f} s  ratio {ratio:7.2f}x  "
+                          f"(CPU: Java's thread {jthread:.3f} s, groupspec {cpu:.3f} s)  same result: {same[step]}", flush=True)
+                del inputs
+                gc.collect()
+    finally:
+        java.close()
+    worst = min(rows, key=lambda r: r[5]) if rows else None
+    if worst:
+        print(f"  worst row: {worst[0]} {worst[1]} {worst[2]} at {worst[5]:.2f}x; target ratio >= 1 on every row and the "
+              f"same result as Java: {'MET' if ok else 'MISSED'}")
+    return ok
 
 
 def ours_once(assignor: Any, counts: dict[str, int], subs: dict[str, dict]) -> tuple[float, float]:
@@ -187,27 +194,6 @@ def ours_once(assignor: Any, counts: dict[str, int], subs: dict[str, dict]) -> t
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     del out
     return wall, cpu
-
-
-def fresh_vs_recorded(counts: dict[str, int], subs: dict[str, dict], repeats: int) -> bool:
-    """The fresh comparison by the RECORDED Java time, scaled to this run by a peer measured in it (medians)."""
-    import statistics
-
-    t_second = second_assignment_peer(counts, subs, 3)
-    scale = t_second / OURS_RECORDED["second"]
-    report("groupspec second assignment (the peer)", t_second,
-           f"recorded {OURS_RECORDED['second']} s -> this machine runs at {1 / scale:.2f}x the recorded speed")
-    ok = True
-    for name in ("cooperative-sticky", "sticky"):
-        java_fresh = JAVA_RECORDED[name] * scale
-        report(f"Kafka Java {name} fresh, RECORDED, scaled to this run", java_fresh, f"(recorded {JAVA_RECORDED[name]} s)")
-        assignor = get(name)
-        ours_once(assignor, counts, subs)
-        t = statistics.median(ours_once(assignor, counts, subs)[0] for _ in range(repeats))
-        ratio = t / java_fresh
-        ok = ok and ratio <= 1.0
-        report(f"groupspec {name} fresh", t, f"{ratio:.2f}x Java's RECORDED time (target <= 1.0x: {'MET' if ratio <= 1.0 else 'MISSED'})")
-    return ok
 
 
 def uniform(topics: int, partitions: int, consumers: int, target: float) -> bool:
@@ -335,18 +321,19 @@ def kafka_python_side_by_side(topics: int, partitions: int, consumers: int, targ
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run; targets then do not apply)")
-    ap.add_argument("--fresh", action="store_true", help="only [1c], the fresh assignment against Kafka's Java")
-    ap.add_argument("--kafka-source", default=os.environ.get("GROUPSPEC_KAFKA_SOURCE"),
-                    help="a Kafka source tree or git directory: [1c] compiles Kafka's sticky assignors from it with javac "
-                         "and runs them in the same benchmark (default: $GROUPSPEC_KAFKA_SOURCE; without it the recorded ratio)")
-    ap.add_argument("--repeats", type=int, default=11, help="[1c]: interleaved runs per side and assignor (default 11)")
+    ap.add_argument("--java", action="store_true", help="only [J], every assignor against Kafka's Java")
+    ap.add_argument("--assignor", action="append", choices=ASSIGNORS, help="[J]: only these assignors (repeatable)")
+    ap.add_argument("--shape", action="append", choices=[s[0] for s in JAVA_SHAPES], help="[J]: only these shapes (repeatable)")
+    ap.add_argument("--repeats", type=int, default=5, help="[J]: interleaved runs per side, assignor and step (default 5)")
     args = ap.parse_args(argv)
-    if args.fresh:
-        results = [fresh_vs_java(500, 2000, 2000, args.repeats, args.kafka_source)]
+    only = tuple(args.assignor) if args.assignor else ASSIGNORS
+    shapes = tuple(s for s in JAVA_SHAPES if not args.shape or s[0] in args.shape)
+    if args.java:
+        results = [vs_java(args.repeats, only, shapes)]
     elif args.quick:
         results = [uniform(50, 200, 200, 10.0), general(20, 50, 100, 5.0), kafka_python_side_by_side(10, 100, 20, 1.0)]
     else:
-        results = [uniform(500, 2000, 2000, 10.0), fresh_vs_java(500, 2000, 2000, args.repeats, args.kafka_source)]
+        results = [uniform(500, 2000, 2000, 10.0), vs_java(args.repeats, only, shapes)]
         non_equal(500, 2000, 2000)
         results += [general(100, 200, 500, 5.0)]
         heterogeneous(200, 500, 1000, 50, seed=42)

@@ -22,6 +22,9 @@ before Stable (a member left during the sync) do not count.
    the job took in every process: driver, JVM, workers) x 2 cores, the rate on two cores of our own.
    The same for the ``history`` grid (the mix the report uses). Target: >= 2,000,000.
 
+0. **Concurrency**, load-independent: four tasks of 1 CPU-second each on ``local[2]``; the distinct Python
+   workers and the share of the job during which two tasks ran at once.
+
 Every run is deterministic (seeds in the grid): the rows are compared with the ones computed without
 Spark. The audit's figures are in ``bench/bench_pipeline_audit.py``.
 """
@@ -40,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_cpu import diff, load, tree_cpu  # noqa: E402
+from pipeline_cpu import _tree, diff, load, tree_cpu  # noqa: E402
 
 from groupspec.pipeline.grid import Grid, parse_grid, preset  # noqa: E402
 from groupspec.pipeline.spark import spark_session  # noqa: E402
@@ -75,7 +78,8 @@ def _one(master: str, grid: Grid, tmp: Path, write: bool) -> dict[str, Any]:
         spark.sparkContext.parallelize(range(n), n).map(lambda _: __import__("groupspec.pipeline.runs")).count()
         c0 = tree_cpu()
         t0 = time.perf_counter()
-        rows, _ = compute_rows(spark, grid, progress=False)
+        with WorkerSampler() as sampler:
+            rows, _ = compute_rows(spark, grid, progress=False)
         job = time.perf_counter() - t0
         cpu = diff(c0, tree_cpu())
         load_now = load()
@@ -84,7 +88,42 @@ def _one(master: str, grid: Grid, tmp: Path, write: bool) -> dict[str, Any]:
         write_outputs(grid, rows, None, stage)
     out = time.perf_counter() - t1
     shutil.rmtree(stage, ignore_errors=True)
-    return {"master": master, "job": job, "whole": job + out, "cpu": cpu, "rows": rows, "load": load_now}
+    return {"master": master, "job": job, "whole": job + out, "cpu": cpu, "rows": rows, "load": load_now,
+            "busy": sampler.shares()}
+
+
+class WorkerSampler:
+    """Samples the Python workers' CPU every ``period`` seconds during a job: how often 0, 1, 2+ of them were
+    consuming CPU (their CPU time advanced since the last sample). Load-independent evidence of whether two tasks
+    ran at once: on a loaded machine each worker runs less often, but two busy workers still show as two."""
+
+    def __init__(self, period: float = 0.25) -> None:
+        import threading
+
+        self.period, self.counts, self.stop = period, [0, 0, 0], threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import os as _os
+
+        last = {pid: own for pid, role, own in _tree(_os.getpid()) if role == "workers"}
+        while not self.stop.wait(self.period):
+            now = {pid: own for pid, role, own in _tree(_os.getpid()) if role == "workers"}
+            busy = sum(1 for pid, own in now.items() if own > last.get(pid, own))
+            self.counts[min(busy, 2)] += 1
+            last = now
+
+    def __enter__(self) -> "WorkerSampler":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def shares(self) -> list[float]:
+        total = sum(self.counts) or 1
+        return [c / total for c in self.counts]
 
 
 def _cpu_text(c: dict[str, float]) -> str:
@@ -97,8 +136,10 @@ def speedup(grid: Grid, repeats: int, tmp: Path) -> None:
         for master in (("local[1]", "local[2]") if r % 2 == 0 else ("local[2]", "local[1]")):
             m = timed_sweep(master, grid, tmp)
             runs[master].append(m)
+            b0, b1, b2 = m["busy"]
             print(f"  round {r + 1} {master}: job {m['job']:.1f} s, whole sweep {m['whole']:.1f} s; "
-                  f"{_cpu_text(m['cpu'])}; {m['load']}", flush=True)
+                  f"{_cpu_text(m['cpu'])}; workers busy (samples every 0.25 s): none {b0:.0%}, one {b1:.0%}, "
+                  f"two {b2:.0%}; {m['load']}", flush=True)
     ref = runs["local[1]"][0]["rows"]
     assert all(m["rows"] == ref for ms in runs.values() for m in ms), "rows differ between runs"
     job = [a["job"] / b["job"] for a, b in zip(runs["local[1]"], runs["local[2]"])]
@@ -158,11 +199,44 @@ def rebalances(grid: Grid, tmp: Path) -> None:
           f"(target >= 2,000,000); {m['load']}", flush=True)
 
 
+def concurrency(tasks: int = 4, cpu_s: float = 1.0) -> None:
+    """Whether ``local[2]`` runs two Python tasks at once, load-independent: ``tasks`` tasks of ``cpu_s`` CPU-seconds
+    each, their start and end times in the workers; printed: the distinct workers and the share of the job's wall
+    time during which two tasks ran at once (1.0 on two free cores; on a loaded machine the tasks still overlap,
+    each just gets less of a CPU)."""
+    from groupspec.pipeline.spark import spark_session
+
+    def _busy_task(i: int, cpu_s: float) -> tuple[int, int, float, float]:
+        # defined here so that it travels by value: the workers cannot import this file
+        import os as _os
+        import time as _time
+
+        t0, c0, x = _time.time(), _time.process_time(), 0
+        while _time.process_time() - c0 < cpu_s:
+            x += 1
+        return i, _os.getpid(), t0, _time.time()
+
+    with spark_session("local[2]", quiet=True) as spark:
+        sc = spark.sparkContext
+        sc.parallelize(range(2), 2).map(lambda i: _busy_task(i, 0.05)).collect()  # workers started
+        w0 = time.time()
+        out = sc.parallelize(range(tasks), tasks).map(lambda i: _busy_task(i, cpu_s)).collect()
+        wall = time.time() - w0
+    edges = sorted([(a, 1) for _, _, a, _ in out] + [(b, -1) for _, _, _, b in out])
+    both, running, last = 0.0, 0, w0
+    for t, d in edges:
+        if running >= 2:
+            both += t - last
+        running, last = running + d, t
+    print(f"concurrency (local[2], {tasks} tasks of {cpu_s} CPU-s): {len({p for _, p, _, _ in out})} Python workers; "
+          f"two tasks at once during {both / wall:.0%} of the job's {wall:.1f} s wall; {load()}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--grid", default="history", help="a preset name for the speed-up (default: history)")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved rounds of local[1] and local[2]")
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: rebalances,balance,speedup")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: concurrency,rebalances,balance,speedup")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # a child: one sweep on this master, JSON on stdout
     ap.add_argument("--tmp", help=argparse.SUPPRESS)
     ap.add_argument("--no-write", action="store_true", help=argparse.SUPPRESS)
@@ -175,6 +249,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     try:
         print(f"bench_pipeline: {load()}", flush=True)
+        if "concurrency" not in skip:
+            concurrency()
         if "rebalances" not in skip:
             rebalances(parse_grid(DENSE, "bench dense grid"), tmp)
             rebalances(preset("history"), tmp)

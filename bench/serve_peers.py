@@ -6,6 +6,10 @@ of its own (not a benchmark: `make bench` runs bench/bench_*.py):
 * `--canned-server N`: the transport alone, a server on the same event loop that decides nothing.
 
 Each prints its port as one JSON line first.
+
+It also holds the join bench/bench_serve.py's heartbeat comparison makes against every peer (groupspec serve,
+librdkafka's mock cluster, Tansu): `join_any` speaks versions all three answer (JoinGroup v5, SyncGroup v3; the mock
+answers JoinGroup only up to v6 and SyncGroup up to v4) and decodes with kafka-python's codec.
 """
 from __future__ import annotations
 
@@ -21,6 +25,61 @@ from groupspec.reference.coordinator import CoordinatorConfig
 from groupspec.serve import wire
 
 META = encode_subscription(Subscription(("t",)))
+
+
+def join_any(members: list[Any], exchange: Any, group: str = "g") -> None:
+    """Join ``members`` (bench_serve.Member: connected, non-blocking) to ``group`` and sync them: JoinGroup v5
+    (rejoining with the member id when the server asks for one: MEMBER_ID_REQUIRED), then SyncGroup v3 with the
+    leader's assignment for everyone; sets each member's ``member_id`` and ``generation``."""
+    from kafka.protocol.consumer import JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
+
+    proto = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=META)]
+
+    def join_frame(mb: Any) -> bytes:
+        req = JoinGroupRequest(version=5, group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=60000,
+                               member_id=mb.member_id, group_instance_id=None, protocol_type="consumer", protocols=proto)
+        return wire.frame_request(req, 2, mb.name, 5)
+
+    leader: list[str] = []
+
+    def on_join(mb: Any, answer: bytes, _now: float) -> bytes | None:
+        r = JoinGroupResponse.decode(answer, version=5, header=True)
+        if r.error_code == 79:  # MEMBER_ID_REQUIRED: join again with the id given
+            mb.member_id = r.member_id
+            return join_frame(mb)
+        assert r.error_code == 0, f"JoinGroup answered error {r.error_code}"
+        mb.member_id, mb.generation = r.member_id, r.generation_id
+        if r.leader == r.member_id:
+            leader.append(r.member_id)
+        return None
+
+    for mb in members:
+        mb.member_id = ""
+        mb.frame = join_frame(mb)
+    exchange(members, on_join)
+    assert len(leader) == 1 and len({mb.generation for mb in members}) == 1, "not one generation with one leader"
+    asg = SyncGroupRequest.SyncGroupRequestAssignment
+    everyone = [asg(member_id=mb.member_id, assignment=encode_assignment(Assignment((("t", i),))))
+                for i, mb in enumerate(members)]
+    for mb in members:
+        req = SyncGroupRequest(version=3, group_id=group, generation_id=mb.generation, member_id=mb.member_id,
+                               group_instance_id=None, assignments=everyone if mb.member_id == leader[0] else [])
+        mb.frame = wire.frame_request(req, 3, mb.name, 3)
+
+    def on_sync(_mb: Any, answer: bytes, _now: float) -> None:
+        r = SyncGroupResponse.decode(answer, version=3, header=True)
+        assert r.error_code == 0, f"SyncGroup answered error {r.error_code} to {_mb.member_id} (leader {leader[0]}, ids {[m.member_id for m in members]}, generations {[m.generation for m in members]})"
+        return None
+
+    # the followers' first, the leader's once they are in: librdkafka's mock completes the sync as soon as the leader's
+    # assignment covers every member, and answers a SyncGroup that comes after that INVALID_REQUEST (its group is Up)
+    followers = [mb for mb in members if mb.member_id != leader[0]]
+    for mb in followers:
+        mb.sock.sendall(mb.frame)
+        mb.frame = b""
+    time.sleep(0.5)
+    exchange([mb for mb in members if mb.member_id == leader[0]], on_sync)
+    exchange(followers, on_sync)
 
 
 def timeline_server_main(delay_ms: int, partitions: int) -> None:

@@ -57,6 +57,7 @@ the generation), ``keep_missed_member`` (dynamic members that missed the rebalan
 from __future__ import annotations
 
 import enum
+import functools
 import heapq
 import random
 import uuid
@@ -130,6 +131,12 @@ def partition_for(group_id: str, partitions: int) -> int:
     """The ``__consumer_offsets`` partition of a group (``GroupMetadataManager.partitionFor``)."""
     if partitions <= 0:
         raise ValueError(f"offsets partition count must be > 0, got {partitions}")
+    return _partition_for(group_id, partitions)
+
+
+@functools.lru_cache(maxsize=4096)
+def _partition_for(group_id: str, partitions: int) -> int:
+    # every request of a group asks again (a heartbeat costs one): the hash is computed once per group
     return kafka_abs(java_string_hash(group_id)) % partitions
 
 
@@ -1257,36 +1264,30 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ Heartbeat (§2.4)
 
     def _handle_heartbeat(self, sender: Hashable, req: HeartbeatRequest) -> None:
-        def reply(error: Error) -> None:
-            self._send(sender, HeartbeatResponse(error))
+        self._send(sender, HeartbeatResponse(self._heartbeat_error(req)))
 
+    def _heartbeat_error(self, req: HeartbeatRequest) -> Error:
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
         if error is Error.COORDINATOR_LOAD_IN_PROGRESS:
-            error = Error.NONE
+            return Error.NONE
         if error is not None:
-            reply(error)
-            return
+            return error
         group = self._groups.get(req.group_id)
         if group is None:
-            reply(Error.UNKNOWN_MEMBER_ID)
-            return
+            return Error.UNKNOWN_MEMBER_ID
         if group.is_(_D):
-            reply(Error.COORDINATOR_NOT_AVAILABLE)
-            return
+            return Error.COORDINATOR_NOT_AVAILABLE
         error = self._validate_member(group, req.member_id, req.group_instance_id)
         if error is None and req.generation_id != group.generation:
             error = Error.ILLEGAL_GENERATION
         if error is not None:
-            reply(error)
-            return
+            return error
         if group.is_(_E):
-            reply(Error.UNKNOWN_MEMBER_ID)
-            return
+            return Error.UNKNOWN_MEMBER_ID
         self._schedule_heartbeat(group, group.members[req.member_id])
         if group.is_(_PR) and "heartbeat_none_in_prepare" not in self.faults:
-            reply(Error.REBALANCE_IN_PROGRESS)
-        else:
-            reply(Error.NONE)
+            return Error.REBALANCE_IN_PROGRESS
+        return Error.NONE
 
     # ------------------------------------------------------------------ LeaveGroup (§2.5)
 

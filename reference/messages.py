@@ -282,6 +282,11 @@ class HeartbeatRequest:
     version: int = HEARTBEAT_VERSION
 
     def __post_init__(self) -> None:
+        # the common case in one test (a heartbeat is the most frequent request); else each field's check
+        if (type(self.group_id) is str and type(self.member_id) is str and type(self.generation_id) is int
+                and (self.group_instance_id is None or type(self.group_instance_id) is str)
+                and type(self.version) is int and self.version >= 0):
+            return
         _str(self, "group_id", self.group_id)
         _str(self, "member_id", self.member_id)
         _int(self, "generation_id", self.generation_id)
@@ -295,7 +300,8 @@ class HeartbeatResponse:
     throttle_time_ms: int = 0
 
     def __post_init__(self) -> None:
-        _error(self, "error", self.error)
+        if type(self.error) is not Error:
+            _error(self, "error", self.error)
 
 
 # --------------------------------------------------------------------------------------------

@@ -67,6 +67,9 @@ _RESPONSE_API = {m.JoinGroupResponse: "JoinGroup", m.SyncGroupResponse: "SyncGro
                  m.OffsetCommitResponse: "OffsetCommit", m.OffsetFetchResponse: "OffsetFetch"}
 _API_KEY = {v: k for k, v in GROUP_APIS.items()}
 _UNKNOWN_TOPIC_ID = 100  # Kafka's UNKNOWN_TOPIC_ID: not a group-protocol error, so not in reference.errors
+#: the numeric code of each error (Error.code is a property: a dict lookup is cheaper on the heartbeat path)
+_ERROR_CODE = {e: e.code for e in Error}
+
 # TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
 
@@ -432,7 +435,7 @@ class Cluster:
         direct = not queue or all(f.api != "Heartbeat" for f in queue)
         for o in out:
             if direct and type(o.response) is m.HeartbeatResponse and str(o.destination) == alias:
-                self.out.append((conn, wire.heartbeat_response(header, o.response.error.code), 0))
+                self.out.append((conn, wire.heartbeat_response(header, _ERROR_CODE[o.response.error]), 0))
                 direct = False
             else:
                 self._route([o])

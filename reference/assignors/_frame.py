@@ -101,7 +101,7 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     if isinstance(raw, (str, bytes)) or not isinstance(raw, abc.Iterable):
         raise _bad(member_id, "'owned' must be a list of [topic, partition] pairs")
     items = list(raw)
-    if all(map(_is_pair_container, items)) and set(map(len, items)) <= {2}:
+    if set(map(type, items)) <= _PAIR_CONTAINERS and set(map(len, items)) <= {2}:
         pairs = list(map(tuple, items))
         if pairs:
             topics, numbers = zip(*pairs)
@@ -110,8 +110,21 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
     return tuple(_parse_pair(member_id, item) for item in items)
 
 
-def _is_pair_container(item: Any) -> bool:
-    return type(item) is list or type(item) is tuple
+_PAIR_CONTAINERS = {list, tuple}
+
+
+def _check_owned(member_id: str, raw: Any) -> tuple[()]:
+    """What :func:`_parse_owned` checks, without building the pairs (the common case at C speed)."""
+    if raw is None:
+        return ()
+    if type(raw) is list and set(map(type, raw)) <= _PAIR_CONTAINERS and set(map(len, raw)) <= {2}:
+        if not raw:
+            return ()
+        topics, numbers = zip(*raw)
+        if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
+            return ()
+    _parse_owned(member_id, raw)  # raises on anything malformed
+    return ()
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
@@ -129,8 +142,11 @@ def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
     raise _bad(member_id, f"{key!r} must be a string or null")
 
 
-def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
-    """Validate the plain-callable subscription map and return one :class:`Member` per entry."""
+def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool = True) -> list[Member]:
+    """Validate the plain-callable subscription map and return one :class:`Member` per entry.
+
+    ``keep_owned=False`` (assignors that never read what members own: range, roundrobin) validates each
+    ``owned`` list as strictly but does not build it: the members' ``owned`` is empty."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
@@ -163,7 +179,7 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]]) -> list[Member]:
             Member(
                 member_id=member_id,
                 topics=topics,
-                owned=_parse_owned(member_id, sub.get("owned")),
+                owned=_parse_owned(member_id, sub.get("owned")) if keep_owned else _check_owned(member_id, sub.get("owned")),
                 generation=generation,
                 instance_id=_parse_optional_str(member_id, "instance_id", sub.get("instance_id")),
                 rack=_parse_optional_str(member_id, "rack", sub.get("rack")),

@@ -28,6 +28,8 @@ rack alignment; co-partitioning wins over both.
 """
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
 from typing import Any, Mapping, Sequence
 
 from ._frame import Assignment, Member, Partition, check_partition_counts, finish, member_info_key, normalize
@@ -46,26 +48,45 @@ def topic_needs_racks(member_racks: set[str], racks_per_partition: list[frozense
 
 
 class _Topic:
-    """One topic's range state: its subscribers in order, their quotas, what is still unassigned."""
+    """One topic's range state: its subscribers in order, their quotas, which partitions are taken.
 
-    def __init__(self, topic: str, n: int, members: list[Member], racks: list[frozenset[str]] | None):
+    Linear per topic: ``give`` marks partitions in a byte array instead of rebuilding the list of unassigned
+    partitions, and a plain pass walks that list once with a cursor (each member takes the next ``room``)."""
+
+    def __init__(self, topic: str, n: int, subscribers: "_Subscribers", racks: list[frozenset[str]] | None):
         self.topic = topic
         self.n = n
-        self.members = [m.member_id for m in members]
-        self.rack_of = {m.member_id: (m.rack or None) for m in members}
-        k = len(members)
+        self.subscribers = subscribers
+        self.members = subscribers.ids
+        self.rack_of = subscribers.rack_of
+        k = len(self.members)
         self.q, self.extra = (divmod(n, k) if k else (0, 0))
-        self.assigned = {m: 0 for m in self.members}
-        self.unassigned = list(range(n))
-        member_racks = {r for r in self.rack_of.values() if r}
+        self._assigned: dict[str, int] | None = None
+        self.taken = bytearray(n)
+        self.n_taken = 0
+        member_racks = subscribers.racks
         # Kafka reads replica racks only when some subscriber has a rack (else: an empty map).
         self.racks = racks if (racks is not None and member_racks) else None
         self.needs_racks = self.racks is not None and topic_needs_racks(member_racks, self.racks)
 
     @property
+    def assigned(self) -> dict[str, int]:
+        if self._assigned is None:
+            self._assigned = dict.fromkeys(self.members, 0)
+        return self._assigned
+
+    @property
     def racks_known(self) -> int:
         """Kafka groups co-partitioned topics by the size of their partition-rack map (0 when unread)."""
         return self.n if self.racks is not None else 0
+
+    @property
+    def unassigned(self) -> list[int]:
+        """The partitions not given yet, in partition order."""
+        if not self.n_taken:
+            return list(range(self.n))
+        taken = self.taken
+        return [p for p in range(self.n) if not taken[p]]
 
     def matches(self, member: str, p: int) -> bool:
         rack = self.rack_of[member]
@@ -75,20 +96,120 @@ class _Topic:
         return max(0, self.q + (1 if self.extra > 0 else 0) - self.assigned[member])
 
     def give(self, member: str, parts: list[int], result: dict[str, list[Partition]]) -> None:
-        result[member].extend((self.topic, p) for p in parts)
+        topic = self.topic
+        result[member] += [(topic, p) for p in parts]
         self.assigned[member] += len(parts)
         if self.assigned[member] > self.q:
             self.extra -= 1
-        taken = set(parts)
-        self.unassigned = [p for p in self.unassigned if p not in taken]
+        taken = self.taken
+        for p in parts:
+            taken[p] = 1
+        self.n_taken += len(parts)
+
+    def fresh_range(self, result: dict[str, list[Partition]]) -> None:
+        """The plain pass on a topic nothing was given from yet: the first ``extra`` members take ``q + 1``
+        partitions, the others ``q``, as contiguous ranges (appended by ``map`` over the members' lists, no
+        Python loop per member). It gives the whole topic away (its counters are not kept: nothing reads them
+        after the last pass)."""
+        lists = self.subscribers.result_lists(result)
+        topic, q, extra = self.topic, self.q, self.extra
+        _give_runs(lists[:extra], topic, 0, q + 1)
+        _give_runs(lists[extra:], topic, extra * (q + 1), q)
+        self.taken = bytearray(b"\x01") * self.n
+        self.n_taken = self.n
 
     def range_pass(self, result: dict[str, list[Partition]], racks_only: bool = False) -> None:
+        if not racks_only and not self.n_taken and self._assigned is None:
+            self.fresh_range(result)
+            return
+        free = self.unassigned
+        if not free:
+            return
+        if not racks_only:  # each member, in order, takes the lowest free partitions up to its room
+            i, end = 0, len(free)
+            for m in self.members:
+                if i >= end:
+                    break
+                room = self.room(m)
+                if room:
+                    self.give(m, free[i:i + room], result)
+                    i += room
+            return
+        taken = self.taken
         for m in self.members:
-            if not self.unassigned:
+            if self.n_taken == self.n:
                 break
-            ok = [p for p in self.unassigned if not racks_only or self.matches(m, p)][: self.room(m)]
+            room = self.room(m)
+            if not room:
+                continue
+            ok: list[int] = []
+            for p in free:
+                if not taken[p] and self.matches(m, p):
+                    ok.append(p)
+                    if len(ok) == room:
+                        break
             if ok:
                 self.give(m, ok, result)
+
+
+def _give_runs(lists: list[list[Partition]], topic: str, first: int, size: int) -> None:
+    """Member ``i`` of ``lists`` gets partitions ``first + i * size`` to ``first + (i + 1) * size - 1``."""
+    if not size or not lists:
+        return
+    if size == 1:
+        deque(map(list.append, lists, zip(repeat(topic), range(first, first + len(lists)))), maxlen=0)
+    else:
+        runs = [zip(repeat(topic), range(a, a + size)) for a in range(first, first + size * len(lists), size)]
+        deque(map(list.extend, lists, runs), maxlen=0)
+
+
+class _Subscribers:
+    """The subscribers of a topic in member order, shared by every topic with the same subscribers."""
+
+    def __init__(self, members: list[Member]):
+        self.ids = [m.member_id for m in members]
+        self.rack_of = {m.member_id: (m.rack or None) for m in members}
+        self.racks = {r for r in self.rack_of.values() if r}
+        self._lists: list[list[Partition]] | None = None
+
+    def result_lists(self, result: dict[str, list[Partition]]) -> list[list[Partition]]:
+        """The subscribers' lists in ``result`` (the one result of this call), in member order."""
+        if self._lists is None:
+            self._lists = [result[m] for m in self.ids]
+        return self._lists
+
+
+def _subscribers(ordered: list[Member], counts: Mapping[str, int]) -> dict[str, _Subscribers]:
+    """Each subscribed topic with metadata to its subscribers, in topic order. Members usually share topic lists
+    (one tuple object per distinct list, or equal lists): when they all do, every topic has the same subscribers."""
+    by_id: dict[int, tuple[str, ...]] = {id(m.topics): m.topics for m in ordered}
+    if len(by_id) == 1:
+        (topics,) = by_id.values()
+        shared = _Subscribers(ordered)
+        return {t: shared for t in sorted(t for t in topics if t in counts)}
+    # the distinct lists by content (each tuple object hashed once), and each member's list number
+    number: dict[tuple[str, ...], int] = {}
+    number_of_id = {i: number.setdefault(topics, len(number)) for i, topics in by_id.items()}
+    if len(number) == 1:
+        shared = _Subscribers(ordered)
+        return {t: shared for t in sorted(t for t in next(iter(number)) if t in counts)}
+    member_list = [number_of_id[id(m.topics)] for m in ordered]
+    # Topics subscribed by the same distinct lists have the same subscribers: one filter of the members each.
+    signature: dict[str, list[int]] = {}
+    for topics, i in number.items():
+        for t in topics:
+            if t in counts:
+                signature.setdefault(t, []).append(i)
+    shared_by: dict[tuple[int, ...], _Subscribers] = {}
+    out: dict[str, _Subscribers] = {}
+    for t in sorted(signature):
+        sig = tuple(signature[t])
+        hit = shared_by.get(sig)
+        if hit is None:
+            wanted = set(sig)
+            hit = shared_by[sig] = _Subscribers([m for m, i in zip(ordered, member_list) if i in wanted])
+        out[t] = hit
+    return out
 
 
 def _co_partitioned(states: list[_Topic], n: int, result: dict[str, list[Partition]]) -> None:
@@ -117,15 +238,11 @@ class RangeAssignor:
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
                partition_racks: PartitionRacks | None = None) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
-        members = normalize(subscriptions)
+        members = normalize(subscriptions, keep_owned=False)
         ordered = sorted(members, key=member_info_key)
-        subscribers: dict[str, list[Member]] = {}
-        for m in ordered:
-            for t in m.topics:
-                if t in counts:
-                    subscribers.setdefault(t, []).append(m)
         racks = _parse_racks(partition_racks, counts)
-        states = [_Topic(t, counts[t], ms, racks.get(t)) for t, ms in subscribers.items()]
+        # in topic order, so each member's list is built sorted and finish's sort only checks it
+        states = [_Topic(t, counts[t], subs, racks.get(t)) for t, subs in _subscribers(ordered, counts).items()]
         result: dict[str, list[Partition]] = {m.member_id: [] for m in members}
         if any(s.needs_racks for s in states):
             groups: dict[tuple[tuple[str, ...], int], list[_Topic]] = {}

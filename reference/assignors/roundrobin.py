@@ -28,7 +28,7 @@ class RoundRobinAssignor:
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
-        members = normalize(subscriptions)
+        members = normalize(subscriptions, keep_owned=False)
         circle = sorted(members, key=member_info_key)
         topic_sets = [m.topic_set for m in circle]
         result: dict[str, list[Partition]] = {m.member_id: [] for m in members}

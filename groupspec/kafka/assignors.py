@@ -1,0 +1,81 @@
+"""Kafka's client-side assignors from the pinned kafka-clients jar, in one JVM driven over a pipe.
+
+``java/groupspec/kafka/AssignorBench.java`` (compiled by :func:`compiled_classes`) takes one command per line
+(see its Javadoc); :class:`JavaAssignors` starts it once and sends commands, so a benchmark can interleave
+Java's runs with groupspec's in one run and a test can compare outputs on many generated groups with one JVM
+start. Used by ``bench/bench_assignors.py`` and ``tests/test_assignors_vs_kafka.py``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+from .jars import KafkaSetupError, classpath, java_binary
+
+STEPS = ("fresh", "second", "add")
+
+
+class JavaAssignors:
+    """A running ``groupspec.kafka.AssignorBench``; close it (or use ``with``)."""
+
+    def __init__(self, heap: str = "4g") -> None:
+        java = java_binary()
+        cp = classpath()
+        self.version = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+        self.proc = subprocess.Popen([java, f"-Xmx{heap}", "-cp", cp, "groupspec.kafka.AssignorBench"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._expect("ready")
+
+    def __enter__(self) -> "JavaAssignors":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ask(self, command: str, head: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._expect(head)
+
+    def _expect(self, head: str) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith(head):
+            raise KafkaSetupError("Kafka's assignors (Java) answered " + (line.strip()[:300] or "nothing (it exited)"))
+        return line
+
+    def shape(self, kind: str, topics: int, partitions: int, consumers: int) -> None:
+        """``uniform`` (everyone on every topic) or ``nonequal`` (i % 4 == 0 on the first half of the topics)."""
+        self._ask(f"shape {kind} {topics} {partitions} {consumers}", "ok")
+
+    def prepare(self, assignor: str) -> None:
+        """The inputs of the steps fresh, second, add, each from Java's own previous result."""
+        self._ask(f"prepare {assignor}", "ok")
+
+    def run(self, assignor: str, step: str) -> tuple[float, float, float, float]:
+        """One timed assignment: (wall, thread CPU, process CPU, GC) seconds."""
+        wall, thread, process, gc = (float(x) for x in self._ask(f"run {assignor} {step}", "run ").split()[1:])
+        return wall, thread, process, gc
+
+    def digest(self, assignor: str, step: str) -> str:
+        return self._ask(f"digest {assignor} {step}", "digest ").split()[1]
+
+    def assign(self, assignor: str, partitions: dict[str, int], members: dict[str, dict[str, Any]],
+               racks: dict[str, list[list[str | None]]] | None = None) -> dict[str, list[tuple[str, int]]]:
+        """One assignment of a plain group by Kafka's ``assignor`` (lists sorted by topic, partition)."""
+        case = {"assignor": assignor, "partitions": partitions, "members": members, "racks": racks}
+        line = self._ask("case " + json.dumps(case, separators=(",", ":")), "{")
+        return {m: [(t, p) for t, p in tps] for m, tps in json.loads(line).items()}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
