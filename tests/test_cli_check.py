@@ -126,3 +126,43 @@ def test_progress_lines_where_no_spinner_can_be_drawn() -> None:
 
     assert lines and all(re.fullmatch(r"check: [\d,]+ states?, [\d,]+ queued, \d+ s", ln) for ln in lines), r.stderr
     assert not re.search(r"^check: ", r.stdout, re.M)  # the results stay clean
+
+
+def test_every_command_help_has_examples_that_parse(tmp_path, monkeypatch) -> None:
+    """Every leaf command's --help shows examples, and each example is a command line the CLI accepts (its
+    options exist and their values parse): an example that drifted from the options fails here."""
+    import shlex
+
+    import click
+
+    from groupspec.cli import cli
+
+    def walk(cmd, path):  # type: ignore[no-untyped-def]
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, cmd
+
+    # the files and folders the examples name, so that paths the options check at parse time exist
+    for d in ("out/sm/traces", "logs", "tests/replay"):
+        (tmp_path / d).mkdir(parents=True)
+    for f in ("my-consumers.jsonl", "group.json", "SCRIPT.jsonl", "my-grid.yaml", "out/script.jsonl",
+              "out/transcript.jsonl", "tests/replay/01_two_step_join.jsonl"):
+        (tmp_path / f).write_text("")
+    monkeypatch.chdir(tmp_path)
+    checked = 0
+    for path, cmd in walk(cli, []):
+        text = cmd.help or ""
+        assert "Examples:" in text, f"groupspec {' '.join(path)} --help has no example"
+        for line in text.split("Examples:", 1)[1].splitlines():
+            line = line.strip().split("   (", 1)[0]
+            if not line.startswith("groupspec ") or "|" in line or ">" in line:
+                continue
+            words = shlex.split(line)[1:]
+            if words[: len(path)] != path:  # an example may show the command run before this one
+                continue
+            with cmd.make_context(" ".join(path), words[len(path):], resilient_parsing=False) as ctx:
+                assert ctx.params is not None
+            checked += 1
+    assert checked >= 25

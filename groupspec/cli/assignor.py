@@ -74,7 +74,14 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
           scale_factor: float, seed: int | None, call_timeout: float, compare: tuple[str, str] | None,
           only: tuple[str, ...], java_parity: bool, nondeterministic_ok: bool, topics_per_member: int | None,
           no_static: bool, rack_aware: bool, small: bool, as_json: bool) -> None:
-    """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I12, I6′ and churn."""
+    """Check TARGET (module:attribute or range|roundrobin|sticky|cooperative-sticky) against I1–I12, I6′ and churn.
+
+    \b
+    Examples:
+      groupspec assignor check cooperative-sticky
+      groupspec assignor check mypkg.assignors:MyAssignor --kind sticky --json
+      groupspec assignor check mypkg.assignors:MyAssignor --thorough   (release checks: every class many times, the scale tier)
+    """
     if seed is None:
         seed = secrets.randbelow(2**31)
     if examples is None:
@@ -360,7 +367,12 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
     """Run TARGET once on one JSON group state; print {member: [[topic, partition], ...]} (sorted).
 
     An optional key partition_racks ({topic: [[rack, ...] per partition]}, KIP-881) is passed to the candidate
-    as partition_racks=, as the check does for rack-aware candidates."""
+    as partition_racks=, as the check does for rack-aware candidates.
+
+    \b
+    Examples:
+      groupspec assignor run range --input group.json
+    """
     if input_file is None:
         text, where = sys.stdin.read(), "stdin"
     else:

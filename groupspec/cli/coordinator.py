@@ -37,7 +37,14 @@ def coordinator() -> None:
                    "Exit 1 if a difference is not a documented abstraction.")
 @click.option("--json", "as_json", is_flag=True, help="With --against: the comparison as one JSON document.")
 def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: bool) -> None:
-    """Run SCRIPT (JSON Lines; '-' for stdin) and print the coordinator's transcript."""
+    """Run SCRIPT (JSON Lines; '-' for stdin) and print the coordinator's transcript.
+
+    \b
+    Examples:
+      groupspec coordinator replay tests/replay/01_two_step_join.jsonl
+      groupspec coordinator replay SCRIPT.jsonl --against kafka   (Kafka 4.3.1's own coordinator beside it)
+      groupspec coordinator replay SCRIPT.jsonl --fault no_generation_bump --json
+    """
     text = _read(script)
     if against == "kafka":
         from ._oracle import replay_against_kafka
@@ -75,7 +82,13 @@ def _read(path: str) -> str:
               help="Partition count of __consumer_offsets (offsets.topic.num.partitions).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hash and partition as JSON.")
 def find(group_id: str, partitions: int, as_json: bool) -> None:
-    """Print the __consumer_offsets partition of GROUP_ID (Utils.abs(hashCode) % N)."""
+    """Print the __consumer_offsets partition of GROUP_ID (Utils.abs(hashCode) % N).
+
+    \b
+    Examples:
+      groupspec coordinator find my-group
+      groupspec coordinator find my-group --offsets-partitions 150 --json
+    """
     if partitions < 1:
         raise UserError(f"--offsets-partitions must be >= 1, got {partitions}")
     partition = partition_for(group_id, partitions)
@@ -98,6 +111,11 @@ def check(script: str, transcript: str, as_json: bool) -> None:
 
     Exit status 0 when both hold, 1 when one does not, 2 when a file cannot be read or the script is
     malformed (e.g. `groupspec serve --transcript DIR` writes DIR/script.jsonl and DIR/transcript.jsonl).
+
+    \b
+    Examples:
+      groupspec serve --port 9092 --transcript out/   (then, after the clients ran:)
+      groupspec coordinator check out/script.jsonl out/transcript.jsonl
     """
     import json
 

@@ -30,6 +30,12 @@ def prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as
     cooperative, connect-delayed and coordinator-assigns; bounded model checking of groupspec.model's own transition
     relation; convergence bounds for cooperative up to 3 members x 4 partitions. Every deliberately
     broken variant must be caught with a printed counterexample.
+
+    \b
+    Examples:
+      groupspec prove
+      groupspec prove --protocol static-cooperative
+      groupspec prove --protocol consumer --json
     """
     from groupspec.proofs import report as R
 

@@ -49,7 +49,12 @@ def _check(value: str, allowed: list[str], what: str) -> str:
 @realstack.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_(as_json: bool) -> None:
-    """List scenarios, clients and coordinators."""
+    """List scenarios, clients and coordinators.
+
+    \b
+    Examples:
+      groupspec realstack list
+    """
     from groupspec.realstack import CLIENTS, COORDINATORS, SCENARIOS
 
     doc = {"scenarios": [{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
@@ -122,6 +127,12 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
     """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
 
     Exit status: 0 every invariant held, 1 one was violated, 2 bad arguments, 3 the stack could not run.
+
+    \b
+    Examples:
+      groupspec realstack run new-consumer-joins --client java --coordinator apache-kafka
+      groupspec realstack run consumer-crashes --client confluent-kafka --coordinator tansu
+      groupspec realstack run new-consumer-joins --client confluent-kafka --coordinator apache-kafka --protocol consumer
     """
     from groupspec.realstack import HarnessError, run
     from groupspec.realstack.harness import ClientMissing, supported
@@ -171,7 +182,13 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
 @click.option("--coordinators", "--coordinator", "coordinators", default="", help="Comma list (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: bool) -> None:
-    """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json)."""
+    """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json).
+
+    \b
+    Examples:
+      groupspec realstack matrix --coordinator apache-kafka --out out/matrix
+      groupspec realstack matrix --clients java,confluent-kafka --scenarios new-consumer-joins --out out/m
+    """
     from groupspec.realstack import PROTOCOLS
     from groupspec.realstack.matrix import default_cells, run_matrix
 

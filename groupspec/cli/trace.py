@@ -142,6 +142,12 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
 
     Exit status: 0 when every invariant held in every trace, 1 when one was violated (malformed lines
     are trace defects and count as violations), 2 when a file cannot be read at all.
+
+    \b
+    Examples:
+      groupspec trace check my-consumers.jsonl
+      groupspec trace check logs/ --against-model --converge-within 60
+      cat c1.jsonl c2.jsonl | groupspec trace check - --json
     """
     from groupspec.trace import TraceReadError
     from groupspec.trace.runs import Report, iter_results

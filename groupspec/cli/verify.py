@@ -141,6 +141,12 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
     With --spec-mutants, the mutation campaign over the specification instead (docs/specification.md,
     "The mutation campaign"): the score per family, the survivors with their one-line diff, the check that
     killed each of the others.
+
+    \b
+    Examples:
+      groupspec verify
+      groupspec verify --json > verify.json
+      groupspec verify --spec-mutants --family kip848 --limit 20
     """
     campaign_only = (family, sample, mutants, limit, workers, list_only, scale != 1.0)
     if not spec_mutants and any(campaign_only):
