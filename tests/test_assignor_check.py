@@ -263,14 +263,18 @@ def _check(cand: Any, props: list[str] | None = None, **kw: Any):
 
 
 def test_positive_control_eager_holds_everything():
-    rep = _check(base_eager)
+    # every property but the scale tier: this control is O(partitions x members) on purpose (a simple correct
+    # algorithm), which S1 rightly reports at 500 members x 20,000 partitions
+    rep = _check(base_eager, scale=None)
     assert rep.ok, [(p.id, p.counterexample) for p in rep.violations]
     assert {p.id for p in rep.properties if p.verdict == "held"} >= {"I1", "I2", "I3", "I4", "I10", "I11", "C1"}
     assert rep["I7"].verdict == "not applicable"
 
 
 def test_positive_control_cooperative_holds_everything():
-    rep = _check(BaseCoop())
+    # every property but the scale tier: this control is O(partitions x members) on purpose (a simple correct
+    # algorithm), which S1 rightly reports at 500 members x 20,000 partitions
+    rep = _check(BaseCoop(), scale=None)
     assert rep.ok, [(p.id, p.counterexample) for p in rep.violations]
     for pid in ("I4", "I6", "I6'", "I8"):
         assert rep[pid].verdict == "held"
@@ -328,7 +332,9 @@ def test_hang_is_cut_off_and_reported():
     assert rep["I11"].verdict == "violated"
     assert rep["I11"].counterexample["failure"] == "timeout"
     assert rep["I1"].verdict in ("held", "not applicable")
-    assert 1 <= rep.hangs <= 3  # the hang budget: a few cut-offs, not one per example
+    # a hanging input is cut off once and never called again; past the hang budget (3) new inputs get a
+    # shorter limit, so the time lost stays bounded: far fewer cut-offs than calls, and still judged (I1)
+    assert 1 <= rep.hangs < rep.calls
 
 
 def test_churn_finds_multi_round_bug():
@@ -420,3 +426,4 @@ def test_order_explanation_names_what_was_reversed():
     members = len(cx["input"]["subscriptions"])
     expected = "the only member's topics" if members == 1 else "the order of the members"
     assert expected in cx["explanation"], cx
+

@@ -65,7 +65,7 @@ class Report:
     calls: int = 0
     call_seconds: float = 0.0
     seconds: float = 0.0
-    hangs: int = 0  #: calls cut off at the per-call limit (at most the hang budget)
+    hangs: int = 0  #: calls cut off at the per-call limit (no input twice; past the hang budget at a shorter limit)
     failed_calls: int = 0  #: calls that raised, hung or returned malformed output (I11)
     domain: dict[str, Any] = field(default_factory=dict)  #: the declared domain the states were drawn from
     nondeterministic_ok: bool = False

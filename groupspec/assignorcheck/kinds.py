@@ -52,6 +52,9 @@ FRESH: list[State] = [
                                   "consumer-a": _s(["topic1", "topic2"], inst="instance2")}),
     ({"topic1": 3, "topic2": 3}, {"consumer-b": _s(["topic1", "topic2"], inst="instance1"),
                                   "consumer-a": _s(["topic1", "topic2"])}),
+    # different subscriptions: RoundRobin's circular walk and Range's per-topic split both differ from a
+    # least-loaded greedy assignor, which agrees with RoundRobin wherever every member subscribes to everything
+    ({"t0": 2, "t1": 2}, {"c0": _s(["t0", "t1"]), "c1": _s(["t1"])}),
 ]
 
 #: Balanced, valid ownerships that differ from what Range and RoundRobin give: a sticky assignor keeps them.

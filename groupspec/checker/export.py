@@ -132,10 +132,10 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
         "truncated": truncated,
         "frontier": frontier,
     }
-    cut = set(frontier)
+    unexplored = set(frontier)
     for i, st in enumerate(doc["states"]):
         # the checker's deadlock: not converged, no protocol (fair) step enabled, and fully explored
-        st["deadlock"] = (not st["converged"] and i not in cut and not any(e[3] for e in doc["edges"][i]))
+        st["deadlock"] = (not st["converged"] and i not in unexplored and not any(e[3] for e in doc["edges"][i]))
         st["picture"] = _picture(proto, states[i], intern)
     if with_check:
         doc["check"] = _check(protocol, cfg, doc, index, key)

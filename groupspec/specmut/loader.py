@@ -3,8 +3,10 @@
 The checkout is never written. :func:`applied` drops every loaded module that reads the model (the
 model itself, the checker, the trace checker, the conformance harness, the proofs) from
 ``sys.modules``, puts a finder first on ``sys.meta_path`` that compiles the mutated module from the
-source with the one change, and on the way out drops them again, so the next import is the unchanged
-model. The reference implementation (``groupspec.reference``) never imports the model and stays loaded.
+source with the one change, and on the way out drops them again and puts back the very module objects
+that were loaded before (and the parent packages' attributes that name them): code that imported the model
+before the block (a test module's ``make``, its action classes) and code that imports it after see the same
+classes, so states and actions still compare equal. The reference implementation (``groupspec.reference``) never imports the model and stays loaded.
 
 May import: ``.operators``.
 """
@@ -46,16 +48,30 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(self.code, module.__dict__)
 
 
+def _readers() -> dict[str, object]:
+    return {name: mod for name, mod in sys.modules.items()
+            if any(name == p or name.startswith(p + ".") for p in READERS)}
+
+
 def _purge() -> None:
-    for name in list(sys.modules):
-        if any(name == p or name.startswith(p + ".") for p in READERS):
-            del sys.modules[name]
+    for name in _readers():
+        del sys.modules[name]
+
+
+def _restore(saved: dict[str, object]) -> None:
+    _purge()
+    sys.modules.update(saved)  # type: ignore[arg-type]
+    for name, mod in saved.items():
+        parent, _, child = name.rpartition(".")
+        if parent and parent in sys.modules:
+            setattr(sys.modules[parent], child, mod)
 
 
 @contextlib.contextmanager
 def applied(m: SpecMutant | None) -> Iterator[None]:
     """Within the block, ``import groupspec.model...`` (and everything that reads it) sees ``m``."""
     finder = _Finder(m) if m is not None else None
+    saved = _readers()
     _purge()
     if finder is not None:
         sys.meta_path.insert(0, finder)
@@ -64,4 +80,4 @@ def applied(m: SpecMutant | None) -> Iterator[None]:
     finally:
         if finder is not None:
             sys.meta_path.remove(finder)
-        _purge()
+        _restore(saved)
