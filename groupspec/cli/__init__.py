@@ -67,8 +67,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
         return
     _TERMINATED.append(signum)
     on_sigint = signal.getsignal(signal.SIGINT)
-    if callable(on_sigint):  # the handler in force for Ctrl-C: it may end worker processes first
-        on_sigint(signal.SIGINT, frame)  # type: ignore[arg-type]
+    if callable(on_sigint):  # the handler in force for Ctrl-C decides: it may end worker processes first, or
+        on_sigint(signal.SIGINT, frame)  # type: ignore[arg-type]  # hold the interrupt until a Spark call returns
+        return
     raise KeyboardInterrupt  # Ctrl-C ignored here (a background job of a script): stop all the same
 
 
