@@ -91,6 +91,7 @@ def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
             raise AuditError(f"{f}: line 1: named .gz but not gzip-compressed")
         if not _has_content(f, head == b"\x1f\x8b"):
             raise AuditError(f"{f}: empty trace: no events (nothing to audit)")
+        _refuse_no_trace(f, head == b"\x1f\x8b")
     for f in parquet:
         try:
             import pyarrow.parquet as pq_
@@ -118,6 +119,36 @@ def _has_content(path: str, gz: bool) -> bool:
                     return True
     except (OSError, EOFError) as e:
         raise AuditError(f"{path}: cannot read ({e})") from None
+
+
+NO_TRACE_LINES = 200  # a file none of whose first lines is a JSON object is no trace (the wrong file given)
+
+
+def _refuse_no_trace(path: str, gz: bool) -> None:
+    """:class:`AuditError` when none of the file's first non-blank lines is a JSON object: a log, a CSV, a
+    script given by mistake is bad input (one line, before Spark starts), not a fleet of defects."""
+    first = None
+    seen = 0
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+            for n, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                seen += 1
+                try:
+                    if isinstance(json.loads(raw), dict):
+                        return
+                    why = "not a JSON object"
+                except ValueError as e:
+                    why = f"not JSON ({e})"
+                first = first or (n, why)
+                if seen >= NO_TRACE_LINES:
+                    break
+    except (OSError, EOFError) as e:
+        raise AuditError(f"{path}: cannot read ({e})") from None
+    if first is not None:
+        raise AuditError(f"{path}: not a trace: none of its first {seen:,} line(s) is a JSON event "
+                         f"(line {first[0]}: {first[1]})")
 
 
 LOOSE = "\u0000loose"  # the unit of a file's malformed lines when they belong to no single group

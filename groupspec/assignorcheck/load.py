@@ -444,12 +444,27 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
         proto = protocol or getattr(obj, "protocol", None) or "eager"
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
+        _refuse_wrong_signature(obj, target or name)
         return Candidate(name=name, protocol=proto,
                          kind=kind or kind_from_name(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None),
                          call=obj, target=target or name, rack_aware=_declares_racks(obj),
                          protocol_declared=bool(protocol or getattr(obj, "protocol", None)))
     raise LoadError(f"{target or obj!r} is a {type(obj).__name__}, not an assignor (expected a callable, an object "
                     f"with assign(), or a kafka-python AbstractPartitionAssignor)")
+
+
+def _refuse_wrong_signature(fn: Any, target: str) -> None:
+    """A plain callable is called as ``fn(partitions_per_topic, subscriptions)``: one that cannot take two
+    positional arguments (``json:loads``, a helper named by mistake) is refused before any example runs."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: the examples will tell
+        return
+    try:
+        sig.bind(object(), object())
+    except TypeError as e:
+        raise LoadError(f"{target}: not an assignor: it cannot be called as {target.rsplit(':', 1)[-1]}"
+                        f"(partitions_per_topic, subscriptions) ({e})") from None
 
 
 #: how long importing a candidate's module may take (the CLI gives ``max(IMPORT_TIMEOUT, --call-timeout)``)

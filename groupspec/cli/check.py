@@ -172,15 +172,38 @@ class _PlainProgress:
             click.echo(f"check: {plural(states, 'state')}, {queue:,} queued, {now - self.started:.0f} s", err=True)
 
 
+def naming_the_option(message: str, protocol: str | None = None, default: str = "") -> str:
+    """The checker's one-line refusal, led by the option it is about (``--protocol: unknown protocol 'x'; ...``),
+    with the nearest name when an unknown protocol looks like a typo of a known one."""
+    if message.startswith("-"):
+        return message
+    if message.startswith("unknown protocol") and protocol is not None:
+        import difflib
+
+        from groupspec.model import VARIANTS
+
+        near = difflib.get_close_matches(protocol.lower(), list(VARIANTS), n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        return f"--protocol: unknown protocol {protocol!r}; {hint}groupspec check --list shows every variant"
+    if message.startswith("unknown assignor"):
+        return f"--assignor: {message}"
+    if message.startswith("unknown engine"):
+        return f"--engine: {message}"
+    return f"{default}: {message}" if default else message
+
+
 def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs):
     from groupspec.checker import check as run_check
     from groupspec.checker.engines import validate, validate_faults
 
     try:  # bad bounds are refused before anything is shown
         validate(**{k: v for k, v in kwargs.items() if k != "faults"})
+    except ValueError as e:
+        raise UserError(naming_the_option(str(e), kwargs.get("protocol"))) from None
+    try:
         validate_faults(**kwargs)  # and faults the variant does not model, or the engine does not cover
     except ValueError as e:
-        raise UserError(str(e)) from None
+        raise UserError(naming_the_option(str(e), None, "--faults")) from None
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("exploring: 0 states", total=None)

@@ -46,6 +46,9 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
       groupspec coordinator replay SCRIPT.jsonl --fault no_generation_bump --json
     """
     text = _read(script)
+    if not text.strip():
+        raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
+                        "docs/coordinator.md)")
     if against == "kafka":
         from ._oracle import replay_against_kafka
 

@@ -40,9 +40,11 @@ def _out_dir(out: str | Path | None) -> str | None:
     return str(p)
 
 
-def _check(value: str, allowed: list[str], what: str) -> str:
+def _check(value: str, allowed: list[str], what: str, option: str = "") -> str:
+    """``value`` if it is one of ``allowed``; else one line led by the option it came from (``--client: ...``)."""
     if value not in allowed:
-        raise UserError(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+        lead = f"{option}: " if option else ""
+        raise UserError(f"{lead}unknown {what} {value!r}; choose from {', '.join(allowed)}")
     return value
 
 
@@ -139,8 +141,8 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
 
     scenarios, clients, coords = _choices()
     _check(scenario, scenarios, "scenario")
-    _check(client, clients, "client")
-    _check(coordinator, coords, "coordinator")
+    _check(client, clients, "client", "--client")
+    _check(coordinator, coords, "coordinator", "--coordinator")
     why = supported(client, protocol or "eager")
     if why:
         raise UserError(f"--protocol {protocol}: {why}")
@@ -193,12 +195,12 @@ def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: b
     from groupspec.realstack.matrix import default_cells, run_matrix
 
     all_sc, all_cl, all_co = _choices()
-    sc = [_check(s, all_sc, "scenario") for s in scenarios.split(",") if s] or all_sc
-    co = [_check(c, all_co, "coordinator") for c in coordinators.split(",") if c] or all_co
+    sc = [_check(s, all_sc, "scenario", "--scenarios") for s in scenarios.split(",") if s] or all_sc
+    co = [_check(c, all_co, "coordinator", "--coordinators") for c in coordinators.split(",") if c] or all_co
     cl: list[tuple[str, str | None]] = []
     for item in [c for c in clients.split(",") if c]:
         name, _, proto = item.partition(":")
-        _check(name, all_cl, "client")
+        _check(name, all_cl, "client", "--clients")
         if proto and proto not in PROTOCOLS:
             raise UserError(f"--clients {item}: unknown protocol {proto!r}; choose from {', '.join(PROTOCOLS)}")
         cl.append((name, proto or None))

@@ -101,13 +101,19 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                     text = f.read()
             except OSError as e:
                 raise UserError(f"--fault-script {fault_script}: cannot read ({e.strerror})") from None
-            plan = FaultPlan.parse_lines(text, source=fault_script)
+            try:
+                plan = FaultPlan.parse_lines(text, source=fault_script)
+            except FaultError as e:
+                raise UserError(f"--fault-script {e}") from None
         for i, raw in enumerate(faults, start=1):
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as e:
                 raise UserError(f"--fault #{i}: bad JSON: {e.msg} (column {e.colno})") from None
-            plan.add(FaultPlan.parse_rule(obj))
+            try:
+                plan.add(FaultPlan.parse_rule(obj))
+            except FaultError as e:
+                raise UserError(f"--fault #{i}: {e}") from None
         if failover_at is not None:
             plan.add(FaultPlan.parse_rule({"on": {"at_ms": failover_at}, "do": "failover"}))
     except FaultError as e:

@@ -20,6 +20,58 @@ def _parse_delay(text: str) -> tuple[int, int]:
         raise UserError(f"--delay {text!r}: expected MS or MIN-MAX in milliseconds, e.g. 1-5") from None
 
 
+def _check_network(delay: str, loss: float, duplicate: float, reorder: float) -> tuple[int, int]:
+    """The network options, each refused by its own name (``--loss 1.5: ...``) before the run."""
+    lo, hi = _parse_delay(delay)
+    if lo < 0 or hi < lo:
+        raise UserError(f"--delay {delay!r}: MIN-MAX must have 0 <= MIN <= MAX (milliseconds), e.g. 1-5")
+    for name, value in (("--loss", loss), ("--duplicate", duplicate), ("--reorder", reorder)):
+        if not 0.0 <= value <= 1.0:
+            raise UserError(f"{name} {value:g}: the {name[2:]} probability must be between 0 and 1")
+    return lo, hi
+
+
+# The option a simulator's message is about, when the message does not name it itself (the reference's errors
+# speak of the scenario; the user needs the option to change).
+_OPTION_OF = (("members", "--members"), ("assignor", "--assignor"), ("fault", "--mutants/--faults"),
+              ("unknown protocol", "--protocol"), ("--protocol", ""))
+
+
+def _naming_the_option(message: str) -> str:
+    if message.startswith("-"):
+        return message
+    for word, option in _OPTION_OF:
+        if word in message:
+            return f"{option}: {message}" if option else message
+    return message
+
+
+def _other_family(scenario: str | None, protocol: str | None) -> None:
+    """An unknown scenario (with the nearest name), or one of one family asked for with another family's
+    --protocol: say where it lives."""
+    if scenario is None:
+        return
+    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
+    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
+    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+
+    known = [*CLASSIC, *CONSUMER, *MIGRATION_SCENARIOS]
+    if scenario not in known:
+        import difflib
+
+        near = difflib.get_close_matches(scenario, known, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise UserError(f"unknown scenario {scenario!r}; {hint}groupspec simulate --list shows every scenario "
+                        "and its protocol")
+    if protocol is None:
+        return
+    family = _family_of(scenario)
+    if family is not None and family != protocol:
+        raise UserError(f"--protocol {protocol}: scenario {scenario!r} is a {family} scenario "
+                        f"(groupspec simulate {scenario} --protocol {family}; groupspec simulate --list shows each "
+                        "scenario's protocol)")
+
+
 @bad_input_probes([], ["no-such"], ["new-consumer-joins", "--members", "1"], ["new-consumer-joins", "--members", "1000"],
                   ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
                   ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
@@ -71,6 +123,8 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if list_only:
         _list_all(as_json)
         return
+    _check_network(delay, loss, duplicate, reorder)
+    _other_family(scenario, protocol)
     if protocol is None and scenario is not None:
         protocol = _family_of(scenario)
     if protocol == "consumer":
@@ -84,7 +138,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
 
     if scenario is None:
         raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
-    lo, hi = _parse_delay(delay)
+    lo, hi = _check_network(delay, loss, duplicate, reorder)
     try:
         net = NetworkConfig(lo, hi, loss, duplicate, reorder)
     except ValueError as e:
@@ -101,7 +155,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
             task = bar.add_task(f"simulating {scenario} (virtual time)", total=None)
             report = run_scenario(scenario, opts, lambda now, end: bar.update(task, completed=now, total=end))
     except ScenarioError as e:
-        raise UserError(str(e)) from None
+        raise UserError(_naming_the_option(str(e))) from None
     if trace_path is not None:
         from groupspec.reference.trace import write_trace
 
@@ -273,7 +327,7 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, li
     try:
         report = run_consumer_scenario(scenario, members, partitions, seed, assignor, fault_set)
     except ConsumerScenarioError as e:
-        raise UserError(str(e)) from None
+        raise UserError(_naming_the_option(str(e))) from None
     if as_json:
         emit_json(report.to_json())
         return
@@ -302,7 +356,7 @@ def _simulate_migration(scenario, members, partitions, seed, list_only, as_json)
     try:
         report = run_migration_scenario(scenario, members, partitions, seed)
     except MigrationScenarioError as e:
-        raise UserError(str(e)) from None
+        raise UserError(_naming_the_option(str(e))) from None
     if as_json:
         emit_json(report.to_json())
         return

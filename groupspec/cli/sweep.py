@@ -38,7 +38,10 @@ def sweep(grid_file: str | None, preset: str | None, master: str, out: str | Non
     from groupspec.pipeline.output import OutputError, Staging, prepare_out
 
     if (grid_file is None) == (preset is None):
-        raise UserError("give either GRID.yaml or --preset NAME (smoke, history, large)")
+        from groupspec.pipeline.grid import PRESETS
+
+        both = ", not both" if grid_file is not None else ""
+        raise UserError(f"give either GRID.yaml or --preset NAME ({', '.join(PRESETS)}){both}")
     try:
         grid = get_preset(preset) if preset is not None else load_grid(grid_file or "")
     except GridError as e:

@@ -176,6 +176,7 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_
             fast = feed_stream(f, run, path)
         if run.events == 0:
             raise TraceReadError(f"{path}: empty trace: no events (nothing to check)")
+        _refuse_a_file_that_is_no_trace(run, path)
         res = run.result()
         res.fast_events = fast
         return res
@@ -192,7 +193,17 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_
             run.bad_line(n, why or "")
         else:
             run.feed(ev, n)
+    _refuse_a_file_that_is_no_trace(run, path)
     return run.result(sorted_=True)
+
+
+def _refuse_a_file_that_is_no_trace(run: _Run, path: str) -> None:
+    """A file none of whose lines is an event (the wrong file given, a CSV, a log) is bad input, not a trace
+    with defects: refused in one line naming it and its first line's fault."""
+    if not run.groups and run.loose and len(run.loose) == run.events:
+        first = min(run.loose, key=lambda d: d["line"] or 0)
+        raise TraceReadError(f"{path}: not a trace: none of its {run.events:,} line(s) is a JSON event "
+                             f"(line {first['line']}: {first['message']})")
 
 
 # An unsorted file is sorted in runs of about this many bytes of memory (the lines and their keys),
