@@ -56,6 +56,27 @@ def _where(e: click.UsageError) -> str:
 
 _TERMINATED: list[int] = []
 _MAIN_PID: list[int] = []
+_INTERRUPTED: list[int] = []  # Ctrl-C or SIGTERM seen by the main process (a library may swallow the exception)
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C: Python's own KeyboardInterrupt, and a note of it. A KeyboardInterrupt raised inside a C callback
+    (numba's compiler calls back into Python from LLVM) is swallowed there and comes back as another error
+    (``RuntimeError: no compiled object yet``): the note makes that error an interruption too."""
+    _INTERRUPTED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook: object) -> object:
+    """``sys.unraisablehook`` that notes a swallowed KeyboardInterrupt instead of printing its traceback
+    ("Exception ignored on calling ctypes callback function ..."); anything else goes to ``hook``."""
+    def on_unraisable(unraisable: object) -> None:
+        if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+            _INTERRUPTED.append(signal.SIGINT)
+            return
+        hook(unraisable)  # type: ignore[operator]
+
+    return on_unraisable
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -66,6 +87,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         return
     _TERMINATED.append(signum)
+    _INTERRUPTED.append(signum)
     on_sigint = signal.getsignal(signal.SIGINT)
     if callable(on_sigint):  # the handler in force for Ctrl-C decides: it may end worker processes first, or
         on_sigint(signal.SIGINT, frame)  # type: ignore[arg-type]  # hold the interrupt until a Spark call returns
@@ -77,29 +99,52 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: every user error is one line on stderr (``groupspec: error: ...``) and exit status 2;
     Ctrl-C is ``groupspec: interrupted`` and 130, SIGTERM ``groupspec: terminated`` and 143."""
     installed = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not ignored (a background job)
+    hook = sys.unraisablehook
     if installed:
         _MAIN_PID[:] = [os.getpid()]
         signal.signal(signal.SIGTERM, _on_sigterm)
+        if own_sigint:
+            signal.signal(signal.SIGINT, _on_sigint)
+        sys.unraisablehook = _unraisable(hook)
     try:
         _run(argv)
     finally:
-        if installed:  # main() called in-process (tests): leave SIGTERM as it was
+        if installed:  # main() called in-process (tests): leave SIGTERM, SIGINT and the hook as they were
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            if own_sigint:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = hook
             _TERMINATED.clear()
+            _INTERRUPTED.clear()
+
+
+def _stopped() -> None:
+    click.echo("groupspec: terminated" if _TERMINATED else "groupspec: interrupted", err=True)
+    sys.exit(143 if _TERMINATED else 130)
 
 
 def _run(argv: list[str] | None) -> None:
     try:
-        rc = cli.main(args=argv, prog_name="groupspec", standalone_mode=False)
+        # cli.main() without its handling of KeyboardInterrupt (an empty line on stderr before ours)
+        with cli.make_context("groupspec", list(sys.argv[1:] if argv is None else argv)) as ctx:
+            rc = cli.invoke(ctx)
     except UserError as e:
         _usage_error(str(e))
     except click.UsageError as e:
         _usage_error(_where(e) + e.format_message())
     except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("groupspec: terminated" if _TERMINATED else "groupspec: interrupted", err=True)
-        sys.exit(143 if _TERMINATED else 130)
+        _stopped()
     except click.exceptions.Exit as e:
+        if _INTERRUPTED:
+            _stopped()
         sys.exit(e.exit_code)
     except click.ClickException as e:
         _usage_error(e.format_message())
+    except Exception:
+        if _INTERRUPTED:  # the interruption surfaced as another error (a library swallowed it): no traceback
+            _stopped()
+        raise
+    if _INTERRUPTED:  # swallowed on the way, and the work went on: the user asked to stop, say so
+        _stopped()
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -86,6 +87,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         seed = secrets.randbelow(2**31)
     if examples is None:
         examples = 1000 if thorough else 200
+    _hypothesis_cache_out_of_the_way()
     if compare:
         if target:
             raise UserError("give either TARGET or --compare A B, not both")
@@ -122,6 +124,17 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
             java_parity=java_parity, properties=props, quality=props is None, progress=progress, **domain))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
+
+
+def _hypothesis_cache_out_of_the_way() -> None:
+    """Hypothesis keeps a cache (``.hypothesis/constants``) in the current folder even with no example
+    database; a command must not leave that in the user's folder: it goes to the user's cache instead."""
+    import os
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(base / "groupspec" / "hypothesis")
 
 
 def _quiet_candidate_logging() -> None:

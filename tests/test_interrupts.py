@@ -1,0 +1,271 @@
+"""Ctrl-C and SIGTERM during every long command: 130 / 143, one line, and nothing left behind.
+
+Each long command is started as a user would (a new process, in its own session as a shell's foreground job),
+and once its work is under way (its progress line, its worker processes, its JVM) it gets Ctrl-C (SIGINT to
+the whole process group, as a terminal sends it) or SIGTERM (to the command alone, as ``kill``, ``timeout``
+and a cancelled CI job send it). Then:
+
+* exit status 130 (Ctrl-C) or 143 (SIGTERM), and the last line on stderr ``groupspec: interrupted`` /
+  ``groupspec: terminated``; no traceback;
+* no process of the run left: every process carries a marker in its environment (children inherit it), and
+  none with the marker may remain (worker processes, Java oracles, Spark's JVM and workers, clients);
+* the temp dir (``TMPDIR``, a fresh folder) is empty again (spilled frontier, staging), and the working folder
+  holds no output of the run: no ``--out`` / ``--trace``, no partial file.
+
+``groupspec serve`` is the one command whose documented way to stop *is* Ctrl-C or SIGTERM (docs/serve.md):
+it exits 0 and writes its transcript whole. ``sweep`` on Spark has its own test (tests/test_pipeline_interrupt.py);
+``realstack run`` Ctrl-C too (tests/test_realstack.py); SIGTERM for it is here.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+GROUPSPEC = str(Path(sys.executable).parent / "groupspec")
+HERE = Path(__file__).parent
+CODES = {signal.SIGINT: (130, "groupspec: interrupted"), signal.SIGTERM: (143, "groupspec: terminated")}
+
+
+@dataclass
+class Run:
+    """One command under way: its process, its folders, what it printed so far."""
+
+    proc: subprocess.Popen[bytes]
+    work: Path
+    tmp: Path
+    mark: str
+    out_file: Path
+    err_file: Path
+
+    def out(self) -> str:
+        return self.out_file.read_text(errors="replace")
+
+    def err(self) -> str:
+        return self.err_file.read_text(errors="replace")
+
+    def cpu_s(self) -> float:
+        """CPU seconds of the command's own process (imports done and work started, once past a few)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def marked(mark: str) -> list[int]:
+    """The processes whose environment carries ``mark`` (the command and everything it started)."""
+    found = []
+    needle = f"GROUPSPEC_INTERRUPT_TEST={mark}".encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if needle in (d / "environ").read_bytes().split(b"\0"):
+                state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":  # a zombie is gone already (its parent reaps it)
+                    found.append(int(d.name))
+        except OSError:
+            continue
+    return found
+
+
+def children_of(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(x) for x in out]
+
+
+def running(pattern: str) -> Callable[[Run], bool]:
+    """Ready once a process of the run has ``pattern`` in its command line (a JVM, a client)."""
+    def ready(r: Run) -> bool:
+        for pid in marked(r.mark):
+            try:
+                if pattern in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    return True
+            except OSError:
+                continue
+        return False
+
+    return ready
+
+
+@dataclass
+class Long:
+    """A long command, when its work is under way, and what it may leave in its folder (nothing, mostly)."""
+
+    argv: list[str]
+    ready: Callable[[Run], bool]
+    setup: Callable[[Path], None] = lambda work: None
+    env: dict[str, str] = field(default_factory=dict)
+    keeps: frozenset[str] = frozenset()  # names the run may leave in its folder (serve's transcript)
+    settle_s: float = 0.0  # a moment more once ready (the work well under way)
+    marks: tuple[str, ...] = ()
+
+
+def _traces(work: Path) -> None:
+    shutil.copytree(HERE / "trace_data" / "recorded", work / "traces")
+
+
+def _script(work: Path) -> None:
+    shutil.copy(HERE / "replay" / "19_failover.jsonl", work / "script.jsonl")
+
+
+LONG: dict[str, Long] = {
+    "check": Long(["check", "--protocol", "cooperative", "--members", "5", "--partitions", "5", "--faults",
+                   "crash,timeout"], lambda r: "states," in r.err(), env={"GROUPSPEC_PROGRESS_SECONDS": "1"},
+                  settle_s=1.0),
+    "check while the engine compiles": Long(
+        ["check", "--protocol", "cooperative", "--members", "2", "--partitions", "2"],
+        lambda r: "compiling the checker's engine" in r.out(), settle_s=3.0),
+    "verify": Long(["verify"], lambda r: len(children_of(r.proc.pid)) >= 1, settle_s=1.0),
+    "simulate": Long(["simulate", "scale-out", "--members", "1000", "--partitions", "20000", "--trace", "t.jsonl"],
+                     lambda r: r.cpu_s() > 4.0),
+    "assignor check": Long(["assignor", "check", "cooperative-sticky", "--thorough", "--seed", "1"],
+                           lambda r: "seed" in r.err(), settle_s=2.0),
+    "coordinator replay --against kafka": Long(["coordinator", "replay", "script.jsonl", "--against", "kafka"],
+                                               running("java"), setup=_script, settle_s=1.0),
+    "realstack run": Long(["realstack", "run", "rolling-restart", "--client", "confluent-kafka", "--coordinator",
+                           "tansu", "--out", "rs"], lambda r: len(marked(r.mark)) >= 4, settle_s=1.0),
+    "audit": Long(["audit", "traces", "--master", "local[1]", "--out", "aud"],
+                  running("org.apache.spark.deploy.SparkSubmit"), setup=_traces, settle_s=1.0),
+    "explorer graphs (python -m groupspec.figures)": Long(
+        ["figures", "--out", "docs-out"], lambda r: "story" in r.err() or r.cpu_s() > 4.0),
+}
+SPARK = {"audit"}
+
+
+def start(cmd: Long, tmp_path: Path, numba_cache: Path | None = None) -> Run:
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    cmd.setup(work)
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "TMPDIR": str(tmp), "GROUPSPEC_INTERRUPT_TEST": mark, **cmd.env}
+    if numba_cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(numba_cache)
+    if cmd.argv[0] == "figures":
+        argv = [sys.executable, "-m", "groupspec.figures", *cmd.argv[1:]]
+    else:
+        argv = [GROUPSPEC, *cmd.argv]
+    # Ctrl-C at its default action, as a shell starts a foreground command (a test run started in the
+    # background has SIGINT ignored, and a child would inherit that: see tests/test_realstack.py)
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    out_file, err_file = tmp_path / "stdout", tmp_path / "stderr"
+    with open(out_file, "wb") as o, open(err_file, "wb") as e:
+        proc = subprocess.Popen([sys.executable, "-c", reset, *argv], cwd=work, env=env, stdout=o, stderr=e,
+                                start_new_session=True)
+    return Run(proc, work, tmp, mark, out_file, err_file)
+
+
+def stop_and_judge(cmd: Long, run: Run, sig: signal.Signals, wait_ready_s: float = 600) -> list[str]:
+    """Wait until the command's work is under way, send ``sig``, and list what is wrong afterwards."""
+    before = sorted(p.name for p in run.work.iterdir())
+    p = run.proc
+    try:
+        deadline = time.monotonic() + wait_ready_s
+        while time.monotonic() < deadline and p.poll() is None and not cmd.ready(run):
+            time.sleep(0.2)
+        if p.poll() is not None:
+            return [f"ended ({p.returncode}) before its work was under way: {run.err()[-500:]!r}"]
+        if time.monotonic() >= deadline:
+            return ["its work was not under way in time (the readiness test is wrong)"]
+        time.sleep(cmd.settle_s)
+        if sig == signal.SIGINT:
+            os.killpg(p.pid, sig)  # Ctrl-C reaches the whole foreground process group
+        else:
+            os.kill(p.pid, sig)  # kill, timeout, a cancelled CI job: the command alone
+        p.wait(timeout=240)  # a safety net for a hang
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    bad = []
+    err = run.err()
+    code, line = CODES[sig]
+    if cmd.keeps:
+        code, line = 0, None
+    if p.returncode != code:
+        bad.append(f"exit status {p.returncode}, not {code}: {err[-800:]!r}")
+    lines = err.strip().splitlines()
+    if line is not None and (not lines or lines[-1] != line):
+        bad.append(f"the last line on stderr is not {line!r}: {err[-800:]!r}")
+    if "Traceback" in err or "Exception ignored" in err:
+        bad.append(f"a traceback on stderr: {err[-1500:]!r}")
+    left: list[int] = []
+    for _ in range(100):  # a JVM or a client may take a moment to see its pipe close
+        left = marked(run.mark)
+        if not left:
+            break
+        time.sleep(0.1)
+    if left:
+        names = [Path(f"/proc/{q}/cmdline").read_bytes()[:120] for q in left if Path(f"/proc/{q}").exists()]
+        bad.append(f"processes left behind: {names}")
+        for q in left:
+            try:
+                os.kill(q, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    in_tmp = sorted(str(x.relative_to(run.tmp)) for x in run.tmp.rglob("*"))
+    if in_tmp:
+        bad.append(f"left in the temp dir: {in_tmp[:10]}")
+    after = sorted(x.name for x in run.work.iterdir())
+    extra = set(after) - set(before) - cmd.keeps
+    if extra:
+        bad.append(f"left in the working folder: {sorted(extra)}")
+    return bad
+
+
+CASES = [(name, sig) for name in LONG for sig in (signal.SIGINT, signal.SIGTERM)
+         if not (name == "check while the engine compiles" and sig == signal.SIGTERM)]
+
+
+@pytest.mark.parametrize(("name", "sig"), [pytest.param(n, s, id=f"{n}-{s.name}",
+                                                         marks=[pytest.mark.spark] if n in SPARK else [])
+                                           for n, s in CASES])
+def test_a_long_command_stops_cleanly(name: str, sig: signal.Signals, tmp_path: Path) -> None:
+    cmd = LONG[name]
+    cache = tmp_path / "numba-cache" if name == "check while the engine compiles" else None
+    run = start(cmd, tmp_path, numba_cache=cache)
+    assert stop_and_judge(cmd, run, sig) == []
+
+
+def test_serve_stops_on_either_signal_with_its_transcript_whole(tmp_path: Path) -> None:
+    """serve's documented stop: exit 0, the transcript written whole (no temporary file), no process left."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        base = tmp_path / sig.name
+        base.mkdir()
+        cmd = Long(["serve", "--port", "0", "--transcript", "tr"], lambda r: "Ctrl-C stops" in r.out(),
+                   keeps=frozenset({"tr"}), settle_s=0.5)
+        run = start(cmd, base)
+        assert stop_and_judge(cmd, run, sig) == []
+        assert sorted(x.name for x in (run.work / "tr").iterdir()) == ["script.jsonl", "transcript.jsonl"]
+
+
+def test_the_judge_sees_a_process_left_behind_and_a_partial_file(tmp_path: Path) -> None:
+    """The checks above can fail: a command that leaves a child running and a file written is reported."""
+    script = ("import os, signal, subprocess, sys, time\n"
+              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+              "open('partial.out', 'w').write('half')\n"
+              "print('working', file=sys.stderr, flush=True)\n"
+              "time.sleep(60)\n")
+    cmd = Long(["-c", script], lambda r: "working" in r.err())
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    mark = uuid.uuid4().hex
+    with open(tmp_path / "o", "wb") as o, open(tmp_path / "e", "wb") as e:
+        proc = subprocess.Popen([sys.executable, "-c", script], cwd=work, stdout=o, stderr=e, start_new_session=True,
+                                env={**os.environ, "TMPDIR": str(tmp), "GROUPSPEC_INTERRUPT_TEST": mark})
+    found = stop_and_judge(cmd, Run(proc, work, tmp, mark, tmp_path / "o", tmp_path / "e"), signal.SIGTERM)
+    assert any(f.startswith("exit status -15") for f in found)
+    assert any(f.startswith("processes left behind") for f in found)
+    assert any("partial.out" in f for f in found)
