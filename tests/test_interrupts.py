@@ -138,7 +138,7 @@ LONG: dict[str, Long] = {
     "audit": Long(["audit", "traces", "--master", "local[1]", "--out", "aud"],
                   running("org.apache.spark.deploy.SparkSubmit"), setup=_traces, settle_s=1.0),
     "explorer graphs (python -m groupspec.figures)": Long(
-        ["figures", "--out", "docs-out"], lambda r: "story" in r.err() or r.cpu_s() > 4.0),
+        ["figures", "--out", "docs-out"], lambda r: "story" in r.out() or r.cpu_s() > 4.0),
 }
 SPARK = {"audit"}
 

@@ -27,17 +27,46 @@ def _choices() -> tuple[list[str], list[str], list[str]]:
     return list(SCENARIOS), list(CLIENTS), list(COORDINATORS)
 
 
+_MADE: list[Path] = []  # --out folders this run created (removed again if the run is stopped or fails)
+
+
 def _out_dir(out: str | Path | None) -> str | None:
     if out is None:
         return None
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
+    if not p.exists():
+        _MADE.append(p)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"--out {out}: cannot create ({e.strerror})") from None
     return str(p)
+
+
+def _unmake_on_failure(work):  # noqa: ANN001, ANN202 - a decorator of the commands' callbacks
+    """An --out folder the command created is removed when the run is stopped (Ctrl-C, SIGTERM) or crashes: a
+    folder left behind would hold half a run. A run that ends, well or not (its logs say why), keeps it."""
+    import functools
+
+    @functools.wraps(work)
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        _MADE.clear()
+        try:
+            return work(*args, **kwargs)
+        except click.exceptions.Exit:  # the normal end (exit status 0 or 1)
+            raise
+        except (KeyboardInterrupt, Exception):
+            import shutil
+
+            for d in _MADE:
+                shutil.rmtree(d, ignore_errors=True)
+            raise
+        finally:
+            _MADE.clear()
+
+    return wrapper
 
 
 def _check(value: str, allowed: list[str], what: str, option: str = "") -> str:
@@ -124,6 +153,7 @@ def _broker_config(items: tuple[str, ...], coordinator: str) -> dict[str, str]:
 @click.option("--coordinator-log", is_flag=True,
               help="Ask the coordinator for its debug log of the group protocol (Tansu: RUST_LOG) and keep it as RUN.coordinator.log.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_unmake_on_failure
 def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, out: str | None,
             coordinator_log: bool, as_json: bool, broker_config: tuple[str, ...] = ()) -> None:
     """Run SCENARIO with CLIENT consumers against COORDINATOR; record and check the trace.
@@ -183,6 +213,7 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
                                              "confluent-kafka also cooperative).")
 @click.option("--coordinators", "--coordinator", "coordinators", default="", help="Comma list (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_unmake_on_failure
 def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: bool) -> None:
     """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json).
 

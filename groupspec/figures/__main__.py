@@ -172,8 +172,13 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     graphs.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
-    def write(path: Path, text: str) -> None:
-        path.write_text(text)
+    def write(path: Path, text: str) -> None:  # whole or not at all (a run stopped half-way)
+        tmp = path.with_name(f".{path.name}.partial")
+        try:
+            tmp.write_text(text)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
         written.append(path)
 
     runs = []
@@ -227,11 +232,42 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     return written
 
 
+def _new_folders(out: Path) -> list[Path]:
+    """The folders a run under ``out`` would create (removed again when it is stopped half-way)."""
+    return [d for d in (out, out / "figures", out / "assets", out / "assets" / "explorer",
+                        out / "assets" / "explorer" / "graphs") if not d.exists()]
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl-C and SIGTERM stop the drawing as they stop ``groupspec``: one line, 130 / 143, and the folders
+    this run created removed (every figure is written whole: a temporary file renamed)."""
+    import shutil
+    import signal
+
+    terminated: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     ap = argparse.ArgumentParser(prog="python -m groupspec.figures", description=__doc__)
     ap.add_argument("--out", default="docs", help="the docs folder (default: docs)")
     ap.add_argument("--check", action="store_true", help="compare with the committed figures; exit 1 if any is stale")
     args = ap.parse_args(argv)
+    created = _new_folders(Path(args.out)) if not args.check else []
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        if created:
+            shutil.rmtree(created[0], ignore_errors=True)  # the topmost folder this run made
+        print("groupspec: terminated" if terminated else "groupspec: interrupted", file=sys.stderr)
+        return 143 if terminated else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not args.check:
         files = draw_all(out)
