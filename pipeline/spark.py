@@ -288,6 +288,7 @@ def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        props.unlink(missing_ok=True)  # the session's own log4j settings; the log (named on stderr) stays
 
 
 @contextmanager
