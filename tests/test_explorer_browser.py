@@ -4,9 +4,10 @@ Builds the docs site, serves it on loopback, and follows a path the *model* says
 to the double ownership of ``cooperative-direct-transfer``, clicking the page's own buttons. Asserts the red
 banner, that back/forward and the URL restore the same state, and saves screenshots under
 ``build/screenshots/`` (printed at the end). Then: "show me how it breaks" walks a broken variant to its
-red banner and cooperative-flappy to its deadlock; the drawing shows the double owner as two red tokens and
-matches a reference PNG (``tests/reference/``: under 0.1% of pixels may differ; a missing arrow is 0.35%;
-``GS_UPDATE_REFERENCE=1`` rewrites it); a cut-off graph's
+red banner (every broken variant whose counterexample breaks an invariant, each drawn as its state says)
+and cooperative-flappy to its deadlock (drawn as the deadlocked state says, no step offered); the pictures of
+the double owner and of the deadlock match reference PNGs (``tests/reference/``: under 0.1% of pixels may
+differ; a missing arrow is 0.35%; ``GS_UPDATE_REFERENCE=1`` rewrites them); a cut-off graph's
 frontier says "unexplored"; an unknown variant in a link is an error; keys step; a phone-width page does
 not scroll sideways.
 """
@@ -147,6 +148,83 @@ def _differs(shot: Path, reference: Path) -> float:
     return float((np.abs(a - b).max(axis=2) > 48).mean())
 
 
+def _state_at(graph, path):
+    s = graph["initial"][0]
+    for k in path:
+        s = graph["edges"][s][k][0]
+    return graph["states"][s]
+
+
+def _path_in(url):
+    text = url.rsplit("path=", 1)[1]
+    return [int(x) for x in text.split(".")] if text else []
+
+
+def drawing_problems(page, graph, state):
+    """How the picture on the page differs from the exported state (empty: drawn as the state says): each
+    member's box holds a token for exactly the partitions it owns, red ones exactly where two members own a
+    partition, a member not running is drawn down, and one arrow per answer in flight."""
+    pic, names = state["picture"], graph["partitions"]
+    bad = []
+    owners = [[i for i, m in enumerate(pic["own"]) if (m >> p) & 1] for p in range(len(names))]
+    for i, who in enumerate(graph["members"]):
+        box = page.locator(f".gs-member[data-who='{who}']")
+        drawn = sorted(box.locator(".gs-token").evaluate_all("ts => ts.map(t => t.dataset.partition)"))
+        owns = sorted(names[p] for p in range(len(names)) if i in owners[p])
+        if drawn != owns:
+            bad.append(f"{who}: tokens {drawn}, owns {owns}")
+        red = sorted(box.locator(".gs-token.gs-double").evaluate_all("ts => ts.map(t => t.dataset.partition)"))
+        twice = sorted(names[p] for p in range(len(names)) if i in owners[p] and len(owners[p]) > 1)
+        if red != twice:
+            bad.append(f"{who}: red tokens {red}, owned twice {twice}")
+        down = "gs-down" in (box.get_attribute("class") or "")
+        if down == bool(pic["up"][i]):
+            bad.append(f"{who}: drawn {'down' if down else 'running'}, up={pic['up'][i]}")
+    arrows = page.locator(".gs-msg").count()
+    if arrows != len(pic["msg"]):
+        bad.append(f"{arrows} arrows for {len(pic['msg'])} answers in flight")
+    return bad
+
+
+def matches_reference(page, name):
+    """Screenshot the picture and compare it with ``tests/reference/NAME.png`` (under 0.1% of pixels differ)."""
+    reference = ROOT / "tests" / "reference" / f"{name}.png"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / f"{name}.png"
+    page.locator("#gs-picture").screenshot(path=str(shot))
+    if os.environ.get("GS_UPDATE_REFERENCE") == "1" or not reference.exists():
+        reference.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, reference)
+        pytest.fail(f"reference written to {reference}: check it by eye, commit it, run again")
+    diff = _differs(shot, reference)
+    print(f"{name}: the picture differs from the reference in {diff:.3%} of its pixels (tolerance 0.1%); {shot}")
+    assert diff < 0.001, f"{shot} differs from {reference} in {diff:.2%} of its pixels"
+
+
+# the other broken variants whose counterexample breaks an invariant: the button walks each to its red banner
+BROKEN_INVARIANT = ["eager-no-revoke-2x2", "unfenced-commits-2x2", "consumer-no-wait-release-2x2",
+                    "upgrade-unvalidated-2x2"]
+
+
+@pytest.mark.parametrize("instance", BROKEN_INVARIANT)
+def test_every_broken_variant_walks_to_its_red_banner_drawn_as_the_state_says(site, browser, instance):
+    graph = _graph(instance)
+    broken = {k for k, v in graph["check"]["verdicts"].items() if v.get("held") is False}
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.goto(f"{site}/learn/explorer/#v={instance}&path=")
+    page.wait_for_selector("#gs-banner.gs-ok")
+    assert drawing_problems(page, graph, _state_at(graph, [])) == []
+    page.click("#gs-break")
+    banner = page.wait_for_selector("#gs-banner[data-kind='invariant']", timeout=20000)
+    assert "gs-bad" in banner.get_attribute("class")
+    assert any(name in banner.inner_text() for name in broken), banner.inner_text()
+    path = _path_in(page.url)
+    walked = [graph["check"]["verdicts"][k]["path"] for k in broken if graph["check"]["verdicts"][k].get("path")]
+    assert path in walked  # the checker's own counterexample, step for step
+    assert drawing_problems(page, graph, _state_at(graph, path)) == []
+    page.close()
+
+
 def test_show_me_how_it_breaks_walks_to_the_red_banner_and_draws_the_double_owner(site, browser):
     graph = _graph(INSTANCE)
     expected = graph["check"]["verdicts"]["exclusive_ownership"]["path"]
@@ -195,7 +273,15 @@ def test_flappy_walks_to_its_deadlock(site, browser):
     # the count shown is the checker's, on the same bounds
     assert page.inner_text("#gs-check-states") == f"{graph['check']['states']:,}"
     assert graph["check"]["states"] == len(graph["states"]) == 93
-    page.screenshot(path=str(SHOTS / "explorer-flappy-deadlock.png"), full_page=True)
+    # the drawing: the deadlocked state as exported (who owns what, nobody down, nothing in flight), no step
+    state = _state_at(graph, conv["path"])
+    assert state["deadlock"] and not state["converged"]
+    assert drawing_problems(page, graph, state) == []
+    assert page.locator("#gs-steps button[data-index]").count() == 0
+    assert page.locator(".gs-token.gs-double").count() == 0  # a liveness failure: no one owns twice
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "explorer-flappy-deadlock-page.png"), full_page=True)
+    matches_reference(page, "explorer-flappy-deadlock")
     page.close()
 
 

@@ -98,6 +98,9 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
     def intern(text: str) -> int:
         return strings.setdefault(text, len(strings))
 
+    # the variant's own properties (a family may add some: the migration's cooperative_assignor), so that a
+    # state the checker reports as violating one is marked so in the graph too
+    safety, actions = tuple(proto.safety_properties()), tuple(proto.action_properties())
     initial = [add(s) for s in proto.init_states()]
     edges: dict[int, list[list[Any]]] = {}
     frontier: list[int] = []  # states with a step to a state the cut-off left out: not fully explored
@@ -112,7 +115,7 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
             if j is None:
                 truncated = cut = True
                 continue
-            bad = {p.name: why for p in ACTIONS if (why := p.check(proto, s, t)) is not None}
+            bad = {p.name: why for p in actions if (why := p.check(proto, s, t)) is not None}
             out.append([j, intern(explain(proto, s, a, t)), a.name, bool(a.fair), bad])
         edges[i] = out
         if cut:
@@ -125,8 +128,8 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
         "members": [proto.member_name(m) for m in range(members)],
         "partitions": [_partition_name(proto, p) for p in range(partitions)],
         "properties": [{"id": p.name, "kind": p.kind.value, "prose": " ".join(p.prose.split("\n\n")[0].split())}
-                       for p in (*SAFETY, *ACTIONS)],
-        "states": [_state_json(proto, s, intern) for s in states],
+                       for p in (*safety, *actions)],
+        "states": [_state_json(proto, s, intern, safety) for s in states],
         "edges": [edges.get(i, []) for i in range(len(states))],
         "initial": initial,
         "truncated": truncated,
@@ -191,7 +194,7 @@ def _path_in_graph(doc: dict[str, Any], index: dict[Any, int], key: Any, trace: 
     return path
 
 
-def _state_json(proto: Any, s: Any, intern: Any) -> dict[str, Any]:
+def _state_json(proto: Any, s: Any, intern: Any, safety: Any = SAFETY) -> dict[str, Any]:
     group: Any = getattr(s, "group", None)
     return {
         "parties": [[intern(who), intern(belief)] for who, belief in parties(proto, s)],
@@ -200,7 +203,7 @@ def _state_json(proto: Any, s: Any, intern: Any) -> dict[str, Any]:
         "status": group.status.name if hasattr(group, "status") else None,
         "generation": group.generation if hasattr(group, "generation") else getattr(group, "epoch", None),
         "converged": bool(proto.converged(s)),
-        "violations": {p.name: why for p in SAFETY if (why := p.check(proto, s)) is not None},
+        "violations": {p.name: why for p in safety if (why := p.check(proto, s)) is not None},
     }
 
 
