@@ -6,8 +6,16 @@ the median wall time of a few runs and the CPU time of the median run, reads the
 and prints them next to the README's own comment, so a figure the machine cannot keep shows up at once. CPU
 seconds are printed because a shared machine's wall clock is noisy (the load average is printed too).
 
-Usage: python bench/bench_readme.py [--runs N] [--all]
-  --all   also the lines the README marks as minutes long (cooperative 5 x 5: ~12 CPU-minutes, ~6 GB)
+Then every other timing the README gives (found in its text by a pattern, so a timing added later shows up as
+"not measured" until it gets a measurement here): the engine's first compilation, measured with numba's cache
+in an empty folder (``NUMBA_CACHE_DIR``) for each family and worker count, with whether the "first run only"
+notice was printed; ``make smoke``; ``make test``. The long ones run with ``--all`` only; otherwise they are
+listed as skipped, beside the README's figure.
+
+Usage: python bench/bench_readme.py [--runs N] [--all] [--only-compile]
+  --all           also the lines the README marks as minutes long (cooperative 5 x 5: ~12 CPU-minutes, ~6 GB),
+                  make smoke and make test
+  --only-compile  only the first-compilation rows
 """
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,12 +62,125 @@ def run_once(command: str) -> tuple[float, float, dict | None]:
     return wall, cpu, data
 
 
+# Every timing phrase of the README: a number with a unit of time (s, min, CPU-s, CPU-seconds, CPU-minutes).
+TIMING = re.compile(r"[~≈]?\d[\d.,–-]*(?: min \d+ s| ?(?:CPU-minutes|CPU-seconds|CPU-s|minutes|min|s))\b")
+
+# What measures each of the README's timing phrases: (a piece of the sentence around it, the row that measures it).
+CLAIMS = [
+    ("first run also\ncompiles the checker's engine (~40 s)", "compile"),
+    ("first run only, ~40 s", "compile"),
+    ("about 30 CPU-seconds", "compile"),
+    ("`make smoke` took 49–70 s", "make smoke"),
+    ("under 2 minutes once set up", "make smoke"),
+    ("took 14 min 6 s", "make test"),
+    ("load ~14: 1.7, 21.6 and 1.4 CPU-s", "first look"),
+    ("cold: + ~40 s", "compile"),
+]
+
+
+def readme_timings() -> list[tuple[str, str]]:
+    """(the README's phrase around a timing, the row that measures it or "") for every timing outside the
+    "A first look" block (whose lines the first table times)."""
+    text = (ROOT / "README.md").read_text()
+    head, rest = text.split("## A first look", 1)
+    intro, _block, tail = rest.split("```", 2)
+    out = []
+    for part in (head, intro, tail):
+        for m in TIMING.finditer(part):
+            around = part[max(0, m.start() - 60): m.end() + 20]
+            row = next((r for piece, r in CLAIMS if m.group(0) in piece and piece.replace("\n", "\n") in part
+                        and part.find(piece) <= m.start() < part.find(piece) + len(piece)), "")
+            out.append((" ".join(around.split()), row))
+    return out
+
+
+def first_compile(args: list[str], cache: Path) -> tuple[float, float, bool]:
+    """(wall s, CPU s, notice printed) of ``groupspec check ARGS`` with numba's cache in ``cache``."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    r = subprocess.run([GROUPSPEC, "check", *args], capture_output=True, text=True, env=env)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"bench_readme: `groupspec check {' '.join(args)}` failed ({r.returncode}): {r.stderr[-300:]}")
+    return wall, cpu, "compiling the checker's engine" in r.stdout + r.stderr
+
+
+# One machine's first runs in order: the first compiles; each later one says whether it compiled again
+# (its time beside the warm run of the same line) and whether it said so.
+COMPILE_ORDER = [
+    ["--protocol", "eager", "--members", "2", "--partitions", "2"],
+    ["--protocol", "consumer", "--members", "2", "--partitions", "2"],
+    ["--protocol", "classic-to-consumer", "--members", "2", "--partitions", "2"],
+    ["--protocol", "eager", "--members", "2", "--partitions", "2", "--workers", "2"],
+    ["--protocol", "consumer", "--members", "2", "--partitions", "2", "--workers", "2"],
+]
+
+
+def compile_rows() -> list[tuple[str, float, float, bool, float]]:
+    """(command, wall, CPU, notice, warm CPU) for each line of COMPILE_ORDER on a machine that never compiled."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-numba-") as cache:
+        for args in COMPILE_ORDER:
+            wall, cpu, notice = first_compile(args, Path(cache))
+            rows.append((" ".join(args), wall, cpu, notice))
+        warm = [first_compile(args, Path(cache))[1] for args in COMPILE_ORDER]
+    return [(c, w, cpu, n, wc) for (c, w, cpu, n), wc in zip(rows, warm)]
+
+
+def make_target(target: str) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    r = subprocess.run(["make", target], cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        print(f"bench_readme: make {target} failed ({r.returncode}); its time is still printed", flush=True)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main(argv: list[str]) -> int:
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 3
     everything = "--all" in argv
+    only_compile = "--only-compile" in argv
+    print(f"bench_readme: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures under load are "
+          "indicative: CPU seconds are the steadier ones)", flush=True)
+    if not only_compile:
+        first_look(runs, everything)
+    measured: dict[str, str] = {}
+    print("\nfirst compilation of the engine (numba's cache in an empty folder), in the order a new user meets it:")
+    print(f"{'check ...':58}  {'wall':>7}  {'CPU':>7}  {'warm CPU':>8}  {'compiled?':>9}  notice  accurate")
+    crows = compile_rows()
+    for i, (cmd, wall, cpu, notice, warm) in enumerate(crows):
+        compiled = cpu - warm > 5.0  # seconds of CPU beyond the warm run: numba compiled
+        accurate = "yes" if notice == compiled else "NO"
+        print(f"{cmd:58}  {wall:5.1f} s  {cpu:5.1f} s  {warm:6.1f} s  {('yes' if compiled else 'no'):>9}  "
+              f"{('yes' if notice else 'no'):6}  {accurate}")
+    cmd, wall, cpu, _n, warm = crows[0]
+    measured["compile"] = f"{wall - 0:.0f} s wall, {cpu - warm:.0f} CPU-s beyond a warm run (first line above)"
+    if not only_compile:
+        if everything:
+            w, c = make_target("smoke")
+            measured["make smoke"] = f"{w:.0f} s wall, {c:.0f} CPU-s"
+            w, c = make_target("test")
+            measured["make test"] = f"{w / 60:.0f} min {w % 60:.0f} s wall, {c / 60:.0f} CPU-minutes"
+        measured["first look"] = "the table above"
+    print("\nthe README's other timings:")
+    for phrase, row in readme_timings():
+        got = measured.get(row) if row else None
+        if not row:
+            got = "NOT MEASURED: add it to CLAIMS in bench/bench_readme.py"
+        elif got is None:
+            got = "skipped (--all)" if row in ("make smoke", "make test") else "skipped"
+        print(f"  README: ...{phrase}...\n      measured: {got}")
+    return 0
+
+
+def first_look(runs: int, everything: bool) -> None:
     lines = [(c, note) for c, note in readme_lines() if everything or "minutes" not in note.lower()]
-    print(f"bench_readme: {len(lines)} README commands, {runs} runs each, load average {os.getloadavg()[0]:.1f}",
-          flush=True)
+    print(f"bench_readme: {len(lines)} README commands, {runs} runs each", flush=True)
     for command, _ in lines:  # warm-up: the engine's compilation (once per machine) is not what the README times
         run_once(command)
     rows = []
@@ -71,7 +193,6 @@ def main(argv: list[str]) -> int:
     print(f"{'command':{width}}  {'median wall':>11}  {'CPU':>7}  {'states':>12}  README says")
     for command, note, wall, cpu, states, _sd in rows:
         print(f"{command:{width}}  {wall:9.1f} s  {cpu:5.1f} s  {states:>12}  {note}")
-    return 0
 
 
 if __name__ == "__main__":
