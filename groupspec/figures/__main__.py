@@ -11,6 +11,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 from groupspec.checker.export import export_graph
 from groupspec.model import BROKEN, VARIANTS
@@ -232,6 +233,35 @@ def draw_all(out: Path, progress=print) -> list[Path]:
     return written
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments as every groupspec command gives them: one line, ``groupspec: error: figures: ...``, 2."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        _refuse(message)
+
+
+def _refuse(message: str) -> NoReturn:
+    print(f"groupspec: error: figures: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _refuse_bad_out(out: Path, check: bool) -> None:
+    """--out must be the docs folder to compare with (--check) or a folder that can be written (drawing)."""
+    import os
+
+    if check:
+        if not out.is_dir():
+            _refuse(f"--out {out}: no such folder (--check compares with the figures committed there)")
+        return
+    if out.exists() and not out.is_dir():
+        _refuse(f"--out {out}: exists and is not a folder")
+    top = out if out.exists() else out.parent
+    if not top.is_dir():
+        _refuse(f"--out {out}: folder {top} does not exist")
+    if not os.access(top, os.W_OK | os.X_OK):
+        _refuse(f"--out {out}: folder {top} is not writable")
+
+
 def _new_folders(out: Path) -> list[Path]:
     """The folders a run under ``out`` would create (removed again when it is stopped half-way)."""
     return [d for d in (out, out / "figures", out / "assets", out / "assets" / "explorer",
@@ -250,11 +280,12 @@ def main(argv: list[str] | None = None) -> int:
         terminated.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, on_term)
-    ap = argparse.ArgumentParser(prog="python -m groupspec.figures", description=__doc__)
+    ap = _Parser(prog="python -m groupspec.figures", description=__doc__)
     ap.add_argument("--out", default="docs", help="the docs folder (default: docs)")
     ap.add_argument("--check", action="store_true", help="compare with the committed figures; exit 1 if any is stale")
     args = ap.parse_args(argv)
+    _refuse_bad_out(Path(args.out), args.check)
+    previous = signal.signal(signal.SIGTERM, on_term)
     created = _new_folders(Path(args.out)) if not args.check else []
     try:
         return _main(args)
