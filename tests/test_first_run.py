@@ -40,6 +40,32 @@ def test_first_compilation_is_announced(monkeypatch: pytest.MonkeyPatch) -> None
     assert r.exit_code == 0 and COMPILE_NOTICE not in r.output
 
 
+def test_the_parallel_search_compiles_once_more_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one search serves every family (no notice for the consumer protocol once the classic one ran); the
+    first --workers run compiles the parallel expansion once more and says so, not "first run only"."""
+    import groupspec.checker.compiled as compiled
+    from groupspec.checker import COMPILE_NOTICE, make_explorer
+    from groupspec.checker.engines import PARALLEL_NOTICE
+    from groupspec.model import Config, make
+
+    seen: list[str] = []
+    for protocol in ("eager", "consumer", "classic-to-consumer"):
+        proto = make(protocol, Config(members=2, partitions=2))
+        monkeypatch.setattr(compiled, "needs_compiling", lambda workers=1: workers > 1)  # serial search cached
+        make_explorer(proto, notice=seen.append)
+        assert seen == []
+        make_explorer(proto, notice=seen.append, workers=2)
+        assert seen == [PARALLEL_NOTICE] and "first run only" not in PARALLEL_NOTICE
+        seen.clear()
+        monkeypatch.setattr(compiled, "needs_compiling", lambda workers=1: True)  # a machine that never compiled
+        make_explorer(proto, notice=seen.append, workers=2)
+        assert len(seen) == 1 and seen[0].startswith(COMPILE_NOTICE) and "parallel" in seen[0]
+        seen.clear()
+    r = CliRunner().invoke(cli, ["check", "--protocol", "eager", "--members", "2", "--partitions", "2", "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    assert "includes compiling the engine" in r.output and "parallel search" in r.output
+
+
 def test_needs_compiling_reads_numba_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     from groupspec.checker import check
     from groupspec.checker.compiled import needs_compiling, search

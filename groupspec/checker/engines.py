@@ -16,10 +16,14 @@ from groupspec.model.spec import Spec
 
 from .explorer import Explorer, Result
 
-__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "make_explorer", "check", "validate", "python_only"]
+__all__ = ["ENGINES", "LIMITS", "COMPILE_NOTICE", "PARALLEL_NOTICE", "make_explorer", "check", "validate", "python_only"]
 
 ENGINES = ("auto", "compiled", "python")
+# Measured by bench/bench_readme.py with numba's cache in an empty folder: the first search compiles the one
+# search for every family (classic, KIP-848, migration: no other family compiles again); the first search with
+# --workers 2 or more compiles the parallel expansion and merge once more. Nothing else compiles.
 COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
+PARALLEL_NOTICE = "compiling the checker's parallel search, first run with --workers only, ~10 s"
 
 
 def make_explorer(proto: Spec, engine: str = "auto", notice: Callable[[str], None] | None = None, workers: int = 1,
@@ -33,8 +37,12 @@ def make_explorer(proto: Spec, engine: str = "auto", notice: Callable[[str], Non
     # reset), the protocol vote's variants (python_only), the group-formation and timer faults (initial-delay,
     # two-step-join, sync-timeout, late-expiry), a variant that overrides a rule its kernel mirrors.
     if supports(proto):
-        if notice is not None and needs_compiling(workers):
-            notice(COMPILE_NOTICE)
+        if notice is not None:
+            if needs_compiling(1):
+                notice(COMPILE_NOTICE if workers == 1 or not needs_compiling(workers)
+                       else COMPILE_NOTICE + " (+ ~10 s: its parallel search)")
+            elif workers > 1 and needs_compiling(workers):
+                notice(PARALLEL_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)
     if engine == "compiled":
         refuse_compiled_faults(proto)

@@ -95,7 +95,10 @@ def print_result(console: Console, proto, res) -> None:
     t.add_row("states (stored)", f"{res.states:,}" + ("" if res.complete else " (stopped at --max-states)"))
     t.add_row("edges", f"{res.edges:,}")
     workers = f", {res.workers} workers" if res.workers > 1 else ""
-    compiled_now = " — includes compiling the engine, first run only" if getattr(res, "compiled_now", False) else ""
+    what = getattr(res, "compiled_now", False)
+    compiled_now = ("" if not what else " — includes compiling the parallel search, first run with --workers only"
+                    if isinstance(what, str) and what.startswith("compiling the checker's parallel")
+                    else " — includes compiling the engine, first run only")
     t.add_row("time", f"{res.seconds:.2f} s ({res.states_per_second:,.0f} states/s, {res.engine} engine{workers}{compiled_now})")
     if res.peak_memory:
         t.add_row("peak memory", f"{res.peak_memory / 2**20:,.0f} MiB")
@@ -225,7 +228,7 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
                                    **kwargs)
         except ValueError as e:
             raise UserError(str(e)) from None
-        res.compiled_now = bool(compiling)
+        res.compiled_now = compiling[0] if compiling else False
         return proto, res
 
 
