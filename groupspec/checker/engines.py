@@ -22,8 +22,10 @@ ENGINES = ("auto", "compiled", "python")
 # Measured by bench/bench_readme.py with numba's cache in an empty folder: the first search compiles the one
 # search for every family (classic, KIP-848, migration: no other family compiles again); the first search with
 # --workers 2 or more compiles the parallel expansion and merge once more. Nothing else compiles.
-COMPILE_NOTICE = "compiling the checker's engine, first run only, ~40 s"
-PARALLEL_NOTICE = "compiling the checker's parallel search, first run with --workers only, ~10 s"
+# (50 and 6.6 CPU-seconds, a warm run's 1 s included; on a busy machine the wall clock is longer: 320 s and 30 s
+# at load 18 on 2 cores).
+COMPILE_NOTICE = "compiling the checker's engine, first run only, ~50 s"
+PARALLEL_NOTICE = "compiling the checker's parallel search, first run with --workers only, ~6 s"
 
 
 def make_explorer(proto: Spec, engine: str = "auto", notice: Callable[[str], None] | None = None, workers: int = 1,
@@ -40,7 +42,7 @@ def make_explorer(proto: Spec, engine: str = "auto", notice: Callable[[str], Non
         if notice is not None:
             if needs_compiling(1):
                 notice(COMPILE_NOTICE if workers == 1 or not needs_compiling(workers)
-                       else COMPILE_NOTICE + " (+ ~10 s: its parallel search)")
+                       else COMPILE_NOTICE + " (+ ~6 s: its parallel search)")
             elif workers > 1 and needs_compiling(workers):
                 notice(PARALLEL_NOTICE)
         return CompiledExplorer(proto, workers=workers, **kwargs)

@@ -41,7 +41,7 @@ def supports(proto: Spec) -> bool:
 
 
 def needs_compiling(workers: int = 1) -> bool:
-    """Whether numba must compile the engine before it can search (the first run on a machine, ~40 s).
+    """Whether numba must compile the engine before it can search (the first run on a machine, ~50 s).
 
     Reads numba's on-disk cache of the search loop (and, for ``workers`` > 1, of the parallel search's
     expansion and merge): compiled code for the current source means a warm start. When the cache
