@@ -14,8 +14,8 @@ and a cancelled CI job send it). Then:
   run: no ``--out`` / ``--trace``, no partial file.
 
 ``groupspec serve`` is the one command whose documented way to stop *is* Ctrl-C or SIGTERM (docs/serve.md):
-it exits 0 and writes its transcript whole. ``sweep`` on Spark has its own test (tests/test_pipeline_interrupt.py);
-``realstack run`` Ctrl-C too (tests/test_realstack.py); SIGTERM for it is here.
+it exits 0 and writes its transcript whole. ``sweep`` on Spark has more cases (Ctrl-C while the JVM starts) in
+tests/test_pipeline_interrupt.py, ``realstack run`` in tests/test_realstack.py.
 """
 from __future__ import annotations
 
@@ -136,12 +136,14 @@ LONG: dict[str, Long] = {
                                                running("java"), setup=_script, settle_s=1.0),
     "realstack run": Long(["realstack", "run", "rolling-restart", "--client", "confluent-kafka", "--coordinator",
                            "tansu", "--out", "rs"], lambda r: len(marked(r.mark)) >= 4, settle_s=1.0),
+    "sweep": Long(["sweep", "--preset", "smoke", "--master", "local[1]", "--out", "sw"],
+                  running("org.apache.spark.deploy.SparkSubmit"), settle_s=2.0),
     "audit": Long(["audit", "traces", "--master", "local[1]", "--out", "aud"],
                   running("org.apache.spark.deploy.SparkSubmit"), setup=_traces, settle_s=1.0),
     "explorer graphs (python -m groupspec.figures)": Long(
         ["figures", "--out", "docs-out"], lambda r: "story" in r.out() or r.cpu_s() > 4.0),
 }
-SPARK = {"audit"}
+SPARK = {"audit", "sweep"}
 
 
 def start(cmd: Long, tmp_path: Path, numba_cache: Path | None = None) -> Run:
