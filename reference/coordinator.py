@@ -1098,7 +1098,7 @@ class GroupCoordinator:
                          join_waiter=_Waiter(sender, req.version))
         # Kafka 4.3.1 (GroupMetadataManager.addMemberThenRebalanceOrCompleteJoin): the initial delay is extended
         # whenever the group came to PreparingRebalance from Empty (the Scala coordinator: generation 0 only);
-        # found by the Kafka oracle (tests/oracle/initial_delay_extension.jsonl)
+        # found by the Kafka oracle (tests/replay/26_initial_delay_extension.jsonl)
         if group.is_(_PR) and group.previous_status is _E:
             group.new_member_added = True
         self._cancel(("pending", group.group_id, member_id))
