@@ -64,7 +64,8 @@ def _lines(res) -> list[dict]:
 
 
 @pytest.mark.parametrize("client,protocol", [("java", "eager"), ("confluent-kafka", "eager"), ("java", "cooperative"),
-                                             ("java", "consumer"), ("confluent-kafka", "consumer")])
+                                             ("java", "consumer"), ("confluent-kafka", "consumer"),
+                                             ("franz-go", "cooperative")])
 def test_pair_joins_on_apache_kafka(broker, tmp_path: Path, client: str, protocol: str):
     before = _children()
     res = run(PAIR.name, client, "apache-kafka", protocol, out_dir=str(tmp_path))
