@@ -1,5 +1,8 @@
 """The executable specification of the Kafka consumer-group rebalance protocol.
 
+It follows Apache Kafka 4.3.1 (the pinned release; the rules that depend on the release, with the release that
+introduced each: docs/versions.md).
+
 Start reading at :mod:`groupspec.model.classic` (the JoinGroup/SyncGroup protocol, step by step),
 then one page per variant: :mod:`~groupspec.model.eager`, :mod:`~groupspec.model.static`,
 :mod:`~groupspec.model.cooperative`, :mod:`~groupspec.model.static_cooperative`,

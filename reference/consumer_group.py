@@ -18,7 +18,7 @@ values, answers come out as values, time is a number the caller passes in. It fo
 * **Validation and fencing** (Kafka's error names, ``reference.errors.Error``): unknown member id
   with epoch > 0 → ``UNKNOWN_MEMBER_ID``; an epoch ahead of the member's, or behind it unless it is
   the previous epoch and the member reports nothing outside its assignment → ``FENCED_MEMBER_EPOCH``
-  (the member is removed). A static member's instance id held by a live member →
+  (the member keeps its record: Kafka writes nothing). A static member's instance id held by a live member →
   ``UNRELEASED_INSTANCE_ID``. Offset commits: unknown member → ``UNKNOWN_MEMBER_ID``, epoch other
   than the member's → ``STALE_MEMBER_EPOCH``.
 * **Timers.** :meth:`tick` expires members silent past the session timeout, and members that did not
@@ -109,6 +109,11 @@ class ConsumerGroupCoordinator:
     # partitions the member has held since that epoch or earlier. The migration's groups turn it off (their
     # model keeps the strict rule).
     kip_1251 = True
+    # Kafka 4.3.1 (GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid throws before any write): a heartbeat
+    # answered FENCED_MEMBER_EPOCH leaves the member's record as it was; the member keeps its partitions until it
+    # rejoins with epoch 0 (KAFKA-19233: not validated) or its session expires (model/consumer.py,
+    # ``fenced_keeps_record``; found by the Kafka oracle). The migration's groups turn it off (their model removes).
+    fenced_keeps_record = True
 
     def __init__(self, group_id: str, topics: dict[str, int], assignor: str = "uniform",
                  session_timeout_ms: int = 45_000, heartbeat_interval_ms: int = 5_000,
@@ -281,7 +286,8 @@ class ConsumerGroupCoordinator:
                                          error_message=f"member {req.member_id} is not in group {self.group_id}")
         elif epoch != 0:
             if epoch != m.epoch and not (epoch == m.previous_epoch and owned is not None and owned <= m.assigned):
-                self._remove(m.member_id, f"was fenced (epoch {epoch}, member epoch {m.epoch})")
+                if not self.fenced_keeps_record:
+                    self._remove(m.member_id, f"was fenced (epoch {epoch}, member epoch {m.epoch})")
                 return HeartbeatResponse(Error.FENCED_MEMBER_EPOCH, req.member_id, epoch,
                                          error_message=f"epoch {epoch} is not the member epoch {m.epoch}")
             changed = False

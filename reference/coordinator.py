@@ -374,6 +374,7 @@ class _Group:
     pending_sync: dict[str, None] = field(default_factory=dict)
     num_awaiting_join: int = 0
     new_member_added: bool = False
+    previous_status: GroupStatus | None = None  # [GM] previousState (the initial-delay extension reads it)
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     # [GM] supportedProtocols: protocol name -> number of member protocol entries naming it
     protocol_counts: dict[str, int] = field(default_factory=dict)
@@ -389,7 +390,7 @@ class _Group:
     def transition(self, target: GroupStatus) -> None:
         if self.status not in VALID_PREVIOUS_STATES[target]:
             raise IllegalStateTransition(self.status.value, target.value, self.group_id)
-        self.status = target
+        self.previous_status, self.status = self.status, target
 
     def rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
@@ -1095,7 +1096,10 @@ class GroupCoordinator:
         member = _Member(member_id, req.group_instance_id, req.client_id, req.client_host, req.rebalance_timeout_ms,
                          req.session_timeout_ms, req.protocol_type, req.protocols, is_new=True,
                          join_waiter=_Waiter(sender, req.version))
-        if group.is_(_PR) and group.generation == 0:
+        # Kafka 4.3.1 (GroupMetadataManager.addMemberThenRebalanceOrCompleteJoin): the initial delay is extended
+        # whenever the group came to PreparingRebalance from Empty (the Scala coordinator: generation 0 only);
+        # found by the Kafka oracle (tests/replay/26_initial_delay_extension.jsonl)
+        if group.is_(_PR) and group.previous_status is _E:
             group.new_member_added = True
         self._cancel(("pending", group.group_id, member_id))
         self._add_member(group, member)

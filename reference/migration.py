@@ -77,6 +77,7 @@ class MixedConsumerGroup:
         if unknown:
             raise ValueError(f"unknown migration fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(MIGRATION_FAULTS))}")
         group.kip_1251 = False  # the migration's model validates commits by the strict rule (pre-KIP-1251)
+        group.fenced_keeps_record = False  # the migration's model removes a fenced member (model/migration.py)
         self.group = group
         self.policy = policy
         self.faults = frozenset(faults)

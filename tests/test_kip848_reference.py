@@ -78,10 +78,24 @@ def test_fencing_and_commit_errors():
     assert coord.offset_commit("a", 1, {("t", 0): 5}) == Error.NONE
     assert coord.offset_commit("a", 7, {("t", 0): 5}) == Error.STALE_MEMBER_EPOCH
     assert coord.heartbeat(HeartbeatRequest("a", 7)).error == Error.FENCED_MEMBER_EPOCH
+    # Kafka 4.3.1 writes nothing on FENCED_MEMBER_EPOCH: the member keeps its record, epoch and partitions (found
+    # by the Kafka oracle, tests/oracle/consumer_fenced_rejoin.jsonl) until it rejoins or its session expires
+    assert coord.members["a"].assigned == {("t", 0), ("t", 1)} and coord.members["a"].epoch == 1
+    assert coord.offset_commit("a", 1, {("t", 0): 5}) == Error.NONE
+    coord.expire_session("a")
     assert coord.offset_commit("a", 1, {("t", 0): 5}) == Error.UNKNOWN_MEMBER_ID
     assert beat(coord, a).error == Error.UNKNOWN_MEMBER_ID
     assert not a.owned and a.epoch == 0 and a.callbacks[-1][0] == "onPartitionsLost"
     assert beat(coord, a).error == Error.NONE and a.epoch == coord.group_epoch
+
+
+def test_the_migration_rule_removes_a_fenced_member():
+    coord = ConsumerGroupCoordinator("g", {"t": 2})
+    coord.fenced_keeps_record = False  # the migration's groups (their model removes a fenced member)
+    a = ReconcilingConsumer("a", ["t"])
+    beat(coord, a)
+    assert coord.heartbeat(HeartbeatRequest("a", 7)).error == Error.FENCED_MEMBER_EPOCH
+    assert "a" not in coord.members and coord.group_epoch == 2
 
 
 def test_previous_epoch_tolerated_once():

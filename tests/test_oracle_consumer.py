@@ -55,6 +55,46 @@ def test_a_planted_consumer_difference_is_caught_and_shrunk(oracle, tmp_path):
     assert not compare_consumer_script(script, oracle).unexplained
 
 
+ORACLE = pathlib.Path(__file__).parent / "oracle"
+CONSUMER_SCRIPTS = {  # script under tests/oracle/ -> the abstractions it shows (None: it must show no difference
+    # but the re-sent assignment, a fixed finding kept as a regression)
+    "consumer_fenced_rejoin": {"consumer-error-fields", "revocation-already-done", "assignment-resent"},
+    "consumer_static_left": {"static-left-epoch", "assignment-resent"},
+    "consumer_leave_target_later": {"target-computed-later", "assignment-resent"},
+    "consumer_assignor_choice": {"assignor-choice", "target-computed-later", "assignment-resent"},
+    "consumer_commit_older_epoch": {"assignment-resent"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMER_SCRIPTS))
+def test_each_consumer_difference_has_a_script_that_shows_it(name, oracle):
+    result = compare_consumer_script((ORACLE / f"{name}.jsonl").read_text(), oracle)
+    assert result.unexplained == []
+    assert {d.explained_by.split(" (")[0] for d in result.differences} == CONSUMER_SCRIPTS[name]
+
+
+def test_a_fenced_member_keeps_its_record_as_in_kafka(oracle):
+    # fixed finding (fenced-member-kept): FENCED_MEMBER_EPOCH writes nothing in Kafka 4.3.1, and in the reference
+    text = (ORACLE / "consumer_fenced_rejoin.jsonl").read_text()
+    result = compare_consumer_script(text, oracle)
+    fenced_line = next(n for n, ln in enumerate(text.splitlines(), 1) if '"member_epoch": 7' in ln)
+    assert [d.explained_by for d in result.differences if d.line == fenced_line] == ["consumer-error-fields"]
+    # and the switch back (the migration's rule) is caught: the member is gone on one side only
+    from groupspec.oracle.consumer import ConsumerPair, compare_consumer_step
+    from groupspec.oracle.consumer import _steps
+
+    cfg, steps = _steps(text)
+    pair = ConsumerPair(cfg, oracle)
+    pair.ref.fenced_keeps_record = False
+    unexplained = []
+    for n, obj in steps:
+        found, stopped = compare_consumer_step(n, obj, *pair.step(obj))
+        unexplained += [d for d in found if d.explained_by is None]
+        if stopped:
+            break
+    assert unexplained and unexplained[0].line == fenced_line
+
+
 def _member(**kw):
     return {"state": "stable", "epoch": 3, "assigned": [["t", 0]], "revoking": [], "target": [["t", 0]], **kw}
 
@@ -77,3 +117,15 @@ def test_the_consumer_matchers_recognise_their_shape_only():
                                                        "heartbeat_interval_ms": 0}])) == "consumer-error-fields"
     assert explain(Difference(1, 5, "answer", [err], [{**err, "error": "FENCED_MEMBER_EPOCH", "member": None,
                                                        "member_epoch": 0}])) is None
+
+
+def test_another_coordinators_consumer_transcript_is_judged_by_kafkas(oracle):
+    from groupspec.oracle.other import compare_transcript
+    from groupspec.reference.consumer_replay import run_consumer_script
+
+    text = RECORDED.read_text()
+    mine = run_consumer_script(text)
+    result = compare_transcript(text, mine, oracle)
+    assert result.compared == result.steps == 26 and result.unexplained == []
+    bad = [ln.replace('"error": "NONE"', '"error": "FENCED_MEMBER_EPOCH"', 1) if '"to"' in ln else ln for ln in mine]
+    assert compare_transcript(text, bad, oracle).unexplained

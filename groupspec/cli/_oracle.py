@@ -9,9 +9,11 @@ from groupspec.reference.replay import ScriptError
 from ._common import UserError, emit_json, make_console
 
 
-def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool) -> int:
+def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool,
+                         transcript: list[str] | None = None) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
     from groupspec.oracle.compare import compare_script
+    from groupspec.oracle.other import TranscriptError
     from groupspec.reference.consumer_replay import is_consumer_script
 
     consumer = is_consumer_script(text)
@@ -23,7 +25,11 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
             if "$self" not in text:
                 run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
         with KafkaOracle() as oracle:
-            if consumer:
+            if transcript is not None:
+                from groupspec.oracle.other import compare_transcript
+
+                result = compare_transcript(text, transcript, oracle)
+            elif consumer:
                 from groupspec.oracle.consumer import compare_consumer_script
 
                 result = compare_consumer_script(text, oracle, faults=faults)
@@ -31,14 +37,16 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
                 result = compare_script(text, oracle, faults=faults)
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
+    except TranscriptError as e:
+        raise UserError(f"{script}: --transcript: {e}") from None
     except (KeyError, TypeError, ValueError) as e:  # a "$self"-epoch consumer script the reference's reader skipped
         raise UserError(f"{script}: a malformed step ({type(e).__name__}: {e})") from None
     except OracleError as e:
         raise UserError(f"Kafka oracle: {e}") from None
     if as_json:
-        emit_json({"script": script, **result.to_dict()})
+        emit_json({"script": script, **({"transcript": True} if transcript is not None else {}), **result.to_dict()})
         return 1 if result.unexplained else 0
-    _print(script, result)
+    _print(script, result, "transcript" if transcript is not None else "reference")
     return 1 if result.unexplained else 0
 
 
@@ -46,18 +54,18 @@ def _short(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _print(script: str, result: Any) -> None:
+def _print(script: str, result: Any, side: str = "reference") -> None:
     from rich.markup import escape
     from rich.table import Table
 
     console = make_console()
-    table = Table(title=f"{script}: the reference vs Apache Kafka's group coordinator "
+    table = Table(title=f"{script}: the {side} vs Apache Kafka's group coordinator "
                         f"({result.compared} of {result.steps} steps compared)")
     table.add_column("line", justify="right")
     table.add_column("at ms", justify="right")
     table.add_column("what")
     table.add_column("differs in")
-    table.add_column("reference")
+    table.add_column(side)
     table.add_column("Kafka")
     table.add_column("explained by")
     for d in result.differences:
@@ -70,7 +78,7 @@ def _print(script: str, result: Any) -> None:
     if result.stopped:
         console.print(f"stopped at {escape(result.stopped)}")
     if n:
-        console.print(f"[red]{n} unexplained difference(s)[/red]: fix the reference or document the abstraction "
+        console.print(f"[red]{n} unexplained difference(s)[/red]: fix the {'coordinator that wrote the transcript' if side == 'transcript' else side} or document the abstraction "
                       "(docs/conformance.md)")
     else:
         console.print(f"no unexplained difference ({len(result.differences)} explained, "

@@ -36,7 +36,10 @@ def coordinator() -> None:
                    "step by step, where its answers or the group's state differ from the reference's. "
                    "Exit 1 if a difference is not a documented abstraction.")
 @click.option("--json", "as_json", is_flag=True, help="With --against: the comparison as one JSON document.")
-def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: bool) -> None:
+@click.option("--transcript", type=click.Path(dir_okay=False), default=None,
+              help="With --against kafka: compare this transcript of SCRIPT (another coordinator's answers, in the "
+                   "reference's transcript format) with Kafka's, instead of the reference's.")
+def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: bool, transcript: str | None) -> None:
     """Run SCRIPT (JSON Lines; '-' for stdin) and print the coordinator's transcript.
 
     \b
@@ -44,15 +47,19 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
       groupspec coordinator replay tests/replay/01_two_step_join.jsonl
       groupspec coordinator replay SCRIPT.jsonl --against kafka   (Kafka 4.3.1's own coordinator beside it)
       groupspec coordinator replay SCRIPT.jsonl --fault no_generation_bump --json
+      groupspec coordinator replay SCRIPT.jsonl --against kafka --transcript mine.jsonl   (judge another coordinator)
     """
     text = _read(script)
     if not text.strip():
         raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
                         "docs/coordinator.md)")
+    if transcript is not None and against != "kafka":
+        raise UserError("--transcript needs --against kafka (it is compared with Kafka's transcript)")
     if against == "kafka":
         from ._oracle import replay_against_kafka
 
-        sys.exit(replay_against_kafka(script, text, frozenset(faults), as_json))
+        other = _read(transcript).splitlines() if transcript is not None else None
+        sys.exit(replay_against_kafka(script, text, frozenset(faults), as_json, other))
     if as_json:
         raise UserError("--json needs --against kafka (the transcript is JSON Lines already)")
     try:

@@ -1,4 +1,5 @@
-"""Kafka's client-side assignors from the pinned kafka-clients jar, in one JVM driven over a pipe.
+"""Kafka's assignors from the pinned jars, in one JVM driven over a pipe: the client-side ones (kafka-clients,
+:class:`JavaAssignors`) and the consumer protocol's server-side ones (kafka-group-coordinator, :class:`JavaServerAssignors`).
 
 ``java/groupspec/kafka/AssignorBench.java`` (compiled by :func:`compiled_classes`) takes one command per line
 (see its Javadoc); :class:`JavaAssignors` starts it once and sends commands, so a benchmark can interleave
@@ -68,6 +69,51 @@ class JavaAssignors:
         case = {"assignor": assignor, "partitions": partitions, "members": members, "racks": racks}
         line = self._ask("case " + json.dumps(case, separators=(",", ":")), "{")
         return {m: [(t, p) for t, p in tps] for m, tps in json.loads(line).items()}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+class JavaServerAssignors:
+    """A running ``groupspec.kafka.ServerAssignors``: Kafka's ``UniformAssignor`` and ``RangeAssignor`` (KIP-848)
+    called as its coordinator calls them; close it (or use ``with``). Used by ``tests/test_server_assignors_vs_kafka.py``."""
+
+    def __init__(self, heap: str = "256m") -> None:
+        self.proc = subprocess.Popen([java_binary(), f"-Xmx{heap}", "-cp", classpath(), "groupspec.kafka.ServerAssignors"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            raise KafkaSetupError("Kafka's server assignors (Java) answered " + (line.strip()[:300] or "nothing (it exited)"))
+
+    def __enter__(self) -> "JavaServerAssignors":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def assign(self, assignor: str, partitions: dict[str, int], subscriptions: dict[str, list[str]],
+               current: dict[str, dict[str, list[int]]] | None = None) -> dict[str, dict[str, list[int]]]:
+        """The target assignment Kafka's ``assignor`` (uniform or range) computes: ``{member: {topic: [partitions]}}``,
+        the same shape as ``reference.assignors.server``'s ``assign``."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        current = current or {}
+        case = {"assignor": assignor, "partitions": partitions,
+                "members": {m: {"topics": list(ts), "current": dict(current.get(m, {}))} for m, ts in subscriptions.items()}}
+        self.proc.stdin.write(json.dumps(case, separators=(",", ":")) + "\n")
+        self.proc.stdin.flush()
+        out = json.loads(self.proc.stdout.readline() or '{"error": "it exited"}')
+        if "error" in out and not isinstance(out["error"], dict):
+            raise KafkaSetupError(f"Kafka's {assignor} assignor failed: {out['error']}")
+        return out
 
     def close(self) -> None:
         if self.proc.poll() is None:

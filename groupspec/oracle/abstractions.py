@@ -203,34 +203,7 @@ def _assignor_choice(d: Any) -> bool:
             and balanced(r) and balanced(k))
 
 
-def _initial_delay_extended(d: Any) -> bool:
-    if d.what == "answer":  # the same join completion, one (extended) delay later on Kafka's side
-        pairs = _pairs_by_recipient(d)
-        if not pairs:
-            return False
-        deltas = {k["at"] - r["at"] for r, k in pairs if r != k}
-        return (len(deltas) == 1 and min(deltas) > 0
-                and all(r.get("request") == "JoinGroup" and r.get("error") == "NONE" and r.get("generation", 0) >= 2
-                        and _without(r, "at") == _without(k, "at") for r, k in pairs if r != k))
-    r, k = d.reference, d.kafka
-    return (d.what == "state" and r.get("state") == "CompletingRebalance" and k.get("state") == "PreparingRebalance"
-            and isinstance(k.get("generation"), int) and k["generation"] >= 1
-            and r.get("generation") == k["generation"] + 1 and k.get("protocol") is None
-            and sorted(r.get("members", [])) == sorted(k.get("members", [])))
-
-
 ABSTRACTIONS: list[Abstraction] = [
-    Abstraction(
-        "initial-delay-extension",
-        "The initial rebalance delay of a group that was Empty again (generation >= 1): Kafka 4.3.1's Java "
-        "coordinator extends the delay when a member joins during it whenever the previous state was Empty "
-        "(GroupMetadataManager.addMemberThenRebalanceOrCompleteJoin); the reference follows the Scala "
-        "coordinator, which extends it only at generation 0 (docs/coordinator.md, version table), so it completes "
-        "the join one delay earlier. Recognised when the reference has completed the join (generation + 1, "
-        "CompletingRebalance) and Kafka, with the same members, still waits, or when both answer the same "
-        "completed join (generation >= 2) and Kafka's answers all go out one same interval later. What follows differs, so the "
-        "comparison stops. A candidate for moving the reference (and the model) to the Java rule.",
-        _initial_delay_extended, diverges=True),
     Abstraction(
         "assignor-choice",
         "KIP-848 target assignments: where several balanced assignments exist, Kafka 4.3.1's UniformAssignor and "
@@ -247,28 +220,9 @@ ABSTRACTIONS: list[Abstraction] = [
         "and a 'left' flag. Only the state line's epoch of that member differs.",
         _static_left_epoch),
     Abstraction(
-        "commit-older-epoch",
-        "FINDING (not a deliberate abstraction; reported for a decision on the reference and the model). An "
-        "OffsetCommit from a consumer-protocol member with an epoch older than its current one: Kafka 4.3.1 "
-        "accepts it for partitions the member was assigned at or before that epoch (ConsumerGroup."
-        "validateOffsetCommit, per-partition assignment epochs); the reference answers STALE_MEMBER_EPOCH to any "
-        "epoch but the current one. Recognised by the step: an OffsetCommit whose epoch is below the member's, "
-        "STALE_MEMBER_EPOCH from the reference and NONE from Kafka.",
-        lambda d: False),
-    Abstraction(
-        "fenced-member-kept",
-        "FINDING (not a deliberate abstraction; reported for a decision on the reference and the model). A "
-        "ConsumerGroupHeartbeat fenced with FENCED_MEMBER_EPOCH: Kafka 4.3.1 throws before writing anything, so "
-        "the member stays in the group with its partitions until it rejoins with epoch 0 or its session expires; "
-        "the reference removes it at once (group epoch bumped, its partitions reassigned). Recognised by the step: "
-        "both sides answered FENCED_MEMBER_EPOCH to the member and only Kafka still has it afterwards. What "
-        "follows differs, so the comparison stops.",
-        lambda d: False, diverges=True),
-    Abstraction(
         "revocation-already-done",
-        "FINDING (not a deliberate abstraction; reported for a decision on the reference and the model). KIP-848 "
-        "reconciliation: when the target moves partitions away from a member that, by the partitions it reports "
-        "owning in the same heartbeat, no longer holds them (e.g. it rejoined with epoch 0 and owns nothing), "
+        "KIP-848 reconciliation (kept deliberately; docs/conformance.md gives the decision): when the target "
+        "moves partitions away from a member that, by the partitions it reports owning in the same heartbeat, no longer holds them (e.g. it rejoined with epoch 0 and owns nothing), "
         "Kafka 4.3.1 moves it to the new epoch in that heartbeat (CurrentAssignmentBuilder skips the revocation "
         "step); the reference first answers at the old epoch and waits for one more heartbeat. The member's "
         "partitions are the same; its epoch is one step behind in the reference, and what follows differs, so "

@@ -218,19 +218,8 @@ def compare_consumer_step(n: int, obj: dict[str, Any], ref_lines: list[str],
         found.append(Difference(n, obj["at"], "answer", sorted(ra, key=key), sorted(ka, key=key)))
     if rs != ks:
         found.append(Difference(n, obj["at"], "state", rs, ks))
-    fenced = [a.get("to") for a in ka if a.get("error") == "FENCED_MEMBER_EPOCH"]
     for d in found:
         d.explained_by = explain(d)
-        member = obj.get("member_id", obj.get("from"))
-        if (d.what == "state" and d.explained_by is None and fenced
-                and any(a.get("error") == "FENCED_MEMBER_EPOCH" for a in ra)
-                and member in ks.get("members", {}) and member not in rs.get("members", {})):
-            d.explained_by = "fenced-member-kept"
-        if (d.what == "answer" and d.explained_by is None and obj.get("send") == "OffsetCommit"
-                and isinstance(obj.get("member_epoch"), int)
-                and obj["member_epoch"] < rs.get("members", {}).get(member, {}).get("epoch", -1)
-                and [a.get("error") for a in ra] == ["STALE_MEMBER_EPOCH"] and [a.get("error") for a in ka] == ["NONE"]):
-            d.explained_by = "commit-older-epoch"
     stop = next((d for d in found if diverges(d.explained_by)), None)
     for d in found:  # the state after a step whose answer already diverged is its consequence
         if stop is not None and d.explained_by is None:

@@ -49,7 +49,8 @@ from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
 
-CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java")  # java: Apache Kafka's KafkaConsumer
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java", "franz-go")  # java: Apache Kafka's
+# KafkaConsumer; franz-go: the pure-Go client (groupspec/realstack/franzgo/, built with the machine's Go)
 KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
 PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "consumer-static", "static-cooperative")
 # consumer: group.protocol=consumer (KIP-848) with the broker's default assignor (uniform); consumer-range: with
@@ -72,6 +73,14 @@ _CLIENT_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka"
 def _check_client(client: str) -> None:
     """Raise :class:`ClientMissing` when ``client``'s Python library cannot be imported here (the worker
     processes import it with the same interpreter)."""
+    if client == "franz-go":  # built once per source version, before the run (not at the first worker's start)
+        from .franzgo import FranzGoError, franzgo_binary
+
+        try:
+            franzgo_binary()
+        except FranzGoError as e:
+            raise ClientMissing(str(e)) from None
+        return
     module = _CLIENT_MODULES.get(client)
     if module is None:
         return  # kafkajs: node and the npm package are checked when the worker is started
@@ -88,6 +97,10 @@ def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
     if client == "java":
         return None  # Apache Kafka's own consumer: every protocol
+    if client == "franz-go":
+        if protocol in CONSUMER_PROTOCOLS:
+            return "franz-go has no group.protocol=consumer (KIP-848) client in the harness"
+        return None  # classic: range, cooperative-sticky, static
     if protocol == "static-cooperative" and client != "confluent-kafka":
         return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
     if protocol in CONSUMER_PROTOCOLS and client != "confluent-kafka":
@@ -114,6 +127,13 @@ def _java_worker_command(spec: dict[str, Any]) -> list[str]:
 def _worker_command(client: str, spec: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
     if client == "java":
         return _java_worker_command(spec), None
+    if client == "franz-go":
+        from .franzgo import FranzGoError, franzgo_binary
+
+        try:
+            return [str(franzgo_binary()), json.dumps(spec)], None
+        except FranzGoError as e:
+            raise HarnessError(str(e)) from None
     if client != "kafkajs":
         return [sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)], None
     node = shutil.which("node")

@@ -81,13 +81,10 @@ final class Shard {
     }
 
     static Uuid topicId(String name) {
-        byte[] b = name.getBytes(StandardCharsets.UTF_8);
-        long hi = 0x6b61666b61L, lo = 0x6f7261636c65L;
-        for (byte x : b) {
-            hi = hi * 131 + x;
-            lo = lo * 137 + x + 7;
-        }
-        return new Uuid(hi | 1, lo | 1);
+        // a name-based (type 3) UUID: stable, distinct per name, never one of Kafka's reserved ids (0 and 1); the
+        // earlier hash with its low bit forced to 1 gave "t0" and "t1" the same id
+        java.util.UUID u = java.util.UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8));
+        return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits());
     }
 
     String topicName(Uuid id) {
