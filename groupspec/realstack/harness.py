@@ -245,6 +245,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "coordinator", **header})
         harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "topic", "topic": "t", "partitions": parts})
         subs: dict[str, list[str]] = {}
+        protocols: dict[str, str] = {}  # member -> the protocol its worker runs (written on its subscribed lines)
         for step in sorted(sc.steps, key=lambda s: s.at_s):
             delay = origin / 1000 + step.at_s - time.time()
             if delay > 0:
@@ -273,6 +274,10 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                     if member_protocol in ("static", "consumer-static", "static-cooperative") else None,
                     "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
                 }
+                # its subscription, for the balance check (a member that subscribes to fewer topics owns fewer)
+                protocols[step.member] = spec["protocol"]
+                harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member, "event": "subscribed",
+                                      "topics": spec["topics"], "protocol": spec["protocol"]})
                 cmd, env = _worker_command(client, spec)
                 with interrupts_held():  # no worker runs without its handle in `workers`
                     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, text=True,
@@ -289,6 +294,9 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                 cmd = step.action if step.action == "leave" else f"{step.action} {step.arg}"
                 if step.action == "subscribe":
                     subs[step.member] = step.arg.split(",")
+                    harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member,
+                                          "event": "subscribed", "topics": subs[step.member],
+                                          "protocol": protocols.get(step.member, "eager")})
                     for t in subs[step.member]:
                         if t in extra:
                             harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,

@@ -90,6 +90,8 @@ class ModelMatcher:
                     self._step("AddPartition")
                 self.topics[t] = max(n, self.topics.get(t, 0))
             return
+        if kind == "subscribed":
+            return  # a subscription: the model's members subscribe to the trace's topics; nothing happens here
         name = ev.get("member")
         if not isinstance(name, str) or not isinstance(kind, str):
             return  # a malformed line: the trace checker reports it

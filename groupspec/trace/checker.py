@@ -70,6 +70,7 @@ from typing import Any
 from .against_model import ModelMatcher
 from .overlaps import _FENCED, OverlapRules, _Overlap  # noqa: F401 - _FENCED, _Overlap: re-exported
 from .reader import MAX_TS, BadTime, check_ts
+from . import balance as _balance
 from . import starved as _starved
 from .timeline import beliefs, render_event
 
@@ -153,6 +154,9 @@ class GroupChecker(OverlapRules):
         self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
         self.universe: set[TP] = set()
         self.topics: dict[str, int] = {}
+        # member name -> the topics it subscribes to, from ``subscribed`` lines and ``joined`` lines with
+        # ``topics`` (a member with none is taken to subscribe to every topic of the trace)
+        self.subs: dict[str, frozenset[str]] = {}
         self.n_one = 0  # partitions of the universe with exactly one owner
         self.n_multi = 0  # partitions with two or more
         self.alive = 0
@@ -203,7 +207,7 @@ class GroupChecker(OverlapRules):
     def fast_ready(self) -> bool:
         """Quiet: nothing open that the compiled inner loop (``kernel``) does not hold, so it may go on."""
         return (self.strict and self.matcher is None and not self.overlaps and not self.pending
-                and not self.captures and not self.n_multi)
+                and not self.captures and not self.n_multi and not self.subs)
 
     # ------------------------------------------------------------------------------------------ helpers
     def _capture(self) -> _Capture:
@@ -302,6 +306,7 @@ class GroupChecker(OverlapRules):
             self.changed = True
         # unowned windows
         anyone = self.alive > 0
+        live_topics = _balance.live_topics(self) if self.subs and anyone else None
         if self.all_dirty:
             todo: Iterable[TP] = self.universe
         else:
@@ -309,7 +314,7 @@ class GroupChecker(OverlapRules):
         ws = self.window_start
         for tp in todo:
             own = self.owners.get(tp)
-            unowned = anyone and not own
+            unowned = anyone and not own and (live_topics is None or tp[0] in live_topics)
             start = ws.get(tp)
             if unowned and start is None:
                 ws[tp] = ts
@@ -360,18 +365,7 @@ class GroupChecker(OverlapRules):
         self.leavers = keep
 
     def _converged(self) -> bool:
-        if not self.period_members or self.n_multi or self.n_one != len(self.universe) or not self.universe:
-            return False
-        counts = [len(m.owned) for m in self.members.values() if m.alive]
-        if not counts:
-            return False
-        if max(counts) - min(counts) <= 1:
-            return True
-        for topic in {tp[0] for tp in self.universe}:  # range balances every topic on its own
-            per = [sum(1 for tp in m.owned if tp[0] == topic) for m in self.members.values() if m.alive]
-            if max(per) - min(per) > 1:
-                return False
-        return True
+        return _balance.converged(self)
 
     def _close_window(self, tp: TP, start: int, end: int, open_: bool) -> None:
         if end <= start:
@@ -465,6 +459,9 @@ class GroupChecker(OverlapRules):
             return
         if kind == "coordinator":
             return  # a recording's header: the coordinator and its settings (the real-stack harness); decides nothing
+        if kind == "subscribed":
+            _balance.subscribe(self, ev, line, ts)
+            return
         name = ev.get("member")
         if not isinstance(name, str):
             self.defect(line, ts, None, f"{kind} event without a member")
@@ -562,6 +559,8 @@ class GroupChecker(OverlapRules):
             m.session_timeout_ms = _starved.session_timeout(ev)
             _starved.start_waiting(self, m, ts, restart=True)
             self._cut(name)
+            if "topics" in ev:
+                _balance.subscribe(self, ev, line, ts)
         elif kind == "left":
             _starved.stop_waiting(self, m, ts)
             self._release_all(m, ts)

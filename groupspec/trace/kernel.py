@@ -28,7 +28,7 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
     rehash_names, rehash_parts, _ws, _string,
     _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
-    _W_EAGER, _W_CONSUMER, _W_STO, _kind, _parts,
+    _W_EAGER, _W_CONSUMER, _W_STO, _W_TOPICS, _kind, _parts,
 )
 
 
@@ -418,6 +418,9 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     i, gen, gen_has = _number(buf, i, nl)
                 else:
                     i = _skip(buf, i, nl)
+            elif _key_is(buf, ka, j, _W_TOPICS):
+                bit = 256  # a subscription: the Python code's line
+                i = _skip(buf, i, nl)
             elif _key_is(buf, ka, j, _W_STO):
                 bit = 128
                 if c == 45 or 48 <= c <= 57:
@@ -457,7 +460,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         # ---- whose line, and is it ours to handle
         if grp != S[S_GROUP]:
             return ST_GROUP, pos
-        if not (seen & 1) or kind < 0 or kind == K_BAIL:
+        if not (seen & 1) or kind < 0 or kind == K_BAIL or (seen & 256):
             return ST_LINE, pos
         if not S[S_TICK_HAS] or ts != S[S_TICK]:
             if S[S_TICK_HAS] and ts < S[S_TICK]:

@@ -20,7 +20,7 @@ K_REVOKED = 3
 K_JOINED = 4
 K_LEFT = 5
 K_END = 6
-K_BAIL = 7  # topic, fenced, lost, removed: always the Python code's
+K_BAIL = 7  # topic, fenced, lost, removed, subscribed: always the Python code's
 
 # -- scalar slots of the state vector S --------------------------------------------------------------
 S_ALIVE = 0
@@ -352,7 +352,10 @@ _KINDS = (
     (np.frombuffer(b"left", np.uint8), K_LEFT), (np.frombuffer(b"end", np.uint8), K_END),
     (np.frombuffer(b"topic", np.uint8), K_BAIL), (np.frombuffer(b"fenced", np.uint8), K_BAIL),
     (np.frombuffer(b"lost", np.uint8), K_BAIL), (np.frombuffer(b"removed", np.uint8), K_BAIL),
+    (np.frombuffer(b"subscribed", np.uint8), K_BAIL),
 )
+# a line naming a member's subscription (``topics``): the Python code's (a group with subscriptions stays there)
+_W_TOPICS = np.frombuffer(b"topics", np.uint8)
 
 
 @njit(cache=True, nogil=True)
@@ -371,7 +374,7 @@ def _kind(buf, a, b):
         return K_LEFT
     if c == 101 and _key_is(buf, a, b, _KINDS[5][0]):
         return K_END
-    for k in range(6, 10):
+    for k in range(6, 11):
         if _key_is(buf, a, b, _KINDS[k][0]):
             return K_BAIL
     return K_OTHER
