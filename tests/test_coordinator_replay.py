@@ -13,8 +13,8 @@ import pathlib
 import pytest
 
 from groupspec.cli import main
-from groupspec.reference.coordinator import FAULTS
-from groupspec.reference.replay import ScriptError, parse_script, run_script
+from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS
+from groupspec.reference.sim import ScriptError, parse_script, run_script
 
 REPLAY = pathlib.Path(__file__).parent / "replay"
 SCRIPTS = sorted(REPLAY.glob("*.jsonl"))

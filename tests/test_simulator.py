@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from groupspec.reference.network import Network, NetworkConfig
-from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
-from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
+from groupspec.reference.sim import Network, NetworkConfig, ScenarioOptions, member_config, run_scenario
+from groupspec.reference.sim import SimConfig, Simulator, dumps_jsonl, ownership, read_trace, write_trace
 from groupspec.trace import check_events
 
 import os
@@ -392,7 +390,7 @@ def test_deep_every_scenario_many_seeds(protocol: str) -> None:
     """Every scenario, 20 seeds, a jittery reordering network: no partition ever has two owners
     (no member is paused past its session timeout here, so there are no zombies) and every run ends
     with each partition owned exactly once."""
-    from groupspec.reference.scenarios import SCENARIOS
+    from groupspec.reference.sim import SCENARIOS
 
     for name, sc in SCENARIOS.items():
         if sc.finding or sc.default_protocol == "connect":
@@ -455,7 +453,7 @@ def test_busy_member_finds_a_moved_coordinator_from_its_heartbeat_thread(lookup:
     when the coordinator moves; its heartbeats are refused NOT_COORDINATOR, it finds the new coordinator
     and keeps its session, so the group never drops it. With the lookup left to poll (this reference before
     connect-keep-work's ``--hypothesis-seed=58``) its session expires and c1 takes its partitions."""
-    from groupspec.reference.consumer import Consumer
+    from groupspec.reference.classic import Consumer
 
     if lookup == "poll only":
         monkeypatch.setattr(Consumer, "_heartbeat_lookup_ms", lambda self: 10**12)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from groupspec.reference.replay import ScriptError
+from groupspec.reference.sim import ScriptError
 
 from ._common import UserError, emit_json, make_console
 
@@ -12,13 +12,13 @@ from ._common import UserError, emit_json, make_console
 def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
     from groupspec.oracle.compare import compare_script
-    from groupspec.reference.consumer_replay import is_consumer_script
+    from groupspec.reference.sim import is_consumer_script
 
     consumer = is_consumer_script(text)
     try:
         if consumer:  # the reference's own reader checks the script first (one-line error naming the line)
-            from groupspec.reference.consumer_group import COORDINATOR_FAULTS
-            from groupspec.reference.consumer_replay import run_consumer_script
+            from groupspec.reference.consumer import COORDINATOR_FAULTS
+            from groupspec.reference.sim import run_consumer_script
 
             if "$self" not in text:
                 run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)

@@ -91,7 +91,7 @@ from .consumer_protocol import (
     encode_sticky_user_data,
     encode_subscription,
 )
-from .errors import Error
+from ..errors import Error
 from .messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,

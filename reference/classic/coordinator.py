@@ -65,7 +65,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from .errors import Error, GroupspecProtocolError, IllegalStateTransition, map_store_error
+from ..errors import Error, GroupspecProtocolError, IllegalStateTransition, map_store_error
 from .messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,

@@ -20,9 +20,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .consumer_group import ConsumerGroupCoordinator
-from .consumer_next import ReconcilingConsumer
-from .errors import Error
+from ..consumer.coordinator import ConsumerGroupCoordinator
+from ..consumer.client import ReconcilingConsumer
+from ..errors import Error
 
 STEP_MS = 100
 SCENARIOS = {
@@ -184,8 +184,8 @@ class ConsumerSimulation:
 def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
                           faults: frozenset[str] = frozenset()) -> SimReport:
     """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
-    from .consumer_group import COORDINATOR_FAULTS
-    from .consumer_next import CLIENT_FAULTS
+    from ..consumer.coordinator import COORDINATOR_FAULTS
+    from ..consumer.client import CLIENT_FAULTS
 
     if name not in SCENARIOS:
         raise ConsumerScenarioError(f"unknown scenario {name!r} for --protocol consumer; choose from {', '.join(SCENARIOS)}")

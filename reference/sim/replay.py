@@ -22,7 +22,7 @@ literally, ``""`` as ``null``. Resolving ``$X`` for an alias never seen, or one 
 given an id yet, is an error of the script.
 
 Payloads. ``metadata`` entries become ``ConsumerProtocolSubscription`` bytes and ``assignments``
-entries ``ConsumerProtocolAssignment`` bytes (``reference.consumer_protocol``); equal metadata
+entries ``ConsumerProtocolAssignment`` bytes (``reference.classic.consumer_protocol``); equal metadata
 fields give equal bytes. The coordinator itself never looks inside them; the transcript decodes
 SyncGroup assignments back to ``[[topic, partition], ...]``.
 
@@ -42,7 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .consumer_protocol import (
+from ..classic.consumer_protocol import (
     Assignment,
     ConsumerProtocolError,
     Subscription,
@@ -50,9 +50,9 @@ from .consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from .coordinator import CoordinatorConfig, GroupCoordinator, Outbound
-from .errors import Error, ScriptError
-from .messages import (
+from ..classic.coordinator import CoordinatorConfig, GroupCoordinator, Outbound
+from ..errors import Error, ScriptError
+from ..classic.messages import (
     JOIN_GROUP_VERSION,
     LEAVE_GROUP_VERSION,
     FindCoordinatorRequest,
@@ -500,10 +500,10 @@ def _dump(obj: dict[str, Any]) -> str:
 
 def run_script(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
     """Parse and run a whole script; returns the transcript lines. Raises ``ScriptError``."""
-    from .consumer_replay import is_consumer_script, run_consumer_script
+    from .replay_consumer import is_consumer_script, run_consumer_script
 
     if is_consumer_script(text):  # KIP-848 ConsumerGroupHeartbeat steps: see consumer_replay.py
-        from .consumer_group import COORDINATOR_FAULTS
+        from ..consumer.coordinator import COORDINATOR_FAULTS
 
         return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
     steps = parse_script(text)

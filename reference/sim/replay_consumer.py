@@ -5,7 +5,7 @@ Theory of operation
 An additive extension of the coordinator-script format (``groupspec coordinator replay``): a script
 whose steps send ``ConsumerGroupHeartbeat`` (or whose configuration says
 ``"group_protocol": "consumer"``) is run against the KIP-848 coordinator
-(``reference.consumer_group``) instead of the classic one; classic scripts are untouched.
+(``reference.consumer.coordinator``) instead of the classic one; classic scripts are untouched.
 Mixing classic requests and ``ConsumerGroupHeartbeat`` in one script is rejected (classic members
 inside a consumer group are not implemented).
 
@@ -44,8 +44,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .consumer_group import ConsumerGroupCoordinator, HeartbeatRequest
-from .errors import ScriptError
+from ..consumer.coordinator import ConsumerGroupCoordinator, HeartbeatRequest
+from ..errors import ScriptError
 
 _CONFIG_KEYS = {"group_protocol", "group_id", "topics", "assignor", "session_timeout_ms", "heartbeat_interval_ms"}
 _HB_KEYS = {"at", "from", "send", "member_id", "member_epoch", "instance_id", "subscribed_topic_names",

@@ -4,15 +4,15 @@ Theory of operation
 -------------------
 Everything happens on a virtual clock (ms). The simulator is a thin driver around sans-IO actors:
 
-* two brokers, each a :class:`~groupspec.reference.coordinator.GroupCoordinator` sharing one
-  :class:`~groupspec.reference.coordinator.GroupMetadataLog` (the ``__consumer_offsets`` data).
+* two brokers, each a :class:`~groupspec.reference.classic.coordinator.GroupCoordinator` sharing one
+  :class:`~groupspec.reference.classic.coordinator.GroupMetadataLog` (the ``__consumer_offsets`` data).
   Broker 1 leads the group's offsets partition at the start; broker 2 is the standby that loads it
   on failover (``unload_partition`` on the old leader, ``load_partition(complete=False)`` on the
   new one, ``finish_loading`` after ``load_delay_ms``; meanwhile it answers
   COORDINATOR_LOAD_IN_PROGRESS as Kafka does);
-* N :class:`~groupspec.reference.consumer.Consumer` members, each with an application thread
+* N :class:`~groupspec.reference.classic.client.Consumer` members, each with an application thread
   that polls every ``poll_interval_ms`` and a heartbeat thread woken at ``next_timer_ms()``;
-* a :class:`~groupspec.reference.network.Network` deciding delay, loss, duplication and
+* a :class:`~groupspec.reference.sim.network.Network` deciding delay, loss, duplication and
   reordering - a parameter of the run, invisible to the actors.
 
 One priority queue holds every future event ``(time, seq, kind, ...)``; ``seq`` is a global
@@ -28,7 +28,7 @@ that connection; a reply arriving on a connection the consumer has since dropped
 through the sender identity ``(process, connection, correlation id)`` handed to the coordinator.
 
 Members are consumers; ``start`` with ``member=ConnectWorker`` (from
-:mod:`groupspec.reference.connect_worker`) runs a Kafka Connect worker instead, whose connector's task
+:mod:`groupspec.reference.connect.worker`) runs a Kafka Connect worker instead, whose connector's task
 count is the partition count of the topic named like the connector (``partitions`` changes it).
 
 Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
@@ -58,13 +58,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .assignors import get as get_assignor
-from .consumer import Consumer, ConsumerConfig, MemberEvent, Send
-from .connect_protocol import decode_connect_assignment
-from .consumer_protocol import ConsumerProtocolError, decode_assignment
-from .coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
-from .errors import Error
-from .messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
+from ..assignors import get as get_assignor
+from ..classic.client import Consumer, ConsumerConfig, MemberEvent, Send
+from ..connect.protocol import decode_connect_assignment
+from ..classic.consumer_protocol import ConsumerProtocolError, decode_assignment
+from ..classic.coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
+from ..errors import Error
+from ..classic.messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
 from .network import Envelope, Network, NetworkConfig
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
@@ -140,7 +140,7 @@ class Simulator:
         self._last_group: tuple[Any, ...] | None = None
         self.steps = 0
         # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
-        # adjust the member (positions) and return more requests (reference/records.py uses this).
+        # adjust the member (positions) and return more requests (reference/sim/records.py uses this).
         self.hooks: list[Callable[[Simulator, _Proc], list[Send]]] = []
 
     # ------------------------------------------------------------------ scheduling API

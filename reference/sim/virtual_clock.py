@@ -1,9 +1,9 @@
 """One virtual clock for the teaching simulations of the pre-0.9 designs (ZooKeeper era, coordinator-side).
 
-It owns the event loop that :mod:`reference.zookeeper_group` and :mod:`reference.coordinator_side_group`
+It owns the event loop that :mod:`reference.history.zookeeper_group` and :mod:`reference.history.coordinator_side_group`
 share: a heap of timed events popped in (time, insertion) order, each handed to the simulation's own
 ``_on_<kind>`` method, and the trace's opening ``topic`` line. It imports nothing from the project.
-The classic and consumer simulators (:mod:`reference.simulator`) keep their own loop: theirs carries
+The classic and consumer simulators (:mod:`reference.sim.simulator`) keep their own loop: theirs carries
 network partitions, message loss and traces per member, which these two small runs do not need.
 """
 from __future__ import annotations

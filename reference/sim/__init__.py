@@ -1,0 +1,39 @@
+"""Running the reference: the deterministic simulators, the network, the clock, scenarios, traces, script replay.
+
+Owns: ``simulator.py`` (the classic and Connect simulator: brokers, members, ``network.py``'s seeded network,
+failover), ``scenarios.py`` (the named stories of ``groupspec simulate``), ``records.py`` (producers,
+fetching, commit strategies, a ledger), ``consumer_sim.py`` (the KIP-848 simulation), ``migration_sim.py`` (an
+online upgrade), ``virtual_clock.py`` (the clock of the history simulations), ``trace.py`` (the trace writer
+and reader), ``replay.py`` (coordinator script replay, one driver with a plug-in per protocol family:
+``replay_classic.py``, ``replay_consumer.py``).
+
+May import: every other part of ``groupspec.reference`` (classic, consumer, migration, connect, assignors,
+errors); nothing in ``reference/`` but ``history`` imports it.
+"""
+from __future__ import annotations
+
+from . import trace
+from .consumer_sim import SCENARIOS as CONSUMER_SCENARIOS
+from .consumer_sim import STEP_MS, ConsumerScenarioError, ConsumerSimulation, run_consumer_scenario
+from .migration_sim import EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError, run_migration_scenario
+from .network import Envelope, Network, NetworkConfig
+from .records import STRATEGIES, Ledger, RecordFlow, RecordsConfig, strategy_config
+from .replay import Replayer, ScriptError, Step, parse_script, run_script
+from .replay_consumer import is_consumer_script, run_consumer_script
+from .scenarios import (PROTOCOLS, SCENARIOS, ScenarioError, ScenarioOptions, ScenarioReport, member_config,
+                        run_scenario)
+from .simulator import SimConfig, Simulator, StepRecord
+from .trace import Ownership, TraceError, dumps_jsonl, ownership, read_trace, write_trace
+from .virtual_clock import TOPIC, VirtualClock
+
+__all__ = [
+    "trace",
+    "Simulator", "SimConfig", "StepRecord", "Network", "NetworkConfig", "Envelope",
+    "SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "ScenarioError", "run_scenario", "member_config",
+    "STRATEGIES", "RecordsConfig", "RecordFlow", "Ledger", "strategy_config",
+    "CONSUMER_SCENARIOS", "STEP_MS", "ConsumerScenarioError", "ConsumerSimulation", "run_consumer_scenario",
+    "MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario",
+    "VirtualClock", "TOPIC",
+    "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",
+    "run_script", "parse_script", "Step", "Replayer", "ScriptError", "is_consumer_script", "run_consumer_script",
+]
