@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupspec.reference.classic.coordinator import (
-    FAULTS, VALID_PREVIOUS_STATES, CoordinatorConfig, GroupCoordinator, GroupStatus, _Group, java_string_hash,
-    kafka_abs, partition_for,
+from groupspec.reference.classic import (
+    COORDINATOR_FAULTS as FAULTS, VALID_PREVIOUS_STATES, CoordinatorConfig, GroupCoordinator, GroupStatus,
+    java_string_hash, kafka_abs, partition_for,
 )
+from groupspec.reference.classic.group import GroupMetadata
 from groupspec.reference.errors import Error, IllegalStateTransition, InvalidMessage, map_store_error
 from groupspec.reference.classic import (
     FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
@@ -71,7 +72,7 @@ def test_transition_table_is_coordinator_md() -> None:
 @pytest.mark.parametrize("source", list(GroupStatus))
 @pytest.mark.parametrize("target", list(GroupStatus))
 def test_illegal_transition_raises_and_changes_nothing(source: GroupStatus, target: GroupStatus) -> None:
-    g = _Group("g", status=source)
+    g = GroupMetadata("g", status=source)
     if source in VALID_PREVIOUS_STATES[target]:
         g.transition(target)
         assert g.status is target

@@ -53,31 +53,28 @@ the generation), ``keep_missed_member`` (dynamic members that missed the rebalan
 ``lose_assignment_on_failover`` (loaded members have empty assignments),
 ``heartbeat_none_in_prepare`` (Heartbeat answers NONE in PreparingRebalance),
 ``double_count_rejoin`` (a member re-sending JoinGroup while parked is counted twice as joined).
+
+Files. This module is the coordinator's driving surface, its timers, its log and offsets; the group it
+holds is ``group.py``; the join and sync phases are ``join_sync.py`` and the sessions (expiry, Heartbeat,
+LeaveGroup) ``sessions.py``, two base classes of :class:`GroupCoordinator` that hold no state of their own.
 """
 from __future__ import annotations
 
-import enum
 import functools
 import heapq
 import random
-import uuid
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
-from ..errors import Error, GroupspecProtocolError, IllegalStateTransition, map_store_error
+from ..errors import Error, GroupspecProtocolError, map_store_error
 from .messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
     HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupMember,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
-    LeaveGroupResponse,
-    LeaveMemberResponse,
-    MemberIdentity,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchRequest,
@@ -87,21 +84,23 @@ from .messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from .group import (
+    GroupMetadata,
+    GroupMetadataLog,
+    GroupRecord,
+    GroupStatus,
+    GroupView,
+    MemberMetadata,
+    MemberRecord,
+    MemberView,
+    Timer,
+    TimerKey,
+)
+from .join_sync import JoinSyncPhase
+from .sessions import Sessions
 
 __all__ = [
-    "GroupStatus",
-    "VALID_PREVIOUS_STATES",
-    "FAULTS",
-    "CoordinatorConfig",
-    "Outbound",
-    "MemberView",
-    "GroupView",
-    "MemberRecord",
-    "GroupRecord",
-    "GroupMetadataLog",
-    "GroupCoordinator",
-    "java_string_hash",
-    "kafka_abs",
+    "FAULTS", "CoordinatorConfig", "Outbound", "GroupCoordinator", "java_string_hash", "kafka_abs",
     "partition_for",
 ]
 
@@ -140,31 +139,9 @@ def _partition_for(group_id: str, partitions: int) -> int:
     return kafka_abs(java_string_hash(group_id)) % partitions
 
 
-# ---------------------------------------------------------------------------------------------
-# Group states and the legal-transition table (§1.3)
-# ---------------------------------------------------------------------------------------------
-
-class GroupStatus(enum.Enum):
-    """Classic group states; the value is Kafka's state name."""
-
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
 
 _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
                          GroupStatus.COMPLETING_REBALANCE, GroupStatus.STABLE, GroupStatus.DEAD)
-
-#: target state -> the states it may be entered from (Kafka's ``validPreviousStates``).
-VALID_PREVIOUS_STATES: dict[GroupStatus, frozenset[GroupStatus]] = {
-    _PR: frozenset({_ST, _CR, _E}),
-    _CR: frozenset({_PR}),
-    _ST: frozenset({_CR}),
-    _E: frozenset({_PR}),
-    _D: frozenset({_ST, _PR, _CR, _E, _D}),
-}
 
 FAULTS: frozenset[str] = frozenset({
     "accept_stale_commit",
@@ -179,7 +156,7 @@ FAULTS: frozenset[str] = frozenset({
 
 
 # ---------------------------------------------------------------------------------------------
-# Configuration, outputs, inspection views
+# Configuration and outputs
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -227,224 +204,12 @@ class Outbound:
     at_ms: int
 
 
-@dataclass(frozen=True)
-class MemberView:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    protocol_type: str
-    protocols: tuple[tuple[str, bytes], ...]
-    assignment: bytes
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    awaiting_join: bool
-    awaiting_sync: bool
-    is_new: bool
-
-
-@dataclass(frozen=True)
-class GroupView:
-    """A read-only snapshot of one group, for tests and the conformance mapping to the model."""
-
-    group_id: str
-    status: GroupStatus
-    generation: int
-    protocol_type: str | None
-    protocol_name: str | None
-    leader: str | None
-    members: tuple[MemberView, ...]
-    pending: tuple[str, ...]
-    pending_sync: tuple[str, ...]
-    static: tuple[tuple[str, str], ...]
-    offsets: tuple[tuple[str, int, int], ...]
-    num_awaiting_join: int
-    new_member_added: bool
-
-    @property
-    def member_ids(self) -> tuple[str, ...]:
-        return tuple(m.member_id for m in self.members)
-
-    @property
-    def assignments(self) -> dict[str, bytes]:
-        return {m.member_id: m.assignment for m in self.members}
-
-    def member(self, member_id: str) -> MemberView:
-        for m in self.members:
-            if m.member_id == member_id:
-                return m
-        raise KeyError(member_id)
-
-
-# ---------------------------------------------------------------------------------------------
-# The log: what survives a coordinator (GroupMetadataManager.storeGroup / storeOffsets)
-# ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class MemberRecord:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    subscription: bytes
-    assignment: bytes
-
-
-@dataclass(frozen=True)
-class GroupRecord:
-    """The group-metadata record (``GroupMetadataManager.groupMetadataValue``)."""
-
-    group_id: str
-    protocol_type: str | None
-    generation: int
-    protocol_name: str | None
-    leader: str | None
-    members: tuple[MemberRecord, ...]
-
-
-@dataclass
-class GroupMetadataLog:
-    """The ``__consumer_offsets`` contents that matter here: last group record and offsets per group."""
-
-    groups: dict[str, GroupRecord] = field(default_factory=dict)
-    offsets: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
-    writes: int = 0
-    # NOTE(determinism): how many coordinators were started on this log. Each coordinator puts its
-    # incarnation number into the member ids it generates, so ids stay unique across failovers
-    # (Kafka uses random UUIDs). Not part of the protocol state.
-    incarnations: int = 0
-
-    def group_ids(self) -> list[str]:
-        return sorted(set(self.groups) | set(self.offsets))
-
-
-# ---------------------------------------------------------------------------------------------
-# Mutable internals
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class _Waiter:
-    destination: Hashable
-    version: int
-
-
-@dataclass
-class _Member:
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    protocol_type: str
-    protocols: tuple[tuple[str, bytes], ...]
-    assignment: bytes = b""
-    join_waiter: _Waiter | None = None
-    sync_waiter: _Waiter | None = None
-    is_new: bool = False
-
-    def matches(self, protocols: tuple[tuple[str, bytes], ...]) -> bool:
-        return self.protocols == protocols
-
-    def metadata(self, protocol: str) -> bytes:
-        for name, data in self.protocols:
-            if name == protocol:
-                return data
-        raise GroupspecProtocolError(f"member {self.member_id} does not support protocol {protocol}")
-
-    def vote(self, candidates: set[str]) -> str:
-        for name, _ in self.protocols:
-            if name in candidates:
-                return name
-        raise GroupspecProtocolError(f"member {self.member_id} supports none of {sorted(candidates)}")
-
-
-@dataclass
-class _Group:
-    group_id: str
-    status: GroupStatus = GroupStatus.EMPTY
-    generation: int = 0
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str | None = None
-    members: dict[str, _Member] = field(default_factory=dict)
-    static: dict[str, str] = field(default_factory=dict)
-    pending: dict[str, None] = field(default_factory=dict)
-    pending_sync: dict[str, None] = field(default_factory=dict)
-    num_awaiting_join: int = 0
-    new_member_added: bool = False
-    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
-    # [GM] supportedProtocols: protocol name -> number of member protocol entries naming it
-    protocol_counts: dict[str, int] = field(default_factory=dict)
-
-    def count_protocols(self, member: "_Member", delta: int) -> None:
-        """[GM] ``incSupportedProtocols`` / ``decSupportedProtocols``."""
-        for name, _ in member.protocols:
-            self.protocol_counts[name] = self.protocol_counts.get(name, 0) + delta
-
-    def is_(self, status: GroupStatus) -> bool:
-        return self.status is status
-
-    def transition(self, target: GroupStatus) -> None:
-        if self.status not in VALID_PREVIOUS_STATES[target]:
-            raise IllegalStateTransition(self.status.value, target.value, self.group_id)
-        self.status = target
-
-    def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
-
-    def supported_count(self, protocol: str) -> int:
-        return self.protocol_counts.get(protocol, 0)
-
-    def supports_protocols(self, protocol_type: str, protocols: tuple[tuple[str, bytes], ...]) -> bool:
-        """[GM] ``supportsProtocols`` (§2.2)."""
-        if self.is_(_E):
-            return protocol_type != "" and len(protocols) > 0
-        n = len(self.members)
-        return self.protocol_type == protocol_type and any(self.supported_count(p) == n for p, _ in protocols)
-
-    def candidate_protocols(self) -> set[str]:
-        n = len(self.members)
-        return {p for p, count in self.protocol_counts.items() if count == n}
-
-    def select_protocol(self) -> str:
-        """[GM] ``selectProtocol``; NOTE(determinism): ties go to the leader's preferred protocol."""
-        if not self.members:
-            raise GroupspecProtocolError(f"cannot select a protocol for empty group {self.group_id}")
-        candidates = self.candidate_protocols()
-        votes: dict[str, int] = {}
-        for m in self.members.values():
-            choice = m.vote(candidates)
-            votes[choice] = votes.get(choice, 0) + 1
-        best = max(votes.values())
-        tied = {p for p, v in votes.items() if v == best}
-        leader = self.members.get(self.leader) if self.leader is not None else None
-        order = [n for n, _ in leader.protocols] if leader is not None else sorted(tied)
-        for name in order:
-            if name in tied:
-                return name
-        return sorted(tied)[0]
-
-    def has_all_members_joined(self, forget_pending: bool) -> bool:
-        return len(self.members) == self.num_awaiting_join and (forget_pending or not self.pending)
-
-
-_TimerKey = tuple[Any, ...]
-
-
-@dataclass
-class _Timer:
-    deadline: int
-    seq: int
-    payload: dict[str, Any]
-
 
 # ---------------------------------------------------------------------------------------------
 # The coordinator
 # ---------------------------------------------------------------------------------------------
 
-class GroupCoordinator:
+class GroupCoordinator(JoinSyncPhase, Sessions):
     """A sans-IO classic group coordinator (one broker). See the module docstring."""
 
     def __init__(
@@ -465,11 +230,11 @@ class GroupCoordinator:
         self.active = True
         self.incarnation = self.log.incarnations
         self.log.incarnations += 1
-        self._groups: dict[str, _Group] = {}
+        self._groups: dict[str, GroupMetadata] = {}
         self._owned: set[int] = set(range(self.config.offsets_partitions)) if owned_partitions is None else set(owned_partitions)
         self._loading: set[int] = set()
-        self._timers: dict[_TimerKey, _Timer] = {}
-        self._heap: list[tuple[int, int, _TimerKey]] = []
+        self._timers: dict[TimerKey, Timer] = {}
+        self._heap: list[tuple[int, int, TimerKey]] = []
         self._seq = 0
         self._id_counter = 0
         seed = self.config.member_id_seed
@@ -490,7 +255,7 @@ class GroupCoordinator:
         handler = self._HANDLERS.get(type(request))
         if handler is None:
             raise GroupspecProtocolError(f"not a group coordinator request: {type(request).__name__}")
-        handler(self, sender, request)
+        getattr(self, handler)(sender, request)
         return self._drain()
 
     def advance(self, now_ms: int) -> list[Outbound]:
@@ -617,20 +382,20 @@ class GroupCoordinator:
             self._fire(key, timer)
         self.now_ms = now_ms
 
-    def _schedule(self, key: _TimerKey, delay_ms: int, **payload: Any) -> None:
+    def _schedule(self, key: TimerKey, delay_ms: int, **payload: Any) -> None:
         self._seq += 1
         deadline = self.now_ms + delay_ms
-        self._timers[key] = _Timer(deadline, self._seq, payload)
+        self._timers[key] = Timer(deadline, self._seq, payload)
         heapq.heappush(self._heap, (deadline, self._seq, key))
 
-    def _cancel(self, key: _TimerKey) -> None:
+    def _cancel(self, key: TimerKey) -> None:
         self._timers.pop(key, None)
 
     def _cancel_group_timers(self, group_id: str) -> None:
         for key in [k for k in self._timers if k[1] == group_id]:
             del self._timers[key]
 
-    def _fire(self, key: _TimerKey, timer: _Timer) -> None:
+    def _fire(self, key: TimerKey, timer: Timer) -> None:
         kind, gid = key[0], key[1]
         group = self._groups.get(gid)
         if group is None:
@@ -668,7 +433,7 @@ class GroupCoordinator:
             return Error.NOT_COORDINATOR
         return None
 
-    def _validate_member(self, group: _Group, member_id: str, instance_id: str | None) -> Error | None:
+    def _validate_member(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> Error | None:
         """[GC] ``validateCurrentMember`` (§2.0 member validation)."""
         if instance_id is not None:
             current = group.static.get(instance_id)
@@ -680,95 +445,10 @@ class GroupCoordinator:
             return Error.UNKNOWN_MEMBER_ID
         return None
 
-    # ------------------------------------------------------------------ member bookkeeping
-
-    def _new_member_id(self, prefix: str, sender: Hashable) -> str:
-        self._id_counter += 1
-        if self._id_random is None:
-            member_id = f"{prefix}-{uuid.UUID(int=(self.incarnation << 64) | self._id_counter)}"
-        else:  # Kafka: clientId + "-" + UUID.randomUUID()
-            member_id = f"{prefix}-{uuid.UUID(int=self._id_random.getrandbits(128), version=4)}"
-        self.id_owner[member_id] = sender
-        return member_id
-
-    def _set_join_waiter(self, group: _Group, member: _Member, waiter: _Waiter | None) -> None:
-        if waiter is not None and (member.join_waiter is None or "double_count_rejoin" in self.faults):
-            group.num_awaiting_join += 1
-        elif waiter is None and member.join_waiter is not None:
-            group.num_awaiting_join -= 1
-        member.join_waiter = waiter
-
-    def _answer_join(self, group: _Group, member: _Member, response: JoinGroupResponse) -> bool:
-        """[GM] ``maybeInvokeJoinCallback``: answer a parked JoinGroup, if any."""
-        waiter = member.join_waiter
-        if waiter is None:
-            return False
-        self._set_join_waiter(group, member, None)
-        self._send(waiter.destination, response)
-        return True
-
-    def _answer_sync(self, member: _Member, response: SyncGroupResponse) -> bool:
-        """[GM] ``maybeInvokeSyncCallback``."""
-        waiter = member.sync_waiter
-        if waiter is None:
-            return False
-        member.sync_waiter = None
-        self._send(waiter.destination, response)
-        return True
-
-    def _add_member(self, group: _Group, member: _Member) -> None:
-        """[GM] ``add``: first member fixes the protocol type; first member added becomes leader."""
-        if not group.members:
-            group.protocol_type = member.protocol_type
-        if member.instance_id is not None:
-            if member.instance_id in group.static:
-                raise GroupspecProtocolError(f"static member {member.instance_id} already mapped")
-            group.static[member.instance_id] = member.member_id
-        if group.leader is None:
-            group.leader = member.member_id
-        waiter = member.join_waiter
-        member.join_waiter = None
-        group.members[member.member_id] = member
-        group.count_protocols(member, +1)
-        self._set_join_waiter(group, member, waiter)
-        group.pending.pop(member.member_id, None)
-
-    def _remove_member(self, group: _Group, member_id: str) -> None:
-        """[GM] ``remove``: member, its static mapping, pending/pending-sync entries; leader moves."""
-        member = group.members.pop(member_id, None)
-        if member is not None:
-            group.count_protocols(member, -1)
-            if member.join_waiter is not None:
-                group.num_awaiting_join -= 1
-                member.join_waiter = None
-            if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
-                del group.static[member.instance_id]
-        if group.leader == member_id:
-            group.leader = next(iter(group.members), None)
-        group.pending.pop(member_id, None)
-        group.pending_sync.pop(member_id, None)
-
-    def _schedule_heartbeat(self, group: _Group, member: _Member, timeout_ms: int | None = None) -> None:
-        """[GC] ``completeAndScheduleNextExpiration``: (re)arm the member's session timer."""
-        delay = member.session_timeout_ms if timeout_ms is None else timeout_ms
-        self._schedule(("heartbeat", group.group_id, member.member_id), delay)
-
-    def _join_response(self, group: _Group, member_id: str, *, members: bool,
-                       leader: str | None = None, skip: bool = False) -> JoinGroupResponse:
-        listed: tuple[JoinGroupMember, ...] = ()
-        if members:
-            assert group.protocol_name is not None
-            listed = tuple(JoinGroupMember(m.member_id, m.instance_id, m.metadata(group.protocol_name))
-                           for m in group.members.values())
-        return JoinGroupResponse(
-            error=Error.NONE, generation_id=group.generation, protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name, leader=(group.leader if leader is None else leader) or "",
-            member_id=member_id, members=listed, skip_assignment=skip,
-        )
 
     # ------------------------------------------------------------------ persistence
 
-    def _store_group(self, group: _Group, assignment: Mapping[str, bytes]) -> Error:
+    def _store_group(self, group: GroupMetadata, assignment: Mapping[str, bytes]) -> Error:
         """Write the group record ([GMMs] ``storeGroup``); returns the *mapped* error or NONE."""
         if self._store_failure is not None:
             failure, self._store_failure = self._store_failure, None
@@ -798,8 +478,8 @@ class GroupCoordinator:
             for m in list(group.members.values()):
                 self._schedule_heartbeat(group, m)
 
-    def _group_from_log(self, gid: str) -> _Group:
-        group = _Group(gid, offsets=dict(self.log.offsets.get(gid, {})))
+    def _group_from_log(self, gid: str) -> GroupMetadata:
+        group = GroupMetadata(gid, offsets=dict(self.log.offsets.get(gid, {})))
         record = self.log.groups.get(gid)
         if record is None:
             return group
@@ -810,7 +490,7 @@ class GroupCoordinator:
         for r in record.members:
             protocols = ((record.protocol_name, r.subscription),) if record.protocol_name is not None else ()
             assignment = b"" if "lose_assignment_on_failover" in self.faults else r.assignment
-            member = _Member(r.member_id, r.group_instance_id, r.client_id, r.client_host, r.rebalance_timeout_ms,
+            member = MemberMetadata(r.member_id, r.group_instance_id, r.client_id, r.client_host, r.rebalance_timeout_ms,
                              r.session_timeout_ms, record.protocol_type or "", protocols, assignment)
             group.members[r.member_id] = member
             group.count_protocols(member, +1)
@@ -819,159 +499,8 @@ class GroupCoordinator:
         group.status = _ST if group.members else _E
         return group
 
-    # ------------------------------------------------------------------ rebalance machinery
 
-    def _maybe_prepare_rebalance(self, group: _Group) -> None:
-        if group.status in VALID_PREVIOUS_STATES[_PR]:
-            self._prepare_rebalance(group)
-
-    def _prepare_rebalance(self, group: _Group) -> None:
-        """[GC] ``prepareRebalance`` (§1.3, §3.4, §3.6)."""
-        if group.is_(_CR):
-            self._reset_and_propagate_assignment_error(group, Error.REBALANCE_IN_PROGRESS)
-        self._remove_sync_expiration(group)
-        initial = group.is_(_E)
-        group.transition(_PR)
-        timeout = group.rebalance_timeout_ms()
-        key = ("join", group.group_id)
-        if initial:
-            delay = self.config.initial_rebalance_delay_ms
-            self._schedule(key, delay, initial=True, delay=delay, remaining=max(timeout - delay, 0))
-        else:
-            self._schedule(key, timeout, initial=False)
-            self._try_complete_join(group)
-
-    def _try_complete_join(self, group: _Group) -> None:
-        """``joinPurgatory.checkAndComplete``: complete a (non-initial) join phase once all joined."""
-        if not group.is_(_PR):
-            return
-        timer = self._timers.get(("join", group.group_id))
-        if timer is None or timer.payload.get("initial"):
-            return
-        if group.has_all_members_joined("forget_pending_member" in self.faults):
-            self._cancel(("join", group.group_id))
-            self._complete_join(group)
-
-    def _on_join_timer(self, group: _Group, payload: dict[str, Any]) -> None:
-        """Expiry of ``DelayedJoin`` / ``InitialDelayedJoin`` ([DJ])."""
-        if payload.get("initial") and group.new_member_added and payload["remaining"] != 0:
-            group.new_member_added = False
-            delay = min(self.config.initial_rebalance_delay_ms, payload["remaining"])
-            remaining = max(payload["remaining"] - payload["delay"], 0)
-            self._schedule(("join", group.group_id), delay, initial=True, delay=delay, remaining=remaining)
-            return
-        self._complete_join(group)
-
-    def _complete_join(self, group: _Group) -> None:
-        """[GC] ``onCompleteJoin`` (§3.4)."""
-        if group.is_(_D):
-            return
-        if "keep_missed_member" not in self.faults:
-            missed = [m.member_id for m in group.members.values() if m.join_waiter is None and m.instance_id is None]
-            for member_id in missed:
-                self._remove_member(group, member_id)
-                self._cancel(("heartbeat", group.group_id, member_id))
-        if not self._maybe_elect_new_joined_leader(group) and group.members:
-            self._schedule(("join", group.group_id), group.rebalance_timeout_ms(), initial=False)
-            return
-        self._init_next_generation(group)
-        if group.is_(_E):
-            self._store_group(group, {})  # a failure is only logged by Kafka
-            return
-        for member in list(group.members.values()):
-            is_leader = member.member_id == group.leader
-            self._answer_join(group, member, self._join_response(group, member.member_id, members=is_leader))
-            self._schedule_heartbeat(group, member)
-            member.is_new = False
-            group.pending_sync[member.member_id] = None
-        self._schedule(("sync", group.group_id), group.rebalance_timeout_ms(), generation=group.generation)
-
-    def _maybe_elect_new_joined_leader(self, group: _Group) -> bool:
-        """[GM] ``maybeElectNewJoinedLeader``; NOTE(determinism): first joined member in insertion order."""
-        if group.leader is None:
-            return False
-        leader = group.members.get(group.leader)
-        if leader is not None and leader.join_waiter is not None:
-            return True
-        for member in group.members.values():
-            if member.join_waiter is not None:
-                group.leader = member.member_id
-                return True
-        return False
-
-    def _init_next_generation(self, group: _Group) -> None:
-        """[GM] ``initNextGeneration`` (§3.3)."""
-        if "no_generation_bump" not in self.faults:
-            group.generation += 1
-        if group.members:
-            group.protocol_name = group.select_protocol()
-            group.transition(_CR)
-        else:
-            group.protocol_name = None
-            group.transition(_E)
-        group.pending_sync.clear()
-
-    def _reset_and_propagate_assignment_error(self, group: _Group, error: Error) -> None:
-        """[GC] ``resetAndPropagateAssignmentError``: clear assignments, answer parked syncs with ``error``."""
-        if not group.is_(_CR):
-            raise GroupspecProtocolError(f"group {group.group_id} must be CompletingRebalance, is {group.status.value}")
-        for member in group.members.values():
-            member.assignment = b""
-        self._propagate_assignment(group, error)
-
-    def _propagate_assignment(self, group: _Group, error: Error) -> None:
-        ptype, pname = (group.protocol_type, group.protocol_name) if error is Error.NONE else (None, None)
-        for member in list(group.members.values()):
-            response = SyncGroupResponse(error, member.assignment, ptype, pname)
-            if self._answer_sync(member, response):
-                self._schedule_heartbeat(group, member)
-
-    def _remove_sync_expiration(self, group: _Group) -> None:
-        group.pending_sync.clear()
-        self._cancel(("sync", group.group_id))
-
-    def _remove_member_and_update_group(self, group: _Group, member: _Member) -> None:
-        """[GC] ``removeMemberAndUpdateGroup`` (§2.5)."""
-        self._answer_join(group, member, JoinGroupResponse(Error.UNKNOWN_MEMBER_ID, member_id=""))
-        self._remove_member(group, member.member_id)
-        self._cancel(("heartbeat", group.group_id, member.member_id))
-        if group.status in (_ST, _CR):
-            self._maybe_prepare_rebalance(group)
-        elif group.is_(_PR):
-            self._try_complete_join(group)
-
-    def _remove_pending_member_and_update_group(self, group: _Group, member_id: str) -> None:
-        self._remove_member(group, member_id)
-        self._cancel(("pending", group.group_id, member_id))
-        if group.is_(_PR):
-            self._try_complete_join(group)
-
-    def _on_expire_heartbeat(self, group: _Group, member_id: str) -> None:
-        """[GC] ``onExpireHeartbeat`` (§3.5): remove unless the heartbeat is satisfied."""
-        if group.is_(_D):
-            return
-        member = group.members.get(member_id)
-        if member is None:
-            return
-        satisfied = not member.is_new and (member.join_waiter is not None or member.sync_waiter is not None)
-        if not satisfied:
-            self._remove_member_and_update_group(group, member)
-
-    def _on_expire_pending(self, group: _Group, member_id: str) -> None:
-        if group.is_(_D) or member_id not in group.pending:
-            return
-        self._remove_pending_member_and_update_group(group, member_id)
-
-    def _on_expire_pending_sync(self, group: _Group, generation: int) -> None:
-        """[GC] ``onExpirePendingSync`` (§3.9)."""
-        if generation != group.generation or group.status not in (_CR, _ST) or not group.pending_sync:
-            return
-        for member_id in list(group.pending_sync):
-            self._remove_member(group, member_id)
-            self._cancel(("heartbeat", group.group_id, member_id))
-        self._prepare_rebalance(group)
-
-    def _mark_dead(self, group: _Group) -> None:
+    def _mark_dead(self, group: GroupMetadata) -> None:
         """[GC] ``onGroupUnloaded``: parked requests answered NOT_COORDINATOR; group Dead."""
         previous = group.status
         group.transition(_D)
@@ -983,360 +512,6 @@ class GroupCoordinator:
                 self._answer_sync(member, SyncGroupResponse(Error.NOT_COORDINATOR))
         group.pending_sync.clear()
         self._cancel_group_timers(group.group_id)
-
-    # ------------------------------------------------------------------ JoinGroup (§2.1, §2.2, §4)
-
-    def _handle_join(self, sender: Hashable, req: JoinGroupRequest) -> None:
-        def reply(error: Error, member_id: str) -> None:
-            self._send(sender, JoinGroupResponse(error, member_id=member_id))
-
-        error = self._group_status_error(req.group_id, empty_id_invalid=True)
-        if error is not None:
-            # Kafka 4.3.1: errors raised by the coordinator runtime (partition not owned or loading) reach the
-            # client through GroupCoordinatorService's exception handler, which sets no member id
-            runtime = error in (Error.NOT_COORDINATOR, Error.COORDINATOR_LOAD_IN_PROGRESS)
-            reply(error, "" if runtime else req.member_id)
-            return
-        if not self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms:
-            reply(Error.INVALID_SESSION_TIMEOUT, req.member_id)
-            return
-        is_new = req.member_id == ""
-        group = self._groups.get(req.group_id)
-        if group is None:
-            if not is_new:
-                reply(Error.UNKNOWN_MEMBER_ID, req.member_id)
-                return
-            group = self._groups[req.group_id] = _Group(req.group_id)
-        if not self._accept_joining_member(group, req.member_id):
-            self._cancel(("heartbeat", group.group_id, req.member_id))
-            self._remove_member(group, req.member_id)
-            reply(Error.GROUP_MAX_SIZE_REACHED, "")
-        elif is_new:
-            self._join_new_member(group, sender, req)
-        else:
-            self._join_current_member(group, sender, req)
-        if group.is_(_PR):
-            self._try_complete_join(group)
-
-    def _accept_joining_member(self, group: _Group, member_id: str) -> bool:
-        """[GC] ``acceptJoiningMember`` (§2.2)."""
-        max_size = self.config.max_size
-        if group.status in (_E, _D):
-            return True
-        member = group.members.get(member_id)
-        if group.is_(_PR):
-            return (member is not None and member.join_waiter is not None) or group.num_awaiting_join < max_size
-        return member is not None or len(group.members) < max_size
-
-    def _join_new_member(self, group: _Group, sender: Hashable, req: JoinGroupRequest) -> None:
-        if group.is_(_D):
-            self._send(sender, JoinGroupResponse(Error.COORDINATOR_NOT_AVAILABLE, member_id=""))
-            return
-        if not group.supports_protocols(req.protocol_type, req.protocols):
-            self._send(sender, JoinGroupResponse(Error.INCONSISTENT_GROUP_PROTOCOL, member_id=""))
-            return
-        prefix = req.group_instance_id if req.group_instance_id is not None else req.client_id
-        new_id = self._new_member_id(prefix, sender)
-        if req.group_instance_id is not None:
-            old_id = group.static.get(req.group_instance_id)
-            if old_id is not None:
-                self._update_static_member_and_rebalance(group, sender, req, old_id, new_id)
-            else:
-                self._add_member_and_rebalance(group, sender, req, new_id)
-        elif req.version >= 4:
-            group.pending[new_id] = None
-            self._schedule(("pending", group.group_id, new_id), req.session_timeout_ms)
-            self._send(sender, JoinGroupResponse(Error.MEMBER_ID_REQUIRED, member_id=new_id))
-        else:
-            self._add_member_and_rebalance(group, sender, req, new_id)
-
-    def _join_current_member(self, group: _Group, sender: Hashable, req: JoinGroupRequest) -> None:
-        def reply(error: Error) -> None:
-            self._send(sender, JoinGroupResponse(error, member_id=req.member_id))
-
-        if group.is_(_D):
-            reply(Error.COORDINATOR_NOT_AVAILABLE)
-            return
-        if not group.supports_protocols(req.protocol_type, req.protocols):
-            reply(Error.INCONSISTENT_GROUP_PROTOCOL)
-            return
-        if req.member_id in group.pending:
-            if req.group_instance_id is not None:
-                # Kafka throws IllegalStateException here ("pending member cannot be a static
-                # member"); the service's exception handler answers UNKNOWN_SERVER_ERROR with no member id.
-                self._send(sender, JoinGroupResponse(Error.UNKNOWN_SERVER_ERROR, member_id=""))
-                return
-            self._add_member_and_rebalance(group, sender, req, req.member_id)
-            return
-        error = self._validate_member(group, req.member_id, req.group_instance_id)
-        if error is not None:
-            reply(error)
-            return
-        member = group.members[req.member_id]
-        waiter = _Waiter(sender, req.version)
-        if group.is_(_PR):
-            self._update_member_and_rebalance(group, member, req, waiter)
-        elif group.is_(_CR):
-            if member.matches(req.protocols):
-                is_leader = member.member_id == group.leader
-                self._send(sender, self._join_response(group, member.member_id, members=is_leader))
-            else:
-                self._update_member_and_rebalance(group, member, req, waiter)
-        elif group.is_(_ST):
-            if member.member_id == group.leader or not member.matches(req.protocols):
-                self._update_member_and_rebalance(group, member, req, waiter)
-            else:
-                self._send(sender, self._join_response(group, member.member_id, members=False))
-        else:
-            reply(Error.UNKNOWN_MEMBER_ID)
-
-    def _add_member_and_rebalance(self, group: _Group, sender: Hashable, req: JoinGroupRequest, member_id: str) -> None:
-        """[GC] ``addMemberAndRebalance`` (§3.6, §3.7)."""
-        member = _Member(member_id, req.group_instance_id, req.client_id, req.client_host, req.rebalance_timeout_ms,
-                         req.session_timeout_ms, req.protocol_type, req.protocols, is_new=True,
-                         join_waiter=_Waiter(sender, req.version))
-        if group.is_(_PR) and group.generation == 0:
-            group.new_member_added = True
-        self._cancel(("pending", group.group_id, member_id))
-        self._add_member(group, member)
-        self._schedule_heartbeat(group, member, self.config.new_member_join_timeout_ms)
-        self._maybe_prepare_rebalance(group)
-
-    def _update_member(self, group: _Group, member: _Member, protocols: tuple[tuple[str, bytes], ...],
-                       rebalance_timeout_ms: int, session_timeout_ms: int, waiter: _Waiter | None) -> None:
-        """[GM] ``updateMember``."""
-        group.count_protocols(member, -1)
-        member.protocols = protocols
-        group.count_protocols(member, +1)
-        member.rebalance_timeout_ms = rebalance_timeout_ms
-        member.session_timeout_ms = session_timeout_ms
-        self._set_join_waiter(group, member, waiter)
-
-    def _update_member_and_rebalance(self, group: _Group, member: _Member, req: JoinGroupRequest, waiter: _Waiter) -> None:
-        self._update_member(group, member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms, waiter)
-        self._maybe_prepare_rebalance(group)
-
-    def _replace_static_member(self, group: _Group, instance_id: str, old_id: str, new_id: str) -> _Member:
-        """[GM] ``replaceStaticMember`` (§4): re-key, fence whatever the old id had parked."""
-        member = group.members.pop(old_id)
-        if "no_static_fence" in self.faults:
-            zombie = replace(member, join_waiter=None, sync_waiter=None)
-            if member.join_waiter is not None:
-                group.num_awaiting_join -= 1
-                member.join_waiter = None
-            group.members[old_id] = zombie
-            group.count_protocols(zombie, +1)
-            member.sync_waiter = None
-        else:
-            self._send_fenced(group, member, old_id)
-        member.member_id = new_id
-        group.members[new_id] = member
-        if group.leader == old_id:
-            group.leader = new_id
-        # NOTE(pending-sync): Kafka does not move a pending-sync entry to the new id. If the old id
-        # had not synced yet, it stays in the set: the new id's SyncGroup does not clear it, and the
-        # pending-sync timer later finds it and forces a rebalance (tests/replay/24).
-        group.static[instance_id] = new_id
-        return member
-
-    def _send_fenced(self, group: _Group, member: _Member, old_id: str) -> None:
-        if member.join_waiter is not None:
-            waiter = member.join_waiter
-            self._set_join_waiter(group, member, None)
-            self._send(waiter.destination, JoinGroupResponse(Error.FENCED_INSTANCE_ID, member_id=old_id))
-        self._answer_sync(member, SyncGroupResponse(Error.FENCED_INSTANCE_ID))
-
-    def _update_static_member_and_rebalance(self, group: _Group, sender: Hashable, req: JoinGroupRequest,
-                                            old_id: str, new_id: str) -> None:
-        """[GC] ``updateStaticMemberAndRebalance`` (§4)."""
-        assert req.group_instance_id is not None
-        instance_id = req.group_instance_id
-        current_leader = group.leader
-        member = self._replace_static_member(group, instance_id, old_id, new_id)
-        self._cancel(("heartbeat", group.group_id, old_id))
-        self._schedule_heartbeat(group, member)
-        old_timeouts = (member.rebalance_timeout_ms, member.session_timeout_ms)
-        waiter = _Waiter(sender, req.version)
-        self._update_member(group, member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms, waiter)
-        # NOTE(revert): Kafka reads the "old" protocols *after* updateMember, so a failed store
-        # restores the old timeouts but keeps the new protocols; done the same way here.
-        old = (member.protocols, *old_timeouts)
-        if group.is_(_ST):
-            if group.select_protocol() == group.protocol_name:
-                self._static_rejoin_stable(group, member, instance_id, old_id, current_leader, old)
-            else:
-                self._maybe_prepare_rebalance(group)
-        elif group.is_(_CR):
-            self._prepare_rebalance(group)
-        elif group.status in (_E, _D):
-            raise GroupspecProtocolError(f"group {group.group_id} in {group.status.value} with a known static member")
-
-    def _static_rejoin_stable(self, group: _Group, member: _Member, instance_id: str, old_id: str,
-                              current_leader: str | None, old: tuple[Any, int, int]) -> None:
-        new_id = member.member_id
-        error = self._store_group(group, {m.member_id: m.assignment for m in group.members.values()})
-        if error is not Error.NONE:
-            waiter = member.join_waiter
-            self._update_member(group, member, old[0], old[1], old[2], None)
-            reverted = self._replace_static_member(group, instance_id, new_id, old_id)
-            self._cancel(("heartbeat", group.group_id, new_id))
-            self._schedule_heartbeat(group, reverted)
-            assert waiter is not None
-            self._send(waiter.destination, JoinGroupResponse(
-                error, generation_id=group.generation, protocol_type=group.protocol_type,
-                protocol_name=group.protocol_name, leader=current_leader or "", member_id=""))
-            return
-        version = member.join_waiter.version if member.join_waiter is not None else 0
-        if version >= 9:
-            is_leader = group.leader == new_id
-            response = self._join_response(group, new_id, members=is_leader, skip=is_leader)
-        else:
-            response = self._join_response(group, new_id, members=False, leader=current_leader or "")
-        self._answer_join(group, member, response)
-
-    # ------------------------------------------------------------------ SyncGroup (§2.3)
-
-    def _handle_sync(self, sender: Hashable, req: SyncGroupRequest) -> None:
-        def reply(error: Error) -> None:
-            self._send(sender, SyncGroupResponse(error))
-
-        # Kafka 4.3.1 passes COORDINATOR_LOAD_IN_PROGRESS through (GroupCoordinatorService.syncGroup maps
-        # only write errors); the Scala coordinator's REBALANCE_IN_PROGRESS conversion is gone (the Kafka
-        # oracle showed it: tests/replay/19_failover.jsonl)
-        error = self._group_status_error(req.group_id, empty_id_invalid=True)
-        if error is not None:
-            reply(error)
-            return
-        group = self._groups.get(req.group_id)
-        if group is None:
-            reply(Error.UNKNOWN_MEMBER_ID)
-            return
-        error = self._validate_sync(group, req)
-        if error is not None:
-            reply(error)
-            return
-        if group.is_(_E):
-            reply(Error.UNKNOWN_MEMBER_ID)
-        elif group.is_(_PR):
-            reply(Error.REBALANCE_IN_PROGRESS)
-        elif group.is_(_CR):
-            member = group.members[req.member_id]
-            member.sync_waiter = _Waiter(sender, req.version)
-            group.pending_sync.pop(req.member_id, None)
-            if req.member_id == group.leader:
-                self._leader_sync(group, req.assignment_map())
-        elif group.is_(_ST):
-            group.pending_sync.pop(req.member_id, None)
-            member = group.members[req.member_id]
-            self._send(sender, SyncGroupResponse(Error.NONE, member.assignment, group.protocol_type, group.protocol_name))
-            self._schedule_heartbeat(group, member)
-        else:  # pragma: no cover - Dead is caught by validation
-            raise GroupspecProtocolError(f"SyncGroup reached Dead group {group.group_id}")
-
-    def _validate_sync(self, group: _Group, req: SyncGroupRequest) -> Error | None:
-        if group.is_(_D):
-            return Error.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_member(group, req.member_id, req.group_instance_id)
-        if error is not None:
-            return error
-        if req.generation_id != group.generation:
-            return Error.ILLEGAL_GENERATION
-        if req.protocol_type is not None and req.protocol_type != group.protocol_type:
-            return Error.INCONSISTENT_GROUP_PROTOCOL
-        if req.protocol_name is not None and req.protocol_name != group.protocol_name:
-            return Error.INCONSISTENT_GROUP_PROTOCOL
-        return None
-
-    def _leader_sync(self, group: _Group, assignments: dict[str, bytes]) -> None:
-        full = dict(assignments)
-        for member_id in group.members:
-            full.setdefault(member_id, b"")
-        error = self._store_group(group, full)
-        if error is not Error.NONE:
-            self._reset_and_propagate_assignment_error(group, error)
-            self._maybe_prepare_rebalance(group)
-            return
-        for member in group.members.values():
-            member.assignment = full[member.member_id]
-        self._propagate_assignment(group, Error.NONE)
-        group.transition(_ST)
-
-    # ------------------------------------------------------------------ Heartbeat (§2.4)
-
-    def _handle_heartbeat(self, sender: Hashable, req: HeartbeatRequest) -> None:
-        self._send(sender, HeartbeatResponse(self._heartbeat_error(req)))
-
-    def _heartbeat_error(self, req: HeartbeatRequest) -> Error:
-        error = self._group_status_error(req.group_id, empty_id_invalid=True)
-        if error is Error.COORDINATOR_LOAD_IN_PROGRESS:
-            return Error.NONE
-        if error is not None:
-            return error
-        group = self._groups.get(req.group_id)
-        if group is None:
-            return Error.UNKNOWN_MEMBER_ID
-        if group.is_(_D):
-            return Error.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_member(group, req.member_id, req.group_instance_id)
-        if error is None and req.generation_id != group.generation:
-            error = Error.ILLEGAL_GENERATION
-        if error is not None:
-            return error
-        if group.is_(_E):
-            return Error.UNKNOWN_MEMBER_ID
-        self._schedule_heartbeat(group, group.members[req.member_id])
-        if group.is_(_PR) and "heartbeat_none_in_prepare" not in self.faults:
-            return Error.REBALANCE_IN_PROGRESS
-        return Error.NONE
-
-    # ------------------------------------------------------------------ LeaveGroup (§2.5)
-
-    def _handle_leave(self, sender: Hashable, req: LeaveGroupRequest) -> None:
-        response = self._leave(req)
-        if req.version < 3:
-            error = response.error
-            if error is Error.NONE:
-                error = next((m.error for m in response.members if m.error is not Error.NONE), Error.NONE)
-            response = LeaveGroupResponse(error)
-        self._send(sender, response)
-
-    def _leave(self, req: LeaveGroupRequest) -> LeaveGroupResponse:
-        def result(identity: MemberIdentity, error: Error) -> LeaveMemberResponse:
-            return LeaveMemberResponse(identity.member_id, identity.group_instance_id, error)
-
-        error = self._group_status_error(req.group_id, empty_id_invalid=True)
-        if error is not None:
-            return LeaveGroupResponse(error)
-        group = self._groups.get(req.group_id)
-        if group is None:
-            return LeaveGroupResponse(Error.NONE, tuple(result(m, Error.UNKNOWN_MEMBER_ID) for m in req.members))
-        if group.is_(_D):
-            return LeaveGroupResponse(Error.COORDINATOR_NOT_AVAILABLE)
-        results = []
-        for identity in req.members:
-            results.append(result(identity, self._leave_one(group, identity)))
-        return LeaveGroupResponse(Error.NONE, tuple(results))
-
-    def _leave_one(self, group: _Group, identity: MemberIdentity) -> Error:
-        if identity.member_id == "":
-            current = group.static.get(identity.group_instance_id) if identity.group_instance_id is not None else None
-            if current is None:
-                return Error.UNKNOWN_MEMBER_ID
-            self._remove_member_and_update_group(group, group.members[current])
-            return Error.NONE
-        if identity.member_id in group.pending:
-            self._remove_pending_member_and_update_group(group, identity.member_id)
-            if group.status in (_ST, _CR):
-                # Kafka 4.3.1 (classicGroupLeaveToClassicGroup): a pending member that leaves counts as a member
-                # that left, so a Stable or CompletingRebalance group rebalances (the Scala coordinator did not);
-                # found by the Kafka oracle's differential run
-                self._maybe_prepare_rebalance(group)
-            return Error.NONE
-        error = self._validate_member(group, identity.member_id, identity.group_instance_id)
-        if error is not None:
-            return error
-        self._remove_member_and_update_group(group, group.members[identity.member_id])
-        return Error.NONE
 
     # ------------------------------------------------------------------ offsets (§2.6)
 
@@ -1353,7 +528,7 @@ class GroupCoordinator:
             if req.generation_id >= 0:
                 reply(Error.ILLEGAL_GENERATION)
                 return
-            group = self._groups[req.group_id] = _Group(req.group_id)
+            group = self._groups[req.group_id] = GroupMetadata(req.group_id)
         error = self._validate_commit(group, req)
         if error is not None:
             reply(error)
@@ -1369,7 +544,7 @@ class GroupCoordinator:
         else:  # pragma: no cover - Dead is caught by validation
             raise GroupspecProtocolError(f"OffsetCommit reached Dead group {group.group_id}")
 
-    def _validate_commit(self, group: _Group, req: OffsetCommitRequest) -> Error | None:
+    def _validate_commit(self, group: GroupMetadata, req: OffsetCommitRequest) -> Error | None:
         if group.is_(_D):
             return Error.COORDINATOR_NOT_AVAILABLE
         if req.generation_id < 0 and group.is_(_E):
@@ -1383,7 +558,7 @@ class GroupCoordinator:
             return None
         return Error.UNKNOWN_MEMBER_ID  # generation -1 from outside a non-Empty group
 
-    def _store_offsets(self, group: _Group, req: OffsetCommitRequest) -> None:
+    def _store_offsets(self, group: GroupMetadata, req: OffsetCommitRequest) -> None:
         for topic, partition, offset in req.offsets:
             group.offsets[(topic, partition)] = offset
         self.log.offsets.setdefault(group.group_id, {}).update(((t, p), o) for t, p, o in req.offsets)
@@ -1410,13 +585,14 @@ class GroupCoordinator:
         c = self.config
         self._send(sender, FindCoordinatorResponse(Error.NONE, c.node_id, c.host, c.port, partition))
 
-    _HANDLERS: dict[type, Callable[["GroupCoordinator", Hashable, Any], None]] = {
-        JoinGroupRequest: _handle_join,
-        SyncGroupRequest: _handle_sync,
-        HeartbeatRequest: _handle_heartbeat,
-        LeaveGroupRequest: _handle_leave,
-        OffsetCommitRequest: _handle_commit,
-        OffsetFetchRequest: _handle_fetch,
-        FindCoordinatorRequest: _handle_find,
+    #: request type -> the name of its handler (the join and sync phases are JoinSyncPhase's, Heartbeat and
+    #: LeaveGroup Sessions', the rest this class's)
+    _HANDLERS: dict[type, str] = {
+        JoinGroupRequest: "_handle_join",
+        SyncGroupRequest: "_handle_sync",
+        HeartbeatRequest: "_handle_heartbeat",
+        LeaveGroupRequest: "_handle_leave",
+        OffsetCommitRequest: "_handle_commit",
+        OffsetFetchRequest: "_handle_fetch",
+        FindCoordinatorRequest: "_handle_find",
     }
-

@@ -76,9 +76,8 @@ from .protocol import (
     encode_connect_assignment,
     encode_worker_metadata,
 )
-from ..classic.client import COOPERATIVE, Consumer, ConsumerConfig, MemberState, Send
-from ..classic.consumer_protocol import ConsumerProtocolError
-from ..classic.messages import JoinGroupRequest, JoinGroupResponse
+from ..classic import COOPERATIVE, Consumer, ConsumerConfig, MemberState, Send, ConsumerProtocolError
+from ..classic import JoinGroupRequest, JoinGroupResponse
 
 __all__ = ["FAULTS", "ConnectWorker", "LeaderRound", "WorkerConfig", "items_running"]
 

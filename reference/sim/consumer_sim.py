@@ -20,8 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..consumer.coordinator import ConsumerGroupCoordinator
-from ..consumer.client import ReconcilingConsumer
+from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
 from ..errors import Error
 
 STEP_MS = 100
@@ -184,8 +183,7 @@ class ConsumerSimulation:
 def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
                           faults: frozenset[str] = frozenset()) -> SimReport:
     """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
-    from ..consumer.coordinator import COORDINATOR_FAULTS
-    from ..consumer.client import CLIENT_FAULTS
+    from ..consumer import COORDINATOR_FAULTS, CLIENT_FAULTS
 
     if name not in SCENARIOS:
         raise ConsumerScenarioError(f"unknown scenario {name!r} for --protocol consumer; choose from {', '.join(SCENARIOS)}")

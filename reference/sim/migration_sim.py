@@ -23,14 +23,17 @@ import random
 from dataclasses import dataclass, field
 
 from ..assignors import get as get_assignor
-from ..consumer.coordinator import ConsumerGroupCoordinator
-from ..consumer.client import ReconcilingConsumer
-from ..classic.consumer_protocol import Subscription, decode_assignment, decode_subscription, encode_assignment, encode_subscription, Assignment
-from ..classic.coordinator import CoordinatorConfig, GroupCoordinator
+from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
+from ..classic import (
+    Subscription, decode_assignment, decode_subscription, encode_assignment, encode_subscription, Assignment,
+)
+from ..classic import CoordinatorConfig, GroupCoordinator
 from ..errors import Error
-from ..classic.messages import (HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberIdentity,
-                       SyncGroupRequest, SyncGroupResponse)
-from ..migration.mixed_group import MigrationRefused, MixedConsumerGroup
+from ..classic import (
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberIdentity, SyncGroupRequest,
+    SyncGroupResponse,
+)
+from ..migration import MigrationRefused, MixedConsumerGroup
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..classic.client import ConsumerConfig, Send
+from ..classic import ConsumerConfig, Send
 
 if TYPE_CHECKING:  # pragma: no cover
     from .simulator import Simulator, _Proc

@@ -42,34 +42,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..classic.consumer_protocol import (
-    Assignment,
-    ConsumerProtocolError,
-    Subscription,
-    decode_assignment,
-    encode_assignment,
-    encode_subscription,
+from ..classic import (
+    Assignment, ConsumerProtocolError, Subscription, decode_assignment, encode_assignment, encode_subscription,
 )
-from ..classic.coordinator import CoordinatorConfig, GroupCoordinator, Outbound
+from ..classic import CoordinatorConfig, GroupCoordinator, Outbound
 from ..errors import Error, ScriptError
-from ..classic.messages import (
-    JOIN_GROUP_VERSION,
-    LEAVE_GROUP_VERSION,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    Request,
-    SyncGroupRequest,
+from ..classic import (
+    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MemberIdentity,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Request, SyncGroupRequest,
     SyncGroupResponse,
 )
 
@@ -503,7 +484,7 @@ def run_script(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
     from .replay_consumer import is_consumer_script, run_consumer_script
 
     if is_consumer_script(text):  # KIP-848 ConsumerGroupHeartbeat steps: see consumer_replay.py
-        from ..consumer.coordinator import COORDINATOR_FAULTS
+        from ..consumer import COORDINATOR_FAULTS
 
         return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
     steps = parse_script(text)

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..consumer.coordinator import ConsumerGroupCoordinator, HeartbeatRequest
+from ..consumer import ConsumerGroupCoordinator, HeartbeatRequest
 from ..errors import ScriptError
 
 _CONFIG_KEYS = {"group_protocol", "group_id", "topics", "assignor", "session_timeout_ms", "heartbeat_interval_ms"}

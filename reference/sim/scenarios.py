@@ -38,12 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assignors import NAMES as ASSIGNOR_NAMES
-from ..assignors import get as get_assignor
-from ..classic.client import FAULTS as CONSUMER_FAULTS
-from ..classic.coordinator import FAULTS as COORDINATOR_FAULTS
-from ..connect.worker import ConnectWorker, WorkerConfig
-from ..classic.client import ConsumerConfig
+from ..assignors import NAMES as ASSIGNOR_NAMES, get as get_assignor
+from ..classic import CLIENT_FAULTS as CONSUMER_FAULTS, COORDINATOR_FAULTS
+from ..connect import ConnectWorker, WorkerConfig
+from ..classic import ConsumerConfig
 from .network import NetworkConfig
 from .simulator import SimConfig, Simulator
 from .trace import Ownership, ownership

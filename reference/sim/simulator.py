@@ -59,12 +59,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..assignors import get as get_assignor
-from ..classic.client import Consumer, ConsumerConfig, MemberEvent, Send
-from ..connect.protocol import decode_connect_assignment
-from ..classic.consumer_protocol import ConsumerProtocolError, decode_assignment
-from ..classic.coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
+from ..classic import Consumer, ConsumerConfig, MemberEvent, Send
+from ..connect import decode_connect_assignment
+from ..classic import ConsumerProtocolError, decode_assignment
+from ..classic import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
 from ..errors import Error
-from ..classic.messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
+from ..classic import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
 from .network import Envelope, Network, NetworkConfig
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
