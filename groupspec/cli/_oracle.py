@@ -12,16 +12,14 @@ from ._common import UserError, emit_json, make_console
 def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
     from groupspec.oracle.compare import compare_script
-    from groupspec.reference.sim import is_consumer_script
+    from groupspec.reference.sim import family_of
 
-    consumer = is_consumer_script(text)
+    family = family_of(text)
+    consumer = family.name == "consumer"
     try:
         if consumer:  # the reference's own reader checks the script first (one-line error naming the line)
-            from groupspec.reference.consumer import COORDINATOR_FAULTS
-            from groupspec.reference.sim import run_consumer_script
-
             if "$self" not in text:
-                run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
+                family.run(text, faults)
         with KafkaOracle() as oracle:
             if consumer:
                 from groupspec.oracle.consumer import compare_consumer_script

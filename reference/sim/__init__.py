@@ -4,8 +4,8 @@ Owns: ``simulator.py`` (the classic and Connect simulator: brokers, members, ``n
 failover), ``scenarios.py`` (the named stories of ``groupspec simulate``), ``records.py`` (producers,
 fetching, commit strategies, a ledger), ``consumer_sim.py`` (the KIP-848 simulation), ``migration_sim.py`` (an
 online upgrade), ``virtual_clock.py`` (the clock of the history simulations), ``trace.py`` (the trace writer
-and reader), ``replay.py`` (coordinator script replay, one driver with a plug-in per protocol family:
-``replay_classic.py``, ``replay_consumer.py``).
+and reader), ``replay.py`` (coordinator script replay: one driver, a plug-in per protocol family,
+``replay_classic.py`` and ``replay_consumer.py``).
 
 May import: every other part of ``groupspec.reference`` (classic, consumer, migration, connect, assignors,
 errors); nothing in ``reference/`` but ``history`` imports it.
@@ -18,7 +18,8 @@ from .consumer_sim import STEP_MS, ConsumerScenarioError, ConsumerSimulation, ru
 from .migration_sim import EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError, run_migration_scenario
 from .network import Envelope, Network, NetworkConfig
 from .records import STRATEGIES, Ledger, RecordFlow, RecordsConfig, strategy_config
-from .replay import Replayer, ScriptError, Step, parse_script, run_script
+from .replay import FAMILIES, ReplayFamily, ScriptError, family_of, run_script
+from .replay_classic import Replayer, Step, parse_script
 from .replay_consumer import is_consumer_script, run_consumer_script
 from .scenarios import (PROTOCOLS, SCENARIOS, ScenarioError, ScenarioOptions, ScenarioReport, member_config,
                         run_scenario)
@@ -35,5 +36,6 @@ __all__ = [
     "MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario",
     "VirtualClock", "TOPIC",
     "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",
-    "run_script", "parse_script", "Step", "Replayer", "ScriptError", "is_consumer_script", "run_consumer_script",
+    "run_script", "family_of", "FAMILIES", "ReplayFamily", "ScriptError", "parse_script", "Step", "Replayer",
+    "is_consumer_script", "run_consumer_script",
 ]

@@ -1,4 +1,5 @@
-"""Coordinator conformance scripts: run a JSON Lines script against the reference coordinator.
+"""The classic family's plug-in of the script replay (``replay.py``): a JSON Lines script against the classic
+coordinator.
 
 Theory of operation
 -------------------
@@ -54,7 +55,7 @@ from ..classic import (
     SyncGroupResponse,
 )
 
-__all__ = ["ScriptError", "Step", "parse_script", "run_script", "Replayer"]
+__all__ = ["Step", "parse_script", "Replayer", "claims", "run"]
 
 _CONFIG_FIELDS = {
     "initial_rebalance_delay_ms", "group_max_size", "min_session_timeout_ms", "max_session_timeout_ms",
@@ -479,13 +480,13 @@ def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj)
 
 
-def run_script(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
-    """Parse and run a whole script; returns the transcript lines. Raises ``ScriptError``."""
-    from .replay_consumer import is_consumer_script, run_consumer_script
+def claims(text: str) -> bool:
+    """Every script is the classic family's unless another family claims it (the driver asks it last)."""
+    return True
 
-    if is_consumer_script(text):  # KIP-848 ConsumerGroupHeartbeat steps: see consumer_replay.py
-        from ..consumer import COORDINATOR_FAULTS
 
-        return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
+def run(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
+    """Parse and run a whole classic script; returns the transcript lines. Raises ``ScriptError``; a fault
+    switch the classic coordinator does not know is a ``ValueError`` (``FAULTS`` lists them)."""
     steps = parse_script(text)
     return Replayer(faults=frozenset(faults)).run(steps)
