@@ -544,3 +544,26 @@ def test_commit_after_a_missed_rebalance_is_fenced_by_generation(faults: frozens
         assert first["accepted"] is True
     else:
         assert first["accepted"] is False and first["error"] == "ILLEGAL_GENERATION"
+
+
+def test_one_clock_runs_fixed_step_simulations_in_order():
+    """The one clock (reference/sim/virtual_clock.py) as the KIP-848 and migration simulations use it: at each
+    step time the scenario's events due then, in their order, then the step; events at other times never run;
+    the clock ends one step past the last step."""
+    from groupspec.reference.sim import VirtualClock
+
+    class Steps(VirtualClock):
+        def __init__(self) -> None:
+            self._reset_clock()
+            self.seen: list[tuple[int, str]] = []
+
+        def step(self) -> None:
+            self.seen.append((self.now, "step"))
+
+    s = Steps()
+    events = {0: [lambda: s.seen.append((s.now, "a")), lambda: s.seen.append((s.now, "b"))],
+              200: [lambda: s.seen.append((s.now, "c"))], 150: [lambda: s.seen.append((s.now, "never"))],
+              900: [lambda: s.seen.append((s.now, "after the end"))]}
+    s.run_in_steps(300, events, 100)
+    assert s.seen == [(0, "a"), (0, "b"), (0, "step"), (100, "step"), (200, "c"), (200, "step"), (300, "step")]
+    assert s.now == 400 and not s.pending()

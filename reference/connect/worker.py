@@ -76,8 +76,10 @@ from .protocol import (
     encode_connect_assignment,
     encode_worker_metadata,
 )
-from ..classic import COOPERATIVE, Consumer, ConsumerConfig, MemberState, Send, ConsumerProtocolError
-from ..classic import JoinGroupRequest, JoinGroupResponse
+from ..classic import (
+    COOPERATIVE, Consumer, ConsumerConfig, ConsumerProtocolError, JoinGroupRequest, JoinGroupResponse, MemberState,
+    Send,
+)
 
 __all__ = ["FAULTS", "ConnectWorker", "LeaderRound", "WorkerConfig", "items_running"]
 

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 from ..consumer.coordinator import (ConsumerGroupCoordinator, HeartbeatRequest as CGHeartbeat, HeartbeatResponse as CGAnswer,
                              LEAVE_GROUP_MEMBER_EPOCH, Member, MemberState)
-from ..classic import Assignment, ConsumerProtocolError, decode_assignment, decode_subscription, encode_assignment
-from ..errors import Error
 from ..classic import (
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
+    Assignment, ConsumerProtocolError, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    SyncGroupRequest, SyncGroupResponse, decode_assignment, decode_subscription, encode_assignment,
 )
+from ..errors import Error
 
 __all__ = ["MixedConsumerGroup", "ClassicSeed", "MigrationRefused", "POLICIES", "MIGRATION_FAULTS"]
 

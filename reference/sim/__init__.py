@@ -3,7 +3,7 @@
 Owns: ``simulator.py`` (the classic and Connect simulator: brokers, members, ``network.py``'s seeded network,
 failover), ``scenarios.py`` (the named stories of ``groupspec simulate``), ``records.py`` (producers,
 fetching, commit strategies, a ledger), ``consumer_sim.py`` (the KIP-848 simulation), ``migration_sim.py`` (an
-online upgrade), ``virtual_clock.py`` (the clock of the history simulations), ``trace.py`` (the trace writer
+online upgrade), ``virtual_clock.py`` (the one event clock every simulator of the reference runs on), ``trace.py`` (the trace writer
 and reader), ``replay.py`` (coordinator script replay: one driver, a plug-in per protocol family,
 ``replay_classic.py`` and ``replay_consumer.py``).
 

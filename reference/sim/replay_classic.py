@@ -44,16 +44,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..classic import (
-    Assignment, ConsumerProtocolError, Subscription, decode_assignment, encode_assignment, encode_subscription,
+    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, Assignment, ConsumerProtocolError, CoordinatorConfig,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinator, HeartbeatRequest, HeartbeatResponse,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MemberIdentity, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Outbound, Request, Subscription,
+    SyncGroupRequest, SyncGroupResponse, decode_assignment, encode_assignment, encode_subscription,
 )
-from ..classic import CoordinatorConfig, GroupCoordinator, Outbound
 from ..errors import Error, ScriptError
-from ..classic import (
-    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
-    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MemberIdentity,
-    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Request, SyncGroupRequest,
-    SyncGroupResponse,
-)
 
 __all__ = ["Step", "parse_script", "Replayer", "claims", "run"]
 

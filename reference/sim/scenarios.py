@@ -39,9 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..assignors import NAMES as ASSIGNOR_NAMES, get as get_assignor
-from ..classic import CLIENT_FAULTS as CONSUMER_FAULTS, COORDINATOR_FAULTS
+from ..classic import CLIENT_FAULTS as CONSUMER_FAULTS, COORDINATOR_FAULTS, ConsumerConfig
 from ..connect import ConnectWorker, WorkerConfig
-from ..classic import ConsumerConfig
 from .network import NetworkConfig
 from .simulator import SimConfig, Simulator
 from .trace import Ownership, ownership

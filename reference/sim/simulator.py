@@ -52,20 +52,21 @@ group's status or generation.
 """
 from __future__ import annotations
 
-import heapq
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..assignors import get as get_assignor
-from ..classic import Consumer, ConsumerConfig, MemberEvent, Send
+from ..classic import (
+    Consumer, ConsumerConfig, ConsumerProtocolError, CoordinatorConfig, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupCoordinator, GroupMetadataLog, MemberEvent, Outbound, Request, Response, Send,
+    decode_assignment, request_name,
+)
 from ..connect import decode_connect_assignment
-from ..classic import ConsumerProtocolError, decode_assignment
-from ..classic import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
 from ..errors import Error
-from ..classic import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
 from .network import Envelope, Network, NetworkConfig
+from .virtual_clock import VirtualClock
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
 
@@ -108,16 +109,14 @@ class _Proc:
     seen_events: int = 0
 
 
-class Simulator:
+class Simulator(VirtualClock):
     """A seeded, step-wise simulation of one consumer group."""
 
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
         self.rng = random.Random(self.config.seed)
         self.network = Network(self.config.network, self.rng)
-        self.now = 0
-        self._seq = 0
-        self._queue: list[tuple[int, int, str, Any, Any]] = []
+        self._reset_clock()
         self.log = GroupMetadataLog()
         cc = CoordinatorConfig(initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms)
         self.partition = GroupCoordinator(cc).partition_of(self.config.group_id)
@@ -138,16 +137,11 @@ class Simulator:
         # earlier wake-up re-arms the timer when it fires)
         self._wake_at: dict[Any, int] = {}
         self._last_group: tuple[Any, ...] | None = None
-        self.steps = 0
         # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
         # adjust the member (positions) and return more requests (reference/sim/records.py uses this).
         self.hooks: list[Callable[[Simulator, _Proc], list[Send]]] = []
 
     # ------------------------------------------------------------------ scheduling API
-
-    def _push(self, at: int, kind: str, a: Any = None, b: Any = None) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, kind, a, b))
 
     def at(self, time_ms: int, action: str, name: str | None = None, **args: Any) -> None:
         """Schedule an action: start, close, crash, restart, pause, stall, failover, store_fails,
@@ -162,12 +156,6 @@ class Simulator:
 
     # ------------------------------------------------------------------ the loop
 
-    def pending(self) -> bool:
-        return bool(self._queue)
-
-    def next_time(self) -> int | None:
-        return self._queue[0][0] if self._queue else None
-
     def step(self) -> StepRecord | None:
         """Process the next event; ``None`` when nothing is left."""
         if not self._queue:
@@ -177,9 +165,7 @@ class Simulator:
         return StepRecord(self.now, rec[0], rec[1], rec[2], tuple(self.trace[trace_start:]))
 
     def _step(self) -> tuple[str, str, str]:
-        at, _, kind, a, b = heapq.heappop(self._queue)
-        if at > self.now:
-            self.now = at
+        at, kind, a, b = self._pop()
         self.steps += 1
         if kind == "deliver":
             return self._deliver(a)
