@@ -327,16 +327,28 @@ def test_the_reference_front_door_lends_every_public_name():
 def test_other_rooms_import_reference_through_front_doors():
     """Outside reference/ (tests excepted), code names ``groupspec.reference``, a sub-package or ``errors``,
     never a module inside a sub-package (the assignors' modules are the assignors room's business)."""
-    import importlib
-
     offenders = []
     for path in _project_files():
-        if str(path.relative_to(ROOT)).startswith("reference/"):
-            continue
-        for target in _imports(path):
-            parts = target.split(".")
-            if target.startswith("groupspec.reference.") and parts[2] != "assignors" and len(parts) > 3:
-                door = importlib.import_module(".".join(parts[:3]))
-                if len(parts) > 4 or parts[3] not in getattr(door, "__all__", ()):  # a module the door lends is fine
-                    offenders.append(f"{path.relative_to(ROOT)} imports {target}")
+        if not str(path.relative_to(ROOT)).startswith("reference/"):
+            offenders += _deep_reference_imports(str(path.relative_to(ROOT)), _imports(path))
     assert offenders == []
+
+
+def _deep_reference_imports(where, targets):
+    import importlib
+
+    out = []
+    for target in sorted(targets):
+        parts = target.split(".")
+        if target.startswith("groupspec.reference.") and parts[2] != "assignors" and len(parts) > 3:
+            door = importlib.import_module(".".join(parts[:3]))
+            if len(parts) > 4 or parts[3] not in getattr(door, "__all__", ()):  # a module the door lends is fine
+                out.append(f"{where} imports {target}")
+    return out
+
+
+def test_the_front_door_check_catches_a_deep_import():
+    assert _deep_reference_imports("x.py", {"groupspec.reference.classic.join_sync"}) == [
+        "x.py imports groupspec.reference.classic.join_sync"]
+    assert _deep_reference_imports("x.py", {"groupspec.reference.classic", "groupspec.reference.sim.trace",
+                                            "groupspec.reference.assignors.server", "groupspec.reference"}) == []
