@@ -63,8 +63,7 @@ def bench_checker(bounds: tuple[int, int], faults: str, classic: tuple[int, int]
 
 
 def bench_coordinator(members: int, partitions: int, rounds: int) -> None:
-    from groupspec.reference.consumer_group import ConsumerGroupCoordinator
-    from groupspec.reference.consumer_next import ReconcilingConsumer
+    from groupspec.reference.consumer import ConsumerGroupCoordinator, ReconcilingConsumer
 
     coord = ConsumerGroupCoordinator("g", {"t": partitions})
     clients = [ReconcilingConsumer(f"m{i:05d}", ["t"]) for i in range(members)]

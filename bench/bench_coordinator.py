@@ -9,9 +9,9 @@ from __future__ import annotations
 import pathlib
 import time
 
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator
-from groupspec.reference.messages import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
-from groupspec.reference.replay import run_script
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
+from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
+from groupspec.reference.sim import run_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -14,8 +14,8 @@ import os
 import time
 
 from groupspec.oracle import KafkaOracle
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator
-from groupspec.reference.messages import HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, SyncGroupRequest
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
+from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, SyncGroupRequest
 
 N = int(os.environ.get("BENCH_ORACLE_MEMBERS", "20"))
 ROUNDS = int(os.environ.get("BENCH_ORACLE_ROUNDS", "100"))

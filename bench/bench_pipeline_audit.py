@@ -52,7 +52,7 @@ GROUPS_PER_FILE = 50
 
 def write_events(target: int, dest: Path) -> list[tuple[str, int]]:
     """At least ``target`` events in .jsonl.gz files; ``[(file, events so far)]``."""
-    from groupspec.reference.trace import dumps_jsonl
+    from groupspec.reference.sim import dumps_jsonl
 
     base = []
     for p in preset("history").points:

@@ -52,8 +52,8 @@ from collections.abc import Callable
 from typing import Any
 
 from groupspec.reference import messages as m
-from groupspec.reference.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator
+from groupspec.reference.classic import Assignment, Subscription, encode_assignment, encode_subscription
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.serve import wire
 from kafka.protocol.consumer import (
     HeartbeatRequest,

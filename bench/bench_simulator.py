@@ -11,9 +11,7 @@ import argparse
 import time
 from dataclasses import replace
 
-from groupspec.reference.network import NetworkConfig
-from groupspec.reference.scenarios import member_config
-from groupspec.reference.simulator import SimConfig, Simulator
+from groupspec.reference.sim import NetworkConfig, member_config, SimConfig, Simulator
 
 
 def build(members: int, seed: int, virtual_ms: int) -> Simulator:

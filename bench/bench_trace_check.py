@@ -83,7 +83,7 @@ print(json.dumps({"events": d["traces"][0]["events"], "seconds": dt, "ok": rep.o
 
 
 def generate(path: str, events: int) -> int:
-    from groupspec.reference.scenarios import ScenarioOptions, run_scenario
+    from groupspec.reference.sim import ScenarioOptions, run_scenario
 
     rep = run_scenario("rolling-restart", ScenarioOptions(seed=7))
     base = [e for e in rep.sim.trace]

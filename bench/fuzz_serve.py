@@ -47,7 +47,7 @@ from typing import Any
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "serve_data" / "captured_requests.jsonl"
 
-from groupspec.reference.coordinator import CoordinatorConfig  # noqa: E402
+from groupspec.reference.classic import CoordinatorConfig  # noqa: E402
 from groupspec.serve import Cluster, Server, wire  # noqa: E402
 
 _BY_RULE = ("closed_unsupported", "closed_malformed", "closed_unreadable", "closed_frame_size", "closed_produce_error")

@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any
 
-from groupspec.reference.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from groupspec.reference.coordinator import CoordinatorConfig
+from groupspec.reference.classic import Assignment, Subscription, encode_assignment, encode_subscription
+from groupspec.reference.classic import CoordinatorConfig
 from groupspec.serve import wire
 
 META = encode_subscription(Subscription(("t",)))

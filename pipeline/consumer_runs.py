@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 :func:`run_consumer_point` runs a :class:`~groupspec.pipeline.grid.Point` with ``protocol:
-consumer`` through the reference simulator of the new protocol (``reference.consumer_sim``: the
+consumer`` through the reference simulator of the new protocol (``reference.sim.consumer_sim``: the
 ``ConsumerGroupHeartbeat`` coordinator, reconciling consumers, 100 ms steps) on the same churn
 schedule as the classic runs (:func:`groupspec.pipeline.runs._schedule`), and measures it with the
 same functions, so the columns mean the same thing for both protocol families.
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupspec.reference.consumer_group import COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
-from groupspec.reference.consumer_next import CLIENT_FAULTS, ReconcilingConsumer
-from groupspec.reference.consumer_sim import STEP_MS, ConsumerSimulation
+from groupspec.reference.consumer import COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
+from groupspec.reference.consumer import CLIENT_FAULTS, ReconcilingConsumer
+from groupspec.reference.sim import STEP_MS, ConsumerSimulation
 from groupspec.reference.errors import Error
 
 from .grid import Point

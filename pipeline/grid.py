@@ -22,7 +22,7 @@ and range; ``connect`` and ``zookeeper`` use their own and ignore it), ``members
 network's loss probability), ``session_timeout_ms``, ``heartbeat_interval_ms``,
 ``max_poll_interval_ms``, ``connect_delay_ms`` (scheduled.rebalance.max.delay.ms), ``bounce_ms``
 (how long a bounced member stays away), ``poll_interval_ms`` (the application's time between two
-polls: how long it takes to process what one poll returned), ``commit`` (:data:`groupspec.reference.records.STRATEGIES`),
+polls: how long it takes to process what one poll returned), ``commit`` (:data:`groupspec.reference.sim.records.STRATEGIES`),
 ``rate_per_s`` (records produced per partition per second), ``seeds``, and ``tag`` (a label the
 report groups by).
 
@@ -45,7 +45,7 @@ from typing import Any
 
 from groupspec.reference.assignors import NAMES as ASSIGNORS
 from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
-from groupspec.reference.records import STRATEGIES
+from groupspec.reference.sim import STRATEGIES
 
 __all__ = ["GridError", "Point", "Grid", "PROTOCOLS", "CHURN", "AXES", "PRESETS", "load_grid", "preset", "parse_grid"]
 

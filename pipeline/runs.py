@@ -31,7 +31,7 @@ the Connect delay for ``connect``. Metrics:
   group ends complete and balanced (else null, and ``converged`` false);
 * ``violations`` / ``violated``: what the project's trace checker (``groupspec.trace``) finds in the
   run's trace (violations, and the ids of the violated properties);
-* records (:mod:`groupspec.reference.records`): produced, processed, processed twice, skipped,
+* records (:mod:`groupspec.reference.sim.records`): produced, processed, processed twice, skipped,
   commits accepted / rejected (null for ``connect`` and ``zookeeper``).
 """
 from __future__ import annotations
@@ -39,13 +39,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from groupspec.reference.connect_worker import ConnectWorker, WorkerConfig
-from groupspec.reference.consumer import ConsumerConfig
-from groupspec.reference.network import NetworkConfig
-from groupspec.reference.records import RecordFlow, RecordsConfig, strategy_config
-from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import ownership
-from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+from groupspec.reference.connect import ConnectWorker, WorkerConfig
+from groupspec.reference.classic import ConsumerConfig
+from groupspec.reference.sim import NetworkConfig, RecordFlow, RecordsConfig, strategy_config, SimConfig, Simulator
+from groupspec.reference.sim import ownership
+from groupspec.reference.history import ZkConfig, ZkGroup
 
 from .grid import Point
 

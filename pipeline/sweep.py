@@ -90,7 +90,7 @@ def _task(sweep: str, with_traces: bool) -> Callable[[Iterable[dict[str, Any]]],
     def run(points: Iterable[dict[str, Any]]) -> Iterator[Any]:
         from groupspec.pipeline.grid import Point as P
         from groupspec.pipeline.spark import prepare_worker
-        from groupspec.reference.trace import dumps_jsonl
+        from groupspec.reference.sim import dumps_jsonl
 
         prepare_worker()
 

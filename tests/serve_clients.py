@@ -207,7 +207,7 @@ class Outcome:
 def run_scenario(client: str, *, inject_rebalance: bool = True, failover: bool = True, expire: bool = False,
                  faults: Any = None) -> Outcome:
     """Three consumers of ``client`` against a served group; see the module docstring."""
-    from groupspec.reference.coordinator import CoordinatorConfig
+    from groupspec.reference.classic import CoordinatorConfig
     from groupspec.serve import Cluster, Server
 
     cluster = Cluster(topics={TOPIC: PARTITIONS}, config=CoordinatorConfig(initial_rebalance_delay_ms=500),

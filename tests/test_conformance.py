@@ -173,7 +173,7 @@ def _replay(r: dict, unfixed: bool, monkeypatch: pytest.MonkeyPatch | None = Non
         for fix in r["fix"].split(","):
             owner, _dot, name = fix.rpartition(".")  # "connect.x": a method of the harness's ConnectView
             if owner == "Consumer":  # a rule of the reference's consumer (the class, restored after the test)
-                from groupspec.reference.consumer import Consumer
+                from groupspec.reference.classic import Consumer
 
                 assert monkeypatch is not None
                 monkeypatch.setattr(Consumer, name, _UNFIXED[fix])

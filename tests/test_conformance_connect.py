@@ -107,7 +107,7 @@ def test_keep_work_checks_its_own_property_instead_of_exclusive_ownership() -> N
     a duplicate that outlives the round (both workers STABLE in the generation) fails the step."""
     from dataclasses import replace
 
-    from groupspec.reference.simulator import StepRecord
+    from groupspec.reference.sim import StepRecord
 
     assert [p.name for p in Harness("connect-delayed")._safety()] == ["exclusive_ownership", "commit_fencing"]
     h = Harness("connect-keep-work", seed=5)

@@ -16,7 +16,7 @@ from groupspec.conformance.harness import Harness
 from groupspec.model import Config, make
 from groupspec.model.core import GroupStatus as GS, MemberStatus as MS
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import HeartbeatResponse, JoinGroupRequest
+from groupspec.reference.classic import HeartbeatResponse, JoinGroupRequest
 
 
 def _converged(name: str = "eager", members: int = 2):  # type: ignore[no-untyped-def]
@@ -289,7 +289,7 @@ def test_duplicated_dynamic_join_taken_as_a_rejoin_shape() -> None:
     (correlation id 3) with its member id reaches the coordinator after the original was answered (c1 now
     waits for its SyncGroup, correlation id 4), and the coordinator answers the copy NONE: a rejoin c1
     never sent."""
-    from groupspec.reference.messages import JoinGroupResponse
+    from groupspec.reference.classic import JoinGroupResponse
 
     proto, s = _converged()
 
@@ -360,7 +360,7 @@ def test_connect_rejoin_after_a_delay_shape() -> None:
 # -- gap 7: a static member whose instance id the group no longer knows (the harness and alpha's halves) -------
 def test_unknown_static_member_reset_shape() -> None:
     from groupspec.model.core import Id
-    from groupspec.reference.messages import JoinGroupResponse
+    from groupspec.reference.classic import JoinGroupResponse
 
     proto, s = _converged("static")
     pre = replace(_with_client(s, 0, id=Id.STALE), group=replace(s.group, records=(None,) + s.group.records[1:]))

@@ -10,30 +10,18 @@ from typing import Any
 
 import pytest
 
-from groupspec.reference.connect_protocol import (
-    CONNECTOR_TASK,
-    ConnectAssignment,
-    WorkerMetadata,
-    decode_connect_assignment,
-    decode_worker_metadata,
-    encode_connect_assignment,
-    encode_worker_metadata,
+from groupspec.reference.connect import (
+    CONNECTOR_TASK, ConnectAssignment, WorkerMetadata, decode_connect_assignment, decode_worker_metadata,
+    encode_connect_assignment, encode_worker_metadata,
 )
-from groupspec.reference.connect_worker import ConnectWorker, WorkerConfig
-from groupspec.reference.consumer import ConsumerConfig, MemberState, Send
-from groupspec.reference.consumer_protocol import ConsumerProtocolError
+from groupspec.reference.connect import ConnectWorker, WorkerConfig
+from groupspec.reference.classic import ConsumerConfig, MemberState, Send, ConsumerProtocolError
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    JoinGroupMember,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    SyncGroupRequest,
-    SyncGroupResponse,
+from groupspec.reference.classic import (
+    FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupMember, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, SyncGroupRequest, SyncGroupResponse,
 )
-from groupspec.reference.simulator import SimConfig, Simulator
+from groupspec.reference.sim import SimConfig, Simulator
 
 DELAY = 4000
 CONN = ("t", CONNECTOR_TASK)

@@ -11,37 +11,18 @@ from typing import Any
 import pytest
 
 from groupspec.reference.assignors import get
-from groupspec.reference.consumer import (
-    COOPERATIVE,
-    EAGER,
-    Consumer,
-    ConsumerConfig,
-    MemberState,
-    Send,
-    rebalance_protocol,
+from groupspec.reference.classic import (
+    COOPERATIVE, EAGER, Consumer, ConsumerConfig, MemberState, Send, rebalance_protocol,
     validate_cooperative_assignment,
 )
-from groupspec.reference.consumer_protocol import (
-    Assignment,
-    Subscription,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
+from groupspec.reference.classic import (
+    Assignment, Subscription, decode_subscription, encode_assignment, encode_subscription,
 )
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupMember,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
+from groupspec.reference.classic import (
+    FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupMember,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, OffsetCommitRequest, OffsetCommitResponse,
+    SyncGroupRequest, SyncGroupResponse,
 )
 
 TOPICS = {"t": 6}
@@ -161,7 +142,7 @@ def test_eager_join_as_leader_runs_assignor_and_sends_metadata() -> None:
     assert c.state is MemberState.COMPLETING_REBALANCE and c.is_leader
     got = {mid: blob for mid, blob in sync.request.assignments}
     assert set(got) == {"m1", "m2"}
-    from groupspec.reference.consumer_protocol import decode_assignment
+    from groupspec.reference.classic import decode_assignment
 
     assert decode_assignment(got["m1"]).partitions == (("t", 0), ("t", 1), ("t", 2))
     finish_sync(c, sync, [("t", 0), ("t", 1), ("t", 2)])
@@ -435,7 +416,7 @@ def test_eager_sticky_previous_assignment_travels_in_user_data() -> None:
     j = only(c.poll(10), JoinGroupRequest)
     sub = decode_subscription(j.request.protocols[0][1])
     assert sub.owned_partitions == ()  # revoked before joining
-    from groupspec.reference.consumer_protocol import decode_sticky_user_data
+    from groupspec.reference.classic import decode_sticky_user_data
 
     assert decode_sticky_user_data(sub.user_data) == ((("t", 2), ("t", 4)), 3)
     # as leader, it hands the assignor what the user data says

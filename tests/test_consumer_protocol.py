@@ -9,15 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupspec.reference.consumer_protocol import (
-    Assignment,
-    ConsumerProtocolError,
-    Subscription,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-    peek_version,
+from groupspec.reference.classic import (
+    Assignment, ConsumerProtocolError, Subscription, decode_assignment, decode_subscription, encode_assignment,
+    encode_subscription, peek_version,
 )
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KA  # noqa: E402
@@ -184,11 +178,8 @@ def test_encoder_rejects_out_of_range_values() -> None:
 
 from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData as KU  # noqa: E402
 
-from groupspec.reference.consumer_protocol import (  # noqa: E402
-    decode_cooperative_user_data,
-    decode_sticky_user_data,
-    encode_cooperative_user_data,
-    encode_sticky_user_data,
+from groupspec.reference.classic import (
+    decode_cooperative_user_data, decode_sticky_user_data, encode_cooperative_user_data, encode_sticky_user_data,
 )
 
 

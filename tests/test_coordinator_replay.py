@@ -13,8 +13,8 @@ import pathlib
 import pytest
 
 from groupspec.cli import main
-from groupspec.reference.coordinator import FAULTS
-from groupspec.reference.replay import ScriptError, parse_script, run_script
+from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS
+from groupspec.reference.sim import ScriptError, parse_script, run_script
 
 REPLAY = pathlib.Path(__file__).parent / "replay"
 SCRIPTS = sorted(REPLAY.glob("*.jsonl"))
@@ -33,6 +33,22 @@ def test_there_are_scripts_with_goldens() -> None:
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_golden_transcript(script: pathlib.Path) -> None:
     assert run_script(script.read_text()) == _expected(script)
+
+
+def test_one_replay_driver_gives_each_script_to_its_family() -> None:
+    """One replay: the driver asks the families' plug-ins in order; the consumer family claims the KIP-848
+    scripts, the classic family (asked last) every other one."""
+    from groupspec.reference.sim import FAMILIES, family_of
+
+    assert [f.name for f in FAMILIES] == ["consumer", "classic"]
+    assert {family_of(s.read_text()).name for s in SCRIPTS} == {"classic"}
+    consumer = (REPLAY.parent / "serve_data" / "confluent-kafka-consumer-protocol.script.jsonl").read_text()
+    assert family_of(consumer).name == "consumer"
+    assert run_script(consumer) == FAMILIES[0].run(consumer, frozenset())
+    # the order matters: the classic plug-in claims every script and refuses a KIP-848 one
+    assert FAMILIES[-1].claims(consumer)
+    with pytest.raises(ScriptError, match="unknown (config field 'group_protocol'|request)"):
+        FAMILIES[-1].run(consumer, frozenset())
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)

@@ -1,10 +1,10 @@
-"""The coordinator-side assignment group (reference/coordinator_side_group.py, Kafka's 0.9 draft)."""
+"""The coordinator-side assignment group (reference/history/coordinator_side_group.py, Kafka's 0.9 draft)."""
 from __future__ import annotations
 
 import pytest
 
-from groupspec.reference.coordinator_side_group import CoordinatorSideGroup, CsConfig
-from groupspec.reference.trace import ownership
+from groupspec.reference.history import CoordinatorSideGroup, CsConfig
+from groupspec.reference.sim import ownership
 
 
 def _group(seed: int = 0) -> CoordinatorSideGroup:

@@ -1,4 +1,4 @@
-"""Unit and property tests of the reference coordinator (reference/coordinator.py) and its messages.
+"""Unit and property tests of the reference coordinator (reference/classic/coordinator.py) and its messages.
 
 * §7 FindCoordinator arithmetic (Java String.hashCode over UTF-16 units, Utils.abs).
 * The legal-transition table: exactly coordinator.md §1.3; an illegal move raises naming both states.
@@ -14,31 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupspec.reference.coordinator import (
-    FAULTS,
-    VALID_PREVIOUS_STATES,
-    CoordinatorConfig,
-    GroupCoordinator,
-    GroupStatus,
-    _Group,
-    java_string_hash,
-    kafka_abs,
-    partition_for,
+from groupspec.reference.classic import (
+    COORDINATOR_FAULTS as FAULTS, VALID_PREVIOUS_STATES, CoordinatorConfig, GroupCoordinator, GroupStatus,
+    java_string_hash, kafka_abs, partition_for,
 )
+from groupspec.reference.classic.group import GroupMetadata
 from groupspec.reference.errors import Error, IllegalStateTransition, InvalidMessage, map_store_error
-from groupspec.reference.messages import (
-    FindCoordinatorRequest,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    SyncGroupRequest,
-    SyncGroupResponse,
-    request_name,
+from groupspec.reference.classic import (
+    FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    MemberIdentity, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, SyncGroupRequest,
+    SyncGroupResponse, request_name,
 )
 
 E, PR, CR, ST, D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE, GroupStatus.COMPLETING_REBALANCE,
@@ -87,7 +72,7 @@ def test_transition_table_is_coordinator_md() -> None:
 @pytest.mark.parametrize("source", list(GroupStatus))
 @pytest.mark.parametrize("target", list(GroupStatus))
 def test_illegal_transition_raises_and_changes_nothing(source: GroupStatus, target: GroupStatus) -> None:
-    g = _Group("g", status=source)
+    g = GroupMetadata("g", status=source)
     if source in VALID_PREVIOUS_STATES[target]:
         g.transition(target)
         assert g.status is target
@@ -327,7 +312,7 @@ def _check_invariants(c: GroupCoordinator, view: Any) -> None:
     assert {p: n for p, n in c._groups["g"].protocol_counts.items() if n} == counts
     assert not set(view.pending) & ids
     # (pending_sync may keep a replaced static member's old id: Kafka does not move it, see
-    # NOTE(pending-sync) in reference/coordinator.py)
+    # NOTE(pending-sync) in reference/classic/coordinator.py)
     for instance, member_id in view.static:
         assert member_id in ids and view.member(member_id).group_instance_id == instance
     for m in view.members:
@@ -360,7 +345,7 @@ def test_invariant_checks_catch_mutants(fault: str, actions: list[tuple[Any, ...
 
 
 def test_member_ids_stay_unique_across_coordinators_sharing_a_log() -> None:
-    from groupspec.reference.coordinator import GroupMetadataLog
+    from groupspec.reference.classic import GroupMetadataLog
 
     log = GroupMetadataLog()
     first, second = GroupCoordinator(log=log), GroupCoordinator(log=log)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from groupspec.cli import cli, main
-from groupspec.reference.scenarios import ScenarioOptions, run_scenario
+from groupspec.reference.sim import ScenarioOptions, run_scenario
 
 
 def run(*args: str) -> str:

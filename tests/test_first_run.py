@@ -181,7 +181,7 @@ def test_verify_stops_at_once_on_ctrl_c() -> None:
 
 def test_outputs_are_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    import groupspec.reference.trace as trace
+    from groupspec.reference.sim import trace
 
     def half(path, events):  # type: ignore[no-untyped-def]
         Path(path).write_text('{"ts_ms": 0,')

@@ -10,9 +10,8 @@ from click.testing import CliRunner
 
 from groupspec.cli import cli
 from groupspec.reference.assignors.server import RangeServerAssignor, UniformAssignor, uniform_homogeneous
-from groupspec.reference.consumer_group import ConsumerGroupCoordinator, HeartbeatRequest, MemberState
-from groupspec.reference.consumer_next import ReconcilingConsumer
-from groupspec.reference.consumer_sim import run_consumer_scenario
+from groupspec.reference.consumer import ConsumerGroupCoordinator, HeartbeatRequest, MemberState, ReconcilingConsumer
+from groupspec.reference.sim import run_consumer_scenario
 from groupspec.reference.errors import Error
 
 
@@ -187,7 +186,7 @@ SCRIPT = """{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}
 
 
 def test_replay_consumer_group_heartbeat_steps():
-    from groupspec.reference.replay import run_script
+    from groupspec.reference.sim import run_script
 
     lines = [json.loads(x) for x in run_script(SCRIPT)]
     answers = [x for x in lines if "request" in x]
@@ -202,7 +201,7 @@ def test_replay_consumer_group_heartbeat_steps():
 
 
 def test_replay_consumer_script_errors_name_the_line():
-    from groupspec.reference.replay import ScriptError, run_script
+    from groupspec.reference.sim import ScriptError, run_script
 
     bad = SCRIPT + '{"at": 70000, "from": "A", "send": "JoinGroup", "member_id": ""}\n'
     with pytest.raises(ScriptError, match="line 10: unknown step kind 'JoinGroup'"):

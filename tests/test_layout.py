@@ -160,11 +160,19 @@ def test_architecture_lists_every_room():
 
 def test_no_python_file_is_past_the_size_limit():
     """A file that grows past ~700 lines is split by what its parts do; this test stops any file at 1,000.
-    Exempt, as ARCHITECTURE.md explains: the compiled kernel (one numba compilation unit) and the
-    reference coordinator and consumer (h11's rule: everything that decides a transition lives in one file)."""
-    exempt = {"groupspec/checker/compiled/kernel.py", "reference/coordinator.py", "reference/consumer.py"}
+    Exempt, as ARCHITECTURE.md explains: the compiled kernel (one numba compilation unit)."""
+    exempt = {"groupspec/checker/compiled/kernel.py"}
     big = [f"{p.relative_to(ROOT)}: {n} lines" for p in _project_files()
            if str(p.relative_to(ROOT)) not in exempt and (n := len(p.read_text().splitlines())) > 1000]
+    assert big == []
+
+
+def test_reference_files_stay_under_700_lines():
+    """reference/ was cut at its seams (issue 26: the classic coordinator into its driving surface, the group,
+    the join and sync phases and the sessions; the classic client into its inputs, its rebalance and its
+    values): no file of it grows past 700 lines again."""
+    big = [f"{p.relative_to(ROOT)}: {n} lines" for p in sorted((ROOT / "reference").rglob("*.py"))
+           if (n := len(p.read_text().splitlines())) > 700]
     assert big == []
 
 
@@ -231,3 +239,116 @@ def test_the_private_name_check_catches_an_import_and_an_attribute(tmp_path):
     mutant.write_text("from . import lean as L\nfrom .kernel import _b\nx = L._key\ny = L.grow\n")
     assert _private_uses(mutant) == ["from .kernel import _b", "L._key"]
 
+
+
+# ------------------------------------------------------------------------------ reference/'s sub-packages
+# reference/ is one room of sub-packages by what they are; each has a front door whose docstring says what it
+# owns and may import. Inside the room: which sub-package may import which (ARCHITECTURE.md draws the same).
+REFERENCE_PARTS = {  # sub-package (or module) -> the others it may import
+    "errors": set(),
+    "assignors": set(),
+    "classic": {"errors"},
+    "consumer": {"errors", "assignors"},
+    "migration": {"classic", "consumer", "errors"},
+    "connect": {"classic", "assignors", "errors"},
+    "sim": {"classic", "consumer", "migration", "connect", "assignors", "errors"},
+    "history": {"sim"},
+}
+
+
+def _reference_part(module):
+    """The sub-package of ``groupspec.reference`` a module belongs to (``None`` for the front door itself)."""
+    rest = module.removeprefix("groupspec.reference").lstrip(".")
+    return rest.split(".")[0] or None
+
+
+def test_reference_sub_packages_import_only_what_they_may():
+    offenders = []
+    for path in sorted((ROOT / "reference").rglob("*.py")):
+        part = _reference_part(_module_of(path))
+        if part is not None:
+            assert part in REFERENCE_PARTS, f"{path.relative_to(ROOT)}: a sub-package missing from REFERENCE_PARTS"
+            offenders += _reference_offences(str(path.relative_to(ROOT)), part, _imports(path))
+    assert offenders == []
+
+
+def _reference_offences(where, part, targets):
+    out = []
+    for target in sorted(targets):
+        if not target.startswith("groupspec.reference"):
+            continue
+        other = _reference_part(target)
+        if other is None:
+            out.append(f"{where} imports the room's front door (import the part)")
+        elif other != part and other not in REFERENCE_PARTS[part]:
+            out.append(f"{where} ({part}) imports {target} ({other})")
+    return out
+
+
+def test_the_reference_parts_check_catches_a_wrong_direction():
+    assert _reference_offences("x.py", "classic", {"groupspec.reference.sim.simulator"}) == [
+        "x.py (classic) imports groupspec.reference.sim.simulator (sim)"]
+    assert _reference_offences("x.py", "consumer", {"groupspec.reference"}) != []
+    assert _reference_offences("x.py", "sim", {"groupspec.reference.classic.client", "groupspec.model"}) == []
+
+
+def test_reference_sub_packages_have_front_doors():
+    """Every folder of reference/ is a package whose docstring says what it owns and what it may import."""
+    import ast
+
+    for sub in sorted(p for p in (ROOT / "reference").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        init = sub / "__init__.py"
+        assert init.exists(), f"{sub.relative_to(ROOT)} has no __init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        if sub.name != "assignors":  # the assignors' door predates the rule; its docstring lists its modules
+            assert "May import" in doc, f"{init.relative_to(ROOT)}: the docstring does not say what it may import"
+
+
+def test_the_reference_front_door_lends_every_public_name():
+    """``from groupspec.reference import X`` works for every public name of the parts that one family defines;
+    the names two families define are refused with a pointer to both."""
+    import importlib
+
+    import pytest
+
+    ref = importlib.import_module("groupspec.reference")
+    for sub in ("classic", "consumer", "migration", "connect", "history", "sim", "errors"):
+        part = importlib.import_module(f"groupspec.reference.{sub}")
+        for name in part.__all__:
+            if name in ref.SHARED:
+                assert sub in ref.SHARED[name]
+                continue
+            assert getattr(ref, name) is getattr(part, name), f"groupspec.reference.{name} is not {sub}'s"
+    assert set(ref.SHARED) >= {"HeartbeatRequest", "MemberState"}
+    with pytest.raises(AttributeError, match="classic and consumer"):
+        getattr(ref, "HeartbeatRequest")
+
+
+def test_other_rooms_import_reference_through_front_doors():
+    """Outside reference/ (tests excepted), code names ``groupspec.reference``, a sub-package or ``errors``,
+    never a module inside a sub-package (the assignors' modules are the assignors room's business)."""
+    offenders = []
+    for path in _project_files():
+        if not str(path.relative_to(ROOT)).startswith("reference/"):
+            offenders += _deep_reference_imports(str(path.relative_to(ROOT)), _imports(path))
+    assert offenders == []
+
+
+def _deep_reference_imports(where, targets):
+    import importlib
+
+    out = []
+    for target in sorted(targets):
+        parts = target.split(".")
+        if target.startswith("groupspec.reference.") and parts[2] != "assignors" and len(parts) > 3:
+            door = importlib.import_module(".".join(parts[:3]))
+            if len(parts) > 4 or parts[3] not in getattr(door, "__all__", ()):  # a module the door lends is fine
+                out.append(f"{where} imports {target}")
+    return out
+
+
+def test_the_front_door_check_catches_a_deep_import():
+    assert _deep_reference_imports("x.py", {"groupspec.reference.classic.join_sync"}) == [
+        "x.py imports groupspec.reference.classic.join_sync"]
+    assert _deep_reference_imports("x.py", {"groupspec.reference.classic", "groupspec.reference.sim.trace",
+                                            "groupspec.reference.assignors.server", "groupspec.reference"}) == []

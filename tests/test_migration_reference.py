@@ -1,6 +1,6 @@
-"""The reference migration (reference/migration.py) driven from the reference classic coordinator.
+"""The reference migration (reference/migration/mixed_group.py) driven from the reference classic coordinator.
 
-The classic group is run by ``reference.coordinator.GroupCoordinator`` with real JoinGroup/SyncGroup
+The classic group is run by ``reference.classic.coordinator.GroupCoordinator`` with real JoinGroup/SyncGroup
 requests; its snapshot is converted as Kafka converts it. The reference reproduces, independently of the
 model, the first path of docs/migration.md: a follower that has not applied its SyncGroup answer still
 owns a partition that the conversion treats as free.
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.reference.consumer_group import HeartbeatRequest as CGHeartbeat
-from groupspec.reference.consumer_protocol import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator
+from groupspec.reference.consumer import HeartbeatRequest as CGHeartbeat
+from groupspec.reference.classic import (
+    Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription,
+)
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
+from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
 from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
 
 G = "g"
@@ -174,7 +176,7 @@ def test_no_rejoin_signal_mutant(faults, expect):
 
 # ------------------------------------------------------------------ the simulator: groupspec simulate --protocol classic-to-consumer
 def test_online_upgrade_scenario_holds_and_ends_as_a_consumer_group():
-    from groupspec.reference.migration_sim import run_migration_scenario
+    from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
     assert r.violations == [] and r.group_type == "consumer" and r.group_epoch == 8
@@ -184,7 +186,7 @@ def test_online_upgrade_scenario_holds_and_ends_as_a_consumer_group():
 
 
 def test_upgrade_mid_round_scenario_reproduces_kafkas_double_ownership():
-    from groupspec.reference.migration_sim import run_migration_scenario
+    from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("upgrade-mid-round", 3, 6, seed=0)
     assert len(r.violations) == 14 and r.violations[0] == "12200: t-4 owned by c2 and c4"

@@ -121,7 +121,7 @@ def test_the_consumer_matchers_recognise_their_shape_only():
 
 def test_another_coordinators_consumer_transcript_is_judged_by_kafkas(oracle):
     from groupspec.oracle.other import compare_transcript
-    from groupspec.reference.consumer_replay import run_consumer_script
+    from groupspec.reference.sim import run_consumer_script
 
     text = RECORDED.read_text()
     mine = run_consumer_script(text)

@@ -168,7 +168,7 @@ def test_another_coordinators_transcript_is_judged_by_kafkas(oracle, tmp_path):
     # docs/oracle.md, "Checking another coordinator": a transcript brought by the caller is compared with Kafka's
     # exactly as the reference's is; here the reference's own transcript (agrees) and a tampered copy (caught)
     from groupspec.oracle.other import TranscriptError, compare_transcript
-    from groupspec.reference.replay import run_script
+    from groupspec.reference.sim import run_script
 
     text = (pathlib.Path(__file__).parent / "replay" / "09_sync_group.jsonl").read_text()
     mine = run_script(text)

@@ -81,8 +81,7 @@ def _mixed_traces(d: Path) -> list[Path]:
     two-group file."""
     from groupspec.pipeline.grid import parse_grid
     from groupspec.pipeline.runs import run_point_with_trace
-    from groupspec.reference.scenarios import ScenarioOptions, run_scenario
-    from groupspec.reference.trace import write_trace
+    from groupspec.reference.sim import ScenarioOptions, run_scenario, write_trace
 
     files = []
     g = parse_grid({"protocol": ["eager", "cooperative", "static"], "assignor": ["range", "cooperative-sticky"],

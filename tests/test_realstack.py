@@ -17,7 +17,7 @@ import pytest
 from groupspec.realstack import COORDINATORS, SCENARIOS, HarnessError, harness, run
 from groupspec.realstack.harness import KAFKAJS_DIR
 from groupspec.realstack.coordinators import Coordinator, CoordinatorError, ProcessCoordinator, Tansu
-from groupspec.reference.scenarios import SCENARIOS as SIM_SCENARIOS
+from groupspec.reference.sim import SCENARIOS as SIM_SCENARIOS
 from groupspec.trace import check_paths
 
 GS = str(Path(sys.executable).parent / "groupspec")

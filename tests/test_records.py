@@ -1,4 +1,4 @@
-"""The record layer (reference/records.py): the ledger's counting, the commit strategies in runs,
+"""The record layer (reference/sim/records.py): the ledger's counting, the commit strategies in runs,
 and the commit_ahead mutant that the ledger must catch (records skipped)."""
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from groupspec.reference.consumer import ConsumerConfig
-from groupspec.reference.records import Ledger, RecordFlow, RecordsConfig, strategy_config
-from groupspec.reference.simulator import SimConfig, Simulator
+from groupspec.reference.classic import ConsumerConfig
+from groupspec.reference.sim import Ledger, RecordFlow, RecordsConfig, strategy_config, SimConfig, Simulator
 
 
 def test_ledger_counts_duplicates_and_skips() -> None:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from groupspec.reference.replay import run_script
+from groupspec.reference.sim import run_script
 from groupspec.serve.audit import check_session, transcript_events
 
 DATA = pathlib.Path(__file__).resolve().parent / "serve_data"

@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from groupspec.reference.replay import run_script
+from groupspec.reference.sim import run_script
 from serve_clients import CLIENTS, PARTITIONS, TOPIC, ownership_overlaps, run_consumer_protocol_scenario, run_scenario
 
 DATA = pathlib.Path(__file__).resolve().parent / "serve_data"
@@ -102,7 +102,7 @@ def test_expired_session_leaves_only_a_zombie_that_commits_nothing(client):
 
 def test_consumer_protocol_three_librdkafka_consumers_join_consume_commit_and_fail_over():
     # KIP-848: confluent-kafka (librdkafka) with group.protocol=consumer against --protocol consumer
-    from groupspec.reference.consumer_replay import run_consumer_script
+    from groupspec.reference.sim import run_consumer_script
 
     o = run_consumer_protocol_scenario()
     assert o.rec.consumed == {(p, off) for p in range(PARTITIONS) for off in range(20)}

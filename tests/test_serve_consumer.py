@@ -122,7 +122,7 @@ def test_an_unserved_api_closes_the_connection_as_kafka():
 
 
 def test_recorded_session_replays_and_a_tampered_one_does_not():
-    from groupspec.reference.consumer_replay import run_consumer_script
+    from groupspec.reference.sim import run_consumer_script
 
     c = _cluster()
     _hb(c)

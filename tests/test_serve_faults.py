@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.reference.consumer_protocol import Subscription, encode_subscription
-from groupspec.reference.coordinator import CoordinatorConfig
-from groupspec.reference.replay import run_script
+from groupspec.reference.classic import Subscription, encode_subscription, CoordinatorConfig
+from groupspec.reference.sim import run_script
 from groupspec.serve import Cluster, FaultError, FaultPlan, wire
 from kafka.protocol.consumer import (
     HeartbeatRequest,

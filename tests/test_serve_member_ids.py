@@ -17,8 +17,8 @@ from kafka.protocol.consumer import (
     SyncGroupResponse,
 )
 
-from groupspec.reference.coordinator import CoordinatorConfig
-from groupspec.reference.replay import Replayer, parse_script
+from groupspec.reference.classic import CoordinatorConfig
+from groupspec.reference.sim import Replayer, parse_script
 from groupspec.serve import Cluster, wire
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupspec.reference.coordinator import CoordinatorConfig
+from groupspec.reference.classic import CoordinatorConfig
 from groupspec.serve import Cluster, Server, wire
 from kafka.protocol.consumer import HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse
 from kafka.protocol.metadata import ApiVersionsResponse

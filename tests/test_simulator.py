@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from groupspec.reference.network import Network, NetworkConfig
-from groupspec.reference.scenarios import ScenarioOptions, member_config, run_scenario
-from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import dumps_jsonl, ownership, read_trace, write_trace
+from groupspec.reference.sim import Network, NetworkConfig, ScenarioOptions, member_config, run_scenario
+from groupspec.reference.sim import SimConfig, Simulator, dumps_jsonl, ownership, read_trace, write_trace
 from groupspec.trace import check_events
 
 import os
@@ -392,7 +390,7 @@ def test_deep_every_scenario_many_seeds(protocol: str) -> None:
     """Every scenario, 20 seeds, a jittery reordering network: no partition ever has two owners
     (no member is paused past its session timeout here, so there are no zombies) and every run ends
     with each partition owned exactly once."""
-    from groupspec.reference.scenarios import SCENARIOS
+    from groupspec.reference.sim import SCENARIOS
 
     for name, sc in SCENARIOS.items():
         if sc.finding or sc.default_protocol == "connect":
@@ -455,7 +453,7 @@ def test_busy_member_finds_a_moved_coordinator_from_its_heartbeat_thread(lookup:
     when the coordinator moves; its heartbeats are refused NOT_COORDINATOR, it finds the new coordinator
     and keeps its session, so the group never drops it. With the lookup left to poll (this reference before
     connect-keep-work's ``--hypothesis-seed=58``) its session expires and c1 takes its partitions."""
-    from groupspec.reference.consumer import Consumer
+    from groupspec.reference.classic import Consumer
 
     if lookup == "poll only":
         monkeypatch.setattr(Consumer, "_heartbeat_lookup_ms", lambda self: 10**12)
@@ -546,3 +544,26 @@ def test_commit_after_a_missed_rebalance_is_fenced_by_generation(faults: frozens
         assert first["accepted"] is True
     else:
         assert first["accepted"] is False and first["error"] == "ILLEGAL_GENERATION"
+
+
+def test_one_clock_runs_fixed_step_simulations_in_order():
+    """The one clock (reference/sim/virtual_clock.py) as the KIP-848 and migration simulations use it: at each
+    step time the scenario's events due then, in their order, then the step; events at other times never run;
+    the clock ends one step past the last step."""
+    from groupspec.reference.sim import VirtualClock
+
+    class Steps(VirtualClock):
+        def __init__(self) -> None:
+            self._reset_clock()
+            self.seen: list[tuple[int, str]] = []
+
+        def step(self) -> None:
+            self.seen.append((self.now, "step"))
+
+    s = Steps()
+    events = {0: [lambda: s.seen.append((s.now, "a")), lambda: s.seen.append((s.now, "b"))],
+              200: [lambda: s.seen.append((s.now, "c"))], 150: [lambda: s.seen.append((s.now, "never"))],
+              900: [lambda: s.seen.append((s.now, "after the end"))]}
+    s.run_in_steps(300, events, 100)
+    assert s.seen == [(0, "a"), (0, "b"), (0, "step"), (100, "step"), (200, "c"), (200, "step"), (300, "step")]
+    assert s.now == 400 and not s.pending()

@@ -15,22 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groupspec.reference.assignors import get
-from groupspec.reference.consumer import Consumer, ConsumerConfig, MemberState
-from groupspec.reference.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from groupspec.reference.classic import Consumer, ConsumerConfig, MemberState
+from groupspec.reference.classic import Assignment, Subscription, encode_assignment, encode_subscription
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    FindCoordinatorResponse,
-    HeartbeatResponse,
-    JoinGroupMember,
-    JoinGroupResponse,
-    LeaveGroupResponse,
-    OffsetCommitResponse,
-    SyncGroupResponse,
+from groupspec.reference.classic import (
+    FindCoordinatorResponse, HeartbeatResponse, JoinGroupMember, JoinGroupResponse, LeaveGroupResponse,
+    OffsetCommitResponse, SyncGroupResponse,
 )
-from groupspec.reference.network import NetworkConfig
-from groupspec.reference.scenarios import member_config
-from groupspec.reference.simulator import SimConfig, Simulator
-from groupspec.reference.trace import ownership
+from groupspec.reference.sim import NetworkConfig, member_config, SimConfig, Simulator, ownership
 from groupspec.trace import check_events
 
 

@@ -13,8 +13,7 @@ import pytest
 
 from groupspec.checker import Step, check as explore
 from groupspec.model import Config, make
-from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
-from groupspec.reference.trace import dumps_jsonl
+from groupspec.reference.sim import SCENARIOS, ScenarioOptions, run_scenario, dumps_jsonl
 from groupspec.trace import PROPERTY_IDS, check_events, check_paths
 from groupspec.trace.from_model import path_to_events
 from groupspec.verify import MODEL_JOBS

@@ -21,8 +21,7 @@ import groupspec.trace.fastpath as fastpath
 import groupspec.trace.kernel as kernel  # noqa: I001 - the real kernel, put back after each mutant
 from groupspec.checker import check as explore
 from groupspec.model import Config, make
-from groupspec.reference.scenarios import SCENARIOS, ScenarioOptions, run_scenario
-from groupspec.reference.trace import dumps_jsonl
+from groupspec.reference.sim import SCENARIOS, ScenarioOptions, run_scenario, dumps_jsonl
 from groupspec.trace import check_paths
 from groupspec.trace.runs import _check_file
 from groupspec.trace.from_model import path_to_events

@@ -1,10 +1,10 @@
-"""The ZooKeeper-era group simulator (reference/zookeeper_group.py): the herd, claims, determinism."""
+"""The ZooKeeper-era group simulator (reference/history/zookeeper_group.py): the herd, claims, determinism."""
 from __future__ import annotations
 
 import pytest
 
-from groupspec.reference.trace import ownership
-from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+from groupspec.reference.sim import ownership
+from groupspec.reference.history import ZkConfig, ZkGroup
 
 
 def _group(n: int, seed: int = 0, partitions: int = 12) -> ZkGroup:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from groupspec.reference.replay import ScriptError
+from groupspec.reference.sim import ScriptError
 
 from ._common import UserError, emit_json, make_console
 
@@ -14,16 +14,14 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
     from groupspec.oracle import KafkaOracle, OracleError
     from groupspec.oracle.compare import compare_script
     from groupspec.oracle.other import TranscriptError
-    from groupspec.reference.consumer_replay import is_consumer_script
+    from groupspec.reference.sim import family_of
 
-    consumer = is_consumer_script(text)
+    family = family_of(text)
+    consumer = family.name == "consumer"
     try:
         if consumer:  # the reference's own reader checks the script first (one-line error naming the line)
-            from groupspec.reference.consumer_group import COORDINATOR_FAULTS
-            from groupspec.reference.consumer_replay import run_consumer_script
-
             if "$self" not in text:
-                run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
+                family.run(text, faults)
         with KafkaOracle() as oracle:
             if transcript is not None:
                 from groupspec.oracle.other import compare_transcript

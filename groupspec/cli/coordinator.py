@@ -11,8 +11,8 @@ import sys
 
 import click
 
-from groupspec.reference.coordinator import FAULTS, java_string_hash, partition_for
-from groupspec.reference.replay import ScriptError, run_script
+from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS, java_string_hash, partition_for
+from groupspec.reference.sim import ScriptError, run_script
 
 from ._common import UserError, bad_input_probes, emit_json
 

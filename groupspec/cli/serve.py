@@ -88,7 +88,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     """
     import asyncio
 
-    from groupspec.reference.coordinator import CoordinatorConfig
+    from groupspec.reference.classic import CoordinatorConfig
     from groupspec.serve import Cluster, FaultError, FaultPlan, Server
     from groupspec.serve.server import run_loop
 

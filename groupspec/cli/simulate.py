@@ -51,9 +51,9 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
     --protocol: say where it lives."""
     if scenario is None:
         return
-    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
-    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
-    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+    from groupspec.reference.sim import CONSUMER_SCENARIOS as CONSUMER
+    from groupspec.reference.sim import MIGRATION_SCENARIOS
+    from groupspec.reference.sim import SCENARIOS as CLASSIC
 
     known = [*CLASSIC, *CONSUMER, *MIGRATION_SCENARIOS]
     if scenario not in known:
@@ -133,8 +133,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if protocol == "classic-to-consumer":
         _simulate_migration(scenario, members, partitions, seed, list_only, as_json)
         return
-    from groupspec.reference.network import NetworkConfig
-    from groupspec.reference.scenarios import SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
+    from groupspec.reference.sim import NetworkConfig, SCENARIOS, ScenarioError, ScenarioOptions, run_scenario
 
     if scenario is None:
         raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
@@ -157,12 +156,12 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     except ScenarioError as e:
         raise UserError(_naming_the_option(str(e))) from None
     if trace_path is not None:
-        from groupspec.reference.trace import write_trace
+        from groupspec.reference.sim import trace
 
         with atomic_output(trace_path) as tmp:
-            write_trace(tmp, report.sim.trace)
+            trace.write_trace(tmp, report.sim.trace)
     if transcript_path is not None:
-        from groupspec.reference.trace import dumps_jsonl
+        from groupspec.reference.sim import dumps_jsonl
 
         with atomic_output(transcript_path) as tmp:
             tmp.write_text(dumps_jsonl(report.sim.transcript()), encoding="utf-8")
@@ -193,9 +192,7 @@ def _classic_verdict(report, finding: str, mutated: bool) -> tuple[str, bool]:  
 def _family_of(scenario: str) -> str | None:
     """The protocol a scenario name belongs to when --protocol is not given (the KIP-848 and migration stories
     have names of their own; a name shared with the classic stories stays classic)."""
-    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
-    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
-    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+    from groupspec.reference.sim import CONSUMER_SCENARIOS as CONSUMER, MIGRATION_SCENARIOS, SCENARIOS as CLASSIC
 
     if scenario in CLASSIC:
         return None
@@ -208,9 +205,7 @@ def _family_of(scenario: str) -> str | None:
 
 def _list_all(as_json: bool) -> None:
     """Every built-in scenario of every family, with the protocol it runs by default."""
-    from groupspec.reference.consumer_sim import SCENARIOS as CONSUMER
-    from groupspec.reference.migration_sim import MIGRATION_SCENARIOS
-    from groupspec.reference.scenarios import SCENARIOS as CLASSIC
+    from groupspec.reference.sim import CONSUMER_SCENARIOS as CONSUMER, MIGRATION_SCENARIOS, SCENARIOS as CLASSIC
 
     rows = [(s.name, s.summary, s.default_protocol, "") for s in CLASSIC.values()]
     rows += [(n, summary, "consumer", "--protocol consumer") for n, summary in CONSUMER.items()]
@@ -318,8 +313,8 @@ def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport
 
 
 def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, list_only, as_json) -> None:
-    """`--protocol consumer`: the KIP-848 driver (groupspec.reference.consumer_sim)."""
-    from groupspec.reference.consumer_sim import SCENARIOS, ConsumerScenarioError, run_consumer_scenario
+    """`--protocol consumer`: the KIP-848 driver (groupspec.reference.sim.consumer_sim)."""
+    from groupspec.reference.sim import CONSUMER_SCENARIOS as SCENARIOS, ConsumerScenarioError, run_consumer_scenario
 
     if scenario is None:
         raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
@@ -347,9 +342,10 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, li
 
 
 def _simulate_migration(scenario, members, partitions, seed, list_only, as_json) -> None:
-    """`--protocol classic-to-consumer`: the online upgrade (groupspec.reference.migration_sim)."""
-    from groupspec.reference.migration_sim import (EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError,
-                                                   run_migration_scenario)
+    """`--protocol classic-to-consumer`: the online upgrade (groupspec.reference.sim.migration_sim)."""
+    from groupspec.reference.sim import (
+        EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError, run_migration_scenario,
+    )
 
     if scenario is None:
         raise UserError(f"missing SCENARIO; choose from {', '.join(MIGRATION_SCENARIOS)} (groupspec simulate --list)")

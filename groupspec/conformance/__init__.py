@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A :class:`Harness` owns one seeded :class:`~groupspec.reference.simulator.Simulator` (the reference
+A :class:`Harness` owns one seeded :class:`~groupspec.reference.sim.simulator.Simulator` (the reference
 coordinator, consumers and network) and one model protocol object (``groupspec.model.make``). It
 steps the simulator one event at a time and after **every** event it
 

@@ -25,16 +25,13 @@ from groupspec.model.core import (
     Reply,
     State,
 )
-from groupspec.reference.consumer import ConsumerConfig, MemberState
-from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_assignment, decode_subscription, decode_sticky_user_data
-from groupspec.reference.coordinator import GroupStatus as RefStatus
-from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    JoinGroupRequest,
-    JoinGroupResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
+from groupspec.reference.classic import ConsumerConfig, MemberState
+from groupspec.reference.classic import (
+    ConsumerProtocolError, decode_assignment, decode_subscription, decode_sticky_user_data,
 )
+from groupspec.reference.classic import GroupStatus as RefStatus
+from groupspec.reference.errors import Error
+from groupspec.reference.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
 
 from .refinement import HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS, SESSION_MS, TOPIC, project
 from .refinement import _INBOX_ERRORS, _MEMBER_STATE, _REF_STATUS

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 :class:`groupspec.conformance.Harness` runs the variant ``connect-delayed`` with
-:class:`~groupspec.reference.connect_worker.ConnectWorker` processes instead of consumers; this module
+:class:`~groupspec.reference.connect.worker.ConnectWorker` processes instead of consumers; this module
 holds what differs, called through small hooks of the harness (``Harness.connect``):
 
 * **Work items are partitions.** One connector ``t`` whose task count is the partition count of topic
@@ -49,10 +49,9 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Record, State
-from groupspec.reference.connect_protocol import CONNECTOR_TASK, decode_connect_assignment, decode_worker_metadata
-from groupspec.reference.connect_worker import ConnectWorker, WorkerConfig, items_running
-from groupspec.reference.consumer_protocol import ConsumerProtocolError
-from groupspec.reference.coordinator import GroupStatus as RefStatus
+from groupspec.reference.connect import CONNECTOR_TASK, decode_connect_assignment, decode_worker_metadata
+from groupspec.reference.connect import ConnectWorker, WorkerConfig, items_running
+from groupspec.reference.classic import ConsumerProtocolError, GroupStatus as RefStatus
 
 __all__ = ["CONNECT_DELAY_MS", "ConnectView", "worker_config"]
 
@@ -383,7 +382,7 @@ def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start:
             longer spell outlasts the delay, so the work may be handed to another worker meanwhile. Only
             between polls of a worker that is STABLE with no rebalance under way: Kafka's rebalance runs
             inside poll (the simulator would let a stalled worker rejoin from a response handler)."""
-            from groupspec.reference.consumer import MemberState
+            from groupspec.reference.classic import MemberState
 
             def go(h: Any) -> None:
                 p = h.sim.procs.get(n)

@@ -2,8 +2,8 @@
 
 Theory of operation
 -------------------
-The machine drives the *reference* (``reference.consumer_group.ConsumerGroupCoordinator`` and one
-``reference.consumer_next.ReconcilingConsumer`` per running process) through random runs: heartbeats,
+The machine drives the *reference* (``reference.consumer.coordinator.ConsumerGroupCoordinator`` and one
+``reference.consumer.client.ReconcilingConsumer`` per running process) through random runs: heartbeats,
 revocations, assignments, pauses, crashes, restarts, leaves, session and rebalance timeouts, live
 expiries, subscription changes and topic growth. Each rule *names the model step it implements*
 (``ConsumerGroupHeartbeat`` with the answer applied, ``RevokePartitions``, ...). After every rule the reference is mapped
@@ -40,8 +40,7 @@ from groupspec.model.consumer import (
 )
 from groupspec.model.core import Config, Proc
 from groupspec.model.properties import commit_fencing, exclusive_ownership
-from groupspec.reference.consumer_group import ConsumerGroupCoordinator, MemberState as RMS
-from groupspec.reference.consumer_next import ReconcilingConsumer
+from groupspec.reference.consumer import ConsumerGroupCoordinator, MemberState as RMS, ReconcilingConsumer
 
 COORDINATOR_MUTANTS = ("no_wait_release", "no_epoch_bump", "unfenced_commits", "early_epoch",
                        "keep_removed_holding", "no_rebalance_timeout", "accept_unknown_member")

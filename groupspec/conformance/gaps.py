@@ -18,10 +18,7 @@ from groupspec.model.core import (
     State,
 )
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    HeartbeatResponse,
-    JoinGroupRequest,
-)
+from groupspec.reference.classic import HeartbeatResponse, JoinGroupRequest
 
 from .refinement import match, project
 

@@ -23,12 +23,8 @@ from groupspec.model.core import (
 )
 from groupspec.model.properties import ACTIONS, SAFETY
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-)
-from groupspec.reference.network import NetworkConfig
-from groupspec.reference.simulator import SimConfig, Simulator, StepRecord
+from groupspec.reference.classic import LeaveGroupRequest, OffsetCommitRequest
+from groupspec.reference.sim import NetworkConfig, SimConfig, Simulator, StepRecord
 
 from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, STORY_VARIANTS, TOPIC, TOPICS, VARIANTS, match_path, project
 from .refinement import _DROPPED, _Line

@@ -22,14 +22,10 @@ from groupspec.model.core import (
     Reply,
     State,
 )
-from groupspec.reference.coordinator import GroupStatus as RefStatus
+from groupspec.reference.classic import GroupStatus as RefStatus
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import (
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    SyncGroupRequest,
-    SyncGroupResponse,
+from groupspec.reference.classic import (
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest, SyncGroupResponse,
 )
 
 from .refinement import REQUEST_MS

@@ -16,8 +16,8 @@ from groupspec.model.core import (
     MemberStatus as MS,
     Proc,
 )
-from groupspec.reference.consumer import MemberState
-from groupspec.reference.network import NetworkConfig
+from groupspec.reference.classic import MemberState
+from groupspec.reference.sim import NetworkConfig
 
 from .refinement import ConformanceFailure, MODEL_PARTITIONS, REBALANCE_MS, SESSION_MS, VARIANTS
 from .harness import Harness

@@ -1,4 +1,4 @@
-"""Conformance of the reference migration (``reference.migration``) to the model (``model.migration``).
+"""Conformance of the reference migration (``reference.migration.mixed_group``) to the model (``model.migration``).
 
 Theory of operation
 -------------------
@@ -20,7 +20,7 @@ and the check demands, after each step: the reference's answer is the one the mo
 (error or not, generation / epoch, the partitions given), and the reference coordinator's state maps to
 the model's (group epoch, assignment epoch, target, each member's state, epoch, assigned and pending
 partitions). A refused conversion must be refused by both; a downgrade must give the same generation
-and stored assignments. The fault switches of ``reference.migration`` (``MUTANTS``) must make it fail.
+and stored assignments. The fault switches of ``reference.migration.mixed_group`` (``MUTANTS``) must make it fail.
 """
 from __future__ import annotations
 
@@ -33,11 +33,13 @@ from groupspec.model.core import Config, GroupStatus, Proc, bits
 from groupspec.model.migration import (ClassicHeartbeat, ClassicToConsumer, Downgrade, JoinGroup, Kind, Phase,
                                        SyncGroup, Upgrade)
 from groupspec.reference.assignors.server import get_server
-from groupspec.reference.consumer_group import HeartbeatRequest as CGHeartbeat, MemberState as RMS
-from groupspec.reference.consumer_protocol import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
-from groupspec.reference.coordinator import GroupStatus as RGroupStatus, GroupView, MemberView
+from groupspec.reference.consumer import HeartbeatRequest as CGHeartbeat, MemberState as RMS
+from groupspec.reference.classic import (
+    Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription,
+)
+from groupspec.reference.classic import GroupStatus as RGroupStatus, GroupView, MemberView
 from groupspec.reference.errors import Error
-from groupspec.reference.messages import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
+from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
 from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
 
 __all__ = ["MUTANTS", "MUTANT_BUGS", "walk", "run", "run_mutant"]
@@ -212,7 +214,7 @@ def mixed_state_group(model, s):
 
 
 def _fresh(model):
-    from groupspec.reference.consumer_group import ConsumerGroupCoordinator
+    from groupspec.reference.consumer import ConsumerGroupCoordinator
 
     return ConsumerGroupCoordinator("g", {"t": model.cfg.partitions})
 

@@ -19,8 +19,7 @@ from groupspec.model.core import (
     Reply,
     State,
 )
-from groupspec.reference.consumer import MemberState
-from groupspec.reference.coordinator import GroupStatus as RefStatus
+from groupspec.reference.classic import MemberState, GroupStatus as RefStatus
 from groupspec.reference.errors import Error
 
 TOPIC = "t"

@@ -39,7 +39,7 @@ STORIES = (
           "Static-cooperative: a member left behind (Kafka's own double ownership)"),
 )
 
-# The ZooKeeper era (no coordinator: reference/zookeeper_group.py): a consumer joins a group of three, and
+# The ZooKeeper era (no coordinator: reference/history/zookeeper_group.py): a consumer joins a group of three, and
 # a consumer crashes (its nodes stay until its ZooKeeper session expires).
 ZK_START = [(0, "start", "c1"), (700, "start", "c2"), (1400, "start", "c3")]
 ZK_STORIES = (
@@ -53,7 +53,7 @@ ZK_STORIES = (
      ZK_START + [(2100, "start", "c4"), (20000, "start", "c5"), (21000, "start", "c6")], 20000, 34000,
      (("c4", 3000),)),
 )
-# Coordinator-side assignment (the 0.9 draft: reference/coordinator_side_group.py): a join, a crash.
+# Coordinator-side assignment (the 0.9 draft: reference/history/coordinator_side_group.py): a join, a crash.
 CS_START = [(0, "start", "c1"), (700, "start", "c2"), (1400, "start", "c3")]
 CS_STORIES = (
     (Story("coordinator-side-join", "coordinator-side-join", "coordinator-side",
@@ -61,7 +61,7 @@ CS_STORIES = (
     (Story("coordinator-side-crash", "coordinator-side-crash", "coordinator-side",
            "Coordinator-side: a consumer crashes"), CS_START + [(20000, "crash", "c3")], 18000, 36000),
 )
-# The next-generation protocol (KIP-848: reference/consumer_sim.py): its scale-out and rolling-restart stories.
+# The next-generation protocol (KIP-848: reference/sim/consumer_sim.py): its scale-out and rolling-restart stories.
 NEXT_STORIES = (
     (Story("consumer-scale-out", "scale-out", "consumer", "KIP-848: three consumers join 3 s apart"),
      [(0, "start", 0), (3000, "start", 1), (6000, "start", 2)], 0, 20000),
@@ -74,7 +74,7 @@ HERD_SIZES = (2, 4, 8, 16, 32)
 
 def herd_table() -> str:
     """The herd effect as a number: one consumer joins a group of N; every one of them is notified."""
-    from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+    from groupspec.reference.history import ZkConfig, ZkGroup
 
     rows = ["| consumers before the join | watch notifications | rebalance attempts | failed ownership claims | gave up |",
             "|---:|---:|---:|---:|---:|"]
@@ -142,8 +142,8 @@ CONSUMER_SCENARIOS = ("scale-out", "rolling-restart", "static-bounce", "zombie")
 
 
 def consumer_numbers() -> str:
-    """The next-generation protocol's own simulator (reference/consumer_sim.py), its stories' totals."""
-    from groupspec.reference.consumer_sim import run_consumer_scenario
+    """The next-generation protocol's own simulator (reference/sim/consumer_sim.py), its stories' totals."""
+    from groupspec.reference.sim import run_consumer_scenario
 
     rows = ["| story (`--protocol consumer`) | heartbeats | final group epoch | partitions moved | "
             "partition-seconds without an owner | commits refused | replay |", "|---|---:|---:|---:|---:|---:|---|"]

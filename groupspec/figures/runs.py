@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.reference.scenarios import ScenarioOptions, ScenarioReport, run_scenario
+from groupspec.reference.sim import ScenarioOptions, ScenarioReport, run_scenario
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,11 @@ def run(story: Story) -> Run:
 
 def run_zookeeper(story: Story, joins: list[tuple[int, str, str]], disturbance_ms: int, end_ms: int,
                   lagging: tuple[tuple[str, int], ...] = ()) -> Run:
-    """A run of the ZooKeeper-era group (reference/zookeeper_group.py): ``joins`` are (ms, start|close|crash,
+    """A run of the ZooKeeper-era group (reference/history/zookeeper_group.py): ``joins`` are (ms, start|close|crash,
     consumer); ``lagging`` the consumers whose ZooKeeper server lags (ms). The generation lines mark each
     change of the registry the consumers were notified of; the notes and claims come from the group's
     record of notifications and rebalance attempts."""
-    from groupspec.reference.zookeeper_group import ZkConfig, ZkGroup
+    from groupspec.reference.history import ZkConfig, ZkGroup
 
     zk = ZkGroup(ZkConfig(seed=0, partitions=story.partitions, lagging=lagging))
     for t, action, name in joins:
@@ -139,9 +139,9 @@ def double_claims(attempts: list[tuple[int, str, tuple[str, ...], tuple[int, ...
 
 
 def run_coordinator_side(story: Story, actions: list[tuple[int, str, str]], start_ms: int, end_ms: int) -> Run:
-    """A run of the coordinator-side assignment group (reference/coordinator_side_group.py, the 0.9 draft),
+    """A run of the coordinator-side assignment group (reference/history/coordinator_side_group.py, the 0.9 draft),
     drawn from ``start_ms`` to ``end_ms``."""
-    from groupspec.reference.coordinator_side_group import CoordinatorSideGroup, CsConfig
+    from groupspec.reference.history import CoordinatorSideGroup, CsConfig
 
     g = CoordinatorSideGroup(CsConfig(seed=0, partitions=story.partitions))
     for t, action, name in actions:
@@ -225,11 +225,11 @@ def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, t
 
 
 def run_next_generation(story: Story, schedule: list[tuple[int, str, int]], start_ms: int, end_ms: int) -> Run:
-    """A run of the next-generation protocol's simulator (reference/consumer_sim.py, KIP-848): ``schedule`` is
+    """A run of the next-generation protocol's simulator (reference/sim/consumer_sim.py, KIP-848): ``schedule`` is
     (ms, start|crash, slot) as in its ``scale-out`` and ``rolling-restart`` stories. The simulator is stepped
     here, and after every 100 ms step what each member owns (a member the coordinator knows, with an epoch) is
     written as trace lines; each heartbeat answer that changed a member's epoch or what it owns is a note."""
-    from groupspec.reference.consumer_sim import STEP_MS, ConsumerSimulation
+    from groupspec.reference.sim import STEP_MS, ConsumerSimulation
 
     sim = ConsumerSimulation(story.members, story.partitions, seed=0)
     trace: list[dict[str, Any]] = [{"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": story.partitions}]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.reference.replay import Replayer, Step, parse_script
+from groupspec.reference.sim import Replayer, Step, parse_script
 
 from .abstractions import diverges, explain
 from .process import KafkaOracle

@@ -1,5 +1,5 @@
 """Consumer-protocol (KIP-848) scripts through Kafka's coordinator, compared with the reference's
-``ConsumerGroupCoordinator`` (``reference.consumer_replay``).
+``ConsumerGroupCoordinator`` (``reference.sim.replay_consumer``).
 
 The transcript has the reference's consumer format (answers, ``removed`` events, a state line after every
 step). Kafka's coordinator is configured from the script's config line (``topics``, ``session_timeout_ms``,
@@ -57,7 +57,7 @@ class ConsumerPair:
     """
 
     def __init__(self, cfg: dict[str, Any], oracle: KafkaOracle, faults: frozenset[str] = frozenset()) -> None:
-        from groupspec.reference.consumer_group import COORDINATOR_FAULTS, ConsumerGroupCoordinator
+        from groupspec.reference.consumer import COORDINATOR_FAULTS, ConsumerGroupCoordinator
 
         self.group = cfg.get("group_id", "g")
         session = int(cfg.get("session_timeout_ms", 45_000))
@@ -87,7 +87,7 @@ class ConsumerPair:
         return self._ref_step(obj), self._kafka_step(obj)
 
     def _ref_step(self, obj: dict[str, Any]) -> list[str]:
-        from groupspec.reference.consumer_group import HeartbeatRequest
+        from groupspec.reference.consumer import HeartbeatRequest
 
         at, out, c = obj["at"], [], self.ref
         for mid in c.tick(at):

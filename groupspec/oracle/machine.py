@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from groupspec.reference.replay import parse_script
+from groupspec.reference.sim import parse_script
 
 from .compare import TrackingReplayer, compare_step, step_chunks, write_points_differ
 from .process import KafkaOracle

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from groupspec.reference.replay import Step, parse_script
+from groupspec.reference.sim import Step, parse_script
 
 from .compare import Comparison, compare_step, step_chunks
 from .process import KafkaOracle
@@ -45,7 +45,7 @@ def _per_step(lines: list[str], is_state: str) -> list[list[str]]:
 
 def compare_transcript(text: str, transcript: Iterable[str], oracle: KafkaOracle) -> Comparison:
     """Compare ``transcript`` (another coordinator's answers to script ``text``) with Kafka 4.3.1's, step by step."""
-    from groupspec.reference.consumer_replay import is_consumer_script
+    from groupspec.reference.sim import is_consumer_script
 
     lines = [ln for ln in (raw.strip() for raw in transcript) if ln]
     if is_consumer_script(text):

@@ -1,6 +1,6 @@
 """A coordinator script run through Kafka's own coordinator (the oracle), transcribed as the reference transcribes it.
 
-The script is parsed and its requests are built by the reference's own script reader (``reference.replay``: the
+The script is parsed and its requests are built by the reference's own script reader (``reference.sim.replay_classic``: the
 same aliases, defaults, payload bytes), then each request is sent to the oracle instead of the reference
 coordinator. Aliases resolve against the ids *Kafka* handed out: ``$X`` is the newest id Kafka gave a JoinGroup
 sent from X, and in the transcript an id is shown as the alias it was given to, so two coordinators that generate
@@ -15,16 +15,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_assignment
-from groupspec.reference.messages import (
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
+from groupspec.reference.classic import ConsumerProtocolError, decode_assignment
+from groupspec.reference.classic import (
+    HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest,
     SyncGroupRequest,
 )
-from groupspec.reference.replay import Replayer, ScriptError, Step, parse_script
+from groupspec.reference.sim import Replayer, ScriptError, Step, parse_script
 
 from .process import KafkaOracle
 
@@ -39,7 +35,7 @@ UNSUPPORTED = {
 
 
 class KafkaScriptRunner(Replayer):
-    """``reference.replay.Replayer``'s script reading, with Kafka's coordinator answering."""
+    """``reference.sim.replay_classic.Replayer``'s script reading, with Kafka's coordinator answering."""
 
     def __init__(self, oracle: KafkaOracle) -> None:
         super().__init__()

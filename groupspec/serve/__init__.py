@@ -1,7 +1,7 @@
 """``groupspec serve``: the reference group coordinator on the Kafka wire protocol.
 
 This room owns the server that lets real Kafka clients (librdkafka, kafka-python, aiokafka, ...)
-join groups run by ``groupspec.reference.coordinator.GroupCoordinator``:
+join groups run by ``groupspec.reference.classic.coordinator.GroupCoordinator``:
 
 * ``wire.py``: frames, headers, the APIs and versions served (encoding by kafka-python's
   schema-driven codec, generated from Kafka's message JSON), Kafka's error answers;
@@ -11,7 +11,7 @@ join groups run by ``groupspec.reference.coordinator.GroupCoordinator``:
   one per member encoded directly);
 * ``faults.py``: the fault rules (command line, script file, Python API);
 * ``consumer.py``: the next-generation protocol (KIP-848): ``ConsumerGroupHeartbeat`` answered by
-  ``groupspec.reference.consumer_group.ConsumerGroupCoordinator``, member-epoch offsets, its recording
+  ``groupspec.reference.consumer.coordinator.ConsumerGroupCoordinator``, member-epoch offsets, its recording
   (``messages/``: the message schema kafka-python lacks);
 * ``transcript.py``: the served session as a coordinator script and its transcript;
 * ``audit.py``: a recorded session replayed against the reference and read as a trace checked by the

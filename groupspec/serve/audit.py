@@ -7,7 +7,7 @@ Theory of operation
 ``check_session(script, transcript)`` (the CLI: ``groupspec coordinator check``) asks two questions:
 
 1. **Is every answer the reference's?** The script is replayed against the reference
-   coordinator (``groupspec.reference.replay.run_script``, which runs consumer-protocol scripts on
+   coordinator (``groupspec.reference.sim.run_script``, which runs consumer-protocol scripts on
    the next-generation coordinator) and the replay's transcript is compared with the recorded one
    line by line; the first line that differs is reported with both versions. A transcript edited
    by hand, or written by a coordinator that is not the reference, fails here.
@@ -37,7 +37,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.reference.replay import run_script
+from groupspec.reference.sim import run_script
 from groupspec.trace import check_events
 
 __all__ = ["SessionCheck", "check_session", "transcript_events"]

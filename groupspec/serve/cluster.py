@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``Cluster`` is a driver of ``groupspec.reference.coordinator.GroupCoordinator`` in the way the
+``Cluster`` is a driver of ``groupspec.reference.classic.coordinator.GroupCoordinator`` in the way the
 simulator is: the sans-IO coordinator is unchanged, the cluster hands it requests and time and
 routes its answers. The socket layer (``server.py``) calls:
 
@@ -46,8 +46,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupspec.reference.consumer_protocol import Assignment, ConsumerProtocolError, decode_assignment
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator, Outbound
+from groupspec.reference.classic import Assignment, ConsumerProtocolError, decode_assignment
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator, Outbound
 from groupspec.reference.errors import Error, InvalidMessage
 from groupspec.reference import messages as m
 

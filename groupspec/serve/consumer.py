@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``ConsumerGroups`` is to ``groupspec.reference.consumer_group.ConsumerGroupCoordinator`` what
+``ConsumerGroups`` is to ``groupspec.reference.consumer.coordinator.ConsumerGroupCoordinator`` what
 ``Cluster`` is to the classic coordinator: a driver without IO. The reference decides everything
 about membership, epochs and assignments; this module translates the wire (topic ids, nullable
 "unchanged" fields), checks a request the way Kafka's ``GroupMetadataManager`` does before it
@@ -31,7 +31,7 @@ reaches a group, and keeps the groups' timers running:
 
 Recording (when the cluster records): the group chosen by ``record_group`` (else the first consumer group) is written as a
 script and transcript in the format of ``groupspec coordinator replay`` for consumer-protocol
-scripts (``groupspec.reference.consumer_replay``): one step per request the reference handled,
+scripts (``groupspec.reference.sim.replay_consumer``): one step per request the reference handled,
 ``advance`` steps when a timer removed members between requests, ``metadata`` steps when a topic
 was created; answers given without asking the reference are ``#`` comment lines. Replaying the
 script gives the transcript back, byte for byte.
@@ -45,7 +45,7 @@ import re
 from typing import Any
 
 from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
-from groupspec.reference.consumer_group import ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse
+from groupspec.reference.consumer import ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse
 from groupspec.reference.errors import Error
 
 from . import wire

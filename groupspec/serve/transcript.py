@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from groupspec.reference.consumer_protocol import ConsumerProtocolError, decode_assignment, decode_subscription
-from groupspec.reference.coordinator import CoordinatorConfig, GroupCoordinator, Outbound
+from groupspec.reference.classic import ConsumerProtocolError, decode_assignment, decode_subscription
+from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator, Outbound
 from groupspec.reference import messages as m
-from groupspec.reference.replay import Replayer
+from groupspec.reference.sim import Replayer
 
 __all__ = ["Recorder"]
 

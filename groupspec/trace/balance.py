@@ -17,15 +17,14 @@ and does not take the group again): these are small recordings, not fleets.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .checker import GroupChecker
+GroupChecker = Any  # checker.GroupChecker, which imports this module (no import back: no cycle)
 
 __all__ = ["subscribe", "subscribes", "live_topics", "converged"]
 
 
-def subscribe(g: "GroupChecker", ev: dict[str, Any], line: int | None, ts: int) -> None:
+def subscribe(g: GroupChecker, ev: dict[str, Any], line: int | None, ts: int) -> None:
     """A member's subscription from now on (a ``subscribed`` line, or ``joined`` with ``topics``)."""
     name, topics = ev.get("member"), ev.get("topics")
     if not isinstance(name, str) or not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
@@ -43,12 +42,12 @@ def subscribe(g: "GroupChecker", ev: dict[str, Any], line: int | None, ts: int) 
         g._cut(name)
 
 
-def subscribes(g: "GroupChecker", name: str, topic: str) -> bool:
+def subscribes(g: GroupChecker, name: str, topic: str) -> bool:
     subs = g.subs.get(name)
     return subs is None or topic in subs
 
 
-def live_topics(g: "GroupChecker") -> set[str] | None:
+def live_topics(g: GroupChecker) -> set[str] | None:
     """The topics some alive member subscribes to; None when an alive member's subscription is unknown
     (it subscribes to every topic)."""
     alive = [n for n, m in g.members.items() if m.alive]
@@ -57,7 +56,7 @@ def live_topics(g: "GroupChecker") -> set[str] | None:
     return set().union(*(g.subs[n] for n in alive))
 
 
-def converged(g: "GroupChecker") -> bool:
+def converged(g: GroupChecker) -> bool:
     """Complete and balanced (the module's docstring)."""
     if not g.period_members or g.n_multi or not g.universe:
         return False

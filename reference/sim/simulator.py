@@ -4,15 +4,15 @@ Theory of operation
 -------------------
 Everything happens on a virtual clock (ms). The simulator is a thin driver around sans-IO actors:
 
-* two brokers, each a :class:`~groupspec.reference.coordinator.GroupCoordinator` sharing one
-  :class:`~groupspec.reference.coordinator.GroupMetadataLog` (the ``__consumer_offsets`` data).
+* two brokers, each a :class:`~groupspec.reference.classic.coordinator.GroupCoordinator` sharing one
+  :class:`~groupspec.reference.classic.coordinator.GroupMetadataLog` (the ``__consumer_offsets`` data).
   Broker 1 leads the group's offsets partition at the start; broker 2 is the standby that loads it
   on failover (``unload_partition`` on the old leader, ``load_partition(complete=False)`` on the
   new one, ``finish_loading`` after ``load_delay_ms``; meanwhile it answers
   COORDINATOR_LOAD_IN_PROGRESS as Kafka does);
-* N :class:`~groupspec.reference.consumer.Consumer` members, each with an application thread
+* N :class:`~groupspec.reference.classic.client.Consumer` members, each with an application thread
   that polls every ``poll_interval_ms`` and a heartbeat thread woken at ``next_timer_ms()``;
-* a :class:`~groupspec.reference.network.Network` deciding delay, loss, duplication and
+* a :class:`~groupspec.reference.sim.network.Network` deciding delay, loss, duplication and
   reordering - a parameter of the run, invisible to the actors.
 
 One priority queue holds every future event ``(time, seq, kind, ...)``; ``seq`` is a global
@@ -28,7 +28,7 @@ that connection; a reply arriving on a connection the consumer has since dropped
 through the sender identity ``(process, connection, correlation id)`` handed to the coordinator.
 
 Members are consumers; ``start`` with ``member=ConnectWorker`` (from
-:mod:`groupspec.reference.connect_worker`) runs a Kafka Connect worker instead, whose connector's task
+:mod:`groupspec.reference.connect.worker`) runs a Kafka Connect worker instead, whose connector's task
 count is the partition count of the topic named like the connector (``partitions`` changes it).
 
 Faults (scheduled with :meth:`Simulator.at` or the helpers): ``start``, ``close`` (graceful),
@@ -52,20 +52,21 @@ group's status or generation.
 """
 from __future__ import annotations
 
-import heapq
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .assignors import get as get_assignor
-from .consumer import Consumer, ConsumerConfig, MemberEvent, Send
-from .connect_protocol import decode_connect_assignment
-from .consumer_protocol import ConsumerProtocolError, decode_assignment
-from .coordinator import CoordinatorConfig, GroupCoordinator, GroupMetadataLog, Outbound
-from .errors import Error
-from .messages import FindCoordinatorRequest, FindCoordinatorResponse, Request, Response, request_name
+from ..assignors import get as get_assignor
+from ..classic import (
+    Consumer, ConsumerConfig, ConsumerProtocolError, CoordinatorConfig, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupCoordinator, GroupMetadataLog, MemberEvent, Outbound, Request, Response, Send,
+    decode_assignment, request_name,
+)
+from ..connect import decode_connect_assignment
+from ..errors import Error
 from .network import Envelope, Network, NetworkConfig
+from .virtual_clock import VirtualClock
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
 
@@ -108,16 +109,14 @@ class _Proc:
     seen_events: int = 0
 
 
-class Simulator:
+class Simulator(VirtualClock):
     """A seeded, step-wise simulation of one consumer group."""
 
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
         self.rng = random.Random(self.config.seed)
         self.network = Network(self.config.network, self.rng)
-        self.now = 0
-        self._seq = 0
-        self._queue: list[tuple[int, int, str, Any, Any]] = []
+        self._reset_clock()
         self.log = GroupMetadataLog()
         cc = CoordinatorConfig(initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms)
         self.partition = GroupCoordinator(cc).partition_of(self.config.group_id)
@@ -138,16 +137,11 @@ class Simulator:
         # earlier wake-up re-arms the timer when it fires)
         self._wake_at: dict[Any, int] = {}
         self._last_group: tuple[Any, ...] | None = None
-        self.steps = 0
         # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
-        # adjust the member (positions) and return more requests (reference/records.py uses this).
+        # adjust the member (positions) and return more requests (reference/sim/records.py uses this).
         self.hooks: list[Callable[[Simulator, _Proc], list[Send]]] = []
 
     # ------------------------------------------------------------------ scheduling API
-
-    def _push(self, at: int, kind: str, a: Any = None, b: Any = None) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, kind, a, b))
 
     def at(self, time_ms: int, action: str, name: str | None = None, **args: Any) -> None:
         """Schedule an action: start, close, crash, restart, pause, stall, failover, store_fails,
@@ -162,12 +156,6 @@ class Simulator:
 
     # ------------------------------------------------------------------ the loop
 
-    def pending(self) -> bool:
-        return bool(self._queue)
-
-    def next_time(self) -> int | None:
-        return self._queue[0][0] if self._queue else None
-
     def step(self) -> StepRecord | None:
         """Process the next event; ``None`` when nothing is left."""
         if not self._queue:
@@ -177,9 +165,7 @@ class Simulator:
         return StepRecord(self.now, rec[0], rec[1], rec[2], tuple(self.trace[trace_start:]))
 
     def _step(self) -> tuple[str, str, str]:
-        at, _, kind, a, b = heapq.heappop(self._queue)
-        if at > self.now:
-            self.now = at
+        at, kind, a, b = self._pop()
         self.steps += 1
         if kind == "deliver":
             return self._deliver(a)

@@ -70,35 +70,23 @@ Faults (``faults``, for mutation testing only; each breaks one rule on purpose):
 
 NOTE(listener-events): every callback is also appended to ``Consumer.events`` as a
 :class:`MemberEvent`; the simulator turns these into trace lines (the trace format, docs/formats.md).
+
+Files. This module is the member's driving surface (the inputs above), its requests in flight, coordinator
+discovery, heartbeats, LeaveGroup and commits; ``client_rebalance.py`` is joining and syncing with the
+listener calls (a base class of :class:`Consumer` holding no state of its own); ``client_types.py`` the
+values it takes and gives.
 """
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from .consumer_protocol import (
-    Assignment,
-    ConsumerProtocolError,
-    Subscription,
-    decode_assignment,
-    decode_cooperative_user_data,
-    decode_sticky_user_data,
-    decode_subscription,
-    encode_assignment,
-    encode_cooperative_user_data,
-    encode_sticky_user_data,
-    encode_subscription,
-)
-from .errors import Error
+from ..errors import Error
 from .messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
@@ -106,9 +94,29 @@ from .messages import (
     OffsetCommitResponse,
     Request,
     Response,
-    SyncGroupRequest,
-    SyncGroupResponse,
 )
+from .client_types import (
+    COOPERATIVE,
+    COORDINATOR_ERRORS,
+    EAGER,
+    FAULTS,
+    JOIN_GROUP_TIMEOUT_LAPSE_MS,
+    NO_GENERATION,
+    TP,
+    AssignorFactory,
+    ConsumerConfig,
+    Generation,
+    InFlight,
+    MemberEvent,
+    MemberState,
+    MetadataSource,
+    NullListener,
+    RebalanceListener,
+    Send,
+    rebalance_protocol,
+    validate_cooperative_assignment,
+)
+from .client_rebalance import ClientRebalance
 
 __all__ = [
     "MemberState",
@@ -124,177 +132,10 @@ __all__ = [
     "validate_cooperative_assignment",
 ]
 
-EAGER = "eager"
-COOPERATIVE = "cooperative"
-_PROTOCOL_RANK = {EAGER: 0, COOPERATIVE: 1}
-
-FAULTS = frozenset({"skip_revoke_before_join", "same_round_transfer", "ignore_owned", "no_rejoin_after_revoke"})
-
-TP = tuple[str, int]
-
-#: AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE
-JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
-
-# Errors that mean "the coordinator moved or is down": mark it unknown and rediscover (§5.2).
-_COORDINATOR_ERRORS = frozenset({Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR, Error.REQUEST_TIMED_OUT})
-_FATAL_JOIN_ERRORS = frozenset(
-    {
-        Error.FENCED_INSTANCE_ID,
-        Error.INCONSISTENT_GROUP_PROTOCOL,
-        Error.INVALID_SESSION_TIMEOUT,
-        Error.INVALID_GROUP_ID,
-        Error.GROUP_AUTHORIZATION_FAILED,
-        Error.GROUP_MAX_SIZE_REACHED,
-    }
-)
-
-
-class MemberState(enum.Enum):
-    """``AbstractCoordinator.MemberState``."""
-
-    UNJOINED = "UNJOINED"
-    PREPARING_REBALANCE = "PREPARING_REBALANCE"
-    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
-    STABLE = "STABLE"
-
-
-class RebalanceListener(Protocol):
-    """``ConsumerRebalanceListener``."""
-
-    def on_partitions_revoked(self, partitions: tuple[TP, ...]) -> None: ...
-    def on_partitions_assigned(self, partitions: tuple[TP, ...]) -> None: ...
-    def on_partitions_lost(self, partitions: tuple[TP, ...]) -> None: ...
-
-
-@dataclass(frozen=True)
-class ConsumerConfig:
-    """The consumer settings the rebalance protocol depends on (Kafka's names, in ms)."""
-
-    group_id: str = "g"
-    client_id: str = "consumer"
-    topics: tuple[str, ...] = ("t",)
-    assignors: tuple[str, ...] = ("range", "cooperative-sticky")
-    group_instance_id: str | None = None
-    session_timeout_ms: int = 45000
-    heartbeat_interval_ms: int = 3000
-    max_poll_interval_ms: int = 300000  # also the rebalance timeout sent in JoinGroup
-    request_timeout_ms: int = 30000
-    retry_backoff_ms: int = 100
-    enable_auto_commit: bool = True
-    auto_commit_interval_ms: int = 5000
-    commit_on_revoke: bool = False
-    rack_id: str | None = None
-    join_group_version: int = 9
-    leave_group_on_close: bool = True  # internal.leave.group.on.close
-
-
-@dataclass(frozen=True)
-class Send:
-    """Send ``request`` to ``dest`` (``"coordinator"``: the member's coordinator; ``"any"``: any broker).
-
-    ``corr`` is the correlation id; the response must come back to :meth:`Consumer.receive` with it.
-    """
-
-    dest: str
-    request: Request
-    corr: int
-
-
-@dataclass(frozen=True)
-class MemberEvent:
-    """Something the member observed, in trace-format terms (docs/formats.md)."""
-
-    ts_ms: int
-    event: str  # joined | assigned | revoked | lost | left | fenced | commit
-    generation: int
-    member_id: str
-    protocol: str
-    partitions: tuple[Any, ...] = ()
-    error: str | None = None
-    accepted: bool | None = None
-
-
-@dataclass(frozen=True)
-class _Generation:
-    generation_id: int = -1
-    member_id: str = ""
-    protocol_name: str | None = None
-
-
-NO_GENERATION = _Generation()
 
 
 @dataclass
-class _InFlight:
-    kind: str  # find | join | sync | heartbeat | commit | leave
-    request: Request
-    generation: _Generation
-    deadline_ms: int
-    purpose: str = ""  # commit: "auto" | "prepare" | "revoke"
-
-
-def rebalance_protocol(supported: list[tuple[str, ...]]) -> str:
-    """§5.3: the highest protocol supported by every configured assignor; ValueError if none."""
-    if not supported:
-        raise ValueError("no assignor configured")
-    common = set(supported[0])
-    for s in supported[1:]:
-        common &= set(s)
-    if not common:
-        raise ValueError("the configured assignors have no rebalance protocol in common")
-    return max(common, key=lambda p: _PROTOCOL_RANK[p])
-
-
-def _member_data(assignor: str, sub: Subscription) -> tuple[tuple[TP, ...], int]:
-    """What the leader's assignor believes a member owned, and in which generation.
-
-    ``StickyAssignor.memberData`` reads both from the user data (an eager member owns nothing when
-    it joins); ``CooperativeStickyAssignor.memberData`` takes the subscription's owned partitions
-    and its generation (v2+) or, for older subscriptions, the generation in the user data; the
-    other assignors read the subscription's fields.
-    """
-    if assignor == "sticky":
-        previous, generation = decode_sticky_user_data(sub.user_data)
-        return previous, -1 if generation is None else generation
-    if assignor == "cooperative-sticky" and sub.version < 2:
-        g = decode_cooperative_user_data(sub.user_data)
-        return tuple(sub.owned_partitions), -1 if g is None else g
-    return tuple(sub.owned_partitions), sub.generation_id
-
-
-def validate_cooperative_assignment(
-    owned: Mapping[str, tuple[TP, ...]], assigned: Mapping[str, list[TP] | tuple[TP, ...]]
-) -> list[TP]:
-    """``ConsumerCoordinator.validateCooperativeAssignment``: partitions added to some member while
-    still being revoked from another (i.e. moved directly). Empty list = valid."""
-    added: set[TP] = set()
-    revoked: set[TP] = set()
-    for mid, asg in assigned.items():  # Kafka walks the assignor's output only
-        own = set(owned.get(mid, ()))
-        added |= set(asg) - own
-        revoked |= own - set(asg)
-    return sorted(added & revoked)
-
-
-class _Recorder:
-    """Default listener: does nothing (events are recorded by the consumer itself)."""
-
-    def on_partitions_revoked(self, partitions: tuple[TP, ...]) -> None:
-        pass
-
-    def on_partitions_assigned(self, partitions: tuple[TP, ...]) -> None:
-        pass
-
-    def on_partitions_lost(self, partitions: tuple[TP, ...]) -> None:
-        pass
-
-
-AssignorFactory = Callable[[str], Any]
-MetadataSource = Callable[[], Mapping[str, int]]
-
-
-@dataclass
-class Consumer:
+class Consumer(ClientRebalance):
     """One consumer process's group membership (sans-IO)."""
 
     protocol_type: ClassVar[str] = "consumer"  # the group's protocol type (Connect workers: "connect")
@@ -303,12 +144,12 @@ class Consumer:
     config: ConsumerConfig
     metadata: MetadataSource  # topic -> partition count, as the client's metadata cache sees it
     assignor_factory: AssignorFactory
-    listener: RebalanceListener = field(default_factory=_Recorder)
+    listener: RebalanceListener = field(default_factory=NullListener)
     faults: frozenset[str] = frozenset()
 
     # ---- state (inspectable) ----
     state: MemberState = MemberState.UNJOINED
-    generation: _Generation = NO_GENERATION
+    generation: Generation = NO_GENERATION
     owned: tuple[TP, ...] = ()
     rejoin_needed: bool = True
     needs_join_prepare: bool = True
@@ -324,7 +165,7 @@ class Consumer:
     positions: dict[TP, int] = field(default_factory=dict)
     committed: dict[TP, int] = field(default_factory=dict)
     events: list[MemberEvent] = field(default_factory=list)
-    inflight: dict[int, _InFlight] = field(default_factory=dict)
+    inflight: dict[int, InFlight] = field(default_factory=dict)
     last_poll_ms: int = 0
     next_heartbeat_ms: int = 0  # Heartbeat.heartbeatTimer: reset to the interval on send, to the backoff on failure
     last_heartbeat_ok_ms: int = 0
@@ -515,11 +356,11 @@ class Consumer:
         timeout = self.config.request_timeout_ms
         if kind == "join":
             timeout = max(timeout, self.config.max_poll_interval_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS)
-        self.inflight[corr] = _InFlight(kind, req, self.generation, now + timeout, purpose)
+        self.inflight[corr] = InFlight(kind, req, self.generation, now + timeout, purpose)
         out.append(Send(dest, req, corr))
         return corr
 
-    def _kind_inflight(self, kind: str) -> _InFlight | None:
+    def _kind_inflight(self, kind: str) -> InFlight | None:
         for f in self.inflight.values():
             if f.kind == kind:
                 return f
@@ -596,7 +437,7 @@ class Consumer:
         if self._kind_inflight("find") is None and now >= self.retry_at_ms:
             self._send(now, "any", "find", FindCoordinatorRequest(self.config.group_id), out)
 
-    def _on_find(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+    def _on_find(self, now: int, f: InFlight, resp: Response, out: list[Send]) -> None:
         assert isinstance(resp, FindCoordinatorResponse)
         if resp.error is Error.NONE:
             self.coordinator_known = True
@@ -610,334 +451,9 @@ class Consumer:
         else:
             self.retry_at_ms = now + self.config.retry_backoff_ms
 
-    # ------------------------------------------------------------------ join / sync
-
-    def _join_group_if_needed(self, now: int, out: list[Send]) -> None:
-        """One pass of ``AbstractCoordinator.joinGroupIfNeeded``."""
-        if self._kind_inflight("join") is not None or self._kind_inflight("sync") is not None:
-            return
-        if now < self.retry_at_ms:
-            return
-        if self.needs_join_prepare:
-            self.needs_join_prepare = False
-            if not self._on_join_prepare(now, out):
-                self.needs_join_prepare = True  # waiting for the auto-commit; JoinGroup not sent yet
-                return
-        if not self._revoke_commit_done(now):
-            return
-        self.join_prepare_deadline_ms = None
-        self._send_join(now, out)
-
-    def _prepare_deadline(self, now: int) -> int:
-        """``joinPrepareTimer``: onJoinPrepare waits for commits at most the rebalance timeout."""
-        if self.join_prepare_deadline_ms is None:
-            self.join_prepare_deadline_ms = now + self.config.max_poll_interval_ms
-        return self.join_prepare_deadline_ms
-
-    def _revoke_commit_done(self, now: int) -> bool:
-        """A commit made by the revocation callback (commit_on_revoke) is synchronous in the
-        application: the JoinGroup waits for it, up to the rebalance timeout."""
-        f = self._kind_inflight("commit")
-        if f is None or f.purpose != "revoke":
-            return True
-        return now >= self._prepare_deadline(now)
-
-    def _subscription_user_data(self, name: str) -> bytes | None:
-        """``ConsumerPartitionAssignor.subscriptionUserData`` of assignor ``name``."""
-        previous, generation = self._assignor_memory.get(name, (None, -1))
-        if name == "sticky":
-            return None if previous is None else encode_sticky_user_data(previous, generation)
-        if name == "cooperative-sticky":
-            return encode_cooperative_user_data(generation)
-        return None
-
-    def _send_join(self, now: int, out: list[Send]) -> None:
-        protocols = []
-        owned = tuple(sorted(self.owned))
-        for name in self.config.assignors:
-            sub = Subscription(
-                topics=tuple(sorted(self.config.topics)),
-                user_data=self._subscription_user_data(name),
-                owned_partitions=owned,
-                generation_id=self.generation.generation_id,
-                rack_id=self.config.rack_id,
-            )
-            protocols.append((name, encode_subscription(sub)))
-        self.joined_topics = tuple(sorted(self.config.topics))
-        req = JoinGroupRequest(
-            group_id=self.config.group_id,
-            member_id=self.generation.member_id,
-            protocol_type=self.protocol_type,
-            protocols=tuple(protocols),
-            session_timeout_ms=self.config.session_timeout_ms,
-            rebalance_timeout_ms=self.config.max_poll_interval_ms,
-            group_instance_id=self.config.group_instance_id,
-            version=self.config.join_group_version,
-            client_id=self.config.client_id,
-        )
-        self.state = MemberState.PREPARING_REBALANCE
-        self._send(now, "coordinator", "join", req, out)
-
-    def _on_join_prepare(self, now: int, out: list[Send]) -> bool:
-        """§5.4 ``ConsumerCoordinator.onJoinPrepare``; False while its auto-commit is outstanding."""
-        if self.config.enable_auto_commit:
-            pending = self._kind_inflight("commit")
-            if pending is None or pending.purpose != "prepare":
-                if not self._prepare_committed:
-                    self._prepare_committed = True
-                    self._commit(now, self.owned, "prepare", out)
-                    pending = self._kind_inflight("commit")
-            if pending is not None and pending.purpose == "prepare" and now < self._prepare_deadline(now):
-                return False
-        self._prepare_committed = False
-        g = self.generation
-        if g.generation_id == -1 or g.member_id == "":
-            if self.owned:
-                lost = self.owned
-                self.listener.on_partitions_lost(lost)
-                self._event(now, "lost", lost)
-                self._drop(lost)
-        elif self.protocol == EAGER:
-            if "skip_revoke_before_join" in self.faults:
-                pass  # FAULT: keep consuming across the rebalance
-            else:
-                revoked = self.owned
-                self._revoke(now, revoked, out)
-                self.owned = ()
-        else:
-            subscribed = set(self.config.topics)
-            revoked = tuple(tp for tp in self.owned if tp[0] not in subscribed)
-            if revoked:
-                self._revoke(now, revoked, out)
-        self.is_leader = False
-        return True
-
-    def _revoke(self, now: int, parts: tuple[TP, ...], out: list[Send]) -> None:
-        if self.config.commit_on_revoke and parts:
-            self._commit(now, parts, "revoke", out)
-        self.listener.on_partitions_revoked(parts)
-        self._event(now, "revoked", parts)
-        self._drop(parts)
-
-    def _drop(self, parts: tuple[TP, ...]) -> None:
-        gone = set(parts)
-        self.owned = tuple(tp for tp in self.owned if tp not in gone)
-
-    def _reset_generation(self, keep_member_id: bool) -> None:
-        """``resetStateAndRejoin``: forget the generation (and maybe the member id), rejoin, and run
-        ``onJoinPrepare`` again first - it will report the owned partitions lost."""
-        self.state = MemberState.UNJOINED
-        self.generation = _Generation(-1, self.generation.member_id, None) if keep_member_id else NO_GENERATION
-        self.rejoin_needed = True
-        self.needs_join_prepare = True
-
-    def _fenced(self, now: int, err: Error) -> None:
-        self._event(now, "fenced", error=err.name)
-
-    def _on_join(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
-        assert isinstance(resp, JoinGroupResponse)
-        err = resp.error
-        if err is Error.NONE:
-            if self.state is not MemberState.PREPARING_REBALANCE:
-                self.rejoin_needed = True  # UnjoinedGroupException: retry
-                return
-            self.generation = _Generation(resp.generation_id, resp.member_id, resp.protocol_name)
-            self.state = MemberState.COMPLETING_REBALANCE
-            self.last_heartbeat_ok_ms = now
-            self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms  # HeartbeatThread.enable
-            if resp.is_leader and not resp.skip_assignment:
-                self.is_leader = True
-                self._on_leader_elected(now, resp, out)
-            else:
-                self.is_leader = resp.is_leader
-                if resp.is_leader:  # skipAssignment: the static leader keeps the stored assignment
-                    self.assignment_snapshot = self._metadata_snapshot()
-                self._send_sync(now, (), out)
-        elif err is Error.MEMBER_ID_REQUIRED:
-            self.generation = _Generation(-1, resp.member_id, None)
-            self._join_group_if_needed(now, out)  # rejoin immediately
-        elif err is Error.UNKNOWN_MEMBER_ID:
-            if f.generation == self.generation:
-                self._fenced(now, err)
-                self._reset_generation(keep_member_id=False)
-            self._join_group_if_needed(now, out)
-        elif err in (Error.REBALANCE_IN_PROGRESS, Error.ILLEGAL_GENERATION):
-            self.rejoin_needed = True
-            self._join_group_if_needed(now, out)
-        elif err in _COORDINATOR_ERRORS:
-            self._mark_coordinator_unknown()
-        elif err is Error.COORDINATOR_LOAD_IN_PROGRESS:
-            self.retry_at_ms = now + self.config.retry_backoff_ms
-        elif err in _FATAL_JOIN_ERRORS:
-            if err is Error.FENCED_INSTANCE_ID:
-                self._fenced(now, err)
-            self.fatal = err.name
-        else:
-            self.fatal = err.name
-
-    def _on_leader_elected(self, now: int, resp: JoinGroupResponse, out: list[Send]) -> None:
-        """§5.6 ``onLeaderElected`` + ``performAssignment``."""
-        name = resp.protocol_name or ""
-        assignor = self._assignors.get(name)
-        if assignor is None:
-            self.fatal = "IllegalStateException: coordinator selected an assignor this member does not have"
-            return
-        subs: dict[str, dict[str, Any]] = {}
-        owned_by: dict[str, tuple[TP, ...]] = {}
-        try:
-            for m in resp.members:
-                s = decode_subscription(m.metadata)
-                owned, generation = _member_data(name, s)
-                if "ignore_owned" in self.faults:
-                    owned = ()
-                owned_by[m.member_id] = tuple(s.owned_partitions)
-                subs[m.member_id] = {
-                    "topics": list(s.topics),
-                    "owned": [list(tp) for tp in owned],
-                    "generation": generation,
-                    "instance_id": m.group_instance_id,
-                    "rack": s.rack_id,
-                }
-        except ConsumerProtocolError as e:
-            self.fatal = f"SchemaException: {e}"
-            return
-        self.group_topics = tuple(sorted({t for s in subs.values() for t in s["topics"]}))
-        self.assignment_snapshot = self._metadata_snapshot()
-        counts = {t: n for t, n in self.metadata().items()}
-        same_round = "same_round_transfer" in self.faults and self.protocol == COOPERATIVE
-        if same_round and name == "cooperative-sticky":
-            assignor = self.assignor_factory("sticky")  # FAULT: the one-shot target, nothing withheld
-        result = assignor.assign(counts, subs)
-        assignment = {mid: [tuple(tp) for tp in parts] for mid, parts in result.items()}
-        if self.protocol == COOPERATIVE and name != "cooperative-sticky" and not same_round:
-            bad = validate_cooperative_assignment(owned_by, assignment)  # type: ignore[arg-type]
-            if bad:
-                self.fatal = f"IllegalStateException: assignor {name} moved still-owned partitions {bad}"
-                return
-        blobs = tuple(
-            (mid, encode_assignment(Assignment(tuple(sorted(parts)))))  # type: ignore[arg-type]
-            for mid, parts in assignment.items()
-        )
-        self._send_sync(now, blobs, out)
-
-    def _send_sync(self, now: int, assignments: tuple[tuple[str, bytes], ...], out: list[Send]) -> None:
-        g = self.generation
-        req = SyncGroupRequest(
-            group_id=self.config.group_id,
-            member_id=g.member_id,
-            generation_id=g.generation_id,
-            assignments=assignments,
-            group_instance_id=self.config.group_instance_id,
-            protocol_type=self.protocol_type,
-            protocol_name=g.protocol_name,
-        )
-        self._send(now, "coordinator", "sync", req, out)
-
-    def _on_sync(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
-        assert isinstance(resp, SyncGroupResponse)
-        err = resp.error
-        if err is Error.NONE:
-            if self.state is not MemberState.COMPLETING_REBALANCE or f.generation != self.generation:
-                # the heartbeat thread reset us meanwhile: raised as ILLEGAL_GENERATION, rejoin now
-                self.rejoin_needed = True
-                self._join_group_if_needed(now, out)
-                return
-            if resp.protocol_name is not None and resp.protocol_name != self.generation.protocol_name:
-                self.fatal = Error.INCONSISTENT_GROUP_PROTOCOL.name
-                return
-            self.state = MemberState.STABLE
-            self.rejoin_needed = False
-            self.needs_join_prepare = True
-            self.last_heartbeat_ok_ms = now
-            self._apply_sync_assignment(now, resp.assignment, out)
-        elif err is Error.REBALANCE_IN_PROGRESS:
-            self.rejoin_needed = True
-            self._join_group_if_needed(now, out)
-        elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
-            if f.generation == self.generation:
-                self._fenced(now, err)
-                self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
-            self.rejoin_needed = True
-            self._join_group_if_needed(now, out)
-        elif err in _COORDINATOR_ERRORS:
-            self._mark_coordinator_unknown()
-        elif err is Error.FENCED_INSTANCE_ID:
-            self._fenced(now, err)
-            self.fatal = err.name
-        else:
-            self.fatal = err.name
-
-    def _apply_sync_assignment(self, now: int, blob: bytes, out: list[Send]) -> None:
-        """The SyncGroup answer's assignment bytes: decode them and run ``onJoinComplete``."""
-        if len(blob) < 2:
-            # ConsumerCoordinator.onJoinComplete: no version prefix means the leader's assignor
-            # left this member out - IllegalStateException, thrown from poll
-            self.fatal = "IllegalStateException: insufficient bytes in the SyncGroup assignment"
-            return
-        try:
-            asg = decode_assignment(blob)
-        except ConsumerProtocolError as e:
-            self.fatal = f"SchemaException: {e}"
-            return
-        self._on_join_complete(now, tuple(asg.partitions), out)
-
-    def _on_join_complete(self, now: int, assigned: tuple[TP, ...], out: list[Send]) -> None:
-        """§5.7 ``onJoinComplete``."""
-        if not self.is_leader:
-            self.assignment_snapshot = None
-            self.group_topics = None  # SubscriptionState.resetGroupSubscription
-        subscribed = set(self.config.topics)
-        if any(tp[0] not in subscribed for tp in assigned):
-            self.rejoin_needed = True
-            return
-        assigned = tuple(sorted(set(assigned)))
-        if self.protocol == COOPERATIVE:
-            keep = set(assigned)
-            revoked = tuple(tp for tp in self.owned if tp not in keep)
-            if revoked:
-                self._revoke(now, revoked, out)
-                if "no_rejoin_after_revoke" not in self.faults:
-                    self.rejoin_needed = True
-            have = set(self.owned)
-            added = tuple(tp for tp in assigned if tp not in have)
-        else:
-            if self.owned:  # only with the skip_revoke_before_join fault: a late, silent drop
-                late = self.owned
-                self.listener.on_partitions_revoked(late)
-                self._event(now, "revoked", late)
-                self.owned = ()
-            added = assigned
-        self.owned = tuple(sorted(set(self.owned) | set(added)))
-        for tp in added:
-            self.positions.setdefault(tp, self.committed.get(tp, 0))
-        # ConsumerPartitionAssignor.onAssignment, on the selected assignor only
-        self._assignor_memory[self.generation.protocol_name or ""] = (assigned, self.generation.generation_id)
-        self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
-        self.listener.on_partitions_assigned(added)
-        self._event(now, "assigned", added)
-        if self.rejoin_needed:
-            # joinGroupIfNeeded loops while rejoinNeededOrPending(): the follow-up JoinGroup goes
-            # out within the same poll.
-            self._join_group_if_needed(now, out)
-
-    def _on_leave_prepare(self, now: int) -> None:
-        g = self.generation
-        if not self.owned:
-            return
-        # AbstractCoordinator.rebalanceInProgress
-        rebalancing = self.state in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
-        parts = self.owned
-        if g.generation_id == -1 or g.member_id == "" or rebalancing:
-            self.listener.on_partitions_lost(parts)
-            self._event(now, "lost", parts)
-        else:
-            self.listener.on_partitions_revoked(parts)
-            self._event(now, "revoked", parts)
-        self.owned = ()
-
     # ------------------------------------------------------------------ heartbeat / leave
 
-    def _on_heartbeat(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+    def _on_heartbeat(self, now: int, f: InFlight, resp: Response, out: list[Send]) -> None:
         assert isinstance(resp, HeartbeatResponse)
         err = resp.error
         if err is Error.NONE:
@@ -952,7 +468,7 @@ class Consumer:
                 self._reset_generation(keep_member_id=err is Error.ILLEGAL_GENERATION)
                 if err is Error.FENCED_INSTANCE_ID:
                     self.fatal = err.name
-        elif err in _COORDINATOR_ERRORS:
+        elif err in COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()
         if err not in (Error.NONE, Error.REBALANCE_IN_PROGRESS, Error.FENCED_INSTANCE_ID):
             self.next_heartbeat_ms = now + self.config.retry_backoff_ms  # Heartbeat.failHeartbeat
@@ -970,7 +486,7 @@ class Consumer:
             self._send(now, "coordinator", "leave", req, out)
         self._reset_generation(keep_member_id=False)
 
-    def _on_leave(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+    def _on_leave(self, now: int, f: InFlight, resp: Response, out: list[Send]) -> None:
         assert isinstance(resp, LeaveGroupResponse)  # best effort: nothing to do either way
 
     # ------------------------------------------------------------------ commits
@@ -987,7 +503,7 @@ class Consumer:
         req = OffsetCommitRequest(self.config.group_id, offsets, g.member_id, g.generation_id, self.config.group_instance_id)
         self._send(now, "coordinator", "commit", req, out, purpose)
 
-    def _on_commit(self, now: int, f: _InFlight, resp: Response, out: list[Send]) -> None:
+    def _on_commit(self, now: int, f: InFlight, resp: Response, out: list[Send]) -> None:
         assert isinstance(resp, OffsetCommitResponse)
         assert isinstance(f.request, OffsetCommitRequest)
         err = resp.error
@@ -1008,5 +524,5 @@ class Consumer:
             if f.generation == self.generation:
                 self._fenced(now, err)
                 self.fatal = err.name
-        elif err in _COORDINATOR_ERRORS:
+        elif err in COORDINATOR_ERRORS:
             self._mark_coordinator_unknown()

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A Connect worker is a group member like a consumer (Kafka's ``WorkerCoordinator`` extends the same
-``AbstractCoordinator``), so :class:`ConnectWorker` is a :class:`~groupspec.reference.consumer.Consumer`
+``AbstractCoordinator``), so :class:`ConnectWorker` is a :class:`~groupspec.reference.classic.client.Consumer`
 with the Connect parts swapped in. Everything else — FindCoordinator, the MEMBER_ID_REQUIRED two-step
 join, heartbeats, the session and poll timeouts, the error table, LeaveGroup on close — is the
 consumer's, unchanged. The driver (the simulator) runs it exactly like a consumer: ``start`` it with
@@ -22,7 +22,7 @@ The Connect parts (coordinator.md §6; Kafka's ``WorkerCoordinator``, ``Distribu
 
 * **JoinGroup**: protocol type ``connect``; protocols ``sessioned`` then ``compatible`` (``connect.protocol
   = compatible``: only the latter), each carrying the worker's metadata (URL, config offset, and its
-  *current allocation*: everything it runs), :mod:`groupspec.reference.connect_protocol`. The eager
+  *current allocation*: everything it runs), :mod:`groupspec.reference.connect.protocol`. The eager
   ``default`` protocol is not offered: the reference worker runs the incremental protocol only.
 * **onJoinPrepare** revokes nothing: an incremental worker keeps running its work until it is
   explicitly revoked.
@@ -65,8 +65,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .assignors.connect import DEFAULT_MAX_DELAY_MS, LeaderState, RoundResult, Running, assign_round
-from .connect_protocol import (
+from ..assignors.connect import DEFAULT_MAX_DELAY_MS, LeaderState, RoundResult, Running, assign_round
+from .protocol import (
     CONNECTOR_TASK,
     PROTOCOL_VERSIONS,
     ConnectAssignment,
@@ -76,9 +76,10 @@ from .connect_protocol import (
     encode_connect_assignment,
     encode_worker_metadata,
 )
-from .consumer import COOPERATIVE, Consumer, ConsumerConfig, MemberState, Send
-from .consumer_protocol import ConsumerProtocolError
-from .messages import JoinGroupRequest, JoinGroupResponse
+from ..classic import (
+    COOPERATIVE, Consumer, ConsumerConfig, ConsumerProtocolError, JoinGroupRequest, JoinGroupResponse, MemberState,
+    Send,
+)
 
 __all__ = ["FAULTS", "ConnectWorker", "LeaderRound", "WorkerConfig", "items_running"]
 

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .consumer_group import (ConsumerGroupCoordinator, HeartbeatRequest as CGHeartbeat, HeartbeatResponse as CGAnswer,
+from ..consumer.coordinator import (ConsumerGroupCoordinator, HeartbeatRequest as CGHeartbeat, HeartbeatResponse as CGAnswer,
                              LEAVE_GROUP_MEMBER_EPOCH, Member, MemberState)
-from .consumer_protocol import Assignment, ConsumerProtocolError, decode_assignment, decode_subscription, encode_assignment
-from .errors import Error
-from .messages import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest,
-                       SyncGroupResponse)
+from ..classic import (
+    Assignment, ConsumerProtocolError, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    SyncGroupRequest, SyncGroupResponse, decode_assignment, decode_subscription, encode_assignment,
+)
+from ..errors import Error
 
 __all__ = ["MixedConsumerGroup", "ClassicSeed", "MigrationRefused", "POLICIES", "MIGRATION_FAULTS"]
 

@@ -32,7 +32,7 @@ carry take their defaults (no owned partitions, generation -1, no rack).
 
 Writing groups owned/assigned partitions by topic, topics in order of first appearance, partitions
 in the order given (Kafka's generated ``OwnedPartitions`` collection is keyed by topic in insertion
-order). The consumer in :mod:`groupspec.reference.consumer` passes sorted lists, as Kafka's
+order). The consumer in :mod:`groupspec.reference.classic.client` passes sorted lists, as Kafka's
 ``ConsumerCoordinator.metadata`` does.
 
 Malformed bytes raise :class:`ConsumerProtocolError` naming the field and byte offset; nothing else

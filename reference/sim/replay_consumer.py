@@ -1,11 +1,12 @@
-"""Coordinator script replay for the next-generation protocol (KIP-848): ``ConsumerGroupHeartbeat`` steps.
+"""The KIP-848 family's plug-in of the script replay (``replay.py``): ``ConsumerGroupHeartbeat`` steps.
 
 Theory of operation
 -------------------
 An additive extension of the coordinator-script format (``groupspec coordinator replay``): a script
 whose steps send ``ConsumerGroupHeartbeat`` (or whose configuration says
-``"group_protocol": "consumer"``) is run against the KIP-848 coordinator
-(``reference.consumer_group``) instead of the classic one; classic scripts are untouched.
+``"group_protocol": "consumer"``) is claimed by this family (:func:`claims`, asked before the classic
+family) and run against the KIP-848 coordinator (``reference.consumer.coordinator``) instead of the classic
+one; classic scripts are untouched.
 Mixing classic requests and ``ConsumerGroupHeartbeat`` in one script is rejected (classic members
 inside a consumer group are not implemented).
 
@@ -42,15 +43,29 @@ and after every step a state line::
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from .consumer_group import ConsumerGroupCoordinator, HeartbeatRequest
-from .errors import ScriptError
+from ..consumer import COORDINATOR_FAULTS, ConsumerGroupCoordinator, HeartbeatRequest
+from ..errors import ScriptError
+
+__all__ = ["claims", "run", "is_consumer_script", "run_consumer_script"]
 
 _CONFIG_KEYS = {"group_protocol", "group_id", "topics", "assignor", "session_timeout_ms", "heartbeat_interval_ms"}
 _HB_KEYS = {"at", "from", "send", "member_id", "member_epoch", "instance_id", "subscribed_topic_names",
             "subscribed_topic_regex", "owned", "rebalance_timeout_ms", "server_assignor"}
 _COMMIT_KEYS = {"at", "from", "send", "member_id", "member_epoch", "offsets"}
+
+
+def claims(text: str) -> bool:
+    """Is this script the KIP-848 family's? (See :func:`is_consumer_script`.)"""
+    return is_consumer_script(text)
+
+
+def run(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
+    """Run a KIP-848 script with the fault switches of the consumer-group coordinator among ``faults`` (the
+    others are the classic family's and do not apply)."""
+    return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
 
 
 def is_consumer_script(text: str) -> bool:

@@ -20,7 +20,7 @@ of the disturbance) to its end, so start-up does not count.
 * ``static``: like ``eager`` plus ``group.instance.id`` per member (KIP-345);
 * ``static-cooperative``: like ``cooperative`` plus ``group.instance.id`` per member (KIP-345 with
   KIP-429, what Kafka Streams runs);
-* ``connect``: Kafka Connect workers ``c1..cN`` (:class:`~groupspec.reference.connect_worker.ConnectWorker`)
+* ``connect``: Kafka Connect workers ``c1..cN`` (:class:`~groupspec.reference.connect.worker.ConnectWorker`)
   running one connector named ``t`` whose task count is the partition count; the leader's assignor is
   Connect's incremental cooperative one (``--assignor connect``, the only choice), with
   ``scheduled.rebalance.max.delay.ms`` = 10 s. Workers keep running their work across a member-id
@@ -38,12 +38,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .assignors import NAMES as ASSIGNOR_NAMES
-from .assignors import get as get_assignor
-from .consumer import FAULTS as CONSUMER_FAULTS
-from .coordinator import FAULTS as COORDINATOR_FAULTS
-from .connect_worker import ConnectWorker, WorkerConfig
-from .consumer import ConsumerConfig
+from ..assignors import NAMES as ASSIGNOR_NAMES, get as get_assignor
+from ..classic import CLIENT_FAULTS as CONSUMER_FAULTS, COORDINATOR_FAULTS, ConsumerConfig
+from ..connect import ConnectWorker, WorkerConfig
 from .network import NetworkConfig
 from .simulator import SimConfig, Simulator
 from .trace import Ownership, ownership

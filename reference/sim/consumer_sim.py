@@ -3,8 +3,9 @@
 Theory of operation
 -------------------
 The driver of ``groupspec simulate SCENARIO --protocol consumer``, beside the classic simulator
-(``simulator.py``). Virtual time advances in steps of 100 ms; each running consumer heartbeats at
-the coordinator's heartbeat interval (with a per-consumer jitter drawn from the seed), reconciles
+(``simulator.py``). Virtual time advances in steps of 100 ms on the one clock (``virtual_clock.py``);
+each running consumer heartbeats at the coordinator's heartbeat interval (with a per-consumer jitter drawn
+from the seed), reconciles
 after each answer — revocations first, then assignments — and commits its partitions every second;
 the coordinator's timers (session and rebalance timeouts) fire from :meth:`tick`. Scenario events
 (joins, crashes, restarts, pauses, leaves) happen at fixed times; ``churn`` draws them from the seed.
@@ -20,9 +21,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .consumer_group import ConsumerGroupCoordinator
-from .consumer_next import ReconcilingConsumer
-from .errors import Error
+from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
+from ..errors import Error
+from .virtual_clock import VirtualClock
 
 STEP_MS = 100
 SCENARIOS = {
@@ -69,7 +70,7 @@ class SimReport:
                                                "rejected_commits", "assignment", "violations")}
 
 
-class ConsumerSimulation:
+class ConsumerSimulation(VirtualClock):
     def __init__(self, members: int, partitions: int, seed: int, assignor: str = "uniform", static: bool = False,
                  coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset()) -> None:
         self.rng = random.Random(seed)
@@ -80,7 +81,7 @@ class ConsumerSimulation:
         self.consumer_faults = consumer_faults
         self.procs: dict[int, Proc] = {}
         self.restarts = [0] * members
-        self.now = 0
+        self._reset_clock()
         self.report = SimReport("", seed, members, partitions, 0)
         self.last_owner: dict[int, str] = {}
 
@@ -173,19 +174,15 @@ class ConsumerSimulation:
                 self.report.moved += 1
             self.last_owner[part] = mid
 
-    def run_until(self, end: int, events: dict[int, list]) -> None:
-        while self.now <= end:
-            for fn in events.get(self.now, ()):
-                fn()
-            self.step()
-            self.now += STEP_MS
+    def run_until(self, end: int, events: dict[int, list]) -> None:  # type: ignore[override]
+        """Every 100 ms up to ``end``: the scenario's events due then, then :meth:`step` (on the one clock)."""
+        self.run_in_steps(end, events, STEP_MS)
 
 
 def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
                           faults: frozenset[str] = frozenset()) -> SimReport:
     """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
-    from .consumer_group import COORDINATOR_FAULTS
-    from .consumer_next import CLIENT_FAULTS
+    from ..consumer import COORDINATOR_FAULTS, CLIENT_FAULTS
 
     if name not in SCENARIOS:
         raise ConsumerScenarioError(f"unknown scenario {name!r} for --protocol consumer; choose from {', '.join(SCENARIOS)}")

@@ -1,4 +1,5 @@
-"""Coordinator conformance scripts: run a JSON Lines script against the reference coordinator.
+"""The classic family's plug-in of the script replay (``replay.py``): a JSON Lines script against the classic
+coordinator.
 
 Theory of operation
 -------------------
@@ -22,7 +23,7 @@ literally, ``""`` as ``null``. Resolving ``$X`` for an alias never seen, or one 
 given an id yet, is an error of the script.
 
 Payloads. ``metadata`` entries become ``ConsumerProtocolSubscription`` bytes and ``assignments``
-entries ``ConsumerProtocolAssignment`` bytes (``reference.consumer_protocol``); equal metadata
+entries ``ConsumerProtocolAssignment`` bytes (``reference.classic.consumer_protocol``); equal metadata
 fields give equal bytes. The coordinator itself never looks inside them; the transcript decodes
 SyncGroup assignments back to ``[[topic, partition], ...]``.
 
@@ -42,38 +43,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .consumer_protocol import (
-    Assignment,
-    ConsumerProtocolError,
-    Subscription,
-    decode_assignment,
-    encode_assignment,
-    encode_subscription,
+from ..classic import (
+    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, Assignment, ConsumerProtocolError, CoordinatorConfig,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinator, HeartbeatRequest, HeartbeatResponse,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MemberIdentity, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Outbound, Request, Subscription,
+    SyncGroupRequest, SyncGroupResponse, decode_assignment, encode_assignment, encode_subscription,
 )
-from .coordinator import CoordinatorConfig, GroupCoordinator, Outbound
-from .errors import Error, ScriptError
-from .messages import (
-    JOIN_GROUP_VERSION,
-    LEAVE_GROUP_VERSION,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    Request,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
+from ..errors import Error, ScriptError
 
-__all__ = ["ScriptError", "Step", "parse_script", "run_script", "Replayer"]
+__all__ = ["Step", "parse_script", "Replayer", "claims", "run"]
 
 _CONFIG_FIELDS = {
     "initial_rebalance_delay_ms", "group_max_size", "min_session_timeout_ms", "max_session_timeout_ms",
@@ -498,13 +477,13 @@ def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj)
 
 
-def run_script(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
-    """Parse and run a whole script; returns the transcript lines. Raises ``ScriptError``."""
-    from .consumer_replay import is_consumer_script, run_consumer_script
+def claims(text: str) -> bool:
+    """Every script is the classic family's unless another family claims it (the driver asks it last)."""
+    return True
 
-    if is_consumer_script(text):  # KIP-848 ConsumerGroupHeartbeat steps: see consumer_replay.py
-        from .consumer_group import COORDINATOR_FAULTS
 
-        return run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
+def run(text: str, faults: Iterable[str] = frozenset()) -> list[str]:
+    """Parse and run a whole classic script; returns the transcript lines. Raises ``ScriptError``; a fault
+    switch the classic coordinator does not know is a ``ValueError`` (``FAULTS`` lists them)."""
     steps = parse_script(text)
     return Replayer(faults=frozenset(faults)).run(steps)

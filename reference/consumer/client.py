@@ -17,8 +17,8 @@ partitions), ``no_ack_revocation`` (the member never reports its owned partition
 """
 from __future__ import annotations
 
-from .consumer_group import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
-from .errors import Error
+from .coordinator import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from ..errors import Error
 
 __all__ = ["ReconcilingConsumer", "CLIENT_FAULTS"]
 

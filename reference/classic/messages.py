@@ -6,7 +6,7 @@ These are the wire messages of the *classic* group protocol (JoinGroup, SyncGrou
 LeaveGroup, OffsetCommit, OffsetFetch, FindCoordinator) as plain frozen dataclasses, with the
 fields Kafka's request/response schemas carry (``clients/src/main/resources/common/message/
 *Request.json`` / ``*Response.json``) that matter to the rebalance protocol. They carry no IO and
-no encoding: the coordinator (``reference.coordinator``) and the consumer client consume and
+no encoding: the coordinator (``reference.classic.coordinator``) and the consumer client consume and
 produce them directly; a transport would encode them.
 
 Conventions
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .errors import Error, InvalidMessage
+from ..errors import Error, InvalidMessage
 
 __all__ = [
     "JOIN_GROUP_VERSION",

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 The rebalance protocol decides who owns a partition; what that costs an application shows in its
 records: processed twice after a partition moved, or never processed at all. :class:`RecordFlow`
-adds that layer to a :class:`~groupspec.reference.simulator.Simulator` through its ``hooks``
+adds that layer to a :class:`~groupspec.reference.sim.simulator.Simulator` through its ``hooks``
 (NOTE(sim-hooks)), without changing the coordinator or the consumer:
 
 * **Producers.** Every partition's log grows by ``RecordsConfig.rate_per_s`` records a second from
@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .consumer import ConsumerConfig, Send
+from ..classic import ConsumerConfig, Send
 
 if TYPE_CHECKING:  # pragma: no cover
     from .simulator import Simulator, _Proc

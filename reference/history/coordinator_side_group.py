@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .virtual_clock import TOPIC, VirtualClock
+from ..sim import TOPIC, VirtualClock
 
 __all__ = ["CsConfig", "CoordinatorSideGroup"]
 

@@ -36,14 +36,14 @@ Protocol names and versions are Kafka's ``ConnectProtocolCompatibility``: ``defa
 
 Decoding tolerates a version above the highest known one (the layout only grows at the end) and
 ignores trailing bytes, as Kafka's schema reader does; malformed bytes raise
-:class:`~groupspec.reference.consumer_protocol.ConsumerProtocolError` naming the field.
+:class:`~groupspec.reference.classic.consumer_protocol.ConsumerProtocolError` naming the field.
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
 
-from .consumer_protocol import ConsumerProtocolError, _Reader, _w_bytes, _w_i16, _w_i32, _w_string
+from ..classic.consumer_protocol import ConsumerProtocolError, _Reader, _w_bytes, _w_i16, _w_i32, _w_string
 
 __all__ = [
     "CONNECTOR_TASK",

@@ -22,15 +22,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .assignors import get as get_assignor
-from .consumer_group import ConsumerGroupCoordinator
-from .consumer_next import ReconcilingConsumer
-from .consumer_protocol import Subscription, decode_assignment, decode_subscription, encode_assignment, encode_subscription, Assignment
-from .coordinator import CoordinatorConfig, GroupCoordinator
-from .errors import Error
-from .messages import (HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberIdentity,
-                       SyncGroupRequest, SyncGroupResponse)
-from .migration import MigrationRefused, MixedConsumerGroup
+from ..assignors import get as get_assignor
+from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
+from ..classic import (
+    Assignment, CoordinatorConfig, GroupCoordinator, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, MemberIdentity, Subscription, SyncGroupRequest, SyncGroupResponse, decode_assignment,
+    decode_subscription, encode_assignment, encode_subscription,
+)
+from ..errors import Error
+from ..migration import MigrationRefused, MixedConsumerGroup
+from .virtual_clock import VirtualClock
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 
@@ -83,7 +84,7 @@ class MigrationReport:
                                                "assignment")}
 
 
-class MigrationSimulation:
+class MigrationSimulation(VirtualClock):
     def __init__(self, members: int, partitions: int, seed: int) -> None:
         self.rng = random.Random(seed)
         self.partitions = partitions
@@ -91,7 +92,7 @@ class MigrationSimulation:
         self.mixed: MixedConsumerGroup | None = None
         self.procs: dict[str, ClassicClient | ReconcilingConsumer] = {}
         self.beats: dict[str, int] = {}
-        self.now = 0
+        self._reset_clock()
         self.report = MigrationReport("", seed, members, partitions)
         self.on_leader_sync = None  # a scenario hook: called once the leader's SyncGroup is stored
         self.assignor = get_assignor("cooperative-sticky")
@@ -326,11 +327,7 @@ def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, see
 
         at(10_000, lambda: setattr(sim, "on_leader_sync", hook))
         end = 30_000
-    while sim.now <= end:
-        for fn in ev.get(sim.now, ()):
-            fn()
-        sim.step()
-        sim.now += STEP_MS
+    sim.run_in_steps(end, ev, STEP_MS)
     r = sim.report
     r.duration_ms = end
     if sim.mixed is not None and sim.mixed.downgraded is None:

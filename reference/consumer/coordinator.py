@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .assignors.server import get_server
-from .errors import Error
+from ..assignors.server import get_server
+from ..errors import Error
 
 __all__ = [
     "HeartbeatRequest", "HeartbeatResponse", "MemberState", "ConsumerGroupCoordinator", "COORDINATOR_FAULTS",
