@@ -83,7 +83,7 @@ class Layout:
             self.tp_of.append((TOPIC_NAMES[t], p - first))
         self.bit_of = {tp: p for p, tp in enumerate(self.tp_of)}
 
-    def mask(self, tps) -> int:
+    def mask(self, tps: Iterable[tuple[str, int]]) -> int:
         m = 0
         for tp in tps:
             m |= 1 << self.bit_of[tp]
@@ -92,7 +92,7 @@ class Layout:
     def tps(self, mask: int) -> list[tuple[str, int]]:
         return [self.tp_of[p] for p in range(self.cfg.partitions) if mask >> p & 1]
 
-    def topic_mask(self, names) -> int:
+    def topic_mask(self, names: Iterable[str]) -> int:
         return sum(1 << TOPIC_NAMES.index(n) for n in set(names))
 
     def topic_names(self, mask: int) -> list[str]:
@@ -129,7 +129,7 @@ def model_for(setup: Setup, base: type | None = None) -> tuple[Any, Layout]:
     return WithReferenceAssignor(cfg), layout
 
 
-def _by_topic(tps) -> dict[str, list[int]]:
+def _by_topic(tps: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         out.setdefault(t, []).append(p)
@@ -183,7 +183,7 @@ class Driver:
     def member_id(self, i: int) -> str | None:
         for mid in self.coord.members:
             if self.slot_of[mid] == i:
-                return mid
+                return str(mid)
         return None
 
     def took(self, action: Any, spend: bool = False) -> None:
@@ -209,7 +209,8 @@ class Driver:
     def allowed(self, kind: type, also: Iterable[int] = ()) -> list[int]:
         """The members the model enables a step of this kind for, and ``also`` those the reference's own
         guard allows (where the two differ, the judge tells which is wrong)."""
-        return sorted({a.member for a in self.enabled() if type(a) is kind} | set(also))
+        steps = [(type(a), int(a.member)) for a in self.enabled()]
+        return sorted({i for k, i in steps if k is kind} | set(also))
 
     def revoking(self) -> list[int]:
         return [i for i, c in enumerate(self.clients) if c is not None and self.proc[i] == Proc.UP and c.revoking()]
@@ -479,7 +480,8 @@ def topics_kept(self: Any) -> None:
 # -- OffsetCommits delivered late (the fault ``late-commit``; only setups with that fault have these rules)
 def _send_commit_kind() -> type:
     from groupspec.model.consumer_flight import SendOffsetCommit
-    return SendOffsetCommit
+    kind: type = SendOffsetCommit
+    return kind
 
 
 @precondition(lambda self: _budget(self) and self.h.enables(_send_commit_kind()))
