@@ -121,7 +121,7 @@ print("REJECTED", D.check_states(proto, 400)[1])
 """
 CONFORMANCE = """
 from groupspec.conformance.consumer import SETUPS, run
-print("FAILURE", run(SETUPS["late-commit"], examples=100, shrink=False))
+print("FAILURE", run(SETUPS["late-commit"], examples=300, shrink=False))
 """
 
 

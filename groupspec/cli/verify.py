@@ -251,25 +251,10 @@ def run_mutants(console) -> list[dict]:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("mutation check", total=len(MUTANTS))
-        for m in MUTANTS:
-            bar.update(task, description=f"mutation check: {m.switch}")
+        for m in MUTANTS:  # one table: the classic protocol and Connect, KIP-848, the migration
+            where = "" if m.family == "classic" else f" ({m.family})"
+            bar.update(task, description=f"mutation check: {m.switch}{where}")
             rows.append(run_mutant(m))
-            bar.advance(task)
-        # The next-generation protocol (KIP-848): its own conformance machine and fault switches.
-        from groupspec.conformance.consumer import MUTANTS as CONSUMER_MUTANTS, run_mutant as run_consumer_mutant
-
-        bar.update(task, total=len(MUTANTS) + len(CONSUMER_MUTANTS))
-        for name in CONSUMER_MUTANTS:
-            bar.update(task, description=f"mutation check: {name} (consumer protocol)")
-            rows.append(run_consumer_mutant(name))
-            bar.advance(task)
-        # The migration between the protocols: the reference's classic-members-in-a-consumer-group rules.
-        from groupspec.conformance.migration import MUTANTS as MIGRATION_MUTANTS, run_mutant as run_migration_mutant
-
-        bar.update(task, total=len(MUTANTS) + len(CONSUMER_MUTANTS) + len(MIGRATION_MUTANTS))
-        for name in MIGRATION_MUTANTS:
-            bar.update(task, description=f"mutation check: {name} (migration)")
-            rows.append(run_migration_mutant(name))
             bar.advance(task)
     return rows
 

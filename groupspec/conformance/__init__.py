@@ -45,8 +45,14 @@ Kafka Connect workers (variant ``connect-delayed``): the Connect-specific parts 
 as partitions, allocations from incremental assignments, the hold ``Group.held``/``held_for``) and the
 check ``connect_hold`` live in :mod:`groupspec.conformance.connect`, called through ``Harness.connect``.
 
-Mutation check: :func:`mutation_table` runs the conformance state machine with each named fault
-switch of the reference on and records which check caught it, after how many examples.
+One frame for every protocol family (:mod:`.frame`): a module-level Hypothesis state machine whose
+rules, abstraction function and judge come from a small per-family plug-in (:class:`Family`): the
+classic protocol and its variants with the Connect workers (:mod:`.classic`, driving the
+:class:`Harness`), the KIP-848 consumer protocol (:mod:`.consumer`), the migration between the two
+(:mod:`.migration`).
+
+Mutation check: :func:`mutation_table` runs each family's machine with each named fault switch of the
+reference on (one table, :data:`MUTANTS`, every family) and records which check caught it.
 
 The parts (one module each)
 ---------------------------
@@ -57,8 +63,11 @@ The parts (one module each)
 * :mod:`.harness` — :class:`Harness`: stepping and checking, suspensions, convergence.
 * :mod:`.connect` — Kafka Connect workers (variant ``connect-delayed``).
 * :mod:`.trace_checks` — the trace checks run on the reference's own trace, incrementally.
-* :mod:`.machine` — the Hypothesis state machine; :mod:`.mutants` — the mutation table.
-* :mod:`.consumer` — the next-generation protocol (KIP-848): its own refinement state machine and mutants.
+* :mod:`.frame` — the one state machine, :class:`Family` (the plug-in), seeds and runs.
+* :mod:`.classic` — the classic family's rules (and the Connect workers'), on the harness.
+* :mod:`.consumer` — the next-generation protocol (KIP-848): its driver, abstraction and rules.
+* :mod:`.migration` — classic members in a consumer group: its driver, abstraction and rules.
+* :mod:`.mutants` — the one mutation table, every family's fault switches.
 
 May import: ``groupspec.model``, ``groupspec.reference``, ``groupspec.checker``, ``groupspec.trace``.
 Never imported by ``model/`` or ``reference/``.
@@ -66,8 +75,9 @@ Never imported by ``model/`` or ``reference/``.
 from __future__ import annotations
 
 from .harness import Harness, replace_config
-from .machine import make_machine, pinned_constants, run_machine, simulator_seeds
-from .mutants import MUTANTS, PROFILES, Mutant, mutation_table, run_mutant
+from .classic import make_machine
+from .frame import ConformanceMachine, Family, pinned_constants, run_machine, simulator_seeds
+from .mutants import MUTANTS, PROFILES, Mutant, family_mutants, mutation_table, run_mutant
 from .refinement import (
     MAX_MODEL_STEPS,
     SESSION_MS,
@@ -85,4 +95,5 @@ __all__ = [
     "VARIANTS", "Variant", "Harness", "ConformanceFailure", "check_trace", "match", "match_path", "project",
     "MUTANTS", "Mutant", "PROFILES", "mutation_table", "run_mutant", "make_machine", "run_machine", "MAX_MODEL_STEPS",
     "SESSION_MS", "RefStep", "Violation", "replace_config", "pinned_constants", "simulator_seeds",
+    "ConformanceMachine", "Family", "family_mutants",
 ]

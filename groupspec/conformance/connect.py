@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 :class:`groupspec.conformance.Harness` runs the variant ``connect-delayed`` with
-:class:`~groupspec.reference.connect.worker.ConnectWorker` processes instead of consumers; this module
+:class:`~groupspec.reference.connect.ConnectWorker` processes instead of consumers; this module
 holds what differs, called through small hooks of the harness (``Harness.connect``):
 
 * **Work items are partitions.** One connector ``t`` whose task count is the partition count of topic
@@ -49,9 +49,10 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Record, State
+from groupspec.reference.classic import ConsumerProtocolError
+from groupspec.reference.classic import GroupStatus as RefStatus
 from groupspec.reference.connect import CONNECTOR_TASK, decode_connect_assignment, decode_worker_metadata
 from groupspec.reference.connect import ConnectWorker, WorkerConfig, items_running
-from groupspec.reference.classic import ConsumerProtocolError, GroupStatus as RefStatus
 
 __all__ = ["CONNECT_DELAY_MS", "ConnectView", "worker_config"]
 
@@ -335,63 +336,3 @@ class ConnectView:
         topic = self.h.topic
         names = [f"connector {topic}" if p == 0 else f"task {topic}-{p - 1}" for p in range(mask.bit_length()) if mask >> p & 1]
         return ", ".join(names) or "nothing"
-
-
-def with_connect_rules(machine: type, names: list[str], alive: Any, maybe_start: Any, keep_work: bool = False) -> type:
-    """The connect-delayed state machine: ``machine`` (the rules every variant has) plus ``bounce``
-    (and, for ``keep_work``, ``stall``).
-
-    ``bounce``: a worker stops and comes back within the delay — KIP-415's own case, which the generic rules
-    reach only by luck (a follower paused past its session timeout, or a stop and a start a few seconds
-    apart). Closed, it starts again a second later; crashed, it starts again as soon as the coordinator
-    has dropped its member id (the model restarts a dynamic member only then). Only the Connect machine
-    has the rule, so the other variants generate what they did before."""
-    from hypothesis import strategies as st
-    from hypothesis.stateful import rule
-
-    from .refinement import SESSION_MS
-
-    class ConnectConformance(machine):  # type: ignore[misc, valid-type]
-        @rule(n=st.sampled_from(names), how=st.sampled_from(["close", "crash"]))
-        def bounce(self, n: str, how: str) -> None:
-            def go(h: Any) -> None:
-                if not alive(h, n):
-                    return
-                h.act(how, n)
-                i = h.slot[n]
-                waited = 0
-                h.run_for(1000)
-                while how == "crash" and waited < SESSION_MS + 2000 and h.state.group.records[i] is not None:
-                    h.run_for(250)
-                    waited += 250
-                maybe_start(h, n)
-            self._each(go)
-
-    if not keep_work:
-        return ConnectConformance
-    from .refinement import REBALANCE_MS
-
-    class KeepWorkConformance(ConnectConformance):
-        """connect-keep-work only (so the connect-delayed suite generates what it did before)."""
-
-        @rule(n=st.sampled_from(names), ms=st.sampled_from([REBALANCE_MS + 2000, SESSION_MS + 3000]))
-        def stall(self, n: str, ms: int) -> None:
-            """The worker's poll loop is busy past its rebalance timeout (a herder tick that blocks) while
-            its heartbeat thread runs on: at the poll timeout it sends LeaveGroup and resets, keeps running
-            its work, and rejoins reporting it when the loop polls again (the model's PollTimeoutLeave). The
-            longer spell outlasts the delay, so the work may be handed to another worker meanwhile. Only
-            between polls of a worker that is STABLE with no rebalance under way: Kafka's rebalance runs
-            inside poll (the simulator would let a stalled worker rejoin from a response handler)."""
-            from groupspec.reference.classic import MemberState
-
-            def go(h: Any) -> None:
-                p = h.sim.procs.get(n)
-                if not alive(h, n) or p.paused_until > h.sim.now or p.stalled_until > h.sim.now:
-                    return
-                k = p.consumer
-                if k.state is MemberState.STABLE and not k.rejoin_needed and not k.closed \
-                        and not any(f.kind in ("join", "sync", "leave") for f in k.inflight.values()):
-                    h.act("stall", n, duration_ms=ms)
-            self._each(go)
-
-    return KeepWorkConformance

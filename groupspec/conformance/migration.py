@@ -1,8 +1,8 @@
-"""Conformance of the reference migration (``reference.migration.mixed_group``) to the model (``model.migration``).
+"""Conformance of the reference migration (``reference.migration``) to the model (``model.migration``).
 
 Theory of operation
 -------------------
-Seeded random walks of the model ``classic-to-consumer`` (whose server-side target is computed by the
+The frame's machine (:mod:`.frame`) walks the model ``classic-to-consumer`` (whose server-side target is computed by the
 reference's uniform assignor, so the check is about the protocol) drive the reference: while the model's
 group is classic, only the model moves (the classic protocol has its own conformance suite); at the
 step where a consumer-protocol heartbeat converts it, the reference is given the classic group as the
@@ -16,60 +16,52 @@ generation, owned partitions):
   of a consumer-protocol one, ``Upgrade`` / ``Downgrade`` / ``LeaveGroup`` (leave requests), and the
   coordinator's removals (session timeout, live expiry);
 
-and the check demands, after each step: the reference's answer is the one the model's client applied
+The rules are the model's own steps, one rule per kind of step (``JoinGroup``, ``Upgrade``, ``Crash``,
+...), each with the model's guard as its precondition (the model enables a step of that kind for some
+member) and the ``k``-th member it is enabled for as its argument; the driver (:class:`Driver`) takes the
+step in the model and sends the request it stands for to the reference. The check demands, after each
+step: the reference's answer is the one the model's client applied
 (error or not, generation / epoch, the partitions given), and the reference coordinator's state maps to
 the model's (group epoch, assignment epoch, target, each member's state, epoch, assigned and pending
-partitions). A refused conversion must be refused by both; a downgrade must give the same generation
-and stored assignments. The fault switches of ``reference.migration.mixed_group`` (``MUTANTS``) must make it fail.
+partitions: the abstraction function :func:`abstraction`, judged after every rule by :func:`judge`). A
+refused conversion must be refused by both; a downgrade must give the same generation and stored
+assignments. The fault switches of ``reference.migration`` (family ``migration`` of
+:data:`.mutants.MUTANTS`) must make it fail.
 """
 from __future__ import annotations
 
-import random
-import time
+from typing import Any, Iterable
+
+from hypothesis import settings as Settings
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
 
 from groupspec.model import actions as A
-from groupspec.model.consumer import ConsumerGroup, ConsumerGroupHeartbeat, MemberState as MS, RevokePartitions
-from groupspec.model.core import Config, GroupStatus, Proc, bits
+from groupspec.model.consumer import ConsumerGroupHeartbeat, RevokePartitions
+from groupspec.model.core import GroupStatus, bits
 from groupspec.model.migration import (ClassicHeartbeat, ClassicToConsumer, Downgrade, JoinGroup, Kind, Phase,
                                        SyncGroup, Upgrade)
-from groupspec.reference.assignors.server import get_server
-from groupspec.reference.consumer import HeartbeatRequest as CGHeartbeat, MemberState as RMS
-from groupspec.reference.classic import (
-    Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription,
-)
+from groupspec.reference.classic import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from groupspec.reference.classic import GroupStatus as RGroupStatus, GroupView, MemberView
-from groupspec.reference.errors import Error
 from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
+from groupspec.reference.consumer import HeartbeatRequest as CGHeartbeat
+from groupspec.reference.errors import Error
 from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
 
-__all__ = ["MUTANTS", "MUTANT_BUGS", "walk", "run", "run_mutant"]
+from .consumer import MEMBER_STATE, Setup, model_for as consumer_model_for
+from .frame import ConformanceMachine, Family, derandomized, machine, run as run_frame
 
-MUTANT_BUGS = {
-    "sync_gives_target": ("coordinator", "a classic member's SyncGroup answers its target, not its assigned partitions"),
-    "no_rejoin_signal": ("coordinator", "a classic member's Heartbeat never answers REBALANCE_IN_PROGRESS"),
-}
-MUTANTS = tuple(MUTANT_BUGS)
-_STATE = {RMS.STABLE: MS.STABLE, RMS.UNREVOKED_PARTITIONS: MS.UNREVOKED_PARTITIONS,
-          RMS.UNRELEASED_PARTITIONS: MS.UNRELEASED_PARTITIONS}
+__all__ = ["MIGRATION", "Driver", "make_machine", "run"]
 
 
 class Mismatch(AssertionError):
     pass
 
 
-def model_for(members: int, partitions: int, faults: frozenset[str], budget: int):
-    """``classic-to-consumer`` with its target computed by the reference's uniform assignor."""
-    cfg = Config(members=members, partitions=partitions, faults=faults, budget=budget, assignor="uniform")
-    assignor = get_server("uniform")
-
-    class WithReferenceAssignor(ClassicToConsumer):
-        def compute_target(self, g: ConsumerGroup) -> tuple[int, ...]:
-            subs = {f"c{i + 1}": ["t"] for i, m in enumerate(g.members) if m is not None}
-            current = {f"c{i + 1}": {"t": bits(g.target[i])} for i, m in enumerate(g.members) if m is not None}
-            result = assignor.assign({"t": partitions}, subs, current)
-            return tuple(sum(1 << p for p in result.get(f"c{i + 1}", {}).get("t", [])) for i in range(members))
-
-    return WithReferenceAssignor(cfg)
+def model_for(members: int, partitions: int, faults: frozenset[str], budget: int) -> Any:
+    """``classic-to-consumer`` with its target computed by the reference's uniform assignor (one topic)."""
+    setup = Setup(members=members, partitions=partitions, faults=faults, budget=budget, assignor="uniform")
+    return consumer_model_for(setup, ClassicToConsumer)[0]
 
 
 def _tps(mask: int) -> tuple:
@@ -103,35 +95,54 @@ def view_of(s) -> GroupView:
                      new_member_added=False)
 
 
-def compare(s, mixed: MixedConsumerGroup, where: str) -> None:
-    """The reference coordinator's consumer group maps to the model's."""
-    g, r = s.group, mixed.group
-    got = (r.group_epoch, r.assignment_epoch)
-    if got != (g.epoch, g.target_epoch):
-        raise Mismatch(f"{where}: group/assignment epoch: reference {got}, model {(g.epoch, g.target_epoch)}")
-    for i, m in enumerate(g.members):
-        mid = f"c{i + 1}"
-        rm = r.members.get(mid)
-        if (m is None) != (rm is None):
-            raise Mismatch(f"{where}: member {mid}: reference {'has' if rm else 'lacks'} it, the model does not")
-        if m is None:
-            continue
-        mine = (m.state, m.epoch, m.assigned, m.revoking, bool(getattr(m, "classic", False)), g.target[i])
-        theirs = (_STATE[rm.state], rm.epoch, _mask(rm.assigned), _mask(rm.revoking), mid in mixed.classic,
-                  _mask(r.target.get(mid, ())))
-        if mine != theirs:
+def abstraction(d: "Driver") -> tuple[Any, ...] | None:
+    """The reference coordinator's consumer group as the model's: group and assignment epoch, and per
+    member (state, epoch, assigned, revoking, classic, target); ``None`` while there is none (the group is
+    classic)."""
+    if d.mixed is None:
+        return None
+    r = d.mixed.group
+    members = tuple((mid, MEMBER_STATE[rm.state], rm.epoch, _mask(rm.assigned), _mask(rm.revoking), mid in d.mixed.classic,
+                     _mask(r.target.get(mid, ()))) for mid, rm in sorted(r.members.items()))
+    return (r.group_epoch, r.assignment_epoch, members)
+
+
+def projection(s: Any) -> tuple[Any, ...]:
+    """The model's consumer group, as :func:`abstraction` shows the reference's."""
+    g = s.group
+    members = tuple((f"c{i + 1}", m.state, m.epoch, m.assigned, m.revoking, bool(getattr(m, "classic", False)),
+                     g.target[i]) for i, m in enumerate(g.members) if m is not None)
+    return (g.epoch, g.target_epoch, members)
+
+
+def judge(d: "Driver", alpha: tuple[Any, ...] | None) -> None:
+    """After every rule: the reference's consumer group maps to the model's (none while it is classic)."""
+    where = d.last
+    if alpha is None:
+        if d.s.kind == Kind.CONSUMER:
+            raise Mismatch(f"{where}: the model has a consumer group, the reference none")
+        return
+    want = projection(d.s)
+    if alpha[:2] != want[:2]:
+        raise Mismatch(f"{where}: group/assignment epoch: reference {alpha[:2]}, model {want[:2]}")
+    got_m, want_m = dict((m[0], m[1:]) for m in alpha[2]), dict((m[0], m[1:]) for m in want[2])
+    for mid in sorted(set(got_m) | set(want_m)):
+        if (mid in got_m) != (mid in want_m):
+            raise Mismatch(f"{where}: member {mid}: reference {'has' if mid in got_m else 'lacks'} it, the model does not")
+        if got_m[mid] != want_m[mid]:
             raise Mismatch(f"{where}: member {mid} (state, epoch, assigned, revoking, classic, target): "
-                           f"reference {theirs}, model {mine}")
+                           f"reference {got_m[mid]}, model {want_m[mid]}")
 
 
-def _drive(model, s, action, t, mixed: MixedConsumerGroup | None, now: int) -> MixedConsumerGroup | None:
+def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | None, now: int,
+           faults: frozenset[str]) -> MixedConsumerGroup | None:
     """Send the request ``action`` stands for to the reference; check its answer against the model's step."""
     i = action.member
     where = f"{action!r}"
     if s.kind == Kind.CLASSIC:
         if isinstance(action, ConsumerGroupHeartbeat) and s.clients[i].epoch == 0 and s.classic.members:
             try:
-                mixed = MixedConsumerGroup.upgrade(view_of(s), {"t": model.cfg.partitions}, faults=FAULTS, now=now)
+                mixed = MixedConsumerGroup.upgrade(view_of(s), {"t": model.cfg.partitions}, faults=faults, now=now)
             except MigrationRefused:
                 if t.kind != Kind.CLASSIC:
                     raise Mismatch(f"{where}: the reference refused the upgrade, the model made it") from None
@@ -205,8 +216,7 @@ def _drive(model, s, action, t, mixed: MixedConsumerGroup | None, now: int) -> M
         return None
     if mixed.downgraded is not None:
         raise Mismatch(f"{where}: the reference downgraded the group, the model did not")
-    compare(t, mixed, where)
-    return mixed
+    return mixed  # its consumer group is judged against the model's after the rule (judge)
 
 
 def mixed_state_group(model, s):
@@ -219,52 +229,127 @@ def _fresh(model):
     return ConsumerGroupCoordinator("g", {"t": model.cfg.partitions})
 
 
-FAULTS: frozenset[str] = frozenset()
+class Driver:
+    """The model's walk and the reference it drives: the model state, the reference's group (``None``
+    while the model's group is classic), the virtual clock, the steps checked on the reference."""
+
+    def __init__(self, model: Any, faults: frozenset[str], checked: list[int]) -> None:
+        self.model = model
+        self.faults = faults
+        self.s = model.init_states()[0]
+        self.mixed: MixedConsumerGroup | None = None
+        self.now = 0
+        self.last = "the initial state"
+        self.checked = checked
+        self._enabled: tuple[Any, list[tuple[Any, Any]]] | None = None
+
+    def enabled(self) -> list[tuple[Any, Any]]:
+        if self._enabled is None or self._enabled[0] is not self.s:
+            self._enabled = (self.s, list(self.model.successors(self.s)))
+        return self._enabled[1]
+
+    def enables(self, kind: type) -> bool:
+        return any(type(a) is kind for a, _t in self.enabled())
+
+    def converting(self) -> list[tuple[Any, Any]]:
+        """The enabled steps of the classic group towards a consumer group: a member upgrades (it restarts
+        with the consumer protocol), or a consumer-protocol heartbeat converts the group."""
+        return [(a, t) for a, t in self.enabled() if self.s.kind == Kind.CLASSIC
+                and (t.kind == Kind.CONSUMER or isinstance(a, (Upgrade, ConsumerGroupHeartbeat)))]
+
+    def classic(self) -> list[tuple[Any, Any]]:
+        """The other enabled steps of the classic group (only the model moves)."""
+        towards = self.converting()
+        return [(a, t) for a, t in self.enabled() if self.s.kind == Kind.CLASSIC and (a, t) not in towards]
+
+    def consumer(self, kind: type) -> list[tuple[Any, Any]]:
+        """The enabled steps of this kind in the consumer group."""
+        return [(a, t) for a, t in self.enabled() if self.s.kind == Kind.CONSUMER and type(a) is kind]
+
+    def take(self, steps: list[tuple[Any, Any]], k: int) -> None:
+        """The ``k``-th of these enabled steps, in the model and on the reference."""
+        action, t = steps[k % len(steps)]
+        self.last = repr(action)
+        if self.s.kind == Kind.CONSUMER or t.kind == Kind.CONSUMER:
+            self.mixed = _drive(self.model, self.s, action, t, self.mixed, self.now, self.faults)
+            self.checked[0] += 1
+        self.s = t
+        self.now += 100
 
 
-def walk(model, rng: random.Random, steps: int) -> int:
-    """One random walk; returns the number of steps checked on the reference. Raises Mismatch."""
-    s = model.init_states()[0]
-    mixed = None
-    checked = 0
-    for k in range(steps):
-        succ = list(model.successors(s))
-        if not succ:
-            break
-        upgrades = [x for x in succ if isinstance(x[0], (Upgrade, ConsumerGroupHeartbeat))]
-        if s.kind == Kind.CLASSIC and upgrades and rng.random() < 0.5:
-            succ = upgrades  # reach the consumer group sooner: that is where the reference is driven
-        action, t = succ[rng.randrange(len(succ))]
-        if s.kind == Kind.CONSUMER or t.kind == Kind.CONSUMER:
-            mixed = _drive(model, s, action, t, mixed, now=k * 100)
-            checked += 1
-        s = t
-    return checked
+# --------------------------------------------------------------------------------------------------
+# The rules: one per kind of model step, its guard the model's
+# --------------------------------------------------------------------------------------------------
+KINDS: dict[str, type] = {
+    "consumer_heartbeat": ConsumerGroupHeartbeat, "revoke": RevokePartitions, "join_group": JoinGroup,
+    "sync_group": SyncGroup, "classic_heartbeat": ClassicHeartbeat, "upgrade": Upgrade, "downgrade": Downgrade,
+    "leave": A.LeaveGroup, "session_timeout": A.SessionExpired, "expire_live": A.ExpireLive, "crash": A.Crash,
+    "pause": A.Pause, "resume": A.Resume, "start": A.Start,
+}
+picks = st.integers(min_value=0, max_value=63)  # the k-th step the rule's guard allows (below 100: frame.simulator_seeds)
 
 
-def run(members: int = 3, partitions: int = 3, faults=frozenset({"crash", "timeout", "zombie", "leave", "join"}),
-        budget: int = 3, walks: int = 300, steps: int = 60, seed: int = 0, mutant: str | None = None) -> tuple[str | None, int]:
-    """``walks`` seeded walks; (the first mismatch or None, steps checked on the reference)."""
-    global FAULTS
-    FAULTS = frozenset({mutant}) if mutant else frozenset()
+def _step_rule(name: str, kind: type) -> Any:
+    def step(self: Any, k: int) -> None:
+        self.h.take(self.h.consumer(kind), k)
+
+    step.__name__ = step.__qualname__ = name
+    step.__doc__ = f"The model's {kind.__name__} in the consumer group, and the request it stands for sent to the reference."
+    return precondition(lambda self: bool(self.h.consumer(kind)))(rule(k=picks)(step))
+
+
+@initialize()
+def boot(self: Any) -> None:
+    self.drivers = [Driver(self.model, self.faults, self.checked)]
+
+
+@precondition(lambda self: bool(self.h.classic()))
+@rule(k=picks)
+def classic_step(self: Any, k: int) -> None:
+    """A step of the classic group: only the model moves (the classic family's machine checks the classic
+    protocol against its reference)."""
+    self.h.take(self.h.classic(), k)
+
+
+@precondition(lambda self: bool(self.h.converting()))
+@rule(k=picks)
+def convert(self: Any, k: int) -> None:
+    """A step of the classic group towards a consumer group (a member upgrades, or a consumer-protocol
+    heartbeat converts the group: the reference is given the classic group and converts it,
+    ``MixedConsumerGroup.upgrade``). While both are enabled, the walk takes one as often as any other step
+    of the classic group, so that it reaches the consumer group, where the reference is driven, sooner."""
+    self.h.take(self.h.converting(), k)
+
+
+@precondition(lambda self: not self.h.enabled())
+@rule()
+def idle(self: Any) -> None:
+    """Nothing is enabled in the model (the group has settled and the budget is spent): time passes."""
+
+
+RULES = (boot, classic_step, convert, idle, *(_step_rule(n, k) for n, k in KINDS.items()))
+MIGRATION = Family("migration", abstraction=abstraction, judge=judge, rules=RULES,
+                   attrs={"model": None, "faults": frozenset(), "checked": None}, seed="0")
+
+
+def make_machine(members: int = 3, partitions: int = 3,
+                 faults: Iterable[str] = frozenset({"crash", "timeout", "zombie", "leave", "join"}), budget: int = 3,
+                 mutant: str | None = None, checked: list[int] | None = None) -> type[ConformanceMachine]:
+    """The migration family's machine on one instance, with the reference's fault switch ``mutant`` on."""
     model = model_for(members, partitions, frozenset(faults), budget)
-    rng = random.Random(seed)
-    checked = 0
-    try:
-        for _w in range(walks):
-            checked += walk(model, rng, steps)
-    except Mismatch as e:
-        return str(e).splitlines()[0], checked
-    finally:
-        FAULTS = frozenset()
-    return None, checked
+    return machine(MIGRATION, "MigrationConformance", model=model,
+                   faults=frozenset({mutant}) if mutant else frozenset(),
+                   checked=checked if checked is not None else [0])
 
 
-def run_mutant(mutant: str, walks: int = 300) -> dict:
-    """One row of ``groupspec verify``'s mutation table."""
-    owner, bug = MUTANT_BUGS[mutant]
-    t0 = time.perf_counter()
-    why, _n = run(mutant=mutant, walks=walks)
-    return {"mutant": mutant, "switch owner": owner, "variant": "classic-to-consumer", "bug": bug,
-            "check": "conformance (migration)" if why else "", "caught": why is not None, "detail": why or "",
-            "examples": walks, "seed": 0, "seconds": time.perf_counter() - t0}
+def run(members: int = 3, partitions: int = 3, faults: Iterable[str] = frozenset({"crash", "timeout", "zombie", "leave", "join"}),
+        budget: int = 3, walks: int = 300, steps: int = 60, seed: int | None = 0,
+        mutant: str | None = None) -> tuple[str | None, int]:
+    """``walks`` examples of up to ``steps`` model steps, Hypothesis seed ``seed`` (``None``: derandomized);
+    (the first mismatch or None, steps checked on the reference)."""
+    checked = [0]
+    m = make_machine(members, partitions, faults, budget, mutant, checked)
+    cfg = derandomized(walks, steps, shrink=False)
+    if seed is not None:
+        cfg = Settings(cfg, derandomize=False)
+    return run_frame(m, cfg, seed=seed), checked[0]

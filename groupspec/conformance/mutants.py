@@ -1,23 +1,29 @@
-"""The mutation table: each fault switch of the reference, caught by a conformance suite.
+"""The one mutation table: each fault switch of the reference, caught by its family's conformance machine.
 
-May import: ``.machine``, ``.refinement``.
+Every row is a :class:`Mutant`: the switch, who owns it (the coordinator or the client), the protocol
+family and variant whose machine must catch it, the bug it plants. :func:`run_mutant` runs that
+family's machine (:mod:`.frame`) with the switch on, derandomized (the same examples on every run):
+
+* ``classic``: the profile's examples (``PROFILES``), paired with the correct reference on the same
+  schedule (an example the correct reference fails is rejected); the row names the check that caught it,
+  after how many examples, and the failing example's simulator seed;
+* ``consumer``: 400 examples of 40 rules on the ``one-topic`` setup;
+* ``migration``: 300 examples of 60 rules, Hypothesis seed 0.
+
+May import: ``.frame`` and the family modules.
 """
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-
+from .frame import derandomized, run_machine
 from .refinement import ConformanceFailure
-from .machine import make_machine, run_machine
 
 
-
-# --------------------------------------------------------------------------------------------------
-# The mutation table
-# --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Mutant:
     """A named fault switch of the reference, and the variant whose conformance suite must catch it."""
@@ -26,9 +32,11 @@ class Mutant:
     owner: str  # "coordinator" | "consumer"
     variant: str
     bug: str
+    family: str = "classic"  # "classic" | "consumer" | "migration"
 
 
 MUTANTS: tuple[Mutant, ...] = (
+    # the classic protocol and Kafka Connect (groupspec.conformance.classic)
     Mutant("accept_stale_commit", "coordinator", "static-range", "OffsetCommit skips the generation check"),
     Mutant("no_static_fence", "coordinator", "static-range", "a replaced static member id stays a member, never fenced"),
     Mutant("no_generation_bump", "coordinator", "eager-range", "join completion keeps the generation"),
@@ -43,14 +51,60 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("no_rejoin_after_revoke", "consumer", "cooperative-sticky", "a cooperative member does not rejoin after revoking"),
     Mutant("drop_connect_delay", "consumer", "connect-delayed",
            "the Connect leader reassigns a departed worker's work at once, without the delay"),
+    # the next-generation protocol, KIP-848 (groupspec.conformance.consumer)
+    *(Mutant(s, o, "consumer", b, "consumer") for s, o, b in (
+        ("no_wait_release", "coordinator", "a partition is given before its previous owner acknowledged revoking it"),
+        ("no_epoch_bump", "coordinator", "a new target keeps the old assignment epoch"),
+        ("unfenced_commits", "coordinator", "OffsetCommit skips the member id and member epoch checks"),
+        ("early_epoch", "coordinator", "a revoking member gets the new epoch before it acknowledged"),
+        ("keep_removed_holding", "coordinator", "a removed member's partitions keep their partition epoch"),
+        ("no_rebalance_timeout", "coordinator", "a member that does not revoke in time is not fenced"),
+        ("accept_unknown_member", "coordinator", "a heartbeat from an unknown member id with epoch > 0 is accepted"),
+        ("keep_on_fence", "consumer", "a fenced member keeps its partitions (no onPartitionsLost)"),
+        ("no_ack_revocation", "consumer", "the member never reports its owned partitions after revoking"),
+    )),
+    # the migration between the two (groupspec.conformance.migration)
+    Mutant("sync_gives_target", "coordinator", "classic-to-consumer",
+           "a classic member's SyncGroup answers its target, not its assigned partitions", "migration"),
+    Mutant("no_rejoin_signal", "coordinator", "classic-to-consumer",
+           "a classic member's Heartbeat never answers REBALANCE_IN_PROGRESS", "migration"),
 )
 
-PROFILES = {"ci": (200, 25), "deep": (2000, 60), "dev": (30, 15)}  # (max examples, rules per example)
+PROFILES = {"ci": (200, 25), "deep": (2000, 60), "dev": (30, 15)}  # classic: (max examples, rules per example)
+CONSUMER_EXAMPLES, CONSUMER_STEPS = 400, 40
+MIGRATION_EXAMPLES, MIGRATION_STEPS, MIGRATION_SEED = 300, 60, 0
+
+
+def family_mutants(family: str) -> tuple[Mutant, ...]:
+    return tuple(m for m in MUTANTS if m.family == family)
 
 
 def run_mutant(m: Mutant, profile: str = "ci") -> dict[str, Any]:
-    """Run ``m.variant``'s conformance state machine with the switch on, until something fails."""
-    from hypothesis import HealthCheck, Phase, settings
+    """One row of the table: ``m.variant``'s machine with the switch on, until something fails."""
+    started = time.perf_counter()
+    row: dict[str, Any] = {"mutant": m.switch, "switch owner": m.owner, "variant": m.variant, "bug": m.bug,
+                           "caught": False, "check": None, "examples": None, "seed": None}
+    if m.family == "classic":
+        row.update(_classic(m, profile))
+    else:
+        if m.family == "consumer":
+            from .consumer import SETUPS, run
+
+            why = run(SETUPS["one-topic"], m.switch, examples=CONSUMER_EXAMPLES, steps=CONSUMER_STEPS)
+            row.update(examples=CONSUMER_EXAMPLES, seed="derandomized")
+        else:
+            from .migration import run as run_migration
+
+            why, _n = run_migration(mutant=m.switch, walks=MIGRATION_EXAMPLES, steps=MIGRATION_STEPS,
+                                    seed=MIGRATION_SEED)
+            row.update(examples=MIGRATION_EXAMPLES, seed=MIGRATION_SEED)
+        row.update(caught=why is not None, check=f"conformance ({m.family})" if why else "", detail=why or "")
+    row["seconds"] = round(time.perf_counter() - started, 2)
+    return row
+
+
+def _classic(m: Mutant, profile: str) -> dict[str, Any]:
+    from .classic import make_machine
 
     max_examples, steps = PROFILES[profile]
     counter = [0]
@@ -58,32 +112,18 @@ def run_mutant(m: Mutant, profile: str = "ci") -> dict[str, Any]:
         m.variant,
         consumer_faults=(m.switch,) if m.switch and m.owner == "consumer" else (),
         coordinator_faults=(m.switch,) if m.switch and m.owner == "coordinator" else (),
-        counter=counter,
-        paired=bool(m.switch),
-        slow_starts=bool(m.switch),
+        counter=counter, paired=bool(m.switch), slow_starts=bool(m.switch),
     )
-    cfg = settings(
-        max_examples=max_examples, stateful_step_count=steps, deadline=None, database=None,
-        derandomize=True, phases=[Phase.generate], print_blob=False,
-        suppress_health_check=list(HealthCheck),
-    )
-    started = time.perf_counter()
-    row: dict[str, Any] = {"mutant": m.switch, "switch owner": m.owner, "variant": m.variant, "bug": m.bug,
-                           "caught": False, "check": None, "examples": None, "seed": None}
-    import io
-
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            run_machine(machine, cfg)
+            run_machine(machine, derandomized(max_examples, steps))
     except ConformanceFailure as e:
-        row.update(caught=True, check=e.check, examples=counter[0], seed=_sim_seed(str(e)))
-        row["detail"] = str(e).splitlines()[0]
+        return {"caught": True, "check": e.check, "examples": counter[0], "seed": _sim_seed(str(e)),
+                "detail": str(e).splitlines()[0]}
     except Exception as e:  # any other failure of the reference (a crash) also counts, named as such
-        row.update(caught=True, check=f"crash:{type(e).__name__}", examples=counter[0], detail=str(e)[:200])
-    row["seconds"] = round(time.perf_counter() - started, 2)
-    if not row["caught"]:
-        row["examples"] = counter[0]
-    return row
+        return {"caught": True, "check": f"crash:{type(e).__name__}", "examples": counter[0],
+                "detail": str(e)[:200]}
+    return {"examples": counter[0]}
 
 
 def _sim_seed(text: str) -> int | None:
@@ -101,8 +141,8 @@ def _sim_seed(text: str) -> int | None:
 
 def mutation_table(profile: str = "ci", mutants: Iterable[Mutant] = MUTANTS) -> list[dict[str, Any]]:
     """One row per mutant: keys ``mutant``, ``switch owner``, ``caught``, ``check`` (refinement, a model
-    invariant's name, ``trace:<check>`` or ``quiesce``), ``examples`` (Hypothesis examples run until
-    caught), ``seed`` (the simulator seed of the failing example; Hypothesis runs derandomized, so the
-    table is the same on every run), plus ``variant``, ``bug``, ``seconds``."""
+    invariant's name, ``trace:<check>``, ``quiesce``, ``conformance (consumer)``, ``conformance
+    (migration)``), ``examples`` (classic: Hypothesis examples run until caught; the others: the budget),
+    ``seed`` (classic: the simulator seed of the failing example), plus ``variant``, ``bug``, ``seconds``.
+    Every run is derandomized (or seeded), so the table is the same on every run."""
     return [run_mutant(m, profile) for m in mutants]
-
