@@ -81,6 +81,8 @@ def targets() -> bool:
           f"{states / secs:,.0f} states per wall second (published, not measured here)")
     return met
 
+
+PROG = """
 import json, sys, time
 from groupspec.checker import check
 check("cooperative", members=2, partitions=2, with_symmetry_factor=False, workers=int(sys.argv[3]))  # loads the engine
