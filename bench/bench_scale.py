@@ -11,6 +11,14 @@ idle cores (the whole check's CPU time over: the graph part's, which runs on one
 of the merge thread's CPU time, which cannot run in parallel, and half the search's). Every run must give the same states, edges and verdicts as the
 first (the bench fails otherwise). Deterministic: no randomness, nothing to seed.
 
+First it prints the **checker's targets** (issues 29 and 32), one fresh process per instance: the classic family
+(cooperative 4 x 6, crash + timeout, budget 2), the KIP-848 family (consumer 4 x 6, crash + timeout + zombie,
+budget 2) and the KIP-848 family with the requests and answers in flight (consumer 4 x 6, crash + timeout +
+lose-answer + late-answer + late-commit, budget 1; commit fencing is violated there as in Kafka 4.3.1), each on one
+worker: states, CPU seconds, **states per
+CPU-second**, **bytes per state** (peak memory growth / states) and the store's own bytes per state, against
+the targets and beside TLC's published throughput (:data:`TLC`). ``--targets-only`` stops there.
+
 Run: ``.venv/bin/python bench/bench_scale.py`` (4 members x 5 partitions, about 2.1 M states);
 ``--members 5 --partitions 5`` is the issue's instance (95 M states, about 6 GB; 34 M and 2 GB
 before the rebalance timer's overtaking of a running member became the ``timeout`` perturbation, issue 15).
@@ -24,6 +32,63 @@ import os
 import subprocess
 import sys
 import time
+
+# TLC's published throughput, for scale: learntla.com's "Optimizing Model Checking" page
+# (https://learntla.com/topics/optimization.html): its base model, 28,351,303 distinct states, "can take up to 28
+# seconds" with one worker per core (the author's machine; cores not given), i.e. about 1 M distinct states per
+# wall second on a multi-core machine; per core, at least several times less. A published figure, not measured here.
+TLC = ("TLC (learntla.com, optimization page)", 28_351_303, 28.0)
+
+TARGETS = (  # (label, variant, members, partitions, faults, budget, states per CPU-second at least, bytes per state
+    # at most, the properties found violated as in Kafka: groupspec verify's "as in Kafka" rows)
+    ("classic", "cooperative", 4, 6, "crash,timeout", 2, 200_000, 80, ()),
+    ("consumer", "consumer", 4, 6, "crash,timeout,zombie", 2, 150_000, 150, ()),
+    # budget 1: at budget 2 (exact keys, no member renaming) more than 180 CPU-s and 2 GB on the shared machine.
+    # A late OffsetCommit at the member's own epoch is accepted, as in Kafka 4.3.1 (docs/consumer-protocol.md).
+    ("consumer in flight", "consumer", 4, 6, "crash,timeout,lose-answer,late-answer,late-commit", 1, 150_000, 150,
+     ("commit_fencing",)),
+)
+
+TARGET_PROG = """
+import json, sys, time
+from groupspec.checker import check
+name, m, k, faults, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), frozenset(sys.argv[4].split(",")), int(sys.argv[5])
+check(name, members=2, partitions=2, faults=faults, budget=1, with_symmetry_factor=False)  # loads the engine
+c0 = time.process_time()
+proto, res = check(name, members=m, partitions=k, faults=faults, budget=b, with_symmetry_factor=False)
+print(json.dumps({"states": res.states, "cpu": time.process_time() - c0, "engine": res.engine,
+                  "violated": sorted(n for n, v in res.verdicts.items() if not v.held),
+                  "per_state": res.memory_per_state, "store": res.store_bytes_per_state, "wall": res.seconds}))
+"""
+
+
+def targets() -> bool:
+    """The checker's targets, one instance per family; whether every target was met."""
+    met = True
+    print(f"[checker targets] one worker (load average before: "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+    print(f"  {'family':20} {'instance':50} {'states':>11} {'CPU s':>7} {'states/CPU-s':>13} {'target':>9} "
+          f"{'B/state':>8} {'target':>7} {'store B':>8}")
+    for label, name, m, k, faults, budget, rate_t, bytes_t, as_in_kafka in TARGETS:
+        out = subprocess.run([sys.executable, "-c", TARGET_PROG, name, str(m), str(k), faults, str(budget)],
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return False
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        rate = r["states"] / r["cpu"]
+        ok = (rate >= rate_t and r["per_state"] <= bytes_t and r["engine"] == "compiled"
+              and tuple(r["violated"]) == as_in_kafka)
+        met = met and ok
+        print(f"  {label:20} {f'{name} {m}x{k} {faults} b{budget}':50} {r['states']:>11,} {r['cpu']:>7.1f} {rate:>13,.0f} "
+              f">={rate_t / 1000:>5.0f} k {r['per_state']:>8.0f} {'<=' + str(bytes_t):>7} {r['store']:>8.0f}  "
+              f"{'MET' if ok else 'MISSED'} ({r['engine']}; violated: {', '.join(r['violated']) or 'none'}"
+              + (", as in Kafka" if as_in_kafka else "") + ")")
+    what, states, secs = TLC
+    print(f"  beside: {what}: {states:,} distinct states in up to {secs:.0f} wall s on all cores = "
+          f"{states / secs:,.0f} states per wall second (published, not measured here)")
+    return met
+
 
 PROG = """
 import json, sys, time
@@ -55,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--partitions", type=int, default=5)
     ap.add_argument("--workers", default="1,2", help="comma list of worker counts, one run each (default 1,2)")
+    ap.add_argument("--targets-only", action="store_true", help="print the checker's targets only")
     args = ap.parse_args(argv)
+    met = targets()
+    if args.targets_only:
+        return 0 if met else 1
     counts = [int(x) for x in args.workers.split(",")]
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"[scale] cooperative {args.members} members x {args.partitions} partitions, crash+timeout, budget 2 "

@@ -41,6 +41,8 @@ class ModelJob:
 ALL_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
 # The classic protocol's group formation and timers (model/formation.py): the Python explorer runs them.
 TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry"
+# KIP-848's requests and answers in flight (model/consumer_flight.py; early-restart is consumer-static's only).
+FLIGHT = "lose-answer,late-answer,late-commit"
 
 
 def applicable_faults(protocol: str) -> frozenset[str]:
@@ -73,6 +75,12 @@ EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "uniform", 3, 4, 2, ALL_FAULTS, 2),
     ModelJob("consumer", "range", 3, 4, 2, ALL_FAULTS, 2),
     ModelJob("consumer-static", "uniform", 3, 4, 2, ALL_FAULTS, 2),
+    # ... and with the requests and answers in flight too (compiled since issue 29; 40,248 and 41,713 states): the
+    # late OffsetCommit at the member's own epoch is accepted, as in Kafka 4.3.1's source (the late-commit row below)
+    ModelJob("consumer", "uniform", 3, 4, 2, f"{ALL_FAULTS},{FLIGHT}", 2, kafka_too="commit_fencing",
+             note="model only (Kafka 4.3.1's source): a late commit at the member's own epoch, docs/consumer-protocol.md"),
+    ModelJob("consumer-static", "uniform", 3, 4, 2, f"{ALL_FAULTS},{FLIGHT},early-restart", 2, kafka_too="commit_fencing",
+             note="model only (Kafka 4.3.1's source): a late commit at the member's own epoch, docs/consumer-protocol.md"),
     ModelJob("eager-to-cooperative", "range", 2, 3, 2, ALL_FAULTS, 2),  # 15,364 states
     ModelJob("static-leader-snapshot", "sticky", 2, 3, 2, ALL_FAULTS, 3, kafka_too="convergence",
              note="a static leader back with skipAssignment never notices a partition added while it was down"),
@@ -123,7 +131,7 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2),
     ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
-    # KIP-848 with requests and answers in flight (model/consumer_flight.py; the Python explorer): epochs apart,
+    # KIP-848 with requests and answers in flight (model/consumer_flight.py; compiled since issue 29): epochs apart,
     # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 353,938 states), UNRELEASED_INSTANCE_ID, late answers.
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie,lose-answer", 2),
     ModelJob("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 3),

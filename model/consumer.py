@@ -55,8 +55,8 @@ What is abstracted (and why it is safe to):
   once, there is no parked request), and a client's epoch is its member's. The faults
   ``lose-answer``, ``late-answer``, ``late-commit`` and ``early-restart`` separate them
   (:mod:`groupspec.model.consumer_flight`: lost and late answers, the previous-epoch tolerance,
-  FENCED_MEMBER_EPOCH, late commits and STALE_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID); the Python
-  explorer runs them. A late *request* (a heartbeat handled after a newer one) is not modelled: the
+  FENCED_MEMBER_EPOCH, late commits and STALE_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID); the compiled
+  kernel encodes them too (groupspec/checker/compiled/consumer_kernel.py, with every switch below). A late *request* (a heartbeat handled after a newer one) is not modelled: the
   Java client keeps one heartbeat in flight, and one connection delivers in order.
 * The target is computed in the step that bumps the group epoch (Kafka computes it at the next
   heartbeat, or batches it for ``group.consumer.assignment.interval.ms``: a delay, not a new order
@@ -200,7 +200,8 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     encoding = COMPILED_CONSUMER
     encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
                "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
-               "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership")
+               "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership",
+               "handle", "apply_answer", "commit_answer", "flight_successors", "_rows")
     z3 = True
     summary = "KIP-848: broker-side assignment, epochs, incremental reconciliation by heartbeat"
     static_members = False
@@ -221,19 +222,6 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     has_generations = True
     coordinator_assigns = True
     assignors = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
-
-    # The switches of the in-flight rules: the compiled kernel encodes only the defaults above.
-    IN_FLIGHT_SWITCHES = ("fence_commit_epoch", "previous_epoch_subset", "lose_on_fence", "kip_1251", "kafka_19233",
-                          "fenced_keeps_record")
-
-    def compiled_encoding(self) -> str | None:
-        """As :class:`SpecBase`'s, and none for the KIP-848 family where the requests and answers in flight
-        matter: their faults (lose-answer, late-answer, late-commit, early-restart) are on, or a variant switches
-        one of their rules (model/broken.py). The migration's kernel keeps its own rules (its class overrides)."""
-        if self.encoding == COMPILED_CONSUMER and (
-                self.in_flight or any(getattr(type(self), f) != getattr(Consumer, f) for f in self.IN_FLIGHT_SWITCHES)):
-            return None
-        return super().compiled_encoding()
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED_FAULTS

@@ -22,6 +22,8 @@ import numpy as np
 from groupspec.model import actions as A
 from groupspec.model.consumer import Consumer, ConsumerClient, ConsumerGroup, ConsumerState, Member, MemberState
 from groupspec.model.consumer import ConsumerGroupHeartbeat, RebalanceTimeoutFence, RevokePartitions
+from groupspec.model.consumer_flight import (OK, DelayHeartbeatAnswer, DeliverOffsetCommit, EarlyRestart,
+                                             LoseHeartbeatAnswer, ReceiveHeartbeatAnswer, SendOffsetCommit)
 from groupspec.model.core import GroupStatus, Proc
 from groupspec.model.migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind,
                                              MigrationState, MMember, Phase, SyncGroup, Upgrade)
@@ -34,9 +36,10 @@ from .plugins import family_of
 from .plugins import needs_compiling as _needs_compiling
 
 ACTION_CLASSES = (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired, RebalanceTimeoutFence,
-                  JoinGroup, SyncGroup, ClassicHeartbeat,
+                  JoinGroup, SyncGroup, ClassicHeartbeat, ReceiveHeartbeatAnswer, DeliverOffsetCommit,
                   A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause, A.ChangeSubscription, A.AddPartition,
-                  Upgrade, Downgrade)
+                  Upgrade, Downgrade, LoseHeartbeatAnswer, DelayHeartbeatAnswer, SendOffsetCommit, EarlyRestart)
+assert ACTION_CLASSES.index(ReceiveHeartbeatAnswer) == CK.RECEIVE_ANSWER and ACTION_CLASSES.index(EarlyRestart) == CK.EARLY_RESTART
 assert all(c.fair for c in ACTION_CLASSES[:CK.FAIR_LIMIT // 8]) and not any(c.fair for c in ACTION_CLASSES[CK.FAIR_LIMIT // 8:])
 
 
@@ -61,10 +64,11 @@ def action_of(code: int) -> A.Action:
     return cls() if cls is A.AddPartition else cls(code % 8)
 
 
-def encode(s: Any, n: int) -> np.ndarray:
+def encode(s: Any, n: int, flight_k: int = 0) -> np.ndarray:
+    """State ``s`` as a row; ``flight_k``: the partitions when the in-flight faults are on (their tail), else 0."""
     g = s.group
     mig = isinstance(s, MigrationState)
-    row = np.zeros(CK.width(n, mig), np.int64)
+    row = np.zeros(CK.flight_width(n, flight_k) if flight_k else CK.width(n, mig), np.int64)
     row[CK.H_EPOCH], row[CK.H_TEPOCH], row[CK.H_PARTS], row[CK.H_BUDGET] = g.epoch, g.target_epoch, g.partitions, s.budget
     for i, c in enumerate(s.clients):
         b = CK.HEADER + i * CK.SLOT
@@ -74,6 +78,15 @@ def encode(s: Any, n: int) -> np.ndarray:
             row[b + CK.M_PRESENT: b + CK.M_LEFT + 1] = (1, int(r.state), r.epoch, r.previous_epoch, r.assigned,
                                                          r.revoking, r.topics, int(r.static), int(r.left))
         row[b + CK.T_TARGET] = g.target[i]
+        if flight_k:
+            y = CK.HEADER + n * CK.SLOT + i * (CK.FS + flight_k)
+            if c.answer is not None:
+                assert c.answer[0] == OK, c.answer  # only an OK answer is delayed
+                row[y + CK.F_ANS: y + CK.F_ANS_ASSIGNED + 1] = (1, c.answer[1], c.answer[2])
+            if c.commit is not None:
+                row[y + CK.F_COM: y + CK.F_COM_PARTS + 1] = (1, c.commit[0], c.commit[1])
+            if r is not None:
+                row[y + CK.F_SINCE: y + CK.F_SINCE + flight_k] = r.since
     if mig:
         x = CK.HEADER + n * CK.SLOT
         cg = s.classic
@@ -86,9 +99,9 @@ def encode(s: Any, n: int) -> np.ndarray:
     return row
 
 
-def decode(row: np.ndarray, n: int) -> Any:
+def decode(row: np.ndarray, n: int, flight_k: int = 0) -> Any:
     v = [int(x) for x in row]
-    mig = len(v) == CK.width(n, True)
+    mig = not flight_k and len(v) == CK.width(n, True)
     x = CK.HEADER + n * CK.SLOT
     clients: list[Any] = []
     members: list[Any] = []
@@ -96,13 +109,21 @@ def decode(row: np.ndarray, n: int) -> Any:
     for i in range(n):
         b = CK.HEADER + i * CK.SLOT
         y = x + CK.XH + i * CK.XS
-        client = dict(proc=Proc(v[b + CK.C_PROC]), epoch=v[b + CK.C_EPOCH], owned=v[b + CK.C_OWNED],
-                      assigned=v[b + CK.C_ASSIGNED], topics=v[b + CK.C_TOPICS])
+        client: dict[str, Any] = dict(proc=Proc(v[b + CK.C_PROC]), epoch=v[b + CK.C_EPOCH], owned=v[b + CK.C_OWNED],
+                                      assigned=v[b + CK.C_ASSIGNED], topics=v[b + CK.C_TOPICS])
+        since: tuple[int, ...] = ()
+        if flight_k:
+            f = CK.HEADER + n * CK.SLOT + i * (CK.FS + flight_k)
+            if v[f + CK.F_ANS]:
+                client["answer"] = (OK, v[f + CK.F_ANS_EPOCH], v[f + CK.F_ANS_ASSIGNED])
+            if v[f + CK.F_COM]:
+                client["commit"] = (v[f + CK.F_COM_EPOCH], v[f + CK.F_COM_PARTS])
+            since = tuple(v[f + CK.F_SINCE: f + CK.F_SINCE + flight_k])
         clients.append(Client(**client, classic=bool(v[y + CK.XC_CLASSIC]), phase=Phase(v[y + CK.XC_PHASE])) if mig
                        else ConsumerClient(**client))
         member = dict(state=MemberState(v[b + CK.M_STATE]), epoch=v[b + CK.M_EPOCH], previous_epoch=v[b + CK.M_PREV],
                       assigned=v[b + CK.M_ASSIGNED], revoking=v[b + CK.M_REVOKING], topics=v[b + CK.M_TOPICS],
-                      static=bool(v[b + CK.M_STATIC]), left=bool(v[b + CK.M_LEFT]))
+                      static=bool(v[b + CK.M_STATIC]), left=bool(v[b + CK.M_LEFT]), since=since)
         if not v[b + CK.M_PRESENT]:
             members.append(None)
         elif mig and v[y + CK.XM_CLASSIC]:
@@ -133,6 +154,13 @@ def parameters(proto: Consumer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P[CK.P_FAULTS] = sum(CK.FAULT_BITS[f] for f in cfg.faults)
     P[CK.P_ALLTOPICS] = cfg.all_topics
     P[CK.P_INITIAL] = proto.initial_members()
+    P[CK.P_FLIGHT] = family_of(proto) == FAM.CONSUMER and bool(getattr(proto, "in_flight", False))
+    P[CK.P_EPOCH_FENCE] = proto.fence_commit_epoch
+    P[CK.P_PREV_SUBSET] = proto.previous_epoch_subset
+    P[CK.P_LOSE_ON_FENCE] = proto.lose_on_fence
+    P[CK.P_KIP1251] = proto.kip_1251
+    P[CK.P_K19233] = proto.kafka_19233
+    P[CK.P_KEEPS_RECORD] = proto.fenced_keeps_record
     if family_of(proto) == FAM.MIGRATION:
         P[CK.P_MIG] = 1
         P[CK.P_ACKED] = proto.upgrade_waits_for_ack
@@ -202,17 +230,19 @@ class ConsumerKernel:
         self.P, self.TM, self.blocks = parameters(proto)
         self.targets = Targets(proto)
         mig = self.fam == FAM.MIGRATION
-        self.F = CK.width(self.n, mig)
-        self.keylen = MP.key_len(self.n) if mig else CKEY.key_len(self.n, bool(proto.symmetric))
+        # the in-flight tail: its width depends on the partitions (each one's assignment epoch)
+        self.flight_k = proto.cfg.partitions if (not mig and proto.in_flight) else 0
+        self.F = CK.flight_width(self.n, self.flight_k) if self.flight_k else CK.width(self.n, mig)
+        self.keylen = MP.key_len(self.n) if mig else CKEY.key_len(self.n, bool(proto.symmetric), self.flight_k)
         self.words = (self.keylen + 3) // 4
         self.plan = np.zeros((1, 5), np.int64)  # the classic family's packing plan: not used here
         self.maxs = self.n * CK.MAX_SUCC_PER_SLOT + 1  # families.max_successors
 
     def encode(self, s: Any) -> np.ndarray:
-        return encode(s, self.n)
+        return encode(s, self.n, self.flight_k)
 
     def decode(self, row: np.ndarray) -> Any:
-        return decode(row, self.n)
+        return decode(row, self.n, self.flight_k)
 
     def _resolve(self, call: Callable[[], int]) -> int:
         while True:
@@ -225,29 +255,29 @@ class ConsumerKernel:
         out = np.zeros((self.maxs, self.F), np.int64)
         acts = np.zeros(self.maxs, np.int64)
         u = np.zeros(self.F, np.int64)
-        row = encode(s, self.n)
+        row = self.encode(s)
         ns = self._resolve(lambda: FAM.successors(self.fam, self.P, self.TM, row, out, acts, *self.targets.args(), u))
-        return [(action_of(int(acts[j])), decode(out[j], self.n)) for j in range(ns)]
+        return [(action_of(int(acts[j])), self.decode(out[j])) for j in range(ns)]
 
     def key(self, s: Any) -> bytes:
         n = self.n
         kv = np.zeros(self.keylen, np.int64)
         words = np.zeros(self.words, np.uint64)
-        FAM.key_vector(self.fam, self.P, self.blocks, encode(s, n), np.zeros((n, CKEY.SYM_ROW), np.int64),
+        FAM.key_vector(self.fam, self.P, self.blocks, self.encode(s), np.zeros((n, CKEY.SYM_ROW), np.int64),
                        np.zeros(n, np.int64), np.zeros(self.proto.cfg.partitions, np.int64),
                        np.zeros(self.proto.cfg.partitions, np.int64), kv)
         CKEY.pack(kv, words)
         return words.tobytes()
 
     def converged(self, s: Any) -> bool:
-        row = encode(s, self.n)
+        row = self.encode(s)
         return bool(self._resolve(lambda: FAM.converged(self.fam, self.P, self.TM, row, *self.targets.args())))
 
     def exclusive_ownership_ok(self, s: Any) -> bool:
-        return bool(FAM.exclusive_ownership_ok(self.fam, self.P, encode(s, self.n)))
+        return bool(FAM.exclusive_ownership_ok(self.fam, self.P, self.encode(s)))
 
     def commit_fencing_ok(self, s: Any) -> bool:
-        return bool(FAM.commit_fencing_ok(self.fam, self.P, encode(s, self.n)))
+        return bool(FAM.commit_fencing_ok(self.fam, self.P, self.encode(s)))
 
     def generation_ok(self, s: Any, t: Any) -> bool:
-        return bool(FAM.generation_ok(self.fam, self.P, encode(s, self.n), encode(t, self.n)))
+        return bool(FAM.generation_ok(self.fam, self.P, self.encode(s), self.encode(t)))

@@ -33,21 +33,39 @@ SLOT = 15
 P_N, P_K, P_T, P_STATIC, P_WAIT, P_FENCE, P_BUMP, P_SYM, P_FAULTS, P_ALLTOPICS, P_INITIAL = range(11)
 # the migration (``migration_kernel``): rows carry a tail (below); its variants' switches
 P_MIG, P_ACKED, P_SYNC_TARGET, P_REJOIN = range(11, 15)
-P_LEN = 15
+# the requests and answers in flight (``model/consumer_flight.py``) and the switches of their rules
+(P_FLIGHT, P_EPOCH_FENCE, P_PREV_SUBSET, P_LOSE_ON_FENCE, P_KIP1251, P_K19233, P_KEEPS_RECORD) = range(15, 22)
+P_LEN = 22
 
 F_JOIN, F_LEAVE, F_CRASH, F_TIMEOUT, F_ZOMBIE, F_SUBSCRIPTION, F_PARTITIONS = 1, 2, 4, 8, 16, 32, 64
+F_LOSE_ANSWER, F_LATE_ANSWER, F_LATE_COMMIT, F_EARLY_RESTART = 128, 256, 512, 1024
 FAULT_BITS = {"join": F_JOIN, "leave": F_LEAVE, "crash": F_CRASH, "timeout": F_TIMEOUT, "zombie": F_ZOMBIE,
-              "subscription": F_SUBSCRIPTION, "partitions": F_PARTITIONS}
+              "subscription": F_SUBSCRIPTION, "partitions": F_PARTITIONS, "lose-answer": F_LOSE_ANSWER,
+              "late-answer": F_LATE_ANSWER, "late-commit": F_LATE_COMMIT, "early-restart": F_EARLY_RESTART}
 
 DOWN, UP, PAUSED = 0, 1, 2  # groupspec.model.core.Proc
 STABLE, UNREVOKED, UNRELEASED = 0, 1, 2  # groupspec.model.consumer.MemberState
 OLDEST = 4  # groupspec.model.consumer.OLDEST
 
-# Action codes: class * 8 + member. The first eight classes are protocol steps (weakly fair).
-(HB, REVOKE, RESUME, EXPIRED, RTFENCE, JOIN, SYNC, CLASSIC_HB, START, LEAVE, CRASH, EXPIRE_LIVE, PAUSE, CHANGE_SUB,
- ADD_PART, UPGRADE, DOWNGRADE) = range(17)
-FAIR_LIMIT = 8 * 8
-MAX_SUCC_PER_SLOT = 11
+# Action codes: class * 8 + member. The first ten classes are protocol steps (weakly fair).
+(HB, REVOKE, RESUME, EXPIRED, RTFENCE, JOIN, SYNC, CLASSIC_HB, RECEIVE_ANSWER, DELIVER_COMMIT, START, LEAVE, CRASH,
+ EXPIRE_LIVE, PAUSE, CHANGE_SUB, ADD_PART, UPGRADE, DOWNGRADE, LOSE_ANSWER, DELAY_ANSWER, SEND_COMMIT,
+ EARLY_RESTART) = range(23)
+FAIR_LIMIT = 10 * 8
+MAX_SUCC_PER_SLOT = 17
+
+# The coordinator's answer to a heartbeat (``handle``): OK, FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, UNRELEASED_INSTANCE_ID
+ANS_OK, ANS_FENCED, ANS_UNKNOWN, ANS_UNRELEASED = 0, 1, 2, 3
+
+# The in-flight tail (``P[P_FLIGHT]``), after the consumer row: per slot the client's answer on its way
+# (present, epoch, assignment), its OffsetCommit on its way (present, epoch, partitions), and the member's
+# assignment epoch of each partition (``Member.since``, ``P[P_K]`` fields; 0 where not held or no member).
+F_ANS, F_ANS_EPOCH, F_ANS_ASSIGNED, F_COM, F_COM_EPOCH, F_COM_PARTS, F_SINCE = range(7)
+FS = 6  # + the partitions
+
+
+def flight_width(n: int, k: int) -> int:
+    return HEADER + n * SLOT + n * (FS + k)
 MISS = -1  # a target the table does not hold yet (its query is in tq)
 
 
@@ -61,6 +79,12 @@ XS = 6
 
 def width(n: int, migration: bool = False) -> int:
     return HEADER + n * SLOT + ((XH + n * XS) if migration else 0)
+
+
+@njit(cache=True, inline="always")
+def fslot(P, i):
+    """Where slot ``i``'s in-flight fields start."""
+    return HEADER + P[P_N] * SLOT + i * (FS + P[P_K])
 
 
 @njit(cache=True, inline="always")
@@ -156,6 +180,10 @@ def clear_member(P, t, i):
         t[b + f] = 0
     if P[P_MIG]:
         t[xslot(P, i) + XM_CLASSIC] = 0
+    if P[P_FLIGHT]:
+        y = fslot(P, i) + F_SINCE
+        for p in range(P[P_K]):
+            t[y + p] = 0
 
 
 @njit(cache=True)
@@ -210,6 +238,14 @@ def next_assignment(P, t, i):
     t[b + M_EPOCH] = t[H_TEPOCH]
     t[b + M_ASSIGNED] = keep | free
     t[b + M_REVOKING] = 0
+    if P[P_FLIGHT]:  # each partition's assignment epoch: kept ones keep theirs, new ones the new epoch
+        y = fslot(P, i) + F_SINCE
+        for p in range(P[P_K]):
+            if (keep | free) >> p & 1:
+                if not keep >> p & 1:
+                    t[y + p] = t[H_TEPOCH]
+            else:
+                t[y + p] = 0
 
 
 @njit(cache=True)
@@ -229,15 +265,10 @@ def reconcile(P, t, i, owned):
 
 
 @njit(cache=True)
-def _lose_all(t, b):
-    t[b + C_EPOCH] = 0
-    t[b + C_OWNED] = 0
-    t[b + C_ASSIGNED] = 0
-
-
-@njit(cache=True)
-def heartbeat(P, s, i, t, tk, tv, tq):
-    """``Consumer.heartbeat``: row ``t`` becomes ``s`` after client ``i``'s heartbeat. False on MISS."""
+def handle(P, s, i, t, tk, tv, tq):
+    """``Consumer.handle``: the coordinator handles client ``i``'s heartbeat; row ``t`` becomes ``s`` with the
+    group after it (no client field is written). Returns the answer (ANS_*; for ANS_OK its epoch and
+    assignment are the member's in ``t``), or MISS."""
     t[:] = s
     b = HEADER + i * SLOT
     c_epoch = s[b + C_EPOCH]
@@ -256,45 +287,171 @@ def heartbeat(P, s, i, t, tk, tv, tq):
             t[b + M_TOPICS] = c_topics
             t[b + M_STATIC] = P[P_STATIC]
             t[b + M_LEFT] = 0
+            if P[P_FLIGHT]:
+                y = fslot(P, i) + F_SINCE
+                for p in range(P[P_K]):
+                    t[y + p] = 0
             if not bump(P, t, tk, tv, tq):
-                return False
+                return MISS
         if t[b + M_TOPICS] != c_topics:
             t[b + M_TOPICS] = c_topics
             if not bump(P, t, tk, tv, tq):
-                return False
+                return MISS
         reconcile(P, t, i, s[b + C_OWNED])
     elif c_epoch == 0:
+        if P[P_STATIC]:
+            return ANS_UNRELEASED  # its instance id is held by a member that has not left: fatal
+        if not P[P_K19233] and s[b + M_EPOCH] != 0 and s[b + M_PREV] != 0:
+            return ANS_FENCED  # before KAFKA-19233 epoch 0 was validated as any other epoch
         reconcile(P, t, i, s[b + C_OWNED])
     else:
         if not present or s[b + M_LEFT]:
-            _lose_all(t, b)  # UNKNOWN_MEMBER_ID
-            return True
-        if c_epoch != s[b + M_EPOCH] and not (c_epoch == s[b + M_PREV] and s[b + C_OWNED] & ~s[b + M_ASSIGNED] == 0):
-            if not remove(P, t, i, tk, tv, tq):  # FENCED_MEMBER_EPOCH
-                return False
-            _lose_all(t, b)
-            return True
+            return ANS_UNKNOWN
+        if c_epoch != s[b + M_EPOCH] and not (c_epoch == s[b + M_PREV] and (
+                not P[P_PREV_SUBSET] or s[b + C_OWNED] & ~s[b + M_ASSIGNED] == 0)):
+            if not P[P_KEEPS_RECORD]:
+                if not remove(P, t, i, tk, tv, tq):
+                    return MISS
+            return ANS_FENCED
         if t[b + M_TOPICS] != c_topics:
             t[b + M_TOPICS] = c_topics
             if not bump(P, t, tk, tv, tq):
-                return False
+                return MISS
         reconcile(P, t, i, s[b + C_OWNED])
-    t[b + C_EPOCH] = t[b + M_EPOCH]
-    t[b + C_ASSIGNED] = t[b + M_ASSIGNED]
+    return ANS_OK
+
+
+@njit(cache=True, inline="always")
+def _clear_flight_client(P, t, i):
+    """The client's answer and OffsetCommit on their way: none."""
+    if P[P_FLIGHT]:
+        y = fslot(P, i)
+        for f in range(F_SINCE):
+            t[y + f] = 0
+
+
+@njit(cache=True)
+def apply_answer(P, t, i, code, epoch, assigned):
+    """``Consumer.apply_answer``: client ``i`` of row ``t`` applies an answer (in place)."""
+    b = HEADER + i * SLOT
+    if code == ANS_UNRELEASED:
+        t[b + C_PROC] = DOWN  # fatal: the process stops (ConsumerClient(topics=...))
+        t[b + C_EPOCH] = -1
+        t[b + C_OWNED] = 0
+        t[b + C_ASSIGNED] = 0
+        _clear_flight_client(P, t, i)
+        return
+    if code != ANS_OK:
+        if code == ANS_FENCED and not P[P_LOSE_ON_FENCE]:
+            return  # BROKEN: it keeps its partitions and its epoch
+        t[b + C_EPOCH] = 0  # onPartitionsLost, rejoin with epoch 0
+        t[b + C_OWNED] = 0
+        t[b + C_ASSIGNED] = 0
+        return
+    t[b + C_EPOCH] = epoch
+    t[b + C_ASSIGNED] = assigned
     owned = t[b + C_OWNED]
-    assigned = t[b + C_ASSIGNED]
     if not owned & ~assigned and assigned & ~owned:
         t[b + C_OWNED] = assigned  # nothing to revoke: onPartitionsAssigned on the answer
+
+
+@njit(cache=True)
+def heartbeat(P, s, i, t, tk, tv, tq):
+    """``Consumer.heartbeat``: row ``t`` becomes ``s`` after client ``i``'s heartbeat. False on MISS."""
+    code = handle(P, s, i, t, tk, tv, tq)
+    if code == MISS:
+        return False
+    b = HEADER + i * SLOT
+    apply_answer(P, t, i, code, t[b + M_EPOCH], t[b + M_ASSIGNED])
     return True
 
 
 @njit(cache=True, inline="always")
-def _fresh_client(t, b, proc, epoch):
+def _fresh_client(P, t, i, b, proc, epoch):
     """``ConsumerClient(proc=..., epoch=..., topics=<kept>)``."""
     t[b + C_PROC] = proc
     t[b + C_EPOCH] = epoch
     t[b + C_OWNED] = 0
     t[b + C_ASSIGNED] = 0
+    _clear_flight_client(P, t, i)
+
+
+@njit(cache=True, inline="always")
+def _differs(s, t):
+    for f in range(s.shape[0]):
+        if t[f] != s[f]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def flight_successors(P, s, i, out, acts, ns, spend, tk, tv, tq):
+    """``ConsumerFlight.flight_successors``: the steps of client ``i`` that the in-flight faults add, written
+    from ``out[ns]`` on; the new ``ns``, or MISS."""
+    faults = P[P_FAULTS]
+    b = HEADER + i * SLOT
+    y = fslot(P, i)
+    proc = s[b + C_PROC]
+    c_epoch = s[b + C_EPOCH]
+    if s[y + F_ANS] and proc == UP:
+        t = out[ns]
+        t[:] = s
+        for f in range(F_COM):
+            t[y + f] = 0
+        apply_answer(P, t, i, ANS_OK, s[y + F_ANS_EPOCH], s[y + F_ANS_ASSIGNED])
+        acts[ns] = RECEIVE_ANSWER * 8 + i
+        ns += 1
+    if s[y + F_COM]:
+        t = out[ns]
+        t[:] = s
+        for f in range(F_COM, F_SINCE):
+            t[y + f] = 0
+        acts[ns] = DELIVER_COMMIT * 8 + i
+        ns += 1
+    if not spend:
+        return ns
+    lose = faults & F_LOSE_ANSWER
+    late = faults & F_LATE_ANSWER
+    if proc == UP and c_epoch >= 0 and not s[y + F_ANS] and (lose or late):
+        t = out[ns]
+        code = handle(P, s, i, t, tk, tv, tq)
+        if code == MISS:
+            return MISS
+        if code == ANS_OK and _differs(s, t):
+            t[H_BUDGET] -= 1
+            if lose:
+                acts[ns] = LOSE_ANSWER * 8 + i
+                if late:
+                    out[ns + 1, :] = t
+                ns += 1
+            if late:
+                t = out[ns]
+                t[y + F_ANS] = 1
+                t[y + F_ANS_EPOCH] = t[b + M_EPOCH]
+                t[y + F_ANS_ASSIGNED] = t[b + M_ASSIGNED]
+                acts[ns] = DELAY_ANSWER * 8 + i
+                ns += 1
+    if faults & F_LATE_COMMIT and proc == UP and c_epoch > 0 and s[b + C_OWNED] and not s[y + F_COM]:
+        t = out[ns]
+        t[:] = s
+        t[y + F_COM] = 1
+        t[y + F_COM_EPOCH] = c_epoch
+        t[y + F_COM_PARTS] = s[b + C_OWNED]
+        t[H_BUDGET] -= 1
+        acts[ns] = SEND_COMMIT * 8 + i
+        ns += 1
+    if (faults & F_EARLY_RESTART and P[P_STATIC] and proc == DOWN and s[b + M_PRESENT]
+            and not s[b + M_LEFT]):
+        t = out[ns]
+        t[:] = s
+        t[b + C_PROC] = UP
+        t[b + C_EPOCH] = 0
+        t[b + C_OWNED] = 0
+        t[b + C_ASSIGNED] = 0
+        t[H_BUDGET] -= 1
+        acts[ns] = EARLY_RESTART * 8 + i
+        ns += 1
+    return ns
 
 
 @njit(cache=True)
@@ -303,6 +460,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
     step needs a target the table does not hold (nothing of ``out`` is then meaningful)."""
     n = P[P_N]
     faults = P[P_FAULTS]
+    flight = P[P_FLIGHT] != 0
     spend = s[H_BUDGET] > 0
     ns = 0
     for i in range(n):
@@ -311,17 +469,18 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
         present = s[b + M_PRESENT] != 0
         left = s[b + M_LEFT] != 0
         c_epoch = s[b + C_EPOCH]
+        waiting = False  # an answer on its way (late-answer): no other heartbeat meanwhile
+        if flight:
+            ns = flight_successors(P, s, i, out, acts, ns, spend, tk, tv, tq)
+            if ns < 0:
+                return MISS
+            waiting = s[fslot(P, i) + F_ANS] != 0
         if proc == UP:
-            if c_epoch >= 0:
+            if c_epoch >= 0 and not waiting:
                 t = out[ns]
                 if not heartbeat(P, s, i, t, tk, tv, tq):
                     return MISS
-                differs = False
-                for f in range(s.shape[0]):
-                    if t[f] != s[f]:
-                        differs = True
-                        break
-                if differs:
+                if _differs(s, t):
                     acts[ns] = HB * 8 + i
                     ns += 1
             if s[b + C_OWNED] & ~s[b + C_ASSIGNED]:
@@ -355,7 +514,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
         if faults & F_JOIN and proc == DOWN and (not present or (P[P_STATIC] and left)):
             t = out[ns]
             t[:] = s
-            _fresh_client(t, b, UP, 0)
+            _fresh_client(P, t, i, b, UP, 0)
             t[H_BUDGET] -= 1
             acts[ns] = START * 8 + i
             ns += 1
@@ -366,14 +525,14 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
                 t[b + M_LEFT] = 1
             elif not remove(P, t, i, tk, tv, tq):
                 return MISS
-            _fresh_client(t, b, DOWN, -1)
+            _fresh_client(P, t, i, b, DOWN, -1)
             t[H_BUDGET] -= 1
             acts[ns] = LEAVE * 8 + i
             ns += 1
         if faults & F_CRASH and proc != DOWN:
             t = out[ns]
             t[:] = s
-            _fresh_client(t, b, DOWN, -1)
+            _fresh_client(P, t, i, b, DOWN, -1)
             t[H_BUDGET] -= 1
             acts[ns] = CRASH * 8 + i
             ns += 1
@@ -437,25 +596,60 @@ def exclusive_ownership_ok(P, s):
 
 
 @njit(cache=True)
+def commit_accepted(P, s, i, epoch, parts):
+    """``Consumer.commit_answer`` is OK: ``ConsumerGroup.validateOffsetCommit`` for an OffsetCommit of ``parts``
+    from member ``i`` with ``epoch``."""
+    if not P[P_FENCE]:
+        return True
+    b = HEADER + i * SLOT
+    if s[b + M_PRESENT] == 0 or s[b + M_LEFT]:
+        return False  # UNKNOWN_MEMBER_ID
+    if not P[P_EPOCH_FENCE]:
+        return True  # BROKEN: any epoch
+    me = s[b + M_EPOCH]
+    if epoch == me:
+        return True
+    if epoch > me or not P[P_KIP1251] or not P[P_FLIGHT]:  # (``Member.since`` is kept with the in-flight faults only)
+        return False  # STALE_MEMBER_EPOCH
+    if parts & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
+        return False
+    y = fslot(P, i) + F_SINCE
+    for p in range(P[P_K]):
+        if parts >> p & 1 and s[y + p] > epoch:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _commit_ok(P, s, i, epoch, parts, late):
+    """One commit of ``Consumer.commit_violation``: rejected, or accepted and harmless."""
+    if not commit_accepted(P, s, i, epoch, parts):
+        return True
+    b = HEADER + i * SLOT
+    if s[b + M_PRESENT] == 0 or s[b + M_LEFT] or (not late and not live_member(s, b)):
+        return False
+    if epoch > s[b + M_EPOCH]:
+        return False
+    if parts & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
+        return False
+    for k in range(P[P_N]):
+        bk = HEADER + k * SLOT
+        if k != i and s[bk + C_OWNED] & parts and live_member(s, bk):
+            return False
+    return True
+
+
+@njit(cache=True)
 def commit_fencing_ok(P, s):
-    """``Consumer.commit_violation`` is None."""
-    n = P[P_N]
-    for i in range(n):
+    """``Consumer.commit_violation`` is None: every running client's commit now, and every commit in flight."""
+    for i in range(P[P_N]):
         b = HEADER + i * SLOT
         owned = s[b + C_OWNED]
-        if s[b + C_PROC] != UP or not owned:
-            continue
-        if P[P_FENCE] and (s[b + M_PRESENT] == 0 or s[b + M_LEFT] or s[b + C_EPOCH] != s[b + M_EPOCH]):
-            continue  # the commit is rejected
-        if not live_member(s, b):
+        if s[b + C_PROC] == UP and owned and not _commit_ok(P, s, i, s[b + C_EPOCH], owned, False):
             return False
-        if s[b + C_EPOCH] != s[b + M_EPOCH]:
-            return False
-        if owned & ~(s[b + M_ASSIGNED] | s[b + M_REVOKING]):
-            return False
-        for k in range(n):
-            bk = HEADER + k * SLOT
-            if k != i and s[bk + C_OWNED] & owned and live_member(s, bk):
+        if P[P_FLIGHT]:
+            y = fslot(P, i)
+            if s[y + F_COM] and not _commit_ok(P, s, i, s[y + F_COM_EPOCH], s[y + F_COM_PARTS], True):
                 return False
     return True
 

@@ -10,8 +10,8 @@ from numba import njit
 
 from .consumer_kernel import (
     C_ASSIGNED, C_EPOCH, C_OWNED, C_PROC, C_TOPICS, H_BUDGET, H_EPOCH, H_PARTS, H_TEPOCH, HEADER, M_ASSIGNED,
-    M_EPOCH, M_LEFT, M_PREV, M_PRESENT, M_REVOKING, M_STATE, M_STATIC, M_TOPICS, OLDEST, P_K, P_N, P_SYM, SLOT,
-    T_TARGET,
+    M_EPOCH, M_LEFT, M_PREV, M_PRESENT, M_REVOKING, M_STATE, M_STATIC, M_TOPICS, OLDEST, P_FLIGHT, P_K, P_N, P_SYM,
+    SLOT, T_TARGET, F_ANS, F_ANS_ASSIGNED, F_ANS_EPOCH, F_COM, F_COM_EPOCH, F_COM_PARTS, F_SINCE, FS, fslot,
 )
 
 
@@ -23,6 +23,14 @@ def rel(e, base):
         return 100 - e
     d = base - e
     return d if d < OLDEST else OLDEST
+
+
+@njit(cache=True, inline="always")
+def rel_exact(e, base):
+    """``_rel`` with ``oldest`` unbounded (the in-flight faults: no epoch merged)."""
+    if e <= 0:
+        return 100 - e
+    return base - e
 
 
 @njit(cache=True, inline="always")
@@ -53,7 +61,10 @@ SHAPE = 15  # proc, rel(epoch), topics, present, state, rel(epoch), rel(previous
 SYM_ROW = SHAPE + 5
 
 
-def key_len(n: int, symmetric: bool) -> int:
+def key_len(n: int, symmetric: bool, flight_k: int = 0) -> int:
+    """The key vector's length; ``flight_k``: the partitions, when the in-flight faults are on (0: off)."""
+    if flight_k:
+        return KH + n * (EXACT_ROW + FS + flight_k)
     return KH + n * (SYM_ROW if symmetric else EXACT_ROW)
 
 
@@ -66,6 +77,57 @@ def _less(a, b):
 
 
 @njit(cache=True)
+def _flight_key(P, s, kv):
+    """``Consumer.exact_key`` with the in-flight faults (``Consumer._rows``' first branch): no epoch merged, each
+    partition's assignment epoch, the answer and the OffsetCommit on their way."""
+    n = P[P_N]
+    K = P[P_K]
+    base = s[H_EPOCH]
+    kv[1] = s[H_PARTS]
+    row = EXACT_ROW + FS + K
+    for i in range(n):
+        b = HEADER + i * SLOT
+        y = fslot(P, i)
+        o = KH + i * row
+        kv[o] = s[b + C_PROC]
+        kv[o + 1] = rel_exact(s[b + C_EPOCH], base)
+        kv[o + 2] = s[b + C_OWNED]
+        kv[o + 3] = s[b + C_ASSIGNED]
+        kv[o + 4] = s[b + C_TOPICS]
+        if s[b + M_PRESENT]:
+            kv[o + 5] = 1
+            kv[o + 6] = s[b + M_STATE]
+            kv[o + 7] = rel_exact(s[b + M_EPOCH], base)
+            kv[o + 8] = rel_exact(s[b + M_PREV], base)
+            kv[o + 9] = s[b + M_ASSIGNED]
+            kv[o + 10] = s[b + M_REVOKING]
+            kv[o + 11] = s[b + M_TOPICS]
+            kv[o + 12] = s[b + M_STATIC]
+            kv[o + 13] = s[b + M_LEFT]
+            for p in range(K):
+                kv[o + EXACT_ROW + FS + p] = rel_exact(s[y + F_SINCE + p], base)
+        else:
+            for f in range(5, 14):
+                kv[o + f] = 0
+            for p in range(K):
+                kv[o + EXACT_ROW + FS + p] = 0
+        kv[o + 14] = s[b + T_TARGET]
+        x = o + EXACT_ROW
+        if s[y + F_ANS]:
+            kv[x] = 1
+            kv[x + 1] = rel_exact(s[y + F_ANS_EPOCH], base)
+            kv[x + 2] = s[y + F_ANS_ASSIGNED]
+        else:
+            kv[x] = kv[x + 1] = kv[x + 2] = 0
+        if s[y + F_COM]:
+            kv[x + 3] = 1
+            kv[x + 4] = rel_exact(s[y + F_COM_EPOCH], base)
+            kv[x + 5] = s[y + F_COM_PARTS]
+        else:
+            kv[x + 3] = kv[x + 4] = kv[x + 5] = 0
+
+
+@njit(cache=True)
 def key_vector(P, blocks, s, rows, order, cols, perm, kv):
     """``Consumer.key`` (``exact_key`` when the assignor is not symmetric) as a vector of integers:
     two states have equal vectors exactly when the model's keys are equal."""
@@ -73,6 +135,9 @@ def key_vector(P, blocks, s, rows, order, cols, perm, kv):
     base = s[H_EPOCH]
     kv[0] = s[H_EPOCH] - s[H_TEPOCH]
     kv[2] = s[H_BUDGET]
+    if P[P_FLIGHT]:
+        _flight_key(P, s, kv)
+        return
     if not P[P_SYM]:
         kv[1] = s[H_PARTS]
         for i in range(n):

@@ -113,11 +113,14 @@ def members_in_group(fam, P, s):
 
 
 @njit(cache=True, inline="always")
-def consumer_key_len(fam, n, sym):
+def consumer_key_len(fam, P):
     """Length of a target family's key vector (``consumer_keys.key_len``, ``migration_properties.key_len``)."""
+    n = P[CK.P_N]
     if fam == MIGRATION:
         return 2 + max(5 + 3 * n, 1 + 8 * n) + 6 * n
-    return CKEY.KH + n * (CKEY.SYM_ROW if sym else CKEY.EXACT_ROW)
+    if P[CK.P_FLIGHT]:
+        return CKEY.KH + n * (CKEY.EXACT_ROW + CK.FS + P[CK.P_K])
+    return CKEY.KH + n * (CKEY.SYM_ROW if P[CK.P_SYM] else CKEY.EXACT_ROW)
 
 
 @njit(cache=True, inline="always")
@@ -129,7 +132,7 @@ def key_scratch(fam, P, plan, nwords):
                 np.zeros(P[K.P_K], np.int64), np.zeros(K.KH + n * K.ROWLEN, np.int64),
                 np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64))
     return (np.zeros((n, CKEY.SYM_ROW), np.int64), np.zeros(n, np.int64), np.zeros(P[CK.P_K], np.int64),
-            np.zeros(P[CK.P_K], np.int64), np.zeros(consumer_key_len(fam, n, P[CK.P_SYM]), np.int64),
+            np.zeros(P[CK.P_K], np.int64), np.zeros(consumer_key_len(fam, P), np.int64),
             np.zeros(nwords, np.uint64))
 
 
@@ -139,8 +142,7 @@ def key_vector(fam, P, blocks, t, rows, order, cols, perm, kv):
     if fam == CLASSIC:
         K.key_vector(P, blocks, t, rows, order, cols, perm, kv)
         return
-    n = P[CK.P_N]
-    if (kv.shape[0] < consumer_key_len(fam, n, P[CK.P_SYM]) or rows.shape[1] < CKEY.SYM_ROW
+    if (kv.shape[0] < consumer_key_len(fam, P) or rows.shape[1] < CKEY.SYM_ROW
             or cols.shape[0] < P[CK.P_K] or perm.shape[0] < P[CK.P_K]):
         raise ValueError("key buffers do not fit the parameters")  # compiled code does not check bounds
     if fam == MIGRATION:

@@ -1288,21 +1288,18 @@ def key_vector(P, blocks, row, rows, order, cols, perm, kv):
     top = n * NMASK
     for p in range(K):
         cols[p] |= (((row[G_PARTS] >> p) & 1) << (top + 1)) | (((row[G_HELD] >> p) & 1) << top)
-    # partitions renamed within each topic block, by column (stable)
-    tmp = np.empty(K, np.int64)
+    # partitions renamed within each topic block, by column (stable): a partition's new place is its rank, the
+    # partitions of its block before it in (column, index) order (no scratch array allocated per key)
     for t in range(blocks.shape[0] - 1):
         lo = blocks[t]
         hi = blocks[t + 1]
-        cnt = 0
         for p in range(lo, hi):
-            q = cnt
-            while q > 0 and cols[tmp[q - 1]] > cols[p]:
-                tmp[q] = tmp[q - 1]
-                q -= 1
-            tmp[q] = p
-            cnt += 1
-        for x in range(cnt):
-            perm[tmp[x]] = lo + x
+            c = cols[p]
+            rank = 0
+            for q in range(lo, hi):
+                if cols[q] < c or (cols[q] == c and q < p):
+                    rank += 1
+            perm[p] = lo + rank
     # 3. rows with renamed masks, sorted
     for i in range(n):
         for k in range(NMASK):
