@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
 
 # The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
@@ -108,7 +109,7 @@ ORACLE_CASES = 400
 @dataclass(frozen=True)
 class Killer:
     name: str
-    kind: str  # "model" | "oracle" | "conformance"
+    kind: str  # "model" | "oracle" | "kafka" | "conformance"
     variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
     job: tuple
 
@@ -121,6 +122,8 @@ def killers(scale: float = 1.0) -> list[Killer]:
            for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
     out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
+    out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
+            for job in WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -179,6 +182,10 @@ def run_killer(k: Killer) -> dict[str, Any]:
         return _explore(k.job)
     if k.kind == "oracle":
         return {"failure": _assignor_oracle(*k.job)}
+    if k.kind == "kafka":
+        from .kafka_walks import check
+
+        return {"failure": check(k.job)}
     return {"failure": _conform(*k.job)}
 
 
@@ -317,7 +324,7 @@ def _conform(name: str, examples: int, steps: int) -> str | None:
 
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
-    if k.kind in ("conformance", "oracle"):
+    if k.kind in ("conformance", "oracle", "kafka"):
         return got["failure"]
     if not got.get("complete", True):
         return None  # the mutant's state space outgrew the job: undecided here
