@@ -21,11 +21,15 @@ assignment); ``Heartbeat`` a Heartbeat; ``LeaveGroup`` a LeaveGroup from a dynam
 refreshed first); ``RebalanceTimeout`` / ``RebalanceTimeoutOvertakes`` time running out for the join phase
 (every member's session kept alive meanwhile). Steps that happen in a client only (a pause, a crash, a start, an
 answer received, a subscription changed) send nothing; the group must be as it was. A member's session,
-rebalance and initial-delay settings: 10 s, 120 s, 0 ms (the first join phase completes at the next
+rebalance and initial-delay settings: 10 s, 400 s (past the 5-minute new-member join timeout), 0 ms (the first join phase completes at the next
 millisecond, as the model's completes with its first JoinGroup).
 
-What is not sent: the group formation and timer faults (``initial-delay``, ``two-step-join``, ``sync-timeout``,
-``late-expiry``), Connect's delay, the coordinator-side assignment; the walks run without them.
+``SyncTimeout`` / ``PendingSyncExpired`` are the pending-sync timer running out (every session kept alive);
+``PendingExpired`` a pending member id's session running out (``two-step-join``: dynamic members then join with
+JoinGroup v4, answered MEMBER_ID_REQUIRED, and the walks run with ``initial-delay`` too: Kafka always has an initial
+delayed join, which does not wait for a pending id); ``InitialDelayExpired`` the initial delayed join (3 s, with
+``initial-delay``) running out, however often Kafka stretched it. What is not sent: Connect's delay, the
+coordinator-side assignment.
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.oracle``,
 ``groupspec.reference`` (the consumer protocol's bytes).
@@ -36,13 +40,18 @@ import random
 from typing import Any
 
 SESSION_MS = 10_000
-REBALANCE_MS = 120_000
+REBALANCE_MS = 400_000  # longer than Kafka's new-member join timeout, so that one can fire first
+INITIAL_DELAY_MS = 3_000  # group.initial.rebalance.delay.ms with the fault initial-delay (0 without)
+NEW_MEMBER_MS = 300_000  # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS (5 minutes, not configurable)
 
 # The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps)
 WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     ("eager", "range", 3, 3, 2, "join,leave,crash,timeout,zombie,subscription,partitions", 6, 300, 40),
+    ("eager", "sticky", 3, 2, 1, "join,leave,crash,timeout,zombie,initial-delay,two-step-join,sync-timeout,late-expiry",
+     6, 300, 40),
     ("cooperative", "sticky", 3, 3, 1, "join,leave,crash,timeout,zombie,partitions", 6, 300, 40),
     ("static", "range", 3, 3, 2, "join,crash,timeout,zombie,subscription,partitions", 6, 300, 40),
+    ("static", "sticky", 3, 2, 1, "join,crash,timeout,zombie,sync-timeout,late-expiry", 6, 300, 40),
     ("static-cooperative", "sticky", 2, 3, 1, "join,crash,timeout,zombie", 6, 200, 40),
 )
 
@@ -78,6 +87,7 @@ class _Walk:
         self.proc_no = [0] * self.cfg.members  # a new process on a slot gets a new connection
         self.leader_said: list[str | None] = [None] * self.cfg.members  # the leader in its last JoinGroup answer
         self.kstate: dict[str, Any] = {}
+        self.settled: set[str] = set()  # the members of Kafka's last completed join phase (not new)
         where = []
         for b in range(self.cfg.partitions):
             t = self.cfg.topic_of[b]
@@ -92,6 +102,8 @@ class _Walk:
     def send(self, op: dict[str, Any]) -> list[dict[str, Any]]:
         self.now += 1
         ans = self.k.send({"at": self.now, "group_id": "g", **op})
+        if ans["state"].get("generation") != self.kstate.get("generation"):
+            self.settled = set(ans["state"].get("members", []))  # a join phase completed: nobody is new now
         self.kstate = ans["state"]
         if op["op"] == "JoinGroup":  # an id Kafka made for this JoinGroup, parked: the sender's (as the model says)
             slot = int(op["conn"][1:].split(".")[0])
@@ -130,6 +142,19 @@ class _Walk:
         return {"member_id": self.ids[i] or "", "instance_id": f"i{i}" if self.static else None,
                 "conn": self.conn(i)}
 
+    def parked_new(self, s, i: int) -> bool:  # noqa: ANN001
+        """Member ``i``'s JoinGroup is parked and Kafka has not completed a join phase with it yet (``isNew``)."""
+        from groupspec.model.core import GroupStatus as GS
+
+        r = s.group.records[i]
+        mid = self.kafka_id(i)
+        return (r is not None and r.joined and s.group.status == GS.PREPARING_REBALANCE
+                and mid is not None and mid not in self.settled)
+
+    def kafka_id(self, i: int) -> str | None:
+        """The member id Kafka's group has for slot ``i`` (whatever the slot's process now holds)."""
+        return next((m for m in self.kstate.get("members", []) if self.slot_of.get(m) == i), None)
+
     def keep_alive(self, but: int | None = None) -> None:
         """Every member Kafka has (but slot ``but``) heartbeats: its session is refreshed (answers not compared)."""
         gen = self.kstate.get("generation", 0)
@@ -155,7 +180,7 @@ class _Walk:
             out += self.send({"op": "JoinGroup", **self._who(i), "protocol_type": "consumer",
                               "protocols": [[self.p.assignor_name, self._subscription(*meta)]],
                               "session_timeout_ms": SESSION_MS, "rebalance_timeout_ms": REBALANCE_MS,
-                              "version": 5 if self.static else 3})
+                              "version": 5 if self.static else 4 if self.p.two_step else 3})
             out += self.tick()  # the initial delayed join (0 ms) completes at the next millisecond
             c2 = t.clients[i]
             if self.static and c2.status == MS.STABLE and c2.inbox is None and c.status != MS.STABLE \
@@ -183,10 +208,38 @@ class _Walk:
             out += self.send({"op": "Heartbeat", **self._who(i), "generation": c.generation,
                               "version": 3 if self.static else 2})
         elif isinstance(a, A.LeaveGroup):
-            if not self.static and c.id in (Id.CURRENT, Id.STALE) and self.ids[i]:
+            if not self.static and c.id in (Id.CURRENT, Id.STALE, Id.PENDING) and self.ids[i]:
                 out += self.send({"op": "LeaveGroup", "conn": self.conn(i), "version": 3,
                                   "members": [[self.ids[i], None]]})
-        elif isinstance(a, (A.SessionExpired, A.ExpireLive)):
+        elif isinstance(a, (A.ExpireLive, A.SessionExpired)) and self.parked_new(s, i):
+            # a new member whose JoinGroup is parked: Kafka's new-member join timeout (5 minutes) removes it
+            # (answered UNKNOWN_MEMBER_ID); every other member kept alive meanwhile
+            mid = self.kafka_id(i)
+            for _ in range(NEW_MEMBER_MS // (SESSION_MS // 2) + 2):
+                if mid not in self.kstate.get("members", []):
+                    break
+                self.keep_alive(but=i)
+                out += self.tick(SESSION_MS // 2)
+            self.keep_alive()
+        elif isinstance(a, A.InitialDelayExpired):
+            # the initial delayed join runs out (Kafka stretches it while new members keep arriving)
+            for _ in range(REBALANCE_MS // INITIAL_DELAY_MS + 2):
+                if self.kstate.get("state") != "PreparingRebalance":
+                    break
+                self.keep_alive()
+                out += self.tick(INITIAL_DELAY_MS)
+            self.keep_alive()
+        elif isinstance(a, (A.SyncTimeout, A.PendingSyncExpired)):
+            # the pending-sync timer (the rebalance timeout after the join phase completed) runs out
+            gen = self.kstate.get("generation")
+            for _ in range(REBALANCE_MS // (SESSION_MS // 2) + 2):
+                if self.kstate.get("state") not in ("CompletingRebalance", "Stable") \
+                        or self.kstate.get("generation") != gen:
+                    break
+                self.keep_alive()
+                out += self.tick(SESSION_MS // 2)
+            self.keep_alive()
+        elif isinstance(a, (A.SessionExpired, A.ExpireLive, A.PendingExpired)):
             # Every session was refreshed less than half a session ago (each long wait ends with every member
             # refreshed), member i's at t0 at the latest. Half a session on, the others are refreshed again; i's
             # session then runs out before theirs.
@@ -220,7 +273,11 @@ class _Walk:
         for r in responses:
             slot = int(r["conn"][1:].split(".")[0])
             kind = r["request"]
-            if kind == "JoinGroup" and r["error"] == "NONE":
+            if kind == "JoinGroup" and r["error"] == "MEMBER_ID_REQUIRED":
+                self.ids[slot] = r["member_id"]
+                self.slot_of[r["member_id"]] = slot
+                out.append((slot, "ERR", r["error"]))
+            elif kind == "JoinGroup" and r["error"] == "NONE":
                 self.ids[slot] = r["member_id"]
                 self.slot_of[r["member_id"]] = slot
                 self.leader_said[slot] = r.get("leader")
@@ -244,7 +301,7 @@ class _Walk:
     def model_answers(self, s, a, t) -> list[tuple]:  # noqa: ANN001
         """The answers the model's step delivers: every inbox that changed, and the acting member's own answer."""
         from groupspec.model import actions as A
-        from groupspec.model.core import NO_GENERATION, Id, MemberStatus as MS, Proc, Reply
+        from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply
 
         out = []
         for k, (c, c2) in enumerate(zip(s.clients, t.clients)):
@@ -269,6 +326,8 @@ class _Walk:
                 out += [(i, "JOIN", t.group.generation), (i, "SYNC", t.group.records[i].assignment)]
             elif c2.proc == Proc.DOWN:
                 out.append((i, "ERR", "FENCED_INSTANCE_ID"))
+            elif c2.id == Id.PENDING and c.id == Id.NONE:
+                out.append((i, "ERR", "MEMBER_ID_REQUIRED"))
             elif c2.id == Id.NONE and c.id != Id.NONE:
                 out.append((i, "ERR", "UNKNOWN_MEMBER_ID"))
             elif c2.generation == NO_GENERATION and c.generation != NO_GENERATION \
@@ -279,13 +338,15 @@ class _Walk:
                 out.append((i, "ERR", "REBALANCE_IN_PROGRESS"))
             elif isinstance(a, A.ReceiveJoinResponse) and c2.rejoin and c2.status == MS.COMPLETING_REBALANCE:
                 out.append((i, "ERR", "REBALANCE_IN_PROGRESS"))
-            elif isinstance(a, A.Heartbeat):
-                out.append((i, "OK"))
+            elif isinstance(a, A.Heartbeat):  # accepted (late-expiry: the session refreshed)
+                out.append((i, "ERR", "REBALANCE_IN_PROGRESS") if t.group.status == GS.PREPARING_REBALANCE
+                           else (i, "OK"))
             # else: parked (a JoinGroup until the phase completes, a follower's SyncGroup until the leader's)
-        elif isinstance(a, A.LeaveGroup) and not self.static and s.clients[i].id in (Id.CURRENT, Id.STALE) \
+        elif isinstance(a, A.LeaveGroup) and not self.static and s.clients[i].id in (Id.CURRENT, Id.STALE, Id.PENDING) \
                 and self.ids[i]:
-            out.append((i, "OK") if s.group.records[i] is not None and s.clients[i].id == Id.CURRENT
-                       and t.group.records[i] is None else (i, "ERR", "UNKNOWN_MEMBER_ID"))
+            removed = (s.group.records[i] is not None and s.clients[i].id == Id.CURRENT and t.group.records[i] is None
+                       or s.clients[i].id == Id.PENDING and s.group.pending >> i & 1 and not t.group.pending >> i & 1)
+            out.append((i, "OK") if removed else (i, "ERR", "UNKNOWN_MEMBER_ID"))
         return sorted(out)
 
     def compare_group(self, t) -> str | None:  # noqa: ANN001
@@ -304,30 +365,48 @@ class _Walk:
         mmembers = [k for k, r in enumerate(g.records) if r is not None]
         if kmembers != mmembers:
             return f"members (slots): model {mmembers}, Kafka {kmembers}"
+        kpending = sorted(self.slot_of.get(m, -1) for m in ks.get("pending", []))
+        mpending = [k for k in range(self.cfg.members) if g.pending >> k & 1]
+        if kpending != mpending:
+            return f"pending member ids (slots): model {mpending}, Kafka {kpending}"
         kleader = self.slot_of.get(ks.get("leader") or "", -1)
         if mmembers and kleader != g.leader:
             return f"leader (slot): model {g.leader}, Kafka {kleader}"
         return None
 
 
-def mirrored(s, a) -> bool:  # noqa: ANN001
+def mirrored(s, a, walk: "_Walk") -> bool:  # noqa: ANN001
     """Whether the walk may take ``a`` from ``s``: every step but an expiry Kafka cannot make (ABSTRACTIONS)."""
     from groupspec.model import actions as A
     from groupspec.model.core import GroupStatus as GS
 
+    long_wait = (A.SessionExpired, A.ExpireLive, A.PendingExpired, A.RebalanceTimeout, A.RebalanceTimeoutOvertakes,
+                 A.SyncTimeout, A.PendingSyncExpired)
+    if s.group.forming and isinstance(a, long_wait):
+        return False  # Kafka's initial delayed join would run out on the way (the model counts no time)
+    if s.group.pending and isinstance(a, long_wait) and not (isinstance(a, A.PendingExpired)
+                                                            and s.group.pending == 1 << a.member):
+        return False  # every pending member id's session would run out on the way (no request refreshes one)
     if isinstance(a, (A.SessionExpired, A.ExpireLive)):
         r = s.group.records[a.member]
-        if r is not None and (r.awaiting_sync or r.joined and s.group.status == GS.PREPARING_REBALANCE):
-            return False
+        if walk.parked_new(s, a.member):
+            return True  # Kafka's new-member join timeout
+        if r is not None and (r.awaiting_sync or isinstance(a, A.ExpireLive) and r.joined
+                              and s.group.status == GS.PREPARING_REBALANCE):
+            return False  # (a SessionExpired of a parked JoinGroup is sent: Kafka must not expire it)
     return True
 
 
 def leader_choice(s, t, walk: _Walk) -> bool:  # noqa: ANN001
-    """The join phase just completed without its old leader, and Kafka elected another member that had joined."""
+    """The model chose a new leader in this step and so did Kafka, another one it could choose: at a completed join
+    phase a member that had joined; when the leader was removed, any member left."""
     kleader = walk.slot_of.get(walk.kstate.get("leader") or "", -1)
     g0, g1 = s.group, t.group
-    return (g1.generation == g0.generation + 1 and g1.leader != g0.leader and kleader >= 0
-            and g0.records[kleader] is not None and g0.records[kleader].joined)
+    if g1.leader == g0.leader or kleader < 0 or g1.records[kleader] is None:
+        return False
+    if g1.generation == g0.generation + 1:
+        return g0.records[kleader] is not None and g0.records[kleader].joined
+    return g0.records[g0.leader] is not None and g1.records[g0.leader] is None
 
 
 # The model's abstractions the walks step around (docs/specification.md, "The model against Kafka's coordinator").
@@ -339,7 +418,12 @@ ABSTRACTIONS = {
         "rebalance or pending-sync timer or once its request is answered: the same removal, a step later",
     "leader-choice":
         "when the leader did not rejoin, the model elects the lowest slot that did, Kafka the first joined member "
-        "in its member map's order (random member ids): both are a joined member; the walk ends there",
+        "in its member map's order (random member ids): both are a joined member; when the leader is removed, the "
+        "model elects the lowest slot left, Kafka the first in that order; the walk ends there",
+    "time":
+        "the model counts no time: a step that waits a session or longer (an expiry, a timer) is taken only when no "
+        "other timer would run out on the way in Kafka (no initial delayed join running, no other pending member "
+        "id, whose session no request can refresh)",
 }
 
 
@@ -356,12 +440,12 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     names = [f"t{k}" for k in range(topics)]
     for w in range(walks):
         rng = random.Random(seed * 1000 + w)
-        kafka.reset({"initial_rebalance_delay_ms": 0, "topics": {n: partitions for n in names}})
+        kafka.reset({"initial_rebalance_delay_ms": INITIAL_DELAY_MS if proto.initial_delay else 0, "topics": {n: partitions for n in names}})
         walk = _Walk(proto, kafka, names)
         s = proto.init_states()[0]
         path: list[str] = []
         for _n in range(steps):
-            succ = [(a, t) for a, t in proto.successors(s) if mirrored(s, a)]
+            succ = [(a, t) for a, t in proto.successors(s) if mirrored(s, a, walk)]
             if not succ:
                 break
             a, t = succ[rng.randrange(len(succ))]
