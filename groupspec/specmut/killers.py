@@ -59,6 +59,10 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("consumer", "uniform", 3, 2, 1, F, 2),
     ("consumer", "range", 2, 3, 2, "subscription,partitions,crash", 2),
     ("consumer-static", "uniform", 2, 3, 1, "join,leave,crash,timeout,zombie", 3),
+    # the requests and answers in flight (model/consumer_flight.py): lost and late answers, late commits, restarts
+    ("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 2),
+    ("consumer", "uniform", 3, 3, 1, "late-commit", 2),  # commit_fencing violated, as in Kafka (verify's kafka_too)
+    ("consumer-static", "uniform", 2, 3, 1, "crash,early-restart,lose-answer,leave,join", 3),
     ("classic-to-consumer", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
@@ -73,6 +77,8 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0),
     ("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1),
     ("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0),
+    ("consumer-commit-any-epoch", "uniform", 2, 2, 1, "late-commit", 1),
+    ("consumer-fenced-keeps-partitions", "uniform", 3, 1, 1, "lose-answer", 2),
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
