@@ -40,6 +40,12 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:drop-term#21":
         "outside PREPARING_REBALANCE no record has joined set (completing a join phase clears it, and a JoinGroup "
         "sets it only after the group moved to PREPARING_REBALANCE), and the rebalance timer yields nothing then",
+    "classic.ClassicProtocol.successors:timer-early#4":
+        "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
+        "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
+    "consumer.Consumer.compiled_encoding:drop-term#1":
+        "compiled_encoding only chooses the engine that explores the model (the Python explorer instead of the "
+        "compiled kernel); the rules explored are the model's own either way, and every check explores them itself",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
 }
