@@ -46,6 +46,12 @@ EQUIVALENT: dict[str, str] = {
     "consumer.Consumer.compiled_encoding:drop-term#1":
         "compiled_encoding only chooses the engine that explores the model (the Python explorer instead of the "
         "compiled kernel); the rules explored are the model's own either way, and every check explores them itself",
+    "classic.ClassicProtocol._receive_error:keep-generation#0":
+        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
+    "classic.ClassicProtocol._heartbeat:keep-generation#0":
+        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
+    "classic.ClassicProtocol.converged:drop-term#6":
+        "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
 }
