@@ -52,6 +52,8 @@ EQUIVALENT: dict[str, str] = {
         "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
     "classic.ClassicProtocol.converged:drop-term#6":
         "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
+    "classic.ClassicProtocol.applicable_faults:negate-guard#1":
+        "applicable_faults only says which faults groupspec verify selects for a variant (a choice of the explored instance); the rules are untouched, and static members ignore two-step-join anyway (_formation_init)",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
 }
