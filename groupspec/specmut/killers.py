@@ -54,6 +54,7 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("static-leader-snapshot", "sticky", 2, 3, 1, "crash,join,partitions", 3),
     ("coordinator-assigns", "sticky", 2, 3, 1, f"{F},initial-delay,two-step-join,late-expiry", 2),
     ("eager-to-cooperative", "range", 2, 2, 1, "", 0),
+    ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),  # the rolling upgrade, perturbed
     ("connect-delayed", "sticky", 2, 2, 1, F, 2),
     ("connect-keep-work", "sticky", 2, 2, 1, F, 2),
     ("consumer", "uniform", 3, 2, 1, F, 2),
@@ -66,6 +67,8 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
