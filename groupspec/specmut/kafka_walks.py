@@ -515,8 +515,23 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 
 def check(job: tuple) -> str | None:
-    """A killer's run: the walks of one job; a divergence (or the model raising) as its failure, else None."""
+    """A killer's run: the walks of one job; a divergence (or the model raising) as its failure, else None.
+
+    A check interrupted mid-request (the campaign's per-mutant time limit) may leave an answer in the oracle's pipe:
+    the next check then starts a fresh oracle process."""
+    o = _ORACLE.get("o")
+    if o is not None and _ORACLE.get("busy"):
+        o.close()
+        del _ORACLE["o"]
+    _ORACLE["busy"] = True
     try:
-        return run_walks(*job)
+        why = run_walks(*job)
     except Divergence as e:
-        return str(e)
+        why = str(e)
+    except (TimeoutError, KeyboardInterrupt):
+        raise  # still busy: the next check restarts the oracle
+    except Exception:
+        _ORACLE["busy"] = False  # the model raised between two requests: the oracle is in step
+        raise
+    _ORACLE["busy"] = False
+    return why
