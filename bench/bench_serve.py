@@ -447,8 +447,9 @@ def inprocess_heartbeats(n: int = 20000) -> float:
     frame = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=gen, member_id=member_id,
                                                 group_instance_id=None), 4, "m", 4)[4:]
     t0 = time.process_time()
-    for _ in range(n):
-        c.request(conn, frame)
+    for _ in range(n):  # as the socket layer hands a Heartbeat over (server.py's _Link._pump)
+        if c.heartbeat_answer(conn, frame) is None:
+            c.request(conn, frame)
         c.out.clear()
     return n / (time.process_time() - t0)
 
