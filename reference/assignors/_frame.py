@@ -168,9 +168,11 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
-    # Members often share one topic list object (a group subscribed to the same topics): parse it
-    # once per call. Keyed by identity; ``keep`` holds each list so its id cannot be reused meanwhile.
+    # Members often share one topic list object (a group subscribed to the same topics), or equal lists: parse
+    # each once per call. Keyed by identity, then by content; ``keep`` holds each list so its id cannot be
+    # reused meanwhile.
     parsed: dict[int, tuple[tuple[str, ...], int]] = {}
+    by_value: dict[tuple[Any, ...], tuple[tuple[str, ...], int]] = {}
     keep: list[Any] = []
     for member_id, sub in subscriptions.items():
         if not isinstance(member_id, str):
@@ -182,8 +184,17 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
         raw_topics = sub.get("topics")
         if type(raw_topics) is list or type(raw_topics) is tuple:
             hit = parsed.get(id(raw_topics))
-            if hit is None:
-                hit = parsed[id(raw_topics)] = _parse_topics(member_id, raw_topics)
+            if hit is None:  # a list object not seen yet: an equal list seen before gives the same (shared) tuple
+                try:
+                    content = tuple(raw_topics)
+                    hit = by_value.get(content)
+                except TypeError:  # an unhashable entry: _parse_topics says which
+                    content, hit = None, None
+                if hit is None:
+                    hit = _parse_topics(member_id, raw_topics)
+                    if content is not None:
+                        by_value[content] = hit
+                parsed[id(raw_topics)] = hit
                 keep.append(raw_topics)
             topics, raw_count = hit
         else:
