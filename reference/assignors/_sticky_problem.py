@@ -90,6 +90,7 @@ class Problem:
     raw_owned: list[list[int]] = field(default_factory=list)  # valid claims, deduplicated, as gids
     hash_order_cache: list[int] | None = None
     claims_overlap: bool = False  # some partition is claimed by two or more members
+    claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
 
     @property
     def total(self) -> int:
@@ -125,7 +126,7 @@ def encode(counts: dict[str, int], members: list[Member]) -> Problem:
         subs=_topic_sets(members, topic_index),
         generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
     )
-    prob.raw_owned, prob.claims_overlap = _all_claims(prob, members)
+    prob.raw_owned, prob.claims_overlap, prob.claimed = _all_claims(prob, members)
     return prob
 
 
@@ -148,7 +149,7 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
     return out
 
 
-def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], bool]:
+def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], bool, bytearray | None]:
     """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
 
     Each member's claims are turned into gids by C-speed passes over its columns (``Member.owned_columns``); a
@@ -156,7 +157,7 @@ def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], 
     what is claimed: when as many are marked as there are claims, no member claims a partition twice (nothing to
     deduplicate) and no two members claim the same one."""
     if not any(m.owned or (m.owned_columns is not None and m.owned_columns[0]) for m in members):
-        return [[] for _ in members], False
+        return [[] for _ in members], False, None
     offset_of = {t: prob.offset[i] for i, t in enumerate(prob.topics)}
     counts = prob.counts
     same_count = counts[0] if counts and counts.count(counts[0]) == len(counts) else None
@@ -184,9 +185,9 @@ def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], 
         deque(map(claimed.__setitem__, gids, repeat(1)), maxlen=0)
     distinct = claimed.count(1)
     if distinct == sum(map(len, out)):
-        return out, False
+        return out, False, claimed
     out = [list(dict.fromkeys(gids)) if len(set(gids)) != len(gids) else gids for gids in out]
-    return out, distinct != sum(map(len, out))
+    return out, distinct != sum(map(len, out)), claimed
 
 
 def _valid_claims(prob: Problem, owned: Iterable[tuple[str, int]]) -> list[int]:

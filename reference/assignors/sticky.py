@@ -95,7 +95,7 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
     exact: list[int] = []
 
     pt_key = None
-    mark = assigned.__setitem__
+    whole = not multi  # every member keeps every partition it claims (then they are the ones claimed)
     for m in prob.hash_order:
         owned = claims.owned[m]
         if multi:
@@ -119,10 +119,16 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
             owned = sorted(owned, key=pt_key)
             revoked.update(owned[limit:])
             keep = owned[:limit]
+            whole = False
         else:
             keep = list(owned)
         assignment[m] = keep
-        deque(map(mark, keep, repeat(1)), maxlen=0)
+    if whole and prob.claimed is not None:
+        assigned = prob.claimed
+    else:
+        mark = assigned.__setitem__
+        for keep in assignment:
+            deque(map(mark, keep, repeat(1)), maxlen=0)
 
     rank = prob.rank
     under.sort(key=rank.__getitem__)
