@@ -130,11 +130,10 @@ def _owned_columns(member_id: str, raw: Any) -> tuple[tuple[str, ...], tuple[int
             return _NO_COLUMNS
         if set(map(type, raw)) <= _PAIR_CONTAINERS:
             try:
-                columns = tuple(zip(*raw, strict=True))  # every entry of the same length
+                topics, numbers = zip(*raw, strict=True)  # every entry of the same length, and that length is 2
             except ValueError:
-                columns = ()
-            if len(columns) == 2:  # ... and that length is 2
-                topics, numbers = columns
+                pass
+            else:
                 if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
                     return topics, numbers
     pairs = _parse_owned(member_id, raw)  # raises on anything malformed
