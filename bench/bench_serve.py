@@ -6,9 +6,14 @@
    harness starts them, `groupspec.realstack.coordinators`). Each is joined the same way (`serve_peers.join_any`:
    JoinGroup v5 and SyncGroup v3, versions all three answer; the mock answers JoinGroup only up to v6 and SyncGroup
    up to v4), then a load-generator process (--workers) opens a connection per member and keeps 1, then --depth,
-   Heartbeat v4 requests in flight on each (frames encoded once) for --seconds. Printed per peer: heartbeats per
-   second, the server's CPU-seconds per heartbeat, the load generator's CPU; then groupspec's rate over the mock's
-   (target >= 1) and over Tansu's. `--no-peers`: groupspec only.
+   Heartbeat v4 requests in flight on each (frames encoded once) for a window of --seconds; groupspec and the mock
+   are measured in --hb-rounds windows each per depth, interleaved, their order reversed every round (Tansu after
+   them; bench/serve_versus.py). Printed per window and peer: heartbeats per second, the server's CPU-seconds per
+   heartbeat, the load generator's CPU; then groupspec's median rate over the mock's (target >= 1 at every depth)
+   and over Tansu's. `--no-peers`: groupspec only.
+3. The same round of 100 members against `groupspec serve` and librdkafka's mock, alternately, --rounds each
+   (serve_versus.round_versus_mock: the clients' rule that the mock needs, the same for both): target groupspec's
+   median <= the mock's.
 2. A JoinGroup/SyncGroup round of 100 members against a server with initial rebalance delay D. The
    100 simulated members live in this process on raw non-blocking sockets with one selector (frames
    encoded before the round, answers read directly). The initial delay is set aside (Kafka extends
@@ -32,7 +37,7 @@
    from the tick that completed the join phase to its last SyncGroup answer. Target: ratio <= 2.
 
 Prints wall and CPU seconds and the load average before, during and after (the machine may be shared).
-Usage: python bench/bench_serve.py [--members 200] [--seconds 5] [--round-members 100] [--delay-ms 300]
+Usage: python bench/bench_serve.py [--members 200] [--seconds 3] [--hb-rounds 2] [--round-members 100] [--delay-ms 300]
        [--rounds 5] [--depth 4] [--workers 1] [--only heartbeats|round]
 """
 from __future__ import annotations
@@ -447,8 +452,9 @@ def inprocess_heartbeats(n: int = 20000) -> float:
     frame = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=gen, member_id=member_id,
                                                 group_instance_id=None), 4, "m", 4)[4:]
     t0 = time.process_time()
-    for _ in range(n):
-        c.request(conn, frame)
+    for _ in range(n):  # as the socket layer hands a Heartbeat over (server.py's _Link._pump)
+        if c.heartbeat_answer(conn, frame) is None:
+            c.request(conn, frame)
         c.out.clear()
     return n / (time.process_time() - t0)
 
@@ -544,10 +550,15 @@ def main(args: argparse.Namespace) -> int:
     print(f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs")
     print(f"== heartbeats through the server's code without sockets: {inprocess_heartbeats():,.0f} per CPU-second; "
           f"the reference coordinator alone: {coordinator_heartbeats():,.0f} per CPU-second")
-    if args.only != "round":
+    if args.only in (None, "heartbeats"):
         ok &= bench_heartbeats(args)
-    if args.only != "heartbeats":
+    if args.only in (None, "round"):
         ok &= bench_round(args)
+    if args.only in (None, "round", "round-mock") and not args.no_peers:
+        from serve_versus import round_versus_mock
+
+        print(f"== round of {args.round_members} members against librdkafka's mock, alternately, {args.rounds} each:")
+        ok &= round_versus_mock(args.round_members, args.rounds, start_peer, connect, exchange)
     load1 = os.getloadavg()
     print(f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     return 0 if ok else 1
@@ -568,43 +579,27 @@ def start_peer(name: str, delay_ms: int, partitions: int) -> tuple[Callable[[], 
 
 def bench_heartbeats(args: argparse.Namespace) -> bool:
     """Heartbeats/s from ``--members`` members against groupspec serve and its peers (librdkafka's mock cluster,
-    Tansu), each joined the same way (serve_peers.join_any) and driven by the same load generator, one peer after
-    the other per depth; the ratio is groupspec's rate over the mock's (target >= 1)."""
-    from serve_peers import join_any
+    Tansu), each joined the same way (serve_peers.join_any) and driven by the same load generator, in windows
+    interleaved across the peers (serve_versus.heartbeats_interleaved); the ratio is groupspec's median rate over
+    the mock's (target >= 1 at every depth)."""
+    from serve_versus import heartbeats_interleaved
 
+    depths = sorted({1, args.depth})
+    rates = heartbeats_interleaved(["groupspec", "librdkafka-mock"] if not args.no_peers else ["groupspec"], args.members,
+                                   depths, args.seconds, args.hb_rounds, args.workers, start_peer, connect, exchange,
+                                   heartbeats, session_timeout_ms=600_000)
+    if not args.no_peers:  # Tansu's joins take long: measured on its own, after the two others
+        rates.update(heartbeats_interleaved(["tansu"], args.members, depths, args.seconds, 1, args.workers, start_peer,
+                                            connect, exchange, heartbeats))
     ok = True
-    peers = ["groupspec", "librdkafka-mock", "tansu"] if not args.no_peers else ["groupspec"]
-    rates: dict[tuple[str, int], tuple[float, float]] = {}
-    for name in peers:
-        try:
-            halt, port, pid = start_peer(name, 300, args.members)
-        except Exception as e:  # noqa: BLE001 - a peer that cannot start is said, the others go on
-            print(f"== heartbeats: {name} NOT RUN ({type(e).__name__}: {e})")
-            continue
-        try:
-            members = connect(port, args.members)
-            join_any(members, exchange)
-            for mb in members:  # the members heartbeat over the load generator's own connections
-                mb.sock.close()
-            for depth in sorted({1, args.depth}):
-                load = os.getloadavg()[0]
-                count, wall, server_cpu, gen_cpu = heartbeats(port, members, args.seconds, depth, args.workers, pid)
-                rate = count / wall
-                rates[(name, depth)] = (rate, server_cpu / max(count, 1))
-                print(f"== heartbeats, {name}: {args.members} members, {depth} in flight each, load average {load:.1f}: "
-                      f"{count:,} in {wall:.2f} s = {rate:,.0f}/s; server {server_cpu:.2f} CPU-s "
-                      f"({server_cpu / max(count, 1) * 1e6:.1f} us a heartbeat); load generator {gen_cpu:.2f} CPU-s")
-        finally:
-            halt()
-    for depth in sorted({1, args.depth}):
+    for depth in depths:
         ours, mock = rates.get(("groupspec", depth)), rates.get(("librdkafka-mock", depth))
         if ours and mock:
             met = ours[0] >= mock[0]
             print(f"== heartbeats, {depth} in flight: groupspec / librdkafka's mock = {ours[0] / mock[0]:.2f}x the rate, "
                   f"{mock[1] / ours[1]:.2f}x its server CPU per heartbeat (>1: groupspec cheaper); target rate ratio >= 1: "
                   f"{'met' if met else 'NOT met'} (under load average {os.getloadavg()[0]:.1f})")
-            if depth == args.depth:
-                ok &= met
+            ok &= met
         tansu = rates.get(("tansu", depth))
         if ours and tansu:
             print(f"== heartbeats, {depth} in flight: groupspec / Tansu = {ours[0] / tansu[0]:.2f}x the rate")
@@ -677,13 +672,15 @@ def bench_round(args: argparse.Namespace) -> bool:
 def cli() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--members", type=int, default=200)
-    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--seconds", type=float, default=3.0, help="length of one heartbeat window")
     ap.add_argument("--round-members", type=int, default=100)
     ap.add_argument("--delay-ms", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5, help="JoinGroup/SyncGroup rounds measured (median)")
     ap.add_argument("--depth", type=int, default=4, help="heartbeats in flight per member connection (pipelined)")
     ap.add_argument("--workers", type=int, default=1, help="load generator processes")
-    ap.add_argument("--only", choices=("heartbeats", "round"), default=None, help="run one part only")
+    ap.add_argument("--only", choices=("heartbeats", "round", "round-mock"), default=None,
+                    help="run one part only (round: both rounds; round-mock: only the round against the mock)")
+    ap.add_argument("--hb-rounds", type=int, default=2, help="heartbeat windows per peer and depth, interleaved")
     ap.add_argument("--no-peers", action="store_true", help="heartbeats: groupspec serve only (no mock, no Tansu)")
     return main(ap.parse_args())
 

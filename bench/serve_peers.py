@@ -27,16 +27,17 @@ from groupspec.serve import wire
 META = encode_subscription(Subscription(("t",)))
 
 
-def join_any(members: list[Any], exchange: Any, group: str = "g") -> None:
+def join_any(members: list[Any], exchange: Any, group: str = "g", session_timeout_ms: int = 30000) -> None:
     """Join ``members`` (bench_serve.Member: connected, non-blocking) to ``group`` and sync them: JoinGroup v5
     (rejoining with the member id when the server asks for one: MEMBER_ID_REQUIRED), then SyncGroup v3 with the
-    leader's assignment for everyone; sets each member's ``member_id`` and ``generation``."""
+    leader's assignment for everyone; sets each member's ``member_id`` and ``generation``. A long
+    ``session_timeout_ms`` keeps a peer's members in its group while the other peers are measured."""
     from kafka.protocol.consumer import JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
 
     proto = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=META)]
 
     def join_frame(mb: Any) -> bytes:
-        req = JoinGroupRequest(version=5, group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=60000,
+        req = JoinGroupRequest(version=5, group_id=group, session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=60000,
                                member_id=mb.member_id, group_instance_id=None, protocol_type="consumer", protocols=proto)
         return wire.frame_request(req, 2, mb.name, 5)
 

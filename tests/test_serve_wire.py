@@ -510,11 +510,92 @@ def test_heartbeat_fast_lane_answers_as_the_general_path(steps):
             if cut is not None:
                 frame = frame[:cut]
             c.tick()
-            c.request(conns[who], frame)
-            answers.append([(conns.index(x), data) for x, data, _d in c.out])
-            c.out.clear()
+            answers.append(_hand_over(c, conns, conns[who], frame, c is fast))
         assert answers[0] == answers[1]
     assert {k: v for k, v in fast.stats.items()} == {k: v for k, v in slow.stats.items()}
+
+
+def _hand_over(c, conns, conn, frame, socket_layer):
+    """One frame handed to ``c`` as the socket layer does (``socket_layer``: the Heartbeat lane first, as
+    server.py's ``_Link._pump``) or through ``request`` alone; the answers given, in order, by connection."""
+    answer = c.heartbeat_answer(conn, frame) if socket_layer and len(frame) > 9 and frame[1] == 12 else None
+    if answer is None:
+        c.request(conn, frame)
+    out = [(conns.index(x), data) for x, data, _d in c.out] + ([(conns.index(conn), answer)] if answer else [])
+    c.out.clear()
+    return out
+
+
+def _stable_member(record):
+    """A cluster (fake clock at 0) with one member joined and synced: (cluster, its connection, member id,
+    generation, the clock)."""
+    from kafka.protocol.consumer import SyncGroupRequest
+
+    now = [0.0]
+    c = Cluster(topics={"t": 2}, record=record, config=CoordinatorConfig(initial_rebalance_delay_ms=0),
+                clock=lambda: now[0], member_id_seed=7)
+    conn = c.connect(0)
+    p = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
+    member_id = ""
+    for _ in range(2):
+        req = JoinGroupRequest(version=5, group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000,
+                               member_id=member_id, group_instance_id=None, protocol_type="consumer", protocols=[p])
+        c.request(conn, wire.frame_request(req, 1, "m", 5)[4:])
+        c.tick()
+        if c.out:
+            member_id = JoinGroupResponse[5].decode(c.out[-1][1][8:]).member_id
+            generation = JoinGroupResponse[5].decode(c.out[-1][1][8:]).generation_id
+        c.out.clear()
+    asg = SyncGroupRequest.SyncGroupRequestAssignment
+    c.request(conn, wire.frame_request(SyncGroupRequest(version=3, group_id="g", generation_id=generation,
+                                                        member_id=member_id, group_instance_id=None,
+                                                        assignments=[asg(member_id=member_id, assignment=b"")]),
+                                       2, "m", 3)[4:])
+    assert c.out and c.out[-1][1][-2:] != b"", c.out
+    c.out.clear()
+    return c, conn, member_id, generation, now
+
+
+def _same_member_again(steps_ms):
+    """One member joined and synced heartbeats the same bytes at each of ``steps_ms``, to a cluster through the
+    socket layer's lane and to a recording one through the general path: both clusters' answers."""
+    got = ([], [])
+    for k in range(2):
+        c, conn, member_id, generation, now = _stable_member(record=k == 1)
+        frame = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=generation,
+                                                    member_id=member_id, group_instance_id=None), 7, "m", 4)[4:]
+        for ms in steps_ms:
+            now[0] = ms / 1000
+            c.tick()
+            got[k].append(_hand_over(c, [conn], conn, frame, k == 0))
+    return got
+
+
+def test_heartbeat_lane_remembers_requests_not_answers():
+    # the same bytes again and again (the lane's remembered decoding), then past the session timeout: the
+    # member is gone and both paths answer UNKNOWN_MEMBER_ID
+    fast, slow = _same_member_again([10, 20, 30, 5000, 20000, 40000])
+    assert fast == slow
+    assert [data[-3:-1] for ((_c, data),) in fast] == [b"\x00\x00"] * 4 + [struct.pack(">h", 25)] * 2
+
+
+def test_heartbeat_lane_check_catches_a_lane_that_remembers_answers(monkeypatch):
+    # the check above is not vacuous: a lane that remembers the answer for the bytes (not the request) answers
+    # NONE to a member whose session expired
+    real = Cluster.heartbeat_answer
+    answers: dict[bytes, bytes] = {}
+
+    def remembers_answers(self, conn, frame):
+        if self.recorder is None and frame[8:] in answers:
+            return answers[frame[8:]]
+        got = real(self, conn, frame)
+        if got:
+            answers[frame[8:]] = got
+        return got
+
+    monkeypatch.setattr(Cluster, "heartbeat_answer", remembers_answers)
+    fast, slow = _same_member_again([10, 20, 30, 5000, 20000, 40000])
+    assert fast != slow
 
 
 # ------------------------------------------------------------------------------------------ error answers

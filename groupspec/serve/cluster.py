@@ -40,6 +40,7 @@ time the clock spent paused (fault ``pause_clock``).
 from __future__ import annotations
 
 import secrets
+import struct
 import time
 import uuid
 from collections.abc import Callable
@@ -69,6 +70,7 @@ _API_KEY = {v: k for k, v in GROUP_APIS.items()}
 _UNKNOWN_TOPIC_ID = 100  # Kafka's UNKNOWN_TOPIC_ID: not a group-protocol error, so not in reference.errors
 #: the numeric code of each error (Error.code is a property: a dict lookup is cheaper on the heartbeat path)
 _ERROR_CODE = {e: e.code for e in Error}
+_HEARTBEAT_V4 = struct.Struct(">iibihb")  # a Heartbeat v4 answer: size, correlation id, tags, throttle, error, tags
 
 # TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
@@ -145,6 +147,8 @@ class Cluster:
         self._producer_ids = 0
         # (client id, api key, version) -> the first request frame seen (test fixtures; None: off)
         self.capture: dict[tuple[str | None, int, int], bytes] | None = None
+        # Heartbeat v4 frames' bytes after the correlation id -> (the reference's request, member id): heartbeat_answer
+        self._heartbeats: dict[bytes, tuple[m.HeartbeatRequest, str]] = {}
 
     # ------------------------------------------------------------------ time
 
@@ -273,6 +277,62 @@ class Cluster:
         except Exception as e:  # pragma: no cover - a bug of ours, as in request()
             self.internal_error(f"Heartbeat: {type(e).__name__}: {e}")
             self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
+
+    def heartbeat_answer(self, conn: Conn, frame: bytes) -> bytes | None:
+        """The socket layer's fast lane for a Heartbeat v4 frame: its answer, given at once (any answers to
+        other connections that came due on the way are in ``out``), or ``None``: hand the frame to
+        :meth:`request` (anything but a plain Heartbeat v4 in the fast lane's conditions, see
+        :meth:`_plain_heartbeats`). Same answer and effects as :meth:`request`; the decoded request is
+        remembered by the frame's bytes after the correlation id (client id, tags, body), so a member's next
+        heartbeats skip decoding and the reference request's checks (both already passed for those bytes)."""
+        if frame[1:4] != b"\x0c\x00\x04" or frame[0] != 0 or not self._plain_heartbeats(conn):
+            return None
+        key = frame[8:]
+        hit = self._heartbeats.get(key)
+        if hit is None:
+            try:
+                header, body = wire.decode_request(frame, self.supported)
+                request = _to_reference(header, "Heartbeat", body)
+            except Exception:  # noqa: BLE001 - anything that does not decode and check: the general path decides
+                return None
+            if len(self._heartbeats) >= 4096:
+                self._heartbeats.clear()
+            hit = self._heartbeats[key] = (request, body.member_id)
+        request, member_id = hit
+        if self.consumer.groups and self.consumer.owns(request.group_id):
+            return None
+        owner = self.coordinator.id_owner.get(member_id) if member_id else None
+        if owner is not None:
+            alias = str(owner)
+        else:
+            if conn.alias is None:
+                conn.alias = f"c{conn.number}"
+            alias = conn.alias
+        queue = self._inflight.get(alias)
+        if queue and any(f.api == "Heartbeat" for f in queue):
+            return None  # an older Heartbeat of this member waits on another connection: the usual routing
+        stats = self.stats
+        stats["Heartbeat"] = stats.get("Heartbeat", 0) + 1
+        try:
+            out = self.coordinator.handle(self.now_ms(), alias, request)
+        except Exception as e:  # pragma: no cover - the reference refused a checked request: as _fast_heartbeat
+            header, body = wire.decode_request(frame, self.supported)
+            if isinstance(e, (InvalidMessage, ValueError, TypeError, KeyError, AttributeError)):
+                self._answer_error(conn, header, Error.INVALID_REQUEST, body)
+                self.stats["invalid"] = self.stats.get("invalid", 0) + 1
+                self.last_invalid = f"Heartbeat: {type(e).__name__}: {e}"
+            else:
+                self.internal_error(f"Heartbeat: {type(e).__name__}: {e}")
+                self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
+            return b""  # the answer is in out
+        answer = b""
+        for o in out:
+            if not answer and type(o.response) is m.HeartbeatResponse and o.destination == alias:
+                answer = _HEARTBEAT_V4.pack(12, int.from_bytes(frame[4:8], "big", signed=True), 0, 0,
+                                            _ERROR_CODE[o.response.error], 0)
+            else:
+                self._route([o])
+        return answer
 
     def _dispatch(self, conn: Conn, header: Any, name: str, body: Any) -> None:
         now = self.now_ms()

@@ -397,6 +397,7 @@ class _Link(asyncio.Protocol):
         if self.pumping:
             return  # an answer given while a frame is being handled: the loop below goes on
         self.pumping = True
+        cluster = self.server.cluster
         try:
             while not self.busy and not self.closed and len(self.buf) - self.off >= 4:
                 buf, off = self.buf, self.off
@@ -411,8 +412,19 @@ class _Link(asyncio.Protocol):
                 self.off = off + 4 + size
                 self.busy = True
                 frame = buf[off + 4:off + 4 + size]
+                if type(frame) is not bytes:
+                    frame = bytes(frame)
                 try:
-                    self.server._handle(self, frame if type(frame) is bytes else bytes(frame))
+                    if size > 9 and frame[1] == 12:  # a Heartbeat: answered at once in the fast lane, unless it says no
+                        answer = cluster.heartbeat_answer(self.conn, frame)
+                        if answer is not None:
+                            self.busy = False
+                            if answer:
+                                self.wbuf.append(answer)
+                            if cluster.out:  # answers to other connections that came due on the way
+                                self.server._flush()
+                            continue
+                    self.server._handle(self, frame)
                 except Exception as e:  # a bug of ours: counted, this connection closed, the server goes on
                     self.server.loop_error("request", e, self)
                     return

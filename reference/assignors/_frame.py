@@ -55,6 +55,9 @@ class Member:
     instance_id: str | None
     rack: str | None
     raw_topic_count: int  # length of the topic list including duplicates (Sticky's equality test)
+    #: with ``normalize(..., keep_owned=False)``: the claims as two columns (topics, partition numbers), validated
+    #: as strictly as ``owned`` (``owned`` is then empty); ``None`` otherwise
+    owned_columns: "tuple[tuple[str, ...], tuple[int, ...]] | None" = None
 
     @property
     def topic_set(self) -> frozenset[str]:
@@ -113,18 +116,31 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
 _PAIR_CONTAINERS = {list, tuple}
 
 
-def _check_owned(member_id: str, raw: Any) -> tuple[()]:
-    """What :func:`_parse_owned` checks, without building the pairs (the common case at C speed)."""
+_NO_COLUMNS: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
+
+
+def _owned_columns(member_id: str, raw: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """What :func:`_parse_owned` checks, the claims returned as two columns (topics, partition numbers) instead of
+    one tuple per pair: in the common case (a list of ``[str, int]`` lists or tuples) at C speed, a few passes over
+    the list and no object per pair."""
     if raw is None:
-        return ()
-    if type(raw) is list and set(map(type, raw)) <= _PAIR_CONTAINERS and set(map(len, raw)) <= {2}:
+        return _NO_COLUMNS
+    if type(raw) is list or type(raw) is tuple:
         if not raw:
-            return ()
-        topics, numbers = zip(*raw)
-        if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
-            return ()
-    _parse_owned(member_id, raw)  # raises on anything malformed
-    return ()
+            return _NO_COLUMNS
+        if set(map(type, raw)) <= _PAIR_CONTAINERS:
+            try:
+                topics, numbers = zip(*raw, strict=True)  # every entry of the same length, and that length is 2
+            except ValueError:
+                pass
+            else:
+                if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
+                    return topics, numbers
+    pairs = _parse_owned(member_id, raw)  # raises on anything malformed
+    if not pairs:
+        return _NO_COLUMNS
+    topics, numbers = zip(*pairs)
+    return topics, numbers
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
@@ -145,14 +161,17 @@ def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
 def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool = True) -> list[Member]:
     """Validate the plain-callable subscription map and return one :class:`Member` per entry.
 
-    ``keep_owned=False`` (assignors that never read what members own: range, roundrobin) validates each
-    ``owned`` list as strictly but does not build it: the members' ``owned`` is empty."""
+    ``keep_owned=False`` validates each ``owned`` list as strictly but does not build its pairs: the members'
+    ``owned`` is empty and ``owned_columns`` holds the claims as two columns (what the sticky assignors read, at C
+    speed; range and roundrobin never read them)."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
-    # Members often share one topic list object (a group subscribed to the same topics): parse it
-    # once per call. Keyed by identity; ``keep`` holds each list so its id cannot be reused meanwhile.
+    # Members often share one topic list object (a group subscribed to the same topics), or equal lists: parse
+    # each once per call. Keyed by identity, then by content; ``keep`` holds each list so its id cannot be
+    # reused meanwhile.
     parsed: dict[int, tuple[tuple[str, ...], int]] = {}
+    by_value: dict[tuple[Any, ...], tuple[tuple[str, ...], int]] = {}
     keep: list[Any] = []
     for member_id, sub in subscriptions.items():
         if not isinstance(member_id, str):
@@ -164,8 +183,17 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
         raw_topics = sub.get("topics")
         if type(raw_topics) is list or type(raw_topics) is tuple:
             hit = parsed.get(id(raw_topics))
-            if hit is None:
-                hit = parsed[id(raw_topics)] = _parse_topics(member_id, raw_topics)
+            if hit is None:  # a list object not seen yet: an equal list seen before gives the same (shared) tuple
+                try:
+                    content = tuple(raw_topics)
+                    hit = by_value.get(content)
+                except TypeError:  # an unhashable entry: _parse_topics says which
+                    content, hit = None, None
+                if hit is None:
+                    hit = _parse_topics(member_id, raw_topics)
+                    if content is not None:
+                        by_value[content] = hit
+                parsed[id(raw_topics)] = hit
                 keep.append(raw_topics)
             topics, raw_count = hit
         else:
@@ -179,11 +207,12 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
             Member(
                 member_id=member_id,
                 topics=topics,
-                owned=_parse_owned(member_id, sub.get("owned")) if keep_owned else _check_owned(member_id, sub.get("owned")),
+                owned=_parse_owned(member_id, sub.get("owned")) if keep_owned else (),
                 generation=generation,
                 instance_id=_parse_optional_str(member_id, "instance_id", sub.get("instance_id")),
                 rack=_parse_optional_str(member_id, "rack", sub.get("rack")),
                 raw_topic_count=raw_count,
+                owned_columns=None if keep_owned else _owned_columns(member_id, sub.get("owned")),
             )
         )
     return members

@@ -9,9 +9,11 @@ indices with their rank in member-id order), claim resolution (:func:`resolve_cl
 from __future__ import annotations
 
 import sys
+from collections import deque
 from dataclasses import dataclass, field
-from operator import mul
-from typing import Sequence
+from itertools import repeat
+from operator import add, lt, mul
+from typing import Iterable, Sequence
 
 from ._frame import Member, existing_topics, java_string_key
 
@@ -87,6 +89,8 @@ class Problem:
     generation: list[int]  # < 0 normalised to -1 (absent)
     raw_owned: list[list[int]] = field(default_factory=list)  # valid claims, deduplicated, as gids
     hash_order_cache: list[int] | None = None
+    claims_overlap: bool = False  # some partition is claimed by two or more members
+    claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
 
     @property
     def total(self) -> int:
@@ -122,7 +126,7 @@ def encode(counts: dict[str, int], members: list[Member]) -> Problem:
         subs=_topic_sets(members, topic_index),
         generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
     )
-    prob.raw_owned = [_valid_claims(prob, m) for m in members]
+    prob.raw_owned, prob.claims_overlap, prob.claimed = _all_claims(prob, members)
     return prob
 
 
@@ -145,13 +149,54 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
     return out
 
 
-def _valid_claims(prob: Problem, m: Member) -> list[int]:
+def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], bool, bytearray | None]:
+    """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
+
+    Each member's claims are turned into gids by C-speed passes over its columns (``Member.owned_columns``); a
+    member with a claim on an unknown topic or out of range takes the per-claim loop. One byte per partition marks
+    what is claimed: when as many are marked as there are claims, no member claims a partition twice (nothing to
+    deduplicate) and no two members claim the same one."""
+    if not any(m.owned or (m.owned_columns is not None and m.owned_columns[0]) for m in members):
+        return [[] for _ in members], False, None
+    offset_of = {t: prob.offset[i] for i, t in enumerate(prob.topics)}
+    counts = prob.counts
+    same_count = counts[0] if counts and counts.count(counts[0]) == len(counts) else None
+    count_of = dict(zip(prob.topics, counts))
+    out: list[list[int]] = []
+    for m in members:
+        if m.owned_columns is None:
+            out.append(_valid_claims(prob, m.owned))
+            continue
+        topics, numbers = m.owned_columns
+        if not topics:
+            out.append([])
+            continue
+        try:
+            gids = list(map(add, map(offset_of.__getitem__, topics), numbers))
+        except KeyError:  # a claim on a topic that does not exist (or nobody subscribes to)
+            gids = None
+        if gids is not None and min(numbers) >= 0 and (
+                max(numbers) < same_count if same_count is not None else all(map(lt, numbers, map(count_of.__getitem__, topics)))):
+            out.append(gids)
+        else:
+            out.append(_valid_claims(prob, zip(topics, numbers)))
+    claimed = bytearray(prob.total)
+    for gids in out:
+        deque(map(claimed.__setitem__, gids, repeat(1)), maxlen=0)
+    distinct = claimed.count(1)
+    if distinct == sum(map(len, out)):
+        return out, False, claimed
+    out = [list(dict.fromkeys(gids)) if len(set(gids)) != len(gids) else gids for gids in out]
+    return out, distinct != sum(map(len, out)), claimed
+
+
+def _valid_claims(prob: Problem, owned: Iterable[tuple[str, int]]) -> list[int]:
     """A member's claims as gids: known topic, partition in range, first occurrence only."""
     tindex, offset, counts = prob.topic_index, prob.offset, prob.counts
     out: list[int] = []
     append = out.append
     get = tindex.get
-    for topic, p in m.owned:
+    for topic, p in owned:
         ti = get(topic)
         if ti is not None and 0 <= p < counts[ti]:
             append(offset[ti] + p)
@@ -164,16 +209,17 @@ def _valid_claims(prob: Problem, m: Member) -> list[int]:
 
 @dataclass(slots=True)
 class Claims:
-    owned: list[dict[int, None]]  # per member, insertion-ordered set of gids it keeps
+    owned: list[list[int]]  # per member, the gids it keeps, in claim order (read only: may be prob.raw_owned's lists)
     multiply_claimed: set[int]
     max_generation: int
 
 
 def resolve_claims(prob: Problem) -> Claims:
     n = len(prob.members)
+    if not prob.claims_overlap:  # every claim is the only one on its partition: each member keeps all it claims
+        return Claims(owned=prob.raw_owned, multiply_claimed=set(),
+                      max_generation=max(prob.generation, default=DEFAULT_GENERATION))
     owned: list[dict[int, None]] = [{} for _ in range(n)]
-    if not any(prob.raw_owned):  # a fresh group: nothing claimed
-        return Claims(owned=owned, multiply_claimed=set(), max_generation=max(prob.generation, default=DEFAULT_GENERATION))
     owner = [-1] * prob.total
     multi: set[int] = set()
     gen = prob.generation
@@ -198,7 +244,7 @@ def resolve_claims(prob: Problem) -> Claims:
                 mine[g] = None
                 owned[other].pop(g, None)
                 owner[g] = m
-    return Claims(owned=owned, multiply_claimed=multi, max_generation=max_gen)
+    return Claims(owned=[list(d) for d in owned], multiply_claimed=multi, max_generation=max_gen)
 
 
 def all_subscriptions_equal(prob: Problem) -> bool:

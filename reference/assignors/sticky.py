@@ -52,9 +52,13 @@ fresh group's closed form :func:`_fresh_constrained`), the cooperative deferral 
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass
 from itertools import chain, compress, islice, repeat
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from ._frame import Assignment, Partition, check_partition_counts, normalize
 from ._sticky_general import general, general_transfers
@@ -90,29 +94,41 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
     under: list[int] = []
     exact: list[int] = []
 
-    pt_key = _partition_major_keys(prob).__getitem__ if any(claims.owned) else None
+    pt_key = None
+    whole = not multi  # every member keeps every partition it claims (then they are the ones claimed)
     for m in prob.hash_order:
-        owned = [g for g in claims.owned[m] if g not in multi] if multi else list(claims.owned[m])
-        if len(owned) > 1:
-            owned.sort(key=pt_key)  # type: ignore[arg-type]
+        owned = claims.owned[m]
+        if multi:
+            owned = [g for g in owned if g not in multi]
         size = len(owned)
         if size < min_q:
-            keep = owned
+            limit = size
             under.append(m)
         elif size >= max_q and cur_over < expected_over:
             cur_over += 1
             if cur_over == expected_over:
                 exact.clear()
-            keep = owned[:max_q]
-            revoked.update(owned[max_q:])
+            limit = max_q
         else:
-            keep = owned[:min_q]
-            revoked.update(owned[min_q:])
+            limit = min_q
             if cur_over < expected_over:
                 exact.append(m)
-        assignment[m].extend(keep)
-        for g in keep:
-            assigned[g] = 1
+        if size > limit:  # which ones it keeps: the first in (partition, topic) order
+            if pt_key is None:
+                pt_key = _partition_major_keys(prob).__getitem__
+            owned = sorted(owned, key=pt_key)
+            revoked.update(owned[limit:])
+            keep = owned[:limit]
+            whole = False
+        else:
+            keep = list(owned)
+        assignment[m] = keep
+    if whole and prob.claimed is not None:
+        assigned = prob.claimed
+    else:
+        mark = assigned.__setitem__
+        for keep in assignment:
+            deque(map(mark, keep, repeat(1)), maxlen=0)
 
     rank = prob.rank
     under.sort(key=rank.__getitem__)
@@ -250,7 +266,7 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     ``one_answer``: the caller reads only ``ideal`` or only ``round_one`` (``assign``), so where
     the two are equal they may share their lists."""
     counts = check_partition_counts(partitions_per_topic)
-    members = normalize(subscriptions)
+    members = normalize(subscriptions, keep_owned=False)  # the claims as columns (_sticky_problem reads them)
     if not members:
         return StickyOutcome({}, {}, {}, "constrained")
     prob = encode(counts, members)
@@ -270,25 +286,57 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
         sets = general(prob, claims)
         per_member = sets
         tmap = general_transfers(prob, sets)
-    return _outcome(prob, per_member, tmap, path)
+    return _outcome(prob, per_member, tmap, path, one_answer)
 
 
-def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str) -> StickyOutcome:
-    """The outcome from per-member gids and the transfer map (gid -> new owner)."""
+def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str,
+             one_answer: bool = False) -> StickyOutcome:
+    """The outcome from per-member gids and the transfer map (gid -> new owner); ``one_answer``: ``ideal`` and
+    ``round_one`` may share the lists where they are equal (the caller reads only one of them).
+
+    The ``(topic, partition)`` pairs are made in one pass in output order (by member, then gid), so a million of them
+    are allocated one after the other and each member's list is one slice: every member's gids sorted at once (one
+    owner number per gid, a stable sort by owner), topic names and partition numbers gathered from object arrays
+    (the partition numbers shared: one int object per number)."""
     members = prob.members
-    withheld: list[set[int]] = [set() for _ in members]
+    n = len(members)
+    lens = list(map(len, per_member))
+    count = sum(lens)
+    owner_type = np.int16 if n < 2**15 else np.int32  # 16 bits: numpy's stable sort is a radix sort
+    owner = np.full(prob.total, n, dtype=owner_type)  # n: nobody's
+    owner[np.fromiter(chain.from_iterable(per_member), dtype=np.int64, count=count)] = np.repeat(
+        np.arange(n, dtype=owner_type), lens)
+    if count and int(np.count_nonzero(owner < n)) != count:
+        raise StickyInternalError("a partition assigned to two members")
+    order = np.argsort(owner, kind="stable")[:count]
+    topic_of = np.repeat(np.arange(len(prob.topics)), prob.counts)[order]
+    number_of = order - np.asarray(prob.offset[:-1], dtype=np.int64)[topic_of]
+    names = np.array(prob.topics, dtype=object)
+    numbers = np.array(list(range(max(prob.counts, default=0))), dtype=object)  # one int object per number
+    pairs = list(zip(names[topic_of].tolist(), numbers[number_of].tolist()))
+    withheld: dict[int, set[int]] = {}
     for g, m in tmap.items():
-        withheld[m].add(g)
-    table = _partition_table(prob)
+        withheld.setdefault(m, set()).add(g)
     ideal: Assignment = {}
     round_one: Assignment = {}
+    at = 0
     for m, mem in enumerate(members):
-        gids = sorted(per_member[m])
-        mine = [table[g] for g in gids]
+        end = at + lens[m]
+        mine = pairs[at:end]
         ideal[mem.member_id] = mine
-        w = withheld[m]
-        round_one[mem.member_id] = [table[g] for g in gids if g not in w] if w else list(mine)
-    transfers = {table[g]: members[m].member_id for g, m in sorted(tmap.items())}
+        w = withheld.get(m)
+        if w:
+            round_one[mem.member_id] = [p for p, g in zip(mine, order[at:end].tolist()) if g not in w]
+        else:
+            round_one[mem.member_id] = mine if one_answer else list(mine)
+        at = end
+    offsets = prob.offset
+
+    def pair_of(g: int) -> Partition:
+        ti = bisect_right(offsets, g) - 1
+        return (prob.topics[ti], g - offsets[ti])
+
+    transfers = {pair_of(g): members[m].member_id for g, m in sorted(tmap.items())}
     return StickyOutcome(ideal=ideal, round_one=round_one, transfers=transfers, path=path)
 
 
