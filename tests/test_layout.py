@@ -187,7 +187,16 @@ def test_every_package_folder_is_declared_for_non_editable_installs():
     assert missing == [], f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
 
 
-PRIVATE_CHECKED = ("groupspec/checker",)  # rooms whose files are cut at seams (issue 26); the others follow
+# Rooms whose files are being regrouped right now (issue 26) are not held to the two rules below yet: each entry
+# names the room, who is moving it, and the rule it is exempt from. Remove an entry when its work lands.
+PENDING_ROOMS = {
+    "reference": "refarch: reference/ into sub-packages with front doors (private names, deep imports into it)",
+    "conformance": "conframe: one conformance frame in groupspec/conformance (private names, deep imports from and into it)",
+}
+
+
+def _room_of_path(path):
+    return _room_of_module(_module_of(path))
 
 
 def _private_uses(path):
@@ -218,9 +227,11 @@ def _private_uses(path):
 
 
 def test_no_file_uses_another_files_private_names():
+    """Inside a room a file uses only another file's public names: a name used by several files is the room's
+    own interface and is named as such; a room cut by size rather than at seams shows up here."""
     offenders = []
     for path in _project_files():
-        if not str(path.relative_to(ROOT)).startswith(PRIVATE_CHECKED):
+        if _room_of_path(path) in PENDING_ROOMS:
             continue
         offenders += [f"{path.relative_to(ROOT)}: {use}" for use in _private_uses(path)]
     assert offenders == []

@@ -246,7 +246,7 @@ def group_states(draw: Any, *, max_topics: int | None = None, max_partitions: in
     if history is None:
         history = draw(_BOOL)
     if history and members:
-        _draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual, small)
+        draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual, small)
     return ppt, subs
 
 
@@ -273,7 +273,7 @@ def _with_replica_racks(draw: Any, ppt: dict[str, int], shapes: tuple[str, ...])
     return RackedPartitions(ppt, racks)
 
 
-def _draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]], members: list[str],
+def draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]], members: list[str],
                   conflicts: bool, unusual: bool, small: bool) -> None:
     """Owned partitions from a previous generation: each partition has at most one current owner, then
     (``conflicts``) extra claims by members with lower or equal generations, then (``unusual``) bad claims."""
