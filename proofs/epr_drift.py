@@ -42,6 +42,7 @@ import z3
 from . import classic
 from .abstraction import abstract
 from .epr import RelSpec
+from .relational_runs import Option, StepVerdict, admit_run
 
 # model/ variant -> the relational variant its steps must be runs of
 RELATIONAL_OF = {
@@ -56,14 +57,6 @@ RELATIONAL_OF = {
     "eager-no-revoke": classic.Variant("eager"),
 }
 MAX_STEPS = 2  # plus one per member: the leader's SyncGroup answers every parked SyncGroup
-
-
-@dataclass
-class StepVerdict:
-    admitted: bool
-    relational: list[str] = field(default_factory=list)  # the relational actions used, in order
-    seconds: float = 0.0
-    unknown: bool = False
 
 
 def _slot(name: str) -> str:
@@ -131,29 +124,16 @@ def check_step(spec: RelSpec, proto: Any, s: Any, t: Any, k: int | None = None,
     solver.add(z3.ForAll([xf, pf], z3.Implies(z3.And(*[xf != e for e in eb.values()]), z3.And(
         z3.Not(last.member(xf)), z3.Not(last.owned(xf, pf)), z3.Not(last.c_joining(xf)),
         z3.Not(last.c_syncing(xf)), z3.Not(last.c_stable(xf))))))
-    choice: list[list[tuple[str, z3.BoolRef]]] = []
-    for i in range(k):
+
+    def options(i: int) -> list[Option]:
         pre, post = states[i], states[i + 1]
-        opts: list[tuple[str, z3.BoolRef]] = [("stutter", z3.And(*spec.frame(pre, post, frozenset())))]
+        opts: list[Option] = [("stutter", z3.And(*spec.frame(pre, post, frozenset())))]
         for aname, act in spec.actions.items():
             ps = spec.params_of(act, f"s{i}")
             opts.append((aname, spec.transition(aname, pre, post, ps)))
-        tags = [z3.Bool(f"take_{i}_{n}") for n, _f in opts]
-        solver.add(z3.Or(*tags))
-        solver.add(*[z3.Implies(tg, f) for tg, (_n, f) in zip(tags, opts)])
-        choice.append([(n, tg) for tg, (n, _f) in zip(tags, opts)])
-    r = solver.check()
-    secs = time.perf_counter() - t0
-    if r == z3.sat:
-        m = solver.model()
-        used = []
-        for row in choice:
-            taken = [n for n, tg in row if z3.is_true(m.eval(tg, model_completion=True))]
-            name = next((n for n in taken if n != "stutter"), "stutter")
-            if name != "stutter":
-                used.append(name)
-        return StepVerdict(True, used, secs)
-    return StepVerdict(False, [], secs, unknown=(r == z3.unknown))
+        return opts
+
+    return admit_run(solver, k, options, t0)
 
 
 @dataclass
