@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):  # lazy, so that `import groupspec` stays cheap
     if name in ("check_assignor", "assert_assignor"):
-        from .assignorcheck import check
+        from . import assignorcheck
 
-        return getattr(check, name)
+        return getattr(assignorcheck, name)
     raise AttributeError(f"module 'groupspec' has no attribute {name!r}")

@@ -31,7 +31,7 @@ from typing import Any
 
 import z3
 
-from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply, State, bits
+from groupspec.model import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply, State, bits
 
 from . import classic
 from .epr import RelSpec

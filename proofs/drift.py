@@ -24,7 +24,7 @@ from typing import Any
 
 import z3
 
-from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.model import ACTIONS, SAFETY
 
 from .finite import Encoding, SState, leaves
 

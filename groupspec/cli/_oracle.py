@@ -11,7 +11,7 @@ from ._common import UserError, emit_json, make_console
 
 def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
-    from groupspec.oracle.compare import compare_script
+    from groupspec.oracle import compare_script
     from groupspec.reference.consumer_replay import is_consumer_script
 
     consumer = is_consumer_script(text)
@@ -24,7 +24,7 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
                 run_consumer_script(text, frozenset(faults) & COORDINATOR_FAULTS)
         with KafkaOracle() as oracle:
             if consumer:
-                from groupspec.oracle.consumer import compare_consumer_script
+                from groupspec.oracle import compare_consumer_script
 
                 result = compare_consumer_script(text, oracle, faults=faults)
             else:

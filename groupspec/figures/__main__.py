@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from groupspec.checker.export import export_graph
+from groupspec.checker import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
 from . import plots, statediagram, stories, strips, swimlane

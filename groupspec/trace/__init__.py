@@ -25,6 +25,21 @@ from .checker import PROPERTY_IDS, GroupChecker
 from .runs import Report, TraceResult, check_events, check_paths
 from .reader import TraceReadError
 
+from .reader import expand_paths, parse_line
+from .runs import iter_results, sorted_by_time
+from .checker import Unsorted
+
 __all__ = [
-    "check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
+    "check_events",
+    "check_paths",
+    "TraceResult",
+    "Report",
+    "TraceReadError",
+    "PROPERTY_IDS",
+    "GroupChecker",
+    "expand_paths",
+    "parse_line",
+    "iter_results",
+    "sorted_by_time",
+    "Unsorted",
 ]
