@@ -15,10 +15,12 @@ Public names: ``groupspec.check_assignor``, ``groupspec.assert_assignor`` and th
 ``groupspec.strategies``. ARCHITECTURE.md shows the rooms and the import directions between them.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # lazy, so that `import groupspec` stays cheap
+def __getattr__(name: str) -> Any:  # lazy, so that `import groupspec` stays cheap
     if name in ("check_assignor", "assert_assignor"):
         from . import assignorcheck
 

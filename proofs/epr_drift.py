@@ -64,7 +64,7 @@ def _slot(name: str) -> str:
     return name.lstrip("abcdefghijklmnopqrstuvwxyz")
 
 
-def _elements(spec: RelSpec, st: dict, tag: str) -> dict[str, z3.ExprRef]:
+def _elements(spec: RelSpec, st: dict[str, Any], tag: str) -> dict[str, z3.ExprRef]:
     return {name: z3.Const(f"{tag}.{name}", spec.sorts["Member"]) for name in st["Member"]}
 
 
@@ -110,7 +110,7 @@ def check_step(spec: RelSpec, proto: Any, s: Any, t: Any, k: int | None = None,
     for name, sorts in spec.relations.items():
         xs = [z3.Const(f"q_{name}_{i}", spec.sorts[srt]) for i, srt in enumerate(sorts)]
         for st, el, state, exact in ((A, ea, first, True), (B, eb, last, False)):
-            def match(tup: tuple, st_el: dict = el) -> z3.BoolRef:
+            def match(tup: tuple[Any, ...], st_el: dict[str, Any] = el) -> z3.BoolRef:
                 return z3.And(*[x == (st_el[v] if srt == "Member" else elems[srt][v])
                                 for x, srt, v in zip(xs, sorts, tup)]) if xs else z3.BoolVal(True)
             opts = [match(tup) for tup in st["relations"][name]]

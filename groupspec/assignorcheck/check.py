@@ -147,7 +147,7 @@ def _p_kafka_equal(state: State, ctx: Ctx) -> Failure | None:
 def _expected(kind: str | None, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment, str]:
     """Kafka's Range/RoundRobin output: the project's own assignor when present, else the §1.1/§1.2 spec."""
     try:
-        from groupspec.reference.assignors import get  # type: ignore[attr-defined]
+        from groupspec.reference.assignors import get
         ref = get(kind)
         counts, racks = call_args(ppt)  # range is rack-aware (KIP-881): a racked input passes its racks
         return ref.assign(counts, subs, **(racks if getattr(ref, "rack_aware", False) else {})), \

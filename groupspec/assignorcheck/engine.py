@@ -178,7 +178,7 @@ class Ctx:
         return gs.group_states(**{**self.domain, **kw})
 
     def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
-             fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
+             fn: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] | None = None) -> CallResult:
         """One call of the candidate (or of ``fn``, another instance of it) under the per-call limit.
 
         A hanging input is not called again. After ``hang_budget`` hangs the candidate is still called on new
@@ -217,7 +217,7 @@ class Ctx:
         return min(full, max(0.25, 50 * self.slowest_ok))
 
     def round(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
-              fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> Assignment:
+              fn: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] | None = None) -> Assignment:
         res = self.call(ppt, subs, fn)
         if res.assignment is None:
             raise Skip(res.message)

@@ -41,7 +41,7 @@ THOROUGH_SIZES: list[tuple[int, int, int]] = DEFAULT_SIZES + [(2000, 50, 200), (
 NAME = "scale: within a time budget at Kafka's scale-test sizes (NotTimeout-style subscriptions)"
 
 
-def not_timeout_group(members: int, topics: int, partitions: int) -> tuple[dict[str, int], dict[str, dict]]:
+def not_timeout_group(members: int, topics: int, partitions: int) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
     """Kafka's NotTimeout shape: member i % 4 == 0 takes the first half of the topics, the others the second."""
     wt, wm = len(str(topics)), len(str(members))
     names = [f"topic{i:0{wt}d}" for i in range(topics)]

@@ -15,9 +15,11 @@ import shutil
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+load_json: Callable[[bytes | str], Any]
 
 try:  # a faster JSON parser when installed (the project depends on it; plain json otherwise)
     import orjson as _orjson

@@ -252,7 +252,7 @@ def _spill(buf: list[tuple[int, int, bytes]]) -> IO[bytes]:
 
 
 def _read_run(f: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
-    r = io.BufferedReader(f, 1 << 20) if not isinstance(f, io.BufferedReader) else f  # type: ignore[arg-type]
+    r = io.BufferedReader(f, 1 << 20) if not isinstance(f, io.BufferedReader) else f  # type: ignore[type-var]
     size = _REC.size
     while True:
         head = r.read(size)
