@@ -16,47 +16,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .grid import Grid, GridError, Point, load_grid, preset
+from .grid import Grid, GridError, Point, load_grid, preset, parse_grid
 
-from .grid import parse_grid
-
-__all__ = [
-    "Grid",
-    "GridError",
-    "Point",
-    "load_grid",
-    "preset",
-    "parse_grid",
-    "OutputError",
-    "Staging",
-    "prepare_out",
-    "SparkSetupError",
-    "check_master",
-    "spark_session",
-    "prepare_worker",
-    "run_sweep",
-    "AuditError",
-    "expand_inputs",
-    "run_audit",
-    "run_point",
-]
+__all__ = ["Grid", "GridError", "Point", "load_grid", "preset", "parse_grid", "OutputError", "Staging",
+    "prepare_out", "SparkSetupError", "check_master", "spark_session", "prepare_worker", "run_sweep", "AuditError",
+    "expand_inputs", "run_audit", "run_point"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {
-    "OutputError": "output",
-    "Staging": "output",
-    "prepare_out": "output",
-    "SparkSetupError": "spark",
-    "check_master": "spark",
-    "spark_session": "spark",
-    "prepare_worker": "spark",
-    "run_sweep": "sweep",
-    "AuditError": "audit",
-    "expand_inputs": "audit",
-    "run_audit": "audit",
-    "run_point": "runs",
-}
+_LAZY = {"OutputError": "output", "Staging": "output", "prepare_out": "output", "SparkSetupError": "spark",
+         "check_master": "spark", "spark_session": "spark", "prepare_worker": "spark", "run_sweep": "sweep",
+         "AuditError": "audit", "expand_inputs": "audit", "run_audit": "audit", "run_point": "runs"}
 
 if TYPE_CHECKING:
     from .output import OutputError, Staging, prepare_out
@@ -67,8 +37,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

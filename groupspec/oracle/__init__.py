@@ -15,19 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from .process import KafkaOracle, OracleError
 
-__all__ = [
-    "KafkaOracle",
-    "OracleError",
-    "compare_script",
-    "compare_consumer_script",
-]
+__all__ = ["KafkaOracle", "OracleError", "compare_script", "compare_consumer_script"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {
-    "compare_script": "compare",
-    "compare_consumer_script": "consumer",
-}
+_LAZY = {"compare_script": "compare", "compare_consumer_script": "consumer"}
 
 if TYPE_CHECKING:
     from .compare import compare_script
@@ -35,8 +27,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

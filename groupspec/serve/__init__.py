@@ -29,33 +29,21 @@ from typing import TYPE_CHECKING, Any
 
 from .cluster import Cluster
 from .faults import FaultError, FaultPlan, Rule
-from .server import Server
+from .server import Server, run_loop
 
-from .server import run_loop
-
-__all__ = [
-    "Cluster",
-    "Server",
-    "FaultPlan",
-    "FaultError",
-    "Rule",
-    "run_loop",
-    "check_session",
-]
+__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {
-    "check_session": "audit",
-}
+_LAZY = {"check_session": "audit"}
 
 if TYPE_CHECKING:
     from .audit import check_session
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)
