@@ -182,7 +182,7 @@ def run_churn(ctx: Ctx, n: int, seed: int, steps: int) -> PropertyResult:
 
     hseed(seed_for(seed, pid))(factory)
     try:
-        run_state_machine_as_test(factory, settings=search_settings(n, steps=steps))
+        run_state_machine_as_test(factory, settings=search_settings(n, steps=steps))  # type: ignore[arg-type]  # a factory works; the stub says a class
     except Exception:  # noqa: BLE001 - Violation or Flaky around it
         if box["fail"] is None:
             raise
