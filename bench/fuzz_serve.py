@@ -102,7 +102,7 @@ class Frames:
             if header.api_key in (12, 14):  # read directly (no codec object): damaged by the other ways
                 paths: list[tuple] = []
             else:
-                paths = _null_paths(wire._APIS[header.api_key][1]._struct, body, header.api_version)
+                paths = _null_paths(wire.APIS[header.api_key][1]._struct, body, header.api_version)
             self.frames.append(frame)
             self.paths.append(paths)
 

@@ -15,12 +15,14 @@ Public names: ``groupspec.check_assignor``, ``groupspec.assert_assignor`` and th
 ``groupspec.strategies``. ARCHITECTURE.md shows the rooms and the import directions between them.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # lazy, so that `import groupspec` stays cheap
+def __getattr__(name: str) -> Any:  # lazy, so that `import groupspec` stays cheap
     if name in ("check_assignor", "assert_assignor"):
-        from .assignorcheck import check
+        from . import assignorcheck
 
-        return getattr(check, name)
+        return getattr(assignorcheck, name)
     raise AttributeError(f"module 'groupspec' has no attribute {name!r}")

@@ -49,7 +49,8 @@ def applicable_faults(protocol: str) -> frozenset[str]:
     """The faults that apply to a variant: its page says (``Spec.applicable_faults``, model/spec.py)."""
     from groupspec.model import VARIANTS
 
-    return VARIANTS[protocol].applicable_faults()
+    faults: frozenset[str] = VARIANTS[protocol].applicable_faults()
+    return faults
 
 
 EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
@@ -200,7 +201,7 @@ def run_model_job(job: ModelJob, progress: Callable[[int, int], None] | None = N
         v = res.verdicts.get(job.expect)
         passed = v is not None and v.held is False
         steps = len(v.trace) - 1 if (v is not None and v.trace) else None
-        detail = (f"caught: {v.explanation}" if passed else f"NOT caught: {job.expect} {'held' if v and v.held else 'undecided'}")
+        detail = (f"caught: {v.explanation if v is not None else ''}" if passed else f"NOT caught: {job.expect} {'held' if v and v.held else 'undecided'}")
     elif job.kafka_too:
         want = set(job.kafka_too.split(","))
         failed = [name for name, held in verdicts.items() if held is False]

@@ -41,15 +41,18 @@ from .connect_delayed import ConnectDelayed, ConnectKeepWork
 from .consumer import Consumer, ConsumerStatic
 from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
-from .core import FAULTS, Config
+from .core import FAULTS, NO_GENERATION, TIMING_FAULTS, Config, GroupStatus, Id, MemberStatus, Proc, Reply, State, bits
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
 from .spec import ASSIGNOR_NAMES, Spec, SpecBase
+from .assignors import ASSIGNORS
+from .properties import ACTIONS, SAFETY
+from .symmetry import forget_dead_fields
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .static_leader import StaticLeaderSnapshot
 from .upgrade import EagerToCooperative
-from .zookeeper import ZooKeeper
+from .zookeeper import ZkState, ZooKeeper
 
 CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
                                      StaticCooperative, ConnectKeepWork, EagerToCooperative, StaticLeaderSnapshot)}
@@ -72,4 +75,9 @@ def make(name: str, config: Config):
     return cls(config)
 
 
-__all__ = ["Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make"]
+__all__ = [
+    "Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make",
+    # what the tools read: the state records (core.py), the properties, the assignors, the symmetry reduction
+    "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",
+    "ACTIONS", "SAFETY", "ASSIGNORS", "forget_dead_fields",
+]

@@ -180,7 +180,7 @@ def _remap(mask: int, perm: list[int]) -> int:
     return out
 
 
-def _rel(e: int, base: int, oldest: int = OLDEST) -> int:
+def relative_epoch(e: int, base: int, oldest: int = OLDEST) -> int:
     """An epoch relative to the group epoch (``base``); 0 and negative epochs are kept as codes.
 
     Epochs ``oldest`` or more behind are merged: sound while the model only compares an epoch with the
@@ -609,19 +609,19 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             o = 1 << 30
             for i, c in enumerate(s.clients):
                 r = g.members[i]
-                rec = () if r is None else (int(r.state), _rel(r.epoch, base, o), _rel(r.previous_epoch, base, o),
+                rec = () if r is None else (int(r.state), relative_epoch(r.epoch, base, o), relative_epoch(r.previous_epoch, base, o),
                                             r.assigned, r.revoking, r.topics, r.static, r.left,
-                                            tuple(_rel(e, base, o) for e in r.since))
-                ans = None if c.answer is None else (c.answer[0], _rel(c.answer[1], base, o), c.answer[2])
-                com = None if c.commit is None else (_rel(c.commit[0], base, o), c.commit[1])
-                rows.append((int(c.proc), _rel(c.epoch, base, o), c.owned, c.assigned, c.topics, rec, g.target[i],
+                                            tuple(relative_epoch(e, base, o) for e in r.since))
+                ans = None if c.answer is None else (c.answer[0], relative_epoch(c.answer[1], base, o), c.answer[2])
+                com = None if c.commit is None else (relative_epoch(c.commit[0], base, o), c.commit[1])
+                rows.append((int(c.proc), relative_epoch(c.epoch, base, o), c.owned, c.assigned, c.topics, rec, g.target[i],
                              ans, com))
             return rows
         for i, c in enumerate(s.clients):
             r = g.members[i]
-            rec = () if r is None else (int(r.state), _rel(r.epoch, base), _rel(r.previous_epoch, base), r.assigned,
+            rec = () if r is None else (int(r.state), relative_epoch(r.epoch, base), relative_epoch(r.previous_epoch, base), r.assigned,
                                         r.revoking, r.topics, r.static, r.left)
-            rows.append((int(c.proc), _rel(c.epoch, base), c.owned, c.assigned, c.topics, rec, g.target[i]))
+            rows.append((int(c.proc), relative_epoch(c.epoch, base), c.owned, c.assigned, c.topics, rec, g.target[i]))
         return rows
 
     def exact_key(self, s: ConsumerState):
@@ -647,8 +647,8 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         for i, c in enumerate(s.clients):
             r = g.members[i]
             ms = (c.owned, c.assigned, g.target[i]) + ((r.assigned, r.revoking) if r is not None else (0, 0))
-            rec = () if r is None else (int(r.state), _rel(r.epoch, base), _rel(r.previous_epoch, base), r.topics, r.static, r.left)
-            shapes.append((int(c.proc), _rel(c.epoch, base), c.topics, rec) + tuple(m.bit_count() for m in ms))
+            rec = () if r is None else (int(r.state), relative_epoch(r.epoch, base), relative_epoch(r.previous_epoch, base), r.topics, r.static, r.left)
+            shapes.append((int(c.proc), relative_epoch(c.epoch, base), c.topics, rec) + tuple(m.bit_count() for m in ms))
             masks.append(ms)
         order = sorted(range(n), key=shapes.__getitem__)
         cols = [0] * self.cfg.partitions

@@ -74,7 +74,7 @@ from . import actions as A
 from .spec import COMPILED_MIGRATION
 from .assignors import sticky
 from .consumer import (NOT_MEMBER, Consumer, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState, MemberState,
-                       RevokePartitions, _rel)
+                       RevokePartitions, relative_epoch)
 from .core import Config, GroupStatus, Proc, bits
 from .migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind, MigrationState, MMember,
                               Phase, SyncGroup, Upgrade)
@@ -552,14 +552,14 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
         base = self.epoch_of(s)
         rows = []
         for c in s.clients:
-            rows.append((int(c.proc), c.classic, int(c.phase), _rel(c.epoch, base), c.owned, c.assigned))
+            rows.append((int(c.proc), c.classic, int(c.phase), relative_epoch(c.epoch, base), c.owned, c.assigned))
         if s.kind == Kind.CLASSIC:
             cg = s.classic
             grp = (int(cg.status), cg.members, cg.joined, cg.reported, cg.assignment, cg.pending, cg.leader, cg.unsynced)
         else:
             g = s.group
             grp = (g.epoch - g.target_epoch, g.target, tuple(
-                () if r is None else (int(r.state), _rel(r.epoch, base), _rel(r.previous_epoch, base), r.assigned,
+                () if r is None else (int(r.state), relative_epoch(r.epoch, base), relative_epoch(r.previous_epoch, base), r.assigned,
                                       r.revoking, getattr(r, "classic", False))
                 for r in g.members))
         return (int(s.kind), s.budget, grp, tuple(rows))

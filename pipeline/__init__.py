@@ -14,6 +14,31 @@ so ``import groupspec.pipeline`` works without them.
 """
 from __future__ import annotations
 
-from .grid import Grid, GridError, Point, load_grid, preset
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Grid", "GridError", "Point", "load_grid", "preset"]
+from .grid import Grid, GridError, Point, load_grid, preset, parse_grid
+
+__all__ = ["Grid", "GridError", "Point", "load_grid", "preset", "parse_grid", "OutputError", "Staging",
+    "prepare_out", "SparkSetupError", "check_master", "spark_session", "prepare_worker", "run_sweep", "AuditError",
+    "expand_inputs", "run_audit", "run_point"]
+
+
+# Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
+_LAZY = {"OutputError": "output", "Staging": "output", "prepare_out": "output", "SparkSetupError": "spark",
+         "check_master": "spark", "spark_session": "spark", "prepare_worker": "spark", "run_sweep": "sweep",
+         "AuditError": "audit", "expand_inputs": "audit", "run_audit": "audit", "run_point": "runs"}
+
+if TYPE_CHECKING:
+    from .output import OutputError, Staging, prepare_out
+    from .spark import SparkSetupError, check_master, spark_session, prepare_worker
+    from .sweep import run_sweep
+    from .audit import AuditError, expand_inputs, run_audit
+    from .runs import run_point
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

@@ -168,7 +168,7 @@ def split_lines(path: str, data: bytes) -> list[tuple[str, str, int, str]]:
     Line numbers are the file's own (blank lines count), as ``groupspec trace check`` reports them. A
     line that is not a JSON object belongs to the file's only group, or to the :data:`LOOSE` unit
     when the file has several (the checker reports those at the trace level)."""
-    from groupspec.trace.reader import parse_line
+    from groupspec.trace import parse_line
 
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -193,7 +193,7 @@ def check_unit(trace: str, key: str, lines: list[tuple[int, str]], converge_with
     in file order with time order enforced, and, if time goes back, again with the lines sorted by
     time (the checker's own rule). Returns the group's JSON (or, for :data:`LOOSE`, the trace-level
     defects)."""
-    from groupspec.trace.reader import parse_line
+    from groupspec.trace import parse_line
 
     parsed: list[tuple[int, Any]] = []
     for n, line in lines:
@@ -225,8 +225,8 @@ def check_parsed(key: str, parsed: list[tuple[int, Any]], converge_within_s: flo
         return g
 
     # the checker's own rule for a trace whose time goes back: its signal, then its order by time
-    from groupspec.trace.checker import Unsorted
-    from groupspec.trace.runs import sorted_by_time
+    from groupspec.trace import Unsorted
+    from groupspec.trace import sorted_by_time
 
     try:
         g = run(parsed, True)
@@ -295,7 +295,7 @@ def trace_rows(path: str, converge_within_s: float) -> list[dict[str, Any]]:
     splitting by group, its rule for a file whose time goes back), as verdict rows; the lines that belong
     to no single group make one more row. Pure Python: a Spark task runs it on the files it reads, the
     benchmark's one-process baseline on every file."""
-    from groupspec.trace.runs import iter_results
+    from groupspec.trace import iter_results
 
     (res,) = list(iter_results([path], converge_within_s))
     rows = []
@@ -347,7 +347,7 @@ def _files_to_arrow(bins: list[list[str]], converge_within_s: float) -> Any:
     def run(batches: Any) -> Any:
         import pyarrow as pa
 
-        from groupspec.pipeline.spark import prepare_worker
+        from groupspec.pipeline import prepare_worker
 
         prepare_worker()
         schema = verdict_arrow_schema()

@@ -45,7 +45,7 @@ from groupspec.reference.sim import STEP_MS, ConsumerSimulation
 from groupspec.reference.errors import Error
 
 from .grid import Point
-from .runs import MEASURE_FROM_MS, METRICS, TOPIC, _end_ms, _schedule, measure_trace
+from .runs import MEASURE_FROM_MS, METRICS, TOPIC, point_end_ms, point_schedule, measure_trace
 
 __all__ = ["run_consumer_point", "TracedConsumerSimulation", "FAULTS"]
 
@@ -179,8 +179,8 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     unknown = set(faults) - FAULTS
     if unknown:
         raise ValueError(f"unknown fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(FAULTS))}")
-    acts, last = _schedule(p)
-    end = _end_ms(p, last)
+    acts, last = point_schedule(p)
+    end = point_end_ms(p, last)
     parts = [(TOPIC, i) for i in range(p.partitions)]
     row: dict[str, Any] = {"sweep": sweep, "point_id": p.point_id, **p.to_dict()}
     row.update({k: None for k in METRICS})

@@ -242,7 +242,7 @@ def parse_grid(doc: Any, source: str) -> Grid:
             axes[k] = _values(w, k, merged[k])
         keys = list(axes)
         for combo in itertools.product(*(axes[k] for k in keys)):
-            d = dict(zip(keys, combo))
+            d: dict[str, Any] = dict(zip(keys, combo))
             d["seed"] = d.pop("seeds")
             p = _normalise(Point(**{f: d[f] for f in _POINT_FIELDS}))
             if p is None:

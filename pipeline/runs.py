@@ -94,7 +94,7 @@ ROW_SCHEMA: list[tuple[str, str]] = (
 )
 
 
-def _schedule(p: Point) -> tuple[list[tuple[int, str, str, dict[str, Any]]], int]:
+def point_schedule(p: Point) -> tuple[list[tuple[int, str, str, dict[str, Any]]], int]:
     """The churn as ``(time, action, member, args)`` and the time of the last churn action."""
     rng = random.Random(f"churn:{p.seed}")
     names = [f"c{i}" for i in range(1, p.members + 1)]
@@ -146,10 +146,10 @@ def _schedule(p: Point) -> tuple[list[tuple[int, str, str, dict[str, Any]]], int
 
 def run_length_ms(p: Point) -> int:
     """Simulated time at which the point's run ends."""
-    return _end_ms(p, _schedule(p)[1])
+    return point_end_ms(p, point_schedule(p)[1])
 
 
-def _end_ms(p: Point, last: int) -> int:
+def point_end_ms(p: Point, last: int) -> int:
     settle = max(30_000, p.session_timeout_ms + 20_000)
     if p.protocol == "connect":
         settle += p.connect_delay_ms + p.session_timeout_ms
@@ -228,8 +228,8 @@ def run_point_with_trace(p: Point, sweep: str = "") -> tuple[dict[str, Any], lis
     """The row of metrics and the run's trace."""
     if p.protocol == "consumer":
         raise ValueError("a consumer-protocol point runs in groupspec.pipeline.points.run_point (consumer_runs.py)")
-    acts, last = _schedule(p)
-    end = _end_ms(p, last)
+    acts, last = point_schedule(p)
+    end = point_end_ms(p, last)
     parts = [(TOPIC, i) for i in range(p.partitions)]
     row: dict[str, Any] = {"sweep": sweep, "point_id": p.point_id, **p.to_dict()}
     row.update({k: None for k in METRICS})

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from typing import Any
 
 
@@ -23,4 +25,19 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     return _run(protocol, deep=deep, jobs=jobs, progress=progress)
 
 
-__all__ = ["run_all"]
+__all__ = ["run_all", "PROTOCOLS"]
+
+
+# Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
+_LAZY = {"PROTOCOLS": "report"}
+
+if TYPE_CHECKING:
+    from .report import PROTOCOLS
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

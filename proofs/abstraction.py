@@ -31,7 +31,7 @@ from typing import Any
 
 import z3
 
-from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply, State, bits
+from groupspec.model import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply, State, bits
 
 from . import classic
 from .epr import RelSpec
@@ -49,7 +49,7 @@ def abstract(proto: Any, s: State) -> dict[str, Any]:
     """The relational structure of a model state: universes and the tuples of every relation."""
     g = s.group
     K = proto.cfg.partitions
-    rel: dict[str, set[tuple]] = {name: set() for name in classic.RELATIONS}
+    rel: dict[str, set[tuple[Any, ...]]] = {name: set() for name in classic.RELATIONS}
     members: list[str] = []
     gens: set[int] = {g.generation}
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import z3
 
-from groupspec.model.core import NO_GENERATION, State
-from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.model import NO_GENERATION, State
+from groupspec.model import ACTIONS, SAFETY
 
 from .finite import Encoding, SState, eq, leaves
 
@@ -130,7 +130,7 @@ class _Unroller:
             except Exception:  # an input the model's assignor cannot take: an untaken branch
                 continue
             for e in eqs:
-                k = e.sexpr()
+                k = e.sexpr()  # type: ignore[attr-defined]  # z3's stubs type eqs too loosely
                 if k not in self.pinned:
                     self.pinned.add(k)
                     self.solver.add(e)
@@ -273,8 +273,8 @@ def lasso(proto: Any, depth: int, timeout_ms: int = 120000, max_rounds: int = 20
 
 def timeline(proto: Any, run: Run) -> list[str]:
     """The run as the model's numbered timeline (groupspec.checker.timeline)."""
-    from groupspec.checker.explorer import Step
-    from groupspec.checker.timeline import render
+    from groupspec.checker import Step
+    from groupspec.checker import render
 
     steps = [Step(None, run.states[0])] + [Step(a, s) for a, s in zip(run.actions, run.states[1:])]
     return render(proto, steps, run.loop_start)

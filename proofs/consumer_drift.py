@@ -36,6 +36,7 @@ from typing import Any
 import z3
 
 from .consumer import ConsumerSpec, Vocabulary
+from .relational_runs import Option, StepVerdict, admit_run
 
 MAX_STEPS = 6  # Remove, Bump, Unknown (a fence); Join, Bump, Ack, Advance, ClientApply (a join with a reconciliation)
 VARIANT_BUG = {"consumer": None, "consumer-static": None}
@@ -60,7 +61,7 @@ class Structure:
 
 
 def abstract(proto: Any, s: Any) -> Structure:
-    from groupspec.model.core import Proc
+    from groupspec.model import Proc
 
     g = s.group
     n = len(s.clients)
@@ -114,7 +115,7 @@ class _Domain:
 
 def state_problems(proto: Any, s: Any, bug: str | None = None) -> list[str]:
     """Invariant clauses and properties the structure of ``s`` violates, and disagreements of ``accepted``."""
-    from groupspec.model.core import Proc
+    from groupspec.model import Proc
 
     spec = ConsumerSpec(bug)
     st = abstract(proto, s)
@@ -160,14 +161,6 @@ def _decide(solver: z3.Solver, formula: z3.BoolRef) -> bool | None:
     return None
 
 
-@dataclass
-class StepVerdict:
-    admitted: bool
-    relational: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    unknown: bool = False
-
-
 def check_step(proto: Any, s: Any, t: Any, k: int = MAX_STEPS, bug: str | None = None,
                timeout_ms: int = 20000) -> StepVerdict:
     """Whether the model step ``s -> t`` is a run of at most ``k`` relational steps of the encoding."""
@@ -178,27 +171,13 @@ def check_step(proto: Any, s: Any, t: Any, k: int = MAX_STEPS, bug: str | None =
     dom = _Domain(spec, solver, len(s.clients), proto.cfg.partitions)
     states = [Vocabulary(f"@{j}", spec.M, spec.P) for j in range(k + 1)]
     solver.add(*dom.pin(states[0], abstract(proto, s), False), *dom.pin(states[-1], abstract(proto, t), False))
-    choice = []
-    for j in range(k):
+
+    def options(j: int) -> list[Option]:
         pre, post = states[j], states[j + 1]
         m = z3.Const(f"actor_{j}", spec.M)
-        opts = [("stutter", spec.stutter(pre, post))] + list(spec.actions(pre, post, m).items())
-        tags = [z3.Bool(f"take_{j}_{name}") for name, _f in opts]
-        solver.add(z3.Or(*tags))
-        solver.add(*[z3.Implies(tg, f) for tg, (_n, f) in zip(tags, opts)])
-        choice.append([(name, tg) for tg, (name, _f) in zip(tags, opts)])
-    r = solver.check()
-    secs = time.perf_counter() - t0
-    if r == z3.sat:
-        md = solver.model()
-        used = []
-        for row in choice:
-            taken = [name for name, tg in row if z3.is_true(md.eval(tg, model_completion=True))]
-            name = next((x for x in taken if x != "stutter"), "stutter")
-            if name != "stutter":
-                used.append(name)
-        return StepVerdict(True, used, secs)
-    return StepVerdict(False, [], secs, unknown=(r == z3.unknown))
+        return [("stutter", spec.stutter(pre, post))] + list(spec.actions(pre, post, m).items())
+
+    return admit_run(solver, k, options, t0)
 
 
 @dataclass

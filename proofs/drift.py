@@ -24,7 +24,7 @@ from typing import Any
 
 import z3
 
-from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.model import ACTIONS, SAFETY
 
 from .finite import Encoding, SState, leaves
 
@@ -65,7 +65,7 @@ def _ground(enc: Encoding) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
     return pairs
 
 
-def _value(e: z3.ExprRef, subs: list) -> Any:
+def _value(e: z3.ExprRef, subs: list[Any]) -> Any:
     v = z3.simplify(e)
     if subs and not (z3.is_true(v) or z3.is_false(v) or z3.is_int_value(v) or z3.is_bv_value(v)):
         v = z3.simplify(z3.substitute(v, *subs))
@@ -78,7 +78,7 @@ def _value(e: z3.ExprRef, subs: list) -> Any:
     raise ValueError(f"term did not reduce to a value: {v}")
 
 
-def _first_diff(enc: Encoding, got: SState, want: SState, subs: list) -> str | None:
+def _first_diff(enc: Encoding, got: SState, want: SState, subs: list[Any]) -> str | None:
     names = _field_names(enc)
     for name, x, y in zip(names, leaves(got), leaves(want)):
         if x is y:
@@ -89,7 +89,7 @@ def _first_diff(enc: Encoding, got: SState, want: SState, subs: list) -> str | N
     return None
 
 
-_NAMES: dict[tuple, list[str]] = {}
+_NAMES: dict[tuple[Any, ...], list[str]] = {}
 
 
 def _field_names(enc: Encoding) -> list[str]:

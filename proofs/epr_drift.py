@@ -42,6 +42,7 @@ import z3
 from . import classic
 from .abstraction import abstract
 from .epr import RelSpec
+from .relational_runs import Option, StepVerdict, admit_run
 
 # model/ variant -> the relational variant its steps must be runs of
 RELATIONAL_OF = {
@@ -58,20 +59,12 @@ RELATIONAL_OF = {
 MAX_STEPS = 2  # plus one per member: the leader's SyncGroup answers every parked SyncGroup
 
 
-@dataclass
-class StepVerdict:
-    admitted: bool
-    relational: list[str] = field(default_factory=list)  # the relational actions used, in order
-    seconds: float = 0.0
-    unknown: bool = False
-
-
 def _slot(name: str) -> str:
     """``m0``, ``z0``, ``n0``, ``gh0`` -> ``"0"`` (the process slot); ``none`` -> ``""``."""
     return name.lstrip("abcdefghijklmnopqrstuvwxyz")
 
 
-def _elements(spec: RelSpec, st: dict, tag: str) -> dict[str, z3.ExprRef]:
+def _elements(spec: RelSpec, st: dict[str, Any], tag: str) -> dict[str, z3.ExprRef]:
     return {name: z3.Const(f"{tag}.{name}", spec.sorts["Member"]) for name in st["Member"]}
 
 
@@ -117,7 +110,7 @@ def check_step(spec: RelSpec, proto: Any, s: Any, t: Any, k: int | None = None,
     for name, sorts in spec.relations.items():
         xs = [z3.Const(f"q_{name}_{i}", spec.sorts[srt]) for i, srt in enumerate(sorts)]
         for st, el, state, exact in ((A, ea, first, True), (B, eb, last, False)):
-            def match(tup: tuple, st_el: dict = el) -> z3.BoolRef:
+            def match(tup: tuple[Any, ...], st_el: dict[str, Any] = el) -> z3.BoolRef:
                 return z3.And(*[x == (st_el[v] if srt == "Member" else elems[srt][v])
                                 for x, srt, v in zip(xs, sorts, tup)]) if xs else z3.BoolVal(True)
             opts = [match(tup) for tup in st["relations"][name]]
@@ -131,29 +124,16 @@ def check_step(spec: RelSpec, proto: Any, s: Any, t: Any, k: int | None = None,
     solver.add(z3.ForAll([xf, pf], z3.Implies(z3.And(*[xf != e for e in eb.values()]), z3.And(
         z3.Not(last.member(xf)), z3.Not(last.owned(xf, pf)), z3.Not(last.c_joining(xf)),
         z3.Not(last.c_syncing(xf)), z3.Not(last.c_stable(xf))))))
-    choice: list[list[tuple[str, z3.BoolRef]]] = []
-    for i in range(k):
+
+    def options(i: int) -> list[Option]:
         pre, post = states[i], states[i + 1]
-        opts: list[tuple[str, z3.BoolRef]] = [("stutter", z3.And(*spec.frame(pre, post, frozenset())))]
+        opts: list[Option] = [("stutter", z3.And(*spec.frame(pre, post, frozenset())))]
         for aname, act in spec.actions.items():
             ps = spec.params_of(act, f"s{i}")
             opts.append((aname, spec.transition(aname, pre, post, ps)))
-        tags = [z3.Bool(f"take_{i}_{n}") for n, _f in opts]
-        solver.add(z3.Or(*tags))
-        solver.add(*[z3.Implies(tg, f) for tg, (_n, f) in zip(tags, opts)])
-        choice.append([(n, tg) for tg, (n, _f) in zip(tags, opts)])
-    r = solver.check()
-    secs = time.perf_counter() - t0
-    if r == z3.sat:
-        m = solver.model()
-        used = []
-        for row in choice:
-            taken = [n for n, tg in row if z3.is_true(m.eval(tg, model_completion=True))]
-            name = next((n for n in taken if n != "stutter"), "stutter")
-            if name != "stutter":
-                used.append(name)
-        return StepVerdict(True, used, secs)
-    return StepVerdict(False, [], secs, unknown=(r == z3.unknown))
+        return opts
+
+    return admit_run(solver, k, options, t0)
 
 
 @dataclass

@@ -23,7 +23,8 @@ from groupspec.checker.compiled import kernel as K
 from groupspec.checker.compiled.layout import ACTION_CLASSES, action_code, action_of, decode, encode
 from groupspec.checker import Explorer, check
 from groupspec.model import VARIANTS, Config, make
-from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
+
+from compiled_drift import MUTANT_FAULTS, assert_mutant_caught, disagreements
 
 CLASSIC = sorted(n for n in VARIANTS if n not in ("zookeeper", "connect-keep-work")
                  and not getattr(VARIANTS[n], "python_only", False)  # the protocol vote: Python engine
@@ -44,39 +45,6 @@ def configs():
 
 
 CONFIGS = list(configs())
-
-
-def disagreements(proto, kn: Kernel, states, limit: int = 3) -> list[str]:
-    """Every way the compiled kernel and the model disagree on ``states`` (at most ``limit``)."""
-    out: list[str] = []
-    key_map: dict = {}
-    for s in states:
-        expected = list(proto.successors(s))
-        got = kn.successors(s)
-        if expected != got:
-            out.append(f"successors differ from {s}: model {[a for a, _ in expected]}, compiled {[a for a, _ in got]}")
-        if proto.converged(s) != kn.converged(s):
-            out.append(f"converged differs on {s}")
-        if (exclusive_ownership(proto, s) is None) != kn.exclusive_ownership_ok(s):
-            out.append(f"exclusive_ownership differs on {s}")
-        if (commit_fencing(proto, s) is None) != kn.commit_fencing_ok(s):
-            out.append(f"commit_fencing differs on {s}")
-        for _a, t in expected:
-            if (generation_monotonic(proto, s, t) is None) != kn.generation_ok(s, t):
-                out.append(f"generation_monotonic differs on a step from {s}")
-        for s2 in [s] + [t for _a, t in expected]:
-            mk, ck = proto.key(s2), kn.key(s2)
-            if key_map.setdefault(mk, ck) != ck:
-                out.append(f"one model key, two compiled keys: {s2}")
-        if len(out) >= limit:
-            break
-    if not out:
-        inverse: dict = {}
-        for mk, ck in key_map.items():
-            if inverse.setdefault(ck, mk) != mk:
-                out.append("two model keys, one compiled key")
-                break
-    return out[:limit]
 
 
 def reachable(proto, limit: int):
@@ -199,13 +167,8 @@ KERNEL_MUTANTS = [
 
 @pytest.mark.parametrize("name,switch,value,what", KERNEL_MUTANTS, ids=[m[3] for m in KERNEL_MUTANTS])
 def test_step_by_step_catches_a_mutant_kernel(name, switch, value, what):
-    faults = frozenset({"crash", "timeout", "zombie", "leave", "join"})
-    proto = make(name, Config(members=3, partitions=3, faults=faults, budget=2))
-    states = reachable(proto, 3000)
-    kn = Kernel(proto)
-    assert disagreements(proto, kn, states) == []
-    kn.P[switch] = value  # the compiled encoding now differs from the model in one rule
-    assert disagreements(proto, kn, states) != [], what
+    assert_mutant_caught(make(name, Config(members=3, partitions=3, faults=MUTANT_FAULTS, budget=2)), Kernel,
+                         reachable, switch, value, what)
 
 
 def test_whole_exploration_catches_a_mutant_kernel_on_replay():

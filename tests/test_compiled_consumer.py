@@ -27,7 +27,8 @@ from groupspec.checker.compiled.consumer_engine import (
     ACTION_CLASSES, ConsumerKernel, action_code, action_of, decode, encode, supports,
 )
 from groupspec.model import VARIANTS, Config, make
-from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
+
+from compiled_drift import MUTANT_FAULTS, assert_mutant_caught, disagreements
 
 # The broken variants of the in-flight rules (model/consumer_flight.py): caught only with the in-flight faults.
 IN_FLIGHT_BROKEN = ("consumer-commit-any-epoch", "consumer-fenced-keeps-partitions")
@@ -74,39 +75,6 @@ def reachable(proto, limit: int):
     ex = Explorer(proto, max_states=limit)
     ex.run()
     return list(ex._states)
-
-
-def disagreements(proto, kn: ConsumerKernel, states, limit: int = 3) -> list[str]:
-    """Every way the compiled kernel and the model disagree on ``states`` (at most ``limit``)."""
-    out: list[str] = []
-    key_map: dict = {}
-    for s in states:
-        expected = list(proto.successors(s))
-        got = kn.successors(s)
-        if expected != got:
-            out.append(f"successors differ from {s}: model {[a for a, _ in expected]}, compiled {[a for a, _ in got]}")
-        if proto.converged(s) != kn.converged(s):
-            out.append(f"converged differs on {s}")
-        if (exclusive_ownership(proto, s) is None) != kn.exclusive_ownership_ok(s):
-            out.append(f"exclusive_ownership differs on {s}")
-        if (commit_fencing(proto, s) is None) != kn.commit_fencing_ok(s):
-            out.append(f"commit_fencing differs on {s}")
-        for _a, t in expected:
-            if (generation_monotonic(proto, s, t) is None) != kn.generation_ok(s, t):
-                out.append(f"generation_monotonic differs on a step from {s}")
-        for s2 in [s] + [t for _a, t in expected]:
-            mk, ck = proto.key(s2), kn.key(s2)
-            if key_map.setdefault(mk, ck) != ck:
-                out.append(f"one model key, two compiled keys: {s2}")
-        if len(out) >= limit:
-            break
-    if not out:
-        inverse: dict = {}
-        for mk, ck in key_map.items():
-            if inverse.setdefault(ck, mk) != mk:
-                out.append("two model keys, one compiled key")
-                break
-    return out[:limit]
 
 
 # ------------------------------------------------------------------------------------------- layout, engine choice

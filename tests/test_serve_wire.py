@@ -35,7 +35,7 @@ def test_codec_reencodes_real_client_bytes_exactly(row):
     frame = bytes.fromhex(row["hex"])
     header, body = wire.decode_request(frame, wire.supported_for("both"))
     assert (header.api_key, header.api_version) == (row["api_key"], row["version"])
-    req_cls = wire._APIS[header.api_key][1]
+    req_cls = wire.APIS[header.api_key][1]
     full = req_cls.decode(frame, version=header.api_version, header=True)
     assert (full.header.correlation_id, full.header.client_id) == (header.correlation_id, header.client_id)
     if isinstance(body, (wire.HeartbeatBody, wire.SyncGroupBody)):  # the direct decoders read what the codec reads
@@ -631,7 +631,7 @@ def test_an_error_answer_carries_its_error_code_for_every_api(row):
     if header.api_key == 0 and body.acks == 0:
         assert out == (conn, None, 0)  # Kafka closes an acks=0 producer's connection on an error
         return
-    resp_cls = wire._APIS[header.api_key][2]
+    resp_cls = wire.APIS[header.api_key][2]
     resp = resp_cls.decode(out[1][4:], version=header.api_version, header=True)
     codes = _error_codes(resp_cls._struct, resp, header.api_version, [])
     if header.api_key == 3 and not body.topics:

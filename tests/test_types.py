@@ -1,10 +1,11 @@
-"""``mypy --strict`` on the typed part of the checker room and the model's typed view (issue 26).
+"""``mypy --strict`` on the project's packages (issue 26; ``groupspec/py.typed`` says the package ships its types).
 
-The Python side of the checker (the explorer, the engine choice, the timelines, the compiled engine's drivers,
-bindings and plug-in choice) and ``model/spec.py`` are checked strictly; the numba kernels
-(``groupspec/checker/compiled/{kernel,consumer_kernel,consumer_keys,migration_kernel,migration_properties,
-families,search,lean,layout}.py``) are not yet (their functions are untyped: numba infers their types), nor
-the other rooms. The second test shows the check fails on a type error.
+Every module under :data:`ROOTS` is checked strictly except those in :data:`NOT_YET_TYPED`, so a new module is
+typed from its first day. Left out: the numba kernels of ``groupspec/checker/compiled`` (their functions are
+untyped on purpose: numba infers their types), and the modules not annotated yet (the model's pages, the Z3
+encodings, most of the CLI...), listed by name so the list can only shrink. ``reference/`` is left to the helper
+regrouping it, except the assignor checks the assignor checker shares (``reference/assignors/properties.py``).
+The last test shows the check fails on a type error.
 """
 from __future__ import annotations
 
@@ -13,14 +14,36 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPED = [
-    "groupspec/checker/__init__.py", "groupspec/checker/explorer.py", "groupspec/checker/engines.py",
-    "groupspec/checker/timeline.py", "groupspec/checker/export.py", "groupspec/checker/memory.py",
-    "groupspec/checker/compiled/__init__.py", "groupspec/checker/compiled/engine.py",
-    "groupspec/checker/compiled/consumer_engine.py", "groupspec/checker/compiled/plugins.py",
-    "groupspec/checker/compiled/parallel.py", "groupspec/checker/compiled/cache.py", "model/spec.py",
+ROOTS = ["model", "proofs", "pipeline", "groupspec/checker", "groupspec/trace", "groupspec/assignorcheck", "groupspec/cli",
+         "groupspec/serve", "groupspec/figures", "groupspec/specmut", "groupspec/oracle", "groupspec/realstack",
+         "groupspec/kafka", "groupspec/verify.py", "groupspec/__init__.py", "groupspec/strategies.py",
+         "reference/assignors/__init__.py", "reference/assignors/properties.py"]
+NUMBA_KERNELS = [f"groupspec/checker/compiled/{n}.py" for n in (
+    'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties', 'search')]
+NOT_YET_TYPED = [
+    *NUMBA_KERNELS,
+    *[f"groupspec/assignorcheck/{n}.py" for n in ('classes', 'determinism', 'kinds', 'load', 'optimum')],
+    *[f"groupspec/cli/{n}.py" for n in ('_common', 'assignor', 'check', 'coordinator', 'prove', 'realstack', 'simulate', 'verify', 'verify_spec')],
+    *[f"groupspec/figures/{n}.py" for n in ('__main__', 'plots', 'runs', 'stories', 'strips', 'svg', 'swimlane')],
+    *[f"groupspec/kafka/{n}.py" for n in ('jars',)],
+    *[f"groupspec/oracle/{n}.py" for n in ('abstractions', 'compare', 'consumer', 'consumer_machine', 'process', 'script')],
+    *[f"groupspec/realstack/{n}.py" for n in ('coordinators', 'harness', 'worker')],
+    *[f"groupspec/serve/{n}.py" for n in ('audit', 'cluster', 'consumer', 'wire')],
+    *[f"groupspec/specmut/{n}.py" for n in ('campaign', 'hunt', 'killers', 'loader', 'operators')],
+    *[f"groupspec/trace/{n}.py" for n in ('checker', 'from_model', 'kernel', 'overlaps', 'scan')],
+    *[f"model/{n}.py" for n in ('__init__', 'classic', 'connect_delayed', 'consumer', 'consumer_flight', 'consumer_view', 'core', 'formation', 'join_phase', 'migration', 'migration_view', 'properties', 'static_leader', 'symmetry', 'upgrade', 'zookeeper')],
+    *[f"pipeline/{n}.py" for n in ('consumer_runs', 'daemon', 'runs', 'spark')],
+    *[f"proofs/{n}.py" for n in ('classic', 'consumer', 'epr', 'finite', 'report')],
 ]
 FLAGS = ["--strict", "--ignore-missing-imports", "--follow-imports=silent"]
+
+
+def typed_modules() -> list[str]:
+    files: list[str] = []
+    for r in ROOTS:
+        p = ROOT / r
+        files += [r] if p.suffix == ".py" else [str(f.relative_to(ROOT)) for f in sorted(p.rglob("*.py"))]
+    return [f for f in files if f not in NOT_YET_TYPED]
 
 
 def mypy(*paths: str) -> subprocess.CompletedProcess[str]:
@@ -29,8 +52,16 @@ def mypy(*paths: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_typed_modules_pass_mypy_strict() -> None:
-    out = mypy(*TYPED)
+    out = mypy(*typed_modules())
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_not_yet_typed_list_names_only_existing_modules() -> None:
+    assert [f for f in NOT_YET_TYPED if not (ROOT / f).exists()] == []
+
+
+def test_the_package_says_it_is_typed() -> None:
+    assert (ROOT / "groupspec" / "py.typed").exists()
 
 
 def test_mypy_strict_catches_a_type_error(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ from hypothesis import assume, given, seed as hseed
 from hypothesis import strategies as st
 
 from . import strategies as gs
-from .churn import _quality, _round_checks, _run_churn
+from .churn import churn_quality, round_checks, run_churn
 from .core import (
     Assignment, as_sets, canonical, check_complete, check_cooperative, check_generation_validated, check_members,
     check_movability, check_no_duplicates, check_no_two_cycles, check_subscribed_only, describe_state,
@@ -64,8 +64,8 @@ from .determinism import p_across_instances, p_across_processes, applies_instanc
 from .classes import CLASS_IDS, classify, class_states
 from .faults import fault_cases, faulted, p_failure_paths
 from .engine import (
-    HELD, MAX_FOLLOW_UPS, NA, VIOLATED, AssignorCheckFailed, PropertyResult, Report, State, _Ctx, _Skip,
-    _Violation, _seed_for, _settings,
+    HELD, MAX_FOLLOW_UPS, NA, VIOLATED, AssignorCheckFailed, PropertyResult, Report, State, Ctx, Skip,
+    Violation, seed_for, search_settings,
 )
 from .kinds import infer_kind, looks_cooperative
 from .load import CallRunner, candidate_from_object
@@ -79,11 +79,11 @@ __all__ = ["PROPERTIES", "Report", "PropertyResult", "AssignorCheckFailed", "che
 # ---------------------------------------------------------------------------------------- properties
 
 Failure = tuple[str, Assignment | None, dict[str, Any]]  # explanation, output, extra fields
-Check = Callable[[Any, _Ctx], Failure | None]
+Check = Callable[[Any, Ctx], Failure | None]
 
 
 def _single(check: Callable[[dict[str, int], dict[str, dict[str, Any]], Assignment], str | None]) -> Check:
-    def run(state: State, ctx: _Ctx) -> Failure | None:
+    def run(state: State, ctx: Ctx) -> Failure | None:
         ppt, subs = state
         out = ctx.round(ppt, subs)
         why = check(ppt, subs, out)
@@ -91,11 +91,11 @@ def _single(check: Callable[[dict[str, int], dict[str, dict[str, Any]], Assignme
     return run
 
 
-def _p_complete(state: State, ctx: _Ctx) -> Failure | None:
+def _p_complete(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     r = ctx.converge(ppt, subs)
     if not r.converged:
-        raise _Skip("did not converge (I8)")
+        raise Skip("did not converge (I8)")
     why = check_complete(ppt, subs, r.final)
     if why:
         extra = {"rounds": len(r.rounds)} if ctx.cooperative else {}
@@ -103,17 +103,17 @@ def _p_complete(state: State, ctx: _Ctx) -> Failure | None:
     return None
 
 
-def _p_balance(state: State, ctx: _Ctx) -> Failure | None:
+def _p_balance(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     r = ctx.converge(ppt, subs)
     if not r.converged:
-        raise _Skip("did not converge (I8)")
+        raise Skip("did not converge (I8)")
     why = check_movability(ppt, subs, r.final)
     return (why, r.final, {"rounds": len(r.rounds)}) if why else None
 
 
-def _per_round(check: Callable[[dict[str, dict[str, Any]], Assignment, _Ctx], str | None]) -> Check:
-    def run(state: State, ctx: _Ctx) -> Failure | None:
+def _per_round(check: Callable[[dict[str, dict[str, Any]], Assignment, Ctx], str | None]) -> Check:
+    def run(state: State, ctx: Ctx) -> Failure | None:
         ppt, subs = state
         r = ctx.converge(ppt, subs)
         for i, (s, out) in enumerate(r.rounds, 1):
@@ -127,7 +127,7 @@ def _per_round(check: Callable[[dict[str, dict[str, Any]], Assignment, _Ctx], st
     return run
 
 
-def _p_converges(state: State, ctx: _Ctx) -> Failure | None:
+def _p_converges(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     r = ctx.converge(ppt, subs)
     if not r.converged:
@@ -136,7 +136,7 @@ def _p_converges(state: State, ctx: _Ctx) -> Failure | None:
     return None
 
 
-def _p_kafka_equal(state: State, ctx: _Ctx) -> Failure | None:
+def _p_kafka_equal(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     out = ctx.round(ppt, subs)
     expected, oracle = _expected(ctx.cand.kind, ppt, subs)
@@ -147,7 +147,7 @@ def _p_kafka_equal(state: State, ctx: _Ctx) -> Failure | None:
 def _expected(kind: str | None, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment, str]:
     """Kafka's Range/RoundRobin output: the project's own assignor when present, else the §1.1/§1.2 spec."""
     try:
-        from groupspec.reference.assignors import get  # type: ignore[attr-defined]
+        from groupspec.reference.assignors import get
         ref = get(kind)
         counts, racks = call_args(ppt)  # range is rack-aware (KIP-881): a racked input passes its racks
         return ref.assign(counts, subs, **(racks if getattr(ref, "rack_aware", False) else {})), \
@@ -157,7 +157,7 @@ def _expected(kind: str | None, ppt: dict[str, int], subs: dict[str, dict[str, A
     return (expected_range if kind == "range" else expected_roundrobin)(ppt, subs), f"Kafka's {kind} rule"
 
 
-def _p_order(state: State, ctx: _Ctx) -> Failure | None:
+def _p_order(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     first = ctx.round(ppt, subs)
     again = ctx.round(ppt, subs)
@@ -174,17 +174,17 @@ def _p_order(state: State, ctx: _Ctx) -> Failure | None:
     return None
 
 
-def _p_robust(state: State, ctx: _Ctx) -> Failure | None:
+def _p_robust(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     res = ctx.call(ppt, subs)
     if res.failure == "skipped":
-        raise _Skip(res.message)
+        raise Skip(res.message)
     if res.failure:
         return res.message, None, {"failure": res.failure}
     return None
 
 
-def _p_racks_ignored(state: State, ctx: _Ctx) -> Failure | None:
+def _p_racks_ignored(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     assume(not any(rack_mode(ppt, subs).values()))  # drawn so by construction (rack_mode_off)
     out = ctx.round(ppt, subs)
@@ -193,7 +193,7 @@ def _p_racks_ignored(state: State, ctx: _Ctx) -> Failure | None:
     return (why, out, {}) if why else None
 
 
-def _rack_aware(ctx: _Ctx) -> str | None:
+def _rack_aware(ctx: Ctx) -> str | None:
     return None if ctx.cand.rack_aware else "the candidate does not declare rack-awareness (rack_aware / --rack-aware)"
 
 
@@ -201,46 +201,46 @@ def _rack_aware(ctx: _Ctx) -> str | None:
 class Property:
     id: str
     name: str
-    strategy: Callable[[_Ctx], st.SearchStrategy[Any]]
+    strategy: Callable[[Ctx], st.SearchStrategy[Any]]
     check: Check
-    applies: Callable[[_Ctx], str | None]  # None when it applies, else the reason it does not
+    applies: Callable[[Ctx], str | None]  # None when it applies, else the reason it does not
     #: the property's input built around a state of one input class (None: the catalogue does not apply)
-    sweep: Callable[[_Ctx, st.SearchStrategy[State]], st.SearchStrategy[Any]] | None = lambda c, s: s
+    sweep: Callable[[Ctx, st.SearchStrategy[State]], st.SearchStrategy[Any]] | None = lambda c, s: s
 
 
-def _all(_: _Ctx) -> str | None:
+def _all(_: Ctx) -> str | None:
     return None
 
 
-def _coop(ctx: _Ctx) -> str | None:
+def _coop(ctx: Ctx) -> str | None:
     return None if ctx.cooperative else "eager candidate"
 
 
-def _sticky(ctx: _Ctx) -> str | None:
+def _sticky(ctx: Ctx) -> str | None:
     return None if ctx.sticky else "not sticky-like (its name does not say sticky; use --kind sticky)"
 
 
-def _kafka_kind(ctx: _Ctx) -> str | None:
+def _kafka_kind(ctx: Ctx) -> str | None:
     return None if ctx.cand.kind in ("range", "roundrobin") else "candidate does not declare itself range/roundrobin"
 
 
-def _deterministic(ctx: _Ctx) -> str | None:
+def _deterministic(ctx: Ctx) -> str | None:
     return "the candidate declares itself nondeterministic (--nondeterministic-ok)" if ctx.nondeterministic_ok else None
 
 
-def _mixed(ctx: _Ctx) -> st.SearchStrategy[State]:
+def _mixed(ctx: Ctx) -> st.SearchStrategy[State]:
     return ctx.states()
 
 
-def _mixed_unusual(ctx: _Ctx) -> st.SearchStrategy[State]:
+def _mixed_unusual(ctx: Ctx) -> st.SearchStrategy[State]:
     return st.one_of(ctx.states(), ctx.states(unusual=True))
 
 
-def _history(ctx: _Ctx) -> st.SearchStrategy[State]:
+def _history(ctx: Ctx) -> st.SearchStrategy[State]:
     return ctx.states(history=True)
 
 
-def _pairs(ctx: _Ctx) -> st.SearchStrategy[tuple[State, State]]:
+def _pairs(ctx: Ctx) -> st.SearchStrategy[tuple[State, State]]:
     return st.tuples(ctx.states(), ctx.states(history=True))
 
 
@@ -276,7 +276,7 @@ PROPERTY_IDS: list[str] = [p.id for p in PROPERTIES] + ["C1", "S1"]
 # --------------------------------------------------------------------------------------- the search
 
 
-def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResult:
+def _run_property(prop: Property, ctx: Ctx, n: int, seed: int) -> PropertyResult:
     """The property's own search over ``n`` examples, then ``ctx.per_class`` examples of every input class of
     the catalogue (:mod:`.classes`), each class its own seeded search, so a violation found there shrinks within
     its class. Stops at the first violation."""
@@ -289,7 +289,7 @@ def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResul
         ctx.swept.append(prop.id)
         sources += [(cid, prop.sweep(ctx, class_states(cid, ctx.domain)), ctx.per_class) for cid in CLASS_IDS]
     for cid, strategy, count in sources:
-        _search(prop, ctx, strategy, count, _seed_for(seed, f"{prop.id}:{cid}" if cid else prop.id), box)
+        _search(prop, ctx, strategy, count, seed_for(seed, f"{prop.id}:{cid}" if cid else prop.id), box)
         if box["fail"] is not None:
             state, (why, out, extra) = box["fail"]
             ppt, subs = state[0] if isinstance(state[0], tuple) else state  # pairs: the first state is the input
@@ -303,9 +303,9 @@ def _run_property(prop: Property, ctx: _Ctx, n: int, seed: int) -> PropertyResul
     return PropertyResult(prop.id, prop.name, HELD, box["tried"], None, note)
 
 
-def _search(prop: Property, ctx: _Ctx, strategy: Any, n: int, hyp_seed: int, box: dict[str, Any]) -> None:
+def _search(prop: Property, ctx: Ctx, strategy: Any, n: int, hyp_seed: int, box: dict[str, Any]) -> None:
     @hseed(hyp_seed)
-    @_settings(n)
+    @search_settings(n)
     @given(strategy)
     def search(state: Any) -> None:
         if not box["failed_once"]:
@@ -313,7 +313,7 @@ def _search(prop: Property, ctx: _Ctx, strategy: Any, n: int, hyp_seed: int, box
             ctx.coverage.add(state)
         try:
             res = prop.check(state, ctx)
-        except _Skip:
+        except Skip:
             if not box["failed_once"]:
                 box["skipped"] += 1
             return
@@ -322,11 +322,11 @@ def _search(prop: Property, ctx: _Ctx, strategy: Any, n: int, hyp_seed: int, box
         if res is not None:
             box["failed_once"] = True
             box["fail"] = (state, res)
-            raise _Violation(res[0])
+            raise Violation(res[0])
 
     try:
         search()
-    except Exception:  # noqa: BLE001 - _Violation, or Hypothesis' Flaky wrapping it
+    except Exception:  # noqa: BLE001 - Violation, or Hypothesis' Flaky wrapping it
         if box["fail"] is None:
             raise
 
@@ -393,7 +393,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
         kind_note += ("; it withholds a partition when a member joins, as a cooperative assignor does: it is judged "
                       "as eager (declared by default); declare protocol = 'cooperative' or pass --kind cooperative "
                       "if it is cooperative")
-    ctx = _Ctx(cand, runner, java_parity=java_parity, domain=domain, nondeterministic_ok=nondeterministic_ok)
+    ctx = Ctx(cand, runner, java_parity=java_parity, domain=domain, nondeterministic_ok=nondeterministic_ok)
     ctx.per_class = (25 if thorough else max(1, round(examples / 40))) if per_class is None else per_class
     ctx.hash_seeds = hash_seeds or (16 if thorough else 8)  # type: ignore[attr-defined]
     if isinstance(scale, str):
@@ -414,7 +414,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
             if progress:
                 progress("C1")
             t1 = time.perf_counter()
-            results.append(_run_churn(ctx, max(1, examples // 10), seed, churn_steps))
+            results.append(run_churn(ctx, max(1, examples // 10), seed, churn_steps))
             results[-1].seconds = time.perf_counter() - t1
         if scale and (not properties or "S1" in properties):
             if progress:
@@ -426,7 +426,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
         if quality:
             if progress:
                 progress("quality")
-            q = _quality(ctx, max(1, examples // 4), seed)
+            q = churn_quality(ctx, max(1, examples // 4), seed)
     finally:
         runner.close()
         for close in ctx.closers:
@@ -439,7 +439,7 @@ def check_assignor(candidate: Any, protocol: str | None = None, examples: int = 
                   kind_note=kind_note.lstrip("; "), thorough=thorough, scale_factor=scale_factor)
 
 
-def _fold_call_failures(results: list[PropertyResult], ctx: _Ctx) -> None:
+def _fold_call_failures(results: list[PropertyResult], ctx: Ctx) -> None:
     """If I11's own search held but another property saw the candidate fail, I11 is violated after all."""
     for r in results:
         if r.id == "I11" and r.verdict != VIOLATED and ctx.first_failure is not None:
@@ -472,8 +472,8 @@ def shared_states(n: int, seed: int, domain: dict[str, Any] | None = None) -> li
     """``n`` group states drawn once from a seeded strategy, to feed several candidates the same inputs."""
     out: list[State] = []
 
-    @hseed(_seed_for(seed, "compare"))
-    @_settings(n, shrink=False)
+    @hseed(seed_for(seed, "compare"))
+    @search_settings(n, shrink=False)
     @given(gs.group_states(**(domain or {})))
     def collect(state: State) -> None:
         out.append(state)
@@ -490,7 +490,7 @@ def compare(a: Any, b: Any, examples: int = 200, seed: int = 0, call_timeout: fl
     for c in (a, b):
         cand = candidate_from_object(c, protocol=protocol)
         runner = CallRunner(call_timeout)
-        ctx = _Ctx(cand, runner)
+        ctx = Ctx(cand, runner)
         col: dict[str, Any] = {"target": cand.target or cand.name, "protocol": cand.protocol, "failed_calls": 0,
                                "violations": {}, "examples": 0, "below_best_balance": 0, "moved": 0,
                                "optimal_moves": 0}
@@ -498,11 +498,11 @@ def compare(a: Any, b: Any, examples: int = 200, seed: int = 0, call_timeout: fl
             for ppt, subs in states:
                 try:
                     r = ctx.converge(ppt, subs)
-                except _Skip:
+                except Skip:
                     col["failed_calls"] += 1
                     continue
                 col["examples"] += 1
-                why = _round_checks(ctx, ppt, subs, r)
+                why = round_checks(ctx, ppt, subs, r)
                 if why:
                     pid = why.split(":")[0].split(" ")[0]
                     col["violations"][pid] = col["violations"].get(pid, 0) + 1

@@ -5,7 +5,7 @@ Theory of operation
 C1 is a Hypothesis state machine: members join, leave, restart (static), change subscriptions; topics grow,
 appear and are deleted; after each step the group rebalances and the candidate's (converged) output is fed
 back as the members' owned partitions at the next generation. Every invariant that applies is checked on
-every round (:func:`_round_checks`). I9 is judged per round, as Kafka's ``isSticky`` is per ``assign`` call.
+every round (:func:`round_checks`). I9 is judged per round, as Kafka's ``isSticky`` is per ``assign`` call.
 
 The quality figures compare movement and balance with the exact optimum (:mod:`.optimum`); for a cooperative
 candidate they also count 2-cycles judged across all the rounds of one rebalance (advisory: Kafka's own
@@ -24,14 +24,14 @@ from .core import (
     canonical, check_complete, check_cooperative, check_generation_validated, check_members, check_movability,
     check_no_duplicates, check_no_two_cycles, check_subscribed_only, describe_state, max_generation,
 )
-from .engine import HELD, MAX_FOLLOW_UPS, NA, VIOLATED, PropertyResult, Rounds, State, _Ctx, _Skip, _Violation, \
-    _seed_for, _settings
+from .engine import HELD, MAX_FOLLOW_UPS, NA, VIOLATED, PropertyResult, Rounds, State, Ctx, Skip, Violation, \
+    seed_for, search_settings
 from .optimum import balance_gap, moves_of, optimum
 
 # ----------------------------------------------------------------------------------------- churn (C1)
 
 
-def _round_checks(ctx: _Ctx, ppt: dict[str, int], subs: dict[str, dict[str, Any]], r: Rounds) -> str | None:
+def round_checks(ctx: Ctx, ppt: dict[str, int], subs: dict[str, dict[str, Any]], r: Rounds) -> str | None:
     """Every per-round and final invariant that applies to this candidate, first violation as one line."""
     for i, (s, out) in enumerate(r.rounds, 1):
         for pid, why in (("I1", check_members(s, out)), ("I2", check_no_duplicates(out)),
@@ -58,7 +58,7 @@ def _round_checks(ctx: _Ctx, ppt: dict[str, int], subs: dict[str, dict[str, Any]
     return None
 
 
-def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine]:
+def _churn_machine(ctx: Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine]:
     topics_pool = [f"t{i}" for i in range(4)]
     tpm = ctx.domain.get("topics_per_member")
     static_ok = ctx.domain.get("static", True)
@@ -150,15 +150,15 @@ def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine
             try:
                 r = ctx.converge(self.ppt, subs)
                 box["answered"] += 1
-            except _Skip as e:
+            except Skip as e:
                 self.steps.append(f"rebalance: candidate failed ({e}); state unchanged")
                 return
-            why = _round_checks(ctx, self.ppt, subs, r)
+            why = round_checks(ctx, self.ppt, subs, r)
             self.steps.append(f"rebalance ({len(r.rounds)} round(s))")
             if why:
                 box["fail"] = {"steps": list(self.steps), "input": describe_state(self.ppt, subs),
                                "output": canonical(r.final), "explanation": why}
-                raise _Violation(why)
+                raise Violation(why)
             if box["fail"] is None:
                 best = optimum(self.ppt, subs)
                 box["moved"] += moves_of(subs, r.final)
@@ -171,7 +171,7 @@ def _churn_machine(ctx: _Ctx, box: dict[str, Any]) -> type[RuleBasedStateMachine
     return Churn
 
 
-def _run_churn(ctx: _Ctx, n: int, seed: int, steps: int) -> PropertyResult:
+def run_churn(ctx: Ctx, n: int, seed: int, steps: int) -> PropertyResult:
     pid, name = "C1", "multi-round churn: join/leave/restart/resubscribe/grow/delete, output fed back"
     box: dict[str, Any] = {"fail": None, "rebalances": 0, "answered": 0, "runs": 0, "moved": 0, "optimal_moves": 0}
     machine = _churn_machine(ctx, box)
@@ -180,10 +180,10 @@ def _run_churn(ctx: _Ctx, n: int, seed: int, steps: int) -> PropertyResult:
         box["runs"] += 0 if box["fail"] else 1
         return machine()
 
-    hseed(_seed_for(seed, pid))(factory)
+    hseed(seed_for(seed, pid))(factory)
     try:
-        run_state_machine_as_test(factory, settings=_settings(n, steps=steps))
-    except Exception:  # noqa: BLE001 - _Violation or Flaky around it
+        run_state_machine_as_test(factory, settings=search_settings(n, steps=steps))  # type: ignore[arg-type]  # a factory works; the stub says a class
+    except Exception:  # noqa: BLE001 - Violation or Flaky around it
         if box["fail"] is None:
             raise
     if box["fail"] is not None:
@@ -211,7 +211,7 @@ def movement_phrase(moved: int, needed: int) -> str:
 # ------------------------------------------------------------------------------------------- quality
 
 
-def _quality(ctx: _Ctx, n: int, seed: int) -> dict[str, Any]:
+def churn_quality(ctx: Ctx, n: int, seed: int) -> dict[str, Any]:
     """Movement and balance against the exact optimum, over ``n`` states with (clean) history."""
     q: dict[str, Any] = {"examples": 0, "moved": 0, "optimal_moves": 0, "more_moves_than_needed": 0,
                          "worst_moves": None, "below_best_balance": 0, "worst_balance": None}
@@ -219,14 +219,14 @@ def _quality(ctx: _Ctx, n: int, seed: int) -> dict[str, Any]:
         q["two_cycles_across_rounds"] = 0  # I9 judged from the first round's input to the converged output
         q["worst_two_cycle"] = None
 
-    @hseed(_seed_for(seed, "quality"))
-    @_settings(n, shrink=False)
+    @hseed(seed_for(seed, "quality"))
+    @search_settings(n, shrink=False)
     @given(ctx.states(history=True, conflicts=False, tricky_ids=False))
     def sample(state: State) -> None:
         ppt, subs = state
         try:
             r = ctx.converge(ppt, subs)
-        except _Skip:
+        except Skip:
             return
         out = r.final
         if not r.converged or any(f(out) for f in (

@@ -453,7 +453,7 @@ def _topics_different_sizes(draw: Any, domain: dict[str, Any]) -> State:
             _add_member(subs, tl)
     members = list(subs)
     if draw(st.booleans()):
-        gs._draw_history(draw, ppt, subs, members, True, False, bool(domain.get("small")))
+        gs.draw_history(draw, ppt, subs, members, True, False, bool(domain.get("small")))
     return ppt, subs
 
 

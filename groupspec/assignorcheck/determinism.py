@@ -36,7 +36,7 @@ import sys
 from typing import Any
 
 from .core import Assignment, as_sets, canonical, diff_assignments
-from .engine import State, _Ctx, _Skip
+from .engine import State, Ctx, Skip
 from .load import BUILTIN_NAMES
 from .racks import racks_of
 
@@ -143,7 +143,7 @@ class ProcessWorker:
             self.proc = None
 
 
-def _workers(ctx: _Ctx) -> list[ProcessWorker]:
+def _workers(ctx: Ctx) -> list[ProcessWorker]:
     ws = getattr(ctx, "_proc_workers", None)
     if ws is None:
         target = ctx.cand.target
@@ -156,12 +156,12 @@ def _workers(ctx: _Ctx) -> list[ProcessWorker]:
     return ws
 
 
-def hash_seeds(ctx: _Ctx) -> tuple[int, ...]:
+def hash_seeds(ctx: Ctx) -> tuple[int, ...]:
     """The ``PYTHONHASHSEED`` values of the worker processes: 1..n (``ctx.hash_seeds``, default 8)."""
     return tuple(range(1, getattr(ctx, "hash_seeds", len(HASH_SEEDS)) + 1))
 
 
-def applies_processes(ctx: _Ctx) -> str | None:
+def applies_processes(ctx: Ctx) -> str | None:
     if ctx.nondeterministic_ok:
         return "the candidate declares itself nondeterministic (--nondeterministic-ok)"
     target = ctx.cand.target
@@ -173,7 +173,7 @@ def applies_processes(ctx: _Ctx) -> str | None:
     return None
 
 
-def p_across_processes(state: State, ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+def p_across_processes(state: State, ctx: Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
     """Every worker gets the input before any answer is read, so the workers compute in parallel."""
     ppt, subs = state
     ws = _workers(ctx)
@@ -181,7 +181,7 @@ def p_across_processes(state: State, ctx: _Ctx) -> tuple[str, Assignment | None,
     answers = [(None, why) if why else w.receive() for w, why in zip(ws, sent)]
     for out, why in answers:
         if out is None:
-            raise _Skip(why)
+            raise Skip(why)
     seeds = [w.hash_seed for w in ws]
     first = as_sets(answers[0][0])
     same = [h for h, (out, _) in zip(seeds, answers) if as_sets(out) == first]
@@ -200,7 +200,7 @@ def _seeds(xs: list[int]) -> str:
     return ", ".join(map(str, xs))
 
 
-def applies_instances(ctx: _Ctx) -> str | None:
+def applies_instances(ctx: Ctx) -> str | None:
     if ctx.nondeterministic_ok:
         return "the candidate declares itself nondeterministic (--nondeterministic-ok)"
     if ctx.cand.instances is None:
@@ -208,7 +208,7 @@ def applies_instances(ctx: _Ctx) -> str | None:
     return None
 
 
-def p_across_instances(pair: tuple[State, State], ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+def p_across_instances(pair: tuple[State, State], ctx: Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
     (ppt, subs), (ppt2, subs2) = pair
     assert ctx.cand.instances is not None
     alone = ctx.round(ppt, subs)
@@ -220,7 +220,7 @@ def p_across_instances(pair: tuple[State, State], ctx: _Ctx) -> tuple[str, Assig
                 f"another result: {why}", a1, {})
     try:
         ctx.round(ppt2, subs2, inst_b)
-    except _Skip:
+    except Skip:
         pass  # B failing on the other input is I11's business; what matters is whether A is affected
     a2 = ctx.round(ppt, subs, inst_a)
     extra = {"other_input": {"partitions_per_topic": ppt2, "subscriptions": subs2}}

@@ -3,11 +3,11 @@ seeded Hypothesis settings every search of :mod:`groupspec.assignorcheck` uses.
 
 Theory of operation
 -------------------
-:class:`_Ctx` wraps one loaded candidate and its :class:`~groupspec.assignorcheck.load.CallRunner`: ``call``
+:class:`Ctx` wraps one loaded candidate and its :class:`~groupspec.assignorcheck.load.CallRunner`: ``call``
 counts calls and remembers hangs (a hanging input is not called again; after ``hang_budget`` hangs new inputs
-get a shorter limit, and past ``hang_seconds_cap`` seconds lost to hangs none is called), ``round`` turns a failed call into :class:`_Skip` (an I11 matter: the property skips that example), and
+get a shorter limit, and past ``hang_seconds_cap`` seconds lost to hangs none is called), ``round`` turns a failed call into :class:`Skip` (an I11 matter: the property skips that example), and
 ``converge`` drives a cooperative candidate round after round as Kafka's ``CooperativeStickyAssignorTest`` does.
-:func:`_settings` and :func:`_seed_for` make every search reproducible from the run's seed.
+:func:`search_settings` and :func:`seed_for` make every search reproducible from the run's seed.
 """
 from __future__ import annotations
 
@@ -124,11 +124,11 @@ class AssignorCheckFailed(AssertionError):
 # ------------------------------------------------------------------------------------------ context
 
 
-class _Skip(Exception):
+class Skip(Exception):
     """The candidate failed on this input (an I11 matter); the current property skips it."""
 
 
-class _Violation(Exception):
+class Violation(Exception):
     """The single raise site Hypothesis sees for every violation, so all shrink as one failure."""
 
 
@@ -142,7 +142,7 @@ class Rounds:
         return self.rounds[-1][1]
 
 
-class _Ctx:
+class Ctx:
     """One check run: the candidate, its call runner, the hang budget and the call statistics."""
 
     def __init__(self, cand: Candidate, runner: CallRunner, hang_budget: int = 3, java_parity: bool = False,
@@ -178,7 +178,7 @@ class _Ctx:
         return gs.group_states(**{**self.domain, **kw})
 
     def call(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
-             fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> CallResult:
+             fn: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] | None = None) -> CallResult:
         """One call of the candidate (or of ``fn``, another instance of it) under the per-call limit.
 
         A hanging input is not called again. After ``hang_budget`` hangs the candidate is still called on new
@@ -217,10 +217,10 @@ class _Ctx:
         return min(full, max(0.25, 50 * self.slowest_ok))
 
     def round(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
-              fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None) -> Assignment:
+              fn: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] | None = None) -> Assignment:
         res = self.call(ppt, subs, fn)
         if res.assignment is None:
-            raise _Skip(res.message)
+            raise Skip(res.message)
         return res.assignment
 
     def converge(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> Rounds:
@@ -253,11 +253,11 @@ def _revokes(subs: dict[str, dict[str, Any]], out: Assignment) -> bool:
 # --------------------------------------------------------------------------------------- the search
 
 
-def _seed_for(seed: int, pid: str) -> int:
+def seed_for(seed: int, pid: str) -> int:
     return zlib.crc32(f"{seed}:{pid}".encode())
 
 
-def _settings(n: int, shrink: bool = True, steps: int | None = None) -> settings:
+def search_settings(n: int, shrink: bool = True, steps: int | None = None) -> settings:
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
     kw: dict[str, Any] = {}
     if steps is not None:

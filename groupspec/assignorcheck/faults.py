@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A cooperative rebalance takes several rounds, and a round can fail for one member. The property draws a group
-state and one fault, then drives the rounds as :meth:`groupspec.assignorcheck.engine._Ctx.converge` does,
+state and one fault, then drives the rounds as :meth:`groupspec.assignorcheck.engine.Ctx.converge` does,
 applying the fault after round ``at``:
 
 * ``lost-sync``: the member's SyncGroup answer is lost: it keeps its previous owned partitions at its previous
@@ -26,7 +26,7 @@ from .core import (
     Assignment, check_complete, check_cooperative, check_generation_validated, check_members, check_no_duplicates,
     check_subscribed_only, describe_state, max_generation, next_round, owned_of,
 )
-from .engine import MAX_FOLLOW_UPS, State, _Ctx
+from .engine import MAX_FOLLOW_UPS, State, Ctx
 
 FAULTS = ("lost-sync", "missed-round", "left")
 
@@ -36,11 +36,11 @@ Fault = tuple[str, int, int]  # kind, member index, after which round (1-based)
 _FAULT = st.tuples(st.sampled_from(FAULTS), st.integers(0, 39), st.integers(1, 2))
 
 
-def fault_cases(ctx: _Ctx) -> st.SearchStrategy[tuple[State, Fault]]:
+def fault_cases(ctx: Ctx) -> st.SearchStrategy[tuple[State, Fault]]:
     return st.tuples(ctx.states(min_members=2), _FAULT)
 
 
-def faulted(ctx: _Ctx, states: st.SearchStrategy[State]) -> st.SearchStrategy[tuple[State, Fault]]:
+def faulted(ctx: Ctx, states: st.SearchStrategy[State]) -> st.SearchStrategy[tuple[State, Fault]]:
     """One fault around states drawn elsewhere (an input class of the catalogue)."""
     return st.tuples(states, _FAULT)
 
@@ -49,7 +49,7 @@ def _revokes(subs: dict[str, dict[str, Any]], out: Assignment) -> bool:
     return any(owned_of(s) - set(out.get(m, ())) for m, s in subs.items())
 
 
-def p_failure_paths(case: tuple[State, Fault], ctx: _Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
+def p_failure_paths(case: tuple[State, Fault], ctx: Ctx) -> tuple[str, Assignment | None, dict[str, Any]] | None:
     (ppt, subs), (kind, idx, at) = case
     victim = sorted(subs)[idx % len(subs)]
     gen = max_generation(subs)

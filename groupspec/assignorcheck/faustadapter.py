@@ -63,7 +63,7 @@ class FaustAssignor:
         from faust.assignor.client_assignment import ClientAssignment
         from faust.assignor.partition_assignor import PartitionAssignor
 
-        from .load import FakeCluster, _decode_legacy
+        from .load import FakeCluster, decode_legacy
 
         members: dict[str, Any] = {}
         for mid, sub in subs.items():
@@ -76,7 +76,7 @@ class FaustAssignor:
             members[mid] = ConsumerProtocol.METADATA.decode(meta.encode())
         leader = PartitionAssignor(_app(next(iter(subs), "leader")), replicas=self.replicas)
         raw = leader.assign(FakeCluster(ppt), members)
-        return _decode_legacy(raw, "aiokafka")
+        return decode_legacy(raw, "aiokafka")
 
 
 assignor = FaustAssignor()

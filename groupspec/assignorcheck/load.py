@@ -323,7 +323,7 @@ class _KafkaResult:
 def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
     raw = res.raw if isinstance(res, _KafkaResult) else res
     if isinstance(res, _KafkaResult) and res.legacy:
-        return _decode_legacy(raw, res.legacy)
+        return decode_legacy(raw, res.legacy)
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
     if not isinstance(raw, dict):
@@ -340,7 +340,7 @@ def decode_kafka(res: Any) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-def _decode_legacy(raw: Any, root: str) -> dict[str, list[tuple[str, int]]]:
+def decode_legacy(raw: Any, root: str) -> dict[str, list[tuple[str, int]]]:
     ConsumerProtocol = importlib.import_module(f"{root}.coordinator.protocol").ConsumerProtocol
 
     if not isinstance(raw, dict):

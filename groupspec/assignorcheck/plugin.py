@@ -109,7 +109,7 @@ def importable_target(candidate: Any) -> str | None:
     owner = getattr(type(candidate), "__module__", None)
     module = sys.modules.get(owner) if isinstance(owner, str) else None
     if module is not None:
-        names += [(owner, k) for k, v in vars(module).items() if v is candidate and not k.startswith("_")]
+        names += [(str(owner), k) for k, v in vars(module).items() if v is candidate and not k.startswith("_")]
     for mod_name, qual in names:
         if mod_name in ("__main__", "builtins") or mod_name.startswith("_pytest"):
             continue

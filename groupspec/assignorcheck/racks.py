@@ -34,7 +34,7 @@ from .core import PPT, Assignment, Subscriptions, as_sets, diff_assignments
 RackMap = dict[str, list[list[str]]]
 
 
-class RackedPartitions(dict):
+class RackedPartitions(dict[str, int]):
     """``{topic: partition count}`` plus ``partition_racks``: ``{topic: [[rack, ...] per partition]}``."""
 
     def __init__(self, counts: Mapping[str, int], partition_racks: RackMap):

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core import check_complete, check_members, check_no_duplicates, check_subscribed_only
-from .engine import HELD, NA, VIOLATED, PropertyResult, _Ctx
+from .engine import HELD, NA, VIOLATED, PropertyResult, Ctx
 
 #: (members, topics, partitions per topic)
 DEFAULT_SIZES: list[tuple[int, int, int]] = [(200, 20, 50), (500, 100, 200)]
@@ -41,7 +41,7 @@ THOROUGH_SIZES: list[tuple[int, int, int]] = DEFAULT_SIZES + [(2000, 50, 200), (
 NAME = "scale: within a time budget at Kafka's scale-test sizes (NotTimeout-style subscriptions)"
 
 
-def not_timeout_group(members: int, topics: int, partitions: int) -> tuple[dict[str, int], dict[str, dict]]:
+def not_timeout_group(members: int, topics: int, partitions: int) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
     """Kafka's NotTimeout shape: member i % 4 == 0 takes the first half of the topics, the others the second."""
     wt, wm = len(str(topics)), len(str(members))
     names = [f"topic{i:0{wt}d}" for i in range(topics)]
@@ -52,14 +52,14 @@ def not_timeout_group(members: int, topics: int, partitions: int) -> tuple[dict[
     return {t: partitions for t in names}, subs
 
 
-def reference_name(ctx: _Ctx) -> str:
+def reference_name(ctx: Ctx) -> str:
     kind = ctx.cand.kind
     if kind in ("range", "roundrobin"):
         return kind
     return "cooperative-sticky" if ctx.cooperative else "sticky"
 
 
-def run_scale(ctx: _Ctx, sizes: list[tuple[int, int, int]], factor: float = 10.0,
+def run_scale(ctx: Ctx, sizes: list[tuple[int, int, int]], factor: float = 10.0,
               floor: float = 5.0) -> PropertyResult:
     from .load import CallRunner, load_candidate
 

@@ -186,7 +186,7 @@ def subscriptions(draw: Any, topics: list[str], members: list[str], uniform: boo
         lo = hi = min(topics_per_member, len(pool))
 
     def one() -> list[str]:
-        lst = draw(_sublists(tuple(pool), lo, hi))
+        lst: list[str] = draw(_sublists(tuple(pool), lo, hi))
         if unusual and lst and topics_per_member is None and draw(_RARE):
             lst = lst + [draw(_sample(tuple(lst)))]  # duplicate topic entry
         return lst
@@ -246,7 +246,7 @@ def group_states(draw: Any, *, max_topics: int | None = None, max_partitions: in
     if history is None:
         history = draw(_BOOL)
     if history and members:
-        _draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual, small)
+        draw_history(draw, ppt, subs, [m for m, _ in members], conflicts, unusual, small)
     return ppt, subs
 
 
@@ -273,7 +273,7 @@ def _with_replica_racks(draw: Any, ppt: dict[str, int], shapes: tuple[str, ...])
     return RackedPartitions(ppt, racks)
 
 
-def _draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]], members: list[str],
+def draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]], members: list[str],
                   conflicts: bool, unusual: bool, small: bool) -> None:
     """Owned partitions from a previous generation: each partition has at most one current owner, then
     (``conflicts``) extra claims by members with lower or equal generations, then (``unusual``) bad claims."""
@@ -294,9 +294,9 @@ def _draw_history(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, Any]
     if conflicts and parts:
         extra = draw(_claims(len(holders), len(parts), 3 if len(parts) < 40 else 8))
         for o, i in extra:
-            tp = list(parts[i])
-            if tp not in subs[holders[o]]["owned"]:
-                subs[holders[o]]["owned"].append(tp)
+            claim = list(parts[i])
+            if claim not in subs[holders[o]]["owned"]:
+                subs[holders[o]]["owned"].append(claim)
     if unusual:
         bad = draw(_bad_claims(len(holders), next(iter(ppt), "t0")))
         for o, (t, p) in bad:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from groupspec.model.core import TIMING_FAULTS
-from groupspec.model.spec import Spec
+from groupspec.model import TIMING_FAULTS, Spec
 
 from .explorer import Explorer, Result
 
@@ -109,7 +108,7 @@ def validate(protocol: str, assignor: str = "sticky", members: int = 3, partitio
         raise ValueError("--workers applies to the compiled engine only; drop it or use --engine auto/compiled")
     if forget_dead:
         from groupspec.model import Config, make
-        from groupspec.model.symmetry import forget_dead_fields
+        from groupspec.model import forget_dead_fields
 
         forget_dead_fields(make(protocol, Config(members=1, partitions=1, assignor=assignor)))  # ValueError: n/a
 
@@ -151,7 +150,7 @@ def check(
     cfg = Config(members=members, partitions=partitions, topics=topics, faults=frozenset(faults), budget=budget, assignor=assignor)
     proto = make(protocol, cfg)
     if forget_dead:
-        from groupspec.model.symmetry import forget_dead_fields
+        from groupspec.model import forget_dead_fields
 
         forget_dead_fields(proto)
     ex = make_explorer(proto, engine, notice=notice, workers=workers, max_states=max_states, progress=progress)

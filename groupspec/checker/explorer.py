@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import networkx as nx
 
-from groupspec.model.spec import Spec
+from groupspec.model import Spec
 
 from .memory import peak_bytes, reset_peak, rss_bytes
 

@@ -52,7 +52,7 @@ from collections import deque
 from typing import Any
 
 from groupspec.model import VARIANTS, Config, make
-from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.model import ACTIONS, SAFETY
 
 from .timeline import explain, parties
 

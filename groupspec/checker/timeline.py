@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from groupspec.model.core import GroupStatus, Id, Proc, Reply, State
-from groupspec.model.zookeeper import ZkState
+from groupspec.model import GroupStatus, Id, Proc, Reply, State
+from groupspec.model import ZkState
 
 
 def _names(mask: int, name: Any) -> list[str]:

@@ -12,8 +12,7 @@ from ._common import UserError, emit_json, make_console
 def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json: bool,
                          transcript: list[str] | None = None) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
-    from groupspec.oracle.compare import compare_script
-    from groupspec.oracle.other import TranscriptError
+    from groupspec.oracle import TranscriptError, compare_script
     from groupspec.reference.sim import family_of
 
     family = family_of(text)
@@ -24,11 +23,11 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
                 family.run(text, faults)
         with KafkaOracle() as oracle:
             if transcript is not None:
-                from groupspec.oracle.other import compare_transcript
+                from groupspec.oracle import compare_transcript
 
                 result = compare_transcript(text, transcript, oracle)
             elif consumer:
-                from groupspec.oracle.consumer import compare_consumer_script
+                from groupspec.oracle import compare_consumer_script
 
                 result = compare_consumer_script(text, oracle, faults=faults)
             else:

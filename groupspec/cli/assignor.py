@@ -25,7 +25,7 @@ def assignor() -> None:
 
 
 def _load(target: str, protocol: str | None, kind: str | None = None, call_timeout: float = 0.0) -> Any:
-    from groupspec.assignorcheck.load import IMPORT_TIMEOUT, LoadError, load_candidate
+    from groupspec.assignorcheck import IMPORT_TIMEOUT, LoadError, load_candidate
 
     try:  # an import that hangs is a load error too, after max(20 s, --call-timeout)
         return load_candidate(target, protocol=protocol, kind=kind, import_timeout=max(IMPORT_TIMEOUT, call_timeout))
@@ -98,7 +98,7 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     _quiet_candidate_logging()
     cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
                  "sticky" if kind == "cooperative" else kind, call_timeout)
-    from groupspec.assignorcheck.check import PROPERTY_IDS, check_assignor
+    from groupspec.assignorcheck import PROPERTY_IDS, check_assignor
 
     for pid in only:
         if pid not in PROPERTY_IDS:
@@ -147,7 +147,7 @@ def _quiet_candidate_logging() -> None:
 def _with_progress(console: Any, work: Any) -> Any:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from groupspec.assignorcheck.check import PROPERTIES
+    from groupspec.assignorcheck import PROPERTIES
 
     total = len(PROPERTIES) + 3  # + C1, S1 and the quality sample
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -192,7 +192,7 @@ def _print_report(report: Any) -> None:
     q = report.quality
     if q and q.get("examples"):
         out.print(f"\nquality over {plural(q['examples'], 'state')} with history (advisory, not part of the verdict):")
-        from groupspec.assignorcheck.churn import movement_phrase
+        from groupspec.assignorcheck import movement_phrase
 
         out.print(f"  {movement_phrase(q['moved'], q['optimal_moves'])}; more moves than needed in "
                   f"{plural(q['more_moves_than_needed'], 'state')}")
@@ -209,7 +209,7 @@ def _print_report(report: Any) -> None:
     mean = f"{1000 * report.call_seconds / report.calls:.3f} ms" if report.calls else "n/a"
     replay = f"--seed {report.seed} --examples {report.examples}" + (" --java-parity" if report.java_parity else "")
     replay += _domain_flags(report)
-    from groupspec.assignorcheck.check import PROPERTY_IDS
+    from groupspec.assignorcheck import PROPERTY_IDS
 
     if len(report.properties) < len(PROPERTY_IDS):
         replay += "".join(f" --only {p.id}" for p in report.properties)
@@ -269,7 +269,7 @@ def _console() -> Any:
 
 def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed: int, call_timeout: float,
              as_json: bool) -> None:
-    from groupspec.assignorcheck.check import check_assignor, compare
+    from groupspec.assignorcheck import check_assignor, compare
 
     _quiet_candidate_logging()
     cands = [_load(t, protocol, call_timeout=call_timeout) for t in targets]
@@ -363,7 +363,7 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
             for rows in racks.values()):
         raise UserError(f"{where}: partition_racks must be an object of topic -> list of rack lists (one per "
                         f"partition)")
-    from groupspec.assignorcheck.racks import RackedPartitions
+    from groupspec.assignorcheck import RackedPartitions
 
     return RackedPartitions(ppt, racks), subs
 
@@ -397,8 +397,8 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
         where = input_file
     ppt, subs = parse_run_input(text, where)
     cand = _load(target, protocol, call_timeout=call_timeout)
-    from groupspec.assignorcheck.core import canonical
-    from groupspec.assignorcheck.load import CallRunner
+    from groupspec.assignorcheck import canonical
+    from groupspec.assignorcheck import CallRunner
 
     runner = CallRunner(call_timeout)
     try:

@@ -33,9 +33,9 @@ def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, conve
       groupspec audit out/sm/traces --out out/audit                   (a sweep's own traces)
       groupspec audit logs/2026-11-*.jsonl.gz --converge-within 60 --json
     """
-    from groupspec.pipeline.audit import AuditError, expand_inputs, run_audit
-    from groupspec.pipeline.output import OutputError, Staging, prepare_out
-    from groupspec.pipeline.spark import SparkSetupError, check_master, spark_session
+    from groupspec.pipeline import AuditError, expand_inputs, run_audit
+    from groupspec.pipeline import OutputError, Staging, prepare_out
+    from groupspec.pipeline import SparkSetupError, check_master, spark_session
 
     if converge_within <= 0:
         raise UserError(f"--converge-within must be > 0, got {converge_within}")

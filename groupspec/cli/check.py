@@ -14,7 +14,7 @@ def register(group: click.Group) -> None:
 
 
 def parse_faults(text: str) -> frozenset[str]:
-    from groupspec.model.core import FAULTS
+    from groupspec.model import FAULTS
 
     if not text:
         return frozenset()
@@ -26,7 +26,7 @@ def parse_faults(text: str) -> frozenset[str]:
 
 
 def result_json(proto, res) -> dict:
-    from groupspec.checker import timeline
+    from groupspec.checker import timeline_json
 
     return {
         "protocol": res.protocol,
@@ -59,7 +59,7 @@ def result_json(proto, res) -> dict:
                 "name": v.name, "kind": v.kind,
                 "verdict": "held" if v.held else ("violated" if v.held is False else "not applicable"),
                 "explanation": v.explanation,
-                "counterexample": timeline.to_json(proto, v.trace) if (v.held is False and v.trace) else None,
+                "counterexample": timeline_json(proto, v.trace) if (v.held is False and v.trace) else None,
             }
             for v in res.verdicts.values()
         ],
@@ -83,7 +83,7 @@ def verdict_cell(v) -> str:
 
 
 def print_result(console: Console, proto, res) -> None:
-    from groupspec.checker import timeline
+    from groupspec.checker import render
 
     cfg = res.config
     faults = ",".join(sorted(cfg.faults)) or "none"
@@ -140,7 +140,7 @@ def print_result(console: Console, proto, res) -> None:
                 continue
             shown.append(((v.trace, v.loop_start), v.name))
             console.print(f"counterexample ({steps}):", highlight=False)
-            for line in timeline.render(proto, v.trace, v.loop_start):
+            for line in render(proto, v.trace, v.loop_start):
                 console.print(line, highlight=False, markup=False)
 
 
@@ -197,7 +197,7 @@ def naming_the_option(message: str, protocol: str | None = None, default: str = 
 
 def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs):
     from groupspec.checker import check as run_check
-    from groupspec.checker.engines import validate, validate_faults
+    from groupspec.checker import validate, validate_faults
 
     try:  # bad bounds are refused before anything is shown
         validate(**{k: v for k, v in kwargs.items() if k != "faults"})

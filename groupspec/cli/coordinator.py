@@ -129,7 +129,7 @@ def check(script: str, transcript: str, as_json: bool) -> None:
     """
     import json
 
-    from groupspec.serve.audit import check_session
+    from groupspec.serve import check_session
 
     script_text, transcript_text = _read(script), _read(transcript)
     try:

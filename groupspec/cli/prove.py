@@ -37,20 +37,20 @@ def prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as
       groupspec prove --protocol static-cooperative
       groupspec prove --protocol consumer --json
     """
-    from groupspec.proofs import report as R
+    from groupspec.proofs import PROTOCOLS
 
-    if protocol is not None and protocol not in R.PROTOCOLS:
-        raise UserError(f"--protocol: unknown variant {protocol!r}; choose from {', '.join(R.PROTOCOLS)}")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise UserError(f"--protocol: unknown variant {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     with stop_on_interrupt():
         _prove(protocol, deep, show_all, jobs, as_json)
 
 
 def _prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, as_json: bool) -> None:
-    from groupspec.proofs import report as R
+    from groupspec.proofs import run_all
 
     console = make_console()
     if as_json:
-        rep = R.run_all(protocol, deep=deep, jobs=jobs)
+        rep = run_all(protocol, deep=deep, jobs=jobs)
         emit_json(rep.to_json())
         raise SystemExit(EXIT_OK if rep.ok else EXIT_VIOLATION)
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -58,8 +58,8 @@ def _prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, a
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as bar:
         task = bar.add_task("proving ...", total=None)
-        rep = R.run_all(protocol, deep=deep, jobs=jobs,
-                        progress=lambda what: bar.update(task, description=f"proving ... done: {what}"))
+        rep = run_all(protocol, deep=deep, jobs=jobs,
+                      progress=lambda what: bar.update(task, description=f"proving ... done: {what}"))
     _print(console, rep, show_all)
     raise SystemExit(EXIT_OK if rep.ok else EXIT_VIOLATION)
 

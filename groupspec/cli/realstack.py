@@ -167,7 +167,7 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
       groupspec realstack run new-consumer-joins --client confluent-kafka --coordinator apache-kafka --protocol consumer
     """
     from groupspec.realstack import HarnessError, run
-    from groupspec.realstack.harness import ClientMissing, supported
+    from groupspec.realstack import ClientMissing, supported
 
     scenarios, clients, coords = _choices()
     _check(scenario, scenarios, "scenario")
@@ -223,7 +223,7 @@ def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: b
       groupspec realstack matrix --clients java,confluent-kafka --scenarios new-consumer-joins --out out/m
     """
     from groupspec.realstack import PROTOCOLS
-    from groupspec.realstack.matrix import default_cells, run_matrix
+    from groupspec.realstack import default_cells, run_matrix
 
     all_sc, all_cl, all_co = _choices()
     sc = [_check(s, all_sc, "scenario", "--scenarios") for s in scenarios.split(",") if s] or all_sc

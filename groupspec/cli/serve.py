@@ -90,7 +90,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
 
     from groupspec.reference.classic import CoordinatorConfig
     from groupspec.serve import Cluster, FaultError, FaultPlan, Server
-    from groupspec.serve.server import run_loop
+    from groupspec.serve import run_loop
 
     topics = _parse_partitions(partitions_text)
     plan = FaultPlan()

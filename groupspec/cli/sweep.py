@@ -33,9 +33,9 @@ def sweep(grid_file: str | None, preset: str | None, master: str, out: str | Non
       groupspec sweep --preset history --master 'local[2]' --out out/hist
       groupspec sweep my-grid.yaml --traces --out out/grid --json
     """
-    from groupspec.pipeline.grid import GridError, load_grid
-    from groupspec.pipeline.grid import preset as get_preset
-    from groupspec.pipeline.output import OutputError, Staging, prepare_out
+    from groupspec.pipeline import GridError, load_grid
+    from groupspec.pipeline import preset as get_preset
+    from groupspec.pipeline import OutputError, Staging, prepare_out
 
     if (grid_file is None) == (preset is None):
         from groupspec.pipeline.grid import PRESETS
@@ -50,8 +50,8 @@ def sweep(grid_file: str | None, preset: str | None, master: str, out: str | Non
         dest = prepare_out(out or f"sweep-{grid.name}", overwrite)
     except OutputError as e:
         raise UserError(str(e)) from None
-    from groupspec.pipeline.spark import SparkSetupError, check_master, spark_session
-    from groupspec.pipeline.sweep import run_sweep
+    from groupspec.pipeline import SparkSetupError, check_master, spark_session
+    from groupspec.pipeline import run_sweep
 
     try:
         check_master(master)

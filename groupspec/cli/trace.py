@@ -150,8 +150,8 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
       cat c1.jsonl c2.jsonl | groupspec trace check - --json
     """
     from groupspec.trace import TraceReadError
-    from groupspec.trace.runs import Report, iter_results
-    from groupspec.trace.reader import expand_paths
+    from groupspec.trace import Report, iter_results
+    from groupspec.trace import expand_paths
 
     if converge_within <= 0:
         raise UserError(f"--converge-within must be positive (got {converge_within})")

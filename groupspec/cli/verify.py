@@ -164,9 +164,9 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
 
 
 def _verify(as_json: bool) -> None:
-    from groupspec.realstack.coordinators import interrupts_held
+    from groupspec.realstack import interrupts_held
     from groupspec.checker import COMPILE_NOTICE
-    from groupspec.checker.compiled import needs_compiling
+    from groupspec.checker import needs_compiling
     from groupspec.verify import MODEL_JOBS, run_model_job, rows_json
 
     console = make_console(as_json)

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn
 
-from groupspec.checker.export import export_graph
+from groupspec.checker import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
 from . import plots, statediagram, stories, strips, swimlane

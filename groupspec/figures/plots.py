@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from groupspec.pipeline.grid import parse_grid
-from groupspec.pipeline.runs import run_point
+from groupspec.pipeline import parse_grid
+from groupspec.pipeline import run_point
 
 from .svg import MEMBER_COLOURS, Svg
 

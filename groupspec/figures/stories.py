@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupspec.checker import check
-from groupspec.checker.timeline import explain, render
-from groupspec.model.core import bits
+from groupspec.checker import explain, render
+from groupspec.model import bits
 
 from .svg import DOUBLE, Svg, member_colour
 

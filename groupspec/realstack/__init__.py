@@ -14,12 +14,30 @@ aiokafka: the ``realstack`` extra) and ``groupspec.kafka`` (Java and the jars); 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .apache_kafka import ApacheKafka
-from .coordinators import COORDINATORS, Coordinator, ProcessCoordinator
-from .harness import CLIENTS, PROTOCOLS, HarnessError, RunResult, run
+from .coordinators import COORDINATORS, Coordinator, ProcessCoordinator, interrupts_held
+from .harness import CLIENTS, PROTOCOLS, HarnessError, RunResult, run, ClientMissing, supported
 from .scenarios import SCENARIOS
 
 COORDINATORS["apache-kafka"] = ApacheKafka  # registered here: apache_kafka builds on coordinators
 
-__all__ = ["ApacheKafka", "COORDINATORS", "Coordinator", "ProcessCoordinator", "CLIENTS", "PROTOCOLS", "HarnessError",
-           "RunResult", "run", "SCENARIOS"]
+__all__ = ["ApacheKafka", "COORDINATORS", "Coordinator", "ProcessCoordinator", "CLIENTS", "PROTOCOLS",
+    "HarnessError", "RunResult", "run", "SCENARIOS", "interrupts_held", "ClientMissing", "supported",
+    "default_cells", "run_matrix"]
+
+
+# Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
+_LAZY = {"default_cells": "matrix", "run_matrix": "matrix"}
+
+if TYPE_CHECKING:
+    from .matrix import default_cells, run_matrix
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

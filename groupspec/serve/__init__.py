@@ -25,8 +25,25 @@ coordinator is the reference, checked against the model through the trace checke
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .cluster import Cluster
 from .faults import FaultError, FaultPlan, Rule
-from .server import Server
+from .server import Server, run_loop
 
-__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule"]
+__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session"]
+
+
+# Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
+_LAZY = {"check_session": "audit"}
+
+if TYPE_CHECKING:
+    from .audit import check_session
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

@@ -54,7 +54,7 @@ from groupspec.reference import messages as m
 
 from . import wire
 from .consumer import ConsumerGroups
-from .translate import _direct, _error_body, _offset_fetch_group, _to_reference, _to_wire
+from .translate import encode_direct, error_body, offset_fetch_group, to_reference, to_wire
 from .faults import FaultPlan, Rule
 from .log import BadBatch, Topics
 from .transcript import Recorder
@@ -370,7 +370,7 @@ class Cluster:
             # Kafka answers no acks=0 Produce; on an error it closes the connection (KafkaApis)
             self._refuse(conn, "closed_produce_error", error.name)
             return
-        stub = _error_body(header, error, body)
+        stub = error_body(header, error, body)
         self.out.append((conn, wire.error_response(header, error.code, stub, supported=self.supported), 0))
 
     # ------------------------------------------------------------------ faults
@@ -480,7 +480,7 @@ class Cluster:
             out1 = self.coordinator.advance(now)
             self._route(out1)
         # built after time passed, so an id handed out on the way is already known (as replay does)
-        request = _to_reference(header, name, body)
+        request = to_reference(header, name, body)
         out2 = self.coordinator.handle(now, alias, request)
         if self.recorder is not None:
             self.recorder.request(now, alias, name, request, out1, out2)
@@ -490,7 +490,7 @@ class Cluster:
         """The hot path: the coordinator answers a Heartbeat at once (it never parks one), so its answer
         goes straight to the asking connection, encoded directly, without an in-flight entry (unless
         the alias has an older Heartbeat in flight on another connection: then the usual routing)."""
-        out = self.coordinator.handle(now, alias, _to_reference(header, "Heartbeat", body))
+        out = self.coordinator.handle(now, alias, to_reference(header, "Heartbeat", body))
         queue = self._inflight.get(alias)
         direct = not queue or all(f.api != "Heartbeat" for f in queue)
         for o in out:
@@ -517,7 +517,7 @@ class Cluster:
                 self.recorder.request(now, alias, "OffsetFetch", request, out1, out2)
             for o in out2:
                 if isinstance(o.response, m.OffsetFetchResponse):
-                    groups.append(_offset_fetch_group(resp_cls, g.group_id, o.response))
+                    groups.append(offset_fetch_group(resp_cls, g.group_id, o.response))
                 else:  # pragma: no cover - OffsetFetch is answered at once, to the asker
                     self._route([o])
         self.out.append((conn, wire.encode_response(header, resp_cls(groups=groups)), 0))
@@ -555,9 +555,9 @@ class Cluster:
                     if f.drop:
                         self.out.append((f.conn, b"", 0))  # the answer is lost on the way
                     elif not f.conn.closed:
-                        data = _direct(f.header, o.response)  # the answers a round sends N of, encoded directly
+                        data = encode_direct(f.header, o.response)  # the answers a round sends N of, encoded directly
                         if data is None:
-                            data = wire.encode_response(f.header, _to_wire(f.header, f.body, o.response))
+                            data = wire.encode_response(f.header, to_wire(f.header, f.body, o.response))
                         self.out.append((f.conn, data, f.delay_ms))
                     break
 

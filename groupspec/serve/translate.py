@@ -2,7 +2,7 @@
 
 ``to_reference`` builds the reference's request from a decoded wire request (fields a version lacks
 get the reference's defaults); ``to_wire`` builds the codec's answer at the request's version;
-``direct`` encodes the answers a round sends one per member (Heartbeat, and JoinGroup/SyncGroup of
+``encode_direct`` encodes the answers a round sends one per member (Heartbeat, and JoinGroup/SyncGroup of
 the flexible versions) without the codec's objects; ``error_body`` is an error answer holding the
 request's entities, as Kafka's ``getErrorResponse`` echoes them.
 """
@@ -15,11 +15,11 @@ from groupspec.reference.errors import Error
 
 from . import wire
 
-__all__ = ["_to_reference", "_to_wire", "_direct", "_offset_fetch_group", "_error_body"]
+__all__ = ["to_reference", "to_wire", "encode_direct", "offset_fetch_group", "error_body"]
 
 
 
-def _to_reference(header: Any, name: str, b: Any) -> Any:
+def to_reference(header: Any, name: str, b: Any) -> Any:
     v = header.api_version
     if name == "JoinGroup":
         return m.JoinGroupRequest(
@@ -59,7 +59,7 @@ def _to_reference(header: Any, name: str, b: Any) -> Any:
     raise AssertionError(name)  # pragma: no cover
 
 
-def _direct(header: Any, r: Any) -> bytes | None:
+def encode_direct(header: Any, r: Any) -> bytes | None:
     if isinstance(r, m.HeartbeatResponse):
         return wire.heartbeat_response(header, r.error.code)
     if isinstance(r, m.JoinGroupResponse):
@@ -71,7 +71,7 @@ def _direct(header: Any, r: Any) -> bytes | None:
     return None
 
 
-def _to_wire(header: Any, req: Any, r: Any) -> Any:
+def to_wire(header: Any, req: Any, r: Any) -> Any:
     """The wire answer (at the request's version) for a reference response."""
     v = header.api_version
     cls = wire.response_class(header.api_key, v)
@@ -107,7 +107,7 @@ def _to_wire(header: Any, req: Any, r: Any) -> Any:
     raise AssertionError(type(r))  # pragma: no cover
 
 
-def _offset_fetch_group(cls: Any, group_id: str, r: Any) -> Any:
+def offset_fetch_group(cls: Any, group_id: str, r: Any) -> Any:
     g = cls.OffsetFetchResponseGroup
     topics: dict[str, list[Any]] = {}
     for t, p, off, err in r.offsets:
@@ -117,7 +117,7 @@ def _offset_fetch_group(cls: Any, group_id: str, r: Any) -> Any:
              topics=[g.OffsetFetchResponseTopics(name=t, partitions=ps) for t, ps in topics.items()])
 
 
-def _error_body(header: Any, error: Error, body: Any) -> Any:
+def error_body(header: Any, error: Error, body: Any) -> Any:
     """An answer of the request's API holding its entities, for an error answer (None: no entities).
 
     Kafka's ``getErrorResponse`` of each request: Produce, Fetch (before v13), ListOffsets,
@@ -128,7 +128,7 @@ def _error_body(header: Any, error: Error, body: Any) -> Any:
     ``wire.error_response`` then sets every ``error_code`` of the answer to the error.
     """
     api = header.api_key
-    lo, hi = wire._APIS[api][3:5]
+    lo, hi = wire.APIS[api][3:5]
     v = min(max(header.api_version, lo), hi)
     cls = wire.response_class(api, v)
     if body is None:

@@ -26,7 +26,7 @@ header v0/v1 as Kafka does (ApiVersions answers always carry header v0). This mo
 * ``error_response(header, error, body)``: Kafka's ``AbstractRequest.getErrorResponse``: an answer
   of the request's API at the request's version whose every error code is ``error``, echoing the
   request's entities (topics, partitions, groups, coordinator keys) as Kafka's does (built by
-  ``translate._error_body``), for injected errors, INVALID_REQUEST and UNKNOWN_SERVER_ERROR.
+  ``translate.error_body``), for injected errors, INVALID_REQUEST and UNKNOWN_SERVER_ERROR.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ __all__ = [
 ]
 
 # api key -> (name, request class, response class, min version, max version)
-_APIS: dict[int, tuple[str, Any, Any, int, int]] = {
+APIS: dict[int, tuple[str, Any, Any, int, int]] = {
     0: ("Produce", ProduceRequest, ProduceResponse, 3, 9),
     1: ("Fetch", FetchRequest, FetchResponse, 4, 12),
     2: ("ListOffsets", ListOffsetsRequest, ListOffsetsResponse, 1, 7),
@@ -121,7 +121,7 @@ def supported_for(protocol: str) -> dict[int, tuple[int, int]]:
     version meant for KIP-848 members); ``consumer``: no JoinGroup, SyncGroup, Heartbeat, LeaveGroup;
     ``both``: everything.
     """
-    out = {k: (v[3], v[4]) for k, v in _APIS.items()}
+    out = {k: (v[3], v[4]) for k, v in APIS.items()}
     if protocol == "classic":
         del out[68]
         out[8], out[9] = (2, 8), (1, 8)
@@ -136,7 +136,7 @@ def supported_for(protocol: str) -> dict[int, tuple[int, int]]:
 #: api key -> (min version, max version) the server answers (``--protocol classic``, the default).
 SUPPORTED: dict[int, tuple[int, int]] = supported_for("classic")
 #: api key -> Kafka's API name.
-API_NAMES: dict[int, str] = {k: v[0] for k, v in _APIS.items()}
+API_NAMES: dict[int, str] = {k: v[0] for k, v in APIS.items()}
 
 _UNSUPPORTED_VERSION = 35
 ZERO_UUID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID
@@ -396,7 +396,7 @@ def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORT
             return info, _sync_group(frame, pos, info.api_version)
         except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
             raise Malformed(info, f"SyncGroup v{info.api_version} does not parse: {e}") from None
-    api = _APIS.get(info.api_key)
+    api = APIS.get(info.api_key)
     if api is None or info.api_key not in supported:
         raise Unsupported(info, f"API key {info.api_key} is not served")
     name, req_cls, _resp, _lo, _hi = api
@@ -439,7 +439,7 @@ def _refuse_nulls(struct_field: Any, obj: Any, version: int) -> None:
 
 
 def response_class(api_key: int, version: int) -> Any:
-    return _APIS[api_key][2][version]
+    return APIS[api_key][2][version]
 
 
 def encode_response(header: _HeaderInfo, body: Any) -> bytes:
@@ -449,7 +449,7 @@ def encode_response(header: _HeaderInfo, body: Any) -> bytes:
     answer always has header v0 so that any client can read it) adds an empty tagged-field section.
     """
     data = body.encode(version=header.api_version)
-    flexible = header.api_key != 18 and _APIS[header.api_key][1].flexible_version_q(header.api_version)
+    flexible = header.api_key != 18 and APIS[header.api_key][1].flexible_version_q(header.api_version)
     head = struct.pack(">ii", 4 + (1 if flexible else 0) + len(data), header.correlation_id)
     return head + (b"\x00" if flexible else b"") + bytes(data)
 
@@ -556,7 +556,7 @@ def error_response(header: _HeaderInfo, error: int, body: Any = None,
     ``body``: an answer already holding the per-entity entries (topics, partitions) to mark with
     the error, as ``getErrorResponse`` echoes them; without it the answer has no entities.
     """
-    api = _APIS.get(header.api_key)
+    api = APIS.get(header.api_key)
     if api is None:
         return None  # Kafka closes the connection on an unknown API key
     _name, _req, resp_cls, lo, hi = api

@@ -236,8 +236,8 @@ def _assignor_oracle(name: str) -> str | None:
     """The model's assignor ``name`` on small groups (deterministic sample) against the reference."""
     import random
 
-    from groupspec.model.assignors import ASSIGNORS
-    from groupspec.model.core import Config
+    from groupspec.model import ASSIGNORS
+    from groupspec.model import Config
     from groupspec.reference.assignors import get
     from groupspec.reference.assignors.properties import check_all
 
@@ -278,7 +278,7 @@ def _assignor_oracle(name: str) -> str | None:
 
 
 def _explore(job: tuple) -> dict[str, Any]:
-    from groupspec.checker.explorer import Explorer
+    from groupspec.checker import Explorer
     from groupspec.model import Config, make
 
     variant, assignor, members, partitions, topics, faults, budget = job

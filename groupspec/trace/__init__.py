@@ -21,10 +21,9 @@ documented in docs/trace-check.md (the per-trace object, and the whole document)
 """
 from __future__ import annotations
 
-from .checker import PROPERTY_IDS, GroupChecker
-from .runs import Report, TraceResult, check_events, check_paths
-from .reader import TraceReadError
+from .checker import PROPERTY_IDS, GroupChecker, Unsorted
+from .runs import Report, TraceResult, check_events, check_paths, iter_results, sorted_by_time
+from .reader import TraceReadError, expand_paths, parse_line
 
-__all__ = [
-    "check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
-]
+__all__ = ["check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
+    "expand_paths", "parse_line", "iter_results", "sorted_by_time", "Unsorted"]

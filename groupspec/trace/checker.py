@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .against_model import ModelMatcher
-from .overlaps import _FENCED, OverlapRules, _Overlap  # noqa: F401 - _FENCED, _Overlap: re-exported
+from .overlaps import FENCING_EVENTS, OverlapRules, Overlap  # noqa: F401 - FENCING_EVENTS, Overlap: re-exported
 from .reader import MAX_TS, BadTime, check_ts
 from . import balance as _balance
 from . import starved as _starved
@@ -104,7 +104,7 @@ class _Member:
     removed: bool = False  # a ``removed`` line: the coordinator dropped it (it may not know yet)
     generation: int = -1
     last_gen: int | None = None  # last generation seen on any line (for beliefs)
-    waiting: list[tuple["_Overlap", str]] = field(default_factory=list)  # overlaps awaiting its next membership event
+    waiting: list[tuple["Overlap", str]] = field(default_factory=list)  # overlaps awaiting its next membership event
     wait_from: int | None = None  # waiting for an assignment since (``starved``)
     others_at: int | None = None  # another member was assigned meanwhile, first at
     session_timeout_ms: int | None = None  # from its latest ``joined`` line
@@ -186,8 +186,8 @@ class GroupChecker(OverlapRules):
         self.changers: set[str] = set()
         self.cut_by: set[str | None] = set()
         self.periods: list[tuple[int, int, list[str], int | None]] = []
-        self.overlaps: dict[TP, list[_Overlap]] = {}
-        self.pending: list[_Overlap] = []  # ended, not yet decided
+        self.overlaps: dict[TP, list[Overlap]] = {}
+        self.pending: list[Overlap] = []  # ended, not yet decided
         self.exclusive: list[dict[str, Any]] = []
         self.zombie_overlaps: list[dict[str, Any]] = []
         self.starved: list[dict[str, Any]] = []  # notices (``starved``)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .runs import _Run
+from .runs import Run
 
 __all__ = ["Violation", "check_trace", "TRACE_CHECKS"]
 
@@ -37,7 +37,7 @@ class Violation:
 
 
 def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bool = True) -> list[Violation]:
-    run = _Run("<trace>", 1e12, strict=False)
+    run = Run("<trace>", 1e12, strict=False)
     for n, ev in enumerate(events, 1):
         if isinstance(ev, dict):
             run.feed(ev, n)

@@ -381,7 +381,7 @@ class Tables:
 
 
 def feed_stream(f: IO[bytes], run: Any, path: str) -> int:
-    """Feed every line of the open trace ``f`` to ``run`` (a ``checker._Run``), through the kernel when it
+    """Feed every line of the open trace ``f`` to ``run`` (a ``checker.Run``), through the kernel when it
     can; the number of events the kernel handled."""
     tables: Tables | None = None
     decided = False

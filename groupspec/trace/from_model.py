@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupspec.model.core import Id, Proc, bits
+from groupspec.model import Id, Proc, bits
 
 __all__ = ["path_to_events", "partition_pair"]
 

@@ -26,9 +26,9 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_PFROM, S_PNMEM, S_PSNAP, S_CONV_HAS, S_CONV, S_BROKEN_HAS, S_BROKEN_TS, S_NWIN, S_NPER, S_EVENTS, S_WITHIN,
     S_MAXLIST, S_WLISTED, S_PLISTED, S_NKNOWN, S_NDIRTY, S_GROUP, S_NWROWS, S_NPROWS, S_NSNAP, S_SNAPFILL, S_RINGN,
     S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
-    rehash_names, rehash_parts, _ws, _string,
-    _number, _literal, _skip, _key_is, _W_TS, _W_GROUP, _W_MEMBER, _W_EVENT, _W_PARTS, _W_GEN, _W_PROTO,
-    _W_EAGER, _W_CONSUMER, _W_STO, _W_TOPICS, _kind, _parts,
+    rehash_names, rehash_parts, skip_ws, read_string,
+    read_number, read_literal, skip_value, key_is, W_TS, W_GROUP, W_MEMBER, W_EVENT, W_PARTS, W_GEN, W_PROTO,
+    W_EAGER, W_CONSUMER, W_STO, W_TOPICS, kind_of, read_parts,
 )
 
 
@@ -335,7 +335,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         # ---- parse the line
         if buf[i] != 123:
             return ST_LINE, pos
-        i = _ws(buf, i + 1, nl)
+        i = skip_ws(buf, i + 1, nl)
         seen = 0
         ts = np.int64(0)
         grp = -1
@@ -352,47 +352,47 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         while True:
             if i >= nl or buf[i] != 34:
                 return ST_LINE, pos
-            j = _string(buf, i, nl)
+            j = read_string(buf, i, nl)
             if j < 0:
                 return ST_LINE, pos
             ka = i + 1
-            i = _ws(buf, j + 1, nl)
+            i = skip_ws(buf, j + 1, nl)
             if i >= nl or buf[i] != 58:
                 return ST_LINE, pos
-            i = _ws(buf, i + 1, nl)
+            i = skip_ws(buf, i + 1, nl)
             if i >= nl:
                 return ST_LINE, pos
             c = buf[i]
             bit = 0
-            if _key_is(buf, ka, j, _W_TS):
+            if key_is(buf, ka, j, W_TS):
                 bit = 1
-                i, ts, integer = _number(buf, i, nl)
+                i, ts, integer = read_number(buf, i, nl)
                 if i < 0 or not integer or ts < 0 or ts > MAX_TS:
                     return ST_LINE, pos  # (a time that is no time: the Python code refuses the file)
-            elif _key_is(buf, ka, j, _W_EVENT):
+            elif key_is(buf, ka, j, W_EVENT):
                 bit = 2
                 if c != 34:
                     return ST_LINE, pos
-                k = _string(buf, i, nl)
+                k = read_string(buf, i, nl)
                 if k < 0:
                     return ST_LINE, pos
-                kind = _kind(buf, i + 1, k)
+                kind = kind_of(buf, i + 1, k)
                 i = k + 1
-            elif _key_is(buf, ka, j, _W_MEMBER):
+            elif key_is(buf, ka, j, W_MEMBER):
                 bit = 4
                 if c != 34:
                     return ST_LINE, pos
-                k = _string(buf, i, nl)
+                k = read_string(buf, i, nl)
                 if k < 0:
                     return ST_LINE, pos
                 mem = intern(buf, i + 1, k, S, htab, pool, pool_off)
                 if mem < 0:
                     return ST_FULL, pos
                 i = k + 1
-            elif _key_is(buf, ka, j, _W_GROUP):
+            elif key_is(buf, ka, j, W_GROUP):
                 bit = 8
                 if c == 34:
-                    k = _string(buf, i, nl)
+                    k = read_string(buf, i, nl)
                     if k < 0:
                         return ST_LINE, pos
                     grp = intern(buf, i + 1, k, S, htab, pool, pool_off)
@@ -400,62 +400,62 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                         return ST_FULL, pos
                     i = k + 1
                 elif c == 110:
-                    i = _literal(buf, i, nl)
+                    i = read_literal(buf, i, nl)
                     if i < 0:
                         return ST_LINE, pos
                 else:
                     return ST_LINE, pos
-            elif _key_is(buf, ka, j, _W_PARTS):
+            elif key_is(buf, ka, j, W_PARTS):
                 bit = 16
-                i, nparts = _parts(buf, i, nl, S, htab, pool, pool_off, ptab, pkey, tmp)
+                i, nparts = read_parts(buf, i, nl, S, htab, pool, pool_off, ptab, pkey, tmp)
                 if nparts == -2:
                     return ST_FULL, pos
                 if i < 0:
                     return ST_LINE, pos
-            elif _key_is(buf, ka, j, _W_GEN):
+            elif key_is(buf, ka, j, W_GEN):
                 bit = 32
                 if c == 45 or 48 <= c <= 57:
-                    i, gen, gen_has = _number(buf, i, nl)
+                    i, gen, gen_has = read_number(buf, i, nl)
                 else:
-                    i = _skip(buf, i, nl)
-            elif _key_is(buf, ka, j, _W_TOPICS):
+                    i = skip_value(buf, i, nl)
+            elif key_is(buf, ka, j, W_TOPICS):
                 bit = 256  # a subscription: the Python code's line
-                i = _skip(buf, i, nl)
-            elif _key_is(buf, ka, j, _W_STO):
+                i = skip_value(buf, i, nl)
+            elif key_is(buf, ka, j, W_STO):
                 bit = 128
                 if c == 45 or 48 <= c <= 57:
-                    i, sto, sto_int = _number(buf, i, nl)
+                    i, sto, sto_int = read_number(buf, i, nl)
                     if i >= 0 and (not sto_int or sto < 0):
                         sto = 0
                 else:
-                    i = _skip(buf, i, nl)
-            elif _key_is(buf, ka, j, _W_PROTO):
+                    i = skip_value(buf, i, nl)
+            elif key_is(buf, ka, j, W_PROTO):
                 bit = 64
                 eager = False
                 if c == 34:
-                    k = _string(buf, i, nl)
+                    k = read_string(buf, i, nl)
                     if k < 0:
                         return ST_LINE, pos
-                    eager = _key_is(buf, i + 1, k, _W_EAGER)
-                    pcons = 1 if _key_is(buf, i + 1, k, _W_CONSUMER) else 0
+                    eager = key_is(buf, i + 1, k, W_EAGER)
+                    pcons = 1 if key_is(buf, i + 1, k, W_CONSUMER) else 0
                     i = k + 1
                 else:
                     pcons = -1 if c == 110 else 0
-                    i = _skip(buf, i, nl)
+                    i = skip_value(buf, i, nl)
             else:
-                i = _skip(buf, i, nl)
+                i = skip_value(buf, i, nl)
             if i < 0 or (seen & bit):
                 return ST_LINE, pos
             seen |= bit
-            i = _ws(buf, i, nl)
+            i = skip_ws(buf, i, nl)
             if i < nl and buf[i] == 44:
-                i = _ws(buf, i + 1, nl)
+                i = skip_ws(buf, i + 1, nl)
                 continue
             if i < nl and buf[i] == 125:
                 i += 1
                 break
             return ST_LINE, pos
-        if _ws(buf, i, nl) != nl:
+        if skip_ws(buf, i, nl) != nl:
             return ST_LINE, pos
         # ---- whose line, and is it ours to handle
         if grp != S[S_GROUP]:

@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["OverlapRules"]
 
 TP = tuple[str, int]
-_FENCED = ("fenced", "lost")  # a next membership event that shows the member had been fenced out
+FENCING_EVENTS = ("fenced", "lost")  # a next membership event that shows the member had been fenced out
 
 
 def _secs(a: int, b: int) -> float:
@@ -30,7 +30,7 @@ def _secs(a: int, b: int) -> float:
 
 
 @dataclass
-class _Overlap:
+class Overlap:
     tp: TP
     old: str
     new: str
@@ -58,9 +58,9 @@ class _Overlap:
         generation than the other's. Never because it later logs ``left``."""
         if self.removed is not None:
             return self.removed
-        if self.nxt_old in _FENCED:
+        if self.nxt_old in FENCING_EVENTS:
             return self.old
-        if self.nxt_new in _FENCED:
+        if self.nxt_new in FENCING_EVENTS:
             return self.new
         if self.behind:
             return self.older
@@ -81,7 +81,7 @@ class OverlapRules:
     ``captures``, ``exclusive``, ``zombie_overlaps``, ``commit_fencing``)."""
 
     members: dict[str, Any]
-    overlaps: dict[TP, list[_Overlap]]
+    overlaps: dict[TP, list[Overlap]]
     captures: list[Any]
     exclusive: list[dict[str, Any]]
     zombie_overlaps: list[dict[str, Any]]
@@ -93,7 +93,7 @@ class OverlapRules:
     def defect(self, line: int | None, ts: int | None, member: str | None, message: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def _unwait(self, ov: _Overlap) -> None:
+    def _unwait(self, ov: Overlap) -> None:
         for who in (ov.old, ov.new):
             m = self.members.get(who)
             if m is not None and m.waiting:
@@ -102,7 +102,7 @@ class OverlapRules:
             self.captures.remove(ov.timeline)
         ov.timeline = None
 
-    def _emit_overlap(self, ov: _Overlap) -> None:
+    def _emit_overlap(self, ov: Overlap) -> None:
         z = ov.zombie()
         d = {
             "topic": ov.tp[0], "partition": ov.tp[1], "members": [ov.old, ov.new],
@@ -115,7 +115,7 @@ class OverlapRules:
         ov.emitted = True
 
     def _open_overlap(self, tp: TP, old: str, old_gen: int, new: str, new_gen: int, ts: int) -> None:
-        ov = _Overlap(tp, old, new, ts, old_gen, new_gen, self._capture())
+        ov = Overlap(tp, old, new, ts, old_gen, new_gen, self._capture())
         for who in (old, new):
             if self.members[who].removed:
                 ov.removed = who

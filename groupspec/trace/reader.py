@@ -15,19 +15,21 @@ import shutil
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+load_json: Callable[[bytes | str], Any]
 
 try:  # a faster JSON parser when installed (the project depends on it; plain json otherwise)
     import orjson as _orjson
 
-    _loads = _orjson.loads
+    load_json = _orjson.loads
     _JSONError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, UnicodeDecodeError)
 except ImportError:  # pragma: no cover - orjson is a dependency
     import json as _json
 
-    _loads = _json.loads
+    load_json = _json.loads
     _JSONError = (ValueError, UnicodeDecodeError)
 
 __all__ = ["TraceReadError", "BadTime", "MAX_TS", "check_ts", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
@@ -141,7 +143,7 @@ def parse_line(line: bytes, strict_time: bool = False) -> tuple[dict[str, Any] |
     """The event on one line, or ``(None, why not)``; with ``strict_time`` a ``ts_ms`` of NaN or Infinity
     (not JSON, but what a careless writer emits) raises :class:`BadTime`."""
     try:
-        ev = _loads(line)
+        ev = load_json(line)
     except _JSONError as e:
         m = _NONFINITE.search(line) if strict_time and isinstance(line, bytes) else None
         if m is not None:

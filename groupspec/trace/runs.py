@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from .checker import GroupChecker, Unsorted
 from .fastpath import feed_stream
-from .reader import BadTime, TraceReadError, _loads, expand_paths, iter_file, open_trace, parse_line, spool_stdin
+from .reader import BadTime, TraceReadError, load_json, expand_paths, iter_file, open_trace, parse_line, spool_stdin
 
 __all__ = ["TraceResult", "Report", "check_events", "check_paths", "iter_results", "sorted_by_time", "TraceReadError"]
 
@@ -63,7 +63,7 @@ class Report:
         return {"ok": self.ok, "traces": [t.to_dict() for t in self.traces]}
 
 
-class _Run:
+class Run:
     """Routes events to their group's checker; lines that name no group go to the only group if there is one."""
 
     def __init__(self, source: str, converge_within_s: float, strict: bool, against_model: bool = False) -> None:
@@ -132,7 +132,7 @@ def check_events(events: Iterable[dict[str, Any]], *, source: str = "<events>",
                 last = ts
         if unsorted:
             return _check_sorted(list(enumerate(events, 1)), source, converge_within_s, against_model)
-    run = _Run(source, converge_within_s, strict=False, against_model=against_model)
+    run = Run(source, converge_within_s, strict=False, against_model=against_model)
     for n, ev in enumerate(events, 1):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -156,7 +156,7 @@ def sorted_by_time(items: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
 
 
 def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, against_model: bool = False) -> TraceResult:
-    run = _Run(source, within, strict=False, against_model=against_model)
+    run = Run(source, within, strict=False, against_model=against_model)
     for n, ev in sorted_by_time(items):
         if isinstance(ev, dict):
             run.feed(ev, n)
@@ -169,7 +169,7 @@ def _check_sorted(items: list[tuple[int, Any]], source: str, within: float, agai
 
 def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_model: bool = False) -> TraceResult:
     name = path
-    run = _Run(name, within, strict=True, against_model=against_model)
+    run = Run(name, within, strict=True, against_model=against_model)
     run.refuse = True
     try:
         with open_trace(path, stdin_copy) as f:
@@ -182,7 +182,7 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_
         return res
     except Unsorted:
         pass
-    run = _Run(name, within, strict=False, against_model=against_model)
+    run = Run(name, within, strict=False, against_model=against_model)
     run.refuse = True
     for n, raw in spill_sorted(iter_file(path, stdin_copy)):
         try:
@@ -226,7 +226,7 @@ def spill_sorted(lines: Iterable[tuple[int, bytes]], memory: int | None = None) 
     try:
         for n, raw in lines:
             try:
-                ev = _loads(raw)
+                ev = load_json(raw)
                 ts = ev.get("ts_ms") if isinstance(ev, dict) else None
             except ValueError:
                 ts = None
@@ -263,7 +263,7 @@ def _spill(buf: list[tuple[int, int, bytes]]) -> IO[bytes]:
 
 
 def _read_run(f: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
-    r = io.BufferedReader(f, 1 << 20) if not isinstance(f, io.BufferedReader) else f  # type: ignore[arg-type]
+    r = io.BufferedReader(f, 1 << 20) if not isinstance(f, io.BufferedReader) else f  # type: ignore[type-var]
     size = _REC.size
     while True:
         head = r.read(size)

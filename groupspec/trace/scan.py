@@ -161,14 +161,14 @@ def part_id(topic, p, S, ptab, pkey):
 
 # ---------------------------------------------------------------------------------------------- parsing
 @njit(cache=True, nogil=True)
-def _ws(buf, i, e):
+def skip_ws(buf, i, e):
     while i < e and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13 or buf[i] == 10):
         i += 1
     return i
 
 
 @njit(cache=True, nogil=True)
-def _string(buf, i, e):
+def read_string(buf, i, e):
     """``buf[i]`` is a quote: the end of the string's contents, or -1 for one this parser leaves alone."""
     i += 1
     while i < e:
@@ -182,7 +182,7 @@ def _string(buf, i, e):
 
 
 @njit(cache=True, nogil=True)
-def _number(buf, i, e):
+def read_number(buf, i, e):
     """A JSON number at ``i``: (end, value, is a plain integer); end -1 when it is not one."""
     j = i
     neg = False
@@ -223,7 +223,7 @@ def _number(buf, i, e):
 
 
 @njit(cache=True, nogil=True)
-def _literal(buf, i, e):
+def read_literal(buf, i, e):
     c = buf[i]
     if c == 116 and i + 4 <= e and buf[i + 1] == 114 and buf[i + 2] == 117 and buf[i + 3] == 101:
         return i + 4
@@ -236,18 +236,18 @@ def _literal(buf, i, e):
 
 
 @njit(cache=True, nogil=True)
-def _skip(buf, i, e):
+def skip_value(buf, i, e):
     """Skip one JSON value at ``i`` (after any whitespace, validating it); the position after it, or -1."""
-    i = _ws(buf, i, e)
+    i = skip_ws(buf, i, e)
     c = buf[i] if i < e else 0
     if c == 34:  # the common case: a string
-        j = _string(buf, i, e)
+        j = read_string(buf, i, e)
         return j + 1 if j >= 0 else -1
     if c == 45 or 48 <= c <= 57:
-        j, _v, _int = _number(buf, i, e)
+        j, _v, _int = read_number(buf, i, e)
         return j
     if c != 123 and c != 91:
-        return _literal(buf, i, e) if i < e else -1
+        return read_literal(buf, i, e) if i < e else -1
     return _skip_nested(buf, i, e)
 
 
@@ -256,10 +256,10 @@ def _member_key(buf, i, e):
     """At an object member's key: the index past the key string and its colon (whitespace skipped), or -1."""
     if i >= e or buf[i] != 34:
         return -1
-    j = _string(buf, i, e)
+    j = read_string(buf, i, e)
     if j < 0:
         return -1
-    i = _ws(buf, j + 1, e)
+    i = skip_ws(buf, j + 1, e)
     if i >= e or buf[i] != 58:
         return -1
     return i + 1
@@ -270,7 +270,7 @@ def _skip_nested(buf, i, e):
     depth = 0
     stack = np.empty(64, np.uint8)
     while True:
-        i = _ws(buf, i, e)
+        i = skip_ws(buf, i, e)
         if i >= e:
             return -1
         c = buf[i]
@@ -279,7 +279,7 @@ def _skip_nested(buf, i, e):
                 return -1
             stack[depth] = c
             depth += 1
-            i = _ws(buf, i + 1, e)
+            i = skip_ws(buf, i + 1, e)
             if i < e and buf[i] == (125 if c == 123 else 93):
                 depth -= 1
                 i += 1
@@ -291,29 +291,29 @@ def _skip_nested(buf, i, e):
             else:
                 continue
         elif c == 34:
-            j = _string(buf, i, e)
+            j = read_string(buf, i, e)
             if j < 0:
                 return -1
             i = j + 1
         elif c == 45 or 48 <= c <= 57:
-            j, _v, _int = _number(buf, i, e)
+            j, _v, _int = read_number(buf, i, e)
             if j < 0:
                 return -1
             i = j
         else:
-            i = _literal(buf, i, e)
+            i = read_literal(buf, i, e)
             if i < 0:
                 return -1
         # after a value: close containers or take the next item
         while True:
             if depth == 0:
                 return i
-            i = _ws(buf, i, e)
+            i = skip_ws(buf, i, e)
             if i >= e:
                 return -1
             top = stack[depth - 1]
             if buf[i] == 44:
-                i = _ws(buf, i + 1, e)
+                i = skip_ws(buf, i + 1, e)
                 if top == 123:
                     i = _member_key(buf, i, e)
                     if i < 0:
@@ -327,7 +327,7 @@ def _skip_nested(buf, i, e):
 
 
 @njit(cache=True, nogil=True)
-def _key_is(buf, a, b, word):
+def key_is(buf, a, b, word):
     if b - a != len(word):
         return False
     for k in range(b - a):
@@ -336,16 +336,16 @@ def _key_is(buf, a, b, word):
     return True
 
 
-_W_TS = np.frombuffer(b"ts_ms", np.uint8)
-_W_GROUP = np.frombuffer(b"group", np.uint8)
-_W_MEMBER = np.frombuffer(b"member", np.uint8)
-_W_EVENT = np.frombuffer(b"event", np.uint8)
-_W_PARTS = np.frombuffer(b"partitions", np.uint8)
-_W_GEN = np.frombuffer(b"generation", np.uint8)
-_W_PROTO = np.frombuffer(b"protocol", np.uint8)
-_W_EAGER = np.frombuffer(b"eager", np.uint8)
-_W_CONSUMER = np.frombuffer(b"consumer", np.uint8)
-_W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
+W_TS = np.frombuffer(b"ts_ms", np.uint8)
+W_GROUP = np.frombuffer(b"group", np.uint8)
+W_MEMBER = np.frombuffer(b"member", np.uint8)
+W_EVENT = np.frombuffer(b"event", np.uint8)
+W_PARTS = np.frombuffer(b"partitions", np.uint8)
+W_GEN = np.frombuffer(b"generation", np.uint8)
+W_PROTO = np.frombuffer(b"protocol", np.uint8)
+W_EAGER = np.frombuffer(b"eager", np.uint8)
+W_CONSUMER = np.frombuffer(b"consumer", np.uint8)
+W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
 _KINDS = (
     (np.frombuffer(b"commit", np.uint8), K_COMMIT), (np.frombuffer(b"assigned", np.uint8), K_ASSIGNED),
     (np.frombuffer(b"revoked", np.uint8), K_REVOKED), (np.frombuffer(b"joined", np.uint8), K_JOINED),
@@ -355,62 +355,62 @@ _KINDS = (
     (np.frombuffer(b"subscribed", np.uint8), K_BAIL),
 )
 # a line naming a member's subscription (``topics``): the Python code's (a group with subscriptions stays there)
-_W_TOPICS = np.frombuffer(b"topics", np.uint8)
+W_TOPICS = np.frombuffer(b"topics", np.uint8)
 
 
 @njit(cache=True, nogil=True)
-def _kind(buf, a, b):
+def kind_of(buf, a, b):
     n = b - a
     c = buf[a] if n > 0 else 0
-    if c == 99 and _key_is(buf, a, b, _KINDS[0][0]):
+    if c == 99 and key_is(buf, a, b, _KINDS[0][0]):
         return K_COMMIT
-    if c == 97 and _key_is(buf, a, b, _KINDS[1][0]):
+    if c == 97 and key_is(buf, a, b, _KINDS[1][0]):
         return K_ASSIGNED
-    if c == 114 and _key_is(buf, a, b, _KINDS[2][0]):
+    if c == 114 and key_is(buf, a, b, _KINDS[2][0]):
         return K_REVOKED
-    if c == 106 and _key_is(buf, a, b, _KINDS[3][0]):
+    if c == 106 and key_is(buf, a, b, _KINDS[3][0]):
         return K_JOINED
-    if c == 108 and _key_is(buf, a, b, _KINDS[4][0]):
+    if c == 108 and key_is(buf, a, b, _KINDS[4][0]):
         return K_LEFT
-    if c == 101 and _key_is(buf, a, b, _KINDS[5][0]):
+    if c == 101 and key_is(buf, a, b, _KINDS[5][0]):
         return K_END
     for k in range(6, 11):
-        if _key_is(buf, a, b, _KINDS[k][0]):
+        if key_is(buf, a, b, _KINDS[k][0]):
             return K_BAIL
     return K_OTHER
 
 
 @njit(cache=True, nogil=True)
-def _parts(buf, i, e, S, htab, pool, pool_off, ptab, pkey, out):
+def read_parts(buf, i, e, S, htab, pool, pool_off, ptab, pkey, out):
     """``partitions`` at ``i`` as partition ids into ``out``: (end, count); end -1 when the value is not
     ``null`` or a list of ``[topic, number, ...]`` this loop reads, count -2 when a table is full."""
     c = buf[i]
     if c == 110:
-        j = _literal(buf, i, e)
+        j = read_literal(buf, i, e)
         return j, 0 if j >= 0 else -1
     if c != 91:
         return -1, -1
     n = 0
-    i = _ws(buf, i + 1, e)
+    i = skip_ws(buf, i + 1, e)
     if i < e and buf[i] == 93:
         return i + 1, 0
     while True:
         if i >= e or buf[i] != 91:
             return -1, -1
-        i = _ws(buf, i + 1, e)
+        i = skip_ws(buf, i + 1, e)
         if i >= e or buf[i] != 34:
             return -1, -1
-        j = _string(buf, i, e)
+        j = read_string(buf, i, e)
         if j < 0:
             return -1, -1
         tid = intern(buf, i + 1, j, S, htab, pool, pool_off)
         if tid < 0:
             return -1, -2
-        i = _ws(buf, j + 1, e)
+        i = skip_ws(buf, j + 1, e)
         if i >= e or buf[i] != 44:
             return -1, -1
-        i = _ws(buf, i + 1, e)
-        j, v, integer = _number(buf, i, e)
+        i = skip_ws(buf, i + 1, e)
+        j, v, integer = read_number(buf, i, e)
         if j < 0 or not integer or v < 0 or v >= 2147483648:
             return -1, -1
         if n >= out.shape[0]:
@@ -420,17 +420,17 @@ def _parts(buf, i, e, S, htab, pool, pool_off, ptab, pkey, out):
             return -1, -2
         out[n] = pid
         n += 1
-        i = _ws(buf, j, e)
+        i = skip_ws(buf, j, e)
         while i < e and buf[i] == 44:  # [topic, number, offset, ...]
-            i = _skip(buf, i + 1, e)
+            i = skip_value(buf, i + 1, e)
             if i < 0:
                 return -1, -1
-            i = _ws(buf, i, e)
+            i = skip_ws(buf, i, e)
         if i >= e or buf[i] != 93:
             return -1, -1
-        i = _ws(buf, i + 1, e)
+        i = skip_ws(buf, i + 1, e)
         if i < e and buf[i] == 44:
-            i = _ws(buf, i + 1, e)
+            i = skip_ws(buf, i + 1, e)
             continue
         if i < e and buf[i] == 93:
             return i + 1, n

@@ -18,18 +18,30 @@ from their new owner (``assign_detailed`` also returns the transfer map and the 
 Modules: ``_frame`` (input normalisation, Kafka's member order), ``range_assignor``,
 ``roundrobin``, ``sticky`` (both sticky assignors), ``connect`` (Kafka Connect's KIP-415
 incremental cooperative assignor, a separate interface documented there) and ``properties``
-(the invariants of assignors.md §2 as small checks, and a cooperative multi-round driver).
+(the invariants of assignors.md §2 as small checks, and a cooperative multi-round driver; the one
+set of these checks: ``groupspec assignor check`` judges candidates with them too, exported here).
 See docs/assignors.md for the differences from Kafka kept on purpose.
 """
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ._frame import Assignment
+from ._frame import Assignment, java_string_key
+from .properties import (
+    check_all, check_complete, check_cooperative, check_generation_validated, check_members, check_movability,
+    check_no_duplicates, check_no_two_cycles, check_subscribed_only, claims, converge, next_subscriptions, owned_of,
+    resolved_owners, subscribed_partitions, topics_of,
+)
 
 NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
-__all__ = ["NAMES", "Assignor", "get"]
+__all__ = [
+    "NAMES", "Assignor", "get", "java_string_key",
+    # the invariants of assignors.md §2, once (properties.py; groupspec.assignorcheck judges candidates with them)
+    "check_all", "check_complete", "check_cooperative", "check_generation_validated", "check_members",
+    "check_movability", "check_no_duplicates", "check_no_two_cycles", "check_subscribed_only", "claims", "converge",
+    "next_subscriptions", "owned_of", "resolved_owners", "subscribed_partitions", "topics_of",
+]
 
 
 class Assignor(Protocol):

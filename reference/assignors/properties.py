@@ -1,152 +1,277 @@
-"""Self-checks for assignor outputs: the invariants of assignors.md §2, and a cooperative driver.
+"""The assignor invariants of assignors.md §2, once: pure checks used by the tests, the benchmarks and ``groupspec assignor check``.
 
 Theory of operation
 -------------------
-Each ``check_*`` function takes the plain-callable inputs and one output and returns a list of
-human-readable violations (empty when the property holds), so tests and benchmarks can assert
-``== []`` and print what went wrong.  They are deliberately simple, independent re-statements of
-the properties (no shared code with the assignors beyond the input normaliser):
+Every check is a pure function of a *group state* and an *assignment* and returns ``None`` when the
+invariant holds, or one line that explains the first violation found:
+
+* a group state is ``(partitions_per_topic, subscriptions)`` in the plain-callable form of docs/formats.md
+  (``subscriptions[member_id] = {"topics", "owned", "generation", "instance_id", "rack"}``, every key
+  optional); the checks read it as given, they do not validate it (an assignor's input normaliser does);
+* an assignment is ``{member_id: [(topic, partition), ...]}``.
+
+The eight checks, deliberately simple, independent re-statements of the properties (no code shared with the
+assignors beyond Java's string order):
 
 * I1 :func:`check_members` — output keys equal the member set;
 * I2 :func:`check_no_duplicates` — no partition twice, also inside one list;
-* I3 :func:`check_subscribed` — only existing partitions of subscribed topics;
+* I3 :func:`check_subscribed_only` — only existing partitions of topics the receiving member subscribes to;
 * I4 :func:`check_complete` — every partition of every subscribed existing topic is assigned;
 * I5 :func:`check_movability` — for |A| > |B| + 1, A holds no partition of a topic B subscribes to;
-* I6 :func:`check_cooperative` — added ∩ revoked = ∅ against the raw owned claims (Kafka's check);
-* I6' :func:`check_generation_validated` — a partition appears in a member's round output only if
-  nobody else claims it or the member claims it with a strictly higher generation than all others;
-* I9 :func:`check_no_two_cycles` — per topic, no pair of members swaps partitions both ways.
+* I6 :func:`check_cooperative` — added ∩ revoked = ∅ against the raw owned claims (Kafka's
+  ``verifyCooperativeValidity``);
+* I6' :func:`check_generation_validated` — a claimed partition goes only to its unique highest-generation
+  claimant (``java_parity=True``: Java's allowance, KAFKA-12984);
+* I9 :func:`check_no_two_cycles` — per topic, no pair of members swaps partitions both ways (Kafka's
+  ``isSticky``; the previous owner is the unique highest-generation claimant, :func:`resolved_owners`).
 
-:func:`converge` drives a cooperative assignor the way ``CooperativeStickyAssignorTest`` does:
-after a round in which something was revoked, every member re-joins owning exactly what it got,
-with the next generation, until a round revokes nothing.
+:func:`check_all` runs a chosen set and returns the violations as a list of ``"I<n>: ..."`` lines (empty when
+all hold), so tests and benchmarks can assert ``== []``. :func:`converge` drives a cooperative assignor the way
+``CooperativeStickyAssignorTest`` does: after a round in which something was revoked, every member re-joins
+owning exactly what it got, with the next generation, until a round revokes nothing.
+
+``groupspec.assignorcheck`` (the assignor checker) judges every call of a candidate with these same checks:
+they live here because ``reference/`` imports no tool, and the checker may import the reference.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
-from ._frame import Assignment, check_partition_counts, normalize
+from ._frame import Assignment, java_string_key
 
+TP = tuple[str, int]
 Subs = Mapping[str, Mapping[str, Any]]
+Out = Mapping[str, Sequence[TP]]
 
 __all__ = [
     "check_all",
     "check_complete",
     "check_cooperative",
+    "check_generation_validated",
     "check_members",
     "check_movability",
-    "check_generation_validated",
     "check_no_duplicates",
     "check_no_two_cycles",
-    "check_subscribed",
+    "check_subscribed_only",
+    "claims",
     "converge",
+    "next_subscriptions",
+    "owned_of",
+    "resolved_owners",
+    "subscribed_partitions",
+    "topics_of",
 ]
 
 
-def check_members(subs: Subs, out: Assignment) -> list[str]:
+# ------------------------------------------------------------------------------------------- shapes
+
+
+def topics_of(sub: Mapping[str, Any]) -> set[str]:
+    return set(sub.get("topics") or ())
+
+
+def owned_of(sub: Mapping[str, Any]) -> set[TP]:
+    return {(t, int(p)) for t, p in (sub.get("owned") or ())}
+
+
+def subscribed_partitions(ppt: Mapping[str, int], subs: Subs) -> set[TP]:
+    """Every partition that must be assigned: partitions of topics someone subscribes to and that exist."""
+    topics = set().union(*(topics_of(s) for s in subs.values())) if subs else set()
+    return {(t, p) for t in topics if t in ppt for p in range(max(0, int(ppt[t])))}
+
+
+# ---------------------------------------------------------------------------------------- I1 – I4
+
+
+def check_members(subs: Subs, out: Out) -> str | None:
+    """I1: the output's keys are exactly the input's member ids."""
     missing = sorted(set(subs) - set(out))
     extra = sorted(set(out) - set(subs))
-    return [f"I1: members missing from output: {missing}"] * bool(missing) + [f"I1: unknown members in output: {extra}"] * bool(extra)
+    if missing:
+        return f"member {missing[0]!r} is missing from the output" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+    if extra:
+        return f"output names {extra[0]!r}, which is not a member of the group"
+    return None
 
 
-def check_no_duplicates(out: Assignment) -> list[str]:
-    seen = Counter(tp for parts in out.values() for tp in parts)
-    dup = sorted(tp for tp, n in seen.items() if n > 1)
-    return [f"I2: assigned more than once: {dup[:5]}"] if dup else []
+def check_no_duplicates(out: Out) -> str | None:
+    """I2: no partition is assigned twice, within one member's list or across members."""
+    seen: dict[TP, str] = {}
+    for m in sorted(out):
+        counts = Counter(out[m])
+        for tp, n in sorted(counts.items()):
+            if n > 1:
+                return f"{tp[0]}-{tp[1]} appears {n} times in the list of {m!r}"
+            if tp in seen:
+                return f"{tp[0]}-{tp[1]} is assigned to both {seen[tp]!r} and {m!r}"
+            seen[tp] = m
+    return None
 
 
-def check_subscribed(counts: Mapping[str, int], subs: Subs, out: Assignment) -> list[str]:
-    members = {m.member_id: m for m in normalize(subs)}
-    bad = []
-    for mid, parts in out.items():
-        topics = members[mid].topic_set if mid in members else frozenset()
-        for t, p in parts:
-            if t not in topics or not (0 <= p < counts.get(t, 0)):
-                bad.append((mid, t, p))
-    return [f"I3: not subscribed or not existing: {bad[:5]}"] if bad else []
+def check_subscribed_only(ppt: Mapping[str, int], subs: Subs, out: Out) -> str | None:
+    """I3: only partitions that exist, of topics the receiving member subscribes to."""
+    for m in sorted(out):
+        sub = subs.get(m)
+        if sub is None:
+            continue  # I1's business
+        mine = topics_of(sub)
+        for t, p in sorted(out[m]):
+            if t not in ppt:
+                return f"{m!r} got {t}-{p} of topic {t!r}, which does not exist"
+            if not 0 <= p < ppt[t]:
+                return f"{m!r} got {t}-{p}, but {t!r} has partitions 0..{ppt[t] - 1}"
+            if t not in mine:
+                return f"{m!r} got {t}-{p} but subscribes only to {sorted(mine)}"
+    return None
 
 
-def check_complete(counts: Mapping[str, int], subs: Subs, out: Assignment) -> list[str]:
-    valid = check_partition_counts(counts)
-    topics = {t for m in normalize(subs) for t in m.topics if t in valid}
-    wanted = {(t, p) for t in topics for p in range(valid[t])}
-    got = {tp for parts in out.values() for tp in parts}
-    missing = sorted(wanted - got)
-    return [f"I4: unassigned partitions: {missing[:5]} ({len(missing)} in all)"] if missing else []
+def check_complete(ppt: Mapping[str, int], subs: Subs, out: Out) -> str | None:
+    """I4: every partition of every subscribed, existing topic is assigned."""
+    assigned = {tp for parts in out.values() for tp in parts}
+    missing = sorted(subscribed_partitions(ppt, subs) - assigned)
+    if missing:
+        t, p = missing[0]
+        more = f" ({len(missing)} partitions unassigned)" if len(missing) > 1 else ""
+        return f"{t}-{p} is subscribed but assigned to nobody{more}"
+    return None
 
 
-def check_movability(counts: Mapping[str, int], subs: Subs, out: Assignment) -> list[str]:
-    members = {m.member_id: m for m in normalize(subs)}
-    size = {mid: len(parts) for mid, parts in out.items()}
-    topics_held = {mid: {t for t, _ in parts} for mid, parts in out.items()}
-    for a in out:
-        for b in out:
-            if size[a] > size[b] + 1 and b in members:
-                common = topics_held[a] & members[b].topic_set
-                if common:
-                    return [f"I5: {a!r} holds {size[a]} and {b!r} holds {size[b]}, yet {b!r} subscribes to {sorted(common)[0]!r} held by {a!r}"]
-    return []
+# ------------------------------------------------------------------------------------- I5 balance
 
 
-def _owned(subs: Subs) -> dict[str, set[tuple[str, int]]]:
-    return {m.member_id: set(m.owned) for m in normalize(subs)}
+def check_movability(ppt: Mapping[str, int], subs: Subs, out: Out) -> str | None:
+    """I5: for every pair A, B with |A| > |B| + 1, A holds no partition of a topic B subscribes to.
+
+    Uniform subscriptions therefore give max − min ≤ 1 (the strong form of Kafka's ``verifyValidityAndBalance``).
+    """
+    sizes = {m: len(out.get(m, ())) for m in subs}
+    by_size = sorted(subs, key=lambda m: (sizes[m], java_string_key(m)))
+    for b in by_size:
+        b_topics = topics_of(subs[b]) & set(ppt)
+        for a in reversed(by_size):
+            if sizes[a] <= sizes[b] + 1:
+                break
+            movable = sorted(tp for tp in out.get(a, ()) if tp[0] in b_topics)
+            if movable:
+                t, p = movable[0]
+                return (f"{a!r} holds {sizes[a]} partitions and {b!r} {sizes[b]}, yet {t}-{p} could move "
+                        f"from {a!r} to {b!r} (both subscribe to {t!r})")
+    return None
 
 
-def check_cooperative(subs: Subs, out: Assignment) -> list[str]:
-    owned = _owned(subs)
-    added = {tp for mid, parts in out.items() for tp in parts if tp not in owned.get(mid, set())}
-    revoked = {tp for mid, parts in owned.items() for tp in parts if tp not in set(out.get(mid, []))}
-    both = sorted(added & revoked)
-    return [f"I6: moved directly between members in one round: {both[:5]}"] if both else []
+# --------------------------------------------------------------------------- cooperative (I6/I6')
 
 
-def check_generation_validated(subs: Subs, out: Assignment) -> list[str]:
-    members = normalize(subs)
-    gen = {m.member_id: (m.generation if m.generation >= 0 else -1) for m in members}
-    claimants: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for m in members:
-        for tp in m.owned:
-            claimants[tp].add(m.member_id)
-    bad = []
-    for mid, parts in out.items():
-        for tp in parts:
-            others = claimants.get(tp, set()) - {mid}
-            if not others:
+def check_cooperative(subs: Subs, out: Out) -> str | None:
+    """I6 (Kafka's ``verifyCooperativeValidity``): added ∩ revoked = ∅ over the raw owned partitions."""
+    added: dict[TP, str] = {}
+    revoked: dict[TP, str] = {}
+    for m, sub in subs.items():
+        owned = owned_of(sub)
+        got = set(out.get(m, ()))
+        for tp in got - owned:
+            added[tp] = m
+        for tp in owned - got:
+            revoked[tp] = m
+    both = sorted(set(added) & set(revoked))
+    if both:
+        t, p = both[0]
+        return f"{t}-{p} moves from {revoked[(t, p)]!r} to {added[(t, p)]!r} in one round (not revoked first)"
+    return None
+
+
+def claims(subs: Subs) -> dict[TP, list[tuple[int, str]]]:
+    """Per partition, its claimants as ``(generation, member)`` (generation −1 when unknown)."""
+    res: dict[TP, list[tuple[int, str]]] = defaultdict(list)
+    for m, sub in subs.items():
+        g = sub.get("generation")
+        g = -1 if g is None or g < 0 else int(g)
+        for tp in owned_of(sub):
+            res[tp].append((g, m))
+    return res
+
+
+def check_generation_validated(subs: Subs, out: Out, java_parity: bool = False) -> str | None:
+    """I6′: member m may hold a claimed partition p only if m is p's unique highest-generation claimant.
+
+    Strict (default): allowed iff nobody claims p, or m is its only claimant at the top generation. This
+    catches what Kafka's I6 misses: a stale, lower-generation claimant handed "its" partition while the
+    current owner still holds it (I6 passes because the stale claimant listed p in its raw owned partitions).
+
+    ``java_parity=True`` adds assignors.md's Java-parity allowance: p may also go to anyone when it is not
+    multiply claimed at the top generation. What remains forbidden is handing out, in the same round, a
+    partition two members claim at the top generation (Java strips and withholds those, KAFKA-12984).
+    """
+    cl = claims(subs)
+    for m in sorted(out):
+        for tp in sorted(out[m]):
+            cs = cl.get(tp)
+            if not cs:
                 continue
-            if mid not in claimants[tp] or any(gen[o] >= gen[mid] for o in others):
-                bad.append((mid, tp))
-    return [f"I6': given while another member may still own it: {bad[:5]}"] if bad else []
+            top = max(g for g, _ in cs)
+            winners = sorted(c for g, c in cs if g == top)
+            if winners == [m]:
+                continue
+            if java_parity and len(winners) == 1:
+                continue
+            mine = [g for g, c in cs if c == m]
+            if len(winners) > 1:
+                return (f"{tp[0]}-{tp[1]} is handed to {m!r} while {', '.join(map(repr, winners))} all claim it "
+                        f"at generation {top} (multiply claimed: must be withheld this round)")
+            how = f"a stale claimant (generation {mine[0]})" if mine else "not a claimant"
+            return (f"{tp[0]}-{tp[1]} is handed to {m!r}, {how}, while {winners[0]!r} still owns it "
+                    f"at generation {top}")
+    return None
 
 
-def check_no_two_cycles(subs: Subs, out: Assignment) -> list[str]:
-    """Kafka's ``isSticky``: previous owner = the unique raw claimant (contested claims are ignored)."""
-    claimants: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for mid, parts in _owned(subs).items():
+# -------------------------------------------------------------------------------------- I9 sticky
+
+
+def resolved_owners(subs: Subs) -> dict[TP, str]:
+    """The member that validly owns each partition: the unique highest-generation claimant, if any."""
+    res: dict[TP, str] = {}
+    for tp, cs in claims(subs).items():
+        top = max(g for g, _ in cs)
+        winners = [m for g, m in cs if g == top]
+        if len(winners) == 1:
+            res[tp] = winners[0]
+    return res
+
+
+def check_no_two_cycles(subs: Subs, out: Out) -> str | None:
+    """I9 (Kafka ``isSticky``): per topic, no two members swap partitions in opposite directions."""
+    before = resolved_owners(subs)
+    moves: dict[tuple[str, str, str], TP] = {}
+    for m, parts in out.items():
         for tp in parts:
-            claimants[tp].append(mid)
-    moves: set[tuple[str, str, str]] = set()
-    for mid, parts in out.items():
-        for tp in parts:
-            c = claimants.get(tp, [])
-            if len(c) == 1 and c[0] != mid:
-                moves.add((tp[0], c[0], mid))
-    cycles = sorted((t, a, b) for t, a, b in moves if (t, b, a) in moves and a < b)
-    return [f"I9: topic {t!r} moved both ways between {a!r} and {b!r}" for t, a, b in cycles[:3]]
+            prev = before.get(tp)
+            if prev is not None and prev != m and prev in subs:
+                moves.setdefault((tp[0], prev, m), tp)
+    for (t, a, b), tp in sorted(moves.items()):
+        back = moves.get((t, b, a))
+        if back is not None:
+            return (f"topic {t!r}: {tp[0]}-{tp[1]} moves {a!r}→{b!r} while {back[0]}-{back[1]} moves "
+                    f"{b!r}→{a!r} in the same rebalance")
+    return None
 
 
-def check_all(counts: Mapping[str, int], subs: Subs, out: Assignment, *, complete: bool = True, balanced: bool = True,
-              cooperative: bool = False, sticky: bool = False) -> list[str]:
-    problems = check_members(subs, out) + check_no_duplicates(out) + check_subscribed(counts, subs, out)
+# -------------------------------------------------------- all of them, and the cooperative driver
+
+
+def check_all(counts: Mapping[str, int], subs: Subs, out: Out, *, complete: bool = True,
+              balanced: bool = True, cooperative: bool = False, sticky: bool = False) -> list[str]:
+    """The chosen checks' violations as ``"I<n>: ..."`` lines; I1–I3 always, the others on request."""
+    found = [("I1", check_members(subs, out)), ("I2", check_no_duplicates(out)), ("I3", check_subscribed_only(counts, subs, out))]
     if complete:
-        problems += check_complete(counts, subs, out)
+        found.append(("I4", check_complete(counts, subs, out)))
     if balanced:
-        problems += check_movability(counts, subs, out)
+        found.append(("I5", check_movability(counts, subs, out)))
     if cooperative:
-        problems += check_cooperative(subs, out) + check_generation_validated(subs, out)
+        found += [("I6", check_cooperative(subs, out)), ("I6'", check_generation_validated(subs, out))]
     if sticky:
-        problems += check_no_two_cycles(subs, out)
-    return problems
+        found.append(("I9", check_no_two_cycles(subs, out)))
+    return [f"{name}: {why}" for name, why in found if why is not None]
 
 
 def next_subscriptions(subs: Subs, out: Assignment) -> dict[str, dict[str, Any]]:
@@ -164,8 +289,7 @@ def converge(assign: Callable[[Mapping[str, int], Subs], Assignment], counts: Ma
         on_round(current, out)
     followups = 0
     while True:
-        owned = _owned(current)
-        revoked = any(tp not in set(out[mid]) for mid, parts in owned.items() for tp in parts)
+        revoked = any(tp not in set(out[mid]) for mid, sub in current.items() for tp in owned_of(sub))
         if not revoked or followups >= max_rounds:
             return followups, out
         current = next_subscriptions(current, out)
