@@ -22,7 +22,7 @@ import struct
 import time
 from typing import Any, Callable
 
-from groupspec.reference.consumer_protocol import Assignment, encode_assignment
+from groupspec.reference.classic import Assignment, encode_assignment
 from groupspec.serve import wire
 from serve_peers import META
 

@@ -5,7 +5,7 @@ Theory of operation
 A scenario is a schedule of simulator actions (who starts, stops, crashes, pauses when) for a
 group of ``members`` consumers ``c1..cN`` subscribed to one topic ``t`` with ``partitions``
 partitions (``subscription-change`` also has a topic ``u`` with half as many: all but ``cN`` read it
-from the start, ``cN`` adds it). :func:`run_scenario` builds a :class:`~groupspec.reference.simulator.Simulator`,
+from the start, ``cN`` adds it). :func:`run_scenario` builds a :class:`~groupspec.reference.sim.Simulator`,
 schedules the actions, steps it to the end, and turns what happened into a
 :class:`ScenarioReport`: a timeline for people (actions, each generation, every listener call,
 who owned what whenever the group settled), the time each partition had no owner, and totals
