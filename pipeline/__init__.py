@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .grid import Grid, GridError, Point, load_grid, preset, parse_grid
+from .grid import PRESETS, Grid, GridError, Point, load_grid, preset, parse_grid
 
-__all__ = ["Grid", "GridError", "Point", "load_grid", "preset", "parse_grid", "OutputError", "Staging",
+__all__ = ["PRESETS", "Grid", "GridError", "Point", "load_grid", "preset", "parse_grid", "OutputError", "Staging",
     "prepare_out", "SparkSetupError", "check_master", "spark_session", "prepare_worker", "run_sweep", "AuditError",
     "expand_inputs", "run_audit", "run_point"]
 

@@ -8,6 +8,7 @@ import importlib
 import os
 import signal
 import sys
+from typing import Any
 
 import click
 
@@ -67,14 +68,14 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _unraisable(hook: object) -> object:
+def _unraisable(hook: Any) -> Any:
     """``sys.unraisablehook`` that notes a swallowed KeyboardInterrupt instead of printing its traceback
     ("Exception ignored on calling ctypes callback function ..."); anything else goes to ``hook``."""
     def on_unraisable(unraisable: object) -> None:
         if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
             _INTERRUPTED.append(signal.SIGINT)
             return
-        hook(unraisable)  # type: ignore[operator]
+        hook(unraisable)
 
     return on_unraisable
 

@@ -38,7 +38,7 @@ def sweep(grid_file: str | None, preset: str | None, master: str, out: str | Non
     from groupspec.pipeline import OutputError, Staging, prepare_out
 
     if (grid_file is None) == (preset is None):
-        from groupspec.pipeline.grid import PRESETS
+        from groupspec.pipeline import PRESETS
 
         both = ", not both" if grid_file is not None else ""
         raise UserError(f"give either GRID.yaml or --preset NAME ({', '.join(PRESETS)}){both}")

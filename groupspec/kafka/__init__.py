@@ -14,10 +14,11 @@ from __future__ import annotations
 from .jars import (
     KAFKA_VERSION,
     KafkaSetupError,
+    cache_root,
     classpath,
     compiled_classes,
     ensure_jars,
     java_binary,
 )
 
-__all__ = ["KAFKA_VERSION", "KafkaSetupError", "classpath", "compiled_classes", "ensure_jars", "java_binary"]
+__all__ = ["KAFKA_VERSION", "KafkaSetupError", "cache_root", "classpath", "compiled_classes", "ensure_jars", "java_binary"]

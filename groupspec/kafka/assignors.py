@@ -113,7 +113,8 @@ class JavaServerAssignors:
         out = json.loads(self.proc.stdout.readline() or '{"error": "it exited"}')
         if "error" in out and not isinstance(out["error"], dict):
             raise KafkaSetupError(f"Kafka's {assignor} assignor failed: {out['error']}")
-        return out
+        result: dict[str, dict[str, list[int]]] = out
+        return result
 
     def close(self) -> None:
         if self.proc.poll() is None:

@@ -20,7 +20,7 @@ from .process import KafkaOracle
 __all__ = ["run_consumer_script_on_kafka", "compare_consumer_script"]
 
 
-def _steps(text: str) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+def parse_steps(text: str) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
     cfg: dict[str, Any] = {}
     steps: list[tuple[int, dict[str, Any]]] = []
     for n, raw in enumerate(text.splitlines(), 1):
@@ -169,7 +169,7 @@ def _tps(d: Any) -> list[list[Any]]:
 
 def run_consumer_script_on_kafka(text: str, oracle: KafkaOracle) -> list[str]:
     """Kafka's transcript of a consumer-protocol script (epochs shown as the reference counts them)."""
-    cfg, steps = _steps(text)
+    cfg, steps = parse_steps(text)
     pair = ConsumerPair(cfg, oracle)
     out: list[str] = []
     for _, obj in steps:
@@ -193,7 +193,7 @@ def _state(at: int, s: dict[str, Any]) -> dict[str, Any]:
 
 def compare_consumer_script(text: str, oracle: KafkaOracle, faults: frozenset[str] = frozenset()) -> Comparison:
     """Run a ConsumerGroupHeartbeat script through the reference and Kafka's coordinator; compare step by step."""
-    cfg, steps = _steps(text)
+    cfg, steps = parse_steps(text)
     pair = ConsumerPair(cfg, oracle, faults)
     out = Comparison(steps=len(steps), compared=len(steps))
     for i, (n, obj) in enumerate(steps):

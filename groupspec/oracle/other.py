@@ -49,9 +49,9 @@ def compare_transcript(text: str, transcript: Iterable[str], oracle: KafkaOracle
 
     lines = [ln for ln in (raw.strip() for raw in transcript) if ln]
     if is_consumer_script(text):
-        from .consumer import ConsumerPair, _steps, compare_consumer_step
+        from .consumer import ConsumerPair, compare_consumer_step, parse_steps
 
-        cfg, csteps = _steps(text)
+        cfg, csteps = parse_steps(text)
         mine = _per_step(lines, "group_epoch")
         if len(mine) != len(csteps):
             raise TranscriptError(f"the transcript has {len(mine)} steps (state lines), the script {len(csteps)}")

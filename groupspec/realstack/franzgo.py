@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from groupspec.kafka.jars import cache_root
+from groupspec.kafka import cache_root
 
 __all__ = ["franzgo_binary", "FranzGoError"]
 

@@ -24,7 +24,8 @@ __all__ = ["default_cells", "run_matrix"]
 def default_cells() -> list[tuple[str, str | None]]:
     """Each client with each scenario's default protocol, and confluent-kafka and Apache Kafka's Java consumer also
     cooperative-sticky and group.protocol=consumer (KIP-848)."""
-    return ([(c, None) for c in CLIENTS] + [(c, p) for c in ("confluent-kafka", "java") for p in ("cooperative", "consumer")]
+    cells: list[tuple[str, str | None]] = [(c, None) for c in CLIENTS]
+    return (cells + [(c, p) for c in ("confluent-kafka", "java") for p in ("cooperative", "consumer")]
             + [("franz-go", "cooperative")])
 
 

@@ -157,7 +157,7 @@ class _Walk:
 
     def parked_new(self, s, i: int) -> bool:  # noqa: ANN001
         """Member ``i``'s JoinGroup is parked and Kafka has not completed a join phase with it yet (``isNew``)."""
-        from groupspec.model.core import GroupStatus as GS
+        from groupspec.model import GroupStatus as GS
 
         r = s.group.records[i]
         mid = self.kafka_id(i)
@@ -192,7 +192,7 @@ class _Walk:
     def kafka_step(self, s, a, t) -> list[dict[str, Any]]:  # noqa: ANN001
         """Send what action ``a`` (from ``s`` to ``t``) stands for; Kafka's answers to live connections."""
         from groupspec.model import actions as A
-        from groupspec.model.core import Id, MemberStatus as MS, Proc
+        from groupspec.model import Id, MemberStatus as MS, Proc
 
         i = a.member
         out: list[dict[str, Any]] = []
@@ -328,7 +328,7 @@ class _Walk:
     def model_answers(self, s, a, t) -> list[tuple]:  # noqa: ANN001
         """The answers the model's step delivers: every inbox that changed, and the acting member's own answer."""
         from groupspec.model import actions as A
-        from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply
+        from groupspec.model import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply
 
         out = []
         for k, (c, c2) in enumerate(zip(s.clients, t.clients)):
@@ -404,8 +404,8 @@ class _Walk:
 
 def mirrored(s, a, t, walk: "_Walk") -> bool:  # noqa: ANN001
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
+    from groupspec.model import GroupStatus as GS
     from groupspec.model import actions as A
-    from groupspec.model.core import GroupStatus as GS
 
     if t.group.status == GS.PREPARING_REBALANCE and t.group.pending and not any(r is not None for r in t.group.records):
         return False  # "pending-only": not explained yet (ABSTRACTIONS)

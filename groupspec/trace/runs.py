@@ -197,7 +197,7 @@ def _check_file(path: str, within: float, stdin_copy: IO[bytes] | None, against_
     return run.result(sorted_=True)
 
 
-def _refuse_a_file_that_is_no_trace(run: _Run, path: str) -> None:
+def _refuse_a_file_that_is_no_trace(run: Run, path: str) -> None:
     """A file none of whose lines is an event (the wrong file given, a CSV, a log) is bad input, not a trace
     with defects: refused in one line naming it and its first line's fault."""
     if not run.groups and run.loose and len(run.loose) == run.events:
