@@ -292,7 +292,7 @@ class Cluster:
         if hit is None:
             try:
                 header, body = wire.decode_request(frame, self.supported)
-                request = _to_reference(header, "Heartbeat", body)
+                request = to_reference(header, "Heartbeat", body)
             except Exception:  # noqa: BLE001 - anything that does not decode and check: the general path decides
                 return None
             if len(self._heartbeats) >= 4096:

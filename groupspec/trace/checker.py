@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from .against_model import ModelMatcher
 from .overlaps import FENCING_EVENTS, OverlapRules, Overlap  # noqa: F401 - FENCING_EVENTS, Overlap: re-exported
