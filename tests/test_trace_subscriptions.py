@@ -116,3 +116,20 @@ def test_a_bad_subscribed_line_is_a_trace_defect():
     [g] = check_events(ev).to_dict()["groups"]
     wf = next(p for p in g["properties"] if p["id"] == "well_formed")
     assert any("topics" in x["message"] for x in wf["violations"]), wf
+
+
+def test_the_real_stack_run_ends_by_the_same_balance_rule():
+    # groupspec/realstack/ending.py decides when a recording may stop ("converged") with the checker's rule
+    from groupspec.realstack.ending import Ownership
+
+    for subscribed, want in ((True, True), (False, False)):
+        own = Ownership()
+        for e in _trace(subscribed=subscribed, c3_gets=RANGE):
+            own.feed(e)
+        assert own.converged({"c1", "c2", "c3"}) is want, subscribed
+    own = Ownership()  # the unbalanced one: c1 four of t, c2 none, both subscribing to t alone
+    for e in _trace(subscribed=True, c3_gets=RANGE, c1_gets=T[0:4]):
+        if e.get("ts_ms") == 11_000 and e.get("member") == "c2":
+            e = {**e, "partitions": []}
+        own.feed(e)
+    assert own.converged({"c1", "c2", "c3"}) is False

@@ -8,8 +8,10 @@ on a fixed clock could end before the last member was assigned (the third member
 
 Converged, judged from the lines recorded so far the way the trace checker judges a period
 (``groupspec.trace``'s ``convergence``): every partition of the run's topics owned by exactly one
-live member, the owned counts balanced (differing by at most one, overall or in every topic), and
-that assignment unchanged for ``SETTLE_S``. Live members are the members the harness started and
+live member, the owned counts balanced (differing by at most one, overall, among the members with the same
+subscription, or in every topic among the members subscribing to it: the ``subscribed`` lines the harness writes,
+as ``groupspec.trace``'s ``balance`` reads them; a partition of a topic no live member subscribes to need not be
+owned), and that assignment unchanged for ``SETTLE_S``. Live members are the members the harness started and
 has not seen leave (a ``left`` line, a crash, a process that exited): a member whose client has not
 come up yet owns nothing, so the group is not converged without it.
 """
@@ -32,6 +34,7 @@ class Ownership:
         self.topics: dict[str, int] = {}
         self.gone: set[str] = set()
         self.changed_ms = 0  # when the assignment (or the membership) last changed
+        self.subs: dict[str, frozenset[str]] = {}  # member -> its subscription (``subscribed`` lines)
 
     def feed(self, e: dict[str, Any]) -> None:
         kind, member, ts = e.get("event"), e.get("member"), int(e.get("ts_ms", 0))
@@ -40,6 +43,10 @@ class Ownership:
             self.changed_ms = max(self.changed_ms, ts)
             return
         if member is None:
+            return
+        if kind == "subscribed":
+            self.subs[member] = frozenset(e.get("topics") or [])
+            self.changed_ms = max(self.changed_ms, ts)
             return
         parts = {(p[0], int(p[1])) for p in e.get("partitions") or []}
         mine = self.owned.setdefault(member, set())
@@ -72,14 +79,23 @@ class Ownership:
             if seen & mine:
                 return False
             seen |= mine
-        wanted = {(t, p) for t, n in self.topics.items() for p in range(n)}
+        def subscribes(m: str, t: str) -> bool:
+            return m not in self.subs or t in self.subs[m]
+
+        wanted = {(t, p) for t, n in self.topics.items() for p in range(n) if any(subscribes(m, t) for m in members)}
         if not wanted <= seen:
             return False
         counts = [len(self.owned.get(m, set())) for m in members]
         if max(counts) - min(counts) <= 1:
             return True
-        return all(max(c) - min(c) <= 1 for c in (
-            [sum(1 for tp in self.owned.get(m, set()) if tp[0] == t) for m in members] for t in self.topics))
+        classes: dict[frozenset[str] | None, list[int]] = {}
+        for m, c in zip(members, counts):
+            classes.setdefault(self.subs.get(m), []).append(c)
+        if self.subs and all(max(c) - min(c) <= 1 for c in classes.values()):
+            return True
+        per_topic = ([sum(1 for tp in self.owned.get(m, set()) if tp[0] == t) for m in members if subscribes(m, t)]
+                     for t in self.topics)
+        return all(max(c) - min(c) <= 1 for c in per_topic if c)
 
 
 def read_new(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
