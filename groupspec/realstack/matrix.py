@@ -25,7 +25,7 @@ def default_cells() -> list[tuple[str, str | None]]:
     """Each client with each scenario's default protocol, and confluent-kafka and Apache Kafka's Java consumer also
     cooperative-sticky and group.protocol=consumer (KIP-848)."""
     return ([(c, None) for c in CLIENTS] + [(c, p) for c in ("confluent-kafka", "java") for p in ("cooperative", "consumer")]
-            + [("franz-go", "cooperative")])
+            + [("franz-go", "cooperative"), ("sarama", "cooperative")])
 
 
 def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,
