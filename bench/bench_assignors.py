@@ -19,6 +19,12 @@ J. Every assignor (range, roundrobin, sticky, cooperative-sticky) against Kafka'
    ``groupspec.kafka.assignors.JavaAssignors``), one JVM, interleaved rounds, medians; the results are compared
    (SHA-256 of both). Ratio = Java's time / groupspec's (target >= 1 on every row). Only this part:
    ``.venv/bin/python bench/bench_assignors.py --java``.
+S. The consumer protocol's server-side assignors (KIP-848: ``uniform``, ``range``; reference/assignors/server.py)
+   against Kafka's ``UniformAssignor`` and ``RangeAssignor`` from the pinned kafka-group-coordinator jar (driver
+   ``groupspec.kafka.assignors.JavaServerAssignorBench``: the group spec and metadata image built inside the JVM, only
+   ``assign`` timed), homogeneous groups small / 10k / 1M partitions, steps fresh and join (one member joins, the
+   others' current target the side's own fresh result); interleaved rounds, medians, thread CPU; results compared
+   (SHA-256, moves, loads). Only this part: ``.venv/bin/python bench/bench_assignors.py --server``.
 5. Varied subscriptions (each consumer on a random subset of topics, seeded and printed), which
    exercises the per-topic least-loaded index of the general path.
 
@@ -196,6 +202,123 @@ def ours_once(assignor: Any, counts: dict[str, int], subs: dict[str, dict]) -> t
     return wall, cpu
 
 
+#: the shapes of [S]: (label, topics, partitions per topic, members), every member on every topic (homogeneous)
+SERVER_SHAPES = (
+    ("small", 4, 8, 5),
+    ("10k", 100, 100, 100),
+    ("1M", 500, 2000, 2000),
+)
+SERVER_ASSIGNORS = ("range", "uniform")
+
+
+def target_digest(target: dict[str, dict[str, list[int]]]) -> str:
+    """:func:`assignment_digest` of a server assignor's target ``{member: {topic: [partitions]}}``."""
+    return assignment_digest({m: [(t, p) for t, ps in per.items() for p in ps] for m, per in target.items()})
+
+
+def target_moved(before: dict[str, dict[str, list[int]]], after: dict[str, dict[str, list[int]]]) -> int:
+    owner = {(t, p): m for m, per in after.items() for t, ps in per.items() for p in ps}
+    return sum(1 for m, per in before.items() for t, ps in per.items() for p in ps
+               if owner.get((t, p), m) != m)
+
+
+def server_chain(name: str, topics: int, partitions: int, members: int) -> tuple[dict[str, int], list[tuple[dict, dict]], list[dict]]:
+    """The inputs ``(subscriptions, current)`` and results of the steps fresh and join for groupspec's server assignor
+    ``name``, built exactly as ``groupspec.kafka.ServerAssignorBench`` builds Java's."""
+    from groupspec.reference.assignors.server import get_server
+
+    counts = {f"topic{i}": partitions for i in range(topics)}
+    names = list(counts)
+    a = get_server(name)
+    subs0 = {f"consumer{i}": names for i in range(members)}
+    out0 = a.assign(counts, subs0, {})
+    subs1 = {**subs0, f"consumer{members}": names}
+    current = {m: out0.get(m, {}) for m in subs0}
+    out1 = a.assign(counts, subs1, current)
+    return counts, [(subs0, {}), (subs1, current)], [out0, out1]
+
+
+def vs_java_server(repeats: int, only: tuple[str, ...] = SERVER_ASSIGNORS, shapes: tuple = SERVER_SHAPES) -> tuple[bool, list[tuple]]:
+    """[S]: groupspec's server-side assignors against Kafka's from the jar, in the style of :func:`vs_java`: one JVM,
+    one warm-up run each, ``repeats`` rounds of one Java run and one groupspec run (order swapped every round),
+    medians of wall time and CPU (Java: the calling thread's CPU). Ratio = Java's median / groupspec's. Required:
+    ``range`` identical (Kafka's algorithm is deterministic given the member ids); ``uniform`` the same loads and,
+    in the join step, the same number of moved partitions (Kafka picks among balanced targets in its hash maps'
+    order, so identical targets are not required: docs/assignors.md, "Kafka's server-side assignors")."""
+    import gc
+    import statistics
+
+    from groupspec.kafka import KAFKA_VERSION, KafkaSetupError
+    from groupspec.kafka.assignors import SERVER_STEPS, JavaServerAssignorBench
+    from groupspec.reference.assignors.server import get_server
+
+    print(f"[S] server-side assignors (KIP-848) against Kafka {KAFKA_VERSION}'s (kafka-group-coordinator from Maven Central), "
+          f"median of {repeats} interleaved runs each; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          "(figures under that load)")
+    try:
+        java = JavaServerAssignorBench()
+    except (KafkaSetupError, OSError) as e:
+        print(f"  Kafka's Java NOT RUN: {e}")
+        return False, []
+    ok = True
+    rows = []
+    try:
+        print(f"  {java.version}")
+        print(f"  {'shape':<6} {'assignor':<8} {'step':<6} {'Java ms':>9} {'ours ms':>9} {'ratio':>8}  {'Java CPU':>9} {'our CPU':>9}  "
+              f"{'identical':<9} moved J/ours  loads J/ours")
+        for label, topics, partitions, members in shapes:
+            java.server_shape(topics, partitions, members)
+            for name in only:
+                java.prepare(name)
+                counts, inputs, outputs = server_chain(name, topics, partitions, members)
+                assignor = get_server(name)
+                for i, step in enumerate(SERVER_STEPS):
+                    jdigest, jmoved, jlo, jhi = java.server_digest(name, step)
+                    sizes = [sum(len(ps) for ps in outputs[i].get(m, {}).values()) for m in inputs[i][0]]
+                    same = jdigest == target_digest(outputs[i])
+                    moved = target_moved(outputs[0], outputs[i]) if i else 0
+                    subs, current = inputs[i]
+                    java.run(name, step)
+                    server_once(assignor, counts, subs, current)
+                    jruns, oruns = [], []
+                    for r in range(repeats):
+                        if r % 2 == 0:
+                            jruns.append(java.run(name, step))
+                            oruns.append(server_once(assignor, counts, subs, current))
+                        else:
+                            oruns.append(server_once(assignor, counts, subs, current))
+                            jruns.append(java.run(name, step))
+                    jwall, jthread = (statistics.median(r[k] for r in jruns) for k in range(2))
+                    wall, cpu = (statistics.median(r[k] for r in oruns) for k in range(2))
+                    ratio = jwall / wall
+                    agree = same if name == "range" else ((jlo, jhi) == (min(sizes), max(sizes)) and jmoved == moved)
+                    ok = ok and agree
+                    row = (label, name, step, jwall, wall, ratio, jthread, cpu, same, jmoved, moved, (jlo, jhi), (min(sizes), max(sizes)))
+                    rows.append(row)
+                    print(f"  {label:<6} {name:<8} {step:<6} {jwall * 1e3:9.3f} {wall * 1e3:9.3f} {ratio:7.2f}x  {jthread * 1e3:9.3f} "
+                          f"{cpu * 1e3:9.3f}  {'yes' if same else 'no':<9} {jmoved}/{moved}  {jlo}-{jhi}/{min(sizes)}-{max(sizes)}"
+                          + ("" if agree else "  DISAGREES"), flush=True)
+                del inputs, outputs
+                gc.collect()
+    finally:
+        java.close()
+    if rows:
+        worst = min(rows, key=lambda r: r[5])
+        print(f"  worst ratio: {worst[0]} {worst[1]} {worst[2]} at {worst[5]:.2f}x (ratio = Java's time / groupspec's; CPU in ms, "
+              f"Java's is its thread's); range identical and uniform with the same loads and moves on every row: "
+              f"{'yes' if ok else 'NO'}")
+    return ok, rows
+
+
+def server_once(assignor: Any, counts: dict[str, int], subs: dict[str, list[str]], current: dict) -> tuple[float, float]:
+    """One target by groupspec's server assignor: (wall, CPU) seconds from call to result (result freed after)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = assignor.assign(counts, subs, current)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    del out
+    return wall, cpu
+
+
 def uniform(topics: int, partitions: int, consumers: int, target: float) -> bool:
     print(f"[1] cooperative-sticky, uniform: {topics} topics x {partitions} partitions = {topics * partitions:,} partitions, {consumers} consumers")
     counts = {f"topic{i}": partitions for i in range(topics)}
@@ -324,11 +447,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--java", action="store_true", help="only [J], every assignor against Kafka's Java")
     ap.add_argument("--assignor", action="append", choices=ASSIGNORS, help="[J]: only these assignors (repeatable)")
     ap.add_argument("--shape", action="append", choices=[s[0] for s in JAVA_SHAPES], help="[J]: only these shapes (repeatable)")
-    ap.add_argument("--repeats", type=int, default=5, help="[J]: interleaved runs per side, assignor and step (default 5)")
+    ap.add_argument("--repeats", type=int, default=5, help="[J], [S]: interleaved runs per side, assignor and step (default 5)")
+    ap.add_argument("--server", action="store_true", help="only [S], the server-side assignors against Kafka's jar")
+    ap.add_argument("--server-shape", action="append", choices=[s[0] for s in SERVER_SHAPES],
+                    help="[S]: only these shapes (repeatable)")
     args = ap.parse_args(argv)
     only = tuple(args.assignor) if args.assignor else ASSIGNORS
     shapes = tuple(s for s in JAVA_SHAPES if not args.shape or s[0] in args.shape)
-    if args.java:
+    if args.server:
+        results = [vs_java_server(args.repeats, shapes=tuple(s for s in SERVER_SHAPES
+                                                             if not args.server_shape or s[0] in args.server_shape))[0]]
+    elif args.java:
         results = [vs_java(args.repeats, only, shapes)]
     elif args.quick:
         results = [uniform(50, 200, 200, 10.0), general(20, 50, 100, 5.0), kafka_python_side_by_side(10, 100, 20, 1.0)]

@@ -192,3 +192,35 @@ if __name__ == "__main__":  # python tests/test_server_assignors_vs_kafka.py [N]
     with JavaServerAssignors() as j:
         for key, value in measure(j, range(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)).items():
             print(f"{key}: {value}")
+
+
+def _bench_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_assignors.py"
+    spec = importlib.util.spec_from_file_location("bench_assignors_smoke", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_server_bench_runs_and_builds_the_same_groups_as_java(capsys):
+    """bench/bench_assignors.py --server on its small shape (no figure is judged here, only that it runs and that
+    the groups the JVM builds for itself are the ones groupspec's side gets: range identical, uniform the same loads
+    and moves). A broken range on our side makes it say so."""
+    bench = _bench_module()
+    ok, rows = bench.vs_java_server(1, shapes=bench.SERVER_SHAPES[:1])
+    assert ok and [(r[1], r[2]) for r in rows] == [("range", "fresh"), ("range", "join"), ("uniform", "fresh"), ("uniform", "join")]
+    assert all(r[8] for r in rows if r[1] == "range"), capsys.readouterr().out
+
+    import groupspec.reference.assignors.server as server
+
+    real = server.get_server
+    try:
+        server.get_server = lambda name: _RangeBackwards() if name == "range" else real(name)
+        ok, rows = bench.vs_java_server(1, only=("range",), shapes=bench.SERVER_SHAPES[:1])
+    finally:
+        server.get_server = real
+    assert not ok and "DISAGREES" in capsys.readouterr().out

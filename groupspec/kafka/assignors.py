@@ -126,3 +126,28 @@ class JavaServerAssignors:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+
+
+SERVER_STEPS = ("fresh", "join")
+
+
+class JavaServerAssignorBench(JavaAssignors):
+    """A running ``groupspec.kafka.ServerAssignorBench``: Kafka's ``UniformAssignor`` and ``RangeAssignor`` timed on
+    homogeneous groups built inside the JVM (see its Javadoc). Used by ``bench/bench_assignors.py --server``."""
+
+    def __init__(self, heap: str = "4g") -> None:
+        java = java_binary()
+        cp = classpath()
+        self.version = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+        self.proc = subprocess.Popen([java, f"-Xmx{heap}", "-cp", cp, "groupspec.kafka.ServerAssignorBench"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._expect("ready")
+
+    def server_shape(self, topics: int, partitions: int, members: int) -> None:
+        """``topics`` x ``partitions``; members consumer0.. each on every topic."""
+        self._ask(f"shape {topics} {partitions} {members}", "ok")
+
+    def server_digest(self, assignor: str, step: str) -> tuple[str, int, int, int]:
+        """(SHA-256 of the step's result, partitions moved from the fresh result, smallest load, largest load)."""
+        _, hexd, moved, lo, hi = self._ask(f"digest {assignor} {step}", "digest ").split()
+        return hexd, int(moved), int(lo), int(hi)

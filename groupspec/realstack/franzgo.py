@@ -13,7 +13,7 @@ from pathlib import Path
 
 from groupspec.kafka import cache_root
 
-__all__ = ["franzgo_binary", "FranzGoError"]
+__all__ = ["franzgo_binary", "FranzGoError", "go_worker_binary"]
 
 SOURCES = Path(__file__).with_name("franzgo")
 
@@ -22,29 +22,35 @@ class FranzGoError(RuntimeError):
     """Go is missing or the worker does not build (the message is one line)."""
 
 
-def _digest() -> str:
+def _digest(sources: Path = SOURCES) -> str:
     h = hashlib.sha256()
     for name in ("go.mod", "go.sum", "main.go"):
-        h.update((SOURCES / name).read_bytes())
+        h.update((sources / name).read_bytes())
     return h.hexdigest()[:16]
 
 
 def franzgo_binary() -> Path:
     """The built worker, building it first if this source version has not been built here."""
-    target = cache_root() / f"franzgo-{_digest()}" / "franzgo-worker"
+    return go_worker_binary("franz-go", SOURCES, "franzgo", FranzGoError)
+
+
+def go_worker_binary(label: str, sources: Path, name: str, error: type[RuntimeError]) -> Path:
+    """A Go worker (``sources``: go.mod, go.sum, main.go) built once per source version into
+    ``<cache>/<name>-<digest>/<name>-worker``; ``error`` (with ``label`` first) when Go is missing or the build fails."""
+    target = cache_root() / f"{name}-{_digest(sources)}" / f"{name}-worker"
     if target.exists():
         return target
     go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
     if go is None:
-        raise FranzGoError("franz-go: the worker is built with Go, and no go is on PATH (install Go 1.22 or newer)")
+        raise error(f"{label}: the worker is built with Go, and no go is on PATH (install Go 1.22 or newer)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     env = dict(os.environ, GOFLAGS="-mod=mod", CGO_ENABLED="0")
-    r = subprocess.run([go, "build", "-o", str(tmp), "."], cwd=SOURCES, env=env, capture_output=True, text=True,
+    r = subprocess.run([go, "build", "-o", str(tmp), "."], cwd=sources, env=env, capture_output=True, text=True,
                        timeout=900)
     if r.returncode != 0:
         first = next((ln for ln in r.stderr.splitlines() if ln.strip()), "no output")
-        raise FranzGoError(f"franz-go: go build failed: {first[:300]}")
+        raise error(f"{label}: go build failed: {first[:300]}")
     tmp.replace(target)
     return target
 

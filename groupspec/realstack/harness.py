@@ -49,8 +49,8 @@ from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
 
-CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java", "franz-go")  # java: Apache Kafka's
-# KafkaConsumer; franz-go: the pure-Go client (groupspec/realstack/franzgo/, built with the machine's Go)
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "java", "franz-go", "sarama")  # java: Apache
+# Kafka's KafkaConsumer; franz-go and sarama: Go clients (groupspec/realstack/franzgo/, sarama/, built with the machine's Go)
 KAFKAJS_DIR = Path(sys.prefix) / "node"  # `make kafkajs` installs the npm package kafkajs here
 PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "consumer-static", "static-cooperative")
 # consumer: group.protocol=consumer (KIP-848) with the broker's default assignor (uniform); consumer-range: with
@@ -73,12 +73,10 @@ _CLIENT_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka"
 def _check_client(client: str) -> None:
     """Raise :class:`ClientMissing` when ``client``'s Python library cannot be imported here (the worker
     processes import it with the same interpreter)."""
-    if client == "franz-go":  # built once per source version, before the run (not at the first worker's start)
-        from .franzgo import FranzGoError, franzgo_binary
-
+    if client in _GO_CLIENTS:  # built once per source version, before the run (not at the first worker's start)
         try:
-            franzgo_binary()
-        except FranzGoError as e:
+            _go_binary(client)
+        except RuntimeError as e:
             raise ClientMissing(str(e)) from None
         return
     module = _CLIENT_MODULES.get(client)
@@ -93,6 +91,20 @@ def _check_client(client: str) -> None:
                             f"(import {module}: {e}); install it with: pip install {client}") from None
 
 
+_GO_CLIENTS = ("franz-go", "sarama")
+
+
+def _go_binary(client: str) -> Path:
+    """The built Go worker of ``client`` (FranzGoError or SaramaError, one line, when Go is missing or the build fails)."""
+    if client == "sarama":
+        from .sarama import sarama_binary
+
+        return sarama_binary()
+    from .franzgo import franzgo_binary
+
+    return franzgo_binary()
+
+
 def supported(client: str, protocol: str) -> str | None:
     """Why ``client`` cannot run ``protocol`` here (None when it can)."""
     if client == "java":
@@ -101,6 +113,10 @@ def supported(client: str, protocol: str) -> str | None:
         if protocol in CONSUMER_PROTOCOLS:
             return "franz-go has no group.protocol=consumer (KIP-848) client in the harness"
         return None  # classic: range, cooperative-sticky, static
+    if client == "sarama":
+        if protocol in CONSUMER_PROTOCOLS:
+            return "sarama has no group.protocol=consumer (KIP-848) client"
+        return None  # classic: range, cooperative-sticky (sarama >= 1.61), static, static with cooperative-sticky
     if protocol == "static-cooperative" and client != "confluent-kafka":
         return f"{client} has no cooperative-sticky assignor for the classic protocol in the harness"
     if protocol in CONSUMER_PROTOCOLS and client != "confluent-kafka":
@@ -127,12 +143,10 @@ def _java_worker_command(spec: dict[str, Any]) -> list[str]:
 def _worker_command(client: str, spec: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
     if client == "java":
         return _java_worker_command(spec), None
-    if client == "franz-go":
-        from .franzgo import FranzGoError, franzgo_binary
-
+    if client in _GO_CLIENTS:
         try:
-            return [str(franzgo_binary()), json.dumps(spec)], None
-        except FranzGoError as e:
+            return [str(_go_binary(client)), json.dumps(spec)], None
+        except RuntimeError as e:
             raise HarnessError(str(e)) from None
     if client != "kafkajs":
         return [sys.executable, "-m", "groupspec.realstack.worker", json.dumps(spec)], None

@@ -26,7 +26,7 @@ def default_cells() -> list[tuple[str, str | None]]:
     cooperative-sticky and group.protocol=consumer (KIP-848)."""
     cells: list[tuple[str, str | None]] = [(c, None) for c in CLIENTS]
     return (cells + [(c, p) for c in ("confluent-kafka", "java") for p in ("cooperative", "consumer")]
-            + [("franz-go", "cooperative")])
+            + [("franz-go", "cooperative"), ("sarama", "cooperative")])
 
 
 def run_matrix(scenarios: list[str], clients: list[tuple[str, str | None]], coordinators: list[str], out_dir: str,

@@ -170,8 +170,17 @@ class RangeServerAssignor(ServerAssignor):
     def assign(self, partitions_per_topic, subscriptions, current=None):
         members = sorted(subscriptions)
         out: Target = {m: {} for m in members}
+        # members grouped by subscription, so that a topic's subscribers (in id order) are found per distinct
+        # subscription, not per member (1M partitions x 2,000 members: 1.1 s before, bench_assignors.py --server)
+        by_sub: dict[frozenset[str], list[str]] = {}
+        for m in members:
+            by_sub.setdefault(frozenset(subscriptions[m]), []).append(m)
+        cache: dict[tuple[bool, ...], list[str]] = {}
         for t in sorted(partitions_per_topic):
-            subs = [m for m in members if t in subscriptions[m]]
+            key = tuple(t in s for s in by_sub)
+            subs = cache.get(key)
+            if subs is None:
+                subs = cache[key] = sorted(m for s, ms in by_sub.items() if t in s for m in ms)
             n = partitions_per_topic[t]
             if not subs or not n:
                 continue
