@@ -523,7 +523,12 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
         if c.id == Id.CURRENT and g.records[i] is not None and not self.static_members:
             g = self._remove(g, clients, i)
         elif c.id == Id.PENDING and g.pending >> i & 1:
-            g = self._maybe_complete_join(g.but(pending=g.pending & ~(1 << i)), clients)  # the pending id is dropped
+            g = g.but(pending=g.pending & ~(1 << i))  # the pending id is dropped
+            if g.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
+                # Kafka 4.3.1 (classicGroupLeaveToClassicGroup): a pending member that leaves counts as a member
+                # that left, so a Stable or CompletingRebalance group rebalances (the Scala coordinator did not)
+                g = self._prepare_rebalance(g, clients)
+            g = self._maybe_complete_join(g, clients)
         clients[i] = Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost)
         return self._with(s, group=g, clients=tuple(clients), spend=True)
 

@@ -84,7 +84,7 @@ def test_judge_counts_property_changes_not_state_counts():
 
 def test_killers_are_checks_against_something_else():
     kinds = {k.kind for k in killers()}
-    assert kinds == {"model", "oracle", "conformance"}
+    assert kinds == {"model", "oracle", "kafka", "conformance"}
     assert not any("compiled" in k.name or "drift" in k.name or "figure" in k.name for k in killers())
 
 

@@ -3,13 +3,15 @@
 Owns the mutation operators over ``model/`` (:mod:`.operators`: one-rule changes generated from the
 source by AST, each with a stable name), applying one on a copy in this process (:mod:`.loader`: an
 import hook, the checkout never written), the checks allowed to kill a mutant (:mod:`.killers`: the
-model's own properties explored on the mutant, and the conformance suites against the reference), the
+model's own properties explored on the mutant, the model's own paths replayed on Kafka's group coordinator
+(:mod:`.kafka_walks`), and the conformance suites against the reference), the
 parallel campaign and its summary per family (:mod:`.campaign`) and the equivalent mutants with their
 reasons (:mod:`.equivalent`).
 
 May import: ``groupspec.model``, ``groupspec.checker``, ``groupspec.conformance``, ``groupspec.reference``
 (Kafka's assignors, the oracle of the model's; all but the reference only inside functions, once a mutant
-is in place). Imported by the CLI and the tests only.
+is in place), ``groupspec.oracle`` and ``groupspec.kafka`` (Kafka's own group coordinator, one process per
+worker). Imported by the CLI and the tests only.
 """
 from __future__ import annotations
 

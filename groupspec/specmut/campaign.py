@@ -32,6 +32,8 @@ SAMPLE: dict[str, str] = {
     "join_phase.JoinPhase._complete_join:off-by-one#0": "model:eager 3m×2p b1",  # no generation bump
     "classic.ClassicProtocol.successors:timer-never#0": "model:static 2m×3p b2",  # a ghost is never fenced
     "classic.ClassicProtocol.successors:negate-guard#12": "conformance:regressions:static-range",  # rebalance timer
+    # a parked JoinGroup of a removed member answered FENCED_INSTANCE_ID: Kafka's coordinator says UNKNOWN_MEMBER_ID
+    "join_phase.JoinPhase._remove:wrong-error#0": "kafka:eager·range 3m×3p×2t 300×40",
     "consumer.Consumer.successors:timer-never#0": "model:consumer 3m×2p b2",  # KIP-848 session timeout
     "consumer.Consumer.commit_accepted:off-by-one#0": "conformance:consumer:one-topic",  # commit at epoch + 1
     "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration",

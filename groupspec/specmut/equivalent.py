@@ -29,6 +29,33 @@ EQUIVALENT: dict[str, str] = {
     "consumer.Consumer._bump:off-by-one#0":
         "the comparison is read only when bump_on_change is off, that is in the broken variant "
         "consumer-no-epoch-bump; every correct variant bumps the epoch before reaching it",
+    "classic.ClassicProtocol._join:keep-generation#0":
+        "the generation kept after UNKNOWN_MEMBER_ID on JoinGroup is reported only beside owned partitions the same "
+        "step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the "
+        "next completed join phase overwrites it",
+    "classic.ClassicProtocol.successors:drop-term#12":
+        "the late-expiry flag set on a resumed process holding a stale id: such a process is not alive, so "
+        "SessionExpired is enabled for its record anyway; the flag is cleared when its next join phase completes, "
+        "and _late_expirable excludes the parked JoinGroup in between",
+    "classic.ClassicProtocol.successors:drop-term#21":
+        "outside PREPARING_REBALANCE no record has joined set (completing a join phase clears it, and a JoinGroup "
+        "sets it only after the group moved to PREPARING_REBALANCE), and the rebalance timer yields nothing then",
+    "classic.ClassicProtocol.successors:timer-early#4":
+        "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
+        "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
+    "consumer.Consumer.compiled_encoding:drop-term#1":
+        "compiled_encoding only chooses the engine that explores the model (the Python explorer instead of the "
+        "compiled kernel); the rules explored are the model's own either way, and every check explores them itself",
+    "classic.ClassicProtocol._receive_error:keep-generation#0":
+        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
+    "classic.ClassicProtocol._heartbeat:keep-generation#0":
+        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
+    "classic.ClassicProtocol.converged:drop-term#6":
+        "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
+    "classic.ClassicProtocol.applicable_faults:negate-guard#1":
+        "applicable_faults only says which faults groupspec verify selects for a variant (a choice of the explored instance); the rules are untouched, and static members ignore two-step-join anyway (_formation_init)",
+    "classic.ClassicProtocol._perturbations:drop-guard#1":
+        "the steps it adds for a process that is not running change nothing a rule reads: a paused process's LeaveGroup is Resume then LeaveGroup (same states, same budget), a down process's LeaveGroup or a second Pause only spends budget, and a paused process's subscription change is Resume, the change, Pause again with one unit of perturbation budget less (the budget bounds the exploration; it is no rule of the protocol)",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
 }

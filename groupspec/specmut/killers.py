@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
 
 # The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
@@ -53,14 +54,21 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("static-leader-snapshot", "sticky", 2, 3, 1, "crash,join,partitions", 3),
     ("coordinator-assigns", "sticky", 2, 3, 1, f"{F},initial-delay,two-step-join,late-expiry", 2),
     ("eager-to-cooperative", "range", 2, 2, 1, "", 0),
+    ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),  # the rolling upgrade, perturbed
     ("connect-delayed", "sticky", 2, 2, 1, F, 2),
     ("connect-keep-work", "sticky", 2, 2, 1, F, 2),
     ("consumer", "uniform", 3, 2, 1, F, 2),
     ("consumer", "range", 2, 3, 2, "subscription,partitions,crash", 2),
     ("consumer-static", "uniform", 2, 3, 1, "join,leave,crash,timeout,zombie", 3),
+    # the requests and answers in flight (model/consumer_flight.py): lost and late answers, late commits, restarts
+    ("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 2),
+    ("consumer", "uniform", 3, 3, 1, "late-commit", 2),  # commit_fencing violated, as in Kafka (verify's kafka_too)
+    ("consumer-static", "uniform", 2, 3, 1, "crash,early-restart,lose-answer,leave,join", 3),
     ("classic-to-consumer", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
@@ -72,6 +80,8 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("consumer-no-wait-release", "uniform", 2, 2, 1, "", 0),
     ("consumer-unfenced-commits", "uniform", 2, 2, 1, "zombie", 1),
     ("consumer-no-epoch-bump", "uniform", 2, 2, 1, "", 0),
+    ("consumer-commit-any-epoch", "uniform", 2, 2, 1, "late-commit", 1),
+    ("consumer-fenced-keeps-partitions", "uniform", 3, 1, 1, "lose-answer", 2),
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
@@ -108,7 +118,7 @@ ORACLE_CASES = 400
 @dataclass(frozen=True)
 class Killer:
     name: str
-    kind: str  # "model" | "oracle" | "conformance"
+    kind: str  # "model" | "oracle" | "kafka" | "conformance"
     variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
     job: tuple
 
@@ -121,6 +131,8 @@ def killers(scale: float = 1.0) -> list[Killer]:
            for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
     out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
+    out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
+            for job in WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -178,8 +190,46 @@ def run_killer(k: Killer) -> dict[str, Any]:
     if k.kind == "model":
         return _explore(k.job)
     if k.kind == "oracle":
-        return {"failure": _assignor_oracle(*k.job)}
+        return {"failure": _within(ORACLE_SECONDS, lambda: _assignor_oracle(*k.job))}
+    if k.kind == "kafka":
+        from .kafka_walks import check
+
+        return {"failure": check(k.job)}
     return {"failure": _conform(*k.job)}
+
+
+ORACLE_SECONDS = 60  # the 400 small groups take about a second; Kafka's assignors return at once on each
+
+
+def _within(seconds: int, fn):  # noqa: ANN001, ANN202
+    """``fn()``, or a failure if it has not returned after ``seconds`` (an assignor that loops: Kafka's does not).
+
+    Nested in the campaign's per-mutant alarm: that one is put back, less the time spent here."""
+    import signal
+    import time
+
+    if not hasattr(signal, "SIGALRM"):
+        return fn()
+
+    class _Slow(Exception):
+        pass
+
+    def _raise(_sig, _frame):  # noqa: ANN001
+        raise _Slow
+
+    outer = signal.alarm(0)  # what is left of the caller's alarm (0: none)
+    t0 = time.monotonic()
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.alarm(seconds)
+    try:
+        return fn()
+    except _Slow:
+        return f"the assignor has not returned after {seconds} s on a small group (Kafka's returns at once)"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        if outer:
+            signal.alarm(max(1, outer - int(time.monotonic() - t0)))
 
 
 def _assignor_oracle(name: str) -> str | None:
@@ -317,7 +367,7 @@ def _conform(name: str, examples: int, steps: int) -> str | None:
 
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
-    if k.kind in ("conformance", "oracle"):
+    if k.kind in ("conformance", "oracle", "kafka"):
         return got["failure"]
     if not got.get("complete", True):
         return None  # the mutant's state space outgrew the job: undecided here
