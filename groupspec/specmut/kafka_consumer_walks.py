@@ -146,7 +146,8 @@ class _Walk:
                          "instance_id": f"i{i}" if self.static else None, "rebalance_timeout_ms": REBALANCE_MS,
                          "subscribed_topic_names": names, "subscribed_topic_regex": None, "server_assignor": None,
                          "owned": self.tps(owned)}, at)
-        self.last_hb[mid] = self.now
+        if epoch >= 0:  # a static member's leave (-2) does not restart its session: it runs out from the last one
+            self.last_hb[mid] = self.now
         r = next(x for x in out if x["conn"] == mid and x["request"] == "ConsumerGroupHeartbeat")
         return r
 
