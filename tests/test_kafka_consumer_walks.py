@@ -61,12 +61,20 @@ def test_a_monkeypatched_model_rule_is_caught(monkeypatch):
 
 
 def test_the_walks_are_a_registered_killer_of_consumer_mutants():
+    """Registered, run by the campaign's own dispatch: silent on the unchanged model, a failure on the mutant."""
     from groupspec.specmut.campaign import relevant
-    from groupspec.specmut.killers import killers
+    from groupspec.specmut.killers import killers, run_killer
+    from groupspec.specmut.loader import applied
 
-    names = [k.name for k in relevant(_mutant("consumer.Consumer.handle:drop-guard#2"), killers())]
-    assert "kafka:consumer·uniform 3m×3p 300×40" in names
-    assert "kafka:consumer-static·uniform 3m×3p 300×40" in names
+    m = _mutant("consumer.Consumer.handle:drop-guard#2")
+    ks = {k.name: k for k in relevant(m, killers())}
+    assert "kafka:consumer-static·uniform 3m×3p 300×40" in ks
+    k = ks["kafka:consumer·uniform 3m×3p 300×40"]
+    with applied(None):
+        assert run_killer(k) == {"failure": None}
+    with applied(m):
+        got = run_killer(k)["failure"]
+    assert got is not None and got.startswith("kafka:consumer·uniform"), got
 
 
 def test_every_abstraction_stepped_around_is_documented():

@@ -196,8 +196,10 @@ def run_killer(k: Killer) -> dict[str, Any]:
     if k.kind == "oracle":
         return {"failure": _within(ORACLE_SECONDS, lambda: _assignor_oracle(*k.job))}
     if k.kind == "kafka" and k.variant.startswith("consumer"):
-        from .kafka_consumer_walks import check
-    elif k.kind == "kafka":
+        from .kafka_consumer_walks import check as consumer_check
+
+        return {"failure": consumer_check(k.job)}
+    if k.kind == "kafka":
         from .kafka_walks import check
 
         return {"failure": check(k.job)}
