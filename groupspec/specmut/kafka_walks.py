@@ -140,14 +140,14 @@ class _Walk:
         return [self.where[b] for b in range(self.cfg.partitions) if mask >> b & 1]
 
     def _subscription(self, topics: int, owned: int, generation: int) -> str:
-        from groupspec.reference.consumer_protocol import Subscription, encode_subscription
+        from groupspec.reference.classic import Subscription, encode_subscription
 
         names = tuple(self.topics[t] for t in range(self.cfg.topics) if topics >> t & 1)
         return encode_subscription(Subscription(topics=names, owned_partitions=tuple(self._tps(owned)),
                                                 generation_id=generation)).hex()
 
     def _assignment(self, mask: int) -> str:
-        from groupspec.reference.consumer_protocol import Assignment, encode_assignment
+        from groupspec.reference.classic import Assignment, encode_assignment
 
         return encode_assignment(Assignment(partitions=tuple(self._tps(mask)))).hex()
 
@@ -310,7 +310,7 @@ class _Walk:
                 self.leader_said[slot] = r.get("leader")
                 out.append((slot, "JOIN", r["generation"]))
             elif kind == "SyncGroup" and r["error"] == "NONE":
-                from groupspec.reference.consumer_protocol import decode_assignment
+                from groupspec.reference.classic import decode_assignment
 
                 raw = bytes.fromhex(r.get("assignment") or "")
                 parts = decode_assignment(raw).partitions if raw else ()
