@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
 
@@ -133,6 +134,9 @@ def killers(scale: float = 1.0) -> list[Killer]:
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
             for job in WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
+    # the KIP-848 model's walks (kafka_consumer_walks.py): the same kind, told apart by the variant
+    out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
+            for job in CONSUMER_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -191,6 +195,10 @@ def run_killer(k: Killer) -> dict[str, Any]:
         return _explore(k.job)
     if k.kind == "oracle":
         return {"failure": _within(ORACLE_SECONDS, lambda: _assignor_oracle(*k.job))}
+    if k.kind == "kafka" and k.variant.startswith("consumer"):
+        from .kafka_consumer_walks import check as consumer_check
+
+        return {"failure": consumer_check(k.job)}
     if k.kind == "kafka":
         from .kafka_walks import check
 

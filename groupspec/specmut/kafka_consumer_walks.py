@@ -1,0 +1,386 @@
+"""The KIP-848 model's own paths replayed on Apache Kafka's group coordinator (the consumer half of the Kafka walks).
+
+As :mod:`.kafka_walks` does for the classic variants: a seeded random walk over the (possibly mutated) model of
+``consumer`` / ``consumer-static`` (``model/consumer.py``), every step sent to Kafka's coordinator (the oracle,
+``groupspec.oracle``) as the ConsumerGroupHeartbeat or the passing of time it stands for, and the two compared
+after every step:
+
+* the answer to every heartbeat the step sends: its error, and when there is none the member epoch and the
+  assignment (the model's ``Consumer.handle``);
+* the group: its group epoch, which member slots it has a record for, each member's state
+  (STABLE / UNREVOKED_PARTITIONS / UNRELEASED_PARTITIONS), epoch, assigned and pending-revocation partitions, and
+  (when Kafka has computed it: ``target-computed-later``) the assignment epoch and each member's target.
+
+Epochs are compared through the documented renaming ``epoch-origin`` (a positive model epoch ``e`` is Kafka's
+``e + 1``; docs/conformance.md, "Decisions on the open corners"); a static member that left (epoch -2) is compared
+as Kafka stores it (``static-left-epoch``: Kafka's epoch -2, the model's ``left`` flag).
+
+How a model step becomes Kafka's input (slot ``i``'s process ``n`` is member id ``m<i>-<n>``, static slot ``i`` is
+``group.instance.id`` ``i<i>``): ``ConsumerGroupHeartbeat`` a full heartbeat (the client's epoch, subscription and
+owned partitions, the rebalance timeout); ``LeaveGroup`` a heartbeat with epoch -1 (-2 static); ``SessionExpired``,
+``ExpireLive`` and ``RebalanceTimeoutFence`` time running out for that member alone: every other member whose
+heartbeat is a no-op in the model heartbeats just before (its answer compared with the model's), and the step is
+taken only if every other member's session outlives the wait. Steps in a client only (``RevokePartitions``, a
+pause, a resume, a crash, a start, a subscription change) send nothing: the group must be as it was.
+
+Stepped around (``ABSTRACTIONS``): the model's rebalance-timeout fence, the revocation Kafka skips, the
+assignor's free choice, the metadata change, the time the model does not count.
+
+May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.oracle``.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .kafka_walks import Divergence, _ORACLE, oracle
+
+SESSION_MS = 10_000
+# The rebalance timeout the members send: longer than any walk lasts, so Kafka's rebalance timer never fires
+# (``rebalance-timeout-fence``).
+REBALANCE_MS = 3_600_000
+
+# Every other member's session must outlive a wait by this much: the requests of the steps up to the next wait
+# (one millisecond each, a few hundred at most) must not run it out either.
+MARGIN_MS = 1_000
+
+# The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps)
+CONSUMER_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+    ("consumer", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie", 6, 300, 40),
+    ("consumer", "range", 3, 4, 2, "join,leave,crash,timeout,zombie,subscription", 6, 300, 40),
+    ("consumer", "uniform", 2, 3, 2, "join,leave,crash,timeout,zombie,subscription", 6, 200, 40),
+    ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie", 6, 300, 40),
+    ("consumer-static", "range", 3, 4, 2, "join,leave,crash,timeout,zombie,subscription", 6, 200, 40),
+)
+
+# The model's abstractions and Kafka's choices the walks step around (docs/oracle.md, "The model's walks").
+ABSTRACTIONS = {
+    "epoch-origin":
+        "mapped, not stepped around: Kafka's first group epoch is 2 where the model's is 1; a positive model epoch "
+        "e is compared with Kafka's e + 1 (docs/conformance.md)",
+    "static-left-epoch":
+        "mapped: a static member that left with epoch -2 is stored by Kafka with epoch -2, by the model with its "
+        "last epoch and `left`; Kafka's -2 is what the model's `left` must show",
+    "target-computed-later":
+        "mapped: after a removal Kafka bumps the group epoch and computes the target at the next heartbeat; the "
+        "assignment epoch and targets are compared only when Kafka's assignment epoch is its group epoch",
+    "revocation-already-done":
+        "stepped around: a heartbeat that in the model enters UNREVOKED_PARTITIONS although the request already "
+        "reports none of the partitions to revoke (a static member taking over its record with nothing owned) is "
+        "not taken; Kafka moves such a member to the new epoch in that heartbeat (docs/conformance.md keeps the "
+        "model's two steps deliberately)",
+    "assignor-choice":
+        "the walk ends: where the uniform assignor has several balanced targets, Kafka's UniformAssignor may pick "
+        "another one (same sizes per member, same partitions in all); what follows depends on the choice",
+    "rebalance-timeout-fence":
+        "mapped: the model's RebalanceTimeoutFence (a paused member that has not revoked) removes the member as its "
+        "session expiry does; on Kafka the session runs out (the rebalance timeout sent is an hour, longer than "
+        "any walk), the same removal",
+    "time":
+        "the model counts no time: an expiry is taken only when every other member either heartbeats a no-op "
+        "just before it or has a session that outlives the wait; a member whose heartbeat would change something "
+        "and whose session would run out on the way blocks the step",
+    "static-leave-revoking":
+        "FOUND BY THESE WALKS, NOT RESOLVED YET (stepped around, so the walks stay green while it is open): a "
+        "static member that leaves with epoch -2 while partitions are pending revocation keeps them pending in "
+        "the model (their partition epoch stays set until its session expires), while Kafka 4.3.1 stores the "
+        "departed member with nothing pending revocation (those partitions are free at once; the assigned ones "
+        "stay). The walks do not take such a LeaveGroup; the model's rule is the follow-up",
+    "subscription-drops-at-once":
+        "FOUND BY THESE WALKS, NOT RESOLVED YET (stepped around): a heartbeat with a changed subscription from a "
+        "member the model leaves where it is (pending revocation: it still owns what it must revoke) keeps the "
+        "partitions of the topics it no longer subscribes to assigned in the model; Kafka 4.3.1 removes them from "
+        "the current assignment at once (CurrentAssignmentBuilder.withHasSubscriptionChanged: 'always removes "
+        "unsubscribed topics from the current assignment'). The walks do not take such a heartbeat; the model's "
+        "rule is the follow-up",
+    "metadata":
+        "not walked: the oracle has no metadata change (the `partitions` fault), nor the in-flight faults "
+        "(lost and late answers, late commits: the coordinator's answers are the same, only their delivery differs)",
+}
+
+
+class _Walk:
+    def __init__(self, proto, kafka, topic_names: list[str]) -> None:  # noqa: ANN001
+        self.p = proto
+        self.k = kafka
+        self.cfg = proto.cfg
+        self.topics = topic_names
+        self.static = bool(proto.static_members)
+        self.now = 0
+        self.proc_no = [0] * self.cfg.members
+        self.slot_of: dict[str, int] = {}
+        self.last_hb: dict[str, int] = {}  # member id -> when Kafka last heard from it (its session's start)
+        self.kstate: dict[str, Any] = {}
+        where = []
+        for b in range(self.cfg.partitions):
+            t = self.cfg.topic_of[b]
+            where.append((topic_names[t], sum(1 for x in range(b) if self.cfg.topic_of[x] == t)))
+        self.where = where
+        self.bit_of = {w: b for b, w in enumerate(where)}
+
+    def mid(self, i: int) -> str:
+        return f"m{i}-{self.proc_no[i]}"
+
+    def mask(self, parts) -> int:  # noqa: ANN001
+        m = 0
+        for tp in parts or ():
+            m |= 1 << self.bit_of[(tp[0], tp[1])]
+        return m
+
+    def tps(self, mask: int) -> list[list[Any]]:
+        return [list(self.where[b]) for b in range(self.cfg.partitions) if mask >> b & 1]
+
+    def send(self, op: dict[str, Any], at: int | None = None) -> list[dict[str, Any]]:
+        self.now = max(self.now + 1, at or 0)
+        ans = self.k.send({"at": self.now, "group_id": "g", "state_group": "g", **op})
+        self.kstate = ans["state"]
+        return ans["responses"]
+
+    def heartbeat(self, i: int, epoch: int, owned: int, topics: int, at: int | None = None) -> dict[str, Any]:
+        """One full ConsumerGroupHeartbeat from slot ``i``'s process; Kafka's answer."""
+        mid = self.mid(i)
+        self.slot_of[mid] = i
+        kepoch = epoch + 1 if epoch > 0 else epoch  # epoch-origin
+        names = [self.topics[t] for t in range(self.cfg.topics) if topics >> t & 1]
+        out = self.send({"op": "ConsumerGroupHeartbeat", "conn": mid, "member_id": mid, "member_epoch": kepoch,
+                         "instance_id": f"i{i}" if self.static else None, "rebalance_timeout_ms": REBALANCE_MS,
+                         "subscribed_topic_names": names, "subscribed_topic_regex": None, "server_assignor": None,
+                         "owned": self.tps(owned)}, at)
+        if epoch >= 0:  # a static member's leave (-2) does not restart its session: it runs out from the last one
+            self.last_hb[mid] = self.now
+        r = next(x for x in out if x["conn"] == mid and x["request"] == "ConsumerGroupHeartbeat")
+        return r
+
+    def answer(self, r: dict[str, Any]) -> tuple:
+        if r["error"] != "NONE":
+            return (r["error"],)
+        e = r["member_epoch"]
+        return ("OK", e - 1 if e > 0 else e, self.mask(r.get("assignment")))
+
+    # ------------------------------------------------------------------ the model's view
+    def model_answer(self, s, i: int) -> tuple:  # noqa: ANN001
+        _g, ans = self.p.handle(s, i)
+        return tuple(ans)
+
+    def noop(self, s, j: int) -> bool:  # noqa: ANN001
+        from groupspec.model.core import Proc
+
+        c = s.clients[j]
+        return c.proc == Proc.UP and c.epoch > 0 and c.answer is None and self.p.heartbeat(s, j) == s
+
+    def kafka_members(self) -> dict[str, Any]:
+        return self.kstate.get("members", {}) if self.kstate.get("type") == "consumer" else {}
+
+    def kafka_id(self, i: int) -> str | None:
+        return next((m for m in self.kafka_members() if self.slot_of.get(m) == i), None)
+
+    def wait_ok(self, s, i: int) -> bool:  # noqa: ANN001
+        """Whether member ``i``'s session can run out on Kafka with no other member's running out on the way."""
+        mid = self.kafka_id(i)
+        if mid is None:
+            return False
+        deadline = self.last_hb[mid] + SESSION_MS
+        if deadline - 10 <= self.now + 1:
+            return False  # no room for the keep-alive heartbeats before it
+        for other in self.kafka_members():
+            if other == mid:
+                continue
+            j = self.slot_of.get(other, -1)
+            if j >= 0 and other == self.mid(j) and self.noop(s, j):
+                continue  # kept alive just before the wait
+            if self.last_hb.get(other, 0) + SESSION_MS <= deadline + MARGIN_MS:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ one model step on Kafka
+    def step(self, s, a, t) -> str | None:  # noqa: ANN001
+        """Send what ``a`` stands for; the first difference in the answers, or None."""
+        from groupspec.model import actions as A
+        from groupspec.model.consumer import STATIC_LEAVE_EPOCH, LEAVE_EPOCH, ConsumerGroupHeartbeat, \
+            RebalanceTimeoutFence
+
+        i = a.member
+        if isinstance(a, ConsumerGroupHeartbeat):
+            c = s.clients[i]
+            want = self.model_answer(s, i)
+            got = self.answer(self.heartbeat(i, c.epoch, c.owned, c.topics))
+            if got != want:
+                return f"answer to m{i}: model {want}, Kafka {got}"
+        elif isinstance(a, A.LeaveGroup):
+            c = s.clients[i]
+            ep = STATIC_LEAVE_EPOCH if self.static else LEAVE_EPOCH
+            r = self.heartbeat(i, ep, 0, c.topics)
+            if r["error"] != "NONE" or r["member_epoch"] != ep:
+                return f"answer to m{i}'s leave: model (OK, {ep}), Kafka ({r['error']}, {r['member_epoch']})"
+        elif isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
+            mid = self.kafka_id(i)
+            deadline = self.last_hb[mid] + SESSION_MS
+            first = True
+            for j in range(self.cfg.members):
+                if j != i and self.kafka_id(j) == self.mid(j) and self.noop(s, j):
+                    c = s.clients[j]
+                    want = self.model_answer(s, j)
+                    got = self.answer(self.heartbeat(j, c.epoch, c.owned, c.topics,
+                                                     at=deadline - 10 if first else None))
+                    first = False
+                    if got != want:
+                        return f"answer to m{j}'s keep-alive heartbeat: model {want}, Kafka {got}"
+            self.send({"op": "advance"}, at=deadline + 1)
+        if i >= 0:  # the client side: a new process on the slot
+            if isinstance(a, (A.Crash, A.LeaveGroup)):
+                self.proc_no[i] += 1
+        return None
+
+    # ------------------------------------------------------------------ comparing the group
+    def compare_group(self, t) -> str | None:  # noqa: ANN001
+        g = t.group
+        ks = self.kstate
+        if ks.get("type") != "consumer":
+            if g.epoch == 0 and not any(m is not None for m in g.members):
+                return None
+            return f"Kafka has no consumer group; the model's group epoch is {g.epoch}"
+        sh = lambda e: e + 1 if e > 0 else e  # noqa: E731 - epoch-origin
+        if ks["group_epoch"] != sh(g.epoch):
+            return f"group epoch: model {g.epoch} (Kafka's {sh(g.epoch)}), Kafka {ks['group_epoch']}"
+        kmem = {self.slot_of.get(m, -1): v for m, v in ks["members"].items()}
+        mmem = {k: r for k, r in enumerate(g.members) if r is not None}
+        if sorted(kmem) != sorted(mmem):
+            return f"members (slots): model {sorted(mmem)}, Kafka {sorted(kmem)}"
+        for k, r in mmem.items():
+            v = kmem[k]
+            want = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
+            got = (v["state"], v["epoch"], self.mask(v["assigned"]), self.mask(v["revoking"]))
+            if r.left:  # static-left-epoch: Kafka's state of a departed member is not the model's to say
+                want, got = want[1:], got[1:]
+            if want != got:
+                return f"member m{k} (state, epoch, assigned, revoking): model {want}, Kafka {got}"
+        return None
+
+    def compare_target(self, t) -> str | None:  # noqa: ANN001
+        """The assignment epoch and targets, when Kafka has computed them (``target-computed-later``)."""
+        g = t.group
+        ks = self.kstate
+        if ks.get("type") != "consumer" or ks["assignment_epoch"] != ks["group_epoch"]:
+            return None
+        sh = g.target_epoch + 1 if g.target_epoch > 0 else g.target_epoch
+        if ks["assignment_epoch"] != sh:
+            return f"assignment epoch: model {g.target_epoch} (Kafka's {sh}), Kafka {ks['assignment_epoch']}"
+        for m, v in ks["members"].items():
+            k = self.slot_of.get(m, -1)
+            if k >= 0 and g.members[k] is not None and self.mask(v["target"]) != g.target[k]:
+                return f"target of m{k}: model {self.tps(g.target[k])}, Kafka {v['target']}"
+        return None
+
+    def choice(self, t) -> bool:  # noqa: ANN001
+        """Both targets balanced over the same partitions (``assignor-choice``): Kafka picked another one."""
+        if self.p.assignor_name != "uniform":
+            return False
+        g = t.group
+        mt = [bin(g.target[k]).count("1") for k, r in enumerate(g.members) if r is not None]
+        kt = [len(v["target"]) for v in self.kafka_members().values()]
+        whole = 0
+        for k, r in enumerate(g.members):
+            if r is not None:
+                whole |= g.target[k]
+        kwhole = 0
+        for v in self.kafka_members().values():
+            kwhole |= self.mask(v["target"])
+        return (bool(mt) and sorted(mt) == sorted(kt) and max(mt) - min(mt) <= 1 and whole == kwhole)
+
+
+def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+    """None if the walk may take ``a``; else the abstraction that steps it around."""
+    from groupspec.model import actions as A
+    from groupspec.model.consumer import ConsumerGroupHeartbeat, MemberState, RebalanceTimeoutFence
+
+    if isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
+        return None if walk.wait_ok(s, a.member) else "time"
+    if isinstance(a, A.LeaveGroup) and walk.static and s.group.members[a.member] is not None \
+            and s.group.members[a.member].revoking:
+        return "static-leave-revoking"
+    if isinstance(a, A.AddPartition):
+        return "metadata"
+    if isinstance(a, ConsumerGroupHeartbeat):
+        i = a.member
+        r0, r1 = s.group.members[i], t.group.members[i]
+        c = s.clients[i]
+        if r0 is not None and r1 is not None and r0.topics != c.topics:
+            outside = 0
+            for b in range(walk.cfg.partitions):
+                if not c.topics >> walk.cfg.topic_of[b] & 1:
+                    outside |= 1 << b
+            if r1.assigned & outside:
+                return "subscription-drops-at-once"
+        if r1 is not None and r1.state == MemberState.UNREVOKED_PARTITIONS and not r1.revoking & c.owned \
+                and (r0 is None or r0.left or r0.state != MemberState.UNREVOKED_PARTITIONS):
+            return "revocation-already-done"
+    return None
+
+
+def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
+              walks: int, steps: int, seed: int = 20261128, stats: dict[str, int] | None = None) -> str | None:
+    """``walks`` seeded random walks of the KIP-848 model (as loaded now) on Kafka; raises :class:`Divergence`
+    at the first difference. ``stats`` counts the steps taken and every abstraction stepped around."""
+    from groupspec.model import Config, make
+
+    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
+                 faults=frozenset(f for f in faults.split(",") if f))
+    proto = make(variant, cfg)
+    kafka = oracle()
+    names = [f"t{k}" for k in range(topics)]
+    per_topic = {n: sum(1 for b in range(partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}
+    stats = stats if stats is not None else {}
+    for w in range(walks):
+        rng = random.Random(seed * 1000 + w)
+        kafka.reset({"topics": per_topic, "consumer_session_timeout_ms": SESSION_MS,
+                     "consumer_min_session_timeout_ms": SESSION_MS, "consumer_heartbeat_interval_ms": 1000,
+                     "consumer_min_heartbeat_interval_ms": 1000, "consumer_assignors": [proto.assignor_name],
+                     "consumer_assignment_interval_ms": 0, "consumer_assignor_offload": False})
+        walk = _Walk(proto, kafka, names)
+        s = proto.init_states()[0]
+        path: list[str] = []
+        for _n in range(steps):
+            succ = []
+            for a, t in proto.successors(s):
+                why = mirrored(s, a, t, walk)
+                if why is None:
+                    succ.append((a, t))
+                else:
+                    stats[why] = stats.get(why, 0) + 1
+            if not succ:
+                break
+            a, t = succ[rng.randrange(len(succ))]
+            path.append(repr(a))
+            stats["steps"] = stats.get("steps", 0) + 1
+            why = walk.step(s, a, t)
+            target = walk.compare_target(t)
+            if target is not None and target.startswith("target") and walk.choice(t):
+                stats["assignor-choice"] = stats.get("assignor-choice", 0) + 1
+                break  # Kafka's assignor chose another balanced target: a free choice; this walk ends
+            why = why or target or walk.compare_group(t)
+            if why is not None:
+                raise Divergence(f"kafka:{variant}·{assignor} walk {w} (seed {seed}) step {len(path)} {path[-1]}: "
+                                 f"{why}; path {' '.join(path)}")
+            s = t
+        stats["walks"] = stats.get("walks", 0) + 1
+    return None
+
+
+def check(job: tuple) -> str | None:
+    """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
+    o = _ORACLE.get("o")
+    if o is not None and _ORACLE.get("busy"):
+        o.close()
+        del _ORACLE["o"]
+    _ORACLE["busy"] = True
+    try:
+        why = run_walks(*job)
+    except Divergence as e:
+        why = str(e)
+    except (TimeoutError, KeyboardInterrupt):
+        raise
+    except Exception:
+        _ORACLE["busy"] = False
+        raise
+    _ORACLE["busy"] = False
+    return why

@@ -1,0 +1,83 @@
+"""The KIP-848 model's walks on Kafka's coordinator (groupspec/specmut/kafka_consumer_walks.py): they pass on the
+unchanged model, a one-line mutant of model/consumer.py dies by them, and they are a registered killer."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groupspec.specmut.kafka_consumer_walks import ABSTRACTIONS, CONSUMER_WALK_JOBS, check, run_walks
+from groupspec.specmut.kafka_walks import Divergence
+
+SEED = 20261128
+
+
+@pytest.mark.parametrize("job", CONSUMER_WALK_JOBS, ids=lambda j: f"{j[0]}-{j[1]}-{j[2]}m{j[3]}p{j[4]}t")
+def test_the_walks_agree_with_kafka_on_the_unchanged_model(job):
+    stats: dict[str, int] = {}
+    print(f"seed {SEED} (replay: run_walks(*{job!r}, seed={SEED}))")
+    try:
+        assert run_walks(*job, seed=SEED, stats=stats) is None
+    finally:
+        print(stats)
+    # the walks go somewhere: most of their steps are taken, not stepped around
+    assert stats["steps"] >= job[7] * 5, stats
+    assert set(stats) - {"steps", "walks"} <= set(ABSTRACTIONS), stats
+
+
+def _mutant(name: str):
+    from groupspec.specmut.operators import generate
+
+    return next(m for m in generate() if m.name == name)
+
+
+@pytest.mark.parametrize("name", [
+    # `if r.topics != c.topics` -> `if True`: a join with an unchanged subscription bumps the group epoch twice
+    "consumer.Consumer.handle:drop-guard#2",
+    # `if owned is None or owned & r.revoking` -> `if True`: a revocation is never acknowledged
+    "consumer.Consumer.reconcile:drop-guard#2",
+])
+def test_a_planted_one_line_model_mutant_is_caught(name):
+    from groupspec.specmut.loader import applied
+
+    m = _mutant(name)
+    print(f"{name}: {m.diff}")
+    with applied(m):
+        failures = [check(job) for job in CONSUMER_WALK_JOBS[:1]]
+        if failures[0] is None:
+            failures = [check(job) for job in CONSUMER_WALK_JOBS[1:]]
+    why = next((f for f in failures if f), None)
+    assert why is not None and why.startswith("kafka:consumer"), failures
+    print(why[:300])
+
+
+def test_a_monkeypatched_model_rule_is_caught(monkeypatch):
+    """A rule switched off in the model class (partitions given before their previous owner released them)."""
+    from groupspec.model.consumer import Consumer
+
+    monkeypatch.setattr(Consumer, "wait_for_release", False)
+    with pytest.raises(Divergence, match="kafka:consumer"):
+        run_walks(*CONSUMER_WALK_JOBS[0][:7], walks=40, steps=40, seed=SEED)
+
+
+def test_the_walks_are_a_registered_killer_of_consumer_mutants():
+    """Registered, run by the campaign's own dispatch: silent on the unchanged model, a failure on the mutant."""
+    from groupspec.specmut.campaign import relevant
+    from groupspec.specmut.killers import killers, run_killer
+    from groupspec.specmut.loader import applied
+
+    m = _mutant("consumer.Consumer.handle:drop-guard#2")
+    ks = {k.name: k for k in relevant(m, killers())}
+    assert "kafka:consumer-static·uniform 3m×3p 300×40" in ks
+    k = ks["kafka:consumer·uniform 3m×3p 300×40"]
+    with applied(None):
+        assert run_killer(k) == {"failure": None}
+    with applied(m):
+        got = run_killer(k)["failure"]
+    assert got is not None and got.startswith("kafka:consumer·uniform"), got
+
+
+def test_every_abstraction_stepped_around_is_documented():
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "oracle.md").read_text()
+    for name in ABSTRACTIONS:
+        assert f"`{name}`" in docs, name
