@@ -41,7 +41,7 @@ from .connect_delayed import ConnectDelayed, ConnectKeepWork
 from .consumer import Consumer, ConsumerStatic
 from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
-from . import actions
+from . import actions, consumer
 from .core import FAULTS, NO_GENERATION, TIMING_FAULTS, Config, GroupStatus, Id, MemberStatus, Proc, Reply, State, bits
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
@@ -77,7 +77,7 @@ def make(name: str, config: Config):
 
 
 __all__ = [
-    "actions",
+    "actions", "consumer",
     "Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make",
     # what the tools read: the state records (core.py), the properties, the assignors, the symmetry reduction
     "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",

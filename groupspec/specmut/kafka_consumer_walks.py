@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .kafka_walks import Divergence, _ORACLE, oracle
+from .kafka_walks import Divergence, SHARED_ORACLE, oracle
 
 SESSION_MS = 10_000
 # The rebalance timeout the members send: longer than any walk lasts, so Kafka's rebalance timer never fires
@@ -163,7 +163,7 @@ class _Walk:
         return tuple(ans)
 
     def noop(self, s, j: int) -> bool:  # noqa: ANN001
-        from groupspec.model.core import Proc
+        from groupspec.model import Proc
 
         c = s.clients[j]
         return c.proc == Proc.UP and c.epoch > 0 and c.answer is None and self.p.heartbeat(s, j) == s
@@ -196,8 +196,10 @@ class _Walk:
     def step(self, s, a, t) -> str | None:  # noqa: ANN001
         """Send what ``a`` stands for; the first difference in the answers, or None."""
         from groupspec.model import actions as A
-        from groupspec.model.consumer import STATIC_LEAVE_EPOCH, LEAVE_EPOCH, ConsumerGroupHeartbeat, \
-            RebalanceTimeoutFence
+        from groupspec.model import consumer as mc
+
+        STATIC_LEAVE_EPOCH, LEAVE_EPOCH = mc.STATIC_LEAVE_EPOCH, mc.LEAVE_EPOCH
+        ConsumerGroupHeartbeat, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.RebalanceTimeoutFence
 
         i = a.member
         if isinstance(a, ConsumerGroupHeartbeat):
@@ -291,7 +293,10 @@ class _Walk:
 def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     """None if the walk may take ``a``; else the abstraction that steps it around."""
     from groupspec.model import actions as A
-    from groupspec.model.consumer import ConsumerGroupHeartbeat, MemberState, RebalanceTimeoutFence
+    from groupspec.model import consumer as mc
+
+    ConsumerGroupHeartbeat, MemberState, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.MemberState, \
+        mc.RebalanceTimeoutFence
 
     if isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
         return None if walk.wait_ok(s, a.member) else "time"
@@ -368,11 +373,11 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 def check(job: tuple) -> str | None:
     """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
-    o = _ORACLE.get("o")
-    if o is not None and _ORACLE.get("busy"):
+    o = SHARED_ORACLE.get("o")
+    if o is not None and SHARED_ORACLE.get("busy"):
         o.close()
-        del _ORACLE["o"]
-    _ORACLE["busy"] = True
+        del SHARED_ORACLE["o"]
+    SHARED_ORACLE["busy"] = True
     try:
         why = run_walks(*job)
     except Divergence as e:
@@ -380,7 +385,7 @@ def check(job: tuple) -> str | None:
     except (TimeoutError, KeyboardInterrupt):
         raise
     except Exception:
-        _ORACLE["busy"] = False
+        SHARED_ORACLE["busy"] = False
         raise
-    _ORACLE["busy"] = False
+    SHARED_ORACLE["busy"] = False
     return why

@@ -59,16 +59,16 @@ WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     ("static-cooperative", "sticky", 2, 3, 1, "join,crash,timeout,zombie", 6, 200, 40),
 )
 
-_ORACLE: dict[str, Any] = {}
+SHARED_ORACLE: dict[str, Any] = {}
 
 
 def oracle():  # noqa: ANN201 - KafkaOracle
     """One Kafka oracle process per worker process, started on first use and reused for every mutant."""
     from groupspec.oracle import KafkaOracle
 
-    o = _ORACLE.get("o")
+    o = SHARED_ORACLE.get("o")
     if o is None or o._proc.poll() is not None:  # noqa: SLF001 - restarted if it died
-        o = _ORACLE["o"] = KafkaOracle()
+        o = SHARED_ORACLE["o"] = KafkaOracle()
     return o
 
 
@@ -519,11 +519,11 @@ def check(job: tuple) -> str | None:
 
     A check interrupted mid-request (the campaign's per-mutant time limit) may leave an answer in the oracle's pipe:
     the next check then starts a fresh oracle process."""
-    o = _ORACLE.get("o")
-    if o is not None and _ORACLE.get("busy"):
+    o = SHARED_ORACLE.get("o")
+    if o is not None and SHARED_ORACLE.get("busy"):
         o.close()
-        del _ORACLE["o"]
-    _ORACLE["busy"] = True
+        del SHARED_ORACLE["o"]
+    SHARED_ORACLE["busy"] = True
     try:
         why = run_walks(*job)
     except Divergence as e:
@@ -531,7 +531,7 @@ def check(job: tuple) -> str | None:
     except (TimeoutError, KeyboardInterrupt):
         raise  # still busy: the next check restarts the oracle
     except Exception:
-        _ORACLE["busy"] = False  # the model raised between two requests: the oracle is in step
+        SHARED_ORACLE["busy"] = False  # the model raised between two requests: the oracle is in step
         raise
-    _ORACLE["busy"] = False
+    SHARED_ORACLE["busy"] = False
     return why
