@@ -43,9 +43,6 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
-    "consumer.Consumer.compiled_encoding:drop-term#1":
-        "compiled_encoding only chooses the engine that explores the model (the Python explorer instead of the "
-        "compiled kernel); the rules explored are the model's own either way, and every check explores them itself",
     "classic.ClassicProtocol._receive_error:keep-generation#0":
         "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
     "classic.ClassicProtocol._heartbeat:keep-generation#0":
