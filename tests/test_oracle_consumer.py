@@ -81,9 +81,9 @@ def test_a_fenced_member_keeps_its_record_as_in_kafka(oracle):
     assert [d.explained_by for d in result.differences if d.line == fenced_line] == ["consumer-error-fields"]
     # and the switch back (the migration's rule) is caught: the member is gone on one side only
     from groupspec.oracle.consumer import ConsumerPair, compare_consumer_step
-    from groupspec.oracle.consumer import _steps
+    from groupspec.oracle.consumer import parse_steps
 
-    cfg, steps = _steps(text)
+    cfg, steps = parse_steps(text)
     pair = ConsumerPair(cfg, oracle)
     pair.ref.fenced_keeps_record = False
     unexplained = []

@@ -32,7 +32,8 @@ WIDTH = 120  # the model table and its legend fit in this many columns
 LEGEND = (
     "variant: the protocol variant, with its default assignor (sticky; uniform for consumer) unless another is named (· range); † historical. "
     "bounds: members m × partitions p (× topics t), the faults allowed ("
-    + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; ALL: every fault that applies to the variant, all: every one but D M Y W (the formation and timer faults); "
+    + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; ALL: every fault that applies to the variant, ALL+: those and the requests and answers in flight (A N K, "
+    "and R for a static member), all: every one but D M Y W (the formation and timer faults); "
     "– none) and the budget b, the most "
     "faults in one run. states: distinct states stored (k thousands, M millions). time: per check; * the "
     "Python engine, the others ran compiled. excl. exclusive ownership, fence commit fencing, gen. generation "
@@ -54,6 +55,8 @@ def _bounds(job) -> str:  # noqa: ANN001 - ModelJob
     if len(given) > 4 and given <= every and missing <= {"initial-delay", "two-step-join", "sync-timeout", "late-expiry"}:
         # every fault that applies to the variant, in one search (or all but the formation and timer ones)
         faults = "all" if missing else "ALL"
+    elif every and every < given and given - every <= {"lose-answer", "late-answer", "late-commit", "early-restart"}:
+        faults = "ALL+"  # every fault that applies, and the KIP-848 requests and answers in flight besides
     else:
         faults = "".join(FAULT_LETTERS.get(f, f) for f in job.faults.split(",") if f) or "–"
     topics = f"×{job.topics}t" if job.topics > 1 else ""
