@@ -10,14 +10,37 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Any
+from typing import Any, Self
 
 from .jars import KafkaSetupError, classpath, java_binary
 
 STEPS = ("fresh", "second", "add")
 
 
-class JavaAssignors:
+class _JavaPipe:
+    """A Java program of ``java/`` answering commands over its stdin and stdout; ``quit`` ends it."""
+
+    proc: subprocess.Popen[str]
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+class JavaAssignors(_JavaPipe):
     """A running ``groupspec.kafka.AssignorBench``; close it (or use ``with``)."""
 
     def __init__(self, heap: str = "4g") -> None:
@@ -27,12 +50,6 @@ class JavaAssignors:
         self.proc = subprocess.Popen([java, f"-Xmx{heap}", "-cp", cp, "groupspec.kafka.AssignorBench"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self._expect("ready")
-
-    def __enter__(self) -> "JavaAssignors":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _ask(self, command: str, head: str) -> str:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -70,19 +87,9 @@ class JavaAssignors:
         line = self._ask("case " + json.dumps(case, separators=(",", ":")), "{")
         return {m: [(t, p) for t, p in tps] for m, tps in json.loads(line).items()}
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write("quit\n")
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
 
 
-class JavaServerAssignors:
+class JavaServerAssignors(_JavaPipe):
     """A running ``groupspec.kafka.ServerAssignors``: Kafka's ``UniformAssignor`` and ``RangeAssignor`` (KIP-848)
     called as its coordinator calls them; close it (or use ``with``). Used by ``tests/test_server_assignors_vs_kafka.py``."""
 
@@ -93,12 +100,6 @@ class JavaServerAssignors:
         line = self.proc.stdout.readline()
         if line.strip() != "ready":
             raise KafkaSetupError("Kafka's server assignors (Java) answered " + (line.strip()[:300] or "nothing (it exited)"))
-
-    def __enter__(self) -> "JavaServerAssignors":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def assign(self, assignor: str, partitions: dict[str, int], subscriptions: dict[str, list[str]],
                current: dict[str, dict[str, list[int]]] | None = None) -> dict[str, dict[str, list[int]]]:
@@ -116,16 +117,6 @@ class JavaServerAssignors:
         result: dict[str, dict[str, list[int]]] = out
         return result
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write("quit\n")
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
 
 
 SERVER_STEPS = ("fresh", "join")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .kafka_walks import Divergence, SHARED_ORACLE, oracle
+from .kafka_walks import Divergence, checked, oracle
 
 SESSION_MS = 10_000
 # The rebalance timeout the members send: longer than any walk lasts, so Kafka's rebalance timer never fires
@@ -373,19 +373,4 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 def check(job: tuple) -> str | None:
     """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
-    o = SHARED_ORACLE.get("o")
-    if o is not None and SHARED_ORACLE.get("busy"):
-        o.close()
-        del SHARED_ORACLE["o"]
-    SHARED_ORACLE["busy"] = True
-    try:
-        why = run_walks(*job)
-    except Divergence as e:
-        why = str(e)
-    except (TimeoutError, KeyboardInterrupt):
-        raise
-    except Exception:
-        SHARED_ORACLE["busy"] = False
-        raise
-    SHARED_ORACLE["busy"] = False
-    return why
+    return checked(run_walks, job)

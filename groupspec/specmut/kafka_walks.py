@@ -59,16 +59,16 @@ WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     ("static-cooperative", "sticky", 2, 3, 1, "join,crash,timeout,zombie", 6, 200, 40),
 )
 
-SHARED_ORACLE: dict[str, Any] = {}
+_ORACLE: dict[str, Any] = {}
 
 
 def oracle():  # noqa: ANN201 - KafkaOracle
     """One Kafka oracle process per worker process, started on first use and reused for every mutant."""
     from groupspec.oracle import KafkaOracle
 
-    o = SHARED_ORACLE.get("o")
+    o = _ORACLE.get("o")
     if o is None or o._proc.poll() is not None:  # noqa: SLF001 - restarted if it died
-        o = SHARED_ORACLE["o"] = KafkaOracle()
+        o = _ORACLE["o"] = KafkaOracle()
     return o
 
 
@@ -515,23 +515,28 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 
 def check(job: tuple) -> str | None:
-    """A killer's run: the walks of one job; a divergence (or the model raising) as its failure, else None.
+    """A killer's run: the walks of one job; a divergence (or the model raising) as its failure, else None."""
+    return checked(run_walks, job)
+
+
+def checked(run: Any, job: tuple) -> str | None:
+    """``run(*job)`` on the shared oracle, a divergence as its failure (every family's walks go through here).
 
     A check interrupted mid-request (the campaign's per-mutant time limit) may leave an answer in the oracle's pipe:
     the next check then starts a fresh oracle process."""
-    o = SHARED_ORACLE.get("o")
-    if o is not None and SHARED_ORACLE.get("busy"):
+    o = _ORACLE.get("o")
+    if o is not None and _ORACLE.get("busy"):
         o.close()
-        del SHARED_ORACLE["o"]
-    SHARED_ORACLE["busy"] = True
+        del _ORACLE["o"]
+    _ORACLE["busy"] = True
     try:
-        why = run_walks(*job)
+        why = run(*job)
     except Divergence as e:
         why = str(e)
     except (TimeoutError, KeyboardInterrupt):
         raise  # still busy: the next check restarts the oracle
     except Exception:
-        SHARED_ORACLE["busy"] = False  # the model raised between two requests: the oracle is in step
+        _ORACLE["busy"] = False  # the model raised between two requests: the oracle is in step
         raise
-    SHARED_ORACLE["busy"] = False
+    _ORACLE["busy"] = False
     return why
