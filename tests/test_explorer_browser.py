@@ -279,9 +279,8 @@ def test_flappy_walks_to_its_deadlock(site, browser):
     assert drawing_problems(page, graph, state) == []
     assert page.locator("#gs-steps button[data-index]").count() == 0
     assert page.locator(".gs-token.gs-double").count() == 0  # a liveness failure: no one owns twice
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    matches_reference(page, "explorer-flappy-deadlock")  # before the full-page shot, which resizes the window
     page.screenshot(path=str(SHOTS / "explorer-flappy-deadlock-page.png"), full_page=True)
-    matches_reference(page, "explorer-flappy-deadlock")
     page.close()
 
 

@@ -179,7 +179,7 @@ def test_a_scenario_for_some_clients_refuses_the_others(tmp_path: Path):
         run("static-member-left-behind", "kafka-python", "apache-kafka", out_dir=str(tmp_path))
 
 
-@pytest.mark.parametrize("after_s", [0.0, 4.5])  # after the broker's directory appears: while the storage is
+@pytest.mark.parametrize("after_s", [0.0, 1.0, 4.5])  # after the broker's directory appears: while the storage is
 # formatted / the broker starts or runs (counted from the directory, not from the start: on a loaded machine the
 # CLI's own imports can take longer than a fixed delay, and a Ctrl-C then lands before any broker exists)
 def test_ctrl_c_stops_the_broker_and_cleans_up(tmp_path: Path, after_s: float):

@@ -174,14 +174,18 @@ class KafkaBroker:
         try:
             config = self._write_config(port, cport)
             java = self._java()
-            with open(self.dir / "format.log", "w", encoding="utf-8") as flog:
-                try:
-                    r = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c",
-                                        str(config)], stdin=subprocess.DEVNULL, stdout=flog, stderr=subprocess.STDOUT,
-                                       timeout=START_TIMEOUT_S, start_new_session=True)
-                except subprocess.TimeoutExpired:
-                    raise CoordinatorError(f"formatting the broker's storage took over {START_TIMEOUT_S:.0f} s") from None
-            if r.returncode != 0:
+            # the format tool is held like the broker: started under interrupts_held so a Ctrl-C cannot lose its
+            # handle, kept in self.proc so stop() kills its process group on any way out
+            with interrupts_held(), open(self.dir / "format.log", "w", encoding="utf-8") as flog:
+                self.proc = subprocess.Popen([*java, "kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c",
+                                              str(config)], stdin=subprocess.DEVNULL, stdout=flog,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                returncode = self.proc.wait(START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise CoordinatorError(f"formatting the broker's storage took over {START_TIMEOUT_S:.0f} s") from None
+            self.proc = None
+            if returncode != 0:
                 why = _first_error((self.dir / "format.log").read_text(errors="replace"))
                 raise CoordinatorError(f"kafka.tools.StorageTool format failed: {why}")
             self.format_seconds = time.monotonic() - t0

@@ -301,10 +301,11 @@
     }
     await show(h.instance || manifest.instances[0].id, h.path, false);
   }
-  let resizing = null;
-  window.addEventListener("resize", () => {  // redraw the picture at the new width
+  let resizing = null, drawnWidth = window.innerWidth;
+  window.addEventListener("resize", () => {  // redraw the picture at a new width (a new height changes nothing)
+    if (window.innerWidth === drawnWidth) return;
     clearTimeout(resizing);
-    resizing = setTimeout(() => { if (graph) render(walk(path)); }, 150);
+    resizing = setTimeout(() => { drawnWidth = window.innerWidth; if (graph) render(walk(path)); }, 150);
   });
   window.addEventListener("popstate", () => {
     if (!manifest) return;
