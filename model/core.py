@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 
 class GroupStatus(IntEnum):
@@ -119,8 +119,14 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def evolvable(cls: type) -> type:
+_T = TypeVar("_T", bound=type)
+
+
+def evolvable(cls: _T) -> _T:
     """Give a frozen dataclass a fast ``but(**changes)``: a copy with some fields changed.
+
+    Each class declares the method's signature for the type checker in an ``if TYPE_CHECKING`` block (one
+    keyword per field; tests/test_types.py checks the names against the fields).
 
     The same thing as ``dataclasses.replace`` (untouched fields cannot change: frames by construction),
     generated once per class so that the explorer's inner loop does not pay for ``replace``'s
@@ -129,9 +135,9 @@ def evolvable(cls: type) -> type:
     names = [f.name for f in dataclasses.fields(cls)]
     params = ", ".join(f"{n}=_MISSING" for n in names)
     args = ", ".join(f"self.{n} if {n} is _MISSING else {n}" for n in names)
-    ns: dict = {"_MISSING": _MISSING, "_cls": cls}
+    ns: dict[str, object] = {"_MISSING": _MISSING, "_cls": cls}
     exec(f"def but(self, *, {params}):\n    return _cls({args})\n", ns)
-    cls.but = ns["but"]
+    setattr(cls, "but", ns["but"])  # typed per class under TYPE_CHECKING (a ``but`` stub per field)
     return cls
 
 
@@ -143,6 +149,9 @@ class Inbox:
     reply: Reply
     generation: int = NO_GENERATION
     assignment: int = 0  # bit mask of partitions (SYNC; JOIN for coordinator-side assignment)
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, reply: Reply = ..., generation: int = ..., assignment: int = ...) -> Inbox: ...
 
 
 @evolvable
@@ -169,6 +178,11 @@ class Client:
     # out, and the coordinator may expire it although it runs again.
     woke: bool = False
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, proc: Proc = ..., status: MemberStatus = ..., id: Id = ..., generation: int = ...,
+                owned: int = ..., topics: int = ..., rejoin: bool = ..., inbox: Inbox | None = ...,
+                ghost: tuple[int, int] | None = ..., assignors: int = ..., woke: bool = ...) -> Client: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -183,6 +197,10 @@ class Record:
     owned: int = 0  # owned partitions reported in its last JoinGroup (ConsumerProtocolSubscription v1+)
     generation: int = NO_GENERATION  # generation reported in its last JoinGroup (v2+)
     assignment: int = 0  # stored assignment of the current generation
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, static: bool = ..., joined: bool = ..., awaiting_sync: bool = ..., synced: bool = ...,
+                topics: int = ..., owned: int = ..., generation: int = ..., assignment: int = ...) -> Record: ...
 
 
 @evolvable
@@ -216,6 +234,12 @@ class Group:
     # SyncGroup): no SyncGroup can clear it, so the pending-sync timer will fire (KAFKA-12890).
     stale_sync: bool = False
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, status: GroupStatus = ..., generation: int = ..., leader: int = ...,
+                records: tuple[Record | None, ...] = ..., target: tuple[int, ...] | None = ...,
+                partitions: int = ..., held: int = ..., held_for: int = ..., protocol: int = ...,
+                snapshot: int = ..., forming: bool = ..., pending: int = ..., stale_sync: bool = ...) -> Group: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -223,6 +247,9 @@ class State:
     group: Group
     clients: tuple[Client, ...]
     budget: int = 0  # perturbations left (auxiliary, not protocol state)
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, group: Group = ..., clients: tuple[Client, ...] = ..., budget: int = ...) -> State: ...
 
 
 # --------------------------------------------------------------------------------------------------

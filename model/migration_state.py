@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from . import actions as A
 from .consumer import ConsumerClient, ConsumerGroup, Member
 from .core import GroupStatus, evolvable
+
+if TYPE_CHECKING:
+    from .consumer import MemberState
+    from .core import Proc
 
 __all__ = ["Kind", "Phase", "Client", "MMember", "ClassicGroup", "MigrationState", "JoinGroup", "SyncGroup",
            "ClassicHeartbeat", "Upgrade", "Downgrade"]
@@ -37,6 +42,11 @@ class Client(ConsumerClient):
     classic: bool = False
     phase: Phase = Phase.STABLE
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, proc: Proc = ..., epoch: int = ..., owned: int = ..., assigned: int = ...,
+                topics: int = ..., answer: tuple[object, ...] | None = ..., commit: tuple[object, ...] | None = ..., classic: bool = ...,
+                phase: Phase = ...) -> Client: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -44,6 +54,11 @@ class MMember(Member):
     """A consumer group member; ``classic``: it joined with JoinGroup (``ClassicMemberMetadata``)."""
 
     classic: bool = False
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, state: MemberState = ..., epoch: int = ..., previous_epoch: int = ..., assigned: int = ...,
+                revoking: int = ..., topics: int = ..., static: bool = ..., left: bool = ...,
+                since: tuple[int, ...] = ..., classic: bool = ...) -> MMember: ...
 
 
 @evolvable
@@ -64,6 +79,11 @@ class ClassicGroup:
     # assignment of no partitions: the upgrade cannot parse it.
     unsynced: int = 0
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, status: GroupStatus = ..., generation: int = ..., members: int = ..., joined: int = ...,
+                reported: tuple[int, ...] = ..., assignment: tuple[int, ...] = ..., pending: tuple[int, ...] = ...,
+                leader: int = ..., unsynced: int = ...) -> ClassicGroup: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -73,6 +93,10 @@ class MigrationState:
     group: ConsumerGroup
     clients: tuple[Client, ...]
     budget: int = 0
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, kind: Kind = ..., classic: ClassicGroup = ..., group: ConsumerGroup = ...,
+                clients: tuple[Client, ...] = ..., budget: int = ...) -> MigrationState: ...
 
 
 # -- the steps of this page ------------------------------------------------------------------------
