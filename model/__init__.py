@@ -22,6 +22,8 @@ and says which properties and faults apply to it and which other encodings of it
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .broken import (
     ClassicToConsumerNoRejoin,
     ClassicToConsumerSyncTarget,
@@ -55,10 +57,10 @@ from .static_leader import StaticLeaderSnapshot
 from .upgrade import EagerToCooperative
 from .zookeeper import ZkState, ZooKeeper
 
-CORRECT = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
+CORRECT: dict[str, Callable[[Config], Spec]] = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
                                      StaticCooperative, ConnectKeepWork, EagerToCooperative, StaticLeaderSnapshot)}
 CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic, ClassicToConsumer, ClassicToConsumerAcked)})
-BROKEN = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
+BROKEN: dict[str, Callable[[Config], Spec]] = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
@@ -67,7 +69,7 @@ VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 
 
-def make(name: str, config: Config):
+def make(name: str, config: Config) -> Spec:
     """The protocol variant ``name`` on the finite instance ``config``."""
     try:
         cls = VARIANTS[name]

@@ -60,7 +60,7 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Hashable, Iterator, TypeVar, cast
 
 from . import actions as A
 from .assignors import ASSIGNORS, COOPERATIVE_CAPABLE, EQUIVARIANT
@@ -72,6 +72,7 @@ from .symmetry import Canonicalizer, orbit_size, plain_key
 from .core import TIMING_FAULTS
 from .core import (
     CONSUMER_FLIGHT_FAULTS,
+    AssignFn,
     NO_GENERATION,
     Client,
     Config,
@@ -87,6 +88,8 @@ from .core import (
     State,
     check_transition,
 )
+
+_V = TypeVar("_V")
 
 
 class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
@@ -108,6 +111,7 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
     broken = False
     bug = ""  # for broken variants: the bug, in one sentence
     expect_violation = ""  # for broken variants: the property the checker must find violated
+    canon: Canonicalizer
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
@@ -183,10 +187,11 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
         return True
 
     @staticmethod
-    def _set(tup: tuple, i: int, v: object) -> tuple:
+    def _set(tup: tuple[_V, ...], i: int, v: _V) -> tuple[_V, ...]:
         return tup[:i] + (v,) + tup[i + 1 :]
 
-    def _with(self, s: State, group: Group | None = None, clients: tuple | None = None, spend: bool = False) -> State:
+    def _with(self, s: State, group: Group | None = None, clients: tuple[Client, ...] | None = None,
+              spend: bool = False) -> State:
         g = group if group is not None else s.group
         return State(group=g, clients=clients if clients is not None else s.clients, budget=s.budget - (1 if spend else 0))
 
@@ -194,7 +199,7 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
     def _goto(g: Group, status: GS, **changes: object) -> Group:
         """Move the group to ``status``; an illegal move (coordinator.md §1.3) raises, naming both."""
         check_transition(g.status, status)
-        return g.but(status=status, **changes)
+        return g.but(status=status, **changes)  # type: ignore[arg-type]  # changes: Group's fields, as callers name them
 
     def metadata(self, g: Group, members: list[int]) -> list[MemberMeta]:
         out = []
@@ -209,7 +214,7 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
     def member_rebalance(self, c: Client) -> str:
         return self.rebalance
 
-    def group_assignor(self, g: Group):
+    def group_assignor(self, g: Group) -> AssignFn:
         return self.assignor
 
     def withholds(self, g: Group) -> bool:
@@ -278,11 +283,11 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
             g = self._prepare_rebalance(g, clients)
         if g.leader < 0:
             g = g.but(leader=i)
-        g = g.but(records=self._set(g.records, i, g.records[i].but(joined=True)))
+        g = g.but(records=self._set(g.records, i, cast(Record, g.records[i]).but(joined=True)))
         g = self._maybe_complete_join(g, clients)
         return self._with(s, group=g, clients=tuple(clients))
 
-    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple) -> State:
+    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple[int, int, int]) -> State:
         """KIP-345: a known group.instance.id joins with no member id: the old id is fenced."""
         g = s.group
         r = g.records[i]
@@ -308,7 +313,7 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
         g = g.but(records=self._set(g.records, i, r.but(awaiting_sync=False)))
         if g.status == GS.COMPLETING_REBALANCE:
             g = self._prepare_rebalance(g, clients)  # forced (KAFKA-9801)
-        g = g.but(records=self._set(g.records, i, g.records[i].but(joined=True)))
+        g = g.but(records=self._set(g.records, i, cast(Record, g.records[i]).but(joined=True)))
         g = self._maybe_complete_join(g, clients)
         return self._with(s, group=g, clients=tuple(clients))
 
@@ -426,8 +431,8 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
                 c2 = c.but(topics=c.topics ^ last, rejoin=True)
                 yield acts[A.ChangeSubscription][i], self._with(s, clients=self._set(s.clients, i, c2), spend=True)
         if c.proc != Proc.DOWN and "crash" in faults:
-            clients = self._set(s.clients, i, Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost))
-            yield acts[A.Crash][i], self._with(s, clients=clients, spend=True)
+            crashed = self._set(s.clients, i, Client(proc=Proc.DOWN, topics=c.topics, ghost=c.ghost))
+            yield acts[A.Crash][i], self._with(s, clients=crashed, spend=True)
         if "timeout" in faults and r is not None and self.alive(s, i):
             clients = list(s.clients)
             g = self._remove(s.group, clients, i)
@@ -560,11 +565,11 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
         """Concrete states ``s``'s key stands for (``symmetry.orbit_size``)."""
         return orbit_size(s, self.cfg, self.canon)
 
-    def key(self, s: State):
+    def key(self, s: State) -> Hashable:
         """The explorer's key for ``s``: generations up to a shift, slots and partitions up to symmetry."""
         return self.canon.key(s)
 
-    def exact_key(self, s: State):
+    def exact_key(self, s: State) -> Hashable:
         """Generations up to a shift, and nothing else: member and partition labels are kept."""
         return plain_key(s)
 
@@ -607,7 +612,7 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
             return False
         assigned = 0
         wanted = 0
-        present = []
+        present: list[int] = []
         for i, c in enumerate(s.clients):
             r = g.records[i]
             if c.proc == Proc.PAUSED or c.ghost is not None or c.woke:
@@ -631,6 +636,8 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
         if assigned != wanted:
             return False
         # A fixpoint of the assignor: re-running it on what the members own changes nothing.
-        meta = [(i, s.clients[i].topics, g.records[i].assignment, g.generation, g.records[i].static) for i in present]
+        # (present: slots with a record, as the loop above checked)
+        meta = [(i, s.clients[i].topics, g.records[i].assignment, g.generation, g.records[i].static)  # type: ignore[union-attr]
+                for i in present]
         again = self.group_assignor(g)(self.cfg, meta, g.partitions)
-        return all(again[i] == g.records[i].assignment for i in present)
+        return all(again[i] == g.records[i].assignment for i in present)  # type: ignore[union-attr]

@@ -60,10 +60,10 @@ as a new member. A member with a parked JoinGroup or SyncGroup is never expired 
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from . import actions as A
-from .core import Client, GroupStatus as GS, Id, MemberStatus as MS, Proc, State
+from .core import Client, Config, Group, GroupStatus as GS, Id, MemberStatus as MS, Proc, State
 
 
 class FormationRules:
@@ -72,6 +72,30 @@ class FormationRules:
     A mixin of :class:`~groupspec.model.classic.ClassicProtocol`: it uses its ``cfg``, ``_remove``,
     ``_prepare_rebalance``, ``_complete_join``, ``_maybe_complete_join`` and ``_with``.
     """
+
+    # set by _formation_init
+    initial_delay: bool
+    two_step: bool
+    sync_timer: bool
+    late_expiry: bool
+    _initial_delay_expired: A.InitialDelayExpired
+    _pending_sync_expired: A.PendingSyncExpired
+    _sync_timeout: A.SyncTimeout
+    _pending_expired: tuple[A.PendingExpired, ...]
+
+    if TYPE_CHECKING:  # what it uses of ClassicProtocol
+        cfg: Config
+        static_members: bool
+        coordinator_assigns: bool
+
+        @staticmethod
+        def alive(s: State, i: int) -> bool: ...
+        def _remove(self, g: Group, clients: list[Client], i: int) -> Group: ...
+        def _prepare_rebalance(self, g: Group, clients: list[Client]) -> Group: ...
+        def _complete_join(self, g: Group, clients: list[Client]) -> Group: ...
+        def _maybe_complete_join(self, g: Group, clients: list[Client]) -> Group: ...
+        def _with(self, s: State, group: Group | None = None, clients: tuple[Client, ...] | None = None,
+                  spend: bool = False) -> State: ...
 
     def _formation_init(self) -> None:
         faults = self.cfg.faults

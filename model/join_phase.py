@@ -34,14 +34,36 @@ and actions.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, TypeVar, cast
 
 from . import actions as A
-from .core import Client, Group, GroupStatus as GS, Id, Inbox, Proc, Reply, State
+from .core import AssignFn, Client, Config, Group, GroupStatus as GS, Id, Inbox, MemberMeta, Proc, Record, Reply, State
+
+_V = TypeVar("_V")
 
 
 class JoinPhase:
     """Prepare, time out and complete a join phase; remove a member; hold a departed worker's work."""
+
+    if TYPE_CHECKING:  # what it uses of ClassicProtocol (module docstring)
+        cfg: Config
+        delayed: bool
+        coordinator_assigns: bool
+        withhold_transfers: bool
+        _rebalance_timeout: A.RebalanceTimeout
+        _rebalance_timeout_overtakes: A.RebalanceTimeoutOvertakes
+
+        @staticmethod
+        def alive(s: State, i: int) -> bool: ...
+        def metadata(self, g: Group, members: list[int]) -> list[MemberMeta]: ...
+        def group_assignor(self, g: Group) -> AssignFn: ...
+        def withholds(self, g: Group) -> bool: ...
+        @staticmethod
+        def _set(tup: tuple[_V, ...], i: int, v: _V) -> tuple[_V, ...]: ...
+        def _with(self, s: State, group: Group | None = None, clients: tuple[Client, ...] | None = None,
+                  spend: bool = False) -> State: ...
+        @staticmethod
+        def _goto(g: Group, status: GS, **changes: object) -> Group: ...
 
     def _prepare_rebalance(self, g: Group, clients: list[Client]) -> Group:
         """Stable/CompletingRebalance -> PreparingRebalance: parked SyncGroups get REBALANCE_IN_PROGRESS."""
@@ -105,12 +127,13 @@ class JoinPhase:
         if not present:
             return self._goto(g, GS.EMPTY, generation=gen, leader=-1, records=tuple(records), target=None, held=0, held_for=-1)
         leader = g.leader
-        if leader < 0 or records[leader] is None or not records[leader].joined:
-            leader = next(i for i in present if records[i].joined)
+        if leader < 0 or records[leader] is None or not cast(Record, records[leader]).joined:
+            leader = next(i for i in present if cast(Record, records[i]).joined)
         g = g.but(records=tuple(records), leader=leader, generation=gen)
         target = self.compute_target(g, present)
         for i in present:
             r = records[i]
+            assert r is not None
             if r.joined and clients[i].id == Id.CURRENT and clients[i].proc != Proc.DOWN:
                 clients[i] = clients[i].but(inbox=Inbox(Reply.JOIN, gen, target[i] if self.coordinator_assigns else 0))
             if clients[i].woke:
@@ -142,13 +165,17 @@ class JoinPhase:
             gaining = 0
             losing = 0
             for i in present:
-                owned = g.records[i].owned
+                r = g.records[i]
+                assert r is not None
+                owned = r.owned
                 gaining |= result[i] & ~owned
                 losing |= owned & ~result[i]
             moving = gaining & losing
             if moving:
                 for i in present:
-                    result[i] &= ~(moving & ~g.records[i].owned)
+                    r = g.records[i]
+                    assert r is not None
+                    result[i] &= ~(moving & ~r.owned)
         target = [0] * cfg.members
         for i, m in result.items():
             target[i] = m
@@ -160,6 +187,7 @@ class JoinPhase:
         if not any(r is not None and r.joined for r in g.records):
             return
         live = [self.alive(s, k) for k, r in enumerate(g.records) if r is not None and not r.joined]
+        action: A.Action
         if live and not any(live):
             action, spend = self._rebalance_timeout, False
         elif any(live) and perturb and "timeout" in self.cfg.faults:

@@ -11,9 +11,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
-from .core import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, State, bits
+from .core import NO_GENERATION, Config, GroupStatus as GS, Id, MemberStatus as MS, Proc, State, bits
+
+
+class Observed(Protocol):
+    """What the properties ask a protocol object (every family answers; a state is the family's own type,
+    ``Any`` as in :class:`~groupspec.model.spec.Spec`)."""
+
+    def live_ownership(self, s: Any) -> Iterable[tuple[int, int]]: ...
+
+    def partition_name(self, p: int) -> str: ...
+
+    def member_name(self, i: int) -> str: ...
+
+    def commit_violation(self, s: Any) -> str | None: ...
+
+    def generation_violation(self, s: Any, t: Any) -> str | None: ...
+
+    def converged(self, s: Any) -> bool: ...
+
+    def members_in_group(self, s: Any) -> int: ...
+
+    def initial_members(self) -> int: ...
 
 
 class Kind(Enum):
@@ -34,7 +55,7 @@ class Property:
 
 
 # --------------------------------------------------------------------------------------------------
-def exclusive_ownership(proto: Any, s: State) -> str | None:
+def exclusive_ownership(proto: Observed, s: State) -> str | None:
     """No partition is owned by two live members at once.
 
     A *live member* is a running or paused process whose member id the coordinator currently
@@ -55,7 +76,7 @@ def exclusive_ownership(proto: Any, s: State) -> str | None:
     return None
 
 
-def commit_fencing(proto: Any, s: State) -> str | None:
+def commit_fencing(proto: Observed, s: State) -> str | None:
     """Offset commits are accepted only from the partition's owner in the current generation.
 
     For every process that believes it owns a partition and would commit it now (including a zombie,
@@ -67,7 +88,7 @@ def commit_fencing(proto: Any, s: State) -> str | None:
     return proto.commit_violation(s)
 
 
-def generation_monotonic(proto: Any, s: State, t: State) -> str | None:
+def generation_monotonic(proto: Observed, s: State, t: State) -> str | None:
     """Generations increase: the group's by exactly one per completed join phase; a member's never decreases.
 
     The coordinator's generation changes only when a join phase completes, and then by exactly one;
@@ -78,7 +99,7 @@ def generation_monotonic(proto: Any, s: State, t: State) -> str | None:
     return proto.generation_violation(s, t)
 
 
-def convergence(proto: Any, s: State) -> str | None:
+def convergence(proto: Observed, s: State) -> str | None:
     """After the last perturbation, the group converges (decided by the explorer on the state graph).
 
     Under weak fairness of protocol steps (a step that stays enabled is eventually taken; faults never
@@ -91,7 +112,7 @@ def convergence(proto: Any, s: State) -> str | None:
     return None if proto.converged(s) else "not converged"
 
 
-def sometimes_stable_all(proto: Any, s: State) -> str | None:
+def sometimes_stable_all(proto: Observed, s: State) -> str | None:
     """Some reachable state is converged with every started member in the group (non-vacuity)."""
     return None if proto.converged(s) and proto.members_in_group(s) >= proto.initial_members() else "no"
 
@@ -114,22 +135,30 @@ SOMETIMES = tuple(p for p in PROPERTIES if p.kind is Kind.SOMETIMES)
 class ClassicObservations:
     """How the properties read a classic-protocol state."""
 
+    if TYPE_CHECKING:  # what it uses of ClassicProtocol
+        cfg: Config
+        coordinator_assigns: bool
+
+        def live_member(self, s: State, i: int) -> bool: ...
+        def commit_accepted(self, s: State, i: int, ghost: bool = False) -> bool: ...
+        def init_states(self) -> list[State]: ...
+
     def member_name(self, i: int) -> str:
         return f"c{i + 1}"
 
     def partition_name(self, p: int) -> str:
-        cfg = self.cfg  # type: ignore[attr-defined]
+        cfg = self.cfg
         t = cfg.topic_of[p]
         first = cfg.topic_of.index(t)
         return f"{chr(ord('t') + t) if cfg.topics > 1 else 't'}-{p - first}"
 
-    def live_ownership(self, s: State):
+    def live_ownership(self, s: State) -> Iterator[tuple[int, int]]:
         for i, c in enumerate(s.clients):
-            if c.owned and self.live_member(s, i):  # type: ignore[attr-defined]
+            if c.owned and self.live_member(s, i):
                 yield i, c.owned
 
     def initial_members(self) -> int:
-        return sum(1 for c in self.init_states()[0].clients if c.proc == Proc.UP)  # type: ignore[attr-defined]
+        return sum(1 for c in self.init_states()[0].clients if c.proc == Proc.UP)
 
     def members_in_group(self, s: State) -> int:
         return sum(1 for r in s.group.records if r is not None)
@@ -146,15 +175,16 @@ class ClassicObservations:
             if c.ghost is not None and c.ghost[1]:
                 committers.append((True, c.ghost[1]))
             for ghost, owned in committers:
-                if not self.commit_accepted(s, i, ghost=ghost):  # type: ignore[attr-defined]
+                if not self.commit_accepted(s, i, ghost=ghost):
                     continue
                 who = f"the replaced old process of {self.member_name(i)}" if ghost else self.member_name(i)
-                if ghost or not self.live_member(s, i):  # type: ignore[attr-defined]
+                if ghost or not self.live_member(s, i):
                     p = bits(owned)[0]
                     return f"{who} is not a member any more, yet its commit for {self.partition_name(p)} is accepted"
                 if c.generation != g.generation:
                     return f"{who} commits with generation {c.generation} while the group is in {g.generation}, and it is accepted"
                 r = g.records[i]
+                assert r is not None  # a live member has a record
                 stray = owned & ~r.assignment
                 if stray:
                     p = bits(stray)[0]
@@ -180,7 +210,7 @@ class ClassicObservations:
         if d not in (0, 1):
             return f"the group's generation went from {g.generation} to {h.generation}"
         completed_to = {GS.COMPLETING_REBALANCE, GS.EMPTY}
-        if self.coordinator_assigns:  # type: ignore[attr-defined]
+        if self.coordinator_assigns:
             completed_to.add(GS.STABLE)
         if d == 1 and h.status not in completed_to:
             return f"the generation grew to {h.generation} without a completed join phase (group {h.status.name})"

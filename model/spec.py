@@ -35,11 +35,21 @@ ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")  # the classic client-side as
 class Spec(Protocol):
     """A protocol variant on one finite instance (``cfg``), as the tools read it."""
 
-    name: str
-    cfg: Config
-    symmetric: bool
-    broken: bool
-    expect_violation: str
+    # read-only here: a page declares them as class variables (name, broken, ...) or sets them in __init__
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def cfg(self) -> Config: ...
+
+    @property
+    def symmetric(self) -> bool: ...
+
+    @property
+    def broken(self) -> bool: ...
+
+    @property
+    def expect_violation(self) -> str: ...
 
     def init_states(self) -> list[Any]: ...
 

@@ -49,7 +49,7 @@ class StaticLeaderSnapshot(Static):
         g = super()._complete_join(g, clients)
         return g.but(snapshot=self._watched(g)) if g.status != GS.EMPTY else g.but(snapshot=0)
 
-    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple) -> State:
+    def _static_replace(self, s: State, clients: list[Client], i: int, c: Client, meta: tuple[int, int, int]) -> State:
         """skipAssignment: a static leader back in a STABLE group takes the metadata as it is now."""
         skip = s.group.status == GS.STABLE and s.group.leader == i
         t = super()._static_replace(s, clients, i, c, meta)

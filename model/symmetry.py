@@ -67,7 +67,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import permutations
 from math import factorial
-from typing import Hashable
+from typing import Hashable, Protocol, TypeGuard, cast
 
 from .core import NO_GENERATION, TIMING_FAULTS, Client, Config, Group, Id, Reply, State
 from .spec import COMPILED_CLASSIC, SpecBase
@@ -91,17 +91,18 @@ def _remap(mask: int, perm: list[int] | tuple[int, ...]) -> int:
     return out
 
 
-def _client_row(c: Client, base: int) -> tuple:
+def _client_row(c: Client, base: int) -> tuple[object, ...]:
     ib = c.inbox
     inbox = (int(ib.reply), _rel(ib.generation, base), ib.assignment) if ib is not None else ()
     ghost = (_rel(c.ghost[0], base), c.ghost[1]) if c.ghost is not None else ()
-    row = (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics, c.rejoin, inbox, ghost)
+    row: tuple[object, ...] = (int(c.proc), int(c.status), int(c.id), _rel(c.generation, base), c.owned, c.topics,
+                               c.rejoin, inbox, ghost)
     if c.assignors:  # model/upgrade.py only: other keys unchanged
         row += (c.assignors,)
     return row + ("woke",) if c.woke else row  # late-expiry (model/formation.py); the same key without it
 
 
-def _record_row(g: Group, i: int, base: int) -> tuple:
+def _record_row(g: Group, i: int, base: int) -> tuple[object, ...]:
     r = g.records[i]
     if r is None:
         return ()
@@ -123,7 +124,7 @@ def _masks_of_slot(s: State, i: int) -> tuple[int, ...]:
     )
 
 
-def _shape(s: State, i: int, base: int) -> tuple:
+def _shape(s: State, i: int, base: int) -> tuple[object, ...]:
     """Slot ``i`` without its partition masks: what a renaming of partitions cannot change."""
     g = s.group
     c = s.clients[i]
@@ -137,7 +138,7 @@ def _shape(s: State, i: int, base: int) -> tuple:
     ) + _formation_shape(s, i)
 
 
-def _formation_shape(s: State, i: int) -> tuple:
+def _formation_shape(s: State, i: int) -> tuple[object, ...]:
     """Slot ``i``'s part of the formation faults' state (model/formation.py): empty when none is on."""
     c = s.clients[i]
     if not (c.woke or s.group.pending):
@@ -145,7 +146,7 @@ def _formation_shape(s: State, i: int) -> tuple:
     return (c.woke, bool(s.group.pending >> i & 1))
 
 
-def _formation_group(g: Group, symmetric: bool = False) -> tuple:
+def _formation_group(g: Group, symmetric: bool = False) -> tuple[object, ...]:
     """The group's part of the formation faults' state: empty without them, so every key is as before.
 
     Under symmetry the pending slots are in each slot's shape (:func:`_formation_shape`), not by number."""
@@ -165,19 +166,35 @@ def plain_key(s: State) -> Hashable:
     return key
 
 
-def dead_fields_apply(proto: object) -> bool:
+class ClassicSwitches(Protocol):
+    """What the dead-field argument reads of a classic variant (model/classic.py's switches; this module cannot
+    import that page, which imports it)."""
+
+    cfg: Config
+    canon: Canonicalizer
+    rebalance: str
+    fence_commits: bool
+    coordinator_assigns: bool
+    delayed: bool
+    keep_work_on_reset: bool
+    python_only: bool
+
+
+def dead_fields_apply(proto: object) -> TypeGuard[ClassicSwitches]:
     """Whether the dead-field argument of this module's docstring holds for ``proto``."""
     # the classic protocol's rules are the ones the argument reads (the pages the classic kernel mirrors)
+    if not (isinstance(proto, SpecBase) and proto.encoding == COMPILED_CLASSIC):
+        return False
+    classic = cast(ClassicSwitches, proto)  # encoding COMPILED_CLASSIC: a ClassicProtocol
     return (
-        isinstance(proto, SpecBase) and proto.encoding == COMPILED_CLASSIC
-        and proto.fence_commits
-        and not proto.coordinator_assigns
-        and not proto.delayed
-        and not proto.keep_work_on_reset
+        classic.fence_commits
+        and not classic.coordinator_assigns
+        and not classic.delayed
+        and not classic.keep_work_on_reset
         # written before the protocol vote (model/upgrade.py) and the formation and timer faults
         # (model/formation.py): their fields are not in the argument, so it claims nothing for them
-        and not proto.python_only
-        and not (TIMING_FAULTS & set(proto.cfg.faults))
+        and not classic.python_only
+        and not (TIMING_FAULTS & set(classic.cfg.faults))
     )
 
 
@@ -187,8 +204,8 @@ def forget_dead_fields(proto: object) -> None:
         raise ValueError(f"--forget-dead does not apply to {getattr(proto, 'name', proto)!r} (it needs a classic "
                          "variant with fenced commits, no coordinator-side assignment, no Connect delay, no "
                          "protocol vote, no formation or timer fault)")
-    proto.canon.dead = True  # type: ignore[attr-defined]
-    proto.canon.cooperative = proto.rebalance == "cooperative"  # type: ignore[attr-defined]
+    proto.canon.dead = True
+    proto.canon.cooperative = proto.rebalance == "cooperative"
 
 
 def forget_dead(s: State, cooperative: bool, cfg: Config) -> State:
@@ -293,7 +310,7 @@ def orbit_size(s: State, cfg: Config, canon: Canonicalizer) -> int:
     masks = [_masks_of_slot(s, i) for i in range(n)]
     shapes = [_shape(s, i, base) for i in range(n)]
 
-    def column(p: int, idx: tuple[int, ...]) -> tuple:
+    def column(p: int, idx: tuple[int, ...]) -> tuple[object, ...]:
         bit = 1 << p
         return (bool(g.partitions & bit), bool(g.held & bit), tuple(tuple(bool(m & bit) for m in masks[i]) for i in idx))
 

@@ -54,7 +54,7 @@ from typing import Iterator
 from . import actions as A
 from .assignors import ASSIGNORS
 from .classic import ClassicProtocol
-from .core import Client, Config, Group, GroupStatus as GS, Id, MemberStatus as MS, Proc, State
+from .core import AssignFn, Client, Config, Group, GroupStatus as GS, Id, MemberStatus as MS, Proc, State
 from .properties import Kind, Property
 from .symmetry import Canonicalizer
 
@@ -99,7 +99,7 @@ class EagerToCooperative(ClassicProtocol):
         return "cooperative" if (all(coop) if self.protocol_rule == "every" else any(coop)) else "eager"
 
     # -- the group's assignor ---------------------------------------------------------------------
-    def group_assignor(self, g: Group):
+    def group_assignor(self, g: Group) -> AssignFn:
         return ASSIGNORS["sticky"] if g.protocol == NEW else self.assignor
 
     def withholds(self, g: Group) -> bool:

@@ -48,13 +48,15 @@ Modelled faults: join, leave, crash, timeout, zombie (topic changes are not mode
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Hashable, Iterator, TypeVar
 
 from . import actions as A
 from .assignors import range_
 from .core import Config, Proc, bits
 from .spec import SpecBase
 from .properties import Kind, Property, exclusive_ownership  # noqa: F401  (documentation cross-reference)
+
+_V = TypeVar("_V")
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie"})
 
@@ -171,7 +173,7 @@ class ZooKeeper(SpecBase):
         return range_(cfg, members, (1 << cfg.partitions) - 1)[i]
 
     @staticmethod
-    def _set(t: tuple, i: int, v: object) -> tuple:
+    def _set(t: tuple[_V, ...], i: int, v: _V) -> tuple[_V, ...]:
         return t[:i] + (v,) + t[i + 1 :]
 
     def _claim(self, owners: tuple[int, ...], c: ZkConsumer, i: int) -> tuple[tuple[int, ...], ZkConsumer]:
@@ -269,12 +271,12 @@ class ZooKeeper(SpecBase):
         c = s.consumers[i]
         return c.proc != Proc.DOWN and c.registered
 
-    def live_ownership(self, s: ZkState):
+    def live_ownership(self, s: ZkState) -> Iterator[tuple[int, int]]:
         for i, c in enumerate(s.consumers):
             if c.owned and self.live_member(s, i):
                 yield i, c.owned
 
-    def running_ownership(self, s: ZkState):
+    def running_ownership(self, s: ZkState) -> Iterator[tuple[int, int]]:
         """Who processes what: every running consumer, with what it believes it owns (session or not)."""
         for i, c in enumerate(s.consumers):
             if c.owned and c.proc == Proc.UP:
@@ -329,8 +331,8 @@ class ZooKeeper(SpecBase):
     def commit_accepted(self, s: ZkState, i: int, ghost: bool = False) -> bool:
         return True
 
-    def key(self, s: ZkState):
+    def key(self, s: ZkState) -> Hashable:
         return s
 
-    def exact_key(self, s: ZkState):
+    def exact_key(self, s: ZkState) -> Hashable:
         return s
