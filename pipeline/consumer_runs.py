@@ -37,7 +37,8 @@ simulator's 100 ms steps.
 """
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from groupspec.reference.consumer import COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
 from groupspec.reference.consumer import CLIENT_FAULTS, ReconcilingConsumer
@@ -59,7 +60,7 @@ def _name(member_id: str) -> str:
     return member_id.split(".", 1)[0]
 
 
-class _Callbacks(list):
+class _Callbacks(list[tuple[str, list[tuple[str, int]]]]):
     """A consumer's callback list that writes each listener callback into the trace as it runs."""
 
     def __init__(self, sim: "TracedConsumerSimulation", client: ReconcilingConsumer) -> None:
@@ -67,7 +68,7 @@ class _Callbacks(list):
         self.sim = sim
         self.client = client
 
-    def append(self, item: tuple[str, list]) -> None:
+    def append(self, item: tuple[str, list[tuple[str, int]]]) -> None:
         super().append(item)
         kind = _CALLBACK_EVENT.get(item[0])
         if kind is not None:  # "commit" callbacks are the client's intent; commits are traced at the coordinator
@@ -94,7 +95,7 @@ class _CoordinatorTap:
             self._sim.emit("fenced", req.member_id, error=resp.error.name, generation=req.member_epoch)
         return resp
 
-    def offset_commit(self, member_id: str, member_epoch: int, offsets: dict) -> Error:
+    def offset_commit(self, member_id: str, member_epoch: int, offsets: dict[tuple[str, int], int]) -> Error:
         err = self._coord.offset_commit(member_id, member_epoch, offsets)
         ok = err == Error.NONE
         self._sim.commits[ok] += 1
@@ -104,7 +105,7 @@ class _CoordinatorTap:
         return err
 
     def tick(self, now: int) -> list[str]:
-        removed = self._coord.tick(now)
+        removed: list[str] = self._coord.tick(now)
         running = {p.client.member_id for p in self._sim.procs.values()}
         for mid in removed:
             if mid in running:  # a crashed process's member is gone already (its ``left`` is in the trace)
@@ -112,8 +113,10 @@ class _CoordinatorTap:
         return removed
 
 
-class TracedConsumerSimulation(ConsumerSimulation):
+class TracedConsumerSimulation(ConsumerSimulation):  # type: ignore[misc]  # mypy does not see groupspec.reference (installed from reference/)
     """The consumer-protocol simulator with the point's timeouts, writing a trace as it runs."""
+
+    coord: Any  # the simulator's ConsumerGroupCoordinator, then the _CoordinatorTap standing in for it
 
     def __init__(self, p: Point, faults: frozenset[str] = frozenset()) -> None:
         super().__init__(p.members, p.partitions, p.seed, p.assignor,
@@ -185,13 +188,14 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     row: dict[str, Any] = {"sweep": sweep, "point_id": p.point_id, **p.to_dict()}
     row.update({k: None for k in METRICS})
     sim = TracedConsumerSimulation(p, frozenset(faults))
-    events: dict[int, list] = {}
+    events: dict[int, list[Callable[[], Any]]] = {}
     for t, action, who, args in acts:
         slot = int(who[1:]) - 1
-        fn = {"start": lambda s=slot: sim.start(s), "close": lambda s=slot: sim.leave(s),
-              "crash": lambda s=slot: sim.crash(s),
-              "pause": lambda s=slot, d=args.get("duration_ms", 0): sim.pause(s, d)}[action]
-        events.setdefault(t - t % STEP_MS, []).append(fn)
+        pause_ms: int = args.get("duration_ms", 0)
+        table: dict[str, Callable[[], Any]] = {
+            "start": partial(sim.start, slot), "close": partial(sim.leave, slot), "crash": partial(sim.crash, slot),
+            "pause": partial(sim.pause, slot, pause_ms)}
+        events.setdefault(t - t % STEP_MS, []).append(table[action])
     events[MEASURE_FROM_MS] = [sim.mark_measure] + events.get(MEASURE_FROM_MS, [])
     sim.run_until(end, events)
     trace = sim.trace

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["acknowledge_now", "main"]
 
@@ -52,14 +52,15 @@ def acknowledge_now(stream: Any) -> None:
 def main() -> None:
     import pyspark.daemon as daemon
 
-    run_task = daemon.worker_main
+    # (pyspark's stubs neither export worker_main nor type manager: the two ignores below)
+    run_task: Callable[[Any, Any], Any] = daemon.worker_main  # type: ignore[attr-defined]
 
     def worker_main(infile: Any, outfile: Any) -> Any:
         acknowledge_now(infile)
         return run_task(infile, outfile)
 
-    daemon.worker_main = worker_main  # pyspark.daemon.worker() looks it up at every task
-    daemon.manager()
+    daemon.worker_main = worker_main  # type: ignore[attr-defined]  # pyspark.daemon.worker() looks it up at every task
+    daemon.manager()  # type: ignore[no-untyped-call]
 
 
 if __name__ == "__main__":

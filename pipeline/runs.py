@@ -127,19 +127,19 @@ def point_schedule(p: Point) -> tuple[list[tuple[int, str, str, dict[str, Any]]]
         for rate, kind in ((p.crash_per_min, "crash"), (p.pause_per_min, "pause")):
             if rate <= 0:
                 continue
-            t = float(t0)
+            at = float(t0)
             while True:
-                t += rng.expovariate(rate / 60_000.0)
-                if t > t0 + window:
+                at += rng.expovariate(rate / 60_000.0)
+                if at > t0 + window:
                     break
                 who = rng.choice(names)
                 if kind == "crash":
-                    acts.append((int(t), "crash", who, {}))
-                    acts.append((int(t) + 3000, "start", who, {}))
-                    last = max(last, int(t) + 3000)
+                    acts.append((int(at), "crash", who, {}))
+                    acts.append((int(at) + 3000, "start", who, {}))
+                    last = max(last, int(at) + 3000)
                 else:
-                    acts.append((int(t), "pause", who, {"duration_ms": rng.randint(2000, 15000)}))
-                    last = max(last, int(t))
+                    acts.append((int(at), "pause", who, {"duration_ms": rng.randint(2000, 15000)}))
+                    last = max(last, int(at))
         last = max(last, t0 + random_window)
     return acts, last
 

@@ -283,11 +283,11 @@ def spark_session(master: str = "local[*]", app: str = "groupspec", *, log: Path
         finally:
             if interrupts is not None:
                 interrupts.restore()
-        for k, v in env_before.items():
-            if v is None:
+        for k, old in env_before.items():
+            if old is None:
                 os.environ.pop(k, None)
             else:
-                os.environ[k] = v
+                os.environ[k] = old
         props.unlink(missing_ok=True)  # the session's own log4j settings; the log (named on stderr) stays
 
 
@@ -351,7 +351,7 @@ class _Interrupts:
         with contextlib.suppress(Exception):
             self.spark.sparkContext.cancelAllJobs()
         while not self.closing.is_set():
-            frame = sys._current_frames().get(self.main_id)
+            frame = sys._current_frames().get(self.main_id) if self.main_id is not None else None
             if frame is None or not _in_py4j(frame):
                 _thread.interrupt_main()
                 return

@@ -13,26 +13,25 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 
-def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = None, progress: Any = None) -> Any:
-    """Every proof obligation (see :func:`groupspec.proofs.report.run_all`); returns a ``Report``."""
+def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = None,
+            progress: Callable[[str], None] | None = None) -> Report:
+    """Every proof obligation (see :func:`groupspec.proofs.report.run_all`)."""
     from .report import run_all as _run
 
     return _run(protocol, deep=deep, jobs=jobs, progress=progress)
 
 
-__all__ = ["run_all", "PROTOCOLS"]
+__all__ = ["run_all", "PROTOCOLS", "Check", "Report"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {"PROTOCOLS": "report"}
+_LAZY = {"PROTOCOLS": "report", "Check": "report", "Report": "report"}
 
 if TYPE_CHECKING:
-    from .report import PROTOCOLS
+    from .report import PROTOCOLS, Check, Report
 
 
 def __getattr__(name: str) -> Any:

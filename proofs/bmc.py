@@ -130,7 +130,7 @@ class _Unroller:
             except Exception:  # an input the model's assignor cannot take: an untaken branch
                 continue
             for e in eqs:
-                k = e.sexpr()  # type: ignore[attr-defined]  # z3's stubs type eqs too loosely
+                k = e.sexpr()
                 if k not in self.pinned:
                     self.pinned.add(k)
                     self.solver.add(e)

@@ -92,6 +92,7 @@ its partitions through JoinGroup), ``unfenced_commits`` (coordinator skips membe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import z3
 
@@ -199,14 +200,14 @@ def build(variant: Variant) -> RelSpec:
     spec.init = init
 
     # ---------------------------------------------------------------- actions
-    def client_status(s: State, t: State, m: z3.ExprRef, joining: bool, syncing: bool, stable: bool) -> list:
+    def client_status(s: State, t: State, m: z3.ExprRef, joining: bool, syncing: bool, stable: bool) -> list[z3.BoolRef]:
         return [
             upd(spec, s, t, "c_joining", lambda a: a == m, lambda a: z3.BoolVal(joining)),
             upd(spec, s, t, "c_syncing", lambda a: a == m, lambda a: z3.BoolVal(syncing)),
             upd(spec, s, t, "c_stable", lambda a: a == m, lambda a: z3.BoolVal(stable)),
         ]
 
-    def prepare_join(s: State, t: State, m: z3.ExprRef) -> list:
+    def prepare_join(s: State, t: State, m: z3.ExprRef) -> list[z3.BoolRef]:
         """onJoinPrepare ([CC] §5.4): eager revokes everything; cooperative keeps what it owns, except
         partitions of topics it dropped (any subset may go: the model's subscriptions are abstracted)."""
         revoke_all = not variant.cooperative and variant.broken != "no_revoke_before_join"
@@ -225,7 +226,7 @@ def build(variant: Variant) -> RelSpec:
     join_touch = ["member", "joined", "rep", "preparing", "stable", "c_joining", "c_syncing", "c_stable", "owned"]
 
     @spec.action("Join", "m:Member", join_touch)
-    def join(s: State, t: State, ps: list) -> z3.BoolRef:
+    def join(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """SendJoinGroup that (re)starts a join phase: the request is parked, the group prepares."""
         (m,) = ps
         return And(
@@ -242,7 +243,7 @@ def build(variant: Variant) -> RelSpec:
         ji_touch += ["sync_ok"]
 
     @spec.action("JoinImmediate", "m:Member", ji_touch)
-    def join_immediate(s: State, t: State, ps: list) -> z3.BoolRef:
+    def join_immediate(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """A known member rejoins Stable/CompletingRebalance with unchanged metadata: answered at once
         with the current generation, no rebalance (coordinator.md §2.2)."""
         (m,) = ps
@@ -262,10 +263,11 @@ def build(variant: Variant) -> RelSpec:
         cj_touch += ["sync_ok", "sync_resp"]
 
     @spec.action("CompleteJoin", "g:Generation", cj_touch)
-    def complete_join(s: State, t: State, ps: list) -> z3.BoolRef:
+    def complete_join(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """initNextGeneration (all rejoined, or the rebalance timeout): dynamic members that did not
         rejoin are dropped, static ones kept (KAFKA-8220); parked JoinGroups are answered."""
         (gn,) = ps
+        keeps: Callable[[z3.ExprRef], z3.BoolRef]
         if variant.static:
             keeps = lambda a: s.member(a)  # noqa: E731
         else:
@@ -296,7 +298,7 @@ def build(variant: Variant) -> RelSpec:
         )
 
     @spec.action("RecvJoin", "m:Member g:Generation", ["join_resp", "cgen", "c_joining", "c_syncing"])
-    def recv_join(s: State, t: State, ps: list) -> z3.BoolRef:
+    def recv_join(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         m, gn = ps
         take = s.c_joining(m)
         return And(
@@ -307,7 +309,7 @@ def build(variant: Variant) -> RelSpec:
             upd(spec, s, t, "c_syncing", lambda a: And(a == m, take), lambda a: z3.BoolVal(True)),
         )
 
-    def install(s: State, t: State, ps: list) -> z3.BoolRef:
+    def install(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """The leader's SyncGroup stores the assignment: one owner per partition, members only;
         cooperative: a partition gained by x while another member reported owning it is withheld
         (the model's compute_target; [CSA] adjustAssignment)."""
@@ -322,7 +324,7 @@ def build(variant: Variant) -> RelSpec:
     if not ca:
         spec.action("Install", "", ["assign", "stable"])(install)
 
-    def sync_req(s: State, t: State, ps: list) -> z3.BoolRef:
+    def sync_req(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         (m,) = ps
         return And(
             s.c_syncing(m), s.member(m), s.cgen(m, s.gen), s.stable(), ForAll([g], Not(s.sync_ok(m, g))),
@@ -333,7 +335,7 @@ def build(variant: Variant) -> RelSpec:
     if not ca:
         spec.action("SyncReq", "m:Member", ["sync_ok", "sync_resp"])(sync_req)
 
-    def recv_sync_common(s: State, t: State, m: z3.ExprRef, gn: z3.ExprRef, apply: bool) -> list:
+    def recv_sync_common(s: State, t: State, m: z3.ExprRef, gn: z3.ExprRef, apply: bool) -> list[z3.BoolRef]:
         take = And(s.c_syncing(m), s.cgen(m, gn))
         out = [
             s.sync_ok(m, gn),
@@ -347,13 +349,13 @@ def build(variant: Variant) -> RelSpec:
         return out
 
     @spec.action("RecvSync", "m:Member g:Generation", ["sync_ok", "sync_resp", "owned", "c_syncing", "c_stable"])
-    def recv_sync(s: State, t: State, ps: list) -> z3.BoolRef:
+    def recv_sync(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """onJoinComplete: owned := assignment (cooperative revokes owned - assigned)."""
         m, gn = ps
         return And(*recv_sync_common(s, t, m, gn, True))
 
     @spec.action("Expire", "m:Member", ["member", "retired", "joined", "assign", "preparing", "stable"])
-    def expire(s: State, t: State, ps: list) -> z3.BoolRef:
+    def expire(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """Session expiry / LeaveGroup / ExpireLive at the coordinator; the process is not told."""
         (m,) = ps
         return And(
@@ -366,7 +368,7 @@ def build(variant: Variant) -> RelSpec:
         )
 
     @spec.action("Lost", "m:Member", ["owned", "cgen", "c_joining", "c_stable", "c_syncing"])
-    def lost(s: State, t: State, ps: list) -> z3.BoolRef:
+    def lost(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION on a heartbeat, SyncGroup or parked JoinGroup:
         resetStateAndGeneration, partitions lost."""
         (m,) = ps
@@ -380,7 +382,7 @@ def build(variant: Variant) -> RelSpec:
         )
 
     @spec.action("Stop", "m:Member", ["owned", "cgen", "c_joining", "c_syncing", "c_stable", "c_dead"])
-    def stop(s: State, t: State, ps: list) -> z3.BoolRef:
+    def stop(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """Crash, close, or FENCED_INSTANCE_ID (fatal): the process is gone with its in-memory state."""
         (m,) = ps
         return And(
@@ -394,7 +396,7 @@ def build(variant: Variant) -> RelSpec:
     if variant.static:
         @spec.action("StaticReplace", "m:Member n:Member",
                      ["member", "retired", "assign", "rep", "joined", "join_resp", "c_joining"])
-        def static_replace(s: State, t: State, ps: list) -> z3.BoolRef:
+        def static_replace(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
             """KIP-345 in Stable: the record moves to the fresh id n with its assignment; JoinGroup
             answered at once at the current generation; the old id m is fenced."""
             m, n = ps
@@ -411,7 +413,7 @@ def build(variant: Variant) -> RelSpec:
 
         @spec.action("StaticRebalance", "m:Member n:Member",
                      ["member", "retired", "assign", "rep", "joined", "preparing", "stable", "c_joining"])
-        def static_rebalance(s: State, t: State, ps: list) -> z3.BoolRef:
+        def static_rebalance(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
             """KIP-345 outside Stable: the same re-keying, and the new id waits for the join phase."""
             m, n = ps
             return And(
@@ -426,7 +428,7 @@ def build(variant: Variant) -> RelSpec:
             )
 
     @spec.action("Commit", "m:Member p:Partition g:Generation", [])
-    def commit(s: State, t: State, ps: list) -> z3.BoolRef:
+    def commit(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """OffsetCommit of an owned partition by a STABLE running client, with its generation."""
         m, pp, gn = ps
         return And(s.c_stable(m), Not(s.c_dead(m)), s.owned(m, pp), s.cgen(m, gn))
@@ -444,7 +446,7 @@ def build(variant: Variant) -> RelSpec:
     spec.safety["exclusive_ownership"] = exclusive
     spec.safety["generation_bounded"] = lambda s: ForAll([x, g], Implies(s.cgen(x, g), le(g, s.gen)))
 
-    def fencing(s: State, t: State, ps: list) -> z3.BoolRef:
+    def fencing(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         m, pp, gn = ps
         return Implies(commit_accepted(s, m, gn), And(
             live(s, m), s.cgen(m, s.gen), s.assign(m, pp),
@@ -452,14 +454,14 @@ def build(variant: Variant) -> RelSpec:
 
     spec.action_props["commit_fencing"] = (("Commit",), fencing)
 
-    def gen_mono(s: State, t: State, ps: list) -> z3.BoolRef:
+    def gen_mono(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         return And(le(s.gen, t.gen),
                    ForAll([x, g, h], Implies(And(s.cgen(x, g), t.cgen(x, h)), le(g, h))))
 
     spec.action_props["generation_monotonic"] = (tuple(a for a in spec.actions if a != "CompleteJoin"), gen_mono)
     spec.action_props["generation_bumps"] = (("CompleteJoin",), lambda s, t, ps: lt(s.gen, t.gen))
 
-    def plus_one(s: State, t: State, ps: list) -> z3.BoolRef:
+    def plus_one(s: State, t: State, ps: Sequence[z3.ExprRef]) -> z3.BoolRef:
         """CompleteJoin: gen' is the successor of gen in the order (no generation strictly between);
         any other action: gen' = gen.  Unbounded form of the model's "+0 or +1"."""
         return And(lt(s.gen, t.gen), ForAll([h], Not(And(lt(s.gen, h), lt(h, t.gen)))))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import z3
 
@@ -67,6 +67,7 @@ class State:
 ActionFormula = Callable[[State, State, Sequence[z3.ExprRef]], z3.BoolRef]
 StateFormula = Callable[[State], z3.BoolRef]
 TransFormula = Callable[[State, State, Sequence[z3.ExprRef]], z3.BoolRef]
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -126,7 +127,7 @@ class RelSpec:
     # -- building actions ---------------------------------------------------------------------
     def action(self, name: str, params: str, touches: Iterable[str]) -> Callable[[ActionFormula], ActionFormula]:
         """Decorator registering an action; ``params`` like ``"m:Member g:Generation"``."""
-        plist = tuple(tuple(item.split(":")) for item in params.split())  # type: ignore[misc]
+        plist = tuple(tuple(item.split(":")) for item in params.split())
         touched = frozenset(touches)
         unknown = touched - set(self.relations) - set(self.constants)
         if unknown:
@@ -196,7 +197,7 @@ class Obligation:
     kind: str
     clause: str
     action: str | None
-    build: Callable[[], tuple[list[z3.BoolRef], dict]]  # formulas, decoding context
+    build: Callable[[], tuple[list[z3.BoolRef], dict[str, Any]]]  # formulas, decoding context
 
 
 @dataclass
@@ -208,7 +209,7 @@ class ObligationResult:
     ok: bool
     seconds: float
     verdict: str  # "proved", "FAILED", "unknown"
-    cti: dict | None = None
+    cti: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -225,26 +226,27 @@ def obligations(spec: RelSpec) -> list[Obligation]:
     out: list[Obligation] = []
     assert spec.init is not None
     for cname in spec.invariant:
-        def b_init(cname: str = cname) -> tuple[list[z3.BoolRef], dict]:
+        def b_init(cname: str = cname) -> tuple[list[z3.BoolRef], dict[str, Any]]:
             s = spec.state("0")
+            assert spec.init is not None  # (checked above; a closure does not keep the narrowing)
             return [spec.init(s), z3.Not(spec.invariant[cname](s))], {"pre": s}
         out.append(Obligation("init", cname, None, b_init))
     for aname, act in spec.actions.items():
         for cname in spec.invariant:
-            def b_cons(aname: str = aname, cname: str = cname) -> tuple[list[z3.BoolRef], dict]:
+            def b_cons(aname: str = aname, cname: str = cname) -> tuple[list[z3.BoolRef], dict[str, Any]]:
                 s, t = spec.state("0"), spec.state("1")
                 ps = spec.params_of(spec.actions[aname], "p")
                 fs = [*spec.inv(s), spec.transition(aname, s, t, ps), z3.Not(spec.invariant[cname](t))]
                 return fs, {"pre": s, "post": t, "params": ps}
             out.append(Obligation("consecution", cname, aname, b_cons))
     for pname in spec.safety:
-        def b_safe(pname: str = pname) -> tuple[list[z3.BoolRef], dict]:
+        def b_safe(pname: str = pname) -> tuple[list[z3.BoolRef], dict[str, Any]]:
             s = spec.state("0")
             return [*spec.inv(s), z3.Not(spec.safety[pname](s))], {"pre": s}
         out.append(Obligation("safety", pname, None, b_safe))
     for pname, (acts, prop) in spec.action_props.items():
         for aname in acts:
-            def b_ap(aname: str = aname, pname: str = pname, prop: TransFormula = prop) -> tuple[list[z3.BoolRef], dict]:
+            def b_ap(aname: str = aname, pname: str = pname, prop: TransFormula = prop) -> tuple[list[z3.BoolRef], dict[str, Any]]:
                 s, t = spec.state("0"), spec.state("1")
                 ps = spec.params_of(spec.actions[aname], "p")
                 fs = [*spec.inv(s), spec.transition(aname, s, t, ps), z3.Not(prop(s, t, ps))]
@@ -253,11 +255,11 @@ def obligations(spec: RelSpec) -> list[Obligation]:
     return out
 
 
-def decode_state(spec: RelSpec, model: z3.ModelRef, s: State) -> dict:
+def decode_state(spec: RelSpec, model: z3.ModelRef, s: State) -> dict[str, Any]:
     """A Z3 model restricted to one vocabulary, as plain data: ``{relation: [tuples of element names]}``."""
     universes = {n: list(model.get_universe(srt) or []) for n, srt in spec.sorts.items()}
     names = {n: {str(e): f"{n[0].lower()}{i}" for i, e in enumerate(u)} for n, u in universes.items()}
-    out: dict = {"universe": {n: sorted(v.values()) for n, v in names.items()}}
+    out: dict[str, Any] = {"universe": {n: sorted(v.values()) for n, v in names.items()}}
     for rel, args in {**spec.relations}.items():
         tuples = []
         for combo in _product([universes[a] for a in args]):
@@ -276,7 +278,7 @@ def decode_state(spec: RelSpec, model: z3.ModelRef, s: State) -> dict:
     return out
 
 
-def _product(lists: list[list]) -> Iterable[tuple]:
+def _product(lists: list[list[_T]]) -> Iterator[tuple[_T, ...]]:
     if not lists:
         yield ()
         return
@@ -286,10 +288,10 @@ def _product(lists: list[list]) -> Iterable[tuple]:
             yield (h, *r)
 
 
-def _decode(spec: RelSpec, model: z3.ModelRef, ctx: dict) -> dict:
+def _decode(spec: RelSpec, model: z3.ModelRef, ctx: dict[str, Any]) -> dict[str, Any]:
     universes = {n: list(model.get_universe(srt) or []) for n, srt in spec.sorts.items()}
     names = {n: {str(e): f"{n[0].lower()}{i}" for i, e in enumerate(u)} for n, u in universes.items()}
-    out: dict = {"pre": decode_state(spec, model, ctx["pre"])}
+    out: dict[str, Any] = {"pre": decode_state(spec, model, ctx["pre"])}
     if "post" in ctx:
         out["post"] = decode_state(spec, model, ctx["post"])
     if "params" in ctx:
@@ -308,7 +310,7 @@ def format_cti(res: ObligationResult) -> str:
         return ""
     lines = [f"counterexample to `{res.label}` ({res.spec}):"]
 
-    def show(tag: str, st: dict) -> None:
+    def show(tag: str, st: dict[str, Any]) -> None:
         lines.append(f"  {tag}:")
         uni = st.get("universe", {})
         lines.append("    universe: " + ", ".join(f"{k}={{{', '.join(v)}}}" for k, v in uni.items()))

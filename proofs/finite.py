@@ -32,7 +32,7 @@ with every fault.  The ZooKeeper-era variant has its own state shape and is not 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeAlias, TypeVar, cast
 
 import z3
 
@@ -53,7 +53,8 @@ from groupspec.model.core import (
     TIMING_FAULTS,
 )
 
-BoolT = z3.BoolRef
+BoolT: TypeAlias = z3.BoolRef
+_T = TypeVar("_T")
 Expr = Any
 
 
@@ -116,13 +117,13 @@ class SState:
     budget: Expr
 
 
-def ite(c: Expr, a: Any, b: Any) -> Any:
-    """Field-wise ``If(c, a, b)`` over symbolic records, tuples and terms."""
+def ite(c: Expr, a: _T, b: _T) -> _T:
+    """Field-wise ``If(c, a, b)`` over symbolic records, tuples and terms (of one shape: the result has it)."""
     if a is b:
         return a
     if not (z3.is_true(c) or z3.is_false(c)):
         c = z3.simplify(c)
-    return _ite_plain(c, a, b)
+    return cast(_T, _ite_plain(c, a, b))
 
 
 def _ite_plain(c: Expr, a: Any, b: Any) -> Any:
@@ -157,11 +158,11 @@ def leaves(a: Any) -> list[Expr]:
     return [a]
 
 
-def _set(tup: tuple, i: int, v: Any) -> tuple:
+def _set(tup: tuple[_T, ...], i: int, v: _T) -> tuple[_T, ...]:
     return tup[:i] + (v,) + tup[i + 1:]
 
 
-def _sel(items: tuple, idx: Expr, default: Any) -> Any:
+def _sel(items: tuple[Any, ...], idx: Expr, default: Any) -> Any:
     """``items[idx]`` for a symbolic index (``default`` if out of range)."""
     out = default
     for k in range(len(items) - 1, -1, -1):
@@ -285,8 +286,8 @@ class Encoding:
         for c in s.clients:
             out += [c.proc >= 0, c.proc <= 2, c.status >= 0, c.status <= 3, c.id >= 0, c.id <= 2,
                     c.generation >= NO_GENERATION, c.inbox.reply >= 0, c.inbox.reply <= 5]
-            d = self.no_inbox()
-            out.append(z3.Implies(z3.Not(c.inbox.present), z3.And(*eq(c.inbox, d))))
+            di = self.no_inbox()
+            out.append(z3.Implies(z3.Not(c.inbox.present), z3.And(*eq(c.inbox, di))))
             out.append(z3.Implies(c.inbox.present, c.inbox.reply >= 1))
             out.append(z3.Implies(z3.Not(c.ghost_present), z3.And(c.ghost_gen == NO_GENERATION, c.ghost_owned == self.P(0))))
         return out
@@ -300,7 +301,8 @@ class Encoding:
 
         def iv(e: Expr) -> int:
             r = m.eval(e, model_completion=True)
-            return r.as_long()
+            n: int = r.as_long()
+            return n
 
         recs: list[Record | None] = []
         for r in s.group.records:
@@ -566,7 +568,7 @@ class Encoding:
             out = ite(is_srep, srep, out)
         return ite(c.id == int(Id.STALE), stale, out)
 
-    def _static_replace(self, s: SState, i: int, c: SClient, meta: tuple) -> SState:
+    def _static_replace(self, s: SState, i: int, c: SClient, meta: tuple[Expr, Expr, Expr]) -> SState:
         g = s.group
         r = g.records[i]
         c = replace(c, id=z3.IntVal(int(Id.CURRENT)))

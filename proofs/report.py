@@ -109,7 +109,7 @@ class Check:
     expect: str = "hold"  # "hold" (correct variant) or "fail" (broken variant)
     detail: str = ""
     count: int = 1  # obligations summarised by this row
-    data: dict = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -122,7 +122,7 @@ class Report:
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "seconds": round(self.seconds, 3),
@@ -135,7 +135,7 @@ class Report:
 # ------------------------------------------------------------------------------------------------
 # 1. unbounded safety
 # ------------------------------------------------------------------------------------------------
-def _epr_job(protocol: str) -> list[dict]:
+def _epr_job(protocol: str) -> list[dict[str, Any]]:
     """Run in a worker process: every obligation of one variant's relational spec (plain data back)."""
     from . import classic, epr
 
@@ -156,7 +156,7 @@ def _epr_job(protocol: str) -> list[dict]:
     return out
 
 
-def _mutant_job(args: tuple[str, str, str, str]) -> dict:
+def _mutant_job(args: tuple[str, str, str, str]) -> dict[str, Any]:
     """A relational mutant: the one obligation it targets must fail with a counterexample."""
     from . import classic, epr
 
@@ -168,7 +168,7 @@ def _mutant_job(args: tuple[str, str, str, str]) -> dict:
             "seconds": sum(r.seconds for r in rs), "cti": epr.format_cti(failed[0]) if failed else ""}
 
 
-def _mutant_check(protocol: str, args: tuple[str, str, str, str], d: dict) -> Check:
+def _mutant_check(protocol: str, args: tuple[str, str, str, str], d: dict[str, Any]) -> Check:
     _p, bug, clause, why = args
     ok = bool(d["failed"])
     name = f"mutant {bug} ({why}) fails {clause}" if ok else f"mutant {bug} must fail {clause}"
@@ -176,7 +176,7 @@ def _mutant_check(protocol: str, args: tuple[str, str, str, str], d: dict) -> Ch
                  d["cti"], d["n"], d)
 
 
-def _drift_job(protocol: str) -> dict:
+def _drift_job(protocol: str) -> dict[str, Any]:
     """EPR drift: sampled model steps against the relational actions (proofs/epr_drift.py)."""
     from . import epr_drift
 
@@ -185,7 +185,7 @@ def _drift_job(protocol: str) -> dict:
     return asdict(r)
 
 
-def _drift_check(protocol: str, d: dict) -> Check:
+def _drift_check(protocol: str, d: dict[str, Any]) -> Check:
     from . import epr_drift
 
     spec = epr_drift.RELATIONAL_OF[protocol].name
@@ -203,7 +203,7 @@ def _drift_check(protocol: str, d: dict) -> Check:
                  ok, d["seconds"], "hold", detail, d["steps"], d)
 
 
-def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
+def _epr_checks(protocol: str, rows: list[dict[str, Any]]) -> list[Check]:
     broken = protocol in BROKEN_SAFETY
     if broken:
         failed = [r for r in rows if not r["ok"] and r["kind"] != "non-vacuity"]
@@ -220,11 +220,11 @@ def _epr_checks(protocol: str, rows: list[dict]) -> list[Check]:
     return invariant_rows(protocol, rows, set(KAFKA_TOO.get(protocol, ())))
 
 
-def _ob(r: dict) -> dict:
+def _ob(r: dict[str, Any]) -> dict[str, Any]:
     return {"label": r["label"], "verdict": r["verdict"], "seconds": round(r["seconds"], 4)}
 
 
-def invariant_rows(protocol: str, rows: list[dict], expected_fail: set[str]) -> list[Check]:
+def invariant_rows(protocol: str, rows: list[dict[str, Any]], expected_fail: set[str]) -> list[Check]:
     """One row per group of obligations of an inductive-invariant proof, saying only what they prove.
 
     ``rows``: every obligation as a dict (``label``, ``kind`` in init / consecution / safety /
@@ -237,7 +237,7 @@ def invariant_rows(protocol: str, rows: list[dict], expected_fail: set[str]) -> 
     fail because Kafka allows the state they forbid (``KAFKA_TOO``); the rows are then as expected
     (``ok``, ``expect="kafka"``) if exactly those fail, but they still say "not inductive" and "not proved".
     """
-    groups: dict[tuple[str, str], list[dict]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         key = r["kind"] if r["kind"] in ("init", "consecution", "non-vacuity") else r["clause"]
         groups.setdefault((r["kind"], key), []).append(r)
@@ -254,7 +254,7 @@ def invariant_rows(protocol: str, rows: list[dict], expected_fail: set[str]) -> 
     for (kind, key), rs in groups.items():
         own_ok = all(r["ok"] for r in rs)
         secs = sum(r["seconds"] for r in rs)
-        data: dict = {"obligations": [_ob(r) for r in rs]}
+        data: dict[str, Any] = {"obligations": [_ob(r) for r in rs]}
         detail = ""
         if kind == "init":
             name = f"init implies each of the {n_clauses} invariant clauses"
@@ -313,7 +313,7 @@ def proved_while_failed(checks: list[Check]) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # 2. bounded safety on model/
 # ------------------------------------------------------------------------------------------------
-def _bmc_job(protocol: str) -> dict:
+def _bmc_job(protocol: str) -> dict[str, Any]:
     from groupspec.model import Config, make
 
     from . import bmc
@@ -331,7 +331,7 @@ def _bmc_job(protocol: str) -> dict:
     return out
 
 
-def _bmc_check(protocol: str, d: dict) -> Check:
+def _bmc_check(protocol: str, d: dict[str, Any]) -> Check:
     broken = protocol in BROKEN_SAFETY
     name = f"no violation within {d['depth']} steps ({d['instance']})"
     if broken:
@@ -352,7 +352,7 @@ def _bmc_check(protocol: str, d: dict) -> Check:
 # ------------------------------------------------------------------------------------------------
 # 3. convergence
 # ------------------------------------------------------------------------------------------------
-def _lasso_job(args: tuple[str, int, int, tuple[str, ...], int, int]) -> dict:
+def _lasso_job(args: tuple[str, int, int, tuple[str, ...], int, int]) -> dict[str, Any]:
     from groupspec.model import Config, make
 
     from . import bmc
@@ -368,7 +368,7 @@ def _lasso_job(args: tuple[str, int, int, tuple[str, ...], int, int]) -> dict:
     return out
 
 
-def _lasso_check(protocol: str, d: dict) -> Check:
+def _lasso_check(protocol: str, d: dict[str, Any]) -> Check:
     broken = protocol in BROKEN_LIVENESS
     if "explanation" in d:
         return Check("convergence", protocol, f"bounded liveness ({d['instance']}): {d['explanation']}",
@@ -383,14 +383,14 @@ def _lasso_check(protocol: str, d: dict) -> Check:
                  verdict, ok, d["seconds"], "fail" if broken else "hold", "; ".join(d["notes"]), 1, d)
 
 
-def _ranking_job(args: tuple[str, int, int, tuple[str, ...], int]) -> dict:
+def _ranking_job(args: tuple[str, int, int, tuple[str, ...], int]) -> dict[str, Any]:
     from . import liveness
 
     protocol, m, p, faults, budget = args
     return asdict(liveness.ranking(protocol, m, p, faults, budget))
 
 
-def _ranking_check(protocol: str, d: dict) -> Check:
+def _ranking_check(protocol: str, d: dict[str, Any]) -> Check:
     name = f"ranking argument ({d['instance']})"
     detail = d["detail"]
     if protocol in BROKEN_LIVENESS:
@@ -424,8 +424,8 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             tasks.append(("bmc", p, _bmc_job, p))
     if "cooperative" in chosen:
         tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 2, 2, (), 0, 10)))
-        for m, n in ((2, 2), (3, 3)):
-            tasks.append(("ranking", "cooperative", _ranking_job, ("cooperative", m, n, ("join", "crash"), 1)))
+        for members, parts in ((2, 2), (3, 3)):
+            tasks.append(("ranking", "cooperative", _ranking_job, ("cooperative", members, parts, ("join", "crash"), 1)))
         if deep:
             tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 2, 3, ("join",), 1, 12)))
             tasks.append(("lasso", "cooperative", _lasso_job, ("cooperative", 3, 4, (), 0, 8)))
@@ -492,7 +492,7 @@ def _consumer_checks(protocol: str) -> list[Check]:
                   failed[0].counterexample if failed else "", len(obs), data)]
 
 
-def _consumer_drift_job(protocol: str) -> dict:
+def _consumer_drift_job(protocol: str) -> dict[str, Any]:
     from . import consumer_drift
 
     from groupspec.model import Config, make
@@ -510,7 +510,7 @@ def _consumer_drift_job(protocol: str) -> dict:
     return r
 
 
-def _consumer_drift_check(protocol: str, d: dict) -> Check:
+def _consumer_drift_check(protocol: str, d: dict[str, Any]) -> Check:
     where = f"{d['instance']}, seed {d['seed']}"
     if protocol in CONSUMER_DRIFT_MUTANTS:
         ok = bool(d["rejected"])

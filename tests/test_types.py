@@ -1,11 +1,12 @@
 """``mypy --strict`` on the project's packages (issue 26; ``groupspec/py.typed`` says the package ships its types).
 
 Every module under :data:`ROOTS` is checked strictly except those in :data:`NOT_YET_TYPED`, so a new module is
-typed from its first day. Left out: the numba kernels of ``groupspec/checker/compiled`` (their functions are
-untyped on purpose: numba infers their types), and the modules not annotated yet (the model's pages, the Z3
-encodings, most of the CLI...), listed by name so the list can only shrink. ``reference/`` is left to the helper
-regrouping it, except the assignor checks the assignor checker shares (``reference/assignors/properties.py``).
-The last test shows the check fails on a type error.
+typed from its first day. Left out: the numba kernels (:data:`NUMBA_KERNELS`: ``groupspec/checker/compiled``'s and
+the trace checker's compiled loop; their functions are untyped on purpose: numba infers their types), and the
+modules not annotated yet, listed by name so the list can only shrink: the KIP-848 and migration pages of the
+model (the migration page derives from the KIP-848 one, whose states it replaces: typing it needs the KIP-848
+page generic in its state), the serve hot path, the mutation campaign, a few tools. ``reference/`` is typed
+where it is listed in :data:`ROOTS`. The last test shows the check fails on a type error.
 """
 from __future__ import annotations
 
@@ -21,22 +22,18 @@ ROOTS = ["model", "proofs", "pipeline", "groupspec/checker", "groupspec/trace", 
          "groupspec/serve", "groupspec/figures", "groupspec/specmut", "groupspec/oracle", "groupspec/realstack",
          "groupspec/kafka", "groupspec/verify.py", "groupspec/__init__.py", "groupspec/strategies.py",
          "reference/assignors/__init__.py", "reference/assignors/properties.py"]
-NUMBA_KERNELS = [f"groupspec/checker/compiled/{n}.py" for n in (
-    'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties', 'search')]
+NUMBA_KERNELS = [*[f"groupspec/checker/compiled/{n}.py" for n in (
+    'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties',
+    'search')], "groupspec/trace/kernel.py", "groupspec/trace/scan.py"]
 NOT_YET_TYPED = [
     *NUMBA_KERNELS,
     *[f"groupspec/assignorcheck/{n}.py" for n in ('classes', 'determinism', 'kinds', 'load', 'optimum')],
-    *[f"groupspec/cli/{n}.py" for n in ('_common', 'assignor', 'check', 'coordinator', 'prove', 'realstack', 'simulate', 'verify', 'verify_spec')],
-    *[f"groupspec/figures/{n}.py" for n in ('__main__', 'plots', 'runs', 'stories', 'strips', 'svg', 'swimlane')],
+    *[f"groupspec/figures/{n}.py" for n in ('__main__', 'plots', 'runs', 'stories', 'strips', 'swimlane')],
     *[f"groupspec/kafka/{n}.py" for n in ('jars',)],
-    *[f"groupspec/oracle/{n}.py" for n in ('abstractions', 'compare', 'consumer', 'consumer_machine', 'process', 'script')],
-    *[f"groupspec/realstack/{n}.py" for n in ('coordinators', 'harness', 'worker')],
-    *[f"groupspec/serve/{n}.py" for n in ('audit', 'cluster', 'consumer', 'wire')],
+    *[f"groupspec/serve/{n}.py" for n in ('cluster', 'wire')],
     *[f"groupspec/specmut/{n}.py" for n in ('campaign', 'hunt', 'kafka_consumer_walks', 'kafka_walks', 'killers', 'loader', 'operators')],
-    *[f"groupspec/trace/{n}.py" for n in ('checker', 'from_model', 'kernel', 'overlaps', 'scan')],
     *[f"model/{n}.py" for n in ('consumer', 'consumer_flight', 'consumer_view', 'migration', 'migration_view')],
-    *[f"pipeline/{n}.py" for n in ('consumer_runs', 'daemon', 'runs', 'spark')],
-    *[f"proofs/{n}.py" for n in ('classic', 'consumer', 'epr', 'finite', 'report')],
+    *[f"proofs/{n}.py" for n in ('consumer',)],
 ]
 FLAGS = ["--strict", "--ignore-missing-imports", "--follow-imports=silent"]
 

@@ -77,6 +77,7 @@ class Result:
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
     search_cpu_seconds: float | None = None  # compiled engine: CPU of the search (before the graph part)
     serial_cpu_seconds: float | None = None  # compiled engine, workers > 1: CPU of the merge thread
+    compiled_now: str | bool = False  # set by `groupspec check`: what this run compiled first (its notice), or False
 
     @property
     def ok(self) -> bool:

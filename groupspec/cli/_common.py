@@ -13,11 +13,15 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -36,7 +40,7 @@ def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
 
 
-def make_console(to_stderr: bool = False):
+def make_console(to_stderr: bool = False) -> Console:
     """A rich console; when output is not a terminal, wide enough that tables do not wrap."""
     from rich.console import Console
 
@@ -94,7 +98,7 @@ def check_output_path(path: str | os.PathLike[str], kind: str = "file") -> Path:
     return p
 
 
-class OutputPath(click.ParamType):
+class OutputPath(click.ParamType[Path, "str | os.PathLike[str]"]):
     """A click parameter type for a file (or, with ``kind="dir"``, a directory) the command will write.
 
     Checked by :func:`check_output_path` while the arguments are parsed, so a bad path stops the command
@@ -161,7 +165,7 @@ def stop_on_interrupt() -> Iterator[None]:
     main_pid = os.getpid()
     previous = signal.getsignal(signal.SIGINT)
 
-    def on_interrupt(signum, frame):  # noqa: ANN001
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
         if os.getpid() != main_pid:  # a forked worker inherited this handler: the main process ends it
             return
         for child in multiprocessing.active_children():
@@ -178,7 +182,7 @@ def stop_on_interrupt() -> Iterator[None]:
 # ------------------------------------------------------------------------------------------ bad-input probes
 
 
-def bad_input_probes(*argvs: list[str]):  # noqa: ANN201 - a decorator of click commands
+def bad_input_probes(*argvs: list[str]) -> Callable[[click.Command], click.Command]:
     """Declare, on a click command, arguments that must be refused as bad input (one line, exit status 2).
 
     ``tests/test_cli_bad_input.py`` walks every command of the live click tree and, besides the probes it

@@ -8,11 +8,23 @@ import json
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import click
 
 from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, plural
+
+
+class _Domain(TypedDict):
+    """The keyword arguments of ``check_assignor`` that shape the examples (from the options)."""
+
+    topics_per_member: int | None
+    static: bool
+    small: bool
+    nondeterministic_ok: bool
+    rack_aware: bool | None
+    thorough: bool
+    scale_factor: float
 
 
 def register(group: click.Group) -> None:
@@ -104,9 +116,9 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
         if pid not in PROPERTY_IDS:
             raise UserError(f"--only {pid}: unknown property (known: {', '.join(PROPERTY_IDS)})")
     props = list(only) or None
-    domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
-              "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None,
-              "thorough": thorough, "scale_factor": scale_factor}
+    domain: _Domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
+                       "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None,
+                       "thorough": thorough, "scale_factor": scale_factor}
 
     if as_json:
         report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,

@@ -1,10 +1,16 @@
 """`groupspec check`: explore a protocol variant's bounded state space and report every property."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from groupspec.checker import Result, Step, Verdict
+    from groupspec.model import Spec
 
 from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
 
@@ -25,7 +31,7 @@ def parse_faults(text: str) -> frozenset[str]:
     return frozenset(items)
 
 
-def result_json(proto, res) -> dict:
+def result_json(proto: Spec, res: Result) -> dict[str, Any]:
     from groupspec.checker import timeline_json
 
     return {
@@ -52,7 +58,7 @@ def result_json(proto, res) -> dict:
         "symmetry": res.symmetric,
         "symmetry_factor": None if res.symmetry_factor is None else round(res.symmetry_factor, 2),
         "convergence_bound": res.convergence_bound,
-        "figures": getattr(res, "figures", {}),
+        "figures": res.figures,
         "ok": res.ok,
         "properties": [
             {
@@ -66,7 +72,7 @@ def result_json(proto, res) -> dict:
     }
 
 
-def memory_cell(res) -> str:
+def memory_cell(res: Result) -> str:
     """Peak growth of resident memory per state, and (compiled engine) the store's own bytes per state."""
     text = f"{res.memory_per_state:,.0f} bytes (peak growth / states)"
     if res.store_bytes_per_state is not None:
@@ -76,13 +82,13 @@ def memory_cell(res) -> str:
     return text
 
 
-def verdict_cell(v) -> str:
+def verdict_cell(v: Verdict) -> str:
     if v.held is None:
         return "[dim]n/a[/dim]"
     return "[green]held[/green]" if v.held else "[bold red]VIOLATED[/bold red]"
 
 
-def print_result(console: Console, proto, res) -> None:
+def print_result(console: Console, proto: Spec, res: Result) -> None:
     from groupspec.checker import render
 
     cfg = res.config
@@ -95,7 +101,7 @@ def print_result(console: Console, proto, res) -> None:
     t.add_row("states (stored)", f"{res.states:,}" + ("" if res.complete else " (stopped at --max-states)"))
     t.add_row("edges", f"{res.edges:,}")
     workers = f", {res.workers} workers" if res.workers > 1 else ""
-    what = getattr(res, "compiled_now", False)
+    what = res.compiled_now
     compiled_now = ("" if not what else " — includes compiling the parallel search, first run with --workers only"
                     if isinstance(what, str) and what.startswith("compiling the checker's parallel")
                     else " — includes compiling the engine, first run only")
@@ -117,7 +123,7 @@ def print_result(console: Console, proto, res) -> None:
         t.add_row("symmetry reduction", f"none ({why})")
     bound = res.convergence_bound
     t.add_row("convergence bound", "—" if bound is None else plural(bound, "protocol step"))
-    for name, f in getattr(res, "figures", {}).items():
+    for name, f in res.figures.items():
         sizes = ", ".join(f"group of {n}: {'/'.join(map(str, v))}" for n, v in f["by_group_size"].items())
         t.add_row(name, f"{sizes} ({plural(f['changes'], 'change')} explored)")
     console.print(t)
@@ -129,7 +135,7 @@ def print_result(console: Console, proto, res) -> None:
     for v in res.verdicts.values():
         p.add_row(v.name, v.kind, verdict_cell(v), v.explanation)
     console.print(p)
-    shown: list[tuple[object, str]] = []  # (trace, property) already printed: each timeline is printed once
+    shown: list[tuple[tuple[list[Step], int | None], str]] = []  # (trace, property) already printed: each timeline is printed once
     for v in res.verdicts.values():
         if v.held is False and v.trace:
             console.print(f"\n[bold red]{v.name} violated[/bold red]: {v.explanation}")
@@ -144,9 +150,9 @@ def print_result(console: Console, proto, res) -> None:
                 console.print(line, highlight=False, markup=False)
 
 
-def _same_trace(seen: object, trace: list, loop_start: int | None) -> bool:
+def _same_trace(seen: tuple[list[Step], int | None], trace: list[Step], loop_start: int | None) -> bool:
     """Whether a timeline already printed (``(trace, loop_start)``) is this one."""
-    other, other_loop = seen  # type: ignore[misc]
+    other, other_loop = seen
     return other_loop == loop_start and len(other) == len(trace) and all(
         a.state == b.state and a.action == b.action for a, b in zip(other, trace))
 
@@ -195,7 +201,7 @@ def naming_the_option(message: str, protocol: str | None = None, default: str = 
     return f"{default}: {message}" if default else message
 
 
-def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs):
+def explore_with_progress(console: Console, with_symmetry_factor: bool = True, **kwargs: Any) -> tuple[Spec, Result]:
     from groupspec.checker import check as run_check
     from groupspec.checker import validate, validate_faults
 
@@ -263,8 +269,9 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
                    "states in Python, often longer than the search itself")
 @click.option("--list", "list_only", is_flag=True, help="list the protocol variants (correct and broken) and exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def check(protocol, assignor, members, partitions, topics, faults, budget, max_states, engine, workers, forget_dead,
-          symmetry_factor, list_only, as_json) -> None:
+def check(protocol: str | None, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
+          max_states: int | None, engine: str, workers: int, forget_dead: bool, symmetry_factor: bool,
+          list_only: bool, as_json: bool) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
 
     Exit status: 0 when every property holds, 1 when one is violated (with a counterexample

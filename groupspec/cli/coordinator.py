@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import sys
 
+from typing import TYPE_CHECKING
+
 import click
 
 from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS, java_string_hash, partition_for
 from groupspec.reference.sim import ScriptError, run_script
+
+if TYPE_CHECKING:
+    from groupspec.serve import SessionCheck
 
 from ._common import UserError, bad_input_probes, emit_json
 
@@ -145,7 +150,7 @@ def check(script: str, transcript: str, as_json: bool) -> None:
     sys.exit(0 if result.ok else 1)
 
 
-def _print_check(result, script: str, transcript: str) -> None:  # noqa: ANN001 - a SessionCheck
+def _print_check(result: SessionCheck, script: str, transcript: str) -> None:
     from rich.table import Table
 
     from ._common import make_console

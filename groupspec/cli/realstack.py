@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, ParamSpec, TypeVar
 
 import click
 
 from ._common import EXIT_OK, EXIT_VIOLATION, OutputPath, UserError, emit_json, make_console
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 EXIT_STACK = 3  # the stack could not run (a coordinator did not start)
 
@@ -45,13 +48,13 @@ def _out_dir(out: str | Path | None) -> str | None:
     return str(p)
 
 
-def _unmake_on_failure(work):  # noqa: ANN001, ANN202 - a decorator of the commands' callbacks
+def _unmake_on_failure(work: Callable[_P, _R]) -> Callable[_P, _R]:  # a decorator of the commands' callbacks
     """An --out folder the command created is removed when the run is stopped (Ctrl-C, SIGTERM) or crashes: a
     folder left behind would hold half a run. A run that ends, well or not (its logs say why), keeps it."""
     import functools
 
     @functools.wraps(work)
-    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         _MADE.clear()
         try:
             return work(*args, **kwargs)
@@ -88,7 +91,7 @@ def list_(as_json: bool) -> None:
     """
     from groupspec.realstack import CLIENTS, COORDINATORS, SCENARIOS
 
-    doc = {"scenarios": [{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
+    doc: dict[str, list[Any]] = {"scenarios": [{"name": s.name, "summary": s.summary, "default_protocol": s.default_protocol}
                          for s in SCENARIOS.values()],
            "clients": list(CLIENTS),
            "coordinators": [{"name": k, "summary": v.summary} for k, v in COORDINATORS.items()]}

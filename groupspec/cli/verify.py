@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -12,6 +13,10 @@ from rich.table import Table
 
 from ._common import (EXIT_OK, EXIT_VIOLATION, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
                       stop_on_interrupt)
+
+if TYPE_CHECKING:
+    from groupspec.proofs import Check, Report
+    from groupspec.verify import ModelJob, ModelRow
 
 
 def register(group: click.Group) -> None:
@@ -46,7 +51,7 @@ LEGEND = (
 )
 
 
-def _bounds(job) -> str:  # noqa: ANN001 - ModelJob
+def _bounds(job: ModelJob) -> str:
     from groupspec.verify import applicable_faults
 
     given = {f for f in job.faults.split(",") if f}
@@ -83,10 +88,11 @@ def _default_assignor(protocol: str) -> str:
     """The assignor a variant runs unless another is named (the next-generation family: its first own one)."""
     from groupspec.model import VARIANTS
 
-    return VARIANTS[protocol].assignors[0]  # Spec.assignors
+    first: str = VARIANTS[protocol].assignors[0]  # Spec.assignors
+    return first
 
 
-def model_table(rows: list) -> Table:
+def model_table(rows: list[ModelRow]) -> Table:
     """The model section as a table that fits in :data:`WIDTH` columns (the legend explains it)."""
     t = _table("groupspec verify — the model: correct variants must hold, broken ones must be caught")
     t.add_column("variant", no_wrap=True)
@@ -175,7 +181,7 @@ def _verify(as_json: bool) -> None:
     console = make_console(as_json)
     t0 = time.perf_counter()
     workers = max(1, min(os.cpu_count() or 1, len(MODEL_JOBS)))
-    rows: list = [None] * len(MODEL_JOBS)
+    done: dict[int, ModelRow] = {}
     first = f", {COMPILE_NOTICE}" if needs_compiling() else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
@@ -186,8 +192,9 @@ def _verify(as_json: bool) -> None:
             with interrupts_held():
                 futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
             for fut in as_completed(futures):
-                rows[futures[fut]] = fut.result()
+                done[futures[fut]] = fut.result()
                 bar.advance(task)
+    rows = [done[k] for k in range(len(MODEL_JOBS))]  # in MODEL_JOBS' order
     model_seconds = time.perf_counter() - t0
     proofs = run_proofs(console)
     mutants = run_mutants(console)
@@ -206,7 +213,7 @@ def _verify(as_json: bool) -> None:
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
 
 
-def run_proofs(console):
+def run_proofs(console: Console) -> Report:
     """The Z3 proofs (groupspec prove), with a progress bar."""
     from groupspec.proofs import run_all
 
@@ -215,9 +222,9 @@ def run_proofs(console):
         return run_all(progress=lambda what: bar.update(task, description=f"proofs: done {what}"))
 
 
-def print_proofs(console, rep) -> None:
+def print_proofs(console: Console, rep: Report) -> None:
     """One row per variant and family of proofs: obligations, verdict, time."""
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, str], list[Check]] = {}
     for c in rep.checks:
         groups.setdefault((c.protocol, c.family), []).append(c)
     t = _table("groupspec verify — the proofs (Z3): correct variants proved, broken ones refuted")
@@ -242,7 +249,7 @@ def print_proofs(console, rep) -> None:
                   f"({'all as expected' if rep.ok else 'NOT as expected'}; details and counterexamples: groupspec prove)")
 
 
-def run_mutants(console) -> list[dict]:
+def run_mutants(console: Console) -> list[dict[str, Any]]:
     """The conformance suite against every fault switch of the reference (the mutation check).
 
     Runs in this process: the conformance suite's draws depend on its seed alone, not on which modules
@@ -250,7 +257,7 @@ def run_mutants(console) -> list[dict]:
     """
     from groupspec.conformance import MUTANTS, run_mutant
 
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("mutation check", total=len(MUTANTS))
@@ -262,7 +269,7 @@ def run_mutants(console) -> list[dict]:
     return rows
 
 
-def print_mutants(console, rows: list[dict]) -> None:
+def print_mutants(console: Console, rows: list[dict[str, Any]]) -> None:
     t = _table("groupspec verify — the mutation check: the conformance suite must catch every broken reference")
     for col in ("mutant", "in", "variant", "caught by", "examples", "sim seed", "time"):
         t.add_column(col, justify="right" if col in ("examples", "time", "sim seed") else "left")

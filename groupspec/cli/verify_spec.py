@@ -4,7 +4,12 @@ from __future__ import annotations
 import os
 import time
 
+from typing import TYPE_CHECKING, Any
+
 import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from ._common import EXIT_OK, EXIT_VIOLATION, emit_json, fail, make_console, plural
 
@@ -37,7 +42,7 @@ def run_spec_mutants(as_json: bool, family: str | None, sample: bool, names: tup
                   "first the baseline (every check on the unchanged model)", highlight=False)
     t0 = time.perf_counter()
 
-    def progress(row: dict, done: int, total: int) -> None:
+    def progress(row: dict[str, Any], done: int, total: int) -> None:
         what = {"killed": f"killed by {row['killer']}", "survived": "SURVIVED", "equivalent": "equivalent",
                 "timeout": "undecided (time limit)", "error": "error"}.get(row["status"], row["status"])
         console.print(f"[{done}/{total}] {time.perf_counter() - t0:6.0f}s  {row['name']}: {what} "
@@ -56,7 +61,7 @@ def run_spec_mutants(as_json: bool, family: str | None, sample: bool, names: tup
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
 
 
-def print_report(console, result: dict) -> None:  # noqa: ANN001 - a rich Console
+def print_report(console: Console, result: dict[str, Any]) -> None:
     from rich import box
     from rich.markup import escape
     from rich.table import Table

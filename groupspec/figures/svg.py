@@ -19,7 +19,9 @@ def smallest_text_px(svg_text: str) -> float:
     """The smallest font size of an SVG once it is scaled to :data:`PAGE_WIDTH` (never scaled up)."""
     import re
 
-    width = float(re.search(r'viewBox="0 0 ([0-9.]+) ', svg_text).group(1))
+    box = re.search(r'viewBox="0 0 ([0-9.]+) ', svg_text)
+    assert box is not None, "an SVG without a viewBox"
+    width = float(box.group(1))
     sizes = [float(x) for x in re.findall(r'font-size="([0-9.]+)"', svg_text)]
     return min(sizes, default=float("inf")) * min(1.0, PAGE_WIDTH / width)
 

@@ -31,7 +31,10 @@ def _pairs(d: Any) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
     ref, kafka = d.reference, d.kafka
     if len(ref) != len(kafka):
         return None
-    key = lambda a: (str(a.get("to")), str(a.get("request")), str(a.get("at")))  # noqa: E731
+
+    def key(a: dict[str, Any]) -> tuple[str, str, str]:
+        return str(a.get("to")), str(a.get("request")), str(a.get("at"))
+
     ref, kafka = sorted(ref, key=key), sorted(kafka, key=key)
     if [key(a) for a in ref] != [key(a) for a in kafka]:
         return None
@@ -43,7 +46,10 @@ def _pairs_by_recipient(d: Any) -> list[tuple[dict[str, Any], dict[str, Any]]] |
     ref, kafka = d.reference, d.kafka
     if not isinstance(ref, list) or len(ref) != len(kafka):
         return None
-    key = lambda a: (str(a.get("to")), str(a.get("request")))  # noqa: E731
+
+    def key(a: dict[str, Any]) -> tuple[str, ...]:
+        return str(a.get("to")), str(a.get("request"))
+
     ref, kafka = sorted(ref, key=key), sorted(kafka, key=key)
     if [key(a) for a in ref] != [key(a) for a in kafka]:
         return None

@@ -97,7 +97,7 @@ class ConsumerPair:
             epoch = self._epoch(obj["member_epoch"], mid, "ref")
             if obj["send"] == "ConsumerGroupHeartbeat":
                 owned = obj.get("owned")
-                tps = None
+                tps: dict[str, list[int]] | None = None
                 if owned is not None:
                     tps = {}
                     for t, p in owned:

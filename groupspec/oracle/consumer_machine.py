@@ -76,7 +76,8 @@ def make_consumer_machine(oracle: KafkaOracle, faults: frozenset[str] = frozense
             return self.now
 
         def _owned(self, alias: str) -> list[list[Any]]:
-            return self.state.get("members", {}).get(alias, {}).get("assigned", [])
+            owned: list[list[Any]] = self.state.get("members", {}).get(alias, {}).get("assigned", [])
+            return owned
 
         @rule(alias=st.sampled_from(MEMBERS), gap=st.sampled_from([0, 1, 100]))
         def join(self, alias: str, gap: int) -> None:

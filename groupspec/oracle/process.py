@@ -66,7 +66,7 @@ class KafkaOracle:
                 raise OracleError(f"the Kafka oracle process stopped answering ({e}; {self._why()})") from None
         if not line:
             raise OracleError(f"the Kafka oracle process closed its output ({self._why()})")
-        answer = json.loads(line)
+        answer: dict[str, Any] = json.loads(line)
         if "error" in answer and "responses" not in answer and "ok" not in answer:
             raise OracleError(f"the Kafka oracle refused {op.get('op')}: {answer['error']}")
         self.requests += 1

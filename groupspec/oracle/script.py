@@ -34,8 +34,10 @@ UNSUPPORTED = {
 }
 
 
-class KafkaScriptRunner(Replayer):
+class KafkaScriptRunner(Replayer):  # type: ignore[misc]  # the reference's class: mypy does not see groupspec.reference (installed from reference/)
     """``reference.sim.replay_classic.Replayer``'s script reading, with Kafka's coordinator answering."""
+
+    lines: list[str]  # (Replayer's) the transcript written so far
 
     def __init__(self, oracle: KafkaOracle) -> None:
         super().__init__()
@@ -46,7 +48,7 @@ class KafkaScriptRunner(Replayer):
         self.store_consumed: list[int] = []   # script lines whose step made the armed store failure happen
 
     # ---------------------------------------------------------------- running
-    def run(self, steps: list[Step]) -> list[str]:  # type: ignore[override]
+    def run(self, steps: list[Step]) -> list[str]:
         for step in steps:
             if not self.started:
                 self._start(step)

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 __all__ = ["Coordinator", "ProcessCoordinator", "LibrdkafkaMock", "Tansu", "COORDINATORS", "CoordinatorError",
            "free_port", "interrupts_held", "kill_group"]
@@ -105,12 +105,15 @@ class Coordinator:
     name = ""
     summary = ""
 
+    if TYPE_CHECKING:  # every coordinator is made with the log its processes write to
+        def __init__(self, log: IO[str] | None = None) -> None: ...
+
     def start(self) -> str:
         raise NotImplementedError
 
     def create_topic(self, topic: str, partitions: int) -> int:
         """Make ``topic``; return the partition count it really has."""
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # (its stubs do not re-export it)
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         for _t, fut in admin.create_topics([NewTopic(topic, partitions, 1)]).items():

@@ -236,7 +236,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             clog.close()
             shutil.rmtree(work, ignore_errors=True)
             raise HarnessError(f"{coordinator} takes no coordinator settings")
-        coord.overrides = dict(coordinator_settings)  # type: ignore[attr-defined]
+        coord.overrides = dict(coordinator_settings)
     workers: dict[str, _Worker] = {}
     harness_lines: list[dict[str, Any]] = []
     finished = False
@@ -277,7 +277,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                         if t in extra:
                             harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
                                                   "partitions": extra[t]})
-                spec = {
+                spec: dict[str, Any] = {
                     "client": client, "bootstrap": bootstrap, "group": group_id, "member": step.member,
                     "topics": [] if "idle" in opts else subs.get(step.member, ["t"]),
                     **({"revoke_delay_ms": sc.revoke_delay_ms} if sc.revoke_delay_ms else {}),
@@ -305,7 +305,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                 harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member, "event": "left",
                                       "reason": "SIGKILL"})
             elif step.action in ("leave", "pause", "subscribe"):
-                cmd = step.action if step.action == "leave" else f"{step.action} {step.arg}"
+                order = step.action if step.action == "leave" else f"{step.action} {step.arg}"
                 if step.action == "subscribe":
                     subs[step.member] = step.arg.split(",")
                     harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member,
@@ -316,7 +316,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                             harness_lines.append({"ts_ms": now(), "group": GROUP, "event": "topic", "topic": t,
                                                   "partitions": extra[t]})
                 assert w.proc.stdin is not None
-                w.proc.stdin.write(cmd + "\n")
+                w.proc.stdin.write(order + "\n")
                 w.proc.stdin.flush()
                 if step.action == "leave":
                     try:
@@ -342,11 +342,11 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         own = [json.loads(raw) for raw in f.read_text(encoding="utf-8").splitlines() if raw.strip()] if f.exists() else []
         if not own:
             silent.append(member)
-        for e in own:
-            if e.get("group") == group_id:
-                e["group"] = GROUP
-            if e.get("event") == "joined" and e.get("protocol", protocol) not in CONSUMER_PROTOCOLS:
-                e.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
+        for ev in own:
+            if ev.get("group") == group_id:
+                ev["group"] = GROUP
+            if ev.get("event") == "joined" and ev.get("protocol", protocol) not in CONSUMER_PROTOCOLS:
+                ev.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
         lines.extend(own)
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
     lines.append({"ts_ms": end, "group": GROUP, "event": "end"})

@@ -168,8 +168,8 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
         if _obey(cmds, rec, c.close, resubscribe):
             return
         msg = c.poll(0.1)
-        if msg is not None and msg.error() is not None:
-            err = msg.error()
+        err = msg.error() if msg is not None else None
+        if err is not None:
             name = err.name() if hasattr(err, "name") else str(err.code())
             if name.lstrip("_") in [e.lstrip("_") for e in FENCING_ERRORS] and name != "REBALANCE_IN_PROGRESS":
                 rec.write("fenced", error=name)
@@ -231,7 +231,7 @@ def run_kafka_python(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str
         except Exception:  # noqa: BLE001
             pass
 
-    class Listener(ConsumerRebalanceListener):
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python ships no types
         def on_partitions_revoked(self, revoked: Any) -> None:
             rec.write("revoked", partitions=_tp(revoked))
 
@@ -282,7 +282,7 @@ def run_aiokafka(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]") 
             except Exception:  # noqa: BLE001
                 pass
 
-        class Listener(ConsumerRebalanceListener):
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python ships no types
             async def on_partitions_revoked(self, revoked: Any) -> None:
                 rec.write("revoked", partitions=_tp(revoked))
 

@@ -31,14 +31,14 @@ from .cluster import Cluster
 from .faults import FaultError, FaultPlan, Rule
 from .server import Server, run_loop
 
-__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session"]
+__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session", "SessionCheck"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {"check_session": "audit"}
+_LAZY = {"check_session": "audit", "SessionCheck": "audit"}
 
 if TYPE_CHECKING:
-    from .audit import check_session
+    from .audit import SessionCheck, check_session
 
 
 def __getattr__(name: str) -> Any:

@@ -141,6 +141,9 @@ class _Deriver:
     group, and the trace checker checks each group on its own. The classic state lines show one group
     (the configured one): only its members are compared with them."""
 
+    # an OffsetCommit sent, until its answer: (alias, offsets, generation or member epoch); set on the first one
+    pending_commit: tuple[str, list[list[Any]], int | None] | None
+
     def __init__(self, group: str = "g") -> None:
         self.group = group
         self.group_of: dict[str, str] = {}  # alias -> the group its requests name
@@ -232,8 +235,9 @@ class _Deriver:
             self.generation[a] = r.get("member_epoch", 0)
             if r.get("assignment") is not None:
                 self._give(at, a, {(t, p) for t, p in r["assignment"]})
-        if req == "OffsetCommit" and getattr(self, "pending_commit", None) and self.pending_commit[0] == a:
-            _a, parts, gen = self.pending_commit
+        pending: tuple[str, list[list[Any]], int | None] | None = getattr(self, "pending_commit", None)
+        if req == "OffsetCommit" and pending and pending[0] == a:
+            _a, parts, gen = pending
             fields = {} if gen is None else {"generation": gen, "protocol": self.protocol}
             self._ev(at, a, "commit", partitions=parts, accepted=err == "NONE", **fields)
             self.pending_commit = None

@@ -42,7 +42,8 @@ import base64
 import json
 import random
 import re
-from typing import Any
+import uuid
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groupspec.reference.assignors.server import NAMES as SERVER_ASSIGNORS
 from groupspec.reference.consumer import ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse
@@ -50,7 +51,29 @@ from groupspec.reference.errors import Error
 
 from . import wire
 
-Cluster = Conn = Any  # cluster.Cluster and cluster.Conn (not imported: cluster.py imports this module)
+if TYPE_CHECKING:
+    from groupspec.reference.classic import GroupCoordinator
+
+
+
+class Cluster(Protocol):
+    """What the consumer groups read of ``cluster.Cluster`` (not imported: cluster.py imports this module)."""
+
+    record: bool
+    record_group: str | None
+    member_id_seed: int | None
+    coordinator_node: int
+    coordinator: GroupCoordinator
+    topics: dict[str, int]
+    topic_ids: dict[str, uuid.UUID]
+
+
+class Conn(Protocol):
+    """What they read and set of ``cluster.Conn``."""
+
+    node: int
+    number: int
+    alias: str | None
 
 __all__ = ["ConsumerGroups"]
 
@@ -136,7 +159,7 @@ class ConsumerGroups:
         alias = self.aliases.setdefault(member_id, conn.alias or f"c{conn.number}")
         conn.alias = conn.alias or alias
         names = {tid: name for name, tid in c.topic_ids.items()}
-        owned = None
+        owned: dict[str, list[int]] | None = None
         if body.topic_partitions is not None:
             owned = {}
             for tp in body.topic_partitions:

@@ -488,10 +488,12 @@ class GroupChecker(OverlapRules):
             gen = None
         else:
             m.last_gen = gen
+        parts: list[TP] = []  # the event's partitions (the three kinds below)
         if kind == "assigned" or kind == "revoked" or kind == "lost":
-            parts = self._parts(ev, line, ts, name)
-            if parts is None:
+            got = self._parts(ev, line, ts, name)
+            if got is None:
                 return
+            parts = got
             proto_v = ev.get("protocol")
             if proto_v is not None:
                 m.consumer = proto_v == "consumer"

@@ -34,14 +34,16 @@ def partition_pair(proto: Any, p: int) -> list[Any]:
 
 
 def _clients(s: Any) -> tuple[Any, ...]:
-    return s.clients if hasattr(s, "clients") else s.consumers
+    clients: tuple[Any, ...] = s.clients if hasattr(s, "clients") else s.consumers  # (zookeeper: consumers)
+    return clients
 
 
 def _existing(proto: Any, s: Any) -> int:
     g = getattr(s, "group", None)
     if g is not None:
-        return g.partitions
-    return (1 << proto.cfg.partitions) - 1
+        existing: int = g.partitions
+        return existing
+    return (1 << int(proto.cfg.partitions)) - 1
 
 
 def _topic_events(proto: Any, mask: int, ts: int, group: str) -> list[dict[str, Any]]:
@@ -140,7 +142,10 @@ def _ev(ts: int, group: str, member: str, event: str, protocol: str, parts: list
 def _diff(proto: Any, i: int, a: Any, b: Any, ts: int, group: str, protocol: str) -> list[dict[str, Any]]:
     name = proto.member_name(i)
     out: list[dict[str, Any]] = []
-    pp = lambda mask: [partition_pair(proto, p) for p in bits(mask)]  # noqa: E731
+
+    def pp(mask: int) -> list[list[Any]]:
+        return [partition_pair(proto, p) for p in bits(mask)]
+
     if a.proc == Proc.DOWN and b.proc != Proc.DOWN:
         out.append(_ev(ts, group, name, "joined", protocol, gen=-1))
         a = type(a)()  # a fresh process owns nothing

@@ -17,7 +17,7 @@ overlap are judged here too (``commit_fencing``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["OverlapRules"]
 
@@ -74,6 +74,16 @@ class Overlap:
     def gen_of(self, role: str) -> int:
         """The generation of the *other* owner, for ``role``'s late-line rule."""
         return self.new_gen if role == "old" else self.old_gen
+
+
+class MemberView(Protocol):
+    """What the overlap rules read and change of a member (the checker's member record)."""
+
+    name: str
+    owned: dict[TP, int]
+    removed: bool
+    last_gen: int | None
+    waiting: list[tuple[Overlap, str]]
 
 
 class OverlapRules:
@@ -133,7 +143,7 @@ class OverlapRules:
         self.members[old].waiting.append((ov, "old"))
         self.members[new].waiting.append((ov, "new"))
 
-    def _membership(self, m: _Member, kind: str, gen: int | None, ev: dict[str, Any]) -> None:
+    def _membership(self, m: MemberView, kind: str, gen: int | None, ev: dict[str, Any]) -> None:
         """``m``'s next membership event after an overlap began (a late ``assigned`` of a generation older
         than the other owner's is no news: it is skipped)."""
         keep = []
@@ -157,13 +167,13 @@ class OverlapRules:
                 keep.append((ov, role))
         m.waiting = keep
 
-    def _give_up(self, m: _Member, tp: TP, gen: int | None) -> None:
+    def _give_up(self, m: MemberView, tp: TP, gen: int | None) -> None:
         """``m`` gives ``tp`` up (revoked/lost): decides "left behind" for overlaps where it is the older owner."""
         for ov, _role in m.waiting:
             if ov.older == m.name and ov.tp == tp and ov.behind is None:
                 ov.behind = gen is not None and gen < ov.newer_gen  # -1: it had been reset (fenced)
 
-    def _commit(self, m: _Member, ev: dict[str, Any], ts: int, gen: int | None, line: int | None) -> None:
+    def _commit(self, m: MemberView, ev: dict[str, Any], ts: int, gen: int | None, line: int | None) -> None:
         sent = ev.get("sent_ms")
         if m.removed:
             self.commit_fencing.append({
