@@ -27,9 +27,6 @@ NUMBA_KERNELS = [*[f"groupspec/checker/compiled/{n}.py" for n in (
     'search')], "groupspec/trace/kernel.py", "groupspec/trace/scan.py"]
 NOT_YET_TYPED = [
     *NUMBA_KERNELS,
-    *[f"groupspec/assignorcheck/{n}.py" for n in ('classes', 'determinism', 'kinds', 'load', 'optimum')],
-    *[f"groupspec/figures/{n}.py" for n in ('__main__', 'plots', 'runs', 'stories', 'strips', 'swimlane')],
-    *[f"groupspec/kafka/{n}.py" for n in ('jars',)],
     *[f"groupspec/serve/{n}.py" for n in ('cluster', 'wire')],
     *[f"groupspec/specmut/{n}.py" for n in ('campaign', 'hunt', 'kafka_consumer_walks', 'kafka_walks', 'killers', 'loader', 'operators')],
     *[f"model/{n}.py" for n in ('consumer', 'consumer_flight', 'consumer_view', 'migration', 'migration_view')],

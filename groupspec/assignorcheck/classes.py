@@ -142,8 +142,8 @@ def classify(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> frozenset[
     top_gen = max((_gen(s) for s in subs.values()), default=-1)
     for m, s in subs.items():
         g = _gen(s)
-        held = [tp for tp in owned_of(s) if tp in claims]
-        if 0 <= g < top_gen and held and all(any(g2 > g and o != m for g2, o in claims[tp]) for tp in held):
+        claimed = [tp for tp in owned_of(s) if tp in claims]
+        if 0 <= g < top_gen and claimed and all(any(g2 > g and o != m for g2, o in claims[tp]) for tp in claimed):
             out.add("stale-rejoin")
             break
     return frozenset(out)
@@ -177,7 +177,7 @@ def _state_of(x: Any) -> State | None:
     if isinstance(x[0], tuple):
         return _state_of(x[0])
     if isinstance(x[0], dict) and isinstance(x[1], dict):
-        return x  # type: ignore[return-value]
+        return x
     return None
 
 
@@ -229,7 +229,7 @@ def _add_member(subs: dict[str, dict[str, Any]], topics: list[str], gen: int = -
 
 def _current(draw: Any, subs: dict[str, dict[str, Any]], small: bool, room: int = 4) -> int:
     """A current generation G with ``room`` generations below it; members that had one are put at G."""
-    g = draw(st.integers(room + 1, room + 9)) if small else max(draw(gs.generations()), room + 1)
+    g: int = draw(st.integers(room + 1, room + 9)) if small else max(draw(gs.generations()), room + 1)
     for s in subs.values():
         if _gen(s) >= 0:
             s["generation"] = g
@@ -257,8 +257,9 @@ def _subscribed_topic(draw: Any, ppt: dict[str, int], subs: dict[str, dict[str, 
     """A topic with partitions that some member subscribes to (one is made if there is none)."""
     cands = sorted({t for s in subs.values() for t in topics_of(s) if ppt.get(t, 0) > 0})
     if cands:
-        return draw(st.sampled_from(cands))
-    t = sorted(topics_of(next(iter(subs.values()))))[0]
+        chosen: str = draw(st.sampled_from(cands))
+        return chosen
+    t: str = sorted(topics_of(next(iter(subs.values()))))[0]
     _set_count(ppt, t, 1)
     return t
 

@@ -95,9 +95,10 @@ class ProcessWorker:
         if not line:
             return None
         try:
-            return json.loads(line)
+            answer: dict[str, Any] = json.loads(line)
         except json.JSONDecodeError:
             return None
+        return answer
 
     def send(self, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> str | None:
         """Hand the worker one input; ``None`` when sent, else why not."""
@@ -179,19 +180,21 @@ def p_across_processes(state: State, ctx: Ctx) -> tuple[str, Assignment | None, 
     ws = _workers(ctx)
     sent = [w.send(ppt, subs) for w in ws]
     answers = [(None, why) if why else w.receive() for w, why in zip(ws, sent)]
+    outs: list[Assignment] = []
     for out, why in answers:
         if out is None:
             raise Skip(why)
+        outs.append(out)
     seeds = [w.hash_seed for w in ws]
-    first = as_sets(answers[0][0])
-    same = [h for h, (out, _) in zip(seeds, answers) if as_sets(out) == first]
-    other = [(h, out) for h, (out, _) in zip(seeds, answers) if as_sets(out) != first]
+    first = as_sets(outs[0])
+    same = [h for h, out in zip(seeds, outs) if as_sets(out) == first]
+    other = [(h, out) for h, out in zip(seeds, outs) if as_sets(out) != first]
     if other:
         h, b = other[0]
-        why = diff_assignments(answers[0][0], b, f"under PYTHONHASHSEED={seeds[0]} it got")
-        return (f"the result depends on the process's string hashing: under PYTHONHASHSEED={h} {why} "
+        how = diff_assignments(outs[0], b, f"under PYTHONHASHSEED={seeds[0]} it got")
+        return (f"the result depends on the process's string hashing: under PYTHONHASHSEED={h} {how} "
                 f"(agrees with hash seed {seeds[0]} under {_seeds(same)}, differs under {_seeds([x for x, _ in other])})",
-                b, {"hash_seeds": seeds, "output_other_process": canonical(answers[0][0]),
+                b, {"hash_seeds": seeds, "output_other_process": canonical(outs[0]),
                     "differing_hash_seeds": [x for x, _ in other]})
     return None
 

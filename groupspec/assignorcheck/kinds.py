@@ -25,7 +25,7 @@ cooperative`` (sticky and cooperative) or ``--protocol cooperative`` declares it
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from .core import Assignment, as_sets, owned_of
 from .load import CallRunner, Candidate
@@ -33,7 +33,7 @@ from .load import CallRunner, Candidate
 State = tuple[dict[str, int], dict[str, dict[str, Any]]]
 
 
-def _s(topics: list[str], owned: list[tuple[str, int]] = (), gen: int = -1, inst: str | None = None) -> dict:
+def _s(topics: list[str], owned: Sequence[tuple[str, int]] = (), gen: int = -1, inst: str | None = None) -> dict[str, Any]:
     return {"topics": topics, "owned": [list(x) for x in owned], "generation": gen, "instance_id": inst,
             "rack": None}
 
@@ -75,7 +75,7 @@ def _run(cand: Candidate, runner: CallRunner, state: State) -> Assignment | None
 
 def infer_kind(cand: Candidate, runner: CallRunner) -> tuple[str | None, str]:
     """``(kind, evidence)``: ``range``/``roundrobin``/``sticky`` or ``None``, and one line saying why."""
-    from groupspec.reference.assignors import get  # type: ignore[attr-defined]
+    from groupspec.reference.assignors import get
 
     outs = {}
     for i, state in enumerate(FRESH + KEEP + [JOIN]):

@@ -58,13 +58,13 @@ class Candidate:
     name: str
     protocol: str
     kind: str | None
-    call: Callable[[dict[str, int], dict[str, dict]], Any]
+    call: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any]
     decode: Callable[[Any], dict[str, list[tuple[str, int]]]] = decode_output
     target: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     #: makes a new, independent instance and returns its call function (I10i: instances must not share
     #: state); ``None`` for a plain function, which has no instances
-    instances: Callable[[], Callable[[dict[str, int], dict[str, dict]], Any]] | None = None
+    instances: Callable[[], Callable[[dict[str, int], dict[str, dict[str, Any]]], Any]] | None = None
     #: declares rack-awareness (KIP-881): the checker then draws replica racks and passes them as
     #: ``partition_racks=`` (see :mod:`groupspec.assignorcheck.racks`)
     rack_aware: bool = False
@@ -190,7 +190,7 @@ def _new_instance(obj: Any) -> Any:
     return obj() if inspect.isclass(obj) else copy.deepcopy(obj)
 
 
-def _owned_by_topic(sub: dict) -> dict[str, list[int]]:
+def _owned_by_topic(sub: dict[str, Any]) -> dict[str, list[int]]:
     """A member's owned partitions (``sub["owned"]``: ``(topic, partition)`` pairs) grouped by topic."""
     owned: dict[str, list[int]] = {}
     for t, p in sub.get("owned") or ():
@@ -198,7 +198,7 @@ def _owned_by_topic(sub: dict) -> dict[str, list[int]]:
     return owned
 
 
-def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict[str, Any]]], Any]:
     """A form-1 function that drives a kafka-python 2.0.x / kafka-python-ng / aiokafka assignor the way their
     coordinators do.
 
@@ -219,7 +219,7 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
     def fresh() -> Any:
         return _new_instance(obj)
 
-    def told(inst: Any, sub: dict) -> Any:
+    def told(inst: Any, sub: dict[str, Any]) -> Any:
         owned = _owned_by_topic(sub)
         if not owned and sub.get("generation", -1) < 0:
             return inst  # a new member: no assignment received yet
@@ -229,12 +229,12 @@ def legacy_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, i
             inst.on_generation_assignment(int(sub.get("generation", -1)))
         return inst
 
-    def meta_of(inst: Any, sub: dict) -> Any:
+    def meta_of(inst: Any, sub: dict[str, Any]) -> Any:
         meta = inst.metadata(set(sub.get("topics") or ()))
         raw = meta if isinstance(meta, bytes) else meta.encode()
         return proto.METADATA.decode(raw)
 
-    def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
+    def call(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> Any:
         members: dict[str, Any] = {}
         pristine.reset()
         if interleaved:
@@ -258,7 +258,7 @@ aiokafka_adapter = legacy_adapter  # the name earlier releases used
 
 def _kafka_protocol(obj: Any) -> str:
     try:
-        inst = obj() if inspect.isclass(obj) else obj
+        inst: Any = obj() if inspect.isclass(obj) else obj
         protos = list(inst.supported_protocols())
     except Exception:
         return "eager"
@@ -269,7 +269,7 @@ def _kafka_protocol(obj: Any) -> str:
     return "cooperative" if val == 1 or str(getattr(first, "name", "")).upper() == "COOPERATIVE" else "eager"
 
 
-def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict]], Any]:
+def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, int], dict[str, dict[str, Any]]], Any]:
     """A form-1 function that drives a kafka-python 3.x assignor (class or instance) like its coordinator does.
 
     ``interleaved``: every member's ``on_assignment`` first, then every member's ``metadata`` (as in one
@@ -281,23 +281,23 @@ def kafka_adapter(obj: Any, interleaved: bool = False) -> Callable[[dict[str, in
     def fresh() -> Any:
         return _new_instance(obj)
 
-    def told(inst: Any, sub: dict) -> Any:
+    def told(inst: Any, sub: dict[str, Any]) -> Any:
         owned = _owned_by_topic(sub)
         if owned or sub.get("generation", -1) >= 0:
             prev = ConsumerProtocolAssignment(0, sorted((t, sorted(ps)) for t, ps in owned.items()), b"")
             inst.on_assignment(prev, int(sub.get("generation", -1)))
         return inst
 
-    def member(inst: Any, mid: str, sub: dict) -> _Member:
+    def member(inst: Any, mid: str, sub: dict[str, Any]) -> _Member:
         meta = inst.metadata(set(sub.get("topics") or ()))
         wire = ConsumerProtocolSubscription.decode(meta.encode(version=meta.version))
         return _Member(mid, sub.get("instance_id"), wire)
 
-    def alone(mid: str, sub: dict) -> _Member:
+    def alone(mid: str, sub: dict[str, Any]) -> _Member:
         pristine.reset()
         return member(told(fresh(), sub), mid, sub)
 
-    def call(ppt: dict[str, int], subs: dict[str, dict]) -> Any:
+    def call(ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> Any:
         pristine.reset()
         if interleaved:
             insts = {mid: told(fresh(), sub) for mid, sub in subs.items()}
@@ -362,7 +362,7 @@ def decode_legacy(raw: Any, root: str) -> dict[str, list[tuple[str, int]]]:
 
 def _builtin(name: str) -> Candidate:
     try:
-        from groupspec.reference.assignors import get  # type: ignore[attr-defined]
+        from groupspec.reference.assignors import get
     except ImportError as e:
         raise LoadError(f"built-in assignor {name!r} is not available ({e})") from None
     a = get(name)
@@ -406,8 +406,8 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
     if isinstance(obj, str):
         return load_candidate(obj, protocol=protocol, kind=kind)
     if _is_kafka_assignor(obj):
-        name = getattr(obj, "name", None)
-        name = name if isinstance(name, str) else (obj.__name__ if inspect.isclass(obj) else type(obj).__name__)
+        named = getattr(obj, "name", None)
+        name = named if isinstance(named, str) else (obj.__name__ if inspect.isclass(obj) else type(obj).__name__)
         if inspect.isclass(obj):
             _instantiate(obj, target)  # a class the coordinator could not build is a load error, not I11
         legacy = _is_aiokafka(obj) or _kafka_layout() == "2.0"
@@ -428,8 +428,9 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
 
-        def copies() -> Callable[[dict[str, int], dict[str, dict]], Any]:
-            return copy.deepcopy(obj).assign
+        def copies() -> Callable[[dict[str, int], dict[str, dict[str, Any]]], Any]:
+            fresh: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] = copy.deepcopy(obj).assign
+            return fresh
 
         return Candidate(name=str(name), protocol=proto, kind=kind or kind_from_name(getattr(obj, "name", None)),
                          call=assign, target=target or str(name), instances=copies, rack_aware=_declares_racks(obj),
@@ -438,9 +439,8 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
         raise LoadError(f"{target or obj.__name__}: a class that is neither a kafka-python assignor nor has an "
                         f"assign method")
     if callable(obj):
-        name = getattr(obj, "name", None)
-        if not isinstance(name, str):
-            name = getattr(obj, "__name__", type(obj).__name__)
+        named = getattr(obj, "name", None)
+        name = named if isinstance(named, str) else getattr(obj, "__name__", type(obj).__name__)
         proto = protocol or getattr(obj, "protocol", None) or "eager"
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
@@ -564,8 +564,9 @@ def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
 
 class _Worker:
     def __init__(self) -> None:
-        self.inbox: queue.Queue = queue.Queue()
-        self.outbox: queue.Queue = queue.Queue()
+        # (a call and its arguments, or None: stop) in; ((kind, value), seconds, CPU seconds) out
+        self.inbox: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...]] | None] = queue.Queue()
+        self.outbox: queue.Queue[tuple[tuple[str, Any], float, float]] = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="groupspec-candidate", daemon=True)
         self.thread.start()
 
@@ -594,8 +595,8 @@ class CallRunner:
         self._worker: _Worker | None = None
         self.timeouts = 0
 
-    def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict],
-            fn: Callable[[dict[str, int], dict[str, dict]], Any] | None = None,
+    def run(self, cand: Candidate, ppt: dict[str, int], subs: dict[str, dict[str, Any]],
+            fn: Callable[[dict[str, int], dict[str, dict[str, Any]]], Any] | None = None,
             timeout: float | None = None) -> CallResult:
         """Call ``fn`` (default: the candidate's own call) on copies of the inputs; decode its result.
         ``timeout`` overrides the runner's per-call limit for this call."""

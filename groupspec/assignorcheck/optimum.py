@@ -46,7 +46,11 @@ class Optimum:
     partitions: int
 
 
-def _classes(ppt: PPT, subs: Subscriptions) -> tuple[Counter, int]:
+# a class of partitions: (the members subscribed to its topic, its current owner if one of them may keep it)
+PartitionClass = tuple[frozenset[str], str | None]
+
+
+def _classes(ppt: PPT, subs: Subscriptions) -> tuple[Counter[PartitionClass], int]:
     """Partition classes ``(subscribers, owner-or-None) -> count`` and the number of forced moves."""
     subscribers: dict[str, frozenset[str]] = {}
     for m, s in subs.items():
@@ -54,7 +58,7 @@ def _classes(ppt: PPT, subs: Subscriptions) -> tuple[Counter, int]:
             if ppt.get(t, 0) > 0:
                 subscribers[t] = subscribers.get(t, frozenset()) | {m}
     owners = resolved_owners(subs)
-    classes: Counter = Counter()
+    classes: Counter[PartitionClass] = Counter()
     forced = 0
     for t, members in subscribers.items():
         for p in range(ppt[t]):
@@ -66,11 +70,11 @@ def _classes(ppt: PPT, subs: Subscriptions) -> tuple[Counter, int]:
     return classes, forced
 
 
-def _min_max_load(classes: Counter, members: list[str], total: int) -> int:
+def _min_max_load(classes: Counter[PartitionClass], members: list[str], total: int) -> int:
     """Smallest L such that every partition fits with each member holding at most L (binary search, max-flow)."""
     if total == 0:
         return 0
-    by_set: Counter = Counter()
+    by_set: Counter[frozenset[str]] = Counter()
     for (subs_set, _o), n in classes.items():
         by_set[subs_set] += n
     g = nx.DiGraph()
@@ -104,7 +108,7 @@ def optimum(ppt: PPT, subs: Subscriptions) -> Optimum:
     if total == 0:
         return Optimum(forced, forced, 0, 0, 0, 0, 0)
     cap_all = _min_max_load(classes, members, total)
-    elig: Counter = Counter()
+    elig: Counter[str] = Counter()
     set_id: dict[frozenset[str], int] = {}
     for (subs_set, _o), n in classes.items():
         set_id.setdefault(subs_set, len(set_id))

@@ -11,13 +11,13 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, Callable, NoReturn
 
 from groupspec.checker import export_graph
 from groupspec.model import BROKEN, VARIANTS
 
 from . import plots, statediagram, stories, strips, swimlane
-from .runs import Story, run, run_coordinator_side, run_next_generation, run_zookeeper
+from .runs import Run, Story, run, run_coordinator_side, run_next_generation, run_zookeeper
 
 # The simulator's stories of the protocol's history (docs/learn/*.md show them).
 STORIES = (
@@ -123,8 +123,8 @@ EXPLORER_FAULTS = {
 STATUS_DIAGRAMS = (("cooperative", "crash,leave,timeout"), ("static", "crash,join,timeout"))
 
 
-def explorer_instances() -> list[dict]:
-    out = []
+def explorer_instances() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for name in VARIANTS:
         if name.startswith("classic-to"):
             continue  # the migration's two group types have no view in the explorer yet (docs/migration.md)
@@ -155,7 +155,7 @@ def consumer_numbers() -> str:
     return "\n".join(rows) + "\n"
 
 
-def numbers_table(runs: list) -> str:
+def numbers_table(runs: list[Run]) -> str:
     head = ("| story | rebalances | partitions revoked (stopped) | partitions moved | partition-seconds without an owner "
             "| replay |\n|---|---:|---:|---:|---:|---|\n")
     rows = []
@@ -166,7 +166,7 @@ def numbers_table(runs: list) -> str:
     return head + "\n".join(rows) + "\n"
 
 
-def draw_all(out: Path, progress=print) -> list[Path]:
+def draw_all(out: Path, progress: Callable[[str], None] = print) -> list[Path]:
     figs = out / "figures"
     graphs = out / "assets" / "explorer" / "graphs"
     figs.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ def draw_all(out: Path, progress=print) -> list[Path]:
 class _Parser(argparse.ArgumentParser):
     """Bad arguments as every groupspec command gives them: one line, ``groupspec: error: figures: ...``, 2."""
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         _refuse(message)
 
 

@@ -58,7 +58,10 @@ def draw(title: str, panels: list[Panel], note: str = "") -> str:
         hi = max([v for _n, vs in pan.series for v in vs] + [1e-9])
         tick = _nice(hi / 4)
         top_v = tick * max(1, -(-hi // tick))
-        y = lambda v: y1 - (y1 - y0) * v / top_v  # noqa: E731
+
+        def y(v: float) -> float:
+            return y1 - (y1 - y0) * v / top_v
+
         svg.text(x0, top + 4, pan.title, 11, bold=True)
         for i in range(int(round(top_v / tick)) + 1):
             v = i * tick
@@ -86,14 +89,15 @@ def draw(title: str, panels: list[Panel], note: str = "") -> str:
                 for j, (px, py) in enumerate(pts):
                     svg.circle(px, py, 3, colour, f"{name}, {pan.categories[j]}: {_num(vals[j])}")
                     svg.text(px, py - 6, _num(vals[j]), 10, anchor="middle", fill="#333")
+    lx: float
     lx, ly = left, top + ph + 36
     for i, name in enumerate(names):
-        w = 22 + 6.8 * len(name)
-        if lx + w > width - 10 and lx > left:
+        lw = 22 + 6.8 * len(name)
+        if lx + lw > width - 10 and lx > left:
             lx, ly = left, ly + 16
         svg.rect(lx, ly - 9, 12, 10, MEMBER_COLOURS[i % len(MEMBER_COLOURS)])
         svg.text(lx + 16, ly, name, 11)
-        lx += w
+        lx += lw
     if note:
         svg.text(left, ly + 22, note, 11, fill="#444")
     return svg.render()

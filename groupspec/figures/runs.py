@@ -8,7 +8,7 @@ assignment, a cooperative one adds; ``revoked``/``lost`` remove; ``left`` releas
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from groupspec.reference.sim import ScenarioOptions, ScenarioReport, run_scenario
 
@@ -181,10 +181,11 @@ def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, t
                 cuts.setdefault(p, []).append((t, state))
 
     for e in sorted(events, key=lambda e: e["ts_ms"]):
-        t, kind, m = int(e["ts_ms"]), e["event"], e.get("member")
+        m = cast(str, e.get("member"))  # a member's line (a topic line has none, and reads none)
+        t, kind = int(e["ts_ms"]), e["event"]
         if kind == "topic":
-            for p in range(int(e["partitions"])):
-                tp = (e["topic"], p)
+            for n in range(int(e["partitions"])):
+                tp = (e["topic"], n)
                 parts.add(tp)
                 owner.setdefault(tp, set())
                 cuts.setdefault(tp, [])
@@ -213,7 +214,7 @@ def from_trace(story: Story, events: list[dict[str, Any]], end: int, rep: Any, t
         mark(t)
     for m, since in alive_since.items():
         alive[m].append((since, end))
-    intervals = {}
+    intervals: dict[tuple[str, int], list[tuple[int, int, str | None]]] = {}
     for p, cs in cuts.items():
         spans = []
         for k, (t, who) in enumerate(cs):
@@ -236,7 +237,7 @@ def run_next_generation(story: Story, schedule: list[tuple[int, str, int]], star
     notes: list[tuple[int, str, str, str]] = []
     gens: list[tuple[int, int]] = []
     held: dict[str, set[tuple[str, int]]] = {}
-    seen: dict[str, tuple[int, frozenset]] = {}
+    seen: dict[str, tuple[int, frozenset[tuple[str, int]]]] = {}
     todo = sorted(schedule)
     epoch = 0
 

@@ -77,7 +77,7 @@ def draw(b: Broken) -> str:
         for j, text_line in enumerate(texts[k]):
             svg.text(10, y + 15 + j * line, text_line, 11)
         owners: dict[int, list[tuple[int, bool]]] = {}
-        clients = getattr(st.state, "clients", None) or getattr(st.state, "consumers", ())
+        clients: Any = getattr(st.state, "clients", None) or getattr(st.state, "consumers", ())  # (zookeeper: consumers)
         for i, c in enumerate(clients):
             live = proto.live_member(st.state, i)
             for p in bits(c.owned):

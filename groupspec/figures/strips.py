@@ -15,7 +15,10 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     claims = [c for c in run.claims if c[1] > t0]
     svg = Svg(width, legend_y + (46 if claims else 26), f"Who owned each partition: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
-    x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
+
+    def x(t: float) -> float:
+        return LEFT + (max(t, t0) - t0) * scale
+
     svg.text(8, 14, f"{run.story.title} — who owned each partition", 13, bold=True)
     svg.text(width - RIGHT, 14, f"{run.story.protocol}, {run.assignor}", 10, anchor="end", fill="#555")
     for i, p in enumerate(rows):

@@ -8,6 +8,8 @@ answered with an error (they are how a member learns of a rebalance).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .runs import Run
 from .svg import tick_step, IDLE, Svg, member_colour
 
@@ -23,7 +25,10 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     height = TOP + LANE * len(lanes) + 52
     svg = Svg(width, height, f"Swim lanes: {run.story.title}")
     scale = (width - LEFT - RIGHT) / max(t1 - t0, 1)
-    x = lambda t: LEFT + (max(t, t0) - t0) * scale  # noqa: E731
+
+    def x(t: float) -> float:
+        return LEFT + (max(t, t0) - t0) * scale
+
     y = {name: TOP + i * LANE + LANE / 2 for i, name in enumerate(lanes)}
     svg.text(8, 16, f"{run.story.title} — requests, and who consumed", 13, bold=True)
     svg.text(width - RIGHT, 16, f"{run.story.protocol}, {run.assignor}", 10, anchor="end", fill="#555")
@@ -88,7 +93,7 @@ def draw(run: Run, start_ms: int | None = None, width: int = 860) -> str:
     return svg.render()
 
 
-def _notes(svg: Svg, run: Run, x, y: dict[str, float], hub: str, t0: int) -> None:
+def _notes(svg: Svg, run: Run, x: Callable[[float], float], y: dict[str, float], hub: str, t0: int) -> None:
     """The ZooKeeper era's own events on each consumer's lane (see :class:`~.runs.Run`'s ``notes``)."""
     for t, who, kind, title in run.notes:
         if t < t0 or who not in y:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 
 #: The one Apache Kafka release groupspec follows: the broker the real-stack harness starts, the Java consumer,
 #: the group coordinator the oracle drives and the server-side assignors compared with the reference's.
@@ -50,7 +51,7 @@ def release_dir() -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def _locked(name: str):
+def _locked(name: str) -> Iterator[pathlib.Path]:
     root = release_dir()
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f".{name}.lock", "w") as fh:
@@ -115,7 +116,7 @@ def have_jars() -> bool:
     return first == f"pom {pom_digest()}"
 
 
-def ensure_jars(fetch: bool = True, log=None) -> pathlib.Path:
+def ensure_jars(fetch: bool = True, log: Callable[[str], None] | None = None) -> pathlib.Path:
     """The directory holding the pinned release's jars; resolves them from Maven Central on first use."""
     if have_jars():
         return jars_dir()
@@ -166,7 +167,7 @@ def sources_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def compiled_classes(fetch: bool = True, log=None) -> pathlib.Path:
+def compiled_classes(fetch: bool = True, log: Callable[[str], None] | None = None) -> pathlib.Path:
     """The project's Java programs (java/) compiled against the pinned jars; compiled once per source version."""
     lib = ensure_jars(fetch=fetch, log=log)
     out = release_dir() / f"classes-{sources_digest()}"
@@ -197,7 +198,7 @@ def compiled_classes(fetch: bool = True, log=None) -> pathlib.Path:
     return out
 
 
-def classpath(fetch: bool = True, log=None) -> str:
+def classpath(fetch: bool = True, log: Callable[[str], None] | None = None) -> str:
     """The class path for ``java -cp``: the project's compiled classes, then every jar of the pinned release."""
     classes = compiled_classes(fetch=fetch, log=log)
     return f"{classes}{os.pathsep}{jars_dir()}/*"
