@@ -51,6 +51,11 @@ class Spec(Protocol):
     @property
     def expect_violation(self) -> str: ...
 
+    @property
+    def in_flight(self) -> bool:
+        """KIP-848's requests and answers in flight are modelled (model/consumer_flight.py: one of its faults is on)."""
+        ...
+
     def init_states(self) -> list[Any]: ...
 
     def successors(self, s: Any) -> Iterator[tuple[Any, Any]]: ...
@@ -58,6 +63,12 @@ class Spec(Protocol):
     def step(self, s: Any, a: Any) -> Any: ...
 
     def key(self, s: Any) -> Hashable: ...
+
+    def exact_key(self, s: Any) -> Hashable:
+        """Generations up to a shift, and nothing else (the explorer's graph export: names are kept)."""
+        ...
+
+    def partition_name(self, p: int) -> str: ...
 
     def converged(self, s: Any) -> bool: ...
 
@@ -95,6 +106,7 @@ class SpecBase:
     assignors: ClassVar[tuple[str, ...]] = ASSIGNOR_NAMES  # the assignors it runs with (the first is its default)
     cfg: Config
     canon: Any = None
+    in_flight: bool = False  # model/consumer_flight.py sets it on a KIP-848 page (one of its faults is on)
 
     # -- properties -------------------------------------------------------------------------------------
     def safety_properties(self) -> tuple[Any, ...]:

@@ -77,7 +77,7 @@ def export_graph(protocol: str, *, members: int = 2, partitions: int = 2, topics
     proto = make(protocol, cfg)
     # States equal up to a shift of generations are one state, as in the checker (without this, a variant
     # whose generations grow forever, cooperative-flappy, has no end); member and partition names are kept.
-    key = getattr(proto, "exact_key", lambda s: s)
+    key = proto.exact_key  # (every page has one: Spec.exact_key)
     index: dict[Any, int] = {}
     states: list[Any] = []
     queue: deque[int] = deque()
@@ -211,8 +211,8 @@ _REPLY_LABELS = {"JOIN": "JoinGroup answer", "SYNC": "SyncGroup answer"}
 
 
 def _partition_name(proto: Any, p: int) -> str:
-    name = getattr(proto, "partition_name", None)
-    return name(p) if name is not None else f"p{p}"
+    name: str = proto.partition_name(p)  # (every page names its partitions: Spec.partition_name)
+    return name
 
 
 def _picture(proto: Any, s: Any, intern: Any) -> dict[str, Any]:

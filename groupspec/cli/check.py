@@ -118,7 +118,7 @@ def print_result(console: Console, proto: Spec, res: Result) -> None:
     elif res.symmetric:
         t.add_row("symmetry reduction", "on, members and partitions (--symmetry-factor measures it)")
     else:
-        why = (f"{res.assignor} depends on member/partition order" if not getattr(proto, "in_flight", False)
+        why = (f"{res.assignor} depends on member/partition order" if not proto.in_flight
                else "the KIP-848 in-flight faults keep per-partition epochs, not renamed")
         t.add_row("symmetry reduction", f"none ({why})")
     bound = res.convergence_bound

@@ -74,7 +74,7 @@ def parameters(proto: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P[K.P_ALLTOPICS] = cfg.all_topics
     P[K.P_SYM] = proto.symmetric
     P[K.P_INITIAL] = proto.initial_members()
-    P[K.P_DEAD] = getattr(proto.canon, "dead", False)
+    P[K.P_DEAD] = proto.canon.dead  # a classic page's Canonicalizer (symmetry.forget_dead_fields sets it)
     TM = np.array(cfg.topic_masks, dtype=np.int64)
     blocks = [0]
     for t in range(cfg.topics):
