@@ -425,7 +425,7 @@ class OffsetCommitResponse:
     throttle_time_ms: int = 0
 
     def __post_init__(self) -> None:
-        _set(self, "partitions", tuple(tuple(p) for p in self.partitions))  # type: ignore[misc]
+        _set(self, "partitions", tuple(tuple(p) for p in self.partitions))
         for p in self.partitions:
             _check(len(p) == 3 and isinstance(p[2], Error), "partitions entries must be (topic, partition, Error)", self)
 
@@ -467,7 +467,7 @@ class OffsetFetchResponse:
 
     def __post_init__(self) -> None:
         _error(self, "error", self.error)
-        _set(self, "offsets", tuple(tuple(o) for o in self.offsets))  # type: ignore[misc]
+        _set(self, "offsets", tuple(tuple(o) for o in self.offsets))
 
     def offset_map(self) -> dict[tuple[str, int], int]:
         return {(t, p): off for t, p, off, _ in self.offsets}

@@ -17,6 +17,8 @@ partitions), ``no_ack_revocation`` (the member never reports its owned partition
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from .coordinator import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
 from ..errors import Error
 
@@ -128,7 +130,7 @@ class ReconcilingConsumer:
         return {tp: 0 for tp in sorted(self.owned)}
 
 
-def _by_topic(tps) -> dict[str, list[int]]:
+def _by_topic(tps: Iterable[TP]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         out.setdefault(t, []).append(p)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any, Iterable
 
 from ..assignors.server import get_server
 from ..errors import Error
@@ -93,13 +94,13 @@ class Member:
     state: MemberState = MemberState.STABLE
     epoch: int = 0
     previous_epoch: int = 0
-    assigned: set = field(default_factory=set)  # set[TP]
-    revoking: set = field(default_factory=set)
+    assigned: set[TP] = field(default_factory=set)
+    revoking: set[TP] = field(default_factory=set)
     rebalance_timeout_ms: int = 300_000
     last_heartbeat_ms: int = 0
     revoke_deadline_ms: int | None = None
     left: bool = False  # static member that left with epoch -2
-    since: dict = field(default_factory=dict)  # TP -> the epoch it was assigned at (its assignment epoch)
+    since: dict[TP, int] = field(default_factory=dict)  # the epoch it was assigned at (its assignment epoch)
 
 
 class ConsumerGroupCoordinator:
@@ -129,12 +130,12 @@ class ConsumerGroupCoordinator:
         self.faults = frozenset(faults)
         self.group_epoch = 0
         self.assignment_epoch = 0
-        self.target: dict[str, set] = {}  # member id -> set[TP]
+        self.target: dict[str, set[TP]] = {}  # member id -> its partitions
         self.members: dict[str, Member] = {}
         self.static: dict[str, str] = {}  # instance id -> member id
         self.holder: dict[TP, str] = {}  # partition -> member holding it (assigned or revoking): its epoch is set
         self.commits: dict[TP, tuple[str, int, int]] = {}  # partition -> (member, epoch, offset)
-        self.log: list[dict] = []  # what happened, for narrations and transcripts
+        self.log: list[dict[str, Any]] = []  # what happened, for narrations and transcripts
 
     # -- the target assignment --------------------------------------------------------------------
     def _resolve(self, m: Member) -> frozenset[str]:
@@ -155,7 +156,7 @@ class ConsumerGroupCoordinator:
         self.assignment_epoch = self.group_epoch
         self.log.append({"event": "target", "why": why, "epoch": self.group_epoch})
 
-    def _set_holding(self, m: Member, assigned: set, revoking: set) -> None:
+    def _set_holding(self, m: Member, assigned: set[TP], revoking: set[TP]) -> None:
         for tp in (m.assigned | m.revoking) - (assigned | revoking):
             if self.holder.get(tp) == m.member_id:
                 del self.holder[tp]
@@ -188,7 +189,7 @@ class ConsumerGroupCoordinator:
         m.revoke_deadline_ms = None
         self._set_holding(m, keep | free, set())
 
-    def _reconcile(self, m: Member, owned: set | None, now: int) -> None:
+    def _reconcile(self, m: Member, owned: set[TP] | None, now: int) -> None:
         if m.left:
             return
         if m.state == MemberState.UNREVOKED_PARTITIONS:
@@ -383,7 +384,7 @@ class ConsumerGroupCoordinator:
         if self.members:
             self._bump(f"topic {topic} has {count} partitions")
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """ConsumerGroupDescribe, roughly: the group, each member and the target."""
         return {
             "group_epoch": self.group_epoch, "assignment_epoch": self.assignment_epoch,
@@ -397,7 +398,7 @@ class ConsumerGroupCoordinator:
         }
 
 
-def _by_topic(tps) -> dict[str, list[int]]:
+def _by_topic(tps: Iterable[TP]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         out.setdefault(t, []).append(p)

@@ -33,11 +33,12 @@ target), ``no_rejoin_signal`` (Heartbeat never answers ``REBALANCE_IN_PROGRESS``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..consumer.coordinator import (ConsumerGroupCoordinator, HeartbeatRequest as CGHeartbeat, HeartbeatResponse as CGAnswer,
                              LEAVE_GROUP_MEMBER_EPOCH, Member, MemberState)
 from ..classic import (
-    Assignment, ConsumerProtocolError, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    Assignment, ConsumerProtocolError, GroupView, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
     SyncGroupRequest, SyncGroupResponse, decode_assignment, decode_subscription, encode_assignment,
 )
 from ..errors import Error
@@ -63,7 +64,7 @@ class ClassicSeed:
     member storing its target; ``prepareRebalance`` follows at once."""
 
     generation: int
-    assignments: dict[str, set] = field(default_factory=dict)  # member id -> set[TP]
+    assignments: dict[str, set[TP]] = field(default_factory=dict)  # member id -> its partitions
     protocols: dict[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
 
 
@@ -89,7 +90,7 @@ class MixedConsumerGroup:
 
     # -- the upgrade --------------------------------------------------------------------------------
     @classmethod
-    def upgrade(cls, view, topics: dict[str, int], assignor: str = "uniform", policy: str = "bidirectional",
+    def upgrade(cls, view: GroupView, topics: dict[str, int], assignor: str = "uniform", policy: str = "bidirectional",
                 faults: frozenset[str] = frozenset(), now: int = 0) -> "MixedConsumerGroup":
         """Convert a classic group (``coordinator.GroupView``) into a consumer group; MigrationRefused if not."""
         if policy not in POLICIES:
@@ -103,7 +104,7 @@ class MixedConsumerGroup:
         out = cls(g, policy, faults)
         for mv in view.members:
             try:
-                sub = decode_subscription(dict(mv.protocols)[view.protocol_name])
+                sub = decode_subscription(dict(mv.protocols)[view.protocol_name])  # type: ignore[index]  # None: a KeyError, refused
                 asg = decode_assignment(mv.assignment)
             except (ConsumerProtocolError, KeyError) as e:
                 raise MigrationRefused(Error.GROUP_ID_NOT_FOUND,
@@ -244,7 +245,7 @@ class MixedConsumerGroup:
                 return err
         return self.group.offset_commit(member_id, epoch, offsets)
 
-    def owned_view(self) -> dict[str, dict]:
+    def owned_view(self) -> dict[str, dict[str, Any]]:
         """Per member: protocol, state, epoch, assigned and pending revocation (for tests and narrations)."""
         return {mid: {"protocol": "classic" if mid in self.classic else "consumer", "state": m.state.value,
                       "epoch": m.epoch, "assigned": sorted(m.assigned), "revoking": sorted(m.revoking)}
