@@ -13,7 +13,7 @@ the requests in flight, coordinator discovery, heartbeats, LeaveGroup and commit
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .consumer_protocol import (
     Assignment,
@@ -43,12 +43,52 @@ from .client_types import (
     validate_cooperative_assignment,
 )
 
+if TYPE_CHECKING:
+    from .client_types import AssignorFactory, ConsumerConfig, MetadataSource, RebalanceListener
+    from .messages import Request
+
 __all__ = ["ClientRebalance"]
 
 
 class ClientRebalance:
     """The join and sync part of the classic client (a base of :class:`~groupspec.reference.classic.Consumer`,
     whose state it reads and changes)."""
+
+    if TYPE_CHECKING:  # what it uses of Consumer (client.py): its fields and helpers
+        protocol_type: ClassVar[str]
+        config: ConsumerConfig
+        metadata: MetadataSource
+        assignor_factory: AssignorFactory
+        listener: RebalanceListener
+        faults: frozenset[str]
+        state: MemberState
+        generation: Generation
+        owned: tuple[TP, ...]
+        rejoin_needed: bool
+        needs_join_prepare: bool
+        is_leader: bool
+        assignment_snapshot: tuple[tuple[str, int], ...] | None
+        group_topics: tuple[str, ...] | None
+        fatal: str | None
+        protocol: str
+        positions: dict[TP, int]
+        committed: dict[TP, int]
+        last_heartbeat_ok_ms: int
+        next_heartbeat_ms: int
+        next_auto_commit_ms: int
+        retry_at_ms: int
+        join_prepare_deadline_ms: int | None
+        joined_topics: tuple[str, ...] | None
+        _prepare_committed: bool
+        _assignors: dict[str, Any]
+        _assignor_memory: dict[str, tuple[tuple[TP, ...] | None, int]]
+
+        def _send(self, now: int, dest: str, kind: str, req: Request, out: list[Send], purpose: str = "") -> int: ...
+        def _kind_inflight(self, kind: str) -> InFlight | None: ...
+        def _mark_coordinator_unknown(self) -> None: ...
+        def _event(self, now: int, kind: str, partitions: tuple[Any, ...] = (), **extra: Any) -> None: ...
+        def _metadata_snapshot(self) -> tuple[tuple[str, int], ...]: ...
+        def _commit(self, now: int, parts: tuple[TP, ...], purpose: str, out: list[Send]) -> None: ...
 
     # ------------------------------------------------------------------ join / sync
 
@@ -250,12 +290,12 @@ class ClientRebalance:
         result = assignor.assign(counts, subs)
         assignment = {mid: [tuple(tp) for tp in parts] for mid, parts in result.items()}
         if self.protocol == COOPERATIVE and name != "cooperative-sticky" and not same_round:
-            bad = validate_cooperative_assignment(owned_by, assignment)  # type: ignore[arg-type]
+            bad = validate_cooperative_assignment(owned_by, assignment)
             if bad:
                 self.fatal = f"IllegalStateException: assignor {name} moved still-owned partitions {bad}"
                 return
         blobs = tuple(
-            (mid, encode_assignment(Assignment(tuple(sorted(parts)))))  # type: ignore[arg-type]
+            (mid, encode_assignment(Assignment(tuple(sorted(parts)))))
             for mid, parts in assignment.items()
         )
         self._send_sync(now, blobs, out)

@@ -212,6 +212,8 @@ class Outbound:
 class GroupCoordinator(JoinSyncPhase, Sessions):
     """A sans-IO classic group coordinator (one broker). See the module docstring."""
 
+    config: CoordinatorConfig
+
     def __init__(
         self,
         config: CoordinatorConfig | None = None,

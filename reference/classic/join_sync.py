@@ -14,13 +14,18 @@ the rules are the Scala ``GroupCoordinator``'s, as the module docstring of ``coo
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable
+import random
+from collections.abc import Hashable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import Error, GroupspecProtocolError
 from .messages import JoinGroupMember, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
 from .group import VALID_PREVIOUS_STATES, GroupMetadata, GroupStatus, MemberMetadata, Waiter
+
+if TYPE_CHECKING:
+    from .group import Timer, TimerKey
+    from .messages import Response
 
 __all__ = ["JoinSyncPhase"]
 
@@ -28,9 +33,46 @@ _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
                          GroupStatus.COMPLETING_REBALANCE, GroupStatus.STABLE, GroupStatus.DEAD)
 
 
+class GroupSettings(Protocol):
+    """The broker settings the join and sync phases read (``coordinator.CoordinatorConfig``; not imported:
+    that module imports this one)."""
+
+    @property
+    def initial_rebalance_delay_ms(self) -> int: ...
+
+    @property
+    def min_session_timeout_ms(self) -> int: ...
+
+    @property
+    def max_session_timeout_ms(self) -> int: ...
+
+    @property
+    def new_member_join_timeout_ms(self) -> int: ...
+
+    @property
+    def max_size(self) -> int: ...
+
+
 class JoinSyncPhase:
     """Member bookkeeping, the join phase and the sync phase of the classic coordinator (a base of
     :class:`~groupspec.reference.classic.coordinator.GroupCoordinator`, whose state it reads and changes)."""
+
+    if TYPE_CHECKING:  # what it uses of GroupCoordinator (and of its other base, Sessions)
+        config: GroupSettings
+        faults: frozenset[str]
+        incarnation: int
+        id_owner: dict[str, Hashable]
+        _groups: dict[str, GroupMetadata]
+        _timers: dict[TimerKey, Timer]
+        _id_counter: int
+        _id_random: random.Random | None
+
+        def _send(self, destination: Hashable, response: Response) -> None: ...
+        def _schedule(self, key: TimerKey, delay_ms: int, **payload: Any) -> None: ...
+        def _cancel(self, key: TimerKey) -> None: ...
+        def _store_group(self, group: GroupMetadata, assignment: Mapping[str, bytes]) -> Error: ...
+        def _group_status_error(self, group_id: str, empty_id_invalid: bool) -> Error | None: ...
+        def _validate_member(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> Error | None: ...
 
     # ------------------------------------------------------------------ member bookkeeping
 

@@ -11,6 +11,7 @@ coordinator's (``coordinator.py``). Section numbers refer to docs/protocol.md.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from ..errors import Error
 from .messages import (
@@ -23,6 +24,10 @@ from .messages import (
 )
 from .group import GroupMetadata, GroupStatus
 
+if TYPE_CHECKING:
+    from .group import MemberMetadata, TimerKey
+    from .messages import Response
+
 __all__ = ["Sessions"]
 
 _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
@@ -32,6 +37,22 @@ _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
 class Sessions:
     """Session expiry, Heartbeat and LeaveGroup of the classic coordinator (a base of
     :class:`~groupspec.reference.classic.coordinator.GroupCoordinator`, whose state it reads and changes)."""
+
+    if TYPE_CHECKING:  # what it uses of GroupCoordinator (and of its other base, JoinSyncPhase)
+        faults: frozenset[str]
+        _groups: dict[str, GroupMetadata]
+
+        def _send(self, destination: Hashable, response: Response) -> None: ...
+        def _cancel(self, key: TimerKey) -> None: ...
+        def _group_status_error(self, group_id: str, empty_id_invalid: bool) -> Error | None: ...
+        def _validate_member(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> Error | None: ...
+        def _remove_member(self, group: GroupMetadata, member_id: str) -> None: ...
+        def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
+        def _remove_pending_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None: ...
+        def _prepare_rebalance(self, group: GroupMetadata) -> None: ...
+        def _maybe_prepare_rebalance(self, group: GroupMetadata) -> None: ...
+        def _schedule_heartbeat(self, group: GroupMetadata, member: MemberMetadata,
+                                timeout_ms: int | None = None) -> None: ...
 
     # ------------------------------------------------------------------ session and pending timers (§3.5, §3.9)
 
