@@ -22,8 +22,6 @@ and says which properties and faults apply to it and which other encodings of it
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from .broken import (
     ClassicToConsumerNoRejoin,
     ClassicToConsumerSyncTarget,
@@ -57,10 +55,10 @@ from .static_leader import StaticLeaderSnapshot
 from .upgrade import EagerToCooperative
 from .zookeeper import ZkState, ZooKeeper
 
-CORRECT: dict[str, Callable[[Config], Spec]] = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
+CORRECT: dict[str, type[SpecBase]] = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
                                      StaticCooperative, ConnectKeepWork, EagerToCooperative, StaticLeaderSnapshot)}
 CORRECT.update({cls.name: cls for cls in (Consumer, ConsumerStatic, ClassicToConsumer, ClassicToConsumerAcked)})
-BROKEN: dict[str, Callable[[Config], Spec]] = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
+BROKEN: dict[str, type[SpecBase]] = {cls.name: cls for cls in (CooperativeDirectTransfer, EagerNoRevoke, UnfencedCommits, CooperativeFlappy)}
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})

@@ -15,7 +15,7 @@ encoding covers an object (:meth:`SpecBase.compiled_encoding`).
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Hashable, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Hashable, Iterator, Protocol, runtime_checkable
 
 from .core import CONSUMER_FLIGHT_FAULTS, FAULTS, TIMING_FAULTS, Config
 
@@ -92,6 +92,7 @@ class SpecBase:
     """The defaults of :class:`Spec`; a page overrides what differs."""
 
     name: ClassVar[str] = "spec"
+    summary: ClassVar[str] = ""  # one line for `groupspec check --list` (every page writes its own)
     broken: ClassVar[bool] = False
     expect_violation: ClassVar[str] = ""
     has_generations: ClassVar[bool] = True  # a step's generation (epoch) checks apply (ACTIONS)
@@ -107,6 +108,18 @@ class SpecBase:
     cfg: Config
     canon: Any = None
     in_flight: bool = False  # model/consumer_flight.py sets it on a KIP-848 page (one of its faults is on)
+
+    if TYPE_CHECKING:  # what every page defines itself (so that a page class, made with its Config, is a Spec)
+        symmetric: bool
+
+        def __init__(self, cfg: Config) -> None: ...
+        def init_states(self) -> list[Any]: ...
+        def successors(self, s: Any) -> Iterator[tuple[Any, Any]]: ...
+        def step(self, s: Any, a: Any) -> Any: ...
+        def key(self, s: Any) -> Hashable: ...
+        def exact_key(self, s: Any) -> Hashable: ...
+        def partition_name(self, p: int) -> str: ...
+        def converged(self, s: Any) -> bool: ...
 
     # -- properties -------------------------------------------------------------------------------------
     def safety_properties(self) -> tuple[Any, ...]:
