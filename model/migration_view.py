@@ -1,10 +1,15 @@
 """How the migration page's states and steps read in a timeline (``groupspec check`` counterexamples)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import actions as A
 from .consumer import NOT_MEMBER, ConsumerGroupHeartbeat
 from .core import Proc, bits
 from .migration_state import ClassicHeartbeat, JoinGroup, Kind, MigrationState, Phase, SyncGroup
+
+if TYPE_CHECKING:
+    from .consumer import ConsumerState
 
 __all__ = ["MigrationTimeline"]
 
@@ -12,10 +17,17 @@ __all__ = ["MigrationTimeline"]
 class MigrationTimeline:
     """The timeline's view of :class:`~groupspec.model.migration.ClassicToConsumer` (a mixin)."""
 
+    if TYPE_CHECKING:  # what it uses of ClassicToConsumer (and of the KIP-848 page's view after it in the MRO)
+        def member_name(self, i: int) -> str: ...
+        def _parts(self, mask: int) -> str: ...
+        @staticmethod
+        def _consumer_view(s: MigrationState) -> ConsumerState: ...
+
     # -- the timeline's view --------------------------------------------------------------------------
     def parties(self, s: MigrationState) -> list[tuple[str, str]]:
         if s.kind == Kind.CONSUMER:
-            coord = super().parties(self._consumer_view(s))[0][1]
+            # (super(): the KIP-848 page's view, next in ClassicToConsumer's MRO; mypy sees only this mixin's bases)
+            coord: str = super().parties(self._consumer_view(s))[0][1]  # type: ignore[misc]
             kinds = ", ".join(f"{self.member_name(i)} {'classic' if getattr(r, 'classic', False) else 'consumer'}"
                               for i, r in enumerate(s.group.members) if r is not None)
             out = [("coordinator", "consumer group: " + coord + (f" ({kinds})" if kinds else ""))]
@@ -50,9 +62,11 @@ class MigrationTimeline:
                 e = before.clients[action.member].epoch
                 why = "" if e else " (the classic group has a member without a stored assignment: the conversion fails)"
                 return f"{who} heartbeats with epoch {e}: GROUP_ID_NOT_FOUND{why}, fatal for the client: it stops"
-            return super().explain(self._consumer_view(before), action, self._consumer_view(after))
+            told: str = super().explain(self._consumer_view(before), action, self._consumer_view(after))  # type: ignore[misc]  # (as above)
+            return told
         c0, c1 = before.clients[action.member] if action.member >= 0 else None, after.clients[action.member] if action.member >= 0 else None
         if isinstance(action, (JoinGroup, SyncGroup, ClassicHeartbeat)) and c0 is not None:
+            assert c1 is not None  # (the same member, after the step)
             if c1.epoch == NOT_MEMBER and c0.epoch != NOT_MEMBER:
                 return f"{who} {action.verb.split(' ')[1]}: UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION — it loses {self._parts(c0.owned)} and rejoins"
             if isinstance(action, JoinGroup):
