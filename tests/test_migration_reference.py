@@ -17,6 +17,7 @@ from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.reference.errors import Error
 from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
 from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
+from groupspec.trace import check_trace, violations_of
 
 G = "g"
 TOPICS = {"t": 3}
@@ -179,7 +180,7 @@ def test_online_upgrade_scenario_holds_and_ends_as_a_consumer_group():
     from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
-    assert r.violations == [] and r.group_type == "consumer" and r.group_epoch == 8
+    assert check_trace(r.trace) == [] and r.group_type == "consumer" and r.group_epoch == 8
     assert sorted(p for ps in r.assignment.values() for p in ps) == list(range(6))
     assert any("converts the classic group" in e for e in r.events)
     assert run_migration_scenario("online-upgrade", 3, 6, seed=0).events == r.events  # same seed, same run
@@ -189,7 +190,30 @@ def test_upgrade_mid_round_scenario_reproduces_kafkas_double_ownership():
     from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("upgrade-mid-round", 3, 6, seed=0)
-    assert len(r.violations) == 14 and r.violations[0] == "12200: t-4 owned by c2 and c4"
+    found = check_trace(r.trace)  # judged by the one trace checker on the simulation's trace
+    assert [(v.check, v.ts_ms, v.members, v.partition) for v in found] == [
+        ("exclusive_ownership", 12200, ("c2", "c4"), ("t", 4))]
+
+
+def test_the_trace_checker_catches_a_classic_member_that_never_revokes(monkeypatch):
+    """Commit fencing, judged on the migration simulation's trace: a broken classic client (it keeps what its
+    SyncGroup answer took away) commits a partition the consumer-protocol member now owns."""
+    from groupspec.reference.sim import migration_sim, run_migration_scenario
+
+    assert [v.check for v in violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0).trace)] == [
+        "exclusive_ownership"]
+
+    def keeps(self, c, given):
+        if given - c.owned:
+            self._emit_classic("assigned", c, given - c.owned)
+        c.owned |= given
+        c.phase = "stable"
+
+    monkeypatch.setattr(migration_sim.MigrationSimulation, "_take", keeps)
+    found = violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0).trace)
+    assert {v.check for v in found} == {"exclusive_ownership", "commit_fencing"}
+    fencing = next(v for v in found if v.check == "commit_fencing")
+    assert fencing.members == ("c2", "c4") and fencing.partition == ("t", 4)
 
 
 def test_simulate_cli_classic_to_consumer():

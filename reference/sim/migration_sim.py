@@ -13,14 +13,20 @@ rejoins. A consumer-protocol consumer is ``consumer_next.ReconcilingConsumer``. 
 (``GROUP_ID_NOT_FOUND``) is fatal for the consumer, as for Kafka's Java client: its process is restarted
 two seconds later, as a supervisor would.
 
-After every 100 ms step two checks run on the real objects: no partition owned by two members the
-coordinator counts, and no accepted commit (classic consumers commit when stable, every second) for a
-partition another member owns. Same seed, same run.
+The simulation judges nothing: it writes a trace in the trace format (``trace.py``) while it runs —
+``joined`` / ``left`` for processes, ``assigned`` / ``revoked`` / ``lost`` when a member's ownership changes
+(classic members with ``protocol: "cooperative"`` and their generation, consumer-protocol members with
+``protocol: "consumer"`` and their member epoch, through the listener callbacks), ``fenced`` when a classic
+request is refused UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, ``commit`` for every offset commit
+(classic consumers commit when stable, every second) with the coordinator's verdict — and its callers
+(``groupspec simulate``, the tests) hand :attr:`MigrationSimulation.trace` to the project's one trace
+checker, ``groupspec.trace``. Same seed, same run.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..assignors import get as get_assignor
 from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
@@ -30,8 +36,9 @@ from ..classic import (
     decode_subscription, encode_assignment, encode_subscription,
 )
 from ..errors import Error
-from ..migration import MigrationRefused, MixedConsumerGroup
-from .virtual_clock import VirtualClock
+from ..migration import MIGRATION_FAULTS, MigrationRefused, MixedConsumerGroup
+from .consumer_sim import TracedCallbacks
+from .virtual_clock import TOPIC, VirtualClock
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 
@@ -72,21 +79,22 @@ class MigrationReport:
     partitions: int
     duration_ms: int = 0
     events: list[str] = field(default_factory=list)
-    violations: list[str] = field(default_factory=list)
     group_type: str = "classic"
     group_epoch: int = 0
     unowned_partition_ms: int = 0
     assignment: dict[str, list[int]] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
     def to_json(self) -> dict:
+        """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
-                                               "violations", "group_type", "group_epoch", "unowned_partition_ms",
-                                               "assignment")}
+                                               "group_type", "group_epoch", "unowned_partition_ms", "assignment")}
 
 
 class MigrationSimulation(VirtualClock):
-    def __init__(self, members: int, partitions: int, seed: int) -> None:
+    def __init__(self, members: int, partitions: int, seed: int, faults: frozenset[str] = frozenset()) -> None:
         self.rng = random.Random(seed)
+        self.faults = frozenset(faults)  # the mixed group's fault switches (MIGRATION_FAULTS), for mutants
         self.partitions = partitions
         self.classic = GroupCoordinator(CoordinatorConfig(initial_rebalance_delay_ms=0))
         self.mixed: MixedConsumerGroup | None = None
@@ -96,29 +104,50 @@ class MigrationSimulation(VirtualClock):
         self.report = MigrationReport("", seed, members, partitions)
         self.on_leader_sync = None  # a scenario hook: called once the leader's SyncGroup is stored
         self.assignor = get_assignor("cooperative-sticky")
+        self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
+        self.report.trace = self.trace
 
     def log(self, text: str) -> None:
         self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
+
+    def emit(self, event: str, name: str, protocol: str = "consumer", **fields: Any) -> None:
+        """One trace line about process ``name`` (a classic member's lines say ``protocol="cooperative"``)."""
+        ev: dict[str, Any] = {"ts_ms": self.now, "group": G, "member": name, "event": event, "protocol": protocol}
+        ev.update(fields)
+        self.trace.append(ev)
+
+    def _emit_classic(self, event: str, c: ClassicClient, parts: set | None = None, **fields: Any) -> None:
+        if parts is not None:
+            fields["partitions"] = [list(tp) for tp in sorted(parts)]
+        self.emit(event, c.name, "cooperative", generation=c.generation,
+                  **({"member_id": c.member_id} if c.member_id else {}), **fields)
 
     # -- processes ----------------------------------------------------------------------------------
     def start_classic(self, name: str, sync_delay_ms: int = 0) -> None:
         self.procs[name] = ClassicClient(name, next_beat=self.now + self.rng.randrange(0, 500), sync_delay_ms=sync_delay_ms)
         self.log(f"{name} starts (classic protocol)")
+        self.emit("joined", name, "cooperative")
 
     def start_consumer(self, name: str) -> None:
-        self.procs[name] = ReconcilingConsumer(name, ["t"])
+        client = ReconcilingConsumer(name, ["t"])
+        client.callbacks = TracedCallbacks(self, client)  # type: ignore[arg-type]
+        self.procs[name] = client
         self.beats[name] = self.now
         self.log(f"{name} starts (group.protocol=consumer)")
+        self.emit("joined", name, member_id=name)
 
     def restart_as_consumer(self, name: str) -> None:
         c = self.procs.pop(name, None)
         if isinstance(c, ClassicClient) and c.member_id:
             if c.owned:
                 self.log(f"{name} closes: revokes {sorted(p for _t, p in c.owned)}")
+                self._emit_classic("revoked", c, c.owned)
             if self.mixed is None:
                 self.classic.handle(self.now, name, LeaveGroupRequest(G, (MemberIdentity(c.member_id),)))
             else:
                 self.mixed.leave_group(c.member_id)
+        if isinstance(c, ClassicClient):
+            self._emit_classic("left", c)
         self.start_consumer(name)
 
     # -- classic requests ------------------------------------------------------------------------------
@@ -148,8 +177,10 @@ class MigrationSimulation(VirtualClock):
             hook()
 
     def _lose(self, c: ClassicClient, why: str, reset_id: bool) -> None:
+        self._emit_classic("fenced", c, error=why.split()[-1])
         if c.owned:
             self.log(f"{c.name}: {why}: loses {sorted(p for _t, p in c.owned)}")
+            self._emit_classic("lost", c, c.owned)
         c.owned = set()
         c.generation = -1
         if reset_id:
@@ -171,18 +202,26 @@ class MigrationSimulation(VirtualClock):
                 c.phase = "join"
             return
         if isinstance(ans, SyncGroupResponse) and err == Error.NONE:
-            given = set(decode_assignment(ans.assignment).partitions)
-            revoked = c.owned - given
-            if revoked or given - c.owned:
-                self.log(f"{c.name} (generation {c.generation}) revokes {sorted(p for _t, p in revoked)}, "
-                         f"owns {sorted(p for _t, p in given)}")
-            c.owned = given
-            c.phase = "join" if revoked else "stable"
+            self._take(c, set(decode_assignment(ans.assignment).partitions))
             return
         if err == Error.REBALANCE_IN_PROGRESS:
             c.phase = "join"
         elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
             self._lose(c, err.name, err == Error.UNKNOWN_MEMBER_ID)
+
+    def _take(self, c: ClassicClient, given: set) -> None:
+        """A cooperative member's SyncGroup assignment: revoke what it lost (onPartitionsRevoked, then rejoin),
+        take what it gained (onPartitionsAssigned)."""
+        revoked = c.owned - given
+        if revoked or given - c.owned:
+            self.log(f"{c.name} (generation {c.generation}) revokes {sorted(p for _t, p in revoked)}, "
+                     f"owns {sorted(p for _t, p in given)}")
+        if revoked:
+            self._emit_classic("revoked", c, revoked)
+        if given - c.owned:
+            self._emit_classic("assigned", c, given - c.owned)
+        c.owned = given
+        c.phase = "join" if revoked else "stable"
 
     def _classic_step(self, c: ClassicClient) -> None:
         if c.phase == "join":
@@ -215,9 +254,9 @@ class MigrationSimulation(VirtualClock):
             view = self.classic.group(G)
             try:
                 if view is None or not view.members:
-                    self.mixed = MixedConsumerGroup(ConsumerGroupCoordinator(G, {"t": self.partitions}))
+                    self.mixed = MixedConsumerGroup(ConsumerGroupCoordinator(G, {"t": self.partitions}), faults=self.faults)
                 else:
-                    self.mixed = MixedConsumerGroup.upgrade(view, {"t": self.partitions}, now=self.now)
+                    self.mixed = MixedConsumerGroup.upgrade(view, {"t": self.partitions}, faults=self.faults, now=self.now)
                     self.log(f"{c.member_id}'s heartbeat converts the classic group (generation {view.generation}) "
                              f"into a consumer group")
                     for p in self.procs.values():  # parked JoinGroup / SyncGroup: REBALANCE_IN_PROGRESS
@@ -226,6 +265,7 @@ class MigrationSimulation(VirtualClock):
             except MigrationRefused as e:
                 self.log(f"{c.member_id}: GROUP_ID_NOT_FOUND ({e}): fatal, restarted in 2 s")
                 del self.procs[c.member_id]
+                self.emit("left", c.member_id, member_id=c.member_id)
                 self.pending.append((self.now + 2000, c.member_id))
                 return
         resp = self.mixed.consumer_heartbeat(req, self.now)
@@ -271,15 +311,14 @@ class MigrationSimulation(VirtualClock):
         return None, -1
 
     def check(self) -> None:
-        seen: dict = {}
+        """The narration's unowned partition-time among the members the coordinator counts, and the commits
+        (every second, once the group is a consumer group; classic consumers only when stable), traced with
+        the coordinator's verdict. It judges nothing (the trace checker does)."""
+        seen: set = set()
         for name in sorted(self.procs):
             mid, _e = self._is_member(name)
-            if mid is None:
-                continue
-            for tp in self.procs[name].owned:
-                if tp in seen:
-                    self.report.violations.append(f"{self.now}: {tp[0]}-{tp[1]} owned by {seen[tp]} and {name}")
-                seen[tp] = name
+            if mid is not None:
+                seen |= self.procs[name].owned
         if self.procs:
             self.report.unowned_partition_ms += (self.partitions - len(seen)) * STEP_MS
         if self.now % 1000 or self.mixed is None:
@@ -289,20 +328,27 @@ class MigrationSimulation(VirtualClock):
             mid, epoch = self._is_member(name)
             if mid is None or not p.owned or (isinstance(p, ClassicClient) and p.phase != "stable"):
                 continue
-            if self.mixed.offset_commit(mid, epoch, {tp: 0 for tp in p.owned}) == Error.NONE:
-                for tp in p.owned:
-                    if seen.get(tp) != name:
-                        self.report.violations.append(f"{self.now}: {name}'s commit for {tp[0]}-{tp[1]} accepted while {seen[tp]} owns it")
+            offsets = {tp: 0 for tp in p.owned}
+            err = self.mixed.offset_commit(mid, epoch, offsets)
+            ok = err == Error.NONE
+            self.emit("commit", name, "cooperative" if isinstance(p, ClassicClient) else "consumer", member_id=mid,
+                      partitions=[[t, q, o] for (t, q), o in sorted(offsets.items())], accepted=ok,
+                      sent_ms=self.now, generation=epoch, **({} if ok else {"error": err.name}))
 
 
-def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0) -> MigrationReport:
-    """Run one scenario; :class:`MigrationScenarioError` on bad options."""
+def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0,
+                           faults: frozenset[str] = frozenset()) -> MigrationReport:
+    """Run one scenario; :class:`MigrationScenarioError` on bad options. ``faults``: the mixed group's fault
+    switches (``MIGRATION_FAULTS``), for mutants."""
     if name not in MIGRATION_SCENARIOS:
         raise MigrationScenarioError(f"unknown scenario {name!r} for --protocol classic-to-consumer; "
                                      f"choose from {', '.join(MIGRATION_SCENARIOS)}")
     if not 2 <= members <= 50 or not 1 <= partitions <= 1000:
         raise MigrationScenarioError("--members must be 2..50 and --partitions 1..1000 for --protocol classic-to-consumer")
-    sim = MigrationSimulation(members, partitions, seed)
+    unknown = set(faults) - MIGRATION_FAULTS
+    if unknown:
+        raise MigrationScenarioError(f"unknown fault {sorted(unknown)[0]!r}; choose from {', '.join(sorted(MIGRATION_FAULTS))}")
+    sim = MigrationSimulation(members, partitions, seed, faults)
     sim.pending = []
     sim.report.scenario = name
     ev: dict[int, list] = {}
