@@ -14,7 +14,9 @@ The same seed gives the same run.
 The simulation judges nothing: it writes a trace in the trace format (``trace.py``; the contract
 ``docs/formats.md``) while it runs, every line with ``protocol: "consumer"`` and the member epoch as
 ``generation``: ``joined`` when a process starts, ``assigned`` / ``revoked`` / ``lost`` when the
-consumer's listener callbacks run (:class:`TracedCallbacks` writes each the moment it is appended),
+consumer's listener callbacks run (the consumer is an actor of the one contract, ``reference/actor.py``:
+the simulation hands it timer events and the coordinator's answers and carries out its commands, writing
+a trace line for each ``CallListener``),
 ``commit`` for every offset commit with the coordinator's verdict and its ``sent_ms``, ``fenced`` when a
 heartbeat answers UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH, ``removed`` when the coordinator's timers
 drop a member whose process still runs, ``left`` when a process closes or crashes. Its callers (``groupspec
@@ -30,7 +32,9 @@ from dataclasses import dataclass, field
 
 from typing import Any
 
-from ..consumer import ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ReconcilingConsumer
+from ..actor import COORDINATOR, CallListener, Command, Invoked, Received, Send, SetTimer, TimerFired
+from ..consumer import (ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ConsumerOffsetCommit,
+                        ReconcilingConsumer)
 from ..errors import Error
 from .virtual_clock import TOPIC, VirtualClock
 
@@ -55,22 +59,6 @@ class ConsumerScenarioError(ValueError):
 def process_name(member_id: str) -> str:
     """The process behind a member id (``c2.3`` is the third start of ``c2``): the trace's ``member``."""
     return member_id.split(".", 1)[0]
-
-
-class TracedCallbacks(list):  # type: ignore[type-arg]
-    """A consumer's callback list that writes each listener callback into the simulation's trace as it runs."""
-
-    def __init__(self, sim: "ConsumerSimulation", client: ReconcilingConsumer) -> None:
-        super().__init__()
-        self.sim = sim
-        self.client = client
-
-    def append(self, item: tuple[str, list]) -> None:  # type: ignore[override]
-        super().append(item)
-        kind = _CALLBACK_EVENT.get(item[0])
-        if kind is not None:  # "commit" callbacks are the client's intent; commits are traced at the coordinator
-            self.sim.emit(kind, self.client.member_id, partitions=[list(tp) for tp in item[1]],
-                          generation=self.client.epoch)
 
 
 @dataclass
@@ -133,6 +121,16 @@ class ConsumerSimulation(VirtualClock):
         ev.update(fields)
         self.trace.append(ev)
 
+    def follow(self, p: "Proc", commands: list[Command]) -> None:
+        """Carry out what a consumer's answer to an event asks for: a listener call is traced, a timer sets
+        its next heartbeat (at the earliest, the next step)."""
+        for cmd in commands:
+            if isinstance(cmd, CallListener):
+                self.emit(_CALLBACK_EVENT[cmd.callback], p.client.member_id,
+                          partitions=[list(tp) for tp in cmd.partitions], generation=cmd.generation)
+            elif isinstance(cmd, SetTimer):
+                p.next_beat = max(cmd.at_ms, self.now + STEP_MS)  # acknowledge soon
+
     # -- the coordinator, as the processes call it (every call traced) -------------------------------
     def send_heartbeat(self, req: HeartbeatRequest) -> HeartbeatResponse:
         """A ConsumerGroupHeartbeat to the coordinator, now; a fencing answer is traced."""
@@ -168,7 +166,6 @@ class ConsumerSimulation(VirtualClock):
         mid = f"c{slot + 1}" + (f".{self.restarts[slot]}" if self.restarts[slot] > 1 else "")
         client = ReconcilingConsumer(mid, ["t"], instance_id=f"c{slot + 1}" if self.static else None,
                                      faults=self.consumer_faults)
-        client.callbacks = TracedCallbacks(self, client)
         self.procs[slot] = Proc(slot, client, next_beat=self.now + self.rng.randrange(0, 500))
         self.log(f"c{slot + 1} starts (member id {mid})")
         self.emit("joined", mid)
@@ -183,8 +180,12 @@ class ConsumerSimulation(VirtualClock):
         """Close: the consumer revokes everything (traced), then heartbeats with epoch -1 (-2 if static)."""
         p = self.procs.pop(slot, None)
         if p is not None:
-            resp = self.send_heartbeat(p.client.leave_request())
-            self.log(f"{p.client.member_id} leaves (epoch {p.client.leave_request().member_epoch}): {resp.error.name}")
+            for cmd in p.client.handle(self.now, Invoked("close")):
+                if isinstance(cmd, Send):
+                    resp = self.send_heartbeat(cmd.message)
+                    self.log(f"{p.client.member_id} leaves (epoch {cmd.message.member_epoch}): {resp.error.name}")
+                else:
+                    self.follow(p, [cmd])
             self.emit("left", p.client.member_id)
 
     def pause(self, slot: int, ms: int) -> None:
@@ -210,22 +211,26 @@ class ConsumerSimulation(VirtualClock):
                     self.log(f"{c.member_id} wakes up")
                 else:
                     continue
-            if self.now % 1000 == 0 and c.owned:
-                err = self.send_commit(c.member_id, c.epoch, c.commit_offsets())
-                if err != Error.NONE:
-                    self.report.rejected_commits[err.name] = self.report.rejected_commits.get(err.name, 0) + 1
-                    self.log(f"{c.member_id}'s commit is rejected: {err.name}")
+            if self.now % 1000 == 0:  # the auto-commit interval
+                for cmd in c.handle(self.now, TimerFired("commit")):
+                    if isinstance(cmd, Send) and isinstance(cmd.message, ConsumerOffsetCommit):
+                        m = cmd.message
+                        err = self.send_commit(m.member_id, m.member_epoch, m.offsets)
+                        if err != Error.NONE:
+                            self.report.rejected_commits[err.name] = self.report.rejected_commits.get(err.name, 0) + 1
+                            self.log(f"{c.member_id}'s commit is rejected: {err.name}")
             if self.now >= p.next_beat:
                 p.next_beat = self.now + self.coord.heartbeat_interval_ms
                 before = (c.epoch, frozenset(c.owned))
-                resp = self.send_heartbeat(c.heartbeat_request())
-                c.on_heartbeat_response(resp)
-                if resp.error != Error.NONE:
-                    self.log(f"{c.member_id} heartbeats: {resp.error.name}")
-                if c.reconcile():
-                    p.next_beat = self.now + STEP_MS  # acknowledge soon
-                if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
-                    self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
+                for cmd in c.handle(self.now, TimerFired("heartbeat")):
+                    if not (isinstance(cmd, Send) and cmd.to == COORDINATOR):
+                        continue
+                    resp = self.send_heartbeat(cmd.message)
+                    self.follow(p, c.handle(self.now, Received(COORDINATOR, resp)))
+                    if resp.error != Error.NONE:
+                        self.log(f"{c.member_id} heartbeats: {resp.error.name}")
+                    if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
+                        self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
         self.measure()
 
     def measure(self) -> None:

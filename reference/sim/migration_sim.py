@@ -37,13 +37,14 @@ from ..classic import (
 )
 from ..errors import Error
 from ..migration import MIGRATION_FAULTS, MigrationRefused, MixedConsumerGroup
-from .consumer_sim import TracedCallbacks
+from ..actor import COORDINATOR, CallListener, Received, Send, SetTimer, TimerFired
 from .virtual_clock import TOPIC, VirtualClock
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 
 STEP_MS = 100
 G = "g"
+_CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
 EXPECT_VIOLATIONS = {"upgrade-mid-round"}  # Kafka's own double ownership, reproduced on purpose
 MIGRATION_SCENARIOS = {
     "online-upgrade": "a stable classic group; every consumer in turn is restarted with group.protocol=consumer",
@@ -130,7 +131,6 @@ class MigrationSimulation(VirtualClock):
 
     def start_consumer(self, name: str) -> None:
         client = ReconcilingConsumer(name, ["t"])
-        client.callbacks = TracedCallbacks(self, client)  # type: ignore[arg-type]
         self.procs[name] = client
         self.beats[name] = self.now
         self.log(f"{name} starts (group.protocol=consumer)")
@@ -249,7 +249,7 @@ class MigrationSimulation(VirtualClock):
         if self.now < self.beats.get(c.member_id, 0):
             return
         self.beats[c.member_id] = self.now + 1000
-        req = c.heartbeat_request()
+        req = next(cmd.message for cmd in c.handle(self.now, TimerFired("heartbeat")) if isinstance(cmd, Send))
         if self.mixed is None:
             view = self.classic.group(G)
             try:
@@ -270,9 +270,12 @@ class MigrationSimulation(VirtualClock):
                 return
         resp = self.mixed.consumer_heartbeat(req, self.now)
         before = frozenset(c.owned)
-        c.on_heartbeat_response(resp)
-        if c.reconcile():
-            self.beats[c.member_id] = self.now + STEP_MS
+        for cmd in c.handle(self.now, Received(COORDINATOR, resp)):  # the one actor contract (reference/actor.py)
+            if isinstance(cmd, CallListener):
+                self.emit(_CALLBACK_EVENT[cmd.callback], c.member_id, partitions=[list(tp) for tp in cmd.partitions],
+                          generation=cmd.generation)
+            elif isinstance(cmd, SetTimer):
+                self.beats[c.member_id] = max(cmd.at_ms, self.now + STEP_MS)  # acknowledge soon
         if frozenset(c.owned) != before:
             self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
 
