@@ -68,9 +68,10 @@ class ReconcilingConsumer:
         """One event in, the commands out (``reference/actor.py``)."""
         self._commands = out = []
         try:
-            if isinstance(event, TimerFired) and event.key == "heartbeat":
+            kind = type(event)
+            if kind is TimerFired and event.key == "heartbeat":  # type: ignore[union-attr]
                 out.append(Send(COORDINATOR, self.heartbeat_request()))
-            elif isinstance(event, TimerFired) and event.key == "commit":
+            elif kind is TimerFired and event.key == "commit":  # type: ignore[union-attr]
                 if self.owned:
                     out.append(Send(COORDINATOR, ConsumerOffsetCommit(self.member_id, self.epoch, self.commit_offsets())))
             elif isinstance(event, Invoked) and event.call == "close":
