@@ -128,7 +128,13 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if protocol is None and scenario is not None:
         protocol = _family_of(scenario)
     if protocol == "consumer":
-        _simulate_consumer(scenario, assignor, members, partitions, seed, faults, trace_path, as_json)
+        lo, hi = _check_network(delay, loss, duplicate, reorder)
+        net = None  # the KIP-848 stories answer in the step a request is sent unless a network option is given
+        if delay != "1-5" or loss or duplicate or reorder:
+            from groupspec.reference.sim import NetworkConfig
+
+            net = NetworkConfig(lo, hi, loss, duplicate, reorder)
+        _simulate_consumer(scenario, assignor, members, partitions, seed, faults, trace_path, as_json, net)
         return
     if protocol == "classic-to-consumer":
         _simulate_migration(scenario, members, partitions, seed, trace_path, as_json)
@@ -325,7 +331,7 @@ def _judged(trace_path: str | None, events: list) -> list[str]:
     return [str(v) for v in violations_of(events, SAFETY_CHECKS)]
 
 
-def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, trace_path, as_json) -> None:
+def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, trace_path, as_json, net=None) -> None:
     """`--protocol consumer`: the KIP-848 driver (groupspec.reference.sim.consumer_sim), judged by its trace."""
     from groupspec.reference.sim import CONSUMER_SCENARIOS as SCENARIOS, ConsumerScenarioError, run_consumer_scenario
 
@@ -333,15 +339,21 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, tr
         raise UserError(f"missing SCENARIO; choose from {', '.join(SCENARIOS)} (groupspec simulate --list)")
     fault_set = frozenset(f.strip() for f in faults.split(",") if f.strip())
     try:
-        report = run_consumer_scenario(scenario, members, partitions, seed, assignor, fault_set)
+        report = run_consumer_scenario(scenario, members, partitions, seed, assignor, fault_set, net)
     except ConsumerScenarioError as e:
         raise UserError(_naming_the_option(str(e))) from None
     violations = _judged(trace_path, report.trace)
     if as_json:
         emit_json({**report.to_json(), "violations": violations})
         return
-    click.echo(f"simulate {scenario} --protocol consumer: {members} consumers, {partitions} partitions, seed {seed} "
-               f"(replay with --seed {seed})")
+    network, again = "", f"--seed {seed}"
+    if net is not None:
+        network = (f", network {net.min_delay_ms}-{net.max_delay_ms} ms, loss {net.loss:g}, duplicate {net.duplicate:g}, "
+                   f"reorder {net.reorder:g}")
+        again += (f" --delay {net.min_delay_ms}-{net.max_delay_ms} --loss {net.loss:g} --duplicate {net.duplicate:g} "
+                  f"--reorder {net.reorder:g}")
+    click.echo(f"simulate {scenario} --protocol consumer: {members} consumers, {partitions} partitions, seed {seed}"
+               f"{network} (replay with {again})")
     for line in report.events:
         click.echo(line)
     click.echo(f"heartbeats {report.heartbeats:,}, group epoch {report.group_epoch}, partitions moved {report.moved}, "

@@ -36,6 +36,7 @@ from ..actor import COORDINATOR, CallListener, Command, Invoked, Received, Send,
 from ..consumer import (ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ConsumerOffsetCommit,
                         ReconcilingConsumer)
 from ..errors import Error
+from .network import Envelope, Network, NetworkConfig
 from .virtual_clock import TOPIC, VirtualClock
 
 STEP_MS = 100
@@ -69,6 +70,7 @@ class Proc:
     state: str = "up"  # up | paused | down
     next_beat: int = 0
     resume_at: int | None = None
+    beat_corr: int = 0  # with a network: the correlation id of the last heartbeat sent (older answers are ignored)
 
 
 @dataclass
@@ -96,8 +98,13 @@ class SimReport:
 
 class ConsumerSimulation(VirtualClock):
     def __init__(self, members: int, partitions: int, seed: int, assignor: str = "uniform", static: bool = False,
-                 coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset()) -> None:
+                 coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset(),
+                 network: NetworkConfig | None = None) -> None:
         self.rng = random.Random(seed)
+        # the network as a parameter (reference/sim/network.py, its own seeded stream); None: every request is
+        # answered in the step it is sent (the stories' default)
+        self.net = Network(network, random.Random(seed * 7_919 + 3)) if network is not None else None
+        self._corr = 0
         self.coord = ConsumerGroupCoordinator("g", {"t": partitions}, assignor=assignor, session_timeout_ms=10_000,
                                               heartbeat_interval_ms=1_000, faults=coordinator_faults)
         self.partitions = partitions
@@ -187,7 +194,9 @@ class ConsumerSimulation(VirtualClock):
         p = self.procs.pop(slot, None)
         if p is not None:
             for cmd in p.client.handle(self.now, Invoked("close")):
-                if isinstance(cmd, Send):
+                if isinstance(cmd, Send) and self.net is not None:
+                    self.transmit(p, cmd.message)
+                elif isinstance(cmd, Send):
                     resp = self.send_heartbeat(cmd.message)
                     self.log(f"{p.client.member_id} leaves (epoch {cmd.message.member_epoch}): {resp.error.name}")
                 else:
@@ -219,7 +228,9 @@ class ConsumerSimulation(VirtualClock):
                     continue
             if self.now % 1000 == 0 and c.owned:  # the auto-commit interval
                 for cmd in c.handle(self.now, _COMMIT):
-                    if isinstance(cmd, Send) and isinstance(cmd.message, ConsumerOffsetCommit):
+                    if isinstance(cmd, Send) and self.net is not None:
+                        self.transmit(p, cmd.message)
+                    elif isinstance(cmd, Send) and isinstance(cmd.message, ConsumerOffsetCommit):
                         m = cmd.message
                         err = self.send_commit(m.member_id, m.member_epoch, m.offsets)
                         if err != Error.NONE:
@@ -231,6 +242,9 @@ class ConsumerSimulation(VirtualClock):
                 for cmd in c.handle(self.now, _HEARTBEAT):
                     if not (isinstance(cmd, Send) and cmd.to == COORDINATOR):
                         continue
+                    if self.net is not None:
+                        self.transmit(p, cmd.message)
+                        continue
                     resp = self.send_heartbeat(cmd.message)
                     self.follow(p, c.handle(self.now, Received(COORDINATOR, resp)))
                     if resp.error != Error.NONE:
@@ -238,6 +252,64 @@ class ConsumerSimulation(VirtualClock):
                     if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
                         self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
         self.measure()
+
+    # -- the network: requests and answers as envelopes on the clock's heap -------------------------------
+    def transmit(self, p: Proc, message: Any) -> None:
+        """A request of ``p``'s consumer goes out through the network (delay, loss, duplication, reordering);
+        the coordinator handles each copy at the step it arrives, and its answer comes back the same way."""
+        assert self.net is not None
+        self._corr += 1
+        if isinstance(message, HeartbeatRequest):
+            p.beat_corr = self._corr
+        for env in self.net.send(self.now, p.client.member_id, COORDINATOR, 0, self._corr, (self.now, message), False):
+            self._push(env.deliver_at, "call", lambda env=env: self._at_coordinator(p, env))
+
+    def _at_coordinator(self, p: Proc, env: Envelope) -> None:
+        """A request reaches the coordinator: it answers (counted here), the answer goes back."""
+        assert self.net is not None
+        self.net.delivered += 1
+        sent_ms, msg = env.payload
+        mid = p.client.member_id
+        if isinstance(msg, ConsumerOffsetCommit):
+            answer: Any = self.coord.offset_commit(msg.member_id, msg.member_epoch, msg.offsets)
+            self.commits[answer is Error.NONE] += 1
+            if answer != Error.NONE:
+                self.report.rejected_commits[answer.name] = self.report.rejected_commits.get(answer.name, 0) + 1
+                self.log(f"{mid}'s commit is rejected: {answer.name}")
+        else:
+            answer = self.coord.heartbeat(msg, self.now)
+            self.report.heartbeats += 1
+            if msg.member_epoch < 0:
+                self.log(f"{mid} leaves (epoch {msg.member_epoch}): {answer.error.name}")
+        for back in self.net.send(self.now, COORDINATOR, mid, 0, env.corr, (sent_ms, msg, answer), True):
+            self._push(back.deliver_at, "call", lambda back=back: self._at_consumer(p, back))
+
+    def _at_consumer(self, p: Proc, back: Envelope) -> None:
+        """An answer reaches the consumer, unless its process is gone (or, for a heartbeat, a later one is out):
+        a commit's verdict and a fencing are traced as the consumer learns them."""
+        assert self.net is not None
+        sent_ms, msg, answer = back.payload
+        if self.procs.get(p.slot) is not p or (isinstance(msg, HeartbeatRequest) and back.corr != p.beat_corr):
+            self.net.dropped_stale += 1
+            return
+        if p.state == "paused":  # a paused process reads it when it wakes up
+            self._push(max(p.resume_at or 0, self.now + STEP_MS), "call", lambda: self._at_consumer(p, back))
+            return
+        self.net.delivered += 1
+        c = p.client
+        if isinstance(msg, ConsumerOffsetCommit):
+            ok = answer is Error.NONE
+            self.emit("commit", msg.member_id, partitions=[[t, q, o] for (t, q), o in msg.offsets.items()], accepted=ok,
+                      sent_ms=sent_ms, generation=msg.member_epoch, **({} if ok else {"error": answer.name}))
+            return
+        if answer.error in _FENCED:
+            self.emit("fenced", msg.member_id, error=answer.error.name, generation=msg.member_epoch)
+        before = (c.epoch, frozenset(c.owned))
+        self.follow(p, c.handle(self.now, Received(COORDINATOR, answer)))
+        if answer.error != Error.NONE:
+            self.log(f"{c.member_id} heartbeats: {answer.error.name}")
+        if (c.epoch, frozenset(c.owned)) != before and answer.error == Error.NONE:
+            self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(q for _t, q in c.owned)}")
 
     def measure(self) -> None:
         """The narration's figures (unowned partition-time, moves) among the members the coordinator counts;
@@ -264,8 +336,9 @@ class ConsumerSimulation(VirtualClock):
 
 
 def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
-                          faults: frozenset[str] = frozenset()) -> SimReport:
-    """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
+                          faults: frozenset[str] = frozenset(), network: NetworkConfig | None = None) -> SimReport:
+    """Run one scenario; raises :class:`ConsumerScenarioError` on bad options. ``network``: requests and answers
+    go through the seeded network (delay, loss, duplication, reordering); None: answered in the step they are sent."""
     from ..consumer import COORDINATOR_FAULTS, CLIENT_FAULTS
 
     if name not in SCENARIOS:
@@ -280,7 +353,7 @@ def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed
         raise ConsumerScenarioError(f"--assignor {assignor!r}: the consumer protocol's server-side assignors are uniform, range")
     sim = ConsumerSimulation(members, partitions, seed, assignor, static=(name == "static-bounce"),
                              coordinator_faults=frozenset(faults) & COORDINATOR_FAULTS,
-                             consumer_faults=frozenset(faults) & CLIENT_FAULTS)
+                             consumer_faults=frozenset(faults) & CLIENT_FAULTS, network=network)
     sim.report.scenario = name
     ev: dict[int, list] = {}
 
