@@ -192,28 +192,28 @@ def test_upgrade_mid_round_scenario_reproduces_kafkas_double_ownership():
     r = run_migration_scenario("upgrade-mid-round", 3, 6, seed=0)
     found = check_trace(r.trace)  # judged by the one trace checker on the simulation's trace
     assert [(v.check, v.ts_ms, v.members, v.partition) for v in found] == [
-        ("exclusive_ownership", 12200, ("c2", "c4"), ("t", 4))]
+        ("exclusive_ownership", 12800, ("c2", "c4"), ("t", 4))]
 
 
-def test_the_trace_checker_catches_a_classic_member_that_never_revokes(monkeypatch):
-    """Commit fencing, judged on the migration simulation's trace: a broken classic client (it keeps what its
-    SyncGroup answer took away) commits a partition the consumer-protocol member now owns."""
+def test_the_classic_members_are_the_reference_classic_client():
+    """No second classic client: the classic members are ``classic.Consumer`` (their member events are the trace's
+    classic lines), and its fault switches apply: a client that ignores what it owns is caught by the checker."""
+    from groupspec.reference.classic import Consumer
     from groupspec.reference.sim import migration_sim, run_migration_scenario
 
+    sim = migration_sim.MigrationSimulation(3, 6, seed=0)
+    sim.pending = []
+    sim.start_classic("c1")
+    assert isinstance(sim.procs["c1"].consumer, Consumer)
+    r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
+    classic_lines = [e for e in r.trace if e.get("protocol") == "cooperative"]
+    assert {e["event"] for e in classic_lines} >= {"joined", "assigned", "commit", "left"}
     assert [v.check for v in violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0).trace)] == [
         "exclusive_ownership"]
-
-    def keeps(self, c, given):
-        if given - c.owned:
-            self._emit_classic("assigned", c, given - c.owned)
-        c.owned |= given
-        c.phase = "stable"
-
-    monkeypatch.setattr(migration_sim.MigrationSimulation, "_take", keeps)
-    found = violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0).trace)
-    assert {v.check for v in found} == {"exclusive_ownership", "commit_fencing"}
-    fencing = next(v for v in found if v.check == "commit_fencing")
-    assert fencing.members == ("c2", "c4") and fencing.partition == ("t", 4)
+    mutant = violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0, faults=frozenset({"ignore_owned"})).trace)
+    assert ("exclusive_ownership", ("c2", "c1")) in {(v.check, v.members) for v in mutant}
+    for faults in (frozenset(), frozenset({"same_round_transfer"})):
+        assert violations_of(run_migration_scenario("online-upgrade", 3, 6, seed=0, faults=faults).trace) == []
 
 
 def test_simulate_cli_classic_to_consumer():
