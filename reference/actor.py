@@ -22,9 +22,11 @@ one method every actor offers, ``handle(now_ms, event) -> list[Command]``; what 
 state, for the conformance abstraction and the reports) is read-only.
 
 Actors on the contract: the KIP-848 reconciling consumer (``consumer/client.py``:
-``ReconcilingConsumer.handle``). The others still speak their own shapes (the classic coordinator's
-``handle(now, sender, request) -> [Outbound]``, the classic client's ``[Send]`` plus events, the KIP-848
-coordinator's method calls), and move onto this one by one (issue 26).
+``ReconcilingConsumer.handle``) and the KIP-848 coordinator (``consumer/coordinator.py``:
+``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so). The others still speak
+their own shapes (the classic coordinator's ``handle(now, sender, request) -> [Outbound]``, the classic
+client's ``[Send]`` plus member events, the Connect worker, the history groups), and move onto this one by
+one (issue 26).
 
 Imports nothing from the project: every part of the reference may import it, as it may import ``errors``.
 """

@@ -50,3 +50,17 @@ def test_the_old_entry_points_collect_no_commands():
     c.on_heartbeat_response(coord.heartbeat(c.heartbeat_request(), 0))
     c.reconcile()
     assert c.callbacks == [("onPartitionsAssigned", [("t", 0)])] and c._commands is None  # noqa: SLF001
+
+
+def test_the_kip848_coordinator_answers_on_the_contract():
+    """The coordinator takes what a member sent and returns the answer to send back; its timers send nothing."""
+    coord = ConsumerGroupCoordinator("g", {"t": 1}, session_timeout_ms=1000)
+    c = ReconcilingConsumer("a", ["t"])
+    (send,) = c.handle(0, TimerFired("heartbeat"))
+    (reply,) = coord.handle(0, Received("a", send.message))
+    assert reply.to == "a" and reply.message.error == Error.NONE and reply.message.member_epoch == 1
+    c.handle(0, Received(COORDINATOR, reply.message))
+    (commit,) = c.handle(500, TimerFired("commit"))
+    assert coord.handle(500, Received("a", commit.message)) == [Send("a", Error.NONE)]
+    assert coord.handle(5000, TimerFired("timers")) == [] and "a" not in coord.members  # session expired, silently
+    assert coord.handle(5000, Received("a", commit.message)) == [Send("a", Error.UNKNOWN_MEMBER_ID)]

@@ -12,8 +12,8 @@ In ``groupspec.reference`` "consumer" means this protocol; the classic protocol'
 """
 from __future__ import annotations
 
-from .client import CLIENT_FAULTS, ConsumerOffsetCommit, ReconcilingConsumer
-from .coordinator import (COORDINATOR_FAULTS, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+from .client import CLIENT_FAULTS, ReconcilingConsumer
+from .coordinator import (COORDINATOR_FAULTS, ConsumerOffsetCommit, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                           ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, MemberState)
 
 __all__ = ["ConsumerGroupCoordinator", "HeartbeatRequest", "HeartbeatResponse", "MemberState", "COORDINATOR_FAULTS",

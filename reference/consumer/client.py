@@ -15,7 +15,7 @@ rejoins with epoch 0 and the same member id. Every callback is appended to :attr
 On the one actor contract (``reference/actor.py``), :meth:`handle` takes the events a driver delivers —
 ``TimerFired("heartbeat")`` (send the next heartbeat), ``TimerFired("commit")`` (commit what it owns),
 ``Invoked("close")`` (leave), ``Received`` of the coordinator's answer — and returns the commands: ``Send``
-to ``COORDINATOR`` (a :class:`~.coordinator.HeartbeatRequest` or an :class:`ConsumerOffsetCommit`),
+to ``COORDINATOR`` (a :class:`~.coordinator.HeartbeatRequest` or a :class:`~.coordinator.ConsumerOffsetCommit`),
 ``CallListener`` for every listener callback in the order it ran (with the epoch it ran in), and
 ``SetTimer(now, "heartbeat")`` when reconciliation changed what it owns (acknowledge soon).
 
@@ -24,25 +24,15 @@ partitions), ``no_ack_revocation`` (the member never reports its owned partition
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .coordinator import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from .coordinator import (ConsumerOffsetCommit, HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH,
+                          LEAVE_GROUP_STATIC_MEMBER_EPOCH)
 from ..actor import COORDINATOR, LISTENER_CALLBACKS, CallListener, Command, Event, Invoked, Received, Send, SetTimer, TimerFired
 from ..errors import Error
 
-__all__ = ["ReconcilingConsumer", "CLIENT_FAULTS", "ConsumerOffsetCommit"]
+__all__ = ["ReconcilingConsumer", "CLIENT_FAULTS"]
 
 CLIENT_FAULTS = frozenset({"keep_on_fence", "no_ack_revocation"})
 TP = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class ConsumerOffsetCommit:
-    """An OffsetCommit of a consumer-protocol member: its id, its member epoch, the offsets."""
-
-    member_id: str
-    member_epoch: int
-    offsets: dict[TP, int]
 
 
 class ReconcilingConsumer:

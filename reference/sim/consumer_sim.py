@@ -270,14 +270,14 @@ class ConsumerSimulation(VirtualClock):
         self.net.delivered += 1
         sent_ms, msg = env.payload
         mid = p.client.member_id
+        (reply,) = self.coord.handle(self.now, Received(mid, msg))  # the coordinator on the one actor contract
+        answer: Any = reply.message
         if isinstance(msg, ConsumerOffsetCommit):
-            answer: Any = self.coord.offset_commit(msg.member_id, msg.member_epoch, msg.offsets)
             self.commits[answer is Error.NONE] += 1
             if answer != Error.NONE:
                 self.report.rejected_commits[answer.name] = self.report.rejected_commits.get(answer.name, 0) + 1
                 self.log(f"{mid}'s commit is rejected: {answer.name}")
         else:
-            answer = self.coord.heartbeat(msg, self.now)
             self.report.heartbeats += 1
             if msg.member_epoch < 0:
                 self.log(f"{mid} leaves (epoch {msg.member_epoch}): {answer.error.name}")
