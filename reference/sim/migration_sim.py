@@ -195,13 +195,13 @@ class MigrationSimulation(VirtualClock):
                 return
             self.log("the empty consumer group is deleted: the JoinGroup makes a classic group")
             self.mixed = None  # and the request goes to the classic coordinator below
-        before = self.classic.group(G)
+        hooked = isinstance(req, SyncGroupRequest) and bool(req.assignments) and self.on_leader_sync is not None
+        before = self.classic.group(G) if hooked else None
         for out in self.classic.handle(self.now, (p.name, 0, s.corr), req):
             name, _conn, corr = out.destination  # type: ignore[misc]
             self._deliver(name, corr, out.response)
-        after = self.classic.group(G)
-        if (isinstance(req, SyncGroupRequest) and req.assignments and before is not None and after is not None
-                and after.status.name == "STABLE" and self.on_leader_sync is not None):
+        after = self.classic.group(G) if hooked else None
+        if hooked and before is not None and after is not None and after.status.name == "STABLE":
             hook, self.on_leader_sync = self.on_leader_sync, None
             hook()
 
@@ -224,7 +224,7 @@ class MigrationSimulation(VirtualClock):
         raise TypeError(f"no consumer-group answer for {type(req).__name__}")
 
     def _classic_step(self, p: ClassicProc) -> None:
-        for due, s in [x for x in p.held if x[0] <= self.now]:
+        for due, s in [x for x in p.held if x[0] <= self.now] if p.held else ():
             p.held.remove((due, s))
             self._request(p, s)
             self._flush(p)
@@ -297,16 +297,20 @@ class MigrationSimulation(VirtualClock):
                 self._consumer_step(p)
         self.check()
 
-    def _is_member(self, name: str) -> tuple[str | None, int]:
+    def _counted(self) -> Any:
+        """The member ids the coordinator that holds the group counts now."""
+        if self.mixed is not None:
+            return self.mixed.group.members
+        view = self.classic.group(G)
+        return view.member_ids if view is not None else ()
+
+    def _is_member(self, name: str, counted: Any) -> tuple[str | None, int]:
         """(member id, the epoch or generation its commit would carry) if the coordinator counts it."""
         p = self.procs[name]
         if isinstance(p, ClassicProc):
             mid, gen = p.consumer.member_id, p.consumer.generation.generation_id
-            if self.mixed is not None:
-                return (mid if mid in self.mixed.group.members else None), gen
-            view = self.classic.group(G)
-            return (mid if view is not None and mid in view.member_ids else None), gen
-        if self.mixed is not None and p.member_id in self.mixed.group.members and p.epoch > 0:
+            return (mid if mid in counted else None), gen
+        if self.mixed is not None and p.member_id in counted and p.epoch > 0:
             return p.member_id, p.epoch
         return None, -1
 
@@ -316,8 +320,9 @@ class MigrationSimulation(VirtualClock):
         coordinator's verdict (the classic clients commit by themselves). It judges nothing (the trace checker
         does)."""
         seen: set = set()
+        counted = self._counted()  # once a step: the classic coordinator's view is built on each call
         for name in sorted(self.procs):
-            mid, _e = self._is_member(name)
+            mid, _e = self._is_member(name, counted)
             if mid is not None:
                 seen |= self.procs[name].owned
         if self.procs:
@@ -328,7 +333,7 @@ class MigrationSimulation(VirtualClock):
             p = self.procs[name]
             if isinstance(p, ClassicProc):
                 continue
-            mid, epoch = self._is_member(name)
+            mid, epoch = self._is_member(name, counted)
             if mid is None or not p.owned:
                 continue
             offsets = {tp: 0 for tp in p.owned}
