@@ -56,15 +56,16 @@ class ReconcilingConsumer:
     # -- the actor contract -------------------------------------------------------------------------
     def handle(self, now_ms: int, event: Event) -> list[Command]:
         """One event in, the commands out (``reference/actor.py``)."""
+        if type(event) is TimerFired:  # the common events, every step of a simulation; no listener runs on them
+            key = event.key  # type: ignore[union-attr]
+            if key == "heartbeat":
+                return [Send(COORDINATOR, self.heartbeat_request())]
+            if key == "commit" and self.owned:
+                return [Send(COORDINATOR, ConsumerOffsetCommit(self.member_id, self.epoch, self.commit_offsets()))]
+            return []
         self._commands = out = []
         try:
-            kind = type(event)
-            if kind is TimerFired and event.key == "heartbeat":  # type: ignore[union-attr]
-                out.append(Send(COORDINATOR, self.heartbeat_request()))
-            elif kind is TimerFired and event.key == "commit":  # type: ignore[union-attr]
-                if self.owned:
-                    out.append(Send(COORDINATOR, ConsumerOffsetCommit(self.member_id, self.epoch, self.commit_offsets())))
-            elif isinstance(event, Invoked) and event.call == "close":
+            if isinstance(event, Invoked) and event.call == "close":
                 out.append(Send(COORDINATOR, self.leave_request()))
             elif isinstance(event, Received) and isinstance(event.message, HeartbeatResponse):
                 self.on_heartbeat_response(event.message)

@@ -118,6 +118,7 @@ class ConsumerSimulation(VirtualClock):
         self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
         self.report.trace = self.trace
         self.commits = {True: 0, False: 0}  # offset commits the coordinator accepted / rejected
+        self._last_commit: dict[str, tuple[dict, list]] = {}  # member id -> its last commit's offsets, trace list
 
     def log(self, text: str) -> None:
         self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
@@ -154,9 +155,14 @@ class ConsumerSimulation(VirtualClock):
         ok = err is Error.NONE
         self.commits[ok] += 1
         now = self.now  # the hot line of the trace: one dict, built at once (offsets come sorted: commit_offsets)
-        ev = {"ts_ms": now, "group": "g", "member": process_name(member_id), "event": "commit", "member_id": member_id,
-              "protocol": "consumer", "partitions": [[t, p, o] for (t, p), o in offsets.items()], "accepted": ok,
-              "sent_ms": now, "generation": member_epoch}
+        last = self._last_commit.get(member_id)  # a member commits the same offsets until its assignment changes:
+        if last is not None and last[0] == offsets:  # the lines share one (never mutated) partitions list
+            parts = last[1]
+        else:
+            parts = [[t, p, o] for (t, p), o in offsets.items()]
+            self._last_commit[member_id] = (offsets, parts)
+        ev = {"ts_ms": now, "group": "g", "member": member_id.partition(".")[0], "event": "commit", "member_id": member_id,
+              "protocol": "consumer", "partitions": parts, "accepted": ok, "sent_ms": now, "generation": member_epoch}
         if not ok:
             ev["error"] = err.name
         self.trace.append(ev)
