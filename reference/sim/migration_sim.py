@@ -48,6 +48,7 @@ __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError",
 STEP_MS = 100
 G = "g"
 _CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
+_COMMIT = TimerFired("commit")
 EXPECT_VIOLATIONS = {"upgrade-mid-round"}  # Kafka's own double ownership, reproduced on purpose
 MIGRATION_SCENARIOS = {
     "online-upgrade": "a stable classic group; every consumer in turn is restarted with group.protocol=consumer",
@@ -333,14 +334,15 @@ class MigrationSimulation(VirtualClock):
             p = self.procs[name]
             if isinstance(p, ClassicProc):
                 continue
-            mid, epoch = self._is_member(name, counted)
-            if mid is None or not p.owned:
+            mid, _epoch = self._is_member(name, counted)
+            if mid is None:
                 continue
-            offsets = {tp: 0 for tp in p.owned}
-            err = self.mixed.offset_commit(mid, epoch, offsets)
-            ok = err == Error.NONE
-            self.emit("commit", name, member_id=mid, partitions=[[t, q, o] for (t, q), o in sorted(offsets.items())],
-                      accepted=ok, sent_ms=self.now, generation=epoch, **({} if ok else {"error": err.name}))
+            for cmd in p.handle(self.now, _COMMIT):  # the consumer's auto-commit, on the one actor contract
+                m = cmd.message
+                err = self.mixed.offset_commit(m.member_id, m.member_epoch, m.offsets)
+                ok = err == Error.NONE
+                self.emit("commit", name, member_id=mid, partitions=[[t, q, o] for (t, q), o in sorted(m.offsets.items())],
+                          accepted=ok, sent_ms=self.now, generation=m.member_epoch, **({} if ok else {"error": err.name}))
 
 
 def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0,
