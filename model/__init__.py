@@ -41,8 +41,9 @@ from .connect_delayed import ConnectDelayed, ConnectKeepWork
 from .consumer import Consumer, ConsumerStatic
 from .cooperative import Cooperative
 from .coordinator_assigns import CoordinatorAssigns
-from . import actions, consumer
-from .core import FAULTS, NO_GENERATION, TIMING_FAULTS, Config, GroupStatus, Id, MemberStatus, Proc, Reply, State, bits
+from . import actions, consumer, consumer_flight, migration, properties
+from .core import (FAULTS, NO_GENERATION, TIMING_FAULTS, Client, Config, Group, GroupStatus, Id, Inbox, MemberStatus, Proc,
+                   Record, Reply, State, bits)
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
 from .spec import ASSIGNOR_NAMES, Spec, SpecBase
@@ -77,9 +78,10 @@ def make(name: str, config: Config) -> Spec:
 
 
 __all__ = [
-    "actions", "consumer",
+    "actions", "consumer", "consumer_flight", "migration", "properties",  # pages the tools read by name
     "Config", "FAULTS", "VARIANTS", "CORRECT", "BROKEN", "ASSIGNOR_NAMES", "Spec", "SpecBase", "make",
     # what the tools read: the state records (core.py), the properties, the assignors, the symmetry reduction
     "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",
+    "Client", "Group", "Inbox", "Record",
     "ACTIONS", "SAFETY", "ASSIGNORS", "forget_dead_fields",
 ]

@@ -8,14 +8,11 @@ consumer`` through the reference simulator of the new protocol (``reference.sim.
 schedule as the classic runs (:func:`groupspec.pipeline.runs._schedule`), and measures it with the
 same functions, so the columns mean the same thing for both protocol families.
 
-That simulator keeps no trace; :class:`TracedConsumerSimulation` writes one in the trace format
-(``docs/formats.md``) while it runs, every line with ``protocol: "consumer"``
-and the member epoch as ``generation``: ``joined`` when a process starts, ``assigned`` /
-``revoked`` / ``lost`` when the consumer's listener callbacks run (its callback list records them
-the moment they happen), ``commit`` for every offset commit with the coordinator's verdict and its
-``sent_ms``, ``fenced`` when a heartbeat answers UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH,
-``removed`` when the coordinator's timers drop a member whose process still runs, ``left`` when a process closes or crashes.
-The one trace checker (``groupspec.trace``) then judges it like any other trace.
+That simulator writes its run in the trace format as it goes (``ConsumerSimulation.trace``: every line
+with ``protocol: "consumer"`` and the member epoch as ``generation``); the one trace checker
+(``groupspec.trace``) then judges it like any other trace. :class:`TracedConsumerSimulation` adds the
+point's timeouts and the counts the row needs (joins after the disturbance began, the coordinator's log
+position then, the steps).
 
 Churn: ``start`` starts a process (a new member id; a process that is still running is replaced);
 ``close`` is a leave (the consumer revokes everything, committing first, then heartbeats with epoch
@@ -37,13 +34,10 @@ simulator's 100 ms steps.
 """
 from __future__ import annotations
 
-from functools import partial
-from typing import Any, Callable
+from typing import Any
 
-from groupspec.reference.consumer import COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
-from groupspec.reference.consumer import CLIENT_FAULTS, ReconcilingConsumer
-from groupspec.reference.sim import STEP_MS, ConsumerSimulation
-from groupspec.reference.errors import Error
+from groupspec.reference.consumer import CLIENT_FAULTS, COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
+from groupspec.reference.sim import STEP_MS, ConsumerSimulation, process_name
 
 from .grid import Point
 from .runs import MEASURE_FROM_MS, METRICS, TOPIC, point_end_ms, point_schedule, measure_trace
@@ -51,72 +45,10 @@ from .runs import MEASURE_FROM_MS, METRICS, TOPIC, point_end_ms, point_schedule,
 __all__ = ["run_consumer_point", "TracedConsumerSimulation", "FAULTS"]
 
 FAULTS = COORDINATOR_FAULTS | CLIENT_FAULTS
-_FENCED = (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH)
-_CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
 
 
-def _name(member_id: str) -> str:
-    """The process behind a member id (``c2.3`` is the third start of ``c2``)."""
-    return member_id.split(".", 1)[0]
-
-
-class _Callbacks(list[tuple[str, list[tuple[str, int]]]]):
-    """A consumer's callback list that writes each listener callback into the trace as it runs."""
-
-    def __init__(self, sim: "TracedConsumerSimulation", client: ReconcilingConsumer) -> None:
-        super().__init__()
-        self.sim = sim
-        self.client = client
-
-    def append(self, item: tuple[str, list[tuple[str, int]]]) -> None:
-        super().append(item)
-        kind = _CALLBACK_EVENT.get(item[0])
-        if kind is not None:  # "commit" callbacks are the client's intent; commits are traced at the coordinator
-            self.sim.emit(kind, self.client.member_id, partitions=[list(tp) for tp in item[1]],
-                          generation=self.client.epoch)
-
-
-class _CoordinatorTap:
-    """The coordinator as the simulator calls it; commits, fences and removals go into the trace."""
-
-    def __init__(self, coord: Any, sim: "TracedConsumerSimulation") -> None:
-        self._coord = coord
-        self._sim = sim
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._coord, name)
-
-    def heartbeat(self, req: HeartbeatRequest, now: int = 0) -> HeartbeatResponse:
-        resp = self._coord.heartbeat(req, now)
-        self._sim.heartbeats += 1
-        if req.member_epoch == 0 and now >= MEASURE_FROM_MS:
-            self._sim.joins += 1
-        if resp.error in _FENCED:
-            self._sim.emit("fenced", req.member_id, error=resp.error.name, generation=req.member_epoch)
-        return resp
-
-    def offset_commit(self, member_id: str, member_epoch: int, offsets: dict[tuple[str, int], int]) -> Error:
-        err = self._coord.offset_commit(member_id, member_epoch, offsets)
-        ok = err == Error.NONE
-        self._sim.commits[ok] += 1
-        self._sim.emit("commit", member_id, partitions=[[t, p, o] for (t, p), o in sorted(offsets.items())],
-                       accepted=ok, sent_ms=self._sim.now, generation=member_epoch,
-                       **({} if ok else {"error": err.name}))
-        return err
-
-    def tick(self, now: int) -> list[str]:
-        removed: list[str] = self._coord.tick(now)
-        running = {p.client.member_id for p in self._sim.procs.values()}
-        for mid in removed:
-            if mid in running:  # a crashed process's member is gone already (its ``left`` is in the trace)
-                self._sim.emit("removed", mid)
-        return removed
-
-
-class TracedConsumerSimulation(ConsumerSimulation):  # type: ignore[misc]  # mypy does not see groupspec.reference (installed from reference/)
-    """The consumer-protocol simulator with the point's timeouts, writing a trace as it runs."""
-
-    coord: Any  # the simulator's ConsumerGroupCoordinator, then the _CoordinatorTap standing in for it
+class TracedConsumerSimulation(ConsumerSimulation):
+    """The consumer-protocol simulator with the point's timeouts and the counts of its row."""
 
     def __init__(self, p: Point, faults: frozenset[str] = frozenset()) -> None:
         super().__init__(p.members, p.partitions, p.seed, p.assignor,
@@ -124,40 +56,14 @@ class TracedConsumerSimulation(ConsumerSimulation):  # type: ignore[misc]  # myp
                          consumer_faults=frozenset(faults) & CLIENT_FAULTS)
         self.coord.session_timeout_ms = p.session_timeout_ms
         self.coord.heartbeat_interval_ms = p.heartbeat_interval_ms
-        self.coord = _CoordinatorTap(self.coord, self)
-        self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": p.partitions}]
-        self.heartbeats = 0
         self.joins = 0  # epoch-0 heartbeats after the disturbance began
-        self.commits = {True: 0, False: 0}
         self.steps = 0
         self.log_at_measure: int | None = None  # length of the coordinator's log when the disturbance began
 
-    def emit(self, event: str, member_id: str, **fields: Any) -> None:
-        ev: dict[str, Any] = {"ts_ms": self.now, "group": "g", "member": _name(member_id), "event": event,
-                              "member_id": member_id, "protocol": "consumer"}
-        ev.update(fields)
-        self.trace.append(ev)
-
-    def start(self, slot: int) -> None:
-        old = self.procs.get(slot)
-        if old is not None:  # a start of a running process: the old one is gone
-            self.crash(slot)
-        super().start(slot)
-        client = self.procs[slot].client
-        client.callbacks = _Callbacks(self, client)
-        self.emit("joined", client.member_id)
-
-    def crash(self, slot: int) -> None:
-        p = self.procs.get(slot)
-        super().crash(slot)
-        if p is not None:
-            self.emit("left", p.client.member_id)
-
-    def leave(self, slot: int) -> None:
-        p = self.procs.get(slot)
-        super().leave(slot)  # revokes (callbacks traced), then heartbeats with epoch -1
-        if p is not None:
-            self.emit("left", p.client.member_id)
+    def send_heartbeat(self, req: HeartbeatRequest) -> HeartbeatResponse:
+        if req.member_epoch == 0 and self.now >= MEASURE_FROM_MS:
+            self.joins += 1
+        return super().send_heartbeat(req)
 
     def mark_measure(self) -> None:
         """The disturbance begins (run before the churn actions of that instant)."""
@@ -188,18 +94,17 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     row: dict[str, Any] = {"sweep": sweep, "point_id": p.point_id, **p.to_dict()}
     row.update({k: None for k in METRICS})
     sim = TracedConsumerSimulation(p, frozenset(faults))
-    events: dict[int, list[Callable[[], Any]]] = {}
+    events: dict[int, list] = {}
     for t, action, who, args in acts:
         slot = int(who[1:]) - 1
-        pause_ms: int = args.get("duration_ms", 0)
-        table: dict[str, Callable[[], Any]] = {
-            "start": partial(sim.start, slot), "close": partial(sim.leave, slot), "crash": partial(sim.crash, slot),
-            "pause": partial(sim.pause, slot, pause_ms)}
-        events.setdefault(t - t % STEP_MS, []).append(table[action])
+        fn = {"start": lambda s=slot: sim.start(s), "close": lambda s=slot: sim.leave(s),
+              "crash": lambda s=slot: sim.crash(s),
+              "pause": lambda s=slot, d=args.get("duration_ms", 0): sim.pause(s, d)}[action]
+        events.setdefault(t - t % STEP_MS, []).append(fn)
     events[MEASURE_FROM_MS] = [sim.mark_measure] + events.get(MEASURE_FROM_MS, [])
     sim.run_until(end, events)
     trace = sim.trace
-    alive = sorted({_name(proc.client.member_id) for proc in sim.procs.values()})
+    alive = sorted({process_name(proc.client.member_id) for proc in sim.procs.values()})
     row.update(measure_trace(trace, last, end, parts, alive, f"{sweep}/{p.point_id}"))
     row.update(
         rebalances=sim.target_epochs_after_measure(),
@@ -207,7 +112,7 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
         rebalance_attempts=sim.joins,
         commits_accepted=sim.commits[True],
         commits_rejected=sim.commits[False],
-        protocol_messages=2 * (sim.heartbeats + sim.commits[True] + sim.commits[False]),
+        protocol_messages=2 * (sim.report.heartbeats + sim.commits[True] + sim.commits[False]),
         sim_events=sim.steps,
         sim_end_ms=end,
     )

@@ -93,7 +93,10 @@ def test_next_generation_story_keeps_one_owner_and_bumps_the_epoch_per_join():
 
     st, schedule, start, end = NEXT_STORIES[0]
     r = run_next_generation(st, schedule, start, end)
-    assert [g for _t, g in r.generations] == [1, 2, 3] and r.totals["violations"] == 0
+    from groupspec.trace import check_trace
+
+    assert [g for _t, g in r.generations] == [1, 2, 3] and check_trace(r.sim_trace) == []
+    assert any(e["event"] == "assigned" for e in r.sim_trace)
     assert not any(who and who.startswith("two owners") for ivs in r.intervals.values() for _a, _b, who in ivs)
     # c1 never stops reading the partitions it keeps: one interval from its first assignment to the end
     kept = [ivs for ivs in r.intervals.values() if [w for _a, _b, w in ivs if w] == ["c1"]]

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from groupspec.cli import cli
 from groupspec.reference.assignors.server import RangeServerAssignor, UniformAssignor, uniform_homogeneous
 from groupspec.reference.consumer import ConsumerGroupCoordinator, HeartbeatRequest, MemberState, ReconcilingConsumer
-from groupspec.reference.sim import run_consumer_scenario
+from groupspec.reference.sim import NetworkConfig, run_consumer_scenario
 from groupspec.reference.errors import Error
+from groupspec.trace import check_trace, violations_of
 
 
 def test_uniform_balanced_and_sticky():
@@ -147,14 +148,29 @@ def test_regex_subscription_resolved_by_the_broker():
 
 @pytest.mark.parametrize("scenario", ["scale-out", "rolling-restart", "zombie", "static-bounce", "churn"])
 def test_scenarios_hold_and_replay_by_seed(scenario):
+    """The simulation writes a trace; the one trace checker finds it well formed and its safety held."""
     r1 = run_consumer_scenario(scenario, members=3, partitions=6, seed=4)
-    assert r1.violations == [] and (r1.assignment or scenario == "churn")
-    assert run_consumer_scenario(scenario, members=3, partitions=6, seed=4).events == r1.events
+    assert check_trace(r1.trace) == [] and (r1.assignment or scenario == "churn")
+    assert {e["event"] for e in r1.trace} >= {"topic", "joined", "assigned", "commit"}
+    again = run_consumer_scenario(scenario, members=3, partitions=6, seed=4)
+    assert again.events == r1.events and again.trace == r1.trace
 
 
-def test_simulator_catches_a_broken_coordinator():
+def test_the_trace_checker_catches_a_coordinator_that_does_not_wait_for_revocation():
+    """Exclusive ownership, judged on the simulator's trace: the mutant's run is flagged, the correct one is not."""
     r = run_consumer_scenario("scale-out", members=3, partitions=6, seed=0, faults=frozenset({"no_wait_release"}))
-    assert r.violations and "owned by" in r.violations[0]
+    found = violations_of(r.trace)
+    assert found and found[0].check == "exclusive_ownership" and found[0].ts_ms == 3200
+    assert found[0].members == ("c1", "c2") and found[0].partition == ("t", 3)
+
+
+def test_the_trace_checker_catches_a_coordinator_that_accepts_a_removed_members_commit():
+    """Commit fencing, judged on the simulator's trace: the zombie's commit is refused, unless the mutant accepts it."""
+    ok = run_consumer_scenario("zombie", members=3, partitions=6, seed=0)
+    assert violations_of(ok.trace) == [] and ok.rejected_commits == {"UNKNOWN_MEMBER_ID": 1}
+    bad = run_consumer_scenario("zombie", members=3, partitions=6, seed=0, faults=frozenset({"unfenced_commits"}))
+    found = violations_of(bad.trace)
+    assert {v.check for v in found} == {"commit_fencing"} and found[0].members == ("c1",)
 
 
 def test_simulate_cli():
@@ -162,6 +178,17 @@ def test_simulate_cli():
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     assert doc["rejected_commits"] == {"UNKNOWN_MEMBER_ID": 1} and doc["violations"] == []
+    bad = CliRunner().invoke(cli, ["simulate", "scale-out", "--protocol", "consumer", "--mutants", "no_wait_release"])
+    assert bad.exit_code == 1 and "VIOLATIONS" in bad.output and "[exclusive_ownership]" in bad.output
+
+
+def test_simulate_cli_writes_the_consumer_trace(tmp_path):
+    from groupspec.reference.sim import read_trace
+
+    path = tmp_path / "z.jsonl"
+    out = CliRunner().invoke(cli, ["simulate", "zombie", "--protocol", "consumer", "--trace", str(path)])
+    assert out.exit_code == 0, out.output
+    assert read_trace(path) == run_consumer_scenario("zombie", members=3, partitions=6, seed=0).trace
 
 
 def test_simulate_cli_bad_scenario(capsys):
@@ -206,3 +233,24 @@ def test_replay_consumer_script_errors_name_the_line():
     bad = SCRIPT + '{"at": 70000, "from": "A", "send": "JoinGroup", "member_id": ""}\n'
     with pytest.raises(ScriptError, match="line 10: unknown step kind 'JoinGroup'"):
         run_script(bad)
+
+
+@pytest.mark.parametrize("net", [NetworkConfig(1, 50, loss=0.2), NetworkConfig(1, 300, duplicate=0.3, reorder=0.3)])
+def test_the_network_is_a_parameter_of_the_kip848_simulation(net):
+    """Requests and answers through the seeded network (delay, loss, duplication, reordering): the same seed gives
+    the same run, safety holds on the correct coordinator and the one trace checker still catches the mutant."""
+    for scenario in ("scale-out", "zombie", "churn"):
+        r = run_consumer_scenario(scenario, members=3, partitions=6, seed=1, network=net)
+        assert violations_of(r.trace) == [], scenario
+        assert run_consumer_scenario(scenario, members=3, partitions=6, seed=1, network=net).trace == r.trace
+        assert r.trace != run_consumer_scenario(scenario, members=3, partitions=6, seed=1).trace
+    bad = run_consumer_scenario("scale-out", members=3, partitions=6, seed=0, faults=frozenset({"no_wait_release"}),
+                                network=net)
+    assert "exclusive_ownership" in {v.check for v in violations_of(bad.trace)}
+
+
+def test_simulate_cli_takes_the_network_options_for_the_consumer_protocol():
+    out = CliRunner().invoke(cli, ["simulate", "zombie", "--protocol", "consumer", "--loss", "0.2", "--delay", "1-50"])
+    assert out.exit_code == 0, out.output
+    assert "network 1-50 ms, loss 0.2" in out.output and "--delay 1-50 --loss 0.2" in out.output
+    assert "no violation" in out.output

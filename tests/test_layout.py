@@ -209,11 +209,7 @@ def test_every_package_folder_is_declared_for_non_editable_installs():
 
 # Rooms whose files are being regrouped right now (issue 26) are not held to the two rules below yet: each entry
 # names the room, who is moving it, and the rule it is exempt from. Remove an entry when its work lands.
-PENDING_ROOMS = {
-    "reference": "imported through its sub-packages' front doors (test_other_rooms_import_reference_through_front_doors "
-                 "holds that rule); 13 private-name uses between its parts are still to go",
-    "conformance": "imports reference's sub-package front doors, which the room rule above does not count as front doors",
-}
+PENDING_ROOMS: dict[str, str] = {}
 
 
 def _room_of_path(path):
@@ -268,15 +264,16 @@ def test_the_private_name_check_catches_an_import_and_an_attribute(tmp_path):
 # ------------------------------------------------------------------------------ reference/'s sub-packages
 # reference/ is one room of sub-packages by what they are; each has a front door whose docstring says what it
 # owns and may import. Inside the room: which sub-package may import which (ARCHITECTURE.md draws the same).
-REFERENCE_PARTS = {  # sub-package (or module) -> the others it may import
+REFERENCE_PARTS = {  # sub-package (or module) -> the others it may import (the one actor contract: every part)
     "errors": set(),
+    "actor": set(),
     "assignors": set(),
-    "classic": {"errors"},
-    "consumer": {"errors", "assignors"},
-    "migration": {"classic", "consumer", "errors"},
-    "connect": {"classic", "assignors", "errors"},
-    "sim": {"classic", "consumer", "migration", "connect", "assignors", "errors"},
-    "history": {"sim"},
+    "classic": {"errors", "actor"},
+    "consumer": {"errors", "assignors", "actor"},
+    "migration": {"classic", "consumer", "errors", "actor"},
+    "connect": {"classic", "assignors", "errors", "actor"},
+    "sim": {"classic", "consumer", "migration", "connect", "assignors", "errors", "actor"},
+    "history": {"sim", "actor"},
 }
 
 
@@ -336,7 +333,7 @@ def test_the_reference_front_door_lends_every_public_name():
     import pytest
 
     ref = importlib.import_module("groupspec.reference")
-    for sub in ("classic", "consumer", "migration", "connect", "history", "sim", "errors"):
+    for sub in ("classic", "consumer", "migration", "connect", "history", "sim", "errors", "actor"):
         part = importlib.import_module(f"groupspec.reference.{sub}")
         for name in part.__all__:
             if name in ref.SHARED:
@@ -394,8 +391,11 @@ def _deep_imports(path, me=None):
     out = []
     for target in sorted(_imports(path, me)):
         other = _room_of_module(target)
-        if other is not None and other != room and target != fronts[other] and other not in PENDING_ROOMS:
-            out.append(target)
+        if other is None or other == room or target == fronts[other] or other in PENDING_ROOMS:
+            continue
+        if other == "reference" and not _deep_reference_imports("", {target}):
+            continue  # reference's front doors are its sub-packages' (test_other_rooms_import_reference_through_front_doors)
+        out.append(target)
     return out
 
 
@@ -416,6 +416,10 @@ def test_the_front_door_check_catches_a_deep_import(tmp_path):
     probe.write_text("from groupspec.checker.timeline import render\nfrom groupspec.model import Config\n"
                      "from groupspec.checker import check\nfrom . import runs\n")
     assert _deep_imports(probe, me="groupspec.trace.probe") == ["groupspec.checker.timeline"]
+    # reference's sub-package doors are front doors; a module behind one is not
+    probe.write_text("from groupspec.reference.sim import run_scenario\nfrom groupspec.reference.classic import Consumer\n"
+                     "from groupspec.reference.classic.join_sync import JoinSync\n")
+    assert _deep_imports(probe, me="groupspec.serve.probe") == ["groupspec.reference.classic.join_sync"]
 
 
 # The rooms whose row in ARCHITECTURE.md gives the folder's one-line purpose instead of naming each file.

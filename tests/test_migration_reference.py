@@ -17,6 +17,7 @@ from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.reference.errors import Error
 from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
 from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
+from groupspec.trace import check_trace, violations_of
 
 G = "g"
 TOPICS = {"t": 3}
@@ -179,7 +180,7 @@ def test_online_upgrade_scenario_holds_and_ends_as_a_consumer_group():
     from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
-    assert r.violations == [] and r.group_type == "consumer" and r.group_epoch == 8
+    assert check_trace(r.trace) == [] and r.group_type == "consumer" and r.group_epoch == 8
     assert sorted(p for ps in r.assignment.values() for p in ps) == list(range(6))
     assert any("converts the classic group" in e for e in r.events)
     assert run_migration_scenario("online-upgrade", 3, 6, seed=0).events == r.events  # same seed, same run
@@ -189,7 +190,30 @@ def test_upgrade_mid_round_scenario_reproduces_kafkas_double_ownership():
     from groupspec.reference.sim import run_migration_scenario
 
     r = run_migration_scenario("upgrade-mid-round", 3, 6, seed=0)
-    assert len(r.violations) == 14 and r.violations[0] == "12200: t-4 owned by c2 and c4"
+    found = check_trace(r.trace)  # judged by the one trace checker on the simulation's trace
+    assert [(v.check, v.ts_ms, v.members, v.partition) for v in found] == [
+        ("exclusive_ownership", 12800, ("c2", "c4"), ("t", 4))]
+
+
+def test_the_classic_members_are_the_reference_classic_client():
+    """No second classic client: the classic members are ``classic.Consumer`` (their member events are the trace's
+    classic lines), and its fault switches apply: a client that ignores what it owns is caught by the checker."""
+    from groupspec.reference.classic import Consumer
+    from groupspec.reference.sim import migration_sim, run_migration_scenario
+
+    sim = migration_sim.MigrationSimulation(3, 6, seed=0)
+    sim.pending = []
+    sim.start_classic("c1")
+    assert isinstance(sim.procs["c1"].consumer, Consumer)
+    r = run_migration_scenario("online-upgrade", 3, 6, seed=0)
+    classic_lines = [e for e in r.trace if e.get("protocol") == "cooperative"]
+    assert {e["event"] for e in classic_lines} >= {"joined", "assigned", "commit", "left"}
+    assert [v.check for v in violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0).trace)] == [
+        "exclusive_ownership"]
+    mutant = violations_of(run_migration_scenario("upgrade-mid-round", 3, 6, seed=0, faults=frozenset({"ignore_owned"})).trace)
+    assert ("exclusive_ownership", ("c2", "c1")) in {(v.check, v.members) for v in mutant}
+    for faults in (frozenset(), frozenset({"same_round_transfer"})):
+        assert violations_of(run_migration_scenario("online-upgrade", 3, 6, seed=0, faults=faults).trace) == []
 
 
 def test_simulate_cli_classic_to_consumer():

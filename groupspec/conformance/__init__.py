@@ -74,6 +74,7 @@ Never imported by ``model/`` or ``reference/``.
 """
 from __future__ import annotations
 
+from . import consumer, migration  # the KIP-848 and migration families' own runners (``run``), by page
 from .harness import Harness, replace_config
 from .classic import make_machine
 from .frame import ConformanceMachine, Family, pinned_constants, run_machine, simulator_seeds
@@ -95,5 +96,5 @@ __all__ = [
     "VARIANTS", "Variant", "Harness", "ConformanceFailure", "check_trace", "match", "match_path", "project",
     "MUTANTS", "Mutant", "PROFILES", "mutation_table", "run_mutant", "make_machine", "run_machine", "MAX_MODEL_STEPS",
     "SESSION_MS", "RefStep", "Violation", "replace_config", "pinned_constants", "simulator_seeds",
-    "ConformanceMachine", "Family", "family_mutants",
+    "ConformanceMachine", "Family", "family_mutants", "consumer", "migration",
 ]

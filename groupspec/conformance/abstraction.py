@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable
 
-from groupspec.model.core import (
+from groupspec.model import (
     NO_GENERATION,
     Client,
     Group,
@@ -34,8 +34,8 @@ from groupspec.reference.errors import Error
 from groupspec.reference.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
 
 from .refinement import HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS, SESSION_MS, TOPIC, project
-from .refinement import _INBOX_ERRORS, _MEMBER_STATE, _REF_STATUS
-from .linearization import _Tracking
+from .refinement import INBOX_ERRORS, CLASSIC_MEMBER_STATE, GROUP_STATUS
+from .linearization import Tracking
 
 # Known model gap 9, second shape (Connect): why a held join completion is no longer shown held.
 _EMPTIED = ("a join completion held back by pending member ids after the last member it waited for left, while the group changed "
@@ -188,7 +188,7 @@ class AbstractionMixin:
                 if mv.member_id == view.leader:
                     leader = self._member_slot(mv) if self._member_slot(mv) is not None else -1
             group = Group(
-                status=_REF_STATUS[view.status], generation=view.generation, leader=leader,
+                status=GROUP_STATUS[view.status], generation=view.generation, leader=leader,
                 records=tuple(records), target=self._target(view), partitions=self._existing(),
                 forming=self._forming(view), stale_sync=self._stale_pending_id(view),
             )
@@ -409,7 +409,7 @@ class AbstractionMixin:
             cid = Id.CURRENT
         else:
             cid = Id.STALE
-        status = _MEMBER_STATE[c.state]
+        status = CLASSIC_MEMBER_STATE[c.state]
         # A GC pause shows only for a process that holds a member id: the model's Pause is a member's
         # (the zombie story); a process that has none yet only has its next steps delayed.
         proc = Proc.PAUSED if p.paused_until > self.sim.now and cid != Id.NONE else Proc.UP
@@ -451,7 +451,7 @@ class AbstractionMixin:
             return None
         return self._as_inbox(best[1], c.generation.generation_id, name)
 
-    def _leaver_inbox(self, name: str, tr: _Tracking) -> Inbox | None:
+    def _leaver_inbox(self, name: str, tr: Tracking) -> Inbox | None:
         """The first answer travelling to a stopped process's JoinGroup/SyncGroup from before it stopped."""
         best = None
         for at, seq, kind, env, _b in self.sim._queue:
@@ -475,10 +475,10 @@ class AbstractionMixin:
                 if self.connect is not None:  # an incremental assignment: the allocation it leads to
                     return Inbox(Reply.SYNC, sync_generation, self.connect.sync_answer(name, sync_generation, resp.assignment))
                 return Inbox(Reply.SYNC, sync_generation, self._assignment_mask(resp.assignment))
-        reply = _INBOX_ERRORS.get(resp.error)
+        reply = INBOX_ERRORS.get(resp.error)
         return None if reply is None else Inbox(reply)
 
-    def _freeze_leaver(self, name: str, tr: _Tracking, shown: Client, inflight: dict[int, Any], conn: int) -> None:
+    def _freeze_leaver(self, name: str, tr: Tracking, shown: Client, inflight: dict[int, Any], conn: int) -> None:
         """``name`` stopped (or reset) with requests travelling: show ``shown`` until they are handled."""
         corrs = {corr: getattr(f.request, "generation_id", NO_GENERATION)
                  for corr, f in inflight.items() if f.kind in ("join", "sync")}

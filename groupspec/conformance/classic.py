@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from groupspec.model.core import Id, MemberStatus as MS, Proc
+from groupspec.model import Id, MemberStatus as MS, Proc
 from groupspec.reference.classic import MemberState
 from groupspec.reference.sim import NetworkConfig
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable
 
-from groupspec.model.core import NO_GENERATION, GroupStatus as GS, Record, State
+from groupspec.model import NO_GENERATION, GroupStatus as GS, Record, State
 from groupspec.reference.classic import ConsumerProtocolError
 from groupspec.reference.classic import GroupStatus as RefStatus
 from groupspec.reference.connect import CONNECTOR_TASK, decode_connect_assignment, decode_worker_metadata
@@ -315,7 +315,7 @@ class ConnectView:
         then goes on from alpha(after)."""
         h = self.h
         from dataclasses import replace as _r
-        from groupspec.model.core import Id, MemberStatus as MS
+        from groupspec.model import Id, MemberStatus as MS
         from .refinement import match
 
         for i, (a, b) in enumerate(zip(pre.clients, post.clients)):

@@ -44,16 +44,18 @@ from typing import Any, Iterable
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, consumes, initialize, invariant, multiple, precondition, rule
 
-from groupspec.model import actions as A
-from groupspec.model.consumer import (
-    Consumer, ConsumerClient, ConsumerGroup, ConsumerGroupHeartbeat, ConsumerState,
-    ConsumerStatic, Member, MemberState as MS, RebalanceTimeoutFence, RevokePartitions,
-)
-from groupspec.model.core import Config, Proc
-from groupspec.model.properties import commit_fencing, exclusive_ownership
+from groupspec.model import Config, Proc, actions as A
+from groupspec.model import consumer as model_consumer, consumer_flight as model_flight, properties as model_properties
 from groupspec.reference.consumer import ConsumerGroupCoordinator, MemberState as RMS, ReconcilingConsumer
 
 from .frame import ConformanceMachine, Family, derandomized, machine, run as run_frame
+
+# the model's KIP-848 page and its properties, through the model's front door
+Consumer, ConsumerStatic, ConsumerClient = model_consumer.Consumer, model_consumer.ConsumerStatic, model_consumer.ConsumerClient
+ConsumerGroup, ConsumerState, Member = model_consumer.ConsumerGroup, model_consumer.ConsumerState, model_consumer.Member
+ConsumerGroupHeartbeat, RevokePartitions = model_consumer.ConsumerGroupHeartbeat, model_consumer.RevokePartitions
+RebalanceTimeoutFence, MS = model_consumer.RebalanceTimeoutFence, model_consumer.MemberState
+commit_fencing, exclusive_ownership = model_properties.commit_fencing, model_properties.exclusive_ownership
 
 TOPIC_NAMES = ("t", "u", "v", "w")
 MEMBER_STATE = {RMS.STABLE: MS.STABLE, RMS.UNREVOKED_PARTITIONS: MS.UNREVOKED_PARTITIONS,
@@ -478,8 +480,7 @@ def topics_kept(self: Any) -> None:
 
 # -- OffsetCommits delivered late (the fault ``late-commit``; only setups with that fault have these rules)
 def _send_commit_kind() -> type:
-    from groupspec.model.consumer_flight import SendOffsetCommit
-    kind: type = SendOffsetCommit
+    kind: type = model_flight.SendOffsetCommit
     return kind
 
 
@@ -497,8 +498,7 @@ def send_commit(self: Any, i: int) -> None:
 @rule(k=picks)
 def deliver_commit(self: Any, k: int) -> None:
     """A late OffsetCommit reaches the coordinator: its answer must be the model's (``commit_answer``)."""
-    from groupspec.model.consumer_flight import OK, DeliverOffsetCommit
-
+    OK, DeliverOffsetCommit = model_flight.OK, model_flight.DeliverOffsetCommit
     d = self.h
     i = _pick([j for j, x in enumerate(d.commits) if x is not None], k)
     sent, c = d.commits[i], d.clients[i]

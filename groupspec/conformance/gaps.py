@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from groupspec.model.core import (
+from groupspec.model import (
     NO_GENERATION,
     GroupStatus as GS,
     Id,

@@ -14,21 +14,21 @@ from typing import Any, Iterable
 
 from .trace_checks import check_trace
 from groupspec.model import Config, make
-from groupspec.model.core import (
+from groupspec.model import (
     GroupStatus as GS,
     Id,
     MemberStatus as MS,
     Proc,
     State,
 )
-from groupspec.model.properties import ACTIONS, SAFETY
+from groupspec.model import ACTIONS, SAFETY
 from groupspec.reference.errors import Error
 from groupspec.reference.classic import LeaveGroupRequest, OffsetCommitRequest
 from groupspec.reference.sim import NetworkConfig, SimConfig, Simulator, StepRecord
 
 from .refinement import ConformanceFailure, MAX_MODEL_STEPS, RefStep, STORY_VARIANTS, TOPIC, TOPICS, VARIANTS, match_path, project
-from .refinement import _DROPPED, _Line
-from .linearization import LinearizationMixin, _Tracking
+from .refinement import DROPPED_SUSPENSION, ModelLine
+from .linearization import LinearizationMixin, Tracking
 from .abstraction import AbstractionMixin
 from .gaps import KnownGapsMixin
 
@@ -99,13 +99,13 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         self.gaps: list[str] = []  # known model gaps met (each suspends refinement until settled)
         self.loss_end = -1
         self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
-        self.track: dict[str, _Tracking] = {n: _Tracking() for n in self.names}
+        self.track: dict[str, Tracking] = {n: Tracking() for n in self.names}
         self.suspended = ""  # why refinement is suspended ("" = it is on)
         self._hold_real: tuple | None = None  # alpha without the hold, when an orphaned pending id began holding
         self.orphan_gap = False  # model gap 9 met in this step
         self._pause_started: dict[str, int] = {}  # when each process's last GC pause began
         self.state = self.abstract()
-        self.timeline: list[_Line] = [_Line(None, self.state)]
+        self.timeline: list[ModelLine] = [ModelLine(None, self.state)]
         self.rules: list[str] = []  # the Hypothesis rules applied, in order (printed on failure)
         self.trace_seen: set[tuple] = set()
         self.steps = 0
@@ -172,14 +172,14 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             if p is None or old is None or pre.clients[i].inbox is None:
                 continue
             if old // 1_000_000 == p.incarnation and p.consumer.connection != old % 1_000_000 and not self.suspended:
-                self.suspended = f"{name} {_DROPPED}"
+                self.suspended = f"{name} {DROPPED_SUSPENSION}"
 
     def _check_commit(self, head: Any, pre: State, post: State, rec: StepRecord) -> None:
         """An OffsetCommit the reference coordinator accepts must be one the model accepts.
 
         The model's rule (``proto.commit_accepted``) is evaluated on ``alpha(before)`` with the
         committer's member id and generation taken from the request (it was sent earlier)."""
-        if (self.suspended and not self.suspended.endswith(_DROPPED)) or head is None or head[2] != "deliver":
+        if (self.suspended and not self.suspended.endswith(DROPPED_SUSPENSION)) or head is None or head[2] != "deliver":
             return  # a dropped answer is a client's loss: the coordinator's group is still alpha's
         env = head[3]
         if env.is_reply or not isinstance(env.payload, OffsetCommitRequest) or env.src not in self.slot:
@@ -264,7 +264,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         if self.suspended:
             self._maybe_resume(post)
             if project(pre) != project(post):
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
+                self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [refinement suspended: {self.suspended}]"), post))
             return
         # Out of EMPTY one reference event (the initial delayed join completing) stands for every member's
         # JoinGroup and the delay's end (model/formation.py): up to members + 1 model steps.
@@ -281,14 +281,14 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             if self._static_reset_only(pre, post, [self.slot[n] for n in names]):
                 gap = f"static member {', '.join(names)} with an unknown instance id told UNKNOWN_MEMBER_ID (model: fenced)"
                 self.gaps.append(f"t={rec.time_ms}ms {gap}")
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                 return
         gap = self._completed_without_pending(pre, post) if path is None else None
         if gap is not None:
             # KNOWN MODEL GAP 8 (docs/conformance.md, groupspec/conformance/gaps.py); refinement then goes
             # on from alpha(after).
             self.gaps.append(f"t={rec.time_ms}ms {gap}")
-            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+            self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
             return
         if path is None and self._late_heartbeat_answer(pre, post):
             # KNOWN MODEL GAP 13 (docs/conformance.md): a heartbeat answer reaches its member late (it
@@ -301,18 +301,18 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             gap = f"{self._head[3].dst} got a late {err.name} heartbeat answer"
             self.gaps.append(f"t={rec.time_ms}ms {gap}")
             if err is Error.REBALANCE_IN_PROGRESS:
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
             else:
                 # reset in the middle of a join attempt: what follows (its JoinGroup answer discarded,
                 # UnjoinedGroupException, a new attempt) has no model counterpart either
                 self.suspended = f"model gap: {gap}"
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
+                self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
             return
         if path is None and self.connect is not None:
             gap = self.connect.known_gap(pre, post)  # known model gap 12 (groupspec.conformance.connect)
             if gap is not None:
                 self.gaps.append(f"t={rec.time_ms}ms {gap}")
-                self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
+                self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                 return
         gap = None if path is not None else self._known_gap(pre, post)
         if gap is not None:
@@ -320,7 +320,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             # check is suspended until the group has settled again.
             self.gaps.append(f"t={rec.time_ms}ms {gap}")
             self.suspended = f"model gap: {gap}"
-            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
+            self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}]"), post))
             return
         # The action property holds of each model step the reference step stands for: on the pair
         # (alpha(before), alpha(after)) for one step (or none); along the matched path for several (the
@@ -339,7 +339,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             self.model_steps += len(path)
             self.fair_steps += sum(1 for a in path if a.fair)
             acts = ", ".join(f"{a!r}" for a in path)
-            self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
+            self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)}  =  model {acts}"), post))
         else:
             self.stutters += 1
 
@@ -392,12 +392,12 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         return n >= 2
 
     def _fail(self, check: str, message: str, rec: StepRecord, post: State) -> None:
-        self.timeline.append(_Line(RefStep(-1, f"{self._where(rec)}  <-- {check}"), post))
+        self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)}  <-- {check}"), post))
         raise ConformanceFailure(check, f"{message}\n{self.report()}")
 
     def report(self, last: int = 40) -> str:
         """The numbered timeline (same printer as `groupspec check`), the rules applied and the seed."""
-        from groupspec.checker.timeline import render
+        from groupspec.checker import render
 
         lines = render(self.proto, self.timeline[-last:])
         head = (f"variant {self.variant.name} (model {self.variant.model}), simulator seed {self.seed}, "
@@ -470,7 +470,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         None for Connect workers: the model has no Connect assignor (its assignor balances connectors and
         tasks together and never postpones a revocation), so its bound does not bound Connect's rounds;
         ``quiesce`` then checks convergence within its time limit only (docs/conformance.md)."""
-        from groupspec.checker.explorer import Explorer
+        from groupspec.checker import Explorer
 
         if self.connect is not None:
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupspec.model.core import (
+from groupspec.model import (
     NO_GENERATION,
     Client,
     Id,
@@ -35,7 +35,7 @@ from .refinement import REQUEST_MS
 # The harness
 # --------------------------------------------------------------------------------------------------
 @dataclass
-class _Tracking:
+class Tracking:
     """Per-process linearization bookkeeping."""
 
     frozen: Client | None = None  # alpha shows this client until its request takes effect

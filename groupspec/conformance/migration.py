@@ -36,11 +36,8 @@ from hypothesis import settings as Settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from groupspec.model import actions as A
-from groupspec.model.consumer import ConsumerGroupHeartbeat, RevokePartitions
-from groupspec.model.core import GroupStatus, bits
-from groupspec.model.migration import (ClassicHeartbeat, ClassicToConsumer, Downgrade, JoinGroup, Kind, Phase,
-                                       SyncGroup, Upgrade)
+from groupspec.model import GroupStatus, actions as A, bits
+from groupspec.model import consumer as model_consumer, migration as model_migration
 from groupspec.reference.classic import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from groupspec.reference.classic import GroupStatus as RGroupStatus, GroupView, MemberView
 from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
@@ -50,6 +47,12 @@ from groupspec.reference.migration import MigrationRefused, MixedConsumerGroup
 
 from .consumer import MEMBER_STATE, Setup, model_for as consumer_model_for
 from .frame import ConformanceMachine, Family, derandomized, machine, run as run_frame
+
+# the model's KIP-848 and migration pages, through the model's front door
+ConsumerGroupHeartbeat, RevokePartitions = model_consumer.ConsumerGroupHeartbeat, model_consumer.RevokePartitions
+ClassicHeartbeat, ClassicToConsumer = model_migration.ClassicHeartbeat, model_migration.ClassicToConsumer
+Downgrade, JoinGroup, Kind, Phase = model_migration.Downgrade, model_migration.JoinGroup, model_migration.Kind, model_migration.Phase
+SyncGroup, Upgrade = model_migration.SyncGroup, model_migration.Upgrade
 
 __all__ = ["MIGRATION", "Driver", "make_machine", "run"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from groupspec.model.core import (
+from groupspec.model import (
     GroupStatus as GS,
     Id,
     MemberStatus as MS,
@@ -26,21 +26,21 @@ TOPIC = "t"
 MODEL_PARTITIONS = 4  # partitions of the model's instance in the state machines (the most that can exist)
 TOPICS = ("t", "u")  # a harness with ``topics=2`` runs both; the model's ChangeSubscription toggles the last
 MAX_MODEL_STEPS = 3  # one reference event may stand for up to this many model steps
-_DROPPED = "disconnected with an answer on its way"  # the suspension _dropped_answers starts
-_REF_STATUS = {
+DROPPED_SUSPENSION = "disconnected with an answer on its way"  # the suspension _dropped_answers starts
+GROUP_STATUS = {
     RefStatus.EMPTY: GS.EMPTY,
     RefStatus.PREPARING_REBALANCE: GS.PREPARING_REBALANCE,
     RefStatus.COMPLETING_REBALANCE: GS.COMPLETING_REBALANCE,
     RefStatus.STABLE: GS.STABLE,
     RefStatus.DEAD: GS.DEAD,
 }
-_MEMBER_STATE = {
+CLASSIC_MEMBER_STATE = {
     MemberState.UNJOINED: MS.UNJOINED,
     MemberState.PREPARING_REBALANCE: MS.PREPARING_REBALANCE,
     MemberState.COMPLETING_REBALANCE: MS.COMPLETING_REBALANCE,
     MemberState.STABLE: MS.STABLE,
 }
-_INBOX_ERRORS = {
+INBOX_ERRORS = {
     Error.REBALANCE_IN_PROGRESS: Reply.REBALANCE_IN_PROGRESS,
     Error.UNKNOWN_MEMBER_ID: Reply.UNKNOWN_MEMBER_ID,
     Error.FENCED_INSTANCE_ID: Reply.FENCED_INSTANCE_ID,
@@ -113,7 +113,7 @@ class RefStep:
 
 
 @dataclass
-class _Line:
+class ModelLine:
     action: Any
     state: Any
 

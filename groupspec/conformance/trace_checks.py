@@ -7,6 +7,6 @@ undecided) and ``final=True`` when it has converged.
 """
 from __future__ import annotations
 
-from groupspec.trace.compat import TRACE_CHECKS, Violation, check_trace
+from groupspec.trace import TRACE_CHECKS, Violation, check_trace
 
 __all__ = ["Violation", "check_trace", "TRACE_CHECKS"]

@@ -40,8 +40,7 @@ def hunt(name: str, variant: str, topics: int = 1, examples: int = 150, steps: i
     cfg = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None, derandomize=True,
                    phases=[Phase.generate], print_blob=False, suppress_health_check=list(HealthCheck))
     with applied(m):
-        from groupspec.conformance import make_machine, run_machine
-        from groupspec.conformance.refinement import ConformanceFailure
+        from groupspec.conformance import ConformanceFailure, make_machine, run_machine
 
         try:
             with contextlib.redirect_stdout(io.StringIO()):

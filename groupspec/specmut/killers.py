@@ -309,8 +309,7 @@ def replay_schedule(r: dict[str, Any]) -> str | None:
     import io
     import re
 
-    from groupspec.conformance import make_machine
-    from groupspec.conformance.refinement import ConformanceFailure
+    from groupspec.conformance import ConformanceFailure, make_machine
 
     machine = make_machine(r["variant"], topics=r["topics"])()
     try:
@@ -346,21 +345,20 @@ def _conform(name: str, examples: int, steps: int) -> str | None:
     if name.startswith("regressions:"):
         return _replay_regressions(name.split(":", 1)[1])
     if name == "migration":
-        from groupspec.conformance.migration import run
+        from groupspec.conformance import migration
 
-        why, _n = run(walks=examples, steps=steps, seed=0)
+        why, _n = migration.run(walks=examples, steps=steps, seed=0)
         return why
     if name.startswith("consumer:"):
-        from groupspec.conformance.consumer import SETUPS, run
+        from groupspec.conformance import consumer
 
-        return run(SETUPS[name.split(":", 1)[1]], examples=examples, steps=steps)
+        return consumer.run(consumer.SETUPS[name.split(":", 1)[1]], examples=examples, steps=steps)
     import contextlib
     import io
 
     from hypothesis import HealthCheck, Phase, settings
 
-    from groupspec.conformance import make_machine, run_machine
-    from groupspec.conformance.refinement import ConformanceFailure
+    from groupspec.conformance import ConformanceFailure, make_machine, run_machine
 
     cfg = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
                    derandomize=True, phases=[Phase.generate], print_blob=False,

@@ -15,6 +15,8 @@ Public API (kept stable for the Spark audit, which calls it per group)::
 
     check_events(events, *, source="<events>", converge_within_s=20.0) -> TraceResult
     check_paths(paths, *, converge_within_s=20.0) -> Report
+    check_trace(events, notes=False, final=True) -> [Violation]       (the safety findings as a flat list)
+    violations_of(events, checks=SAFETY_CHECKS) -> [Violation]        (those of the checks asked for)
 
 ``TraceResult.ok`` / ``Report.ok`` say whether every invariant held; ``to_dict()`` gives the JSON
 documented in docs/trace-check.md (the per-trace object, and the whole document).
@@ -22,8 +24,10 @@ documented in docs/trace-check.md (the per-trace object, and the whole document)
 from __future__ import annotations
 
 from .checker import PROPERTY_IDS, GroupChecker, Unsorted
+from .compat import SAFETY_CHECKS, TRACE_CHECKS, Violation, check_trace, violations_of
 from .runs import Report, TraceResult, check_events, check_paths, iter_results, sorted_by_time
 from .reader import TraceReadError, expand_paths, parse_line
 
 __all__ = ["check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
-    "expand_paths", "parse_line", "iter_results", "sorted_by_time", "Unsorted"]
+    "expand_paths", "parse_line", "iter_results", "sorted_by_time", "Unsorted",
+    "check_trace", "violations_of", "Violation", "TRACE_CHECKS", "SAFETY_CHECKS"]

@@ -5,7 +5,9 @@ safety findings — ``exclusive_ownership``, ``commit_fencing``, ``generation_mo
 ``well_formed`` (and, with ``notes``, ``zombie_overlap``) — as :class:`Violation` records in trace
 order. ``final=False`` reads the events as the prefix of a trace still being written (an overlap whose
 owners have not yet shown whether one was a zombie is not reported). Completeness and convergence are
-left out: the conformance harness judges those against the model itself.
+left out: the conformance harness judges those against the model itself. :func:`violations_of` keeps the
+findings of the checks asked for: the simulators' stories (``groupspec simulate --protocol consumer`` and
+``classic-to-consumer``) are judged on :data:`SAFETY_CHECKS`, exclusive ownership and commit fencing.
 """
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from typing import Any
 
 from .runs import Run
 
-__all__ = ["Violation", "check_trace", "TRACE_CHECKS"]
+__all__ = ["Violation", "check_trace", "violations_of", "TRACE_CHECKS", "SAFETY_CHECKS"]
 
 TRACE_CHECKS = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "well_formed")
+SAFETY_CHECKS = ("exclusive_ownership", "commit_fencing")
 TP = tuple[str, int]
 
 
@@ -82,3 +85,9 @@ def check_trace(events: Iterable[dict[str, Any]], notes: bool = False, final: bo
         out.append((-1, Violation("well_formed", -1, d["message"], (), None, d["line"] or -1)))
     out.sort(key=lambda x: x[0])
     return [v for _t, v in out]
+
+
+def violations_of(events: Iterable[dict[str, Any]], checks: Iterable[str] = SAFETY_CHECKS) -> list[Violation]:
+    """The findings of :func:`check_trace` whose check is one of ``checks``, in trace order."""
+    wanted = frozenset(checks)
+    return [v for v in check_trace(events) if v.check in wanted]

@@ -108,19 +108,19 @@ class Assignment:
 # --------------------------------------------------------------------------------- writing
 
 
-def _w_i16(out: list[bytes], v: int, what: str) -> None:
+def write_i16(out: list[bytes], v: int, what: str) -> None:
     if not -0x8000 <= v <= 0x7FFF:
         raise ConsumerProtocolError(f"{what}: {v} does not fit in int16")
     out.append(_I16.pack(v))
 
 
-def _w_i32(out: list[bytes], v: int, what: str) -> None:
+def write_i32(out: list[bytes], v: int, what: str) -> None:
     if not -0x80000000 <= v <= 0x7FFFFFFF:
         raise ConsumerProtocolError(f"{what}: {v} does not fit in int32")
     out.append(_I32.pack(v))
 
 
-def _w_string(out: list[bytes], s: str | None, what: str, nullable: bool = False) -> None:
+def write_string(out: list[bytes], s: str | None, what: str, nullable: bool = False) -> None:
     if s is None:
         if not nullable:
             raise ConsumerProtocolError(f"{what}: null is not allowed")
@@ -133,7 +133,7 @@ def _w_string(out: list[bytes], s: str | None, what: str, nullable: bool = False
     out.append(raw)
 
 
-def _w_bytes(out: list[bytes], b: bytes | None) -> None:
+def write_bytes(out: list[bytes], b: bytes | None) -> None:
     if b is None:
         out.append(_I32.pack(-1))
     else:
@@ -152,10 +152,10 @@ def _w_topic_partitions(out: list[bytes], parts: tuple[TopicPartition, ...], wha
     grouped = _group_by_topic(parts)
     out.append(_I32.pack(len(grouped)))
     for topic, ps in grouped:
-        _w_string(out, topic, f"{what}.topic")
+        write_string(out, topic, f"{what}.topic")
         out.append(_I32.pack(len(ps)))
         for p in ps:
-            _w_i32(out, p, f"{what}.partition")
+            write_i32(out, p, f"{what}.partition")
 
 
 def _check_version(version: int, highest: int, what: str) -> None:
@@ -167,17 +167,17 @@ def encode_subscription(sub: Subscription, version: int = HIGHEST_SUBSCRIPTION_V
     """Serialize at ``version`` (fields the version lacks are silently not written, as in Kafka)."""
     _check_version(version, HIGHEST_SUBSCRIPTION_VERSION, "subscription")
     out: list[bytes] = []
-    _w_i16(out, version, "version")
+    write_i16(out, version, "version")
     out.append(_I32.pack(len(sub.topics)))
     for t in sub.topics:
-        _w_string(out, t, "topics")
-    _w_bytes(out, sub.user_data)
+        write_string(out, t, "topics")
+    write_bytes(out, sub.user_data)
     if version >= 1:
         _w_topic_partitions(out, sub.owned_partitions, "owned_partitions")
     if version >= 2:
-        _w_i32(out, sub.generation_id, "generation_id")
+        write_i32(out, sub.generation_id, "generation_id")
     if version >= 3:
-        _w_string(out, sub.rack_id, "rack_id", nullable=True)
+        write_string(out, sub.rack_id, "rack_id", nullable=True)
     return b"".join(out)
 
 
@@ -185,16 +185,16 @@ def encode_assignment(asg: Assignment, version: int = HIGHEST_ASSIGNMENT_VERSION
     """Serialize an assignment; all versions 0-3 share one layout (only the prefix differs)."""
     _check_version(version, HIGHEST_ASSIGNMENT_VERSION, "assignment")
     out: list[bytes] = []
-    _w_i16(out, version, "version")
+    write_i16(out, version, "version")
     _w_topic_partitions(out, asg.partitions, "assigned_partitions")
-    _w_bytes(out, asg.user_data)
+    write_bytes(out, asg.user_data)
     return b"".join(out)
 
 
 # --------------------------------------------------------------------------------- reading
 
 
-class _Reader:
+class Reader:
     __slots__ = ("buf", "pos")
 
     def __init__(self, buf: bytes) -> None:
@@ -265,10 +265,10 @@ class _Reader:
 
 def peek_version(data: bytes) -> int:
     """The int16 version prefix of an embedded-protocol blob."""
-    return _Reader(bytes(data)).i16("version")
+    return Reader(bytes(data)).i16("version")
 
 
-def _effective_version(r: _Reader, highest: int, what: str) -> int:
+def _effective_version(r: Reader, highest: int, what: str) -> int:
     version = r.i16("version")
     if version < 0:
         raise ConsumerProtocolError(f"unsupported {what} version {version}")
@@ -277,7 +277,7 @@ def _effective_version(r: _Reader, highest: int, what: str) -> int:
 
 def decode_subscription(data: bytes) -> Subscription:
     """Parse a subscription; the result's ``version`` is the version it was parsed with."""
-    r = _Reader(bytes(data))
+    r = Reader(bytes(data))
     version = _effective_version(r, HIGHEST_SUBSCRIPTION_VERSION, "subscription")
     topics: list[str] = []
     for _ in range(r.count("topics")):
@@ -299,7 +299,7 @@ def decode_subscription(data: bytes) -> Subscription:
 
 def decode_assignment(data: bytes) -> Assignment:
     """Parse an assignment; the result's ``version`` is the version it was parsed with."""
-    r = _Reader(bytes(data))
+    r = Reader(bytes(data))
     version = _effective_version(r, HIGHEST_ASSIGNMENT_VERSION, "assignment")
     parts = r.topic_partitions("assigned_partitions")
     user_data = r.nullable_bytes("user_data")
@@ -314,7 +314,7 @@ def encode_sticky_user_data(previous: tuple[TopicPartition, ...], generation: in
     out: list[bytes] = []
     _w_topic_partitions(out, previous, "previous_assignment")
     if generation is not None:
-        _w_i32(out, generation, "generation")
+        write_i32(out, generation, "generation")
     return b"".join(out)
 
 
@@ -323,7 +323,7 @@ def decode_sticky_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, .
     if not data:
         return (), None
     for with_generation in (True, False):
-        r = _Reader(bytes(data))
+        r = Reader(bytes(data))
         try:
             parts = r.topic_partitions("previous_assignment")
             generation = r.i32("generation") if with_generation else None
@@ -336,7 +336,7 @@ def decode_sticky_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, .
 def encode_cooperative_user_data(generation: int) -> bytes:
     """``CooperativeStickyAssignor.subscriptionUserData``: the generation as an int32."""
     out: list[bytes] = []
-    _w_i32(out, generation, "generation")
+    write_i32(out, generation, "generation")
     return b"".join(out)
 
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..classic.consumer_protocol import ConsumerProtocolError, _Reader, _w_bytes, _w_i16, _w_i32, _w_string
+from ..classic.consumer_protocol import ConsumerProtocolError, Reader, write_bytes, write_i16, write_i32, write_string
 
 __all__ = [
     "CONNECTOR_TASK",
@@ -112,44 +112,44 @@ def _w_connector_assignments(out: list[bytes], items: tuple[Item, ...], what: st
     grouped = _grouped(items)
     out.append(struct.pack(">i", len(grouped)))
     for connector, tasks in grouped:
-        _w_string(out, connector, f"{what}.connector")
+        write_string(out, connector, f"{what}.connector")
         out.append(struct.pack(">i", len(tasks)))
         for t in tasks:
-            _w_i32(out, t, f"{what}.task")
+            write_i32(out, t, f"{what}.task")
 
 
 def encode_connect_assignment(a: ConnectAssignment) -> bytes:
     """``IncrementalCooperativeConnectProtocol.serializeAssignment`` (a non-null assignment)."""
     out: list[bytes] = []
-    _w_i16(out, a.version, "version")
-    _w_i16(out, a.error, "error")
-    _w_string(out, a.leader, "leader")
-    _w_string(out, a.leader_url, "leader_url")
+    write_i16(out, a.version, "version")
+    write_i16(out, a.error, "error")
+    write_string(out, a.leader, "leader")
+    write_string(out, a.leader_url, "leader_url")
     _w_i64(out, a.config_offset, "config_offset")
     _w_connector_assignments(out, a.assigned, "assignment")
     _w_connector_assignments(out, a.revoked, "revoked")
-    _w_i32(out, a.delay, "delay")
+    write_i32(out, a.delay, "delay")
     return b"".join(out)
 
 
 def encode_worker_metadata(m: WorkerMetadata) -> bytes:
     """``IncrementalCooperativeConnectProtocol.serializeMetadata``: header, config state, allocation."""
     out: list[bytes] = []
-    _w_i16(out, m.version, "version")
-    _w_string(out, m.url, "url")
+    write_i16(out, m.version, "version")
+    write_string(out, m.url, "url")
     _w_i64(out, m.config_offset, "config_offset")
-    _w_bytes(out, None if m.allocation is None else encode_connect_assignment(m.allocation))
+    write_bytes(out, None if m.allocation is None else encode_connect_assignment(m.allocation))
     return b"".join(out)
 
 
-def _i64(r: _Reader, what: str) -> int:
+def _i64(r: Reader, what: str) -> int:
     r._need(8, what)
     (v,) = _I64.unpack_from(r.buf, r.pos)
     r.pos += 8
     return int(v)
 
 
-def _connector_assignments(r: _Reader, what: str) -> tuple[Item, ...]:
+def _connector_assignments(r: Reader, what: str) -> tuple[Item, ...]:
     n = r.i32(what)
     if n == -1:
         return ()
@@ -166,7 +166,7 @@ def _connector_assignments(r: _Reader, what: str) -> tuple[Item, ...]:
 
 def decode_connect_assignment(data: bytes) -> ConnectAssignment:
     """``deserializeAssignment``; raises ConsumerProtocolError on malformed bytes."""
-    r = _Reader(bytes(data))
+    r = Reader(bytes(data))
     version = r.i16("version")
     if version < 0:
         raise ConsumerProtocolError(f"unsupported Connect assignment version {version}")
@@ -182,7 +182,7 @@ def decode_connect_assignment(data: bytes) -> ConnectAssignment:
 
 def decode_worker_metadata(data: bytes) -> WorkerMetadata:
     """``deserializeMetadata``; raises ConsumerProtocolError on malformed bytes."""
-    r = _Reader(bytes(data))
+    r = Reader(bytes(data))
     version = r.i16("version")
     if version < 0:
         raise ConsumerProtocolError(f"unsupported Connect metadata version {version}")

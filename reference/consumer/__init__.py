@@ -5,7 +5,7 @@ Owns: the coordinator side (``coordinator.py``: Kafka's ``GroupMetadataManager.c
 fencing, session and rebalance timeouts) and the client that reconciles its assignment (``client.py``:
 Kafka's ``ConsumerMembershipManager`` in miniature).
 
-May import: ``groupspec.reference.errors`` and ``groupspec.reference.assignors`` (the server-side assignors).
+May import: ``groupspec.reference.errors``, ``groupspec.reference.actor`` (the one actor contract) and ``groupspec.reference.assignors`` (the server-side assignors).
 
 In ``groupspec.reference`` "consumer" means this protocol; the classic protocol's member is
 ``groupspec.reference.classic.Consumer`` (the classic client).
@@ -13,8 +13,9 @@ In ``groupspec.reference`` "consumer" means this protocol; the classic protocol'
 from __future__ import annotations
 
 from .client import CLIENT_FAULTS, ReconcilingConsumer
-from .coordinator import (COORDINATOR_FAULTS, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+from .coordinator import (COORDINATOR_FAULTS, ConsumerOffsetCommit, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                           ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, MemberState)
 
 __all__ = ["ConsumerGroupCoordinator", "HeartbeatRequest", "HeartbeatResponse", "MemberState", "COORDINATOR_FAULTS",
-           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "ReconcilingConsumer", "CLIENT_FAULTS"]
+           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "ReconcilingConsumer", "CLIENT_FAULTS",
+           "ConsumerOffsetCommit"]

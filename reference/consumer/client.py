@@ -12,6 +12,13 @@ order: first the revocation — commit the offsets of the partitions given up, t
 (``UNKNOWN_MEMBER_ID``, ``FENCED_MEMBER_EPOCH``) calls ``onPartitionsLost`` — no commit — and
 rejoins with epoch 0 and the same member id. Every callback is appended to :attr:`callbacks`.
 
+On the one actor contract (``reference/actor.py``), :meth:`handle` takes the events a driver delivers —
+``TimerFired("heartbeat")`` (send the next heartbeat), ``TimerFired("commit")`` (commit what it owns),
+``Invoked("close")`` (leave), ``Received`` of the coordinator's answer — and returns the commands: ``Send``
+to ``COORDINATOR`` (a :class:`~.coordinator.HeartbeatRequest` or a :class:`~.coordinator.ConsumerOffsetCommit`),
+``CallListener`` for every listener callback in the order it ran (with the epoch it ran in), and
+``SetTimer(now, "heartbeat")`` when reconciliation changed what it owns (acknowledge soon).
+
 Fault switches (mutants for the conformance check): ``keep_on_fence`` (a fenced member keeps its
 partitions), ``no_ack_revocation`` (the member never reports its owned partitions after revoking).
 """
@@ -19,7 +26,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .coordinator import HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from .coordinator import (ConsumerOffsetCommit, HeartbeatRequest, HeartbeatResponse, LEAVE_GROUP_MEMBER_EPOCH,
+                          LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+from ..actor import COORDINATOR, LISTENER_CALLBACKS, CallListener, Command, Event, Invoked, Received, Send, SetTimer, TimerFired
 from ..errors import Error
 
 __all__ = ["ReconcilingConsumer", "CLIENT_FAULTS"]
@@ -44,6 +53,35 @@ class ReconcilingConsumer:
         self.callbacks: list[tuple[str, list[TP]]] = []
         self._send_subscription = True
         self._ack = True
+        self._commands: list[Command] | None = None  # collecting, while :meth:`handle` runs
+
+    # -- the actor contract -------------------------------------------------------------------------
+    def handle(self, now_ms: int, event: Event) -> list[Command]:
+        """One event in, the commands out (``reference/actor.py``)."""
+        if type(event) is TimerFired:  # the common events, every step of a simulation; no listener runs on them
+            key = event.key  # type: ignore[union-attr]
+            if key == "heartbeat":
+                return [Send(COORDINATOR, self.heartbeat_request())]
+            if key == "commit" and self.owned:
+                return [Send(COORDINATOR, ConsumerOffsetCommit(self.member_id, self.epoch, self.commit_offsets()))]
+            return []
+        self._commands = out = []
+        try:
+            if isinstance(event, Invoked) and event.call == "close":
+                out.append(Send(COORDINATOR, self.leave_request()))
+            elif isinstance(event, Received) and isinstance(event.message, HeartbeatResponse):
+                self.on_heartbeat_response(event.message)
+                if self.reconcile():
+                    out.append(SetTimer(now_ms, "heartbeat"))
+        finally:
+            self._commands = None
+        return out
+
+    def _listen(self, callback: str, parts: list[TP]) -> None:
+        """A callback runs now: recorded in :attr:`callbacks` and, inside :meth:`handle`, as a command."""
+        self.callbacks.append((callback, parts))
+        if self._commands is not None and callback in LISTENER_CALLBACKS:
+            self._commands.append(CallListener(callback, tuple(parts), self.epoch))
 
     # -- requests ---------------------------------------------------------------------------------
     def heartbeat_request(self) -> HeartbeatRequest:
@@ -78,7 +116,7 @@ class ReconcilingConsumer:
         if resp.error in (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH):
             if "keep_on_fence" not in self.faults:
                 if self.owned:
-                    self.callbacks.append(("onPartitionsLost", sorted(self.owned)))
+                    self._listen("onPartitionsLost", sorted(self.owned))
                 self.owned = set()
                 self.assigned = set()
             self.epoch = 0
@@ -95,8 +133,8 @@ class ReconcilingConsumer:
 
     def _revoke(self, parts: set[TP]) -> None:
         if parts:
-            self.callbacks.append(("commit", sorted(parts)))
-            self.callbacks.append(("onPartitionsRevoked", sorted(parts)))
+            self._listen("commit", sorted(parts))
+            self._listen("onPartitionsRevoked", sorted(parts))
             self.owned -= parts
 
     def revoke(self) -> bool:
@@ -115,7 +153,7 @@ class ReconcilingConsumer:
         parts = self.adding()
         if not parts:
             return False
-        self.callbacks.append(("onPartitionsAssigned", sorted(parts)))
+        self._listen("onPartitionsAssigned", sorted(parts))
         self.owned |= parts
         self._ack = True
         return True

@@ -37,12 +37,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable
 
+from ..actor import Command, Event, Received, Send, TimerFired
 from ..assignors.server import get_server
 from ..errors import Error
 
 __all__ = [
     "HeartbeatRequest", "HeartbeatResponse", "MemberState", "ConsumerGroupCoordinator", "COORDINATOR_FAULTS",
-    "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
+    "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "ConsumerOffsetCommit",
 ]
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -73,6 +74,15 @@ class HeartbeatRequest:
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     topic_partitions: dict[str, list[int]] | None = None  # owned partitions
+
+
+@dataclass(frozen=True)
+class ConsumerOffsetCommit:
+    """An OffsetCommit of a consumer-protocol member: its id, its member epoch, the offsets."""
+
+    member_id: str
+    member_epoch: int
+    offsets: dict[TP, int]
 
 
 @dataclass
@@ -211,6 +221,22 @@ class ConsumerGroupCoordinator:
         self._bump(f"{member_id} {why}")
 
     # -- requests -----------------------------------------------------------------------------------
+    # -- the one actor contract (reference/actor.py) ---------------------------------------------------
+    def handle(self, now_ms: int, event: Event) -> list[Command]:
+        """One event in, the commands out: a ``HeartbeatRequest`` or ``ConsumerOffsetCommit`` received from a
+        member is answered (``Send`` back to it: the ``HeartbeatResponse``, or the commit's ``Error``);
+        ``TimerFired("timers")`` fires the session and rebalance timeouts due (:meth:`tick`; nothing is sent,
+        as in Kafka: a removed member learns it at its next heartbeat)."""
+        if isinstance(event, Received):
+            msg = event.message
+            if isinstance(msg, HeartbeatRequest):
+                return [Send(event.sender, self.heartbeat(msg, now_ms))]
+            if isinstance(msg, ConsumerOffsetCommit):
+                return [Send(event.sender, self.offset_commit(msg.member_id, msg.member_epoch, msg.offsets))]
+        elif isinstance(event, TimerFired) and event.key == "timers":
+            self.tick(now_ms)
+        return []
+
     def heartbeat(self, req: HeartbeatRequest, now: int = 0) -> HeartbeatResponse:
         """Handle one ConsumerGroupHeartbeat at time ``now`` (ms)."""
         owned = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import trace
 from .consumer_sim import SCENARIOS as CONSUMER_SCENARIOS
-from .consumer_sim import STEP_MS, ConsumerScenarioError, ConsumerSimulation, run_consumer_scenario
+from .consumer_sim import STEP_MS, ConsumerScenarioError, ConsumerSimulation, process_name, run_consumer_scenario
 from .migration_sim import EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScenarioError, run_migration_scenario
 from .network import Envelope, Network, NetworkConfig
 from .records import STRATEGIES, Ledger, RecordFlow, RecordsConfig, strategy_config
@@ -33,6 +33,7 @@ __all__ = [
     "SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "ScenarioError", "run_scenario", "member_config",
     "STRATEGIES", "RecordsConfig", "RecordFlow", "Ledger", "strategy_config",
     "CONSUMER_SCENARIOS", "STEP_MS", "ConsumerScenarioError", "ConsumerSimulation", "run_consumer_scenario",
+    "process_name",
     "MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario",
     "VirtualClock", "TOPIC",
     "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",

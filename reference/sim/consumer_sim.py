@@ -11,19 +11,33 @@ the coordinator's timers (session and rebalance timeouts) fire from :meth:`tick`
 (joins, crashes, restarts, pauses, leaves) happen at fixed times; ``churn`` draws them from the seed.
 The same seed gives the same run.
 
-After every step two checks run on the real objects: no partition is owned by two live members, and
-no commit the coordinator accepted came from a process that was not the partition's holder. The
-report gives the events, the final assignment, the heartbeat count, the group epoch, the
-partition-seconds during which a subscribed partition had no owner, and the partitions that moved.
+The simulation judges nothing: it writes a trace in the trace format (``trace.py``; the contract
+``docs/formats.md``) while it runs, every line with ``protocol: "consumer"`` and the member epoch as
+``generation``: ``joined`` when a process starts, ``assigned`` / ``revoked`` / ``lost`` when the
+consumer's listener callbacks run (the consumer is an actor of the one contract, ``reference/actor.py``:
+the simulation hands it timer events and the coordinator's answers and carries out its commands, writing
+a trace line for each ``CallListener``),
+``commit`` for every offset commit with the coordinator's verdict and its ``sent_ms``, ``fenced`` when a
+heartbeat answers UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH, ``removed`` when the coordinator's timers
+drop a member whose process still runs, ``left`` when a process closes or crashes. Its callers (``groupspec
+simulate``, the sweep's consumer runs, the tests) hand :attr:`ConsumerSimulation.trace` to the project's one
+trace checker, ``groupspec.trace``, which decides whether exclusive ownership and commit fencing held.
+The report gives the events, the final assignment, the heartbeat count, the group epoch, the
+partition-seconds during which a subscribed partition had no owner, the partitions that moved, and the trace.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
 
-from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
+from typing import Any
+
+from ..actor import COORDINATOR, CallListener, Command, Invoked, Received, Send, SetTimer, TimerFired
+from ..consumer import (ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ConsumerOffsetCommit,
+                        ReconcilingConsumer)
 from ..errors import Error
-from .virtual_clock import VirtualClock
+from .network import Envelope, Network, NetworkConfig
+from .virtual_clock import TOPIC, VirtualClock
 
 STEP_MS = 100
 SCENARIOS = {
@@ -35,8 +49,18 @@ SCENARIOS = {
 }
 
 
+_FENCED = (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH)
+_HEARTBEAT, _COMMIT = TimerFired("heartbeat"), TimerFired("commit")  # the two timers every step may fire
+_CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
+
+
 class ConsumerScenarioError(ValueError):
     pass
+
+
+def process_name(member_id: str) -> str:
+    """The process behind a member id (``c2.3`` is the third start of ``c2``): the trace's ``member``."""
+    return member_id.split(".", 1)[0]
 
 
 @dataclass
@@ -46,6 +70,7 @@ class Proc:
     state: str = "up"  # up | paused | down
     next_beat: int = 0
     resume_at: int | None = None
+    beat_corr: int = 0  # with a network: the correlation id of the last heartbeat sent (older answers are ignored)
 
 
 @dataclass
@@ -62,18 +87,24 @@ class SimReport:
     moved: int = 0
     rejected_commits: dict[str, int] = field(default_factory=dict)
     assignment: dict[str, list[int]] = field(default_factory=dict)
-    violations: list[str] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
     def to_json(self) -> dict:
+        """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
                                                "heartbeats", "group_epoch", "unowned_partition_ms", "moved",
-                                               "rejected_commits", "assignment", "violations")}
+                                               "rejected_commits", "assignment")}
 
 
 class ConsumerSimulation(VirtualClock):
     def __init__(self, members: int, partitions: int, seed: int, assignor: str = "uniform", static: bool = False,
-                 coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset()) -> None:
+                 coordinator_faults: frozenset[str] = frozenset(), consumer_faults: frozenset[str] = frozenset(),
+                 network: NetworkConfig | None = None) -> None:
         self.rng = random.Random(seed)
+        # the network as a parameter (reference/sim/network.py, its own seeded stream); None: every request is
+        # answered in the step it is sent (the stories' default)
+        self.net = Network(network, random.Random(seed * 7_919 + 3)) if network is not None else None
+        self._corr = 0
         self.coord = ConsumerGroupCoordinator("g", {"t": partitions}, assignor=assignor, session_timeout_ms=10_000,
                                               heartbeat_interval_ms=1_000, faults=coordinator_faults)
         self.partitions = partitions
@@ -84,30 +115,99 @@ class ConsumerSimulation(VirtualClock):
         self._reset_clock()
         self.report = SimReport("", seed, members, partitions, 0)
         self.last_owner: dict[int, str] = {}
+        self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
+        self.report.trace = self.trace
+        self.commits = {True: 0, False: 0}  # offset commits the coordinator accepted / rejected
+        self._last_commit: dict[str, tuple[dict, list]] = {}  # member id -> its last commit's offsets, trace list
 
     def log(self, text: str) -> None:
         self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
 
+    def emit(self, event: str, member_id: str, **fields: Any) -> None:
+        """One trace line about ``member_id``'s process, now."""
+        ev: dict[str, Any] = {"ts_ms": self.now, "group": "g", "member": process_name(member_id), "event": event,
+                              "member_id": member_id, "protocol": "consumer"}
+        ev.update(fields)
+        self.trace.append(ev)
+
+    def follow(self, p: "Proc", commands: list[Command]) -> None:
+        """Carry out what a consumer's answer to an event asks for: a listener call is traced, a timer sets
+        its next heartbeat (at the earliest, the next step)."""
+        for cmd in commands:
+            if isinstance(cmd, CallListener):
+                self.emit(_CALLBACK_EVENT[cmd.callback], p.client.member_id,
+                          partitions=[list(tp) for tp in cmd.partitions], generation=cmd.generation)
+            elif isinstance(cmd, SetTimer):
+                p.next_beat = max(cmd.at_ms, self.now + STEP_MS)  # acknowledge soon
+
+    # -- the coordinator, as the processes call it (every call traced) -------------------------------
+    def send_heartbeat(self, req: HeartbeatRequest) -> HeartbeatResponse:
+        """A ConsumerGroupHeartbeat to the coordinator, now; a fencing answer is traced."""
+        resp = self.coord.heartbeat(req, self.now)
+        self.report.heartbeats += 1
+        if resp.error in _FENCED:
+            self.emit("fenced", req.member_id, error=resp.error.name, generation=req.member_epoch)
+        return resp
+
+    def send_commit(self, member_id: str, member_epoch: int, offsets: dict) -> Error:
+        """An OffsetCommit to the coordinator, now; traced with its verdict."""
+        err = self.coord.offset_commit(member_id, member_epoch, offsets)
+        ok = err is Error.NONE
+        self.commits[ok] += 1
+        now = self.now  # the hot line of the trace: one dict, built at once (offsets come sorted: commit_offsets)
+        last = self._last_commit.get(member_id)  # a member commits the same offsets until its assignment changes:
+        if last is not None and last[0] == offsets:  # the lines share one (never mutated) partitions list
+            parts = last[1]
+        else:
+            parts = [[t, p, o] for (t, p), o in offsets.items()]
+            self._last_commit[member_id] = (offsets, parts)
+        ev = {"ts_ms": now, "group": "g", "member": member_id.partition(".")[0], "event": "commit", "member_id": member_id,
+              "protocol": "consumer", "partitions": parts, "accepted": ok, "sent_ms": now, "generation": member_epoch}
+        if not ok:
+            ev["error"] = err.name
+        self.trace.append(ev)
+        return err
+
+    def tick_coordinator(self) -> list[str]:
+        """The coordinator's timers, now; a member dropped while its process still runs is traced ``removed``."""
+        removed = self.coord.tick(self.now)
+        running = {p.client.member_id for p in self.procs.values()}
+        for mid in removed:
+            if mid in running:  # a crashed process's member is gone already (its ``left`` is in the trace)
+                self.emit("removed", mid)
+        return removed
+
     # -- process events ---------------------------------------------------------------------------
     def start(self, slot: int) -> None:
+        if slot in self.procs:  # a start of a running process: the old one is gone
+            self.crash(slot)
         self.restarts[slot] += 1
         mid = f"c{slot + 1}" + (f".{self.restarts[slot]}" if self.restarts[slot] > 1 else "")
         client = ReconcilingConsumer(mid, ["t"], instance_id=f"c{slot + 1}" if self.static else None,
                                      faults=self.consumer_faults)
         self.procs[slot] = Proc(slot, client, next_beat=self.now + self.rng.randrange(0, 500))
         self.log(f"c{slot + 1} starts (member id {mid})")
+        self.emit("joined", mid)
 
     def crash(self, slot: int) -> None:
         p = self.procs.pop(slot, None)
         if p is not None:
             self.log(f"{p.client.member_id} crashes")
+            self.emit("left", p.client.member_id)
 
     def leave(self, slot: int) -> None:
+        """Close: the consumer revokes everything (traced), then heartbeats with epoch -1 (-2 if static)."""
         p = self.procs.pop(slot, None)
         if p is not None:
-            resp = self.coord.heartbeat(p.client.leave_request(), self.now)
-            self.report.heartbeats += 1
-            self.log(f"{p.client.member_id} leaves (epoch {p.client.leave_request().member_epoch}): {resp.error.name}")
+            for cmd in p.client.handle(self.now, Invoked("close")):
+                if isinstance(cmd, Send) and self.net is not None:
+                    self.transmit(p, cmd.message)
+                elif isinstance(cmd, Send):
+                    resp = self.send_heartbeat(cmd.message)
+                    self.log(f"{p.client.member_id} leaves (epoch {cmd.message.member_epoch}): {resp.error.name}")
+                else:
+                    self.follow(p, [cmd])
+            self.emit("left", p.client.member_id)
 
     def pause(self, slot: int, ms: int) -> None:
         p = self.procs.get(slot)
@@ -121,7 +221,7 @@ class ConsumerSimulation(VirtualClock):
 
     # -- the loop -----------------------------------------------------------------------------------
     def step(self) -> None:
-        for mid in self.coord.tick(self.now):
+        for mid in self.tick_coordinator():
             self.log(f"coordinator removes {mid} (timeout); group epoch {self.coord.group_epoch}")
         for slot in sorted(self.procs):
             p = self.procs[slot]
@@ -132,47 +232,109 @@ class ConsumerSimulation(VirtualClock):
                     self.log(f"{c.member_id} wakes up")
                 else:
                     continue
-            if self.now % 1000 == 0 and c.owned:
-                err = self.coord.offset_commit(c.member_id, c.epoch, c.commit_offsets())
-                if err != Error.NONE:
-                    self.report.rejected_commits[err.name] = self.report.rejected_commits.get(err.name, 0) + 1
-                    self.log(f"{c.member_id}'s commit is rejected: {err.name}")
-                else:
-                    m = self.coord.members.get(c.member_id)
-                    if m is None or not c.owned <= (m.assigned | m.revoking):
-                        self.report.violations.append(f"{self.now}: accepted commit from {c.member_id} for partitions it does not hold")
+            if self.now % 1000 == 0 and c.owned:  # the auto-commit interval
+                for cmd in c.handle(self.now, _COMMIT):
+                    if isinstance(cmd, Send) and self.net is not None:
+                        self.transmit(p, cmd.message)
+                    elif isinstance(cmd, Send) and isinstance(cmd.message, ConsumerOffsetCommit):
+                        m = cmd.message
+                        err = self.send_commit(m.member_id, m.member_epoch, m.offsets)
+                        if err != Error.NONE:
+                            self.report.rejected_commits[err.name] = self.report.rejected_commits.get(err.name, 0) + 1
+                            self.log(f"{c.member_id}'s commit is rejected: {err.name}")
             if self.now >= p.next_beat:
                 p.next_beat = self.now + self.coord.heartbeat_interval_ms
                 before = (c.epoch, frozenset(c.owned))
-                resp = self.coord.heartbeat(c.heartbeat_request(), self.now)
-                self.report.heartbeats += 1
-                c.on_heartbeat_response(resp)
-                if resp.error != Error.NONE:
-                    self.log(f"{c.member_id} heartbeats: {resp.error.name}")
-                if c.reconcile():
-                    p.next_beat = self.now + STEP_MS  # acknowledge soon
-                if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
-                    self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
-        self.check()
+                for cmd in c.handle(self.now, _HEARTBEAT):
+                    if not (isinstance(cmd, Send) and cmd.to == COORDINATOR):
+                        continue
+                    if self.net is not None:
+                        self.transmit(p, cmd.message)
+                        continue
+                    resp = self.send_heartbeat(cmd.message)
+                    self.follow(p, c.handle(self.now, Received(COORDINATOR, resp)))
+                    if resp.error != Error.NONE:
+                        self.log(f"{c.member_id} heartbeats: {resp.error.name}")
+                    if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
+                        self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
+        self.measure()
 
-    def check(self) -> None:
-        seen: dict[tuple[str, int], str] = {}
-        owned_now: set[int] = set()
+    # -- the network: requests and answers as envelopes on the clock's heap -------------------------------
+    def transmit(self, p: Proc, message: Any) -> None:
+        """A request of ``p``'s consumer goes out through the network (delay, loss, duplication, reordering);
+        the coordinator handles each copy at the step it arrives, and its answer comes back the same way."""
+        assert self.net is not None
+        self._corr += 1
+        if isinstance(message, HeartbeatRequest):
+            p.beat_corr = self._corr
+        for env in self.net.send(self.now, p.client.member_id, COORDINATOR, 0, self._corr, (self.now, message), False):
+            self._push(env.deliver_at, "call", lambda env=env: self._at_coordinator(p, env))
+
+    def _at_coordinator(self, p: Proc, env: Envelope) -> None:
+        """A request reaches the coordinator: it answers (counted here), the answer goes back."""
+        assert self.net is not None
+        self.net.delivered += 1
+        sent_ms, msg = env.payload
+        mid = p.client.member_id
+        (reply,) = self.coord.handle(self.now, Received(mid, msg))  # the coordinator on the one actor contract
+        answer: Any = reply.message
+        if isinstance(msg, ConsumerOffsetCommit):
+            self.commits[answer is Error.NONE] += 1
+            if answer != Error.NONE:
+                self.report.rejected_commits[answer.name] = self.report.rejected_commits.get(answer.name, 0) + 1
+                self.log(f"{mid}'s commit is rejected: {answer.name}")
+        else:
+            self.report.heartbeats += 1
+            if msg.member_epoch < 0:
+                self.log(f"{mid} leaves (epoch {msg.member_epoch}): {answer.error.name}")
+        for back in self.net.send(self.now, COORDINATOR, mid, 0, env.corr, (sent_ms, msg, answer), True):
+            self._push(back.deliver_at, "call", lambda back=back: self._at_consumer(p, back))
+
+    def _at_consumer(self, p: Proc, back: Envelope) -> None:
+        """An answer reaches the consumer, unless its process is gone (or, for a heartbeat, a later one is out):
+        a commit's verdict and a fencing are traced as the consumer learns them."""
+        assert self.net is not None
+        sent_ms, msg, answer = back.payload
+        if self.procs.get(p.slot) is not p or (isinstance(msg, HeartbeatRequest) and back.corr != p.beat_corr):
+            self.net.dropped_stale += 1
+            return
+        if p.state == "paused":  # a paused process reads it when it wakes up
+            self._push(max(p.resume_at or 0, self.now + STEP_MS), "call", lambda: self._at_consumer(p, back))
+            return
+        self.net.delivered += 1
+        c = p.client
+        if isinstance(msg, ConsumerOffsetCommit):
+            ok = answer is Error.NONE
+            self.emit("commit", msg.member_id, partitions=[[t, q, o] for (t, q), o in msg.offsets.items()], accepted=ok,
+                      sent_ms=sent_ms, generation=msg.member_epoch, **({} if ok else {"error": answer.name}))
+            return
+        if answer.error in _FENCED:
+            self.emit("fenced", msg.member_id, error=answer.error.name, generation=msg.member_epoch)
+        before = (c.epoch, frozenset(c.owned))
+        self.follow(p, c.handle(self.now, Received(COORDINATOR, answer)))
+        if answer.error != Error.NONE:
+            self.log(f"{c.member_id} heartbeats: {answer.error.name}")
+        if (c.epoch, frozenset(c.owned)) != before and answer.error == Error.NONE:
+            self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(q for _t, q in c.owned)}")
+
+    def measure(self) -> None:
+        """The narration's figures (unowned partition-time, moves) among the members the coordinator counts;
+        it judges nothing (the trace checker does)."""
+        members = self.coord.members
+        seen: dict[tuple[str, int], str] = {}  # partition -> its (last counted) owner; the hot loop of a run
         for p in self.procs.values():
             c = p.client
-            if c.member_id not in self.coord.members or c.epoch <= 0:
-                continue
-            for tp in c.owned:
-                if tp in seen:
-                    self.report.violations.append(f"{self.now}: {tp} owned by {seen[tp]} and {c.member_id}")
-                seen[tp] = c.member_id
-                owned_now.add(tp[1])
-        self.report.unowned_partition_ms += (self.partitions - len(owned_now)) * STEP_MS if self.procs else 0
-        for part, mid in ((tp[1], m) for tp, m in seen.items()):
-            old = self.last_owner.get(part)
+            if c.epoch > 0 and c.owned and c.member_id in members:
+                seen.update(dict.fromkeys(c.owned, c.member_id))
+        if self.procs:
+            self.report.unowned_partition_ms += (self.partitions - len({tp[1] for tp in seen})) * STEP_MS
+        last, moved = self.last_owner, 0
+        for tp, mid in seen.items():
+            old = last.get(tp[1])
             if old is not None and old != mid:
-                self.report.moved += 1
-            self.last_owner[part] = mid
+                moved += 1
+            last[tp[1]] = mid
+        self.report.moved += moved
 
     def run_until(self, end: int, events: dict[int, list]) -> None:  # type: ignore[override]
         """Every 100 ms up to ``end``: the scenario's events due then, then :meth:`step` (on the one clock)."""
@@ -180,8 +342,9 @@ class ConsumerSimulation(VirtualClock):
 
 
 def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0, assignor: str | None = None,
-                          faults: frozenset[str] = frozenset()) -> SimReport:
-    """Run one scenario; raises :class:`ConsumerScenarioError` on bad options."""
+                          faults: frozenset[str] = frozenset(), network: NetworkConfig | None = None) -> SimReport:
+    """Run one scenario; raises :class:`ConsumerScenarioError` on bad options. ``network``: requests and answers
+    go through the seeded network (delay, loss, duplication, reordering); None: answered in the step they are sent."""
     from ..consumer import COORDINATOR_FAULTS, CLIENT_FAULTS
 
     if name not in SCENARIOS:
@@ -196,7 +359,7 @@ def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed
         raise ConsumerScenarioError(f"--assignor {assignor!r}: the consumer protocol's server-side assignors are uniform, range")
     sim = ConsumerSimulation(members, partitions, seed, assignor, static=(name == "static-bounce"),
                              coordinator_faults=frozenset(faults) & COORDINATOR_FAULTS,
-                             consumer_faults=frozenset(faults) & CLIENT_FAULTS)
+                             consumer_faults=frozenset(faults) & CLIENT_FAULTS, network=network)
     sim.report.scenario = name
     ev: dict[int, list] = {}
 

@@ -4,39 +4,51 @@ Theory of operation
 -------------------
 The driver of ``groupspec simulate SCENARIO --protocol classic-to-consumer``. Until the first
 consumer-protocol heartbeat converts it, the group lives in the reference classic coordinator
-(``coordinator.GroupCoordinator``, real JoinGroup / SyncGroup / Heartbeat / LeaveGroup requests); the
-conversion reads the coordinator's snapshot of the group (``migration.MixedConsumerGroup.upgrade``), the
-parked classic requests are answered ``REBALANCE_IN_PROGRESS``, and from then on classic members talk to
-the consumer group. A classic consumer here is a cooperative one (``cooperative-sticky``): it rejoins
-reporting what it owns, the leader computes one cooperative round, and a member that had to revoke
-rejoins. A consumer-protocol consumer is ``consumer_next.ReconcilingConsumer``. A refused conversion
+(``classic.GroupCoordinator``); the conversion reads the coordinator's snapshot of the group
+(``migration.MixedConsumerGroup.upgrade``), the parked classic requests are answered
+``REBALANCE_IN_PROGRESS``, and from then on classic members talk to the consumer group. A classic
+consumer here is the reference's classic client (``classic.Consumer``: Kafka's ``ConsumerCoordinator``,
+``cooperative-sticky``, auto-commit every second), polled and ticked every 100 ms step; its requests go to
+whichever coordinator holds the group at that moment, and the answers come back in the same step (a slow
+follower's SyncGroup is held back for its delay). A consumer-protocol consumer is the reconciling
+consumer (``consumer.ReconcilingConsumer``, on the one actor contract). A refused conversion
 (``GROUP_ID_NOT_FOUND``) is fatal for the consumer, as for Kafka's Java client: its process is restarted
 two seconds later, as a supervisor would.
 
-After every 100 ms step two checks run on the real objects: no partition owned by two members the
-coordinator counts, and no accepted commit (classic consumers commit when stable, every second) for a
-partition another member owns. Same seed, same run.
+The simulation judges nothing: it writes a trace in the trace format (``trace.py``) while it runs — the
+classic clients' own member events (``joined``, ``assigned`` / ``revoked`` / ``lost``, ``fenced``, ``commit``,
+``left``, with ``protocol: "cooperative"`` and their generation, as the classic simulator writes them),
+the consumer-protocol members' listener calls (``protocol: "consumer"``, their member epoch) and their
+commits (every second) with the coordinator's verdict — and its callers (``groupspec simulate``, the
+tests) hand :attr:`MigrationSimulation.trace` to the project's one trace checker, ``groupspec.trace``.
+Same seed, same run.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
+from ..actor import COORDINATOR, CallListener, Received, Send, SetTimer, TimerFired
 from ..assignors import get as get_assignor
-from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
 from ..classic import (
-    Assignment, CoordinatorConfig, GroupCoordinator, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, MemberIdentity, Subscription, SyncGroupRequest, SyncGroupResponse, decode_assignment,
-    decode_subscription, encode_assignment, encode_subscription,
+    Consumer, ConsumerConfig, CoordinatorConfig, FindCoordinatorRequest, GroupCoordinator, HeartbeatRequest,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
+    OffsetCommitResponse, SyncGroupRequest, SyncGroupResponse,
 )
+from ..classic import Send as ClassicSend
+from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
 from ..errors import Error
-from ..migration import MigrationRefused, MixedConsumerGroup
-from .virtual_clock import VirtualClock
+from ..classic import CLIENT_FAULTS as CLASSIC_CLIENT_FAULTS
+from ..migration import MIGRATION_FAULTS, MigrationRefused, MixedConsumerGroup
+from .virtual_clock import TOPIC, VirtualClock
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 
 STEP_MS = 100
 G = "g"
+_CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
+_COMMIT = TimerFired("commit")
 EXPECT_VIOLATIONS = {"upgrade-mid-round"}  # Kafka's own double ownership, reproduced on purpose
 MIGRATION_SCENARIOS = {
     "online-upgrade": "a stable classic group; every consumer in turn is restarted with group.protocol=consumer",
@@ -50,18 +62,22 @@ class MigrationScenarioError(ValueError):
 
 
 @dataclass
-class ClassicClient:
-    """A cooperative classic consumer (Kafka's ConsumerCoordinator, in miniature)."""
+class ClassicProc:
+    """A process running the reference's classic client; ``held``: its SyncGroups held back (a slow follower)."""
 
     name: str
-    member_id: str = ""
-    generation: int = -1
-    owned: set = field(default_factory=set)
-    phase: str = "join"  # join | wait (request parked) | sync (join answered) | stable
-    leader_members: tuple = ()
-    sync_at: int = 0
-    next_beat: int = 0
+    consumer: Consumer
     sync_delay_ms: int = 0
+    held: list[tuple[int, ClassicSend]] = field(default_factory=list)
+    seen_events: int = 0
+
+    @property
+    def owned(self) -> set:
+        return set(self.consumer.owned)
+
+    @property
+    def member_id(self) -> str:
+        return self.consumer.member_id
 
 
 @dataclass
@@ -72,167 +88,192 @@ class MigrationReport:
     partitions: int
     duration_ms: int = 0
     events: list[str] = field(default_factory=list)
-    violations: list[str] = field(default_factory=list)
     group_type: str = "classic"
     group_epoch: int = 0
     unowned_partition_ms: int = 0
     assignment: dict[str, list[int]] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
     def to_json(self) -> dict:
+        """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
-                                               "violations", "group_type", "group_epoch", "unowned_partition_ms",
-                                               "assignment")}
+                                               "group_type", "group_epoch", "unowned_partition_ms", "assignment")}
 
 
 class MigrationSimulation(VirtualClock):
-    def __init__(self, members: int, partitions: int, seed: int) -> None:
+    def __init__(self, members: int, partitions: int, seed: int, faults: frozenset[str] = frozenset()) -> None:
         self.rng = random.Random(seed)
+        self.faults = frozenset(faults) & MIGRATION_FAULTS  # the mixed group's fault switches, for mutants
+        self.client_faults = frozenset(faults) & CLASSIC_CLIENT_FAULTS  # the classic clients' (mutants too)
         self.partitions = partitions
         self.classic = GroupCoordinator(CoordinatorConfig(initial_rebalance_delay_ms=0))
         self.mixed: MixedConsumerGroup | None = None
-        self.procs: dict[str, ClassicClient | ReconcilingConsumer] = {}
+        self.procs: dict[str, ClassicProc | ReconcilingConsumer] = {}
         self.beats: dict[str, int] = {}
         self._reset_clock()
         self.report = MigrationReport("", seed, members, partitions)
         self.on_leader_sync = None  # a scenario hook: called once the leader's SyncGroup is stored
-        self.assignor = get_assignor("cooperative-sticky")
+        self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
+        self.report.trace = self.trace
 
     def log(self, text: str) -> None:
         self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
 
+    def emit(self, event: str, name: str, protocol: str = "consumer", **fields: Any) -> None:
+        """One trace line about process ``name``, now."""
+        ev: dict[str, Any] = {"ts_ms": self.now, "group": G, "member": name, "event": event, "protocol": protocol}
+        ev.update(fields)
+        self.trace.append(ev)
+
+    def _flush(self, p: ClassicProc) -> None:
+        """The classic client's member events since the last flush, as trace lines (and the narration)."""
+        evs = p.consumer.events
+        for e in evs[p.seen_events:]:
+            line: dict[str, Any] = {"ts_ms": e.ts_ms, "group": G, "member": p.name, "event": e.event}
+            if e.event in ("assigned", "revoked", "lost", "commit"):
+                line["partitions"] = [list(x) for x in e.partitions]
+            line.update(generation=e.generation, protocol=e.protocol, member_id=e.member_id)
+            if e.error is not None:
+                line["error"] = e.error
+            if e.accepted is not None:
+                line["accepted"] = e.accepted
+            self.trace.append(line)
+            if e.event in ("assigned", "revoked", "lost") and e.partitions:
+                self.log(f"{p.name} (generation {e.generation}) {e.event} {sorted(q for _t, q in e.partitions)}")
+            elif e.event == "fenced":
+                self.log(f"{p.name}: {e.error}")
+        p.seen_events = len(evs)
+
     # -- processes ----------------------------------------------------------------------------------
     def start_classic(self, name: str, sync_delay_ms: int = 0) -> None:
-        self.procs[name] = ClassicClient(name, next_beat=self.now + self.rng.randrange(0, 500), sync_delay_ms=sync_delay_ms)
+        cfg = ConsumerConfig(group_id=G, client_id=name, topics=(TOPIC,), assignors=("cooperative-sticky",),
+                             session_timeout_ms=10_000, heartbeat_interval_ms=1_000, max_poll_interval_ms=60_000,
+                             auto_commit_interval_ms=1_000)
+        c = Consumer(name, cfg, lambda: {TOPIC: self.partitions}, get_assignor, faults=self.client_faults)
+        p = ClassicProc(name, c, sync_delay_ms)
+        self.procs[name] = p
         self.log(f"{name} starts (classic protocol)")
+        self._carry(p, c.start(self.now))
 
     def start_consumer(self, name: str) -> None:
-        self.procs[name] = ReconcilingConsumer(name, ["t"])
+        client = ReconcilingConsumer(name, ["t"])
+        self.procs[name] = client
         self.beats[name] = self.now
         self.log(f"{name} starts (group.protocol=consumer)")
+        self.emit("joined", name, member_id=name)
 
     def restart_as_consumer(self, name: str) -> None:
-        c = self.procs.pop(name, None)
-        if isinstance(c, ClassicClient) and c.member_id:
-            if c.owned:
-                self.log(f"{name} closes: revokes {sorted(p for _t, p in c.owned)}")
-            if self.mixed is None:
-                self.classic.handle(self.now, name, LeaveGroupRequest(G, (MemberIdentity(c.member_id),)))
-            else:
-                self.mixed.leave_group(c.member_id)
+        p = self.procs.get(name)
+        if isinstance(p, ClassicProc):
+            if p.owned:
+                self.log(f"{name} closes: revokes {sorted(q for _t, q in p.owned)}")
+            sends = p.consumer.close(self.now)
+            self._carry(p, sends)
+        self.procs.pop(name, None)
         self.start_consumer(name)
 
-    # -- classic requests ------------------------------------------------------------------------------
-    def _protocols(self, c: ClassicClient) -> tuple:
-        sub = Subscription(topics=("t",), owned_partitions=tuple(sorted(c.owned)), generation_id=c.generation)
-        return (("cooperative-sticky", encode_subscription(sub)),)
+    # -- classic requests, to whichever coordinator holds the group ------------------------------------
+    def _carry(self, p: ClassicProc, sends: list[ClassicSend]) -> None:
+        """Send the classic client's requests (a slow follower's SyncGroup waits), deliver the answers."""
+        for s in sends:
+            if isinstance(s.request, SyncGroupRequest) and p.sync_delay_ms:
+                p.held.append((self.now + p.sync_delay_ms, s))
+            else:
+                self._request(p, s)
+        self._flush(p)
 
-    def _send(self, c: ClassicClient, req) -> None:
-        if self.mixed is not None:
-            fn = {JoinGroupRequest: self.mixed.join_group, SyncGroupRequest: self.mixed.sync_group,
-                  HeartbeatRequest: self.mixed.heartbeat}[type(req)]
-            ans = fn(req, self.now)
+    def _deliver(self, name: str, corr: int, response: Any) -> None:
+        p = self.procs.get(name)
+        if isinstance(p, ClassicProc):
+            self._carry(p, p.consumer.receive(self.now, corr, response))
+
+    def _request(self, p: ClassicProc, s: ClassicSend) -> None:
+        req = s.request
+        if self.mixed is not None and not isinstance(req, FindCoordinatorRequest):
+            ans = self._to_mixed(req)
             if ans is not None:
-                self._answer(c, ans)
+                self._deliver(p.name, s.corr, ans)
                 return
             self.log("the empty consumer group is deleted: the JoinGroup makes a classic group")
             self.mixed = None  # and the request goes to the classic coordinator below
-        before = self.classic.group(G)
-        for out in self.classic.handle(self.now, c.name, req):
-            target = self.procs.get(out.destination)
-            if isinstance(target, ClassicClient):
-                self._answer(target, out.response)
-        after = self.classic.group(G)
-        if (isinstance(req, SyncGroupRequest) and req.assignments and before is not None and after is not None
-                and after.status.name == "STABLE" and self.on_leader_sync is not None):
+        hooked = isinstance(req, SyncGroupRequest) and bool(req.assignments) and self.on_leader_sync is not None
+        before = self.classic.group(G) if hooked else None
+        for out in self.classic.handle(self.now, (p.name, 0, s.corr), req):
+            name, _conn, corr = out.destination  # type: ignore[misc]
+            self._deliver(name, corr, out.response)
+        after = self.classic.group(G) if hooked else None
+        if hooked and before is not None and after is not None and after.status.name == "STABLE":
             hook, self.on_leader_sync = self.on_leader_sync, None
             hook()
 
-    def _lose(self, c: ClassicClient, why: str, reset_id: bool) -> None:
-        if c.owned:
-            self.log(f"{c.name}: {why}: loses {sorted(p for _t, p in c.owned)}")
-        c.owned = set()
-        c.generation = -1
-        if reset_id:
-            c.member_id = ""
-        c.phase = "join"
+    def _to_mixed(self, req: Any) -> Any:
+        """A classic request answered by the consumer group (``None``: the empty group was deleted by a JoinGroup)."""
+        m = self.mixed
+        assert m is not None
+        if isinstance(req, JoinGroupRequest):
+            return m.join_group(req, self.now)
+        if isinstance(req, SyncGroupRequest):
+            return m.sync_group(req, self.now)
+        if isinstance(req, HeartbeatRequest):
+            return m.heartbeat(req, self.now)
+        if isinstance(req, LeaveGroupRequest):
+            errors = [m.leave_group(x.member_id) for x in req.members]
+            return LeaveGroupResponse(next((e for e in errors if e != Error.NONE), Error.NONE))
+        if isinstance(req, OffsetCommitRequest):
+            err = m.offset_commit(req.member_id, req.generation_id, {(t, q): o for t, q, o in req.offsets})
+            return OffsetCommitResponse(tuple((t, q, err) for t, q, _o in req.offsets))
+        raise TypeError(f"no consumer-group answer for {type(req).__name__}")
 
-    def _answer(self, c: ClassicClient, ans) -> None:
-        err = ans.error
-        if isinstance(ans, JoinGroupResponse):
-            if err == Error.MEMBER_ID_REQUIRED:
-                c.member_id, c.phase = ans.member_id, "join"
-            elif err == Error.NONE:
-                c.generation, c.phase = ans.generation_id, "sync"
-                c.leader_members = ans.members if ans.is_leader else ()
-                c.sync_at = self.now + c.sync_delay_ms
-            elif err == Error.UNKNOWN_MEMBER_ID:
-                self._lose(c, "JoinGroup UNKNOWN_MEMBER_ID", True)
-            else:
-                c.phase = "join"
-            return
-        if isinstance(ans, SyncGroupResponse) and err == Error.NONE:
-            given = set(decode_assignment(ans.assignment).partitions)
-            revoked = c.owned - given
-            if revoked or given - c.owned:
-                self.log(f"{c.name} (generation {c.generation}) revokes {sorted(p for _t, p in revoked)}, "
-                         f"owns {sorted(p for _t, p in given)}")
-            c.owned = given
-            c.phase = "join" if revoked else "stable"
-            return
-        if err == Error.REBALANCE_IN_PROGRESS:
-            c.phase = "join"
-        elif err in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID):
-            self._lose(c, err.name, err == Error.UNKNOWN_MEMBER_ID)
-
-    def _classic_step(self, c: ClassicClient) -> None:
-        if c.phase == "join":
-            c.phase = "wait"
-            self._send(c, JoinGroupRequest(G, c.member_id, "consumer", self._protocols(c), client_id=c.name))
-        elif c.phase == "sync" and self.now >= c.sync_at:
-            c.phase = "wait"
-            asg = ()
-            if c.leader_members:
-                subs = {}
-                for m in c.leader_members:
-                    s = decode_subscription(m.metadata)
-                    subs[m.member_id] = {"topics": list(s.topics), "owned": [list(tp) for tp in s.owned_partitions],
-                                         "generation": s.generation_id}
-                result = self.assignor.assign({"t": self.partitions}, subs)
-                asg = tuple((mid, encode_assignment(Assignment(tuple(tps)))) for mid, tps in sorted(result.items()))
-            self._send(c, SyncGroupRequest(G, c.member_id, c.generation, asg, protocol_type="consumer",
-                                           protocol_name="cooperative-sticky"))
-        elif c.phase == "stable" and self.now >= c.next_beat:
-            c.next_beat = self.now + 1000
-            self._send(c, HeartbeatRequest(G, c.member_id, c.generation))
+    def _classic_step(self, p: ClassicProc) -> None:
+        for due, s in [x for x in p.held if x[0] <= self.now] if p.held else ():
+            p.held.remove((due, s))
+            self._request(p, s)
+            self._flush(p)
+        if self.procs.get(p.name) is p:
+            self._carry(p, p.consumer.poll(self.now) + p.consumer.tick(self.now))
 
     # -- consumer-protocol requests ------------------------------------------------------------------
+    def _answer_parked(self) -> None:
+        """The conversion answers the classic coordinator's parked JoinGroup / SyncGroup REBALANCE_IN_PROGRESS."""
+        for name in sorted(self.procs):
+            p = self.procs[name]
+            if not isinstance(p, ClassicProc):
+                continue
+            for corr, f in sorted(p.consumer.inflight.items()):
+                if f.kind == "join" and not any(s.corr == corr for _d, s in p.held):
+                    self._deliver(name, corr, JoinGroupResponse(Error.REBALANCE_IN_PROGRESS))
+                elif f.kind == "sync" and not any(s.corr == corr for _d, s in p.held):
+                    self._deliver(name, corr, SyncGroupResponse(Error.REBALANCE_IN_PROGRESS))
+
     def _consumer_step(self, c: ReconcilingConsumer) -> None:
         if self.now < self.beats.get(c.member_id, 0):
             return
         self.beats[c.member_id] = self.now + 1000
-        req = c.heartbeat_request()
+        req = next(cmd.message for cmd in c.handle(self.now, TimerFired("heartbeat")) if isinstance(cmd, Send))
         if self.mixed is None:
             view = self.classic.group(G)
             try:
                 if view is None or not view.members:
-                    self.mixed = MixedConsumerGroup(ConsumerGroupCoordinator(G, {"t": self.partitions}))
+                    self.mixed = MixedConsumerGroup(ConsumerGroupCoordinator(G, {"t": self.partitions}), faults=self.faults)
                 else:
-                    self.mixed = MixedConsumerGroup.upgrade(view, {"t": self.partitions}, now=self.now)
+                    self.mixed = MixedConsumerGroup.upgrade(view, {"t": self.partitions}, faults=self.faults, now=self.now)
                     self.log(f"{c.member_id}'s heartbeat converts the classic group (generation {view.generation}) "
                              f"into a consumer group")
-                    for p in self.procs.values():  # parked JoinGroup / SyncGroup: REBALANCE_IN_PROGRESS
-                        if isinstance(p, ClassicClient) and p.phase == "wait":
-                            p.phase = "join"
+                    self._answer_parked()
             except MigrationRefused as e:
                 self.log(f"{c.member_id}: GROUP_ID_NOT_FOUND ({e}): fatal, restarted in 2 s")
                 del self.procs[c.member_id]
+                self.emit("left", c.member_id, member_id=c.member_id)
                 self.pending.append((self.now + 2000, c.member_id))
                 return
         resp = self.mixed.consumer_heartbeat(req, self.now)
         before = frozenset(c.owned)
-        c.on_heartbeat_response(resp)
-        if c.reconcile():
-            self.beats[c.member_id] = self.now + STEP_MS
+        for cmd in c.handle(self.now, Received(COORDINATOR, resp)):  # the one actor contract (reference/actor.py)
+            if isinstance(cmd, CallListener):
+                self.emit(_CALLBACK_EVENT[cmd.callback], c.member_id, partitions=[list(tp) for tp in cmd.partitions],
+                          generation=cmd.generation)
+            elif isinstance(cmd, SetTimer):
+                self.beats[c.member_id] = max(cmd.at_ms, self.now + STEP_MS)  # acknowledge soon
         if frozenset(c.owned) != before:
             self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
 
@@ -247,62 +288,77 @@ class MigrationSimulation(VirtualClock):
             self.mixed.tick(self.now)
         else:
             for out in self.classic.advance(self.now):
-                target = self.procs.get(out.destination)
-                if isinstance(target, ClassicClient):
-                    self._answer(target, out.response)
+                name, _conn, corr = out.destination  # type: ignore[misc]
+                self._deliver(name, corr, out.response)
         for name in sorted(self.procs):
             p = self.procs.get(name)
-            if isinstance(p, ClassicClient):
+            if isinstance(p, ClassicProc):
                 self._classic_step(p)
             elif p is not None:
                 self._consumer_step(p)
         self.check()
 
-    def _is_member(self, name: str) -> tuple[str | None, int]:
+    def _counted(self) -> Any:
+        """The member ids the coordinator that holds the group counts now."""
+        if self.mixed is not None:
+            return self.mixed.group.members
+        view = self.classic.group(G)
+        return view.member_ids if view is not None else ()
+
+    def _is_member(self, name: str, counted: Any) -> tuple[str | None, int]:
         """(member id, the epoch or generation its commit would carry) if the coordinator counts it."""
         p = self.procs[name]
-        if isinstance(p, ClassicClient):
-            if self.mixed is not None:
-                return (p.member_id if p.member_id in self.mixed.group.members else None), p.generation
-            view = self.classic.group(G)
-            return (p.member_id if view is not None and p.member_id in view.member_ids else None), p.generation
-        if self.mixed is not None and p.member_id in self.mixed.group.members and p.epoch > 0:
+        if isinstance(p, ClassicProc):
+            mid, gen = p.consumer.member_id, p.consumer.generation.generation_id
+            return (mid if mid in counted else None), gen
+        if self.mixed is not None and p.member_id in counted and p.epoch > 0:
             return p.member_id, p.epoch
         return None, -1
 
     def check(self) -> None:
-        seen: dict = {}
+        """The narration's unowned partition-time among the members the coordinator counts, and the
+        consumer-protocol members' commits (every second, once the group is a consumer group), traced with the
+        coordinator's verdict (the classic clients commit by themselves). It judges nothing (the trace checker
+        does)."""
+        seen: set = set()
+        counted = self._counted()  # once a step: the classic coordinator's view is built on each call
         for name in sorted(self.procs):
-            mid, _e = self._is_member(name)
-            if mid is None:
-                continue
-            for tp in self.procs[name].owned:
-                if tp in seen:
-                    self.report.violations.append(f"{self.now}: {tp[0]}-{tp[1]} owned by {seen[tp]} and {name}")
-                seen[tp] = name
+            mid, _e = self._is_member(name, counted)
+            if mid is not None:
+                seen |= self.procs[name].owned
         if self.procs:
             self.report.unowned_partition_ms += (self.partitions - len(seen)) * STEP_MS
         if self.now % 1000 or self.mixed is None:
             return
-        for name in sorted(self.procs):  # commits: classic consumers only when stable
+        for name in sorted(self.procs):
             p = self.procs[name]
-            mid, epoch = self._is_member(name)
-            if mid is None or not p.owned or (isinstance(p, ClassicClient) and p.phase != "stable"):
+            if isinstance(p, ClassicProc):
                 continue
-            if self.mixed.offset_commit(mid, epoch, {tp: 0 for tp in p.owned}) == Error.NONE:
-                for tp in p.owned:
-                    if seen.get(tp) != name:
-                        self.report.violations.append(f"{self.now}: {name}'s commit for {tp[0]}-{tp[1]} accepted while {seen[tp]} owns it")
+            mid, _epoch = self._is_member(name, counted)
+            if mid is None:
+                continue
+            for cmd in p.handle(self.now, _COMMIT):  # the consumer's auto-commit, on the one actor contract
+                m = cmd.message
+                err = self.mixed.offset_commit(m.member_id, m.member_epoch, m.offsets)
+                ok = err == Error.NONE
+                self.emit("commit", name, member_id=mid, partitions=[[t, q, o] for (t, q), o in sorted(m.offsets.items())],
+                          accepted=ok, sent_ms=self.now, generation=m.member_epoch, **({} if ok else {"error": err.name}))
 
 
-def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0) -> MigrationReport:
-    """Run one scenario; :class:`MigrationScenarioError` on bad options."""
+def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0,
+                           faults: frozenset[str] = frozenset()) -> MigrationReport:
+    """Run one scenario; :class:`MigrationScenarioError` on bad options. ``faults``: the mixed group's fault
+    switches (``MIGRATION_FAULTS``) and the classic clients' (``classic.CLIENT_FAULTS``), for mutants."""
     if name not in MIGRATION_SCENARIOS:
         raise MigrationScenarioError(f"unknown scenario {name!r} for --protocol classic-to-consumer; "
                                      f"choose from {', '.join(MIGRATION_SCENARIOS)}")
     if not 2 <= members <= 50 or not 1 <= partitions <= 1000:
         raise MigrationScenarioError("--members must be 2..50 and --partitions 1..1000 for --protocol classic-to-consumer")
-    sim = MigrationSimulation(members, partitions, seed)
+    unknown = set(faults) - MIGRATION_FAULTS - CLASSIC_CLIENT_FAULTS
+    if unknown:
+        raise MigrationScenarioError(f"unknown fault {sorted(unknown)[0]!r}; choose from "
+                                     f"{', '.join(sorted(MIGRATION_FAULTS | CLASSIC_CLIENT_FAULTS))}")
+    sim = MigrationSimulation(members, partitions, seed, faults)
     sim.pending = []
     sim.report.scenario = name
     ev: dict[int, list] = {}

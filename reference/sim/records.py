@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ..classic import ConsumerConfig, Send
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .simulator import Simulator, _Proc
+    from .simulator import Simulator, SimProc
 
 __all__ = ["STRATEGIES", "FAULTS", "RecordsConfig", "RecordFlow", "Ledger", "strategy_config"]
 
@@ -155,7 +155,7 @@ class RecordFlow:
     def _committed(self, sim: Simulator) -> dict[TP, int]:
         return dict(sim.log.offsets.get(sim.config.group_id, {}))
 
-    def _after_consumer(self, sim: Simulator, p: _Proc) -> list[Send]:
+    def _after_consumer(self, sim: Simulator, p: SimProc) -> list[Send]:
         # runs after every input of every member: written for speed (locals, the committed offsets and
         # the in-flight commits looked up only when needed); the rules are those of the module docstring
         c = p.consumer

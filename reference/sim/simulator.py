@@ -99,7 +99,7 @@ class StepRecord:
 
 
 @dataclass
-class _Proc:
+class SimProc:
     name: str
     incarnation: int
     consumer: Consumer
@@ -125,7 +125,7 @@ class Simulator(VirtualClock):
             2: GroupCoordinator(replace(cc, node_id=2), self.log, self.config.coordinator_faults, []),
         }
         self.leader: int | None = 1
-        self.procs: dict[str, _Proc] = {}
+        self.procs: dict[str, SimProc] = {}
         self.topic_counts: dict[str, int] = dict(self.config.topics)
         self.trace: list[dict[str, Any]] = [
             {"ts_ms": 0, "group": self.config.group_id, "event": "topic", "topic": t, "partitions": n}
@@ -139,7 +139,7 @@ class Simulator(VirtualClock):
         self._last_group: tuple[Any, ...] | None = None
         # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
         # adjust the member (positions) and return more requests (reference/sim/records.py uses this).
-        self.hooks: list[Callable[[Simulator, _Proc], list[Send]]] = []
+        self.hooks: list[Callable[[Simulator, SimProc], list[Send]]] = []
 
     # ------------------------------------------------------------------ scheduling API
 
@@ -212,23 +212,23 @@ class Simulator(VirtualClock):
 
     # ------------------------------------------------------------------ consumers
 
-    def _proc(self, name: str, inc: int) -> _Proc | None:
+    def _proc(self, name: str, inc: int) -> SimProc | None:
         p = self.procs.get(name)
         if p is None or p.incarnation != inc or not p.alive:
             return None
         return p
 
-    def _deferred(self, p: _Proc, at_kind: str, a: Any, b: Any) -> bool:
+    def _deferred(self, p: SimProc, at_kind: str, a: Any, b: Any) -> bool:
         """A paused process handles nothing: push the event to the end of the pause."""
         if p.paused_until > self.now:
             self._push(p.paused_until, at_kind, a, b)
             return True
         return False
 
-    def _conn(self, p: _Proc) -> int:
+    def _conn(self, p: SimProc) -> int:
         return p.incarnation * _CONN_SPAN + p.consumer.connection
 
-    def _after_consumer(self, p: _Proc, sends: list[Send]) -> None:
+    def _after_consumer(self, p: SimProc, sends: list[Send]) -> None:
         c = p.consumer
         for hook in self.hooks:
             more = hook(self, p)
@@ -242,13 +242,13 @@ class Simulator(VirtualClock):
         if nt is not None:
             self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
 
-    def _flush_events(self, p: _Proc) -> None:
+    def _flush_events(self, p: SimProc) -> None:
         evs = p.consumer.events
         for e in evs[p.seen_events :]:
             self.trace.append(self._trace_line(p, e))
         p.seen_events = len(evs)
 
-    def _trace_line(self, p: _Proc, e: MemberEvent) -> dict[str, Any]:
+    def _trace_line(self, p: SimProc, e: MemberEvent) -> dict[str, Any]:
         line: dict[str, Any] = {"ts_ms": e.ts_ms, "group": self.config.group_id, "member": p.name, "event": e.event}
         if e.event in ("assigned", "revoked", "lost", "commit"):
             line["partitions"] = [list(x) for x in e.partitions]
@@ -264,7 +264,7 @@ class Simulator(VirtualClock):
             line["accepted"] = e.accepted
         return line
 
-    def _send_request(self, p: _Proc, s: Send) -> None:
+    def _send_request(self, p: SimProc, s: Send) -> None:
         c = p.consumer
         if s.dest == "any":
             node = self.leader if self.leader is not None else 1
@@ -424,7 +424,7 @@ class Simulator(VirtualClock):
         kind: type[Consumer] = args.get("member") or (type(old.consumer) if old else Consumer)
         inc = old.incarnation + 1 if old else 1
         c = kind(name, config, self.metadata, get_assignor, faults=frozenset(faults))
-        p = _Proc(name, inc, c)
+        p = SimProc(name, inc, c)
         self.procs[name] = p
         sends = c.start(self.now)
         self._after_consumer(p, sends)
@@ -475,7 +475,7 @@ class Simulator(VirtualClock):
         p.stalled_until = max(p.stalled_until, self.now + int(args["duration_ms"]))
         return ("action", name, f"application busy (no poll) until {p.stalled_until} ms")
 
-    def _app_call(self, name: str | None, args: dict[str, Any], action: str) -> _Proc | None:
+    def _app_call(self, name: str | None, args: dict[str, Any], action: str) -> SimProc | None:
         """The application thread calls the consumer: not while it is paused or busy (the call waits
         until the pause or the busy spell ends)."""
         assert name is not None

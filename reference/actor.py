@@ -1,0 +1,102 @@
+"""The one actor contract of the reference: an actor takes events and returns commands, sans-IO.
+
+Theory of operation
+-------------------
+An actor of the reference (a coordinator, a client, a Connect worker, a history group) is a state machine
+with no IO and no clock of its own. A driver (a simulator of ``reference.sim``, the script replay, the wire
+server of ``groupspec.serve``, a conformance harness) hands it one :data:`Event` at a time with the virtual
+time, and the actor answers with the list of :data:`Command` it wants carried out, in order:
+
+* :class:`Send` — a message for another actor, by name (``COORDINATOR``: the member's group coordinator);
+  the driver's network carries it (delay, loss, duplication are the network's, never the actor's);
+* :class:`SetTimer` — wake me at ``at_ms`` with :class:`TimerFired` of ``key``; a later ``SetTimer`` of the
+  same key replaces the earlier one;
+* :class:`CallListener` — the application's rebalance listener was called: ``callback`` is one of
+  :data:`LISTENER_CALLBACKS` (Kafka's ``ConsumerRebalanceListener`` methods), with these partitions, in the
+  generation (or member epoch) the member was in when it called it (what a trace line says).
+
+The events: :class:`Received` (a message from ``sender``), :class:`TimerFired`, and :class:`Invoked` (the
+application calls the actor: ``close``, ...). A driver that steps time in fixed steps runs a timer due at
+or before now at its next step. :class:`Actor` is the
+one method every actor offers, ``handle(now_ms, event) -> list[Command]``; what else an actor exposes (its
+state, for the conformance abstraction and the reports) is read-only.
+
+Actors on the contract: the KIP-848 reconciling consumer (``consumer/client.py``:
+``ReconcilingConsumer.handle``) and the KIP-848 coordinator (``consumer/coordinator.py``:
+``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so). The others still speak
+their own shapes (the classic coordinator's ``handle(now, sender, request) -> [Outbound]``, the classic
+client's ``[Send]`` plus member events, the Connect worker, the history groups), and move onto this one by
+one (issue 26).
+
+Imports nothing from the project: every part of the reference may import it, as it may import ``errors``.
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
+
+__all__ = ["Send", "SetTimer", "CallListener", "Received", "TimerFired", "Invoked", "Command", "Event", "Actor",
+           "COORDINATOR", "LISTENER_CALLBACKS"]
+
+COORDINATOR = "coordinator"  # the name a member gives its group coordinator
+LISTENER_CALLBACKS = ("onPartitionsAssigned", "onPartitionsRevoked", "onPartitionsLost")
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Send:
+    """A message for actor ``to``."""
+
+    to: Hashable
+    message: Any
+
+
+@dataclass(frozen=True)
+class SetTimer:
+    """Wake me at ``at_ms`` with ``TimerFired(key)`` (replacing a pending timer of the same key)."""
+
+    at_ms: int
+    key: str
+
+
+@dataclass(frozen=True)
+class CallListener:
+    """Call the rebalance listener's ``callback`` (one of :data:`LISTENER_CALLBACKS`) with ``partitions``."""
+
+    callback: str
+    partitions: tuple[TP, ...]
+    generation: int = -1
+
+
+@dataclass(frozen=True)
+class Received:
+    """A message from actor ``sender``."""
+
+    sender: Hashable
+    message: Any
+
+
+@dataclass(frozen=True)
+class TimerFired:
+    """A timer set with ``SetTimer(at_ms, key)`` is due."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class Invoked:
+    """The application calls the actor (``close``: leave the group)."""
+
+    call: str
+
+
+Command = Union[Send, SetTimer, CallListener]
+Event = Union[Received, TimerFired, Invoked]
+
+
+class Actor(Protocol):
+    """Every actor of the reference: one event in, the commands it wants carried out, out."""
+
+    def handle(self, now_ms: int, event: Event) -> list[Command]: ...
