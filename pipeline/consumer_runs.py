@@ -34,7 +34,8 @@ simulator's 100 ms steps.
 """
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from groupspec.reference.consumer import CLIENT_FAULTS, COORDINATOR_FAULTS, HeartbeatRequest, HeartbeatResponse
 from groupspec.reference.sim import STEP_MS, ConsumerSimulation, process_name
@@ -47,8 +48,9 @@ __all__ = ["run_consumer_point", "TracedConsumerSimulation", "FAULTS"]
 FAULTS = COORDINATOR_FAULTS | CLIENT_FAULTS
 
 
-class TracedConsumerSimulation(ConsumerSimulation):
+class TracedConsumerSimulation(ConsumerSimulation):  # type: ignore[misc]  # mypy does not see groupspec.reference (installed from reference/)
     """The consumer-protocol simulator with the point's timeouts and the counts of its row."""
+
 
     def __init__(self, p: Point, faults: frozenset[str] = frozenset()) -> None:
         super().__init__(p.members, p.partitions, p.seed, p.assignor,
@@ -94,13 +96,14 @@ def run_consumer_point(p: Point, sweep: str = "", faults: frozenset[str] = froze
     row: dict[str, Any] = {"sweep": sweep, "point_id": p.point_id, **p.to_dict()}
     row.update({k: None for k in METRICS})
     sim = TracedConsumerSimulation(p, frozenset(faults))
-    events: dict[int, list] = {}
+    events: dict[int, list[Callable[[], Any]]] = {}
     for t, action, who, args in acts:
         slot = int(who[1:]) - 1
-        fn = {"start": lambda s=slot: sim.start(s), "close": lambda s=slot: sim.leave(s),
-              "crash": lambda s=slot: sim.crash(s),
-              "pause": lambda s=slot, d=args.get("duration_ms", 0): sim.pause(s, d)}[action]
-        events.setdefault(t - t % STEP_MS, []).append(fn)
+        pause_ms: int = args.get("duration_ms", 0)
+        table: dict[str, Callable[[], Any]] = {
+            "start": partial(sim.start, slot), "close": partial(sim.leave, slot), "crash": partial(sim.crash, slot),
+            "pause": partial(sim.pause, slot, pause_ms)}
+        events.setdefault(t - t % STEP_MS, []).append(table[action])
     events[MEASURE_FROM_MS] = [sim.mark_measure] + events.get(MEASURE_FROM_MS, [])
     sim.run_until(end, events)
     trace = sim.trace

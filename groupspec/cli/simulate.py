@@ -1,9 +1,14 @@
 """`groupspec simulate SCENARIO`: run a built-in scenario in the deterministic simulator and narrate it."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from ._common import OutputPath, UserError, atomic_output, bad_input_probes, emit_json
+
+if TYPE_CHECKING:
+    from groupspec.reference.sim import ScenarioReport
 
 
 def register(group: click.Group) -> None:
@@ -184,7 +189,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
         raise click.exceptions.Exit(1)
 
 
-def _classic_verdict(report, finding: str, mutated: bool) -> tuple[str, bool]:  # noqa: ANN001
+def _classic_verdict(report: ScenarioReport, finding: str, mutated: bool) -> tuple[str, bool]:
     """The run's verdict in one line, and whether it is as expected (exit status 0)."""
     twice = report.totals["double_owned_instants"]
     if not twice:
@@ -234,7 +239,7 @@ def _list_all(as_json: bool) -> None:
     make_console().print(table)
 
 
-def replay_command(report, faults: str = "", delay: str = "1-5", loss: float = 0.0, duplicate: float = 0.0,  # noqa: ANN001
+def replay_command(report: ScenarioReport, faults: str = "", delay: str = "1-5", loss: float = 0.0, duplicate: float = 0.0,
                    reorder: float = 0.0, failover_at: int | None = None) -> str:
     """The command that runs ``report``'s scenario again exactly: every option that shapes the run."""
     import shlex
@@ -257,7 +262,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _in_the_protocols_words(protocol: str, t: dict) -> str:
+def _in_the_protocols_words(protocol: str, t: dict[str, int]) -> str:
     """One sentence saying what the totals mean, in the vocabulary of the protocol's history (docs/learn/)."""
     n, revoked, moved = t["rebalances"], t["partitions_revoked"], t["partitions_moved"]
     if n == 0:
@@ -275,7 +280,7 @@ def _in_the_protocols_words(protocol: str, t: dict) -> str:
     return ""
 
 
-def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport, imported lazily
+def _print_report(report: ScenarioReport, replay: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -318,7 +323,7 @@ def _print_report(report, replay: str) -> None:  # noqa: ANN001 - ScenarioReport
                       f"{d['partition'][0]}-{d['partition'][1]} owned by {', '.join(d['owners'])}")
 
 
-def _judged(trace_path: str | None, events: list) -> list[str]:
+def _judged(trace_path: str | None, events: list[dict[str, Any]]) -> list[str]:
     """The run's trace written to ``--trace`` (if asked) and judged by the one trace checker (groupspec.trace) on
     exclusive ownership and commit fencing: one line per violation."""
     from groupspec.trace import SAFETY_CHECKS, violations_of
@@ -331,7 +336,8 @@ def _judged(trace_path: str | None, events: list) -> list[str]:
     return [str(v) for v in violations_of(events, SAFETY_CHECKS)]
 
 
-def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, trace_path, as_json, net=None) -> None:
+def _simulate_consumer(scenario: str | None, assignor: str | None, members: int, partitions: int, seed: int, faults: str,
+                       trace_path: str | None, as_json: bool, net: Any = None) -> None:
     """`--protocol consumer`: the KIP-848 driver (groupspec.reference.sim.consumer_sim), judged by its trace."""
     from groupspec.reference.sim import CONSUMER_SCENARIOS as SCENARIOS, ConsumerScenarioError, run_consumer_scenario
 
@@ -367,7 +373,8 @@ def _simulate_consumer(scenario, assignor, members, partitions, seed, faults, tr
     click.echo("no violation: exclusive ownership and commit fencing held throughout")
 
 
-def _simulate_migration(scenario, members, partitions, seed, trace_path, as_json) -> None:
+def _simulate_migration(scenario: str | None, members: int, partitions: int, seed: int, trace_path: str | None,
+                        as_json: bool) -> None:
     """`--protocol classic-to-consumer`: the online upgrade (groupspec.reference.sim.migration_sim), judged by its
     trace."""
     from groupspec.reference.sim import (

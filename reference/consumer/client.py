@@ -59,13 +59,14 @@ class ReconcilingConsumer:
     def handle(self, now_ms: int, event: Event) -> list[Command]:
         """One event in, the commands out (``reference/actor.py``)."""
         if type(event) is TimerFired:  # the common events, every step of a simulation; no listener runs on them
-            key = event.key  # type: ignore[union-attr]
+            key = event.key
             if key == "heartbeat":
                 return [Send(COORDINATOR, self.heartbeat_request())]
             if key == "commit" and self.owned:
                 return [Send(COORDINATOR, ConsumerOffsetCommit(self.member_id, self.epoch, self.commit_offsets()))]
             return []
-        self._commands = out = []
+        out: list[Command] = []
+        self._commands = out
         try:
             if isinstance(event, Invoked) and event.call == "close":
                 out.append(Send(COORDINATOR, self.leave_request()))
