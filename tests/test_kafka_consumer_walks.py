@@ -22,7 +22,7 @@ def test_the_walks_agree_with_kafka_on_the_unchanged_model(job):
         print(stats)
     # the walks go somewhere: most of their steps are taken, not stepped around
     assert stats["steps"] >= job[7] * 5, stats
-    assert set(stats) - {"steps", "walks"} <= set(ABSTRACTIONS), stats
+    assert {k for k in set(stats) - {"steps", "walks"} if not k.startswith("checked ")} <= set(ABSTRACTIONS), stats
 
 
 def _mutant(name: str):

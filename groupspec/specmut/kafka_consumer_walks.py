@@ -302,6 +302,24 @@ def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     return None
 
 
+def fixed_rule(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+    """The model difference these walks found and the model then fixed that step ``a`` exercises (counted as
+    ``checked <name>``), or None: a static leave while partitions are pending revocation, a subscription change
+    that drops partitions of a member still revoking."""
+    from groupspec.model import actions as A
+    from groupspec.model import consumer as mc
+
+    r0 = s.group.members[a.member] if a.member >= 0 else None
+    if isinstance(a, A.LeaveGroup) and walk.static and r0 is not None and r0.revoking:
+        return "static-leave-revoking"
+    r1 = t.group.members[a.member] if a.member >= 0 else None
+    if (isinstance(a, mc.ConsumerGroupHeartbeat) and r0 is not None and r1 is not None
+            and r0.topics != s.clients[a.member].topics and r1.revoking & ~r0.revoking
+            and r0.state == mc.MemberState.UNREVOKED_PARTITIONS):
+        return "subscription-drops-at-once"
+    return None
+
+
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
               walks: int, steps: int, seed: int = 20261128, stats: dict[str, int] | None = None) -> str | None:
     """``walks`` seeded random walks of the KIP-848 model (as loaded now) on Kafka; raises :class:`Divergence`
@@ -337,6 +355,9 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             a, t = succ[rng.randrange(len(succ))]
             path.append(repr(a))
             stats["steps"] = stats.get("steps", 0) + 1
+            fixed = fixed_rule(s, a, t, walk)
+            if fixed is not None:
+                stats[f"checked {fixed}"] = stats.get(f"checked {fixed}", 0) + 1
             why = walk.step(s, a, t)
             target = walk.compare_target(t)
             if target is not None and target.startswith("target") and walk.choice(t):
