@@ -166,6 +166,12 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
         _verify(as_json)
 
 
+def _timed(fn, arg):  # noqa: ANN001, ANN202 - a pool task: its result, and the CPU and wall seconds it took here
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn(arg)
+    return out, time.process_time() - c0, time.perf_counter() - t0, os.getpid()
+
+
 def _verify(as_json: bool) -> None:
     """The three sections' work in one pool, the longest first: the model checks, the proofs' tasks and the
     mutation check's rows are independent, so no core waits for a section to end (each section's rows keep
@@ -179,13 +185,17 @@ def _verify(as_json: bool) -> None:
     console = make_console(as_json)
     t0 = time.perf_counter()
     chosen, proof_tasks = plan()
-    work = ([(expected_seconds(job), "model", k, run_model_job, job) for k, job in enumerate(MODEL_JOBS)]
-            + [(PROOF_SECONDS.get(kind, 5.0), "proofs", k, fn, arg) for k, (kind, _p, fn, arg) in enumerate(proof_tasks)]
-            + [(MUTANT_SECONDS.get(m.switch, 2.0), "mutants", k, run_mutant, m) for k, m in enumerate(MUTANTS)])
+    work = ([(expected_seconds(job), "model", k, run_model_job, job, f"{job.protocol} · {job.assignor} {job.bounds}")
+             for k, job in enumerate(MODEL_JOBS)]
+            + [(PROOF_SECONDS.get(kind, 5.0), "proofs", k, fn, arg, f"{kind} {p}")
+               for k, (kind, p, fn, arg) in enumerate(proof_tasks)]
+            + [(MUTANT_SECONDS.get(m.switch, 2.0), "mutants", k, run_mutant, m, f"{m.switch} ({m.variant})")
+               for k, m in enumerate(MUTANTS)])
     work.sort(key=lambda w: -w[0])  # stable: equal estimates keep the sections' order
     out: dict[str, list] = {"model": [None] * len(MODEL_JOBS), "proofs": [None] * len(proof_tasks),
                             "mutants": [None] * len(MUTANTS)}
     left = {name: len(v) for name, v in out.items()}
+    profile: list[dict] = []  # per piece of work: its CPU and wall seconds in its worker, when it ended (--json)
     ended = {name: 0.0 for name in out}  # when each section's last piece of work ended
     workers = max(1, min(os.cpu_count() or 1, len(work)))
     first = f", {COMPILE_NOTICE}" if needs_compiling() else ""
@@ -196,10 +206,14 @@ def _verify(as_json: bool) -> None:
             # a Ctrl-C inside submit (the pool starting its thread) would surface as the pool's RuntimeError
             # on the way out: hold it until the jobs are submitted, then it ends the run as usual
             with interrupts_held():
-                futures = {pool.submit(fn, arg): (section, k) for _est, section, k, fn, arg in work}
+                futures = {pool.submit(_timed, fn, arg): (section, k, label)
+                           for _est, section, k, fn, arg, label in work}
             for fut in as_completed(futures):
-                section, k = futures[fut]
-                out[section][k] = fut.result()
+                section, k, label = futures[fut]
+                out[section][k], cpu, wall, pid = fut.result()
+                profile.append({"section": section, "what": label, "cpu_seconds": round(cpu, 2),
+                                "wall_seconds": round(wall, 2), "ended": round(time.perf_counter() - t0, 1),
+                                "worker": pid})
                 left[section] -= 1
                 if not left[section]:
                     ended[section] = time.perf_counter() - t0
@@ -211,7 +225,7 @@ def _verify(as_json: bool) -> None:
     ok = all(r.passed for r in rows) and proofs.ok and all(m["caught"] for m in mutants)
     if as_json:
         emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json(),
-                   "mutants": mutants})
+                   "mutants": mutants, "profile": profile})
         raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
     console.print(model_table(rows))
     console.print(LEGEND, width=WIDTH, highlight=False)
@@ -219,7 +233,9 @@ def _verify(as_json: bool) -> None:
                   f"processes shared with the proofs and the mutation check")
     print_proofs(console, proofs)
     print_mutants(console, mutants)
-    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all")
+    cpu = sum(w["cpu_seconds"] for w in profile)
+    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all "
+                  f"({cpu:.0f} CPU-seconds in the workers)")
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
 
 
