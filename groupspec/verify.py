@@ -189,6 +189,48 @@ class ModelRow:
     engine: str = "python"
 
 
+# How long the slowest rows took in one run of ``groupspec verify`` (wall seconds in a worker, 2026-11-28, load
+# average 8-10 on the 2-core machine), keyed by (protocol, assignor, members, partitions, topics, number of faults,
+# budget). Only the order of verify's one pool depends on them: the longest work first, so that no long row starts
+# last while the other core idles. A row not listed is expected to take DEFAULT_SECONDS.
+SECONDS_SEEN: dict[tuple[str, str, int, int, int, int, int], float] = {
+    ("cooperative", "sticky", 4, 6, 1, 2, 2): 170,
+    ("eager-to-cooperative", "range", 3, 3, 1, 0, 0): 56,
+    ("connect-keep-work", "sticky", 3, 3, 1, 10, 2): 45,
+    ("eager", "range", 3, 3, 2, 11, 2): 44,
+    ("connect-keep-work", "sticky", 3, 3, 1, 3, 2): 41,
+    ("connect-keep-work", "sticky", 3, 3, 1, 6, 2): 35,
+    ("eager", "roundrobin", 4, 4, 2, 7, 2): 33,
+    ("eager", "range", 4, 4, 2, 7, 2): 31,
+    ("cooperative", "sticky", 3, 4, 2, 11, 2): 30,
+    ("connect-delayed", "sticky", 3, 3, 1, 10, 2): 29,
+    ("connect-delayed", "sticky", 4, 4, 1, 6, 2): 28,
+    ("static-cooperative", "sticky", 4, 6, 1, 3, 1): 28,
+    ("static-cooperative", "sticky", 3, 3, 2, 10, 2): 25,
+    ("upgrade-one-bounce", "range", 3, 3, 1, 0, 0): 22,
+    ("eager", "sticky", 3, 4, 2, 11, 2): 21,
+    ("static-cooperative", "sticky", 3, 3, 1, 3, 2): 21,
+    ("static", "sticky", 3, 3, 2, 10, 2): 17,
+    ("cooperative", "sticky", 4, 4, 2, 7, 2): 14,
+    ("consumer", "uniform", 3, 3, 1, 4, 2): 11,
+    ("static-leader-snapshot", "sticky", 2, 3, 2, 7, 3): 11,
+    ("eager-to-cooperative", "range", 2, 3, 2, 7, 2): 11,
+    ("eager", "sticky", 4, 4, 2, 7, 2): 9,
+}
+DEFAULT_SECONDS = 5.0
+# The same for the proofs' tasks (by kind: ``groupspec.proofs.plan``) and the mutation check's rows (by switch).
+PROOF_SECONDS = {"cdrift": 32.0, "drift": 14.0, "bmc": 12.0, "ranking": 6.0, "lasso": 5.0, "epr": 2.0, "mutant": 2.0,
+                 "consumer": 2.0}
+MUTANT_SECONDS = {"forget_pending_member": 41.0, "no_rebalance_timeout": 8.0, "accept_stale_commit": 5.0}
+
+
+def expected_seconds(job: ModelJob) -> float:
+    """:data:`SECONDS_SEEN` for ``job`` (the order of verify's pool only)."""
+    faults = len([f for f in job.faults.split(",") if f])
+    key = (job.protocol, job.assignor, job.members, job.partitions, job.topics, faults, job.budget)
+    return SECONDS_SEEN.get(key, DEFAULT_SECONDS)
+
+
 def run_model_job(job: ModelJob, progress: Callable[[int, int], None] | None = None) -> ModelRow:
     _proto, res = check(
         job.protocol, assignor=job.assignor, members=job.members, partitions=job.partitions, topics=job.topics,

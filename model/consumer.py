@@ -21,7 +21,9 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
      (its previous epoch is remembered) and every partition of its target that is **free** — held by
      no other member, neither assigned nor pending revocation (the *partition epoch* is unset) — is
      given to it. If some are not free yet it is ``UNRELEASED_PARTITIONS`` and gets them at a later
-     heartbeat, after their previous owner acknowledged revoking them; otherwise it is ``STABLE``.
+     heartbeat, after their previous owner acknowledged revoking them; otherwise it is ``STABLE``;
+   * a heartbeat that changes the subscription of a member still ``UNREVOKED_PARTITIONS`` moves the
+     partitions of the topics it dropped from its assignment to those pending revocation at once.
 
    So a partition goes to its new owner only after its previous owner acknowledged revoking it, and
    nothing else in the protocol has to wait for anybody: members that keep their partitions never
@@ -45,8 +47,8 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
    ``STALE_MEMBER_EPOCH``; an older one (KIP-1251, in 4.3.1) → accepted only for partitions assigned
    or pending revocation whose assignment epoch is not newer than it.
 6. **Static membership** (``consumer-static``): a member with a ``group.instance.id`` leaves with
-   epoch -2; the coordinator then keeps it, with its assignment, for the session timeout, and a new
-   process with the same instance id that joins in time takes the member over with its assignment
+   epoch -2; the coordinator then keeps it, with its assignment but nothing pending revocation (those
+   partitions are free at once), for the session timeout, and a new process with the same instance id that joins in time takes the member over with its assignment
    and no new target. A live member's instance id cannot be taken (``UNRELEASED_INSTANCE_ID``).
 
 What is abstracted (and why it is safe to):
@@ -318,12 +320,17 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                                     for p in range(self.cfg.partitions)))
         return r2
 
-    def reconcile(self, g: ConsumerGroup, i: int, r: Member, owned: int | None) -> Member:
-        """Advance member ``i`` given the partitions its heartbeat reports (``None``: not reported)."""
+    def reconcile(self, g: ConsumerGroup, i: int, r: Member, owned: int | None, changed: bool = False) -> Member:
+        """Advance member ``i`` given the partitions its heartbeat reports (``None``: not reported);
+        ``changed``: the heartbeat changed the member's subscription (``hasSubscriptionChanged``)."""
         if r.left:
             return r
         if r.state == MemberState.UNREVOKED_PARTITIONS:
             if owned is None or owned & r.revoking:
+                if changed:  # Kafka 4.3.1 CurrentAssignmentBuilder.build -> updateCurrentAssignment (a STABLE
+                    # member is behind the target after the bump): dropped topics' partitions to pending revocation
+                    drop = r.assigned & ~self.cfg.subscribed_partitions(r.topics, r.assigned)
+                    return r.but(assigned=r.assigned & ~drop, revoking=r.revoking | drop)
                 return r  # still waiting for the acknowledgement
             return self._next_assignment(g, i, r.but(revoking=0))
         if r.epoch != g.target_epoch or r.state == MemberState.UNRELEASED_PARTITIONS:
@@ -378,11 +385,12 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 # FENCED_MEMBER_EPOCH (throwIfConsumerGroupMemberEpochIsInvalid): an epoch ahead of the
                 # member's, or behind it and not the previous epoch with a subset of the assignment.
                 return (g if self.fenced_keeps_record else self._remove(g, i)), (FENCED,)
-            if r.topics != c.topics:
+            changed = r.topics != c.topics
+            if changed:
                 r = r.but(topics=c.topics)
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
                 r = g.members[i]
-            r = self.reconcile(g, i, r, c.owned)
+            r = self.reconcile(g, i, r, c.owned, changed)
         g = g.but(members=self._set(g.members, i, r))
         return g, (OK, r.epoch, r.assigned)
 
@@ -444,7 +452,10 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             if "leave" in faults and c.proc == Proc.UP and c.epoch > 0 and r is not None and not r.left:
                 # Revoke everything (committing first), then heartbeat with epoch -1 (-2 if static).
                 if self.static_members:
-                    g2 = g.but(members=self._set(g.members, i, r.but(left=True)))
+                    # Kafka 4.3.1 GroupMetadataManager.consumerGroupStaticMemberGroupLeave: kept at epoch -2, with
+                    # nothing pending revocation and its assignment epochs reset to 0
+                    g2 = g.but(members=self._set(g.members, i, r.but(
+                        left=True, revoking=0, since=(0,) * len(r.since))))
                 else:
                     g2 = self._remove(g, i)
                 yield acts[A.LeaveGroup][i], self._with(

@@ -9,7 +9,8 @@
 * :mod:`~groupspec.proofs.abstraction` — model/ states as relational structures (the invariant is
   checked on them).
 * :mod:`~groupspec.proofs.liveness` — the ranking argument for convergence on finite instances.
-* :mod:`~groupspec.proofs.report` — :func:`run_all`, used by ``groupspec prove`` and ``groupspec verify``.
+* :mod:`~groupspec.proofs.report` — :func:`run_all`, used by ``groupspec prove``; its :func:`plan` (independent
+  tasks) and :func:`assemble` (the report), used by ``groupspec verify`` in its one pool.
 """
 from __future__ import annotations
 
@@ -24,14 +25,14 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     return _run(protocol, deep=deep, jobs=jobs, progress=progress)
 
 
-__all__ = ["run_all", "PROTOCOLS", "Check", "Report"]
+__all__ = ["run_all", "plan", "assemble", "PROTOCOLS", "Check", "Report"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {"PROTOCOLS": "report", "Check": "report", "Report": "report"}
+_LAZY = {"PROTOCOLS": "report", "plan": "report", "assemble": "report", "Check": "report", "Report": "report"}
 
 if TYPE_CHECKING:
-    from .report import PROTOCOLS, Check, Report
+    from .report import PROTOCOLS, Check, Report, assemble, plan
 
 
 def __getattr__(name: str) -> Any:

@@ -20,6 +20,8 @@ revocation: ``UNREVOKED_PARTITIONS``),
 ``HeartbeatAdvance`` (the member acknowledged its revocations and moves to the assignment epoch,
 getting the target partitions **no other member holds**; the client may take any of them),
 ``HeartbeatAck`` (an acknowledged revocation releases the partitions pending revocation),
+``HeartbeatDropUnsubscribed`` (a changed subscription moves assigned partitions to pending revocation),
+``StaticLeave`` (epoch -2: the record is kept with its assignment and nothing pending revocation),
 ``HeartbeatUnknown`` (``UNKNOWN_MEMBER_ID``: lose everything, epoch 0), ``Revoke`` (the client
 gives up any partitions), ``Crash``, ``Pause``, ``Resume``, ``Start`` (also beside a record the
 coordinator keeps: a static member that left with epoch -2 comes back). The coordinator's previous
@@ -161,6 +163,21 @@ class ConsumerSpec:
             z3.ForAll([q], z3.And(z3.Not(t.revoking(m, q)), t.assigned(m, q) == s.assigned(m, q),
                                   t.owns(m, q) == s.owns(m, q))),
             self._others_unchanged(m), *self._target_same())
+        acts["HeartbeatDropUnsubscribed"] = z3.And(  # a changed subscription while revoking: dropped topics'
+            # partitions move from assigned to pending revocation (CurrentAssignmentBuilder.updateCurrentAssignment)
+            *hb, *self._same_member(m),
+            z3.ForAll([q], z3.And(
+                z3.Implies(t.assigned(m, q), s.assigned(m, q)),
+                t.revoking(m, q) == z3.Or(s.revoking(m, q), z3.And(s.assigned(m, q), z3.Not(t.assigned(m, q)))),
+                t.owns(m, q) == s.owns(m, q))),
+            self._others_unchanged(m), *self._target_same())
+        acts["StaticLeave"] = z3.And(  # epoch -2 (consumerGroupStaticMemberGroupLeave): the record kept with its
+            # assignment, nothing pending revocation, assignment epochs 0; the process stops
+            s.present(m), s.up(m), t.present(m), z3.Not(t.up(m)), z3.Not(t.paused(m)), t.cep(m) == 0,
+            *self._same_member(m, ("mepoch", "pepoch")),
+            z3.ForAll([q], z3.And(z3.Not(t.owns(m, q)), t.assigned(m, q) == s.assigned(m, q), z3.Not(t.revoking(m, q)),
+                                  t.since(m, q) == 0)),
+            self._others_unchanged(m), *self._target_same())
         if self.bug == "no_wait_release":
             free = lambda q: z3.BoolVal(True)  # noqa: E731  BUG: partition epochs ignored
         else:
@@ -230,7 +247,8 @@ class ConsumerSpec:
                                   t.revoking(m, q) == s.revoking(m, q))),
             self._others_unchanged(m), *self._target_same())
         same_since = z3.ForAll([q], t.since(m, q) == s.since(m, q))
-        return {name: (a if name == "HeartbeatAdvance" else z3.And(a, same_since)) for name, a in acts.items()}
+        return {name: (a if name in ("HeartbeatAdvance", "StaticLeave") else z3.And(a, same_since))
+                for name, a in acts.items()}
 
     def stutter(self, pre: Vocabulary, post: Vocabulary) -> z3.BoolRef:
         """No change at all (a step of the model that the encoding does not see, e.g. a subscription's client side)."""

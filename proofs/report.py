@@ -407,12 +407,30 @@ def _ranking_check(protocol: str, d: dict[str, Any]) -> Check:
 def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = None,
             progress: Callable[[str], None] | None = None) -> Report:
     """Every check for ``protocol`` (or all of them). ``deep`` adds the slow bounded checks."""
+    t0 = time.perf_counter()
+    chosen, tasks = plan(protocol, deep)
+    workers = jobs or min(2, os.cpu_count() or 1)
+    results: list[Any] = [None] * len(tasks)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
+        for i, kind, p, fut in futs:
+            results[i] = fut.result()
+            if progress is not None:
+                progress(f"{kind} {p}")
+    return assemble(chosen, tasks, results, t0, progress)
+
+
+Task = tuple[str, str, Callable[[Any], Any], Any]  # kind, protocol, a picklable function, its argument
+
+
+def plan(protocol: str | None = None, deep: bool = False) -> tuple[list[str], list[Task]]:
+    """The chosen protocols and the independent tasks of :func:`run_all` (each ``fn(arg)`` may run in any
+    process: ``groupspec verify`` runs them in its one pool beside the model checks); :func:`assemble` makes the
+    report from their results."""
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     chosen = [protocol] if protocol else list(PROTOCOLS)
-    t0 = time.perf_counter()
-    workers = jobs or min(2, os.cpu_count() or 1)
-    tasks: list[tuple[str, str, Callable[[Any], Any], Any]] = []
+    tasks: list[Task] = []
     for p in chosen:
         if p in RELATIONAL:
             tasks.append(("epr", p, _epr_job, p))
@@ -439,24 +457,25 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
     for p in chosen:
         if p in CONSUMER_DRIFT or p in CONSUMER_DRIFT_MUTANTS:
             tasks.append(("cdrift", p, _consumer_drift_job, p))
+    for p in chosen:
+        if p in CONSUMER:  # the KIP-848 relational proofs (proofs/consumer.py)
+            tasks.append(("consumer", p, _consumer_checks, p))
+    return chosen, tasks
+
+
+def assemble(chosen: list[str], tasks: list[Task], results: list[Any], t0: float,
+             progress: Callable[[str], None] | None = None) -> Report:
+    """The report from the results of :func:`plan`'s tasks (``results[i]`` is ``tasks[i]``'s)."""
     checks: list[Check] = []
-    order = {"epr": 0, "mutant": 1, "drift": 2, "cdrift": 2, "bmc": 3, "lasso": 4, "ranking": 5}
-    results: list[tuple[int, int, str, str, Any]] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futs = [(i, kind, p, pool.submit(fn, arg)) for i, (kind, p, fn, arg) in enumerate(tasks)]
-        for i, kind, p, fut in futs:
-            data = fut.result()
-            if kind == "mutant":
-                data = (tasks[i][3], data)
-            results.append((order[kind], i, kind, p, data))
-            if progress is not None:
-                progress(f"{kind} {p}")
-    results.sort(key=lambda x: (chosen.index(x[3]) if x[3] in chosen else 99, x[0], x[1]))
-    for _o, _i, kind, p, data in results:
+    order = {"epr": 0, "mutant": 1, "drift": 2, "cdrift": 2, "bmc": 3, "lasso": 4, "ranking": 5, "consumer": 6}
+    rows = sorted(((order[kind], i, kind, p) for i, (kind, p, _fn, _arg) in enumerate(tasks)),
+                  key=lambda x: (chosen.index(x[3]) if x[3] in chosen else 99, x[0], x[1]))
+    for _o, i, kind, p in rows:
+        data = results[i]
         if kind == "epr":
             checks += _epr_checks(p, data)
         elif kind == "mutant":
-            checks.append(_mutant_check(p, *data))
+            checks.append(_mutant_check(p, tasks[i][3], data))
         elif kind == "drift":
             checks.append(_drift_check(p, data))
         elif kind == "cdrift":
@@ -465,13 +484,14 @@ def run_all(protocol: str | None = None, deep: bool = False, jobs: int | None = 
             checks.append(_bmc_check(p, data))
         elif kind == "lasso":
             checks.append(_lasso_check(p, data))
-        else:
+        elif kind == "ranking":
             checks.append(_ranking_check(p, data))
-    for p in chosen:
-        if p in CONSUMER:
-            checks += _consumer_checks(p)
-            if progress is not None:
-                progress(f"epr {p}")
+    for p in chosen:  # after every other check of all the protocols, as before
+        for i, (kind, q, _fn, _arg) in enumerate(tasks):
+            if kind == "consumer" and q == p:
+                checks += results[i]
+                if progress is not None:
+                    progress(f"epr {p}")
     return Report(checks, time.perf_counter() - t0, chosen)
 
 

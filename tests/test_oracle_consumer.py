@@ -63,6 +63,9 @@ CONSUMER_SCRIPTS = {  # script under tests/oracle/ -> the abstractions it shows 
     "consumer_leave_target_later": {"target-computed-later", "assignment-resent"},
     "consumer_assignor_choice": {"assignor-choice", "target-computed-later", "assignment-resent"},
     "consumer_commit_older_epoch": {"assignment-resent"},
+    # fixed findings of the model's Kafka walks (docs/oracle.md), kept as regressions of the reference
+    "consumer_static_leave_revoking": {"static-left-epoch", "assignment-resent"},
+    "consumer_subscription_drops": {"assignment-resent"},
 }
 
 
@@ -71,6 +74,35 @@ def test_each_consumer_difference_has_a_script_that_shows_it(name, oracle):
     result = compare_consumer_script((ORACLE / f"{name}.jsonl").read_text(), oracle)
     assert result.unexplained == []
     assert {d.explained_by.split(" (")[0] for d in result.differences} == CONSUMER_SCRIPTS[name]
+
+
+def test_the_reference_rules_the_model_walks_found_are_kafkas(oracle, monkeypatch):
+    """The two rules the model's Kafka walks found (a static leave clears pending revocation; a changed subscription
+    drops the unsubscribed topics' partitions at once): each old rule, put back into the reference, is caught by
+    its script against Kafka's coordinator, and the fixed reference agrees."""
+    from groupspec.reference.consumer import ConsumerGroupCoordinator as C
+
+    leave, sub = ((ORACLE / f"{n}.jsonl").read_text() for n in ("consumer_static_leave_revoking",
+                                                                 "consumer_subscription_drops"))
+    assert not compare_consumer_script(leave, oracle).unexplained
+    assert not compare_consumer_script(sub, oracle).unexplained
+    new_hb, new_reconcile = C.heartbeat, C._reconcile
+
+    def old_leave(self, req, now=0):  # noqa: ANN001, ANN202 - the old rule: pending revocation kept after epoch -2
+        m = self.members.get(req.member_id)
+        kept = set(m.revoking) if m is not None and req.member_epoch == -2 else set()
+        out = new_hb(self, req, now)
+        if kept:
+            self._set_holding(m, m.assigned, kept)
+        return out
+
+    with monkeypatch.context() as mp:
+        mp.setattr(C, "heartbeat", old_leave)
+        assert compare_consumer_script(leave, oracle).unexplained
+    with monkeypatch.context() as mp:  # the old rule: a changed subscription changes nothing while revoking
+        mp.setattr(C, "_reconcile", lambda self, m, owned, now, changed=False: new_reconcile(self, m, owned, now))
+        found = compare_consumer_script(sub, oracle).unexplained
+        assert found and found[0].line == 9, [d.to_dict() for d in found]
 
 
 def test_a_fenced_member_keeps_its_record_as_in_kafka(oracle):

@@ -58,3 +58,53 @@ def test_a_changed_commit_rule_is_drift_in_the_state_half(tmp_path) -> None:  # 
     proto = mod.make("consumer", mod.Config(members=2, partitions=1, faults=frozenset({"timeout"}), budget=1))
     r = D.sample("consumer", seed=1, steps=60, proto=proto, stop_at_first=True)
     assert r.rejected and "OffsetCommit" in r.rejected[0], r
+
+
+def _first_step(proto, wanted):  # type: ignore[no-untyped-def]
+    """The first step (breadth-first) ``s -a-> t`` of ``proto`` with ``wanted(s, a, t)``."""
+    from collections import deque
+
+    s0 = proto.init_states()[0]
+    seen, todo = {proto.key(s0)}, deque([s0])
+    while todo:
+        s = todo.popleft()
+        for a, t in proto.successors(s):
+            if wanted(s, a, t):
+                return s, a, t
+            if proto.key(t) not in seen:
+                seen.add(proto.key(t))
+                todo.append(t)
+    raise AssertionError("no such step")
+
+
+def test_a_static_leave_while_revoking_is_the_encodings_static_leave() -> None:
+    """Kafka 4.3.1 keeps a static member that left (epoch -2) with nothing pending revocation: the model's step is
+    a run of the encoding's StaticLeave (and of nothing that keeps the partitions pending)."""
+    from groupspec.model import actions as A
+
+    proto = make("consumer-static", Config(members=2, partitions=2, faults=frozenset({"leave", "zombie"}), budget=2))
+    s, a, t = _first_step(proto, lambda s, a, t: isinstance(a, A.LeaveGroup) and s.group.members[a.member].revoking)
+    assert t.group.members[a.member].revoking == 0 and t.group.members[a.member].left
+    assert D.check_step(proto, s, t).admitted
+    v = D.check_step(proto, s, t, k=1)  # one relational step: the encoding's own static leave
+    assert v.admitted and v.relational == ["StaticLeave"], v
+
+
+def test_a_subscription_change_while_revoking_is_the_encodings_drop() -> None:
+    """Kafka 4.3.1 moves the partitions of dropped topics to pending revocation at once when a member still owning
+    partitions pending revocation changes its subscription: a run of the encoding's HeartbeatDropUnsubscribed."""
+    from groupspec.model.consumer import ConsumerGroupHeartbeat, MemberState
+
+    proto = make("consumer", Config(members=2, partitions=3, topics=2, faults=frozenset({"subscription", "join"}),
+                                    budget=2, assignor="range"))
+
+    def wanted(s, a, t):  # type: ignore[no-untyped-def]
+        r = s.group.members[a.member] if isinstance(a, ConsumerGroupHeartbeat) else None
+        c = s.clients[a.member] if r is not None else None
+        return (r is not None and r.state == MemberState.UNREVOKED_PARTITIONS and c.owned & r.revoking
+                and r.topics != c.topics and t.group.members[a.member].revoking & ~r.revoking)
+
+    s, a, t = _first_step(proto, wanted)
+    assert D.check_step(proto, s, t).admitted
+    v = D.check_step(proto, s, t, k=2)  # a new target, then the dropped partitions pending revocation
+    assert v.admitted and "HeartbeatDropUnsubscribed" in v.relational, v

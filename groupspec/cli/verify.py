@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 from rich.console import Console
@@ -172,54 +172,78 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
         _verify(as_json)
 
 
+def _timed(fn: Callable[[Any], Any], arg: Any) -> tuple[Any, float, float, int]:
+    """A pool task: its result, and the CPU and wall seconds it took here, and which worker ran it."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn(arg)
+    return out, time.process_time() - c0, time.perf_counter() - t0, os.getpid()
+
+
 def _verify(as_json: bool) -> None:
+    """The three sections' work in one pool, the longest first: the model checks, the proofs' tasks and the
+    mutation check's rows are independent, so no core waits for a section to end (each section's rows keep
+    their order in the output)."""
+    from groupspec.checker import COMPILE_NOTICE, needs_compiling
+    from groupspec.conformance import MUTANTS, run_mutant
+    from groupspec.proofs import assemble, plan
     from groupspec.realstack import interrupts_held
-    from groupspec.checker import COMPILE_NOTICE
-    from groupspec.checker import needs_compiling
-    from groupspec.verify import MODEL_JOBS, run_model_job, rows_json
+    from groupspec.verify import MODEL_JOBS, MUTANT_SECONDS, PROOF_SECONDS, expected_seconds, rows_json, run_model_job
 
     console = make_console(as_json)
     t0 = time.perf_counter()
-    workers = max(1, min(os.cpu_count() or 1, len(MODEL_JOBS)))
-    done: dict[int, ModelRow] = {}
+    chosen, proof_tasks = plan()
+    work = ([(expected_seconds(job), "model", k, run_model_job, job, f"{job.protocol} · {job.assignor} {job.bounds}")
+             for k, job in enumerate(MODEL_JOBS)]
+            + [(PROOF_SECONDS.get(kind, 5.0), "proofs", k, fn, arg, f"{kind} {p}")
+               for k, (kind, p, fn, arg) in enumerate(proof_tasks)]
+            + [(MUTANT_SECONDS.get(m.switch, 2.0), "mutants", k, run_mutant, m, f"{m.switch} ({m.variant})")
+               for k, m in enumerate(MUTANTS)])
+    work.sort(key=lambda w: -w[0])  # stable: equal estimates keep the sections' order
+    out: dict[str, list[Any]] = {"model": [None] * len(MODEL_JOBS), "proofs": [None] * len(proof_tasks),
+                            "mutants": [None] * len(MUTANTS)}
+    left = {name: len(v) for name, v in out.items()}
+    profile: list[dict[str, Any]] = []  # per piece of work: its CPU and wall seconds in its worker, when it ended (--json)
+    ended = {name: 0.0 for name in out}  # when each section's last piece of work ended
+    workers = max(1, min(os.cpu_count() or 1, len(work)))
     first = f", {COMPILE_NOTICE}" if needs_compiling() else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(f"model checks ({workers} workers{first})", total=len(MODEL_JOBS))
+        task = bar.add_task(f"model checks, proofs, mutation check ({workers} workers{first})", total=len(work))
         with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
             # a Ctrl-C inside submit (the pool starting its thread) would surface as the pool's RuntimeError
             # on the way out: hold it until the jobs are submitted, then it ends the run as usual
             with interrupts_held():
-                futures = {pool.submit(run_model_job, job): k for k, job in enumerate(MODEL_JOBS)}
+                futures = {pool.submit(_timed, fn, arg): (section, k, label)
+                           for _est, section, k, fn, arg, label in work}
             for fut in as_completed(futures):
-                done[futures[fut]] = fut.result()
+                section, k, label = futures[fut]
+                out[section][k], cpu, wall, pid = fut.result()
+                profile.append({"section": section, "what": label, "cpu_seconds": round(cpu, 2),
+                                "wall_seconds": round(wall, 2), "ended": round(time.perf_counter() - t0, 1),
+                                "worker": pid})
+                left[section] -= 1
+                if not left[section]:
+                    ended[section] = time.perf_counter() - t0
                 bar.advance(task)
-    rows = [done[k] for k in range(len(MODEL_JOBS))]  # in MODEL_JOBS' order
-    model_seconds = time.perf_counter() - t0
-    proofs = run_proofs(console)
-    mutants = run_mutants(console)
+    rows, mutants = out["model"], out["mutants"]
+    proofs = assemble(chosen, proof_tasks, out["proofs"], t0)
+    proofs.seconds = ended["proofs"]
     elapsed = time.perf_counter() - t0
     ok = all(r.passed for r in rows) and proofs.ok and all(m["caught"] for m in mutants)
     if as_json:
         emit_json({"ok": ok, "seconds": round(elapsed, 1), "model": rows_json(rows), "proofs": proofs.to_json(),
-                   "mutants": mutants})
+                   "mutants": mutants, "profile": profile})
         raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
     console.print(model_table(rows))
     console.print(LEGEND, width=WIDTH, highlight=False)
-    console.print(f"model: {len(rows)} checks in {model_seconds:.0f} s on {workers} worker processes")
+    console.print(f"model: {len(rows)} checks, done {ended['model']:.0f} s after the start, on {workers} worker "
+                  f"processes shared with the proofs and the mutation check")
     print_proofs(console, proofs)
     print_mutants(console, mutants)
-    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all")
+    cpu = sum(w["cpu_seconds"] for w in profile)
+    console.print(f"{'all as expected' if ok else 'NOT as expected'} — {elapsed:.0f} s in all "
+                  f"({cpu:.0f} CPU-seconds in the workers)")
     raise click.exceptions.Exit(EXIT_OK if ok else EXIT_VIOLATION)
-
-
-def run_proofs(console: Console) -> Report:
-    """The Z3 proofs (groupspec prove), with a progress bar."""
-    from groupspec.proofs import run_all
-
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("proofs", total=None)
-        return run_all(progress=lambda what: bar.update(task, description=f"proofs: done {what}"))
 
 
 def print_proofs(console: Console, rep: Report) -> None:
@@ -245,7 +269,7 @@ def print_proofs(console: Console, rep: Report) -> None:
         t.add_row(protocol, family, str(n), result, f"{secs:.1f}s")
     console.print(t)
     n = sum(c.count for c in rep.checks)
-    console.print(f"proofs: {len(rep.checks)} checks, {n} obligations in {rep.seconds:.0f} s "
+    console.print(f"proofs: {len(rep.checks)} checks, {n} obligations, done {rep.seconds:.0f} s after the start "
                   f"({'all as expected' if rep.ok else 'NOT as expected'}; details and counterexamples: groupspec prove)")
 
 

@@ -199,11 +199,18 @@ class ConsumerGroupCoordinator:
         m.revoke_deadline_ms = None
         self._set_holding(m, keep | free, set())
 
-    def _reconcile(self, m: Member, owned: set[TP] | None, now: int) -> None:
+    def _reconcile(self, m: Member, owned: set[TP] | None, now: int, changed: bool = False) -> None:
         if m.left:
             return
         if m.state == MemberState.UNREVOKED_PARTITIONS:
             if owned is None or owned & m.revoking:
+                if changed:
+                    # Kafka 4.3.1 (CurrentAssignmentBuilder.build, withHasSubscriptionChanged: updateCurrentAssignment):
+                    # the partitions of topics it no longer subscribes to go from its assignment to those pending
+                    # revocation at once; found by the model's Kafka walks
+                    topics = self._resolve(m)
+                    drop = {tp for tp in m.assigned if tp[0] not in topics}
+                    self._set_holding(m, m.assigned - drop, m.revoking | drop)
                 return
             self._set_holding(m, m.assigned, set())
             self._next_assignment(m, now)
@@ -252,6 +259,11 @@ class ConsumerGroupCoordinator:
             if m is None:
                 return HeartbeatResponse(Error.UNKNOWN_MEMBER_ID, req.member_id, epoch)
             if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and m.instance_id is not None:
+                # Kafka 4.3.1 (GroupMetadataManager.consumerGroupStaticMemberGroupLeave) keeps it at epoch -2 with its
+                # assignment, nothing pending revocation (free at once) and its assignment epochs reset to 0; found by
+                # the model's Kafka walks
+                self._set_holding(m, m.assigned, set())
+                m.since = {tp: 0 for tp in m.assigned}
                 m.left = True
                 m.last_heartbeat_ms = now
                 self.log.append({"event": "left", "member": m.member_id, "static": True})
@@ -268,6 +280,7 @@ class ConsumerGroupCoordinator:
                 # Kafka oracle
                 return HeartbeatResponse(Error.UNRELEASED_INSTANCE_ID, req.member_id, 0,
                                          error_message=f"instance {req.instance_id} is still held by {held.member_id}")
+        changed = False  # the heartbeat changed the member's subscription (hasSubscriptionChanged)
         if epoch == 0 and (m is None or m.left):
             if req.instance_id is not None and req.instance_id in self.static:
                 old = self.members[self.static[req.instance_id]]
@@ -317,7 +330,6 @@ class ConsumerGroupCoordinator:
                     self._remove(m.member_id, f"was fenced (epoch {epoch}, member epoch {m.epoch})")
                 return HeartbeatResponse(Error.FENCED_MEMBER_EPOCH, req.member_id, epoch,
                                          error_message=f"epoch {epoch} is not the member epoch {m.epoch}")
-            changed = False
             if req.subscribed_topic_names is not None and frozenset(req.subscribed_topic_names) != m.topics:
                 m.topics = frozenset(req.subscribed_topic_names)
                 changed = True
@@ -328,7 +340,7 @@ class ConsumerGroupCoordinator:
                 self._bump(f"{m.member_id} changed its subscription")
         m.last_heartbeat_ms = now
         before = (m.epoch, frozenset(m.assigned))
-        self._reconcile(m, owned, now)
+        self._reconcile(m, owned, now, changed)
         send = (m.epoch, frozenset(m.assigned)) != before or epoch == 0 or owned is not None
         return HeartbeatResponse(Error.NONE, m.member_id, m.epoch, self.heartbeat_interval_ms,
                                  _by_topic(m.assigned) if send else None)

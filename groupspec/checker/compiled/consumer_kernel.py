@@ -180,6 +180,12 @@ def clear_member(P, t, i):
         t[b + f] = 0
     if P[P_MIG]:
         t[xslot(P, i) + XM_CLASSIC] = 0
+    clear_since(P, t, i)
+
+
+@njit(cache=True, inline="always")
+def clear_since(P, t, i):
+    """``Member.since`` all 0 (in-flight faults only)."""
     if P[P_FLIGHT]:
         y = fslot(P, i) + F_SINCE
         for p in range(P[P_K]):
@@ -249,13 +255,17 @@ def next_assignment(P, t, i):
 
 
 @njit(cache=True)
-def reconcile(P, t, i, owned):
-    """``Consumer.reconcile`` with the partitions the heartbeat reports (always reported here)."""
+def reconcile(P, t, i, owned, dropped):
+    """``Consumer.reconcile`` with the partitions the heartbeat reports (always reported here); ``dropped``: the
+    partitions outside the member's subscription when the heartbeat changed it (``changed``), else 0."""
     b = HEADER + i * SLOT
     if t[b + M_LEFT]:
         return
     if t[b + M_STATE] == UNREVOKED:
         if owned & t[b + M_REVOKING]:
+            drop = t[b + M_ASSIGNED] & dropped  # dropped topics' partitions to pending revocation at once
+            t[b + M_ASSIGNED] &= ~drop
+            t[b + M_REVOKING] |= drop
             return
         t[b + M_REVOKING] = 0
         next_assignment(P, t, i)
@@ -265,7 +275,7 @@ def reconcile(P, t, i, owned):
 
 
 @njit(cache=True)
-def handle(P, s, i, t, tk, tv, tq):
+def handle(P, TM, s, i, t, tk, tv, tq):
     """``Consumer.handle``: the coordinator handles client ``i``'s heartbeat; row ``t`` becomes ``s`` with the
     group after it (no client field is written). Returns the answer (ANS_*; for ANS_OK its epoch and
     assignment are the member's in ``t``), or MISS."""
@@ -287,23 +297,20 @@ def handle(P, s, i, t, tk, tv, tq):
             t[b + M_TOPICS] = c_topics
             t[b + M_STATIC] = P[P_STATIC]
             t[b + M_LEFT] = 0
-            if P[P_FLIGHT]:
-                y = fslot(P, i) + F_SINCE
-                for p in range(P[P_K]):
-                    t[y + p] = 0
+            clear_since(P, t, i)
             if not bump(P, t, tk, tv, tq):
                 return MISS
         if t[b + M_TOPICS] != c_topics:
             t[b + M_TOPICS] = c_topics
             if not bump(P, t, tk, tv, tq):
                 return MISS
-        reconcile(P, t, i, s[b + C_OWNED])
+        reconcile(P, t, i, s[b + C_OWNED], 0)
     elif c_epoch == 0:
         if P[P_STATIC]:
             return ANS_UNRELEASED  # its instance id is held by a member that has not left: fatal
         if not P[P_K19233] and s[b + M_EPOCH] != 0 and s[b + M_PREV] != 0:
             return ANS_FENCED  # before KAFKA-19233 epoch 0 was validated as any other epoch
-        reconcile(P, t, i, s[b + C_OWNED])
+        reconcile(P, t, i, s[b + C_OWNED], 0)
     else:
         if not present or s[b + M_LEFT]:
             return ANS_UNKNOWN
@@ -313,11 +320,13 @@ def handle(P, s, i, t, tk, tv, tq):
                 if not remove(P, t, i, tk, tv, tq):
                     return MISS
             return ANS_FENCED
+        dropped = 0
         if t[b + M_TOPICS] != c_topics:
             t[b + M_TOPICS] = c_topics
             if not bump(P, t, tk, tv, tq):
                 return MISS
-        reconcile(P, t, i, s[b + C_OWNED])
+            dropped = ~subscribed(TM, c_topics, -1)
+        reconcile(P, t, i, s[b + C_OWNED], dropped)
     return ANS_OK
 
 
@@ -356,9 +365,9 @@ def apply_answer(P, t, i, code, epoch, assigned):
 
 
 @njit(cache=True)
-def heartbeat(P, s, i, t, tk, tv, tq):
+def heartbeat(P, TM, s, i, t, tk, tv, tq):
     """``Consumer.heartbeat``: row ``t`` becomes ``s`` after client ``i``'s heartbeat. False on MISS."""
-    code = handle(P, s, i, t, tk, tv, tq)
+    code = handle(P, TM, s, i, t, tk, tv, tq)
     if code == MISS:
         return False
     b = HEADER + i * SLOT
@@ -385,7 +394,7 @@ def _differs(s, t):
 
 
 @njit(cache=True)
-def flight_successors(P, s, i, out, acts, ns, spend, tk, tv, tq):
+def flight_successors(P, TM, s, i, out, acts, ns, spend, tk, tv, tq):
     """``ConsumerFlight.flight_successors``: the steps of client ``i`` that the in-flight faults add, written
     from ``out[ns]`` on; the new ``ns``, or MISS."""
     faults = P[P_FAULTS]
@@ -414,7 +423,7 @@ def flight_successors(P, s, i, out, acts, ns, spend, tk, tv, tq):
     late = faults & F_LATE_ANSWER
     if proc == UP and c_epoch >= 0 and not s[y + F_ANS] and (lose or late):
         t = out[ns]
-        code = handle(P, s, i, t, tk, tv, tq)
+        code = handle(P, TM, s, i, t, tk, tv, tq)
         if code == MISS:
             return MISS
         if code == ANS_OK and _differs(s, t):
@@ -471,14 +480,14 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
         c_epoch = s[b + C_EPOCH]
         waiting = False  # an answer on its way (late-answer): no other heartbeat meanwhile
         if flight:
-            ns = flight_successors(P, s, i, out, acts, ns, spend, tk, tv, tq)
+            ns = flight_successors(P, TM, s, i, out, acts, ns, spend, tk, tv, tq)
             if ns < 0:
                 return MISS
             waiting = s[fslot(P, i) + F_ANS] != 0
         if proc == UP:
             if c_epoch >= 0 and not waiting:
                 t = out[ns]
-                if not heartbeat(P, s, i, t, tk, tv, tq):
+                if not heartbeat(P, TM, s, i, t, tk, tv, tq):
                     return MISS
                 if _differs(s, t):
                     acts[ns] = HB * 8 + i
@@ -521,8 +530,10 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
         if faults & F_LEAVE and proc == UP and c_epoch > 0 and present and not left:
             t = out[ns]
             t[:] = s
-            if P[P_STATIC]:
+            if P[P_STATIC]:  # kept at epoch -2, nothing pending revocation, assignment epochs reset to 0
                 t[b + M_LEFT] = 1
+                t[b + M_REVOKING] = 0
+                clear_since(P, t, i)
             elif not remove(P, t, i, tk, tv, tq):
                 return MISS
             _fresh_client(P, t, i, b, DOWN, -1)

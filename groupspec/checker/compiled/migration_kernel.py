@@ -240,7 +240,7 @@ def _down_client(P, t, i, proc, epoch, classic, phase):
 
 
 @njit(cache=True)
-def consumer_heartbeat(P, s, i, t, u, tk, tv, tq):
+def consumer_heartbeat(P, TM, s, i, t, u, tk, tv, tq):
     """``_consumer_heartbeat`` into ``t`` (``u``: scratch). False on MISS."""
     x = extras_base(P)
     u[:] = s
@@ -251,7 +251,7 @@ def consumer_heartbeat(P, s, i, t, u, tk, tv, tq):
             t[:] = s
             _down_client(P, t, i, DOWN, NOT_MEMBER, 0, P_STABLE)
             return True
-    if not CK.heartbeat(P, u, i, t, tk, tv, tq):
+    if not CK.heartbeat(P, TM, u, i, t, tk, tv, tq):
         return False
     t[x + X_KIND] = CONSUMER
     settle(P, t)
@@ -323,7 +323,7 @@ def join(P, s, i, t, tk, tv, tq):
         t[CK.xslot(P, i) + XM_CLASSIC] = 1
         if not CK.bump(P, t, tk, tv, tq):
             return False
-    CK.reconcile(P, t, i, s[b + C_OWNED])
+    CK.reconcile(P, t, i, s[b + C_OWNED], 0)
     t[b + C_EPOCH] = t[b + M_EPOCH]
     t[CK.xslot(P, i) + XC_PHASE] = P_SYNC
     return True
@@ -442,7 +442,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq, u):
             if not classic:
                 if c_epoch >= 0:
                     t = out[ns]
-                    if not consumer_heartbeat(P, s, i, t, u, tk, tv, tq):
+                    if not consumer_heartbeat(P, TM, s, i, t, u, tk, tv, tq):
                         return MISS
                     differs = False
                     for f in range(s.shape[0]):
