@@ -34,7 +34,7 @@ class RoundRobinAssignor:
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
-        members = normalize(subscriptions, keep_owned=False)
+        members = normalize(subscriptions, keep_owned=False, owned_columns=False)
         circle = sorted(members, key=member_info_key)
         size = len(circle)
         result: dict[str, list[Partition]] = {m.member_id: [] for m in members}
@@ -59,7 +59,8 @@ class RoundRobinAssignor:
         shared: dict[tuple[int, ...], list[int]] = {}
         cursor = 0
         ints = list(range(max(counts.values(), default=0)))  # one int object per partition number
-        for topic in sorted(by_topic, key=java_string_key):
+        topic_order = sorted(by_topic, key=java_string_key)
+        for topic in topic_order:
             keys = tuple(by_topic[topic])
             seats = shared.get(keys)
             if seats is None:
@@ -75,6 +76,10 @@ class RoundRobinAssignor:
             else:
                 deque(map(list.extend, map(lists.__getitem__, order), map(pairs.__getitem__, map(slice, range(k), repeat(None), repeat(k)))), maxlen=0)
             cursor = (order[(n - 1) % k] + 1) % size
+        if topic_order == sorted(topic_order):
+            # each member's list was built topic by topic in Java order, each topic's share ascending: when Java's
+            # order of these topics is Python's, the lists are sorted and ``result`` is finish's answer already
+            return result
         return finish(members, result)
 
     def __repr__(self) -> str:
