@@ -20,16 +20,18 @@ every member present, each list sorted by ``(topic, partition)``.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from collections import abc
-from itertools import chain
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
 
 __all__ = [
     "Assignment",
+    "ClaimColumns",
     "Member",
     "Partition",
     "existing_topics",
@@ -37,6 +39,8 @@ __all__ = [
     "java_string_key",
     "member_info_key",
     "normalize",
+    "normalize_claims",
+    "collector_paused",
 ]
 
 
@@ -56,9 +60,6 @@ class Member:
     instance_id: str | None
     rack: str | None
     raw_topic_count: int  # length of the topic list including duplicates (Sticky's equality test)
-    #: with ``normalize(..., keep_owned=False)``: the claims as two columns (topics, partition numbers), validated
-    #: as strictly as ``owned`` (``owned`` is then empty); ``None`` otherwise
-    owned_columns: "tuple[tuple[str, ...], tuple[int, ...]] | None" = None
 
     @property
     def topic_set(self) -> frozenset[str]:
@@ -159,31 +160,38 @@ def _parse_optional_str(member_id: str, key: str, raw: Any) -> str | None:
     raise _bad(member_id, f"{key!r} must be a string or null")
 
 
-def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool = True,
-              owned_columns: bool = True) -> list[Member]:
+def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool = True) -> list[Member]:
     """Validate the plain-callable subscription map and return one :class:`Member` per entry.
 
     ``keep_owned=False`` validates each ``owned`` list as strictly but does not build its pairs: the members'
-    ``owned`` is empty and ``owned_columns`` holds the claims as two columns (what the sticky assignors read, at C
-    speed). With ``owned_columns=False`` as well (range and roundrobin, which never read the claims) the claims are
-    only validated, every member's at once after the other fields (:func:`_check_owned`), and ``owned_columns`` is
-    ``None``; when some field is bad, the claims of the members before it are checked first, so the error raised is
-    the one the per-member parse raises."""
-    if not keep_owned and not owned_columns:
-        raws: list[Any] = []
-        try:
-            members = _normalize(subscriptions, False, raws)
-        except ValueError:
-            _check_owned(subscriptions, raws)
-            raise
-        _check_owned(subscriptions, raws)
-        return members
-    return _normalize(subscriptions, keep_owned, None)
+    ``owned`` is empty (range and roundrobin never read the claims; the sticky assignors read them as columns,
+    :func:`normalize_claims`)."""
+    if keep_owned:
+        return _normalize(subscriptions, None)
+    return _normalize(subscriptions, ClaimColumns([], []))
 
 
-def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool, set_aside: list[Any] | None) -> list[Member]:
-    """:func:`normalize`'s loop; ``set_aside``: a list to append each member's raw ``owned`` to (after its other
-    fields are checked), instead of parsing it."""
+@dataclass(frozen=True, slots=True)
+class ClaimColumns:
+    """The members' claims (``owned``) as columns, one entry per member in member order: member ``i`` claims
+    ``(topics[i][k], numbers[i][k])`` for each ``k``, validated as strictly as :func:`_parse_owned` validates them
+    (and the same values: a subclass of ``int`` is made an ``int``). Built member by member (each member's list is
+    read once, while it is in cache), by a few C-speed passes and no object per claim."""
+
+    topics: list[tuple[str, ...]]
+    numbers: list[tuple[int, ...]]
+
+
+def normalize_claims(subscriptions: Mapping[str, Mapping[str, Any]]) -> tuple[list[Member], ClaimColumns]:
+    """:func:`normalize` with ``keep_owned=False``, and the claims as :class:`ClaimColumns` (what the sticky
+    assignors read)."""
+    columns = ClaimColumns([], [])
+    return _normalize(subscriptions, columns), columns
+
+
+def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimColumns | None) -> list[Member]:
+    """:func:`normalize`'s loop: each member's claims parsed into ``owned``, or (``columns`` given) into ``columns``,
+    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields)."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
@@ -227,34 +235,18 @@ def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool,
             Member(
                 member_id=member_id,
                 topics=topics,
-                owned=_parse_owned(member_id, sub.get("owned")) if keep_owned else (),
+                owned=_parse_owned(member_id, sub.get("owned")) if columns is None else (),
                 generation=generation,
                 instance_id=_parse_optional_str(member_id, "instance_id", sub.get("instance_id")),
                 rack=_parse_optional_str(member_id, "rack", sub.get("rack")),
                 raw_topic_count=raw_count,
-                owned_columns=None if keep_owned or set_aside is not None else _owned_columns(member_id, sub.get("owned")),
             )
         )
-        if set_aside is not None:
-            set_aside.append(sub.get("owned"))
+        if columns is not None:
+            claimed_topics, claimed_numbers = _owned_columns(member_id, sub.get("owned"))
+            columns.topics.append(claimed_topics)
+            columns.numbers.append(claimed_numbers)
     return members
-
-
-def _check_owned(subscriptions: Mapping[str, Mapping[str, Any]], raws: list[Any]) -> None:
-    """The claims ``raws`` (of the first ``len(raws)`` members, in order) validated as :func:`_parse_owned` does:
-    every member's entries at once at C speed in the common case (lists of ``[str, int]`` lists or tuples),
-    otherwise member by member, which raises the first bad member's error."""
-    lists = [r for r in raws if r is not None]
-    if all(type(r) is list or type(r) is tuple for r in lists):
-        flat = list(chain.from_iterable(lists))
-        if not flat:
-            return
-        if set(map(type, flat)) <= _PAIR_CONTAINERS and set(map(len, flat)) == {2}:
-            values = list(chain.from_iterable(flat))  # topic, partition, topic, partition, ...
-            if set(map(type, values[0::2])) == {str} and set(map(type, values[1::2])) == {int}:
-                return
-    for member_id, raw in zip(subscriptions, raws):
-        _parse_owned(member_id, raw)
 
 
 def check_partition_counts(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
@@ -283,3 +275,21 @@ def existing_topics(counts: Mapping[str, int], members: Iterable[Member]) -> set
 def finish(members: Iterable[Member], result: Mapping[str, Iterable[Partition]]) -> Assignment:
     """Contract output: every member present, lists sorted by (topic, partition)."""
     return {m.member_id: sorted(result.get(m.member_id, ())) for m in members}
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block (when it was running; restarted after).
+
+    An assignor allocates one tuple per partition and one list per member, none of them in a reference cycle; with
+    the collector running, a million of them start hundreds of collections, and the oldest generation's walks over
+    every object in the process (the caller's input: a million claim lists) cost more than the assignment itself.
+    Paused, the new objects are looked at once, by the next young collection after the block."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -22,7 +22,9 @@ from collections import deque
 from itertools import repeat
 from typing import Any, Mapping
 
-from ._frame import Assignment, Partition, check_partition_counts, finish, java_string_key, member_info_key, normalize
+from ._frame import (
+    Assignment, Partition, check_partition_counts, collector_paused, finish, java_string_key, member_info_key, normalize,
+)
 
 
 class RoundRobinAssignor:
@@ -33,8 +35,12 @@ class RoundRobinAssignor:
     supported_protocols: tuple[str, ...] = ("eager",)
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
+        with collector_paused():
+            return self._assign(partitions_per_topic, subscriptions)
+
+    def _assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
-        members = normalize(subscriptions, keep_owned=False, owned_columns=False)
+        members = normalize(subscriptions, keep_owned=False)
         circle = sorted(members, key=member_info_key)
         size = len(circle)
         result: dict[str, list[Partition]] = {m.member_id: [] for m in members}
