@@ -20,11 +20,9 @@ every member present, each list sorted by ``(topic, partition)``.
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from collections import abc
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
@@ -40,7 +38,6 @@ __all__ = [
     "member_info_key",
     "normalize",
     "normalize_claims",
-    "collector_paused",
 ]
 
 
@@ -276,20 +273,3 @@ def finish(members: Iterable[Member], result: Mapping[str, Iterable[Partition]])
     """Contract output: every member present, lists sorted by (topic, partition)."""
     return {m.member_id: sorted(result.get(m.member_id, ())) for m in members}
 
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for the block (when it was running; restarted after).
-
-    An assignor allocates one tuple per partition and one list per member, none of them in a reference cycle; with
-    the collector running, a million of them start hundreds of collections, and the oldest generation's walks over
-    every object in the process (the caller's input: a million claim lists) cost more than the assignment itself.
-    Paused, the new objects are looked at once, by the next young collection after the block."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()

@@ -33,7 +33,7 @@ from itertools import chain, product, repeat
 from typing import Any, Mapping, Sequence
 
 from ._frame import (
-    Assignment, Member, Partition, check_partition_counts, collector_paused, finish, member_info_key, normalize,
+    Assignment, Member, Partition, check_partition_counts, finish, member_info_key, normalize,
 )
 
 PartitionRacks = Mapping[str, Sequence[Sequence[str | None]]]
@@ -268,11 +268,6 @@ class RangeAssignor:
 
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
                partition_racks: PartitionRacks | None = None) -> Assignment:
-        with collector_paused():
-            return self._assign(partitions_per_topic, subscriptions, partition_racks)
-
-    def _assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
-                partition_racks: PartitionRacks | None) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
         members = normalize(subscriptions, keep_owned=False)
         ordered = sorted(members, key=member_info_key)

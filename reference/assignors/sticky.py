@@ -60,7 +60,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._frame import Assignment, Partition, check_partition_counts, collector_paused, normalize_claims
+from ._frame import Assignment, Partition, check_partition_counts, normalize_claims
 from ._sticky_general import general, general_transfers
 from ._sticky_problem import Claims, Problem, all_subscriptions_equal, encode, java_hash, java_hashmap_order, resolve_claims
 
@@ -265,12 +265,6 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     """``closed_form``: deal a fresh equal-subscription group by :func:`_fresh_constrained`;
     ``one_answer``: the caller reads only ``ideal`` or only ``round_one`` (``assign``), so where
     the two are equal they may share their lists."""
-    with collector_paused():
-        return _sticky_outcome(partitions_per_topic, subscriptions, closed_form, one_answer)
-
-
-def _sticky_outcome(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
-                    closed_form: bool, one_answer: bool) -> StickyOutcome:
     counts = check_partition_counts(partitions_per_topic)
     members, columns = normalize_claims(subscriptions)  # the claims as columns (_sticky_problem reads them)
     if not members:
