@@ -68,6 +68,9 @@ class UniformAssignor(ServerAssignor):
             subs[m] = got
         if len(set(subs.values())) == 1:
             topics = subs[members[0]]
+            small = _uniform_small(partitions_per_topic, topics, members, current)
+            if small is not None:
+                return small
             owners = {t: np.full(partitions_per_topic[t], -1, dtype=np.int32) for t in topics}
             index = {m: k for k, m in enumerate(members)}
             for m, per_topic in current.items():
@@ -82,6 +85,72 @@ class UniformAssignor(ServerAssignor):
             owners = uniform_homogeneous(owners, len(members))
             return _target_of_owners(members, list(topics), [owners[t] for t in topics])
         return _uniform_general(partitions_per_topic, subs, current)
+
+
+#: up to this many partitions, the homogeneous uniform assignment is computed with Python lists (NumPy's fixed
+#: cost per call, some twenty calls, is most of the time of a small group's assignment: the coordinator's usual case)
+SMALL_PARTITIONS = 512
+
+
+def _uniform_small(partitions_per_topic: Mapping[str, int], topics: Sequence[str], members: list[str],
+                   current: Mapping[str, Mapping[str, Sequence[int]]]) -> Target | None:
+    """The homogeneous uniform target of a small group (at most :data:`SMALL_PARTITIONS` partitions) with lists: the
+    same steps as :func:`uniform_homogeneous` and :func:`_target_of_owners`, the same result. ``None`` (use the
+    arrays) for a bigger group, or a current target with anything but non-negative ``int`` partition numbers."""
+    sizes = [partitions_per_topic[t] for t in topics]
+    if any(type(n) is not int or n < 0 for n in sizes) or sum(sizes) > SMALL_PARTITIONS:
+        return None
+    owners = {t: [-1] * n for t, n in zip(topics, sizes)}
+    index = {m: k for k, m in enumerate(members)}
+    for m, per_topic in current.items():
+        k = index.get(m)
+        if k is None:
+            continue
+        for t, parts in per_topic.items():
+            row = owners.get(t)
+            if row is None or not len(parts):
+                continue
+            if any(type(p) is not int or p < 0 for p in parts):
+                return None
+            n = len(row)
+            for p in parts:
+                if p < n:
+                    row[p] = k
+    count = len(members)
+    order = sorted(owners)  # uniform_homogeneous's layout: topics in name order
+    flat = [o for t in order for o in owners[t]]
+    quota, extra = divmod(len(flat), count)
+    held = [0] * count
+    for o in flat:
+        if o >= 0:
+            held[o] += 1
+    quotas = [quota] * count
+    for k in sorted(range(count), key=lambda k: (-held[k], k))[:extra]:  # the most held first, ties by index
+        quotas[k] += 1
+    kept = [0] * count
+    free = []
+    for i, o in enumerate(flat):  # each member keeps its first partitions up to its quota
+        if o >= 0 and kept[o] < quotas[o]:
+            kept[o] += 1
+        else:
+            free.append(i)
+    fill = [k for k in range(count) for _ in range(quotas[k] - kept[k])]
+    for i, k in zip(free, fill):  # the free ones, in order, to the members below quota in index order
+        flat[i] = k
+    at = 0
+    for t in order:
+        owners[t] = flat[at:at + len(owners[t])]
+        at += len(owners[t])
+    out: Target = {m: {} for m in members}
+    for t in topics:
+        for p, k in enumerate(owners[t]):
+            if k >= 0:
+                target = out[members[k]]
+                if t in target:
+                    target[t].append(p)
+                else:
+                    target[t] = [p]
+    return out
 
 
 def _target_of_owners(members: list[str], topics: list[str], owners: list[np.ndarray]) -> Target:
