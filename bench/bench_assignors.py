@@ -174,13 +174,14 @@ def vs_java(repeats: int, only: tuple[str, ...] = ASSIGNORS, shapes: tuple = JAV
                         else:
                             oruns.append(ours_once(assignor, counts, subs))
                             jruns.append(java.run(name, step))
-                    jwall, jthread = (statistics.median(r[i] for r in jruns) for i in range(2))
+                    jwall, jthread, jprocess = (statistics.median(r[i] for r in jruns) for i in range(3))
                     wall, cpu = (statistics.median(r[i] for r in oruns) for i in range(2))
                     ratio = jwall / wall
                     ok = ok and same[step] and ratio >= 1.0
-                    rows.append((label, name, step, jwall, wall, ratio, jthread, cpu, same[step]))
+                    rows.append((label, name, step, jwall, wall, ratio, jthread, cpu, same[step], jprocess))
                     print(f"  {label:<10} {name:<18} {step:<6}  Java {jwall:8.3f} s  groupspec {wall:8.3f} s  ratio {ratio:7.2f}x  "
-                          f"(CPU: Java's thread {jthread:.3f} s, groupspec {cpu:.3f} s)  same result: {same[step]}", flush=True)
+                          f"(CPU: Java's thread {jthread:.3f} s, its process {jprocess:.3f} s; groupspec {cpu:.3f} s; "
+                          f"CPU ratio process/ours {jprocess / cpu if cpu else float('inf'):.2f}x)  same result: {same[step]}", flush=True)
                 del inputs
                 gc.collect()
     finally:

@@ -29,6 +29,7 @@ Assignment = dict[str, list[Partition]]
 
 __all__ = [
     "Assignment",
+    "ClaimColumns",
     "Member",
     "Partition",
     "existing_topics",
@@ -36,6 +37,7 @@ __all__ = [
     "java_string_key",
     "member_info_key",
     "normalize",
+    "normalize_claims",
 ]
 
 
@@ -55,9 +57,6 @@ class Member:
     instance_id: str | None
     rack: str | None
     raw_topic_count: int  # length of the topic list including duplicates (Sticky's equality test)
-    #: with ``normalize(..., keep_owned=False)``: the claims as two columns (topics, partition numbers), validated
-    #: as strictly as ``owned`` (``owned`` is then empty); ``None`` otherwise
-    owned_columns: "tuple[tuple[str, ...], tuple[int, ...]] | None" = None
 
     @property
     def topic_set(self) -> frozenset[str]:
@@ -162,8 +161,34 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
     """Validate the plain-callable subscription map and return one :class:`Member` per entry.
 
     ``keep_owned=False`` validates each ``owned`` list as strictly but does not build its pairs: the members'
-    ``owned`` is empty and ``owned_columns`` holds the claims as two columns (what the sticky assignors read, at C
-    speed; range and roundrobin never read them)."""
+    ``owned`` is empty (range and roundrobin never read the claims; the sticky assignors read them as columns,
+    :func:`normalize_claims`)."""
+    if keep_owned:
+        return _normalize(subscriptions, None)
+    return _normalize(subscriptions, ClaimColumns([], []))
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimColumns:
+    """The members' claims (``owned``) as columns, one entry per member in member order: member ``i`` claims
+    ``(topics[i][k], numbers[i][k])`` for each ``k``, validated as strictly as :func:`_parse_owned` validates them
+    (and the same values: a subclass of ``int`` is made an ``int``). Built member by member (each member's list is
+    read once, while it is in cache), by a few C-speed passes and no object per claim."""
+
+    topics: list[tuple[str, ...]]
+    numbers: list[tuple[int, ...]]
+
+
+def normalize_claims(subscriptions: Mapping[str, Mapping[str, Any]]) -> tuple[list[Member], ClaimColumns]:
+    """:func:`normalize` with ``keep_owned=False``, and the claims as :class:`ClaimColumns` (what the sticky
+    assignors read)."""
+    columns = ClaimColumns([], [])
+    return _normalize(subscriptions, columns), columns
+
+
+def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimColumns | None) -> list[Member]:
+    """:func:`normalize`'s loop: each member's claims parsed into ``owned``, or (``columns`` given) into ``columns``,
+    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields)."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
@@ -207,14 +232,17 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
             Member(
                 member_id=member_id,
                 topics=topics,
-                owned=_parse_owned(member_id, sub.get("owned")) if keep_owned else (),
+                owned=_parse_owned(member_id, sub.get("owned")) if columns is None else (),
                 generation=generation,
                 instance_id=_parse_optional_str(member_id, "instance_id", sub.get("instance_id")),
                 rack=_parse_optional_str(member_id, "rack", sub.get("rack")),
                 raw_topic_count=raw_count,
-                owned_columns=None if keep_owned else _owned_columns(member_id, sub.get("owned")),
             )
         )
+        if columns is not None:
+            claimed_topics, claimed_numbers = _owned_columns(member_id, sub.get("owned"))
+            columns.topics.append(claimed_topics)
+            columns.numbers.append(claimed_numbers)
     return members
 
 
@@ -244,3 +272,4 @@ def existing_topics(counts: Mapping[str, int], members: Iterable[Member]) -> set
 def finish(members: Iterable[Member], result: Mapping[str, Iterable[Partition]]) -> Assignment:
     """Contract output: every member present, lists sorted by (topic, partition)."""
     return {m.member_id: sorted(result.get(m.member_id, ())) for m in members}
+

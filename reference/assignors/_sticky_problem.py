@@ -9,13 +9,14 @@ indices with their rank in member-id order), claim resolution (:func:`resolve_cl
 from __future__ import annotations
 
 import sys
-from collections import deque
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import add, lt, mul
+from itertools import accumulate, chain
+from operator import mul
 from typing import Iterable, Sequence
 
-from ._frame import Member, existing_topics, java_string_key
+import numpy as np
+
+from ._frame import ClaimColumns, Member, existing_topics, java_string_key
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -105,7 +106,8 @@ class Problem:
         return self.hash_order_cache
 
 
-def encode(counts: dict[str, int], members: list[Member]) -> Problem:
+def encode(counts: dict[str, int], members: list[Member], columns: ClaimColumns | None = None) -> Problem:
+    """The problem of one call; ``columns``: the members' claims (:func:`normalize_claims`), else their ``owned``."""
     topics = sorted(existing_topics(counts, members), key=java_string_key)
     topic_index = {t: i for i, t in enumerate(topics)}
     offset = [0]
@@ -126,7 +128,9 @@ def encode(counts: dict[str, int], members: list[Member]) -> Problem:
         subs=_topic_sets(members, topic_index),
         generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
     )
-    prob.raw_owned, prob.claims_overlap, prob.claimed = _all_claims(prob, members)
+    if columns is None:
+        columns = ClaimColumns([tuple(t for t, _ in m.owned) for m in members], [tuple(p for _, p in m.owned) for m in members])
+    prob.raw_owned, prob.claims_overlap, prob.claimed = _all_claims(prob, columns)
     return prob
 
 
@@ -149,44 +153,41 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
     return out
 
 
-def _all_claims(prob: Problem, members: list[Member]) -> tuple[list[list[int]], bool, bytearray | None]:
+def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[list[int]], bool, bytearray | None]:
     """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
 
-    Each member's claims are turned into gids by C-speed passes over its columns (``Member.owned_columns``); a
-    member with a claim on an unknown topic or out of range takes the per-claim loop. One byte per partition marks
-    what is claimed: when as many are marked as there are claims, no member claims a partition twice (nothing to
-    deduplicate) and no two members claim the same one."""
-    if not any(m.owned or (m.owned_columns is not None and m.owned_columns[0]) for m in members):
-        return [[] for _ in members], False, None
-    offset_of = {t: prob.offset[i] for i, t in enumerate(prob.topics)}
-    counts = prob.counts
-    same_count = counts[0] if counts and counts.count(counts[0]) == len(counts) else None
-    count_of = dict(zip(prob.topics, counts))
-    out: list[list[int]] = []
-    for m in members:
-        if m.owned_columns is None:
-            out.append(_valid_claims(prob, m.owned))
-            continue
-        topics, numbers = m.owned_columns
-        if not topics:
-            out.append([])
-            continue
-        try:
-            gids = list(map(add, map(offset_of.__getitem__, topics), numbers))
-        except KeyError:  # a claim on a topic that does not exist (or nobody subscribes to)
-            gids = None
-        if gids is not None and min(numbers) >= 0 and (
-                max(numbers) < same_count if same_count is not None else all(map(lt, numbers, map(count_of.__getitem__, topics)))):
-            out.append(gids)
-        else:
-            out.append(_valid_claims(prob, zip(topics, numbers)))
-    claimed = bytearray(prob.total)
-    for gids in out:
-        deque(map(claimed.__setitem__, gids, repeat(1)), maxlen=0)
-    distinct = claimed.count(1)
-    if distinct == sum(map(len, out)):
+    All claims are turned into gids at once by C-speed passes over the columns, then cut per member; when some claim
+    is on an unknown topic (or one nobody subscribes to) or out of range, each member's claims take
+    :func:`_valid_claims`. One byte per partition marks what is claimed: when as many are marked as there are claims,
+    no member claims a partition twice (nothing to deduplicate) and no two members claim the same one."""
+    lens = list(map(len, columns.topics))
+    total = sum(lens)
+    if not total:
+        return [[] for _ in prob.members], False, None
+    gids_np = None
+    try:  # topic index and partition number of every claim, as arrays (no int object per claim)
+        ti = np.fromiter(map(prob.topic_index.__getitem__, chain.from_iterable(columns.topics)), dtype=np.int64, count=total)
+        nums = np.fromiter(chain.from_iterable(columns.numbers), dtype=np.int64, count=total)
+    except (KeyError, OverflowError):  # a claim on a topic that does not exist (or nobody subscribes to), or a huge number
+        pass
+    else:
+        if int(nums.min()) >= 0 and bool((nums < np.asarray(prob.counts, dtype=np.int64)[ti]).all()):
+            gids_np = np.asarray(prob.offset[:-1], dtype=np.int64)[ti] + nums
+    if gids_np is not None:
+        gids = gids_np.tolist()
+        starts = [0, *accumulate(lens)]
+        out = [gids[a:b] for a, b in zip(starts, starts[1:])]
+    else:
+        out = [_valid_claims(prob, zip(t, n)) for t, n in zip(columns.topics, columns.numbers)]
+        gids = list(chain.from_iterable(out))
+        gids_np = np.fromiter(gids, dtype=np.int64, count=len(gids))
+    marks = np.zeros(prob.total, dtype=np.uint8)
+    marks[gids_np] = 1
+    distinct = int(np.count_nonzero(marks))
+    claimed = bytearray(marks)
+    if distinct == len(gids):
         return out, False, claimed
-    out = [list(dict.fromkeys(gids)) if len(set(gids)) != len(gids) else gids for gids in out]
+    out = [list(dict.fromkeys(g)) if len(set(g)) != len(g) else g for g in out]
     return out, distinct != sum(map(len, out)), claimed
 
 

@@ -22,7 +22,9 @@ from collections import deque
 from itertools import repeat
 from typing import Any, Mapping
 
-from ._frame import Assignment, Partition, check_partition_counts, finish, java_string_key, member_info_key, normalize
+from ._frame import (
+    Assignment, Partition, check_partition_counts, finish, java_string_key, member_info_key, normalize,
+)
 
 
 class RoundRobinAssignor:
@@ -59,7 +61,8 @@ class RoundRobinAssignor:
         shared: dict[tuple[int, ...], list[int]] = {}
         cursor = 0
         ints = list(range(max(counts.values(), default=0)))  # one int object per partition number
-        for topic in sorted(by_topic, key=java_string_key):
+        topic_order = sorted(by_topic, key=java_string_key)
+        for topic in topic_order:
             keys = tuple(by_topic[topic])
             seats = shared.get(keys)
             if seats is None:
@@ -75,6 +78,10 @@ class RoundRobinAssignor:
             else:
                 deque(map(list.extend, map(lists.__getitem__, order), map(pairs.__getitem__, map(slice, range(k), repeat(None), repeat(k)))), maxlen=0)
             cursor = (order[(n - 1) % k] + 1) % size
+        if topic_order == sorted(topic_order):
+            # each member's list was built topic by topic in Java order, each topic's share ascending: when Java's
+            # order of these topics is Python's, the lists are sorted and ``result`` is finish's answer already
+            return result
         return finish(members, result)
 
     def __repr__(self) -> str:

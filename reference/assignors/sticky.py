@@ -60,7 +60,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._frame import Assignment, Partition, check_partition_counts, normalize
+from ._frame import Assignment, Partition, check_partition_counts, normalize_claims
 from ._sticky_general import general, general_transfers
 from ._sticky_problem import Claims, Problem, all_subscriptions_equal, encode, java_hash, java_hashmap_order, resolve_claims
 
@@ -266,10 +266,10 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     ``one_answer``: the caller reads only ``ideal`` or only ``round_one`` (``assign``), so where
     the two are equal they may share their lists."""
     counts = check_partition_counts(partitions_per_topic)
-    members = normalize(subscriptions, keep_owned=False)  # the claims as columns (_sticky_problem reads them)
+    members, columns = normalize_claims(subscriptions)  # the claims as columns (_sticky_problem reads them)
     if not members:
         return StickyOutcome({}, {}, {}, "constrained")
-    prob = encode(counts, members)
+    prob = encode(counts, members, columns)
     claims = resolve_claims(prob)
     equal = all_subscriptions_equal(prob)
     if closed_form and equal and not claims.multiply_claimed and not any(claims.owned):
@@ -313,7 +313,7 @@ def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int,
     number_of = order - np.asarray(prob.offset[:-1], dtype=np.int64)[topic_of]
     names = np.array(prob.topics, dtype=object)
     numbers = np.array(list(range(max(prob.counts, default=0))), dtype=object)  # one int object per number
-    pairs = list(zip(names[topic_of].tolist(), numbers[number_of].tolist()))
+    pairs = zip(names[topic_of].tolist(), numbers[number_of].tolist())
     withheld: dict[int, set[int]] = {}
     for g, m in tmap.items():
         withheld.setdefault(m, set()).add(g)
@@ -322,7 +322,7 @@ def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int,
     at = 0
     for m, mem in enumerate(members):
         end = at + lens[m]
-        mine = pairs[at:end]
+        mine = list(islice(pairs, lens[m]))
         ideal[mem.member_id] = mine
         w = withheld.get(m)
         if w:
