@@ -41,7 +41,7 @@ FAMILIES: dict[str, str] = {
     "static_cooperative": "classic", "static_leader": "classic", "coordinator_assigns": "classic",
     "upgrade": "classic", "properties": "classic",
     "connect_delayed": "connect",
-    "consumer": "kip848",
+    "consumer": "kip848", "consumer_flight": "kip848", "consumer_view": "kip848",
     "migration": "migration", "migration_state": "migration", "migration_view": "migration",
     "zookeeper": "zookeeper",
 }
