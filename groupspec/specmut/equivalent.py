@@ -11,6 +11,16 @@ from __future__ import annotations
 import re
 
 EQUIVALENT: dict[str, str] = {
+    "consumer.Consumer.successors:drop-guard#3":
+        "the steps it adds are heartbeats that change nothing (t == s): a stutter adds no state and no changing "
+        "step, and every property reads states and changing steps only (the consumer walks send these heartbeats "
+        "to Kafka, whose group does not change either)",
+    "consumer.Consumer.compute_target:drop-guard#0":
+        "a memo cache: _compute_target reads only the members' topics and static flags, the target and the "
+        "partitions, which are the cache key, so computing it afresh every time changes nothing but the speed",
+    "migration.ClassicToConsumer.cooperative_assignment:drop-guard#0":
+        "a memo cache: the assignment is computed from the members and the reported owned partitions only, which "
+        "are the cache key, so computing it afresh every time changes nothing but the speed",
     "classic.ClassicProtocol.successors:timer-early#2":
         "_rebalance_timer yields only when some record has joined and some other has not: outside "
         "PREPARING_REBALANCE no record has joined set, and while the group forms every record was created by a "
