@@ -99,7 +99,7 @@ def _up_to(name: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample_baseline():
     needed = {k for name in SAMPLE for k in _up_to(name)}
-    base = baseline(only=needed)
+    base = baseline(only=needed, trace=False)  # untraced: every check up to the sample's killer is run (and must not kill)
     assert {k.name for k in usable(base)} == needed, "a check fails on the unchanged model"
     return base
 
@@ -112,3 +112,21 @@ def test_sample_mutant_is_killed_by_its_check(name, sample_baseline):
     row = run_one(m, base)
     assert row["status"] == "killed" and row["killer"] == SAMPLE[name], row
     print(f"{name}: killed by {row['killer']} ({row['detail']}) in {row['seconds']} s")
+
+
+def test_the_functions_taken_as_uncalled_are_called_nowhere():
+    """A mutant inside a function nothing calls is equivalent (UNCALLED): only while nothing in the project calls it."""
+    import re
+    from pathlib import Path
+
+    from groupspec.specmut.equivalent import UNCALLED, equivalent_reason
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [p for d in ("model", "groupspec", "reference", "proofs") for p in (root / d).rglob("*.py")]
+    for qual in UNCALLED:
+        fn = qual.rsplit(".", 1)[1]
+        calls = [p for p in sources  # every "name(" that is not its "def name("
+                 if len(re.findall(rf"\b{fn}\s*\(", p.read_text())) > len(re.findall(rf"def {fn}\s*\(", p.read_text()))]
+        assert not calls, f"{qual} is called in {calls}: its mutants are no longer equivalent"
+        ms = [m for m in generate() if m.name.startswith(qual + ":")]
+        assert ms and all(equivalent_reason(m.name, m.diff) for m in ms)

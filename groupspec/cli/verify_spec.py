@@ -53,6 +53,7 @@ def run_spec_mutants(as_json: bool, family: str | None, sample: bool, names: tup
     ok = all(r["status"] in ("killed", "equivalent") for r in rows)
     if as_json:
         emit_json({"ok": ok, "seconds": result["seconds"], "workers": result["workers"],
+                   "baseline_seconds": result["baseline_seconds"], "split": split(rows),
                    "families": result["families"], "mutants": rows,
                    "baseline": {k: {"seconds": v.get("seconds"), "passes": "error" not in v and v.get("failure") is None}
                                 for k, v in result["baseline"].items()}})
@@ -99,8 +100,25 @@ def print_report(console: Console, result: dict[str, Any]) -> None:
     console.print(f"spec mutants: {n} run, {len(killed)} killed, "
                   f"{sum(1 for r in rows if r['status'] == 'equivalent')} equivalent, {len(survivors)} not killed; "
                   f"{result['seconds']:.0f} s on {result['workers']} worker processes", highlight=False)
+    sp = split(rows)
+    console.print(f"where the time went: baseline {result['baseline_seconds']:.0f} s (wall, traced); per mutant (mean, "
+                  f"CPU in its worker) compile {sp['compile'] / max(1, n):.2f} s, load {sp['load'] / max(1, n):.2f} s, "
+                  f"checks {sp['checks'] / max(1, n):.2f} s, of it {sp['cpu'] / max(1, n):.2f} s CPU in the worker; "
+                  f"{sp['untried']} mutants reached by no check (not run)",
+                  highlight=False)
     console.print("kills per check: " + ", ".join(f"{k} {v}" for k, v in sorted(by_killer.items(), key=lambda kv: -kv[1])),
                   highlight=False)
+
+
+def split(rows: list[dict]) -> dict:
+    """The campaign's time per phase, summed over the mutants (seconds in the workers)."""
+    out = {"compile": 0.0, "load": 0.0, "checks": 0.0, "untried": 0, "cpu": 0.0}
+    for r in rows:
+        out["cpu"] += r.get("cpu_seconds", 0.0)
+        for key in ("compile", "load", "checks"):
+            out[key] += r.get("split", {}).get(key, 0.0)
+        out["untried"] += not r.get("tried")
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
 
 
 def list_mutants(family: str | None) -> None:

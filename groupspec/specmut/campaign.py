@@ -1,14 +1,18 @@
-"""The campaign: every mutant against the killers that read its module, in parallel worker processes.
+"""The campaign: every mutant against the killers that reach the rule it changes, in parallel worker processes.
 
-Each worker process is reused for many mutants (the pool keeps it); per mutant it loads the mutated model
-(:func:`groupspec.specmut.loader.applied`), runs the relevant killers cheapest first and stops at the
-first that tells the mutant from the unchanged model (the baseline, computed once before the mutants, in
-a worker too). Everything is derandomized: the same mutants die by the same checks on every run.
+Each worker process is reused for many mutants (the pool keeps it, and its Kafka oracle); per mutant it loads
+the mutated model in-process (:func:`groupspec.specmut.loader.applied`: no interpreter started), runs the
+relevant killers cheapest first (``COST`` in :mod:`.killers`) and stops at the first that tells the mutant from
+the unchanged model. The baseline (every check on the unchanged model) is computed once before the mutants, one
+check per task spread over the workers, each traced (:mod:`.reach`): a deterministic check that never executed
+the statement a mutant changes cannot tell the mutant apart and is not run on it. Everything is derandomized:
+the same mutants die by the same checks on every run.
 
-May import: ``.operators``, ``.loader``, ``.killers``, ``.equivalent``.
+May import: ``.operators``, ``.loader``, ``.killers``, ``.equivalent``, ``.reach``.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -20,6 +24,7 @@ from .equivalent import equivalent_reason
 from .killers import Killer, judge, killers, run_killer, variant_modules
 from .loader import applied
 from .operators import SpecMutant, generate
+from .reach import reached, reaches
 
 PER_MUTANT_SECONDS = 900  # a mutant still running after this is reported as undecided ("timeout")
 
@@ -31,9 +36,9 @@ SAMPLE: dict[str, str] = {
     "assignors.sticky:drop-guard#7": "assignor:sticky",  # the balancing loop stops: movability (I5)
     "join_phase.JoinPhase._complete_join:off-by-one#0": "model:eager 3m×2p b1",  # no generation bump
     "classic.ClassicProtocol.successors:timer-never#0": "model:static 2m×3p b2",  # a ghost is never fenced
-    "classic.ClassicProtocol.successors:negate-guard#12": "conformance:regressions:static-range",  # rebalance timer
+    "classic.ClassicProtocol.successors:negate-guard#12": "conformance:static-range",  # rebalance timer
     # a parked JoinGroup of a removed member answered FENCED_INSTANCE_ID: Kafka's coordinator says UNKNOWN_MEMBER_ID
-    "join_phase.JoinPhase._remove:wrong-error#0": "kafka:eager·range 3m×3p×2t 300×40",
+    "join_phase.JoinPhase._remove:wrong-error#0": "kafka:static-cooperative·sticky 2m×3p 200×40",
     "consumer.Consumer.successors:timer-never#0": "model:consumer 3m×2p b2",  # KIP-848 session timeout
     "consumer.Consumer.commit_accepted:off-by-one#0": "conformance:consumer:one-topic",  # commit at epoch + 1
     "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration",
@@ -42,10 +47,49 @@ SAMPLE: dict[str, str] = {
 }
 
 
-def relevant(m: SpecMutant, ks: Iterable[Killer]) -> list[Killer]:
-    """The killers whose variant reads ``m``'s module."""
-    return [k for k in ks if (m.module in ("assignors", "core") if k.kind == "oracle"
-                              else m.module in variant_modules(k.variant))]
+def relevant(m: SpecMutant, ks: Iterable[Killer], base: dict[str, Any] | None = None) -> list[Killer]:
+    """The killers whose variant reads ``m``'s module (and, given a traced baseline, that reach its statement)."""
+    out = [k for k in ks if (m.module in ("assignors", "core") if k.kind == "oracle"
+                             else m.module in variant_modules(k.variant))]
+    if base is not None:
+        out = [k for k, _only in plan(m, out, base)]
+    return out
+
+
+Plan = list[tuple[Killer, "frozenset[int] | None"]]
+
+
+def plan(m: SpecMutant, ks: Iterable[Killer], base: dict[str, Any]) -> Plan:
+    """The killers of ``ks`` that can tell ``m`` from the unchanged model, given the traced baseline (:mod:`.reach`),
+    each with the walks (or recorded schedules) to run (None: all of it).
+
+    A check that never executed ``m``'s statement is left out; of a classic Kafka walk job only the walks that
+    executed it are run, and those whose reach is not fixed; of the recorded schedules only those that executed it. The KIP-848 walks are not segmented (their module,
+    ``kafka_consumer_walks``, is another helper's): they are run whole when they executed any line of ``m``'s module.
+    """
+    out: Plan = []
+    for k in ks:
+        b = base.get(k.name, {})
+        walks = b.get("walks")
+        if walks is not None:
+            setup = b.get("setup", {})
+            unsure = set(b.get("unsure", ()))
+            sel = frozenset(w for w, r in walks.items()
+                            if w in unsure or reaches({**r, **{mod: r.get(mod, []) + v for mod, v in setup.items()}}, m))
+            if sel:
+                out.append((k, sel if len(sel) < len(walks) else None))
+        elif k.kind == "kafka":
+            reach = b.get("reach")
+            if reach is None or reach.get(m.module):
+                out.append((k, None))
+        elif reaches(b.get("reach"), m):
+            out.append((k, None))
+    return out
+
+
+def lean(base: dict[str, Any]) -> dict[str, Any]:
+    """The baseline without what the checks reached (only the parent plans with it; the workers need the verdicts)."""
+    return {k: {f: v for f, v in b.items() if f not in ("reach", "walks", "unsure", "setup")} for k, b in base.items()}
 
 
 # --------------------------------------------------------------------------------------------- worker
@@ -56,8 +100,9 @@ def _alarm(_sig, _frame):  # noqa: ANN001
     raise TimeoutError("per-mutant time limit")
 
 
-def baseline(scale: float = 1.0, only: Iterable[str] | None = None) -> dict[str, Any]:
-    """Every killer (or those named in ``only``) on the unchanged model (in a worker: the pool's first task)."""
+def baseline(scale: float = 1.0, only: Iterable[str] | None = None, trace: bool = True) -> dict[str, Any]:
+    """Every killer (or those named in ``only``) on the unchanged model (in a worker); ``trace``: record what each
+    reaches (:mod:`.reach`; without it every mutant is run by every check that reads its module)."""
     out: dict[str, Any] = {}
     wanted = set(only) if only is not None else None
     with applied(None):
@@ -65,11 +110,20 @@ def baseline(scale: float = 1.0, only: Iterable[str] | None = None) -> dict[str,
             if wanted is not None and k.name not in wanted:
                 continue
             t0 = time.perf_counter()
-            try:
-                r = run_killer(k)
-            except Exception as e:  # a killer that cannot run on the unchanged model is left out
-                r = {"error": f"{type(e).__name__}: {e}"[:300]}
+            with (reached() if trace else contextlib.nullcontext()) as rec:  # which lines of model/ it executes
+                try:
+                    r = run_killer(k)
+                except Exception as e:  # a killer that cannot run on the unchanged model is left out
+                    r = {"error": f"{type(e).__name__}: {e}"[:300]}
             r["seconds"] = round(time.perf_counter() - t0, 2)
+            if rec is None:
+                out[k.name] = r
+                continue
+            r["reach"] = rec.total()
+            if rec.segments:  # a classic Kafka walk job, recorded schedules: what each walk or schedule reached
+                r["walks"] = {w: {mod: sorted(v) for mod, v in seg.items()} for w, seg in rec.segments.items()}
+                r["unsure"] = sorted(rec.unsure)
+                r["setup"] = {mod: sorted(v) for mod, v in rec.hits.items()}
             out[k.name] = r
     return out
 
@@ -80,40 +134,66 @@ def usable(base: dict[str, Any], scale: float = 1.0) -> list[Killer]:
             if k.name in base and "error" not in base[k.name] and base[k.name].get("failure") is None]
 
 
-def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0) -> dict[str, Any]:
-    """One mutant: the relevant killers in order until one tells it from the baseline."""
-    t0 = time.perf_counter()
-    row: dict[str, Any] = {**asdict(m), "status": "survived", "killer": None, "detail": "", "tried": []}
-    ks = relevant(m, usable(base, scale))
-    old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
+def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0,
+            planned: list[tuple[str, "frozenset[int] | None"]] | None = None) -> dict[str, Any]:
+    """One mutant: the relevant killers in order until one tells it from the baseline (``planned``: the killers'
+    names and walks, as :func:`plan` chose them in the parent; else chosen here from ``base``).
+
+    The row carries where the time went (``split``): ``compile`` (the mutated module's source changed and
+    compiled), ``load`` (the mutated model imported), ``checks`` (the killers, each in ``check_seconds``)."""
+    import importlib
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    row: dict[str, Any] = {**asdict(m), "status": "survived", "killer": None, "detail": "", "tried": [],
+                           "check_seconds": {}, "split": {"compile": 0.0, "load": 0.0, "checks": 0.0}}
+    if planned is None:
+        steps = plan(m, relevant(m, usable(base, scale)), base)
+    else:
+        by_name = {k.name: k for k in killers(scale)}
+        steps = [(by_name[name], only) for name, only in planned]
+    ks = [k for k, _only in steps]
+    old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") and ks else None
     if old is not None:
         signal.alarm(PER_MUTANT_SECONDS)
     try:
-        with applied(m):
-            for k in ks:
-                row["tried"].append(k.name)
-                try:
-                    got = run_killer(k)
-                    why = judge(k, base[k.name], got)
-                except TimeoutError:
-                    raise
-                except Exception as e:  # the mutated model raised: its own transition table or an assertion
-                    why = f"the model raised {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-                if why is not None:
-                    row.update(status="killed", killer=k.name, detail=why[:300])
-                    break
+        if ks:  # a mutant no check reaches is not even compiled
+            t1 = time.perf_counter()
+            with applied(m):
+                t2 = time.perf_counter()
+                importlib.import_module("groupspec.model")
+                t3 = time.perf_counter()
+                row["split"].update(compile=round(t2 - t1, 3), load=round(t3 - t2, 3))
+                for k, only in steps:
+                    row["tried"].append(k.name if only is None else f"{k.name} ({len(only)} of its runs)")
+                    tk = time.perf_counter()
+                    try:
+                        got = run_killer(k, only)
+                        why = judge(k, base[k.name], got)
+                    except TimeoutError:
+                        raise
+                    except Exception as e:  # the mutated model raised: its own transition table or an assertion
+                        why = f"the model raised {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+                    row["check_seconds"][k.name] = round(time.perf_counter() - tk, 3)
+                    if why is not None:
+                        row.update(status="killed", killer=k.name, detail=why[:300])
+                        break
     except TimeoutError:
         row.update(status="timeout", detail=f"undecided after {PER_MUTANT_SECONDS} s")
     finally:
         if old is not None:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
+    row["split"]["checks"] = round(sum(row["check_seconds"].values()), 3)
     why_equivalent = equivalent_reason(m.name, m.diff)
     if row["status"] == "survived" and why_equivalent:
         row.update(status="equivalent", detail=why_equivalent)
     if not ks:
-        row["detail"] = row["detail"] or "no check reads this module"
+        reads = relevant(m, usable(base, scale))
+        row["detail"] = row["detail"] or ("no check reads this module" if not reads else
+                                          f"no check executes L{m.line}'s statement on the unchanged model "
+                                          f"({len(reads)} read the module)")
     row["seconds"] = round(time.perf_counter() - t0, 2)
+    row["cpu_seconds"] = round(time.process_time() - c0, 2)  # this process's CPU (the Kafka oracle's JVM not counted)
     return row
 
 
@@ -143,22 +223,27 @@ def campaign(mutants: list[SpecMutant], workers: int = 1, scale: float = 1.0,
     workers = max(1, min(workers, os.cpu_count() or 1, max(1, len(mutants))))
     rows: list[dict[str, Any]] = [None] * len(mutants)  # type: ignore[list-item]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        needed = sorted({k.name for m in mutants for k in relevant(m, killers(scale))})  # only what will be asked
-        base = pool.submit(baseline, scale, needed).result()
-        futures = {pool.submit(run_one, m, base, scale): k for k, m in enumerate(mutants)}
+        needed = [k.name for k in killers(scale) if any(k in relevant(m, [k]) for m in mutants)]  # only what is asked
+        base = {}
+        for part in [pool.submit(baseline, scale, [name]) for name in needed]:  # one check per task, every worker
+            base.update(part.result())
+        base_seconds = round(time.perf_counter() - t0, 1)
+        ks, small = usable(base, scale), lean(base)
+        futures = {pool.submit(run_one, m, small, scale, [(k.name, only) for k, only in plan(m, relevant(m, ks), base)]): i
+                   for i, m in enumerate(mutants)}
         done = 0
         for fut in as_completed(futures):
-            k = futures[fut]
+            i = futures[fut]
             try:
-                rows[k] = fut.result()
+                rows[i] = fut.result()
             except Exception as e:  # noqa: BLE001 - a worker died: reported, never hidden
-                rows[k] = {**asdict(mutants[k]), "status": "error", "killer": None,
+                rows[i] = {**asdict(mutants[i]), "status": "error", "killer": None,
                            "detail": f"{type(e).__name__}: {e}"[:300], "tried": [], "seconds": 0.0}
             done += 1
             if progress is not None:
-                progress(rows[k], done, len(mutants))
-    return {"rows": rows, "families": summarize(rows), "baseline": base, "workers": workers,
-            "seconds": round(time.perf_counter() - t0, 1)}
+                progress(rows[i], done, len(mutants))
+    return {"rows": rows, "families": summarize(rows), "baseline": lean(base), "workers": workers,
+            "seconds": round(time.perf_counter() - t0, 1), "baseline_seconds": base_seconds}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

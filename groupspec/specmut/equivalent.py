@@ -11,6 +11,23 @@ from __future__ import annotations
 import re
 
 EQUIVALENT: dict[str, str] = {
+    "consumer.Consumer.successors:drop-guard#3":
+        "the steps it adds are heartbeats that change nothing (t == s): a stutter adds no state and no changing "
+        "step, and every property reads states and changing steps only (the consumer walks send these heartbeats "
+        "to Kafka, whose group does not change either)",
+    "consumer.Consumer.compute_target:drop-guard#0":
+        "a memo cache: _compute_target reads only the members' topics and static flags, the target and the "
+        "partitions, which are the cache key, so computing it afresh every time changes nothing but the speed",
+    "migration.ClassicToConsumer.cooperative_assignment:drop-guard#0":
+        "a memo cache: the assignment is computed from the members and the reported owned partitions only, which "
+        "are the cache key, so computing it afresh every time changes nothing but the speed",
+    "classic.ClassicProtocol.successors:timer-early#2":
+        "_rebalance_timer yields only when some record has joined and some other has not: outside "
+        "PREPARING_REBALANCE no record has joined set, and while the group forms every record was created by a "
+        "JoinGroup of that join phase (so all have joined), so calling it there too adds no step",
+    "properties.ClassicObservations.generation_violation:drop-term#0":
+        "a client record that is the same object (a is b) has the same generation, so the conjunct a is not b is "
+        "implied by a.generation != b.generation",
     "classic.ClassicProtocol.init_states:drop-guard#0":
         "init_states only chooses the explored instance (whether the last partition exists at the start); "
         "no rule of the protocol reads it, and the conformance harness starts from alpha of the reference",
@@ -64,10 +81,20 @@ EQUIVALENT: dict[str, str] = {
 FAULT_SELECTION = re.compile(r"\(and without '[\w-]+' in (self\.cfg\.|cfg\.|self\.)?faults\)$")
 
 
+# Functions of model/ that nothing calls (no rule, property, tool or check): a change inside cannot be observed.
+# (tests/test_spec_mutants.py checks that each is still called nowhere.)
+UNCALLED: dict[str, str] = {
+    "consumer_flight.ConsumerFlight.commit_answers":
+        "each running client's OffsetCommit answers, now and in flight; the properties call commit_answer directly",
+}
+
+
 def equivalent_reason(name: str, diff: str) -> str | None:
     """Why the mutant ``name`` cannot be observed, or None."""
     if name in EQUIVALENT:
         return EQUIVALENT[name]
+    if name.split(":", 1)[0] in UNCALLED:
+        return f"the function is called nowhere ({UNCALLED[name.split(':', 1)[0]]})"
     if ":drop-term#" in name and FAULT_SELECTION.search(diff):
         return ("only the selection of a fault for the explored instance is left out: the step is that "
                 "fault's, generated anyway when it is selected, and the checks run with it selected")

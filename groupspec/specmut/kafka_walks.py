@@ -476,17 +476,25 @@ ABSTRACTIONS = {
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = 20261128) -> str | None:
+              walks: int, steps: int, seed: int = 20261128, only: frozenset[int] | None = None) -> str | None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now) on Kafka; the first
-    difference as one paragraph, or None."""
+    difference as one paragraph, or None. ``only``: just these walks (each is seeded on its own: the campaign sends a
+    mutant along the walks that reach its change, :mod:`.reach`)."""
     from groupspec.model import Config, make
+
+    from .reach import current
 
     cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
                  faults=frozenset(f for f in faults.split(",") if f))
     proto = make(variant, cfg)
     kafka = oracle()
     names = [f"t{k}" for k in range(topics)]
+    rec = current()  # a traced baseline: each walk's lines recorded on their own
     for w in range(walks):
+        if only is not None and w not in only:
+            continue
+        if rec is not None:
+            rec.segment(w)
         rng = random.Random(seed * 1000 + w)
         kafka.reset({"initial_rebalance_delay_ms": INITIAL_DELAY_MS if proto.initial_delay else 0, "topics": {n: partitions for n in names}})
         walk = _Walk(proto, kafka, names, REBALANCE_MS[w % 2])
@@ -506,6 +514,8 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             else:
                 why = walk.compare_group(t)
             if why is not None and why.startswith("leader") and leader_choice(s, t, walk):
+                if rec is not None:
+                    rec.not_fixed()  # on another run Kafka may choose the model's leader and the walk go on
                 break  # Kafka chose another of the joined members: a free choice (ABSTRACTIONS); this walk ends
             if why is not None:
                 raise Divergence(f"kafka:{variant} walk {w} (seed {seed}) step {len(path)} {path[-1]}: {why}; "
@@ -514,9 +524,10 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     return None
 
 
-def check(job: tuple) -> str | None:
-    """A killer's run: the walks of one job; a divergence (or the model raising) as its failure, else None."""
-    return checked(run_walks, job)
+def check(job: tuple, only: frozenset[int] | None = None) -> str | None:
+    """A killer's run: the walks of one job (or those in ``only``); a divergence (or the model raising) as its
+    failure, else None."""
+    return checked(lambda *a: run_walks(*a, only=only), job)
 
 
 def checked(run: Any, job: tuple) -> str | None:

@@ -116,6 +116,34 @@ ORACLE_ASSIGNORS = ("range", "roundrobin", "sticky")
 ORACLE_CASES = 400
 
 
+# What each check costs on the unchanged model (seconds, measured 2026-11-28 on this 2-core machine, load ~5; a
+# check not named here costs under half a second). The campaign runs a mutant's checks in tiers of cost, cheapest
+# first (within a tier in the order below: the assignors, the explorer, the broken variants, the Kafka walks, the
+# conformance suites), and stops at the first kill: fixed numbers, so the order, and which check kills, is the
+# same on every run and machine.
+COST: dict[str, float] = {
+    "model:eager-to-cooperative·range 2m×2p b2": 1.26, "model:zookeeper·range 3m×2p b2": 1.14,
+    "kafka:eager·range 3m×3p×2t 300×40": 5.15, "kafka:eager·sticky 3m×2p 300×40": 3.89,
+    "kafka:cooperative·sticky 3m×3p 300×40": 2.07, "kafka:static·range 3m×3p×2t 300×40": 2.99,
+    "kafka:static·sticky 3m×2p 300×40": 2.38, "kafka:static-cooperative·sticky 2m×3p 200×40": 1.11,
+    "kafka:consumer·uniform 3m×3p 300×40": 2.22, "kafka:consumer·range 3m×4p×2t 300×40": 1.88,
+    "kafka:consumer·uniform 2m×3p×2t 200×40": 0.69, "kafka:consumer-static·uniform 3m×3p 300×40": 1.43,
+    "kafka:consumer-static·range 3m×4p×2t 200×40": 0.9, "conformance:regressions:eager-range": 1.8,
+    "conformance:regressions:eager-roundrobin": 0.5, "conformance:regressions:cooperative-sticky": 2.13,
+    "conformance:regressions:static-range": 2.34, "conformance:regressions:connect-keep-work": 1.27,
+    "conformance:eager-range": 1.24, "conformance:cooperative-sticky": 2.01, "conformance:static-range": 1.28,
+    "conformance:connect-delayed": 1.83, "conformance:connect-keep-work": 0.82, "conformance:consumer:one-topic": 0.58,
+    "conformance:consumer:static": 0.63, "conformance:migration": 4.06,
+}
+TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
+
+
+def tier(name: str) -> int:
+    """The cost tier of a check (0: cheapest)."""
+    c = COST.get(name, 0.0)
+    return sum(1 for t in TIERS if c >= t)
+
+
 @dataclass(frozen=True)
 class Killer:
     name: str
@@ -125,7 +153,12 @@ class Killer:
 
 
 def killers(scale: float = 1.0) -> list[Killer]:
-    """Every killer, cheapest first (the assignor oracle, the explorer's jobs, then the conformance suites)."""
+    """Every killer, cheapest first: by cost tier (``COST``), within a tier the assignor oracle, the explorer's
+    jobs, the broken variants, the Kafka walks, the conformance suites."""
+    return sorted(_killers(scale), key=lambda k: tier(k.name))  # a stable sort: the kinds' order within a tier
+
+
+def _killers(scale: float) -> list[Killer]:
     out = [Killer(f"assignor:{a}", "oracle", "eager", (a,)) for a in ORACLE_ASSIGNORS]  # cheapest: first
     out += [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
                   + (f"×{t}t" if t > 1 else "") + f" b{b}", "model", v, job)
@@ -189,8 +222,9 @@ def variant_modules(variant: str) -> frozenset[str]:
 
 
 # ------------------------------------------------------------------------------------------ running
-def run_killer(k: Killer) -> dict[str, Any]:
-    """Run one killer on whatever model is loaded now: ``{"verdicts": ..., "failure": str|None}``."""
+def run_killer(k: Killer, only: frozenset[int] | None = None) -> dict[str, Any]:
+    """Run one killer on whatever model is loaded now: ``{"verdicts": ..., "failure": str|None}``; ``only``: of
+    a classic Kafka walk job just these walks, of a recorded-schedules check just these schedules."""
     if k.kind == "model":
         return _explore(k.job)
     if k.kind == "oracle":
@@ -202,8 +236,8 @@ def run_killer(k: Killer) -> dict[str, Any]:
     if k.kind == "kafka":
         from .kafka_walks import check
 
-        return {"failure": check(k.job)}
-    return {"failure": _conform(*k.job)}
+        return {"failure": check(k.job, only)}
+    return {"failure": _conform(*k.job, only=only)}
 
 
 ORACLE_SECONDS = 60  # the 400 small groups take about a second; Kafka's assignors return at once on each
@@ -326,24 +360,34 @@ def replay_schedule(r: dict[str, Any]) -> str | None:
     return None
 
 
-def _replay_regressions(variant: str) -> str | None:
-    """Replay every recorded schedule of ``variant``: the regressions, then those found for survivors."""
+def _replay_regressions(variant: str, only: frozenset[int] | None = None) -> str | None:
+    """Replay every recorded schedule of ``variant`` (or the ``only`` ones, counted in this order): the regressions,
+    then those found for survivors. Each is its own segment of a traced run (:mod:`.reach`)."""
     import json
 
+    from .reach import current
+
+    rec = current()
+    n = -1
     for path in (SCHEDULES, REGRESSIONS):  # the survivors' first: each was found to reach one rule
         if not path.exists():  # an installed copy without the tests: nothing to replay
             continue
         for r in json.loads(path.read_text()):
             if r["variant"] == variant:
+                n += 1
+                if only is not None and n not in only:
+                    continue
+                if rec is not None:
+                    rec.segment(n)
                 why = replay_schedule(r)
                 if why is not None:
                     return why
     return None
 
 
-def _conform(name: str, examples: int, steps: int) -> str | None:
+def _conform(name: str, examples: int, steps: int, only: frozenset[int] | None = None) -> str | None:
     if name.startswith("regressions:"):
-        return _replay_regressions(name.split(":", 1)[1])
+        return _replay_regressions(name.split(":", 1)[1], only)
     if name == "migration":
         from groupspec.conformance import migration
 

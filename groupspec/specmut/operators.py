@@ -41,7 +41,7 @@ FAMILIES: dict[str, str] = {
     "static_cooperative": "classic", "static_leader": "classic", "coordinator_assigns": "classic",
     "upgrade": "classic", "properties": "classic",
     "connect_delayed": "connect",
-    "consumer": "kip848",
+    "consumer": "kip848", "consumer_flight": "kip848", "consumer_view": "kip848",
     "migration": "migration", "migration_state": "migration", "migration_view": "migration",
     "zookeeper": "zookeeper",
 }
@@ -75,7 +75,7 @@ class SpecMutant:
         return f"{PACKAGE}.{self.module}"
 
 
-Site = tuple[str, str, int, str, str, Callable[[], None]]  # qualname, operator, line, before, after, apply
+Site = tuple[str, str, int, str, str, Callable[[], None], ast.AST]  # qualname, operator, line, before, after, apply, node
 
 
 def _short(node: ast.AST, width: int = 90) -> str:
@@ -129,21 +129,21 @@ def _sites(tree: ast.Module) -> Iterator[Site]:
             test = n.test
             before = _short(test)
             yield (q, "negate-guard", line, f"if {before}", f"if not ({before})",
-                   lambda n=n, t=test: setattr(n, "test", ast.UnaryOp(op=ast.Not(), operand=t)))
+                   lambda n=n, t=test: setattr(n, "test", ast.UnaryOp(op=ast.Not(), operand=t)), n)
             if isinstance(n, ast.If):
                 op = "timer-early" if _yields_timer(n.body) else "drop-guard"
-                yield (q, op, line, f"if {before}", "if True", lambda n=n: setattr(n, "test", ast.Constant(True)))
+                yield (q, op, line, f"if {before}", "if True", lambda n=n: setattr(n, "test", ast.Constant(True)), n)
         if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And) and len(n.values) >= 2:  # a guard's conjunct
             word = "and"
             for k in range(len(n.values)):
                 rest = [v for j, v in enumerate(n.values) if j != k]
                 new = rest[0] if len(rest) == 1 else ast.BoolOp(op=n.op, values=rest)
                 yield (q, "drop-term", line, _short(n), f"({word} without {_short(n.values[k], 40)})",
-                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new))
+                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new), n)
         if isinstance(n, ast.Return) and isinstance(n.value, (ast.Compare, ast.BoolOp)):
             v = n.value
             yield (q, "negate-return", line, f"return {_short(v)}", f"return not ({_short(v)})",
-                   lambda n=n, v=v: setattr(n, "value", ast.UnaryOp(op=ast.Not(), operand=v)))
+                   lambda n=n, v=v: setattr(n, "value", ast.UnaryOp(op=ast.Not(), operand=v)), n)
         if (isinstance(n, ast.Compare) and len(n.ops) == 1 and COUNTER.search(ast.unparse(n))
                 and not any(isinstance(x, (ast.Tuple, ast.List)) for x in (n.left, *n.comparators))
                 and not any(isinstance(x, ast.Name) and not COUNTER.search(x.id) and not x.id.isupper()
@@ -153,16 +153,16 @@ def _sites(tree: ast.Module) -> Iterator[Site]:
             if op in flip:
                 new = ast.Compare(left=n.left, ops=[flip[op]()], comparators=n.comparators)
                 yield (q, "off-by-one", line, _short(n), _short(new),
-                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new))
+                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new), n)
             elif op in (ast.Eq, ast.NotEq):
                 right = ast.BinOp(left=n.comparators[0], op=ast.Add(), right=ast.Constant(1))
                 new = ast.Compare(left=n.left, ops=n.ops, comparators=[right])
                 yield (q, "off-by-one", line, _short(n), _short(new),
-                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new))
+                       lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new), n)
         if (isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)) and isinstance(n.right, ast.Constant)
                 and n.right.value == 1 and COUNTER.search(ast.unparse(n.left))):
             yield (q, "off-by-one", line, _short(n), _short(n.left),
-                   lambda p=parent, f=field, i=index, new=n.left: _replace(p, f, i, new))
+                   lambda p=parent, f=field, i=index, new=n.left: _replace(p, f, i, new), n)
         if isinstance(n, ast.Call) and n.keywords and (
                 (isinstance(n.func, ast.Attribute) and n.func.attr in ("but", "replace"))
                 or (isinstance(n.func, ast.Name) and n.func.id in ("replace", "_r"))):
@@ -177,16 +177,16 @@ def _sites(tree: ast.Module) -> Iterator[Site]:
                 else:
                     continue
                 yield (q, opname, line, f"{kw.arg}={_short(kw.value, 50)}", f"(no {kw.arg}=: kept)",
-                       lambda n=n, k=k: n.keywords.pop(k))
+                       lambda n=n, k=k: n.keywords.pop(k), n)
         if isinstance(n, ast.Expr) and isinstance(n.value, (ast.Yield, ast.YieldFrom)) and TIMER.search(ast.unparse(n)):
             yield (q, "timer-never", line, _short(n), "pass",
-                   lambda p=parent, f=field, i=index: _replace(p, f, i, ast.Pass()))
+                   lambda p=parent, f=field, i=index: _replace(p, f, i, ast.Pass()), n)
         if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "Reply"
                 and n.attr in ERRORS and isinstance(n.ctx, ast.Load) and not isinstance(parent, ast.Compare)
                 and not (isinstance(parent, (ast.Tuple, ast.List, ast.Set)))):
             other = ERRORS[(ERRORS.index(n.attr) + 1) % len(ERRORS)]
             yield (q, "wrong-error", line, f"Reply.{n.attr}", f"Reply.{other}",
-                   lambda n=n, o=other: setattr(n, "attr", o))
+                   lambda n=n, o=other: setattr(n, "attr", o), n)
 
     yield from walk(tree, "", False, False)
 
@@ -210,7 +210,7 @@ def generate(only: Iterator[str] | None = None) -> list[SpecMutant]:
     out: list[SpecMutant] = []
     for module in (list(only) if only is not None else modules()):
         tree = ast.parse((MODEL_DIR / f"{module}.py").read_text(), filename=f"model/{module}.py")
-        for name, (_q, op, line, before, after, _apply) in _named(module, tree):
+        for name, (_q, op, line, before, after, _apply, _node) in _named(module, tree):
             out.append(SpecMutant(name, module, FAMILIES.get(module, "classic"), op, line, f"L{line}: {before}  →  {after}"))
     return out
 

@@ -1,0 +1,52 @@
+"""Which checks a mutant is run by (groupspec.specmut.reach): only those that execute its change on the model.
+
+* the traced baseline records the lines of model/ a check executes, and ``plan`` leaves out a check that never
+  executed the changed statement; that is sound: such a check, run on the mutant, gives the baseline's verdict;
+* a mutant whose statement a check does execute is planned with it, and killed by it;
+* a statement's span covers a guard's whole ``if`` (its body runs only after its test).
+"""
+from __future__ import annotations
+
+from groupspec.specmut import generate
+from groupspec.specmut.campaign import baseline, plan, relevant, run_one
+from groupspec.specmut.killers import killers, run_killer
+from groupspec.specmut.loader import applied
+from groupspec.specmut.reach import reached, reaches, span
+
+RANGE = "assignor:range"
+
+
+def _mutant(name: str):
+    return next(m for m in generate() if m.name == name)
+
+
+def test_a_check_that_never_executes_the_change_is_not_planned_and_could_not_kill():
+    base = baseline(only=[RANGE])
+    k = [x for x in killers() if x.name == RANGE]
+    reach = base[RANGE]["reach"]
+    assert reach.get("assignors"), "the range oracle executes the model's assignors"
+    sticky = _mutant("assignors.sticky:drop-guard#7")  # the sticky assignor's balancing loop: range never runs it
+    rng = next(m for m in generate() if m.module == "assignors" and "range" in m.name.split(":")[0]
+               and m.operator == "negate-guard")
+    assert relevant(sticky, k) and not plan(sticky, k, base), "the module is read, the statement never executed"
+    assert plan(rng, k, base), rng.name
+    with applied(sticky):  # soundness on this one: run anyway, the range oracle cannot tell it from the model
+        assert run_killer(k[0])["failure"] is None
+    row = run_one(rng, base)
+    assert row["status"] == "killed" and row["killer"] == RANGE, row
+    row = run_one(sticky, base)
+    assert row["tried"] == [] and "no check executes" in row["detail"], row
+
+
+def test_reached_records_lines_and_a_guard_span_covers_its_if():
+    m = _mutant("assignors.sticky:drop-guard#7")
+    lo, hi = span(m)
+    assert lo == m.line and hi > lo  # the whole if statement
+    assert reaches({"assignors": [hi]}, m) and not reaches({"assignors": [lo - 1, hi + 1]}, m)
+    assert not reaches({"classic": [m.line]}, m)
+    from groupspec.model import ASSIGNORS, Config
+
+    with reached() as rec:
+        ASSIGNORS["sticky"](Config(members=2, partitions=3), [(0, 1, 0, 0, False), (1, 1, 0, 0, False)], 7)
+    assert reaches(rec.total(), m)
+    assert rec.total()["assignors"] and not rec.segments
