@@ -185,10 +185,19 @@ def test_cli_ctrl_c_stops_everything(tmp_path: Path):
 
 @pytest.fixture
 def ctrl_c_raises():
-    """SIGINT raises KeyboardInterrupt in this process for the test (whatever the test run was started with)."""
+    """SIGINT raises KeyboardInterrupt in this process for the test (whatever the test run was started with).
+
+    With the garbage collector off: a KeyboardInterrupt raised inside a gc callback (Hypothesis installs one) is
+    printed and swallowed ("Exception ignored in: gc_callback"), and the test's Ctrl-C would be lost."""
+    import gc
+
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("moment", ["the coordinator starts", "a worker starts", "a second one while stopping"])
