@@ -50,3 +50,26 @@ def test_reached_records_lines_and_a_guard_span_covers_its_if():
         ASSIGNORS["sticky"](Config(members=2, partitions=3), [(0, 1, 0, 0, False), (1, 1, 0, 0, False)], 7)
     assert reaches(rec.total(), m)
     assert rec.total()["assignors"] and not rec.segments
+
+
+def test_the_per_mutant_alarm_fires_again_when_its_first_timeout_is_swallowed():
+    """A TimeoutError raised where exceptions are ignored (a garbage-collector callback) must not end the limit."""
+    import signal
+    import time
+
+    from groupspec.specmut.campaign import _alarm
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    caught = 0
+    try:
+        signal.alarm(1)
+        deadline = time.monotonic() + 10
+        while caught < 2 and time.monotonic() < deadline:
+            try:
+                time.sleep(0.05)
+            except TimeoutError:
+                caught += 1  # the first is "swallowed" here: the alarm must come again
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert caught == 2

@@ -99,6 +99,9 @@ _STATE: dict[str, Any] = {}
 
 
 def _alarm(_sig, _frame):  # noqa: ANN001
+    # Raised wherever the mutant is; if that is a place whose exceptions are swallowed (a garbage-collector callback
+    # "ignores" them), the alarm fires again a second later until the TimeoutError reaches run_one (which cancels it).
+    signal.alarm(1)
     raise TimeoutError("per-mutant time limit")
 
 
