@@ -26,7 +26,7 @@ import sys
 from functools import lru_cache
 from typing import Any, Iterator
 
-from .operators import MODEL_DIR, SpecMutant, _named
+from .operators import MODEL_DIR, SpecMutant, named
 
 
 class Recorder:
@@ -126,7 +126,7 @@ def _spans(module: str) -> dict[str, tuple[int, int]]:
         for c in ast.iter_child_nodes(n):
             parents[id(c)] = n
     out: dict[str, tuple[int, int]] = {}
-    for name, site in _named(module, tree):
+    for name, site in named(module, tree):
         node = site[6]
         while not isinstance(node, ast.stmt) and id(node) in parents:
             node = parents[id(node)]
