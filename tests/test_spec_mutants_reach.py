@@ -73,3 +73,16 @@ def test_the_per_mutant_alarm_fires_again_when_its_first_timeout_is_swallowed():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert caught == 2
+
+
+def test_a_kafka_walk_job_is_traced_walk_by_walk_and_a_mutant_sent_along_the_walks_that_reach_it():
+    name = "kafka:static-cooperative·sticky 2m×3p 200×40"
+    base = baseline(only=[name])
+    b = base[name]
+    assert b["failure"] is None and len(b["walks"]) == 200, "every walk traced as its own segment"
+    k = [x for x in killers() if x.name == name]
+    m = _mutant("join_phase.JoinPhase._remove:wrong-error#0")  # a parked JoinGroup of a removed member
+    (planned, only), = plan(m, k, base)
+    assert only is not None and 0 < len(only) < 200, "only the walks that executed its statement"
+    row = run_one(m, base)
+    assert row["status"] == "killed" and row["killer"] == name and f"({len(only)} of its runs)" in row["tried"][0], row
