@@ -50,3 +50,39 @@ def test_reached_records_lines_and_a_guard_span_covers_its_if():
         ASSIGNORS["sticky"](Config(members=2, partitions=3), [(0, 1, 0, 0, False), (1, 1, 0, 0, False)], 7)
     assert reaches(rec.total(), m)
     assert rec.total()["assignors"] and not rec.segments
+
+
+def test_the_per_mutant_alarm_fires_again_when_its_first_timeout_is_swallowed():
+    """A TimeoutError raised where exceptions are ignored (a garbage-collector callback) must not end the limit."""
+    import signal
+    import time
+
+    from groupspec.specmut.campaign import _alarm
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    caught = 0
+    try:
+        signal.alarm(1)
+        deadline = time.monotonic() + 10
+        while caught < 2 and time.monotonic() < deadline:
+            try:
+                time.sleep(0.05)
+            except TimeoutError:
+                caught += 1  # the first is "swallowed" here: the alarm must come again
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert caught == 2
+
+
+def test_a_kafka_walk_job_is_traced_walk_by_walk_and_a_mutant_sent_along_the_walks_that_reach_it():
+    name = "kafka:static-cooperative·sticky 2m×3p 200×40"
+    base = baseline(only=[name])
+    b = base[name]
+    assert b["failure"] is None and len(b["walks"]) == 200, "every walk traced as its own segment"
+    k = [x for x in killers() if x.name == name]
+    m = _mutant("join_phase.JoinPhase._remove:wrong-error#0")  # a parked JoinGroup of a removed member
+    (planned, only), = plan(m, k, base)
+    assert only is not None and 0 < len(only) < 200, "only the walks that executed its statement"
+    row = run_one(m, base)
+    assert row["status"] == "killed" and row["killer"] == name and f"({len(only)} of its runs)" in row["tried"][0], row

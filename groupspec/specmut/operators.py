@@ -196,7 +196,7 @@ def modules() -> list[str]:
     return sorted(p.stem for p in MODEL_DIR.glob("*.py") if p.stem not in SKIPPED)
 
 
-def _named(module: str, tree: ast.Module) -> Iterator[tuple[str, Site]]:
+def named(module: str, tree: ast.Module) -> Iterator[tuple[str, Site]]:
     counts: dict[tuple[str, str], int] = {}
     for site in _sites(tree):
         q, op = site[0], site[1]
@@ -210,7 +210,7 @@ def generate(only: Iterator[str] | None = None) -> list[SpecMutant]:
     out: list[SpecMutant] = []
     for module in (list(only) if only is not None else modules()):
         tree = ast.parse((MODEL_DIR / f"{module}.py").read_text(), filename=f"model/{module}.py")
-        for name, (_q, op, line, before, after, _apply, _node) in _named(module, tree):
+        for name, (_q, op, line, before, after, _apply, _node) in named(module, tree):
             out.append(SpecMutant(name, module, FAMILIES.get(module, "classic"), op, line, f"L{line}: {before}  →  {after}"))
     return out
 
@@ -219,7 +219,7 @@ def mutated_code(m: SpecMutant):
     """The code object of ``m.module`` with ``m`` applied (the file on disk is never written)."""
     path = MODEL_DIR / f"{m.module}.py"
     tree = ast.parse(path.read_text(), filename=str(path))
-    for name, site in _named(m.module, tree):
+    for name, site in named(m.module, tree):
         if name == m.name:
             site[5]()
             ast.fix_missing_locations(tree)

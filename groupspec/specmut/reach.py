@@ -24,9 +24,12 @@ import ast
 import contextlib
 import sys
 from functools import lru_cache
-from typing import Any, Iterator
+from types import CodeType, FrameType
+from typing import Any, Callable, Iterator
 
-from .operators import MODEL_DIR, SpecMutant, _named
+Tracer = Callable[[FrameType, str, Any], Any]  # a sys.settrace local trace function
+
+from .operators import MODEL_DIR, SpecMutant, named
 
 
 class Recorder:
@@ -38,7 +41,7 @@ class Recorder:
         self.segments: dict[Any, dict[str, set[int]]] = {}
         self.unsure: set[Any] = set()  # segments whose reach is not fixed (a walk ended by Kafka's own choice)
         self.current: dict[str, set[int]] | None = None
-        self.tracers: dict[Any, Any] = {}
+        self.tracers: dict[CodeType, "tuple[Tracer, set[int]] | None"] = {}  # per code object: its tracer, lines left
 
     def segment(self, label: Any) -> None:
         """From now on the lines executed are also recorded under ``label``."""
@@ -77,7 +80,7 @@ def reached() -> Iterator[Recorder]:
     rec = Recorder()
     tracers = rec.tracers
 
-    def tracer_for(co):  # noqa: ANN001, ANN202
+    def tracer_for(co: CodeType) -> tuple[Tracer, set[int]] | None:
         fn = co.co_filename
         if not fn.startswith(root):
             return None
@@ -88,24 +91,24 @@ def reached() -> Iterator[Recorder]:
         lines = where.setdefault(module, set())
         left = {ln for _a, _b, ln in co.co_lines() if ln is not None} - lines
 
-        def local(frame, event, _arg):  # noqa: ANN001, ANN202
+        def local(frame: FrameType, event: str, _arg: Any) -> Tracer:
             if event == "line":
                 ln = frame.f_lineno
                 lines.add(ln)
                 left.discard(ln)
             return local
 
-        local.left = left  # type: ignore[attr-defined]
-        return local
+        return local, left
 
-    def glob(frame, _event, _arg):  # noqa: ANN001, ANN202
+    def glob(frame: FrameType, _event: str, _arg: Any) -> Tracer | None:
         co = frame.f_code
-        t = tracers.get(co, 0)
-        if t == 0:
+        if co in tracers:
+            t = tracers[co]
+        else:
             t = tracers[co] = tracer_for(co)
-        if t is None or not t.left:
+        if t is None or not t[1]:  # not model code, or every line of it seen already
             return None
-        return t
+        return t[0]
 
     old = sys.gettrace()
     _ACTIVE.append(rec)
@@ -126,10 +129,11 @@ def _spans(module: str) -> dict[str, tuple[int, int]]:
         for c in ast.iter_child_nodes(n):
             parents[id(c)] = n
     out: dict[str, tuple[int, int]] = {}
-    for name, site in _named(module, tree):
+    for name, site in named(module, tree):
         node = site[6]
         while not isinstance(node, ast.stmt) and id(node) in parents:
             node = parents[id(node)]
+        assert isinstance(node, ast.stmt), name  # every site is inside a function's body
         out[name] = (node.lineno, node.end_lineno or node.lineno)
     return out
 
