@@ -110,7 +110,7 @@ def print_report(console: Console, result: dict[str, Any]) -> None:
                   highlight=False)
 
 
-def split(rows: list[dict]) -> dict:
+def split(rows: list[dict[str, Any]]) -> dict[str, float]:
     """The campaign's time per phase, summed over the mutants (seconds in the workers)."""
     out = {"compile": 0.0, "load": 0.0, "checks": 0.0, "untried": 0, "cpu": 0.0}
     for r in rows:
