@@ -23,10 +23,12 @@ state, for the conformance abstraction and the reports) is read-only.
 
 Actors on the contract: the KIP-848 reconciling consumer (``consumer/client.py``:
 ``ReconcilingConsumer.handle``) and the KIP-848 coordinator (``consumer/coordinator.py``:
-``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so). The others still speak
-their own shapes (the classic coordinator's ``handle(now, sender, request) -> [Outbound]``, the classic
-client's ``[Send]`` plus member events, the Connect worker, the history groups), and move onto this one by
-one (issue 26).
+``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so); the classic coordinator
+(``classic/coordinator.py``: ``GroupCoordinator.handle(now_ms, event)``; its wire entry point
+``handle(now_ms, sender, request) -> [Outbound]`` stays for ``groupspec.serve``, the script replay and the
+benches) and the classic client (``classic/client.py``: ``Consumer.handle``), which the classic simulator
+(``sim/simulator.py``) drives through the contract. The Connect worker and the history groups still speak
+their own shapes and move onto this one next (issue 26).
 
 Imports nothing from the project: every part of the reference may import it, as it may import ``errors``.
 """
@@ -87,9 +89,11 @@ class TimerFired:
 
 @dataclass(frozen=True)
 class Invoked:
-    """The application calls the actor (``close``: leave the group)."""
+    """The application calls the actor (``close``: leave the group), with the call's arguments if it has any
+    (the classic client's ``subscribe``: the topics)."""
 
     call: str
+    args: tuple[Any, ...] = ()
 
 
 Command = Union[Send, SetTimer, CallListener]
