@@ -207,13 +207,22 @@ class Consumer(ClientRebalance):
 
     def handle(self, now_ms: int, event: Event) -> list[Command]:
         """One event in, the commands out (``reference/actor.py``; the module docstring lists them)."""
-        seen = len(self.events)
-        sends = self._dispatch(now_ms, event)
-        cmds: list[Command] = [ActorSend(s.dest, s) for s in sends]
-        for e in self.events[seen:]:
-            cb = _CALLBACKS.get(e.event)
-            if cb is not None:
-                cmds.append(CallListener(cb, tuple(e.partitions), e.generation))
+        events = self.events
+        seen = len(events)
+        t = type(event)  # the two events of every simulation step first
+        if t is TimerFired and event.key == TICK:  # type: ignore[union-attr]
+            sends = self.tick(now_ms)
+        elif t is Received:
+            corr, response = event.message  # type: ignore[union-attr]
+            sends = self.receive(now_ms, corr, response)
+        else:
+            sends = self._dispatch(now_ms, event)
+        cmds: list[Command] = [ActorSend(s.dest, s) for s in sends] if sends else []
+        if len(events) != seen:
+            for e in events[seen:]:
+                cb = _CALLBACKS.get(e.event)
+                if cb is not None:
+                    cmds.append(CallListener(cb, tuple(e.partitions), e.generation))
         due = self.next_timer_ms()
         if due is not None:
             cmds.append(SetTimer(due, TICK))

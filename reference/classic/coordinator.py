@@ -204,13 +204,19 @@ class CoordinatorConfig:
         return INT_MAX if self.group_max_size is None else self.group_max_size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Outbound:
     """A response to send: to ``destination`` (the ``sender`` of the request), at virtual time ``at_ms``."""
 
     destination: Hashable
     response: Response
     at_ms: int
+
+    def __init__(self, destination: Hashable, response: Response, at_ms: int) -> None:
+        d = self.__dict__  # one per answer: the frozen __init__'s object.__setattr__ per field costs 3x this
+        d["destination"] = destination
+        d["response"] = response
+        d["at_ms"] = at_ms
 
 
 
@@ -269,18 +275,16 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def handle(self, now_ms: int, sender: Any, request: Request | None = None) -> list[Command] | list[Outbound]:
         """The actor contract ``handle(now_ms, event)``; with a third argument, the wire's entry point: advance to
         ``now_ms`` then process ``request`` from connection ``sender`` (module docstring)."""
-        if request is None:
-            return self._on_event(now_ms, sender)
-        return self._handle_request(now_ms, sender, request)
-
-    def _on_event(self, now_ms: int, event: Event) -> list[Command]:
+        if request is not None:
+            return self._handle_request(now_ms, sender, request)
+        event: Event = sender
         if type(event) is Received:
             outs = self._handle_request(now_ms, event.sender, event.message)
         elif type(event) is TimerFired and event.key == DEADLINE:
             outs = self.advance(now_ms)
         else:
             raise GroupspecProtocolError(f"not an event for a group coordinator: {event!r}")
-        cmds: list[Command] = [Send(o.destination, o.response) for o in outs]
+        cmds: list[Command] = [Send(o.destination, o.response) for o in outs] if outs else []
         due = self._earliest_deadline()
         if due is not None:
             cmds.append(SetTimer(due, DEADLINE))

@@ -71,6 +71,7 @@ from .virtual_clock import VirtualClock
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
 
+_TICK, _POLL = TimerFired(TICK), Invoked("poll")  # the two most frequent events (immutable: shared)
 _CONN_SPAN = 1_000_000  # connection id = incarnation * span + Consumer.connection
 
 
@@ -232,9 +233,13 @@ class Simulator(VirtualClock):
     def _drive(self, p: SimProc, event: Event) -> list[Send]:
         """One event to the member through the actor contract; its requests go out, its timer is set."""
         cmds = p.consumer.handle(self.now, event)
-        sends = [c.message for c in cmds if type(c) is ActorSend]
         # its SetTimer comes last (its CallListener commands are in its member events, which make the trace)
-        due = cmds[-1].at_ms if cmds and type(cmds[-1]) is SetTimer else None  # type: ignore[union-attr]
+        due = None
+        n = len(cmds)
+        if n and type(cmds[-1]) is SetTimer:
+            due = cmds[-1].at_ms  # type: ignore[union-attr]
+            n -= 1
+        sends = [c.message for c in cmds if type(c) is ActorSend] if n else []
         self._after_consumer(p, sends, due)
         return sends
 
@@ -293,7 +298,7 @@ class Simulator(VirtualClock):
         if p.stalled_until > self.now:
             self._push(p.stalled_until, "poll", name, inc)
             return ("poll", name, "application busy")
-        sends = self._drive(p, Invoked("poll"))
+        sends = self._drive(p, _POLL)
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
         return ("poll", name, _describe_sends(sends))
 
@@ -304,7 +309,7 @@ class Simulator(VirtualClock):
         if p.paused_until > self.now:
             self._wake((name, inc), p.paused_until, "tick", name, inc)
             return ("tick", name, "paused")
-        sends = self._drive(p, TimerFired(TICK))
+        sends = self._drive(p, _TICK)
         return ("tick", name, _describe_sends(sends))
 
     # ------------------------------------------------------------------ delivery
