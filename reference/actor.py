@@ -23,10 +23,12 @@ state, for the conformance abstraction and the reports) is read-only.
 
 Actors on the contract: the KIP-848 reconciling consumer (``consumer/client.py``:
 ``ReconcilingConsumer.handle``) and the KIP-848 coordinator (``consumer/coordinator.py``:
-``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so). The others still speak
-their own shapes (the classic coordinator's ``handle(now, sender, request) -> [Outbound]``, the classic
-client's ``[Send]`` plus member events, the Connect worker, the history groups), and move onto this one by
-one (issue 26).
+``ConsumerGroupCoordinator.handle``; the simulation's network path drives it so); the classic coordinator
+(``classic/coordinator.py``: ``GroupCoordinator.handle(now_ms, event)``; its wire entry point
+``handle(now_ms, sender, request) -> [Outbound]`` stays for ``groupspec.serve``, the script replay and the
+benches) and the classic client (``classic/client.py``: ``Consumer.handle``), which the classic simulator
+(``sim/simulator.py``) drives through the contract. The Connect worker and the history groups still speak
+their own shapes and move onto this one next (issue 26).
 
 Imports nothing from the project: every part of the reference may import it, as it may import ``errors``.
 """
@@ -45,23 +47,36 @@ LISTENER_CALLBACKS = ("onPartitionsAssigned", "onPartitionsRevoked", "onPartitio
 TP = tuple[str, int]
 
 
-@dataclass(frozen=True)
+# The six records are frozen dataclasses whose __init__ writes the instance dict directly: a simulation makes
+# one or more per event, and dataclass's frozen __init__ (object.__setattr__ per field) costs three times as much.
+
+@dataclass(frozen=True, init=False)
 class Send:
     """A message for actor ``to``."""
 
     to: Hashable
     message: Any
 
+    def __init__(self, to: Hashable, message: Any) -> None:
+        d = self.__dict__
+        d["to"] = to
+        d["message"] = message
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class SetTimer:
     """Wake me at ``at_ms`` with ``TimerFired(key)`` (replacing a pending timer of the same key)."""
 
     at_ms: int
     key: str
 
+    def __init__(self, at_ms: int, key: str) -> None:
+        d = self.__dict__
+        d["at_ms"] = at_ms
+        d["key"] = key
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class CallListener:
     """Call the rebalance listener's ``callback`` (one of :data:`LISTENER_CALLBACKS`) with ``partitions``."""
 
@@ -69,27 +84,48 @@ class CallListener:
     partitions: tuple[TP, ...]
     generation: int = -1
 
+    def __init__(self, callback: str, partitions: tuple[TP, ...], generation: int = -1) -> None:
+        d = self.__dict__
+        d["callback"] = callback
+        d["partitions"] = partitions
+        d["generation"] = generation
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Received:
     """A message from actor ``sender``."""
 
     sender: Hashable
     message: Any
 
+    def __init__(self, sender: Hashable, message: Any) -> None:
+        d = self.__dict__
+        d["sender"] = sender
+        d["message"] = message
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class TimerFired:
     """A timer set with ``SetTimer(at_ms, key)`` is due."""
 
     key: str
 
+    def __init__(self, key: str) -> None:
+        self.__dict__["key"] = key
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Invoked:
-    """The application calls the actor (``close``: leave the group)."""
+    """The application calls the actor (``close``: leave the group), with the call's arguments if it has any
+    (the classic client's ``subscribe``: the topics)."""
 
     call: str
+    args: tuple[Any, ...] = ()
+
+    def __init__(self, call: str, args: tuple[Any, ...] = ()) -> None:
+        d = self.__dict__
+        d["call"] = call
+        d["args"] = args
 
 
 Command = Union[Send, SetTimer, CallListener]

@@ -268,6 +268,65 @@ def test_generation_going_down():
     assert "generation_monotonic" not in violated(check_events(reset))
 
 
+def _late_commits() -> dict[str, list[dict]]:
+    """a (generation 1 until 6000 ms, then 2) commits partition 0; each trace ends with one commit line."""
+    base = clean()
+    c = dict(partitions=[["t", 0, 5]], accepted=True, protocol="consumer")
+    return {
+        # sent in generation 1, answered after a reached generation 2 (a network delay longer than a step)
+        "late": base + [ev(6100, "a", "commit", gen=1, sent_ms=5900, **c)],
+        "same-tick": base + [ev(6300, "a", "commit", gen=1, sent_ms=6000, **c)],  # sent at the change's tick
+        # sent after a reached generation 2 but carrying generation 1: a real regression
+        "regressed": base + [ev(6100, "a", "commit", gen=1, sent_ms=6050, **c)],
+        "regressed-unsent": base + [ev(6100, "a", "commit", gen=1, **c)],  # no sent_ms: judged when answered
+        "sent-after-answer": base + [ev(6100, "a", "commit", gen=1, sent_ms=6200, **c)],  # not read: judged now
+    }
+
+
+def _gen_verdicts() -> dict[str, bool]:
+    return {k: "generation_monotonic" in violated(check_events(t)) for k, t in _late_commits().items()}
+
+
+GEN_EXPECTED = {"late": False, "same-tick": False, "regressed": True, "regressed-unsent": True, "sent-after-answer": True}
+
+
+def test_commit_generation_is_the_one_it_was_sent_in():
+    """A commit line with ``sent_ms`` carries the generation the member had when it sent it (the trace contract's
+    ``generation``: "the generation the member was in when it saw the event"; a commit is seen when sent):
+    an answer that arrives after the member's next epoch is no regression; a commit sent after it is."""
+    assert _gen_verdicts() == GEN_EXPECTED
+    _v, g = verdicts(check_events(_late_commits()["regressed"]))
+    (finding,) = [p for p in g["properties"] if p["id"] == "generation_monotonic"][0]["violations"]
+    assert (finding["from_generation"], finding["to_generation"], finding["ts_ms"]) == (2, 1, 6100)
+
+
+def test_commit_sent_before_every_remembered_change_is_not_judged():
+    """The checker remembers GEN_HISTORY changes of a member's generation: a commit sent before all of them is
+    not judged (unknown), one sent between two of them is judged against the generation of that time."""
+    from groupspec.trace.checker import GEN_HISTORY
+    t = clean()
+    for k in range(GEN_HISTORY + 1):  # a goes through generations 3, 4, ... every 100 ms from 7000 ms
+        t.append(ev(7000 + 100 * k, "a", "assigned", [], gen=3 + k, protocol="cooperative"))
+    c = dict(partitions=[["t", 0, 5]], accepted=True, protocol="consumer")
+    old = t + [ev(8000, "a", "commit", gen=1, sent_ms=5900, **c)]  # before every remembered change
+    assert "generation_monotonic" not in violated(check_events(old))
+    mid = t + [ev(8000, "a", "commit", gen=3, sent_ms=7350, **c)]  # a had generation 6 then
+    assert "generation_monotonic" in violated(check_events(mid))
+    ok = t + [ev(8000, "a", "commit", gen=5, sent_ms=7250, **c)]
+    assert "generation_monotonic" not in violated(check_events(ok))
+
+
+@pytest.mark.parametrize("mutant", ["ignores-sent_ms", "never-judges-sent"])
+def test_commit_generation_mutants_are_caught(monkeypatch, mutant):
+    """The rule's two ways to be wrong: judging by arrival (the false alarm) or not judging sent commits at all
+    (a real regression missed) each change a verdict above."""
+    import groupspec.trace.checker as checker
+    broken = {"ignores-sent_ms": lambda m, ev, ts: m.generation, "never-judges-sent": lambda m, ev, ts: (
+        m.generation if "sent_ms" not in ev else None)}[mutant]
+    monkeypatch.setattr(checker, "_gen_then", broken)
+    assert _gen_verdicts() != GEN_EXPECTED
+
+
 def test_long_unowned_window_and_no_convergence():
     t = clean()[:5] + [ev(40_000, "a", "assigned", [0, 1], gen=2)]
     r = check_events(t)

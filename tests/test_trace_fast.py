@@ -21,7 +21,7 @@ import groupspec.trace.fastpath as fastpath
 import groupspec.trace.kernel as kernel  # noqa: I001 - the real kernel, put back after each mutant
 from groupspec.checker import check as explore
 from groupspec.model import Config, make
-from groupspec.reference.sim import SCENARIOS, ScenarioOptions, run_scenario, dumps_jsonl
+from groupspec.reference.sim import SCENARIOS, NetworkConfig, ScenarioOptions, run_scenario, dumps_jsonl, run_consumer_scenario
 from groupspec.trace import check_paths
 from groupspec.trace.runs import _check_file
 from groupspec.trace.from_model import path_to_events
@@ -234,6 +234,42 @@ def test_quiet_long_trace_runs_in_the_inner_loop(tmp_path, monkeypatch):
     assert fast2 == pure2 and n2 >= 0.99 * len(events)
 
 
+def _late_commit_events() -> list[dict]:
+    """KIP-848 runs whose network delays outlast a step (commits answered after the member's next epoch, judged by
+    their ``sent_ms``), and a member that sends a commit carrying an older generation, then rejoins before the
+    answer (a regression only the generation it had when it sent shows: after ``joined`` it has none)."""
+    out = []
+    for name in ("churn", "rolling-restart"):
+        rep = run_consumer_scenario(name, seed=1, network=NetworkConfig(min_delay_ms=50, max_delay_ms=400))
+        out.extend(dict(e, group=f"{name}/consumer") for e in rep.trace)
+    g, c = "rejoin", dict(partitions=[["t", 0, 5]], accepted=True, protocol="consumer")
+    out += [{"ts_ms": 0, "group": g, "event": "topic", "topic": "t", "partitions": 1},
+            {"ts_ms": 0, "group": g, "member": "a", "event": "joined", "generation": -1}]
+    for k in range(6):  # generations 1..6, a commit of each sent 50 ms after it and answered 20 ms later
+        out += [{"ts_ms": 1000 * k + 100, "group": g, "member": "a", "event": "assigned", "partitions": [["t", 0]] if k == 0 else [],
+                 "generation": k + 1, "protocol": "consumer"},
+                {"ts_ms": 1000 * k + 170, "group": g, "member": "a", "event": "commit", "generation": k + 1, "sent_ms": 1000 * k + 150, **c}]
+    out += [{"ts_ms": 6000, "group": g, "member": "a", "event": "commit", "generation": 6, "sent_ms": 5900, **c},
+            {"ts_ms": 6100, "group": g, "member": "a", "event": "joined", "generation": -1},
+            {"ts_ms": 6200, "group": g, "member": "a", "event": "commit", "generation": 2, "sent_ms": 5950, **c},  # sent in 6
+            {"ts_ms": 6200, "group": g, "member": "a", "event": "commit", "generation": 6, "sent_ms": 5950, **c},
+            {"ts_ms": 6300, "group": g, "member": "a", "event": "commit", "generation": 1, "sent_ms": 1000, **c}]  # unknown
+    return out
+
+
+def test_commits_judged_by_when_they_were_sent(tmp_path, monkeypatch):
+    """Commit lines with ``sent_ms`` before the member's last generation change are the checker's; the rest stay in
+    the loop, which keeps each member's last generation changes exactly as the checker does."""
+    p = tmp_path / "late.jsonl"
+    p.write_text(dumps_jsonl(_late_commit_events()))
+    fast, pure, n = both(p, monkeypatch)
+    assert fast == pure and n > 0
+    groups = {x["group"]: x for x in json.loads(pure)["groups"]}
+    found = {k: [(v["ts_ms"], v["from_generation"], v["to_generation"]) for p in g["properties"]
+                 if p["id"] == "generation_monotonic" for v in p["violations"]] for k, g in groups.items()}
+    assert found == {"churn/consumer": [], "rolling-restart/consumer": [], "rejoin": [(6200, 6, 2)]}
+
+
 # ------------------------------------------------------------------------------------ kernel mutants
 MUTANTS = {
     # a long unowned window closed inside the loop without handing the finding to the checker
@@ -247,6 +283,10 @@ MUTANTS = {
     # a member assigned without telling the members still waiting that a generation went by
     "starved-others-not-told": ("M[w, M_OHAS] = 1\n                            M[w, M_OAT] = ts",
                                 "M[w, M_OAT] = ts"),
+    # a commit sent before the member's last generation change judged in the loop by its generation now
+    "sent-ms-ignored": ("if sent_has and sent <= ts and M[mem, M_HN] and sent <= M[mem, M_HTS]:", "if False:"),
+    # a generation change not remembered (the checker's gen_hist and the loop's drift apart)
+    "gen-history-not-kept": ("        M[m, M_HTS] = ts\n        M[m, M_HG] = g\n", "        M[m, M_HTS] = ts\n"),
     "revoke-not-dirty": ("    M[m, M_CHANGER] = 1\n    S[S_CHANGED] = 1\n    _dirty(pid, S, P, dirty)",
                          "    M[m, M_CHANGER] = 1\n    S[S_CHANGED] = 1"),
 }
@@ -271,6 +311,8 @@ def test_kernel_mutants_are_caught(tmp_path, monkeypatch, name):
     print(f"seed {SEED}")
     p.write_text("\n".join(random_lines(random.Random(SEED), 2000, odd=0.002)) + "\n")
     long_gap = tmp_path / "gap.jsonl"
+    late = tmp_path / "late.jsonl"
+    late.write_text(dumps_jsonl(_late_commit_events()))
     long_gap.write_text(dumps_jsonl([
         {"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": 2},
         {"ts_ms": 0, "group": "g", "member": "a", "event": "joined"},
@@ -280,7 +322,7 @@ def test_kernel_mutants_are_caught(tmp_path, monkeypatch, name):
         {"ts_ms": 61_000, "group": "g", "member": "a", "event": "commit", "partitions": [["t", 0, 5]], "generation": 2},
     ]))
     caught = False
-    for path in (p, long_gap):
+    for path in (p, long_gap, late):
         fast, pure, _n = both(path, monkeypatch)
         assert fast == pure  # the real kernel agrees
         monkeypatch.setattr(fastpath, "K", _mutant(name))

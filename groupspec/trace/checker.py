@@ -37,7 +37,11 @@ Properties (``PROPERTY_IDS``):
   a commit carrying a generation at or after the one in which the other member acquired it.
 * ``generation_monotonic`` — a line (``assigned``, ``revoked``, ``lost`` or ``commit``) carries a generation
   older than the member's last assignment's, without a reset (``fenced``, ``lost``, ``joined`` or
-  generation -1) in between.
+  generation -1) in between. A ``commit`` line that says when it was sent (``sent_ms``, at or before its
+  ``ts_ms``) carries the generation the member had when it *sent* it: it is judged against the generation
+  the member had just before the tick ``sent_ms`` (a commit answered after the member's next epoch is no
+  regression). The checker remembers each member's last ``GEN_HISTORY`` generation changes; a commit sent
+  before all of them is not judged (its generation then is unknown).
 * ``completeness`` — a partition unowned for longer than ``converge_within_s`` while a member was
   alive (every such maximal interval is listed in ``unowned_windows``).
 * ``convergence`` — the trace is cut into *periods* at every membership change (``joined``, ``left``,
@@ -81,6 +85,7 @@ PROPERTY_IDS = (
 )
 TP = tuple[str, int]
 _MEMBERSHIP = frozenset(("assigned", "fenced", "lost", "left", "joined"))
+GEN_HISTORY = 4  # generation changes remembered per member (commits judged by their sent_ms); kernel.GEN_HISTORY
 _GENERATIONAL = frozenset(("assigned", "revoked", "lost", "commit"))  # lines whose generation must not go down
 _RING = 8  # events kept before a finding, for its timeline
 _AFTER = 4  # events added after it
@@ -109,6 +114,27 @@ class _Member:
     others_at: int | None = None  # another member was assigned meanwhile, first at
     session_timeout_ms: int | None = None  # from its latest ``joined`` line
     consumer: bool = False  # its listener lines say protocol "consumer": its generations are its own epochs
+    gen_hist: tuple[tuple[int, int], ...] = ()  # its last GEN_HISTORY generation changes (ts_ms, generation), newest first
+
+
+def _set_gen(m: _Member, gen: int, ts: int) -> None:
+    """The member's generation becomes ``gen`` at ``ts``; a change is remembered (``gen_hist``)."""
+    if gen != m.generation:
+        m.generation = gen
+        m.gen_hist = ((ts, gen),) + m.gen_hist[:GEN_HISTORY - 1]
+
+
+def _gen_then(m: _Member, ev: dict[str, Any], ts: int) -> int | None:
+    """The generation a commit line is judged against: the member's now, or, when the line says it was sent
+    (``sent_ms`` at or before ``ts``), the one it had just before the tick ``sent_ms``; ``None``: unknown
+    (sent before the oldest change remembered)."""
+    sent = ev.get("sent_ms")
+    if type(sent) is not int or sent > ts:
+        return m.generation
+    for at, g in m.gen_hist:
+        if at < sent:
+            return g
+    return -1 if len(m.gen_hist) < GEN_HISTORY else None
 
 
 class _Capture:
@@ -438,8 +464,10 @@ class GroupChecker(OverlapRules):
             if m is not None and not m.left and not m.removed:
                 gen = ev.get("generation")
                 if type(gen) is int:
-                    if 0 <= gen < m.generation:
-                        self._gen_down(m, "commit", gen, ts, line)
+                    if gen >= 0:
+                        then = _gen_then(m, ev, ts)
+                        if then is not None and gen < then:
+                            self._gen_down(m, "commit", gen, ts, line, then)
                     m.last_gen = gen
                 return
         if kind == "end":
@@ -502,15 +530,15 @@ class GroupChecker(OverlapRules):
                     self._give_up(m, tp, gen)
         if kind in _MEMBERSHIP and m.waiting:
             self._membership(m, kind, gen, ev)
-        if gen is not None and 0 <= gen < m.generation and kind in _GENERATIONAL:
-            self._gen_down(m, kind, gen, ts, line)
+        if gen is not None and 0 <= gen and kind in _GENERATIONAL:
+            then = _gen_then(m, ev, ts) if kind == "commit" else m.generation
+            if then is not None and gen < then:
+                self._gen_down(m, kind, gen, ts, line, then)
         if kind == "assigned":
             _starved.on_assigned(self, m, ts)
             if gen is not None:
-                if gen > m.generation:
-                    m.generation = gen
-                elif gen == -1:
-                    m.generation = -1
+                if gen > m.generation or gen == -1:
+                    _set_gen(m, gen, ts)
             m.fenced = False
             m.removed = False
             g = gen if gen is not None else -1
@@ -542,7 +570,7 @@ class GroupChecker(OverlapRules):
                 del m.owned[tp]
                 self._remove_owner(tp, name, ts)
             if kind == "lost":  # it learned it had been fenced out: a membership change
-                m.generation = -1
+                _set_gen(m, -1, ts)
                 m.fenced = True
                 self._cut(name)
         elif kind == "commit":
@@ -557,7 +585,7 @@ class GroupChecker(OverlapRules):
             m.left = False
             m.fenced = False
             m.removed = False
-            m.generation = -1
+            _set_gen(m, -1, ts)
             m.session_timeout_ms = _starved.session_timeout(ev)
             _starved.start_waiting(self, m, ts, restart=True)
             self._cut(name)
@@ -577,18 +605,18 @@ class GroupChecker(OverlapRules):
         elif kind == "fenced":
             _starved.start_waiting(self, m, ts)
             m.fenced = True
-            m.generation = -1
+            _set_gen(m, -1, ts)
             self._cut(name)
         elif kind == "removed":
             if not m.removed:
                 m.removed = True
                 self._cut(name)
         if gen == -1:
-            m.generation = -1
+            _set_gen(m, -1, ts)
 
-    def _gen_down(self, m: _Member, kind: str, gen: int, ts: int, line: int | None) -> None:
+    def _gen_down(self, m: _Member, kind: str, gen: int, ts: int, line: int | None, then: int) -> None:
         self.generation.append({
-            "member": m.name, "event": kind, "ts_ms": ts, "line": line, "from_generation": m.generation,
+            "member": m.name, "event": kind, "ts_ms": ts, "line": line, "from_generation": then,
             "to_generation": gen, "_cap": self._capture()})
 
     def _parts(self, ev: dict[str, Any], line: int | None, ts: int, name: str) -> list[TP] | None:

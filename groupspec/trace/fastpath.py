@@ -205,6 +205,9 @@ class Tables:
                     M[i, K.M_OHAS], M[i, K.M_OAT] = 1, m.others_at
             M[i, K.M_STO] = m.session_timeout_ms or 0
             M[i, K.M_CONSUMER] = m.consumer
+            M[i, K.M_HN] = len(m.gen_hist)
+            for k, (at, gen) in enumerate(m.gen_hist):
+                M[i, K.M_HTS + k], M[i, K.M_HG + k] = at, gen
             m.waiting = []  # overlaps already reported (a quiet group has none open or pending)
         S[K.S_NKNOWN] = n
         g3 = int(S[K.S_GROUP]) + 3
@@ -297,6 +300,7 @@ class Tables:
             m.others_at = int(row[K.M_OAT]) if row[K.M_WAIT] and row[K.M_OHAS] else None
             m.session_timeout_ms = int(row[K.M_STO]) or None
             m.consumer = bool(row[K.M_CONSUMER])
+            m.gen_hist = tuple((int(row[K.M_HTS + k]), int(row[K.M_HG + k])) for k in range(int(row[K.M_HN])))
         owners: dict[tuple[str, int], dict[str, int]] = {}
         universe = set()
         window_start = {}

@@ -28,7 +28,7 @@ from .scan import (  # noqa: F401 - the state vector's slots, the line reader
     S_NNAMES, S_NPARTS, S_LINE, S_STODEF, S_NWALONE, S_NRR, S_HOLD, S_SIZE, RING, MAXPARTS, intern, part_id,
     rehash_names, rehash_parts, skip_ws, read_string,
     read_number, read_literal, skip_value, key_is, W_TS, W_GROUP, W_MEMBER, W_EVENT, W_PARTS, W_GEN, W_PROTO,
-    W_EAGER, W_CONSUMER, W_STO, W_TOPICS, kind_of, read_parts,
+    W_EAGER, W_CONSUMER, W_STO, W_TOPICS, W_SENT, kind_of, read_parts,
 )
 
 
@@ -64,7 +64,11 @@ M_OHAS = 16  # another member was assigned meanwhile, first at M_OAT
 M_OAT = 17
 M_STO = 18  # session timeout of its latest joined line, 0 for none
 M_CONSUMER = 19  # its listener lines say protocol "consumer" (KIP-848: generations are per-member epochs)
-M_COLS = 20
+M_HN = 20  # how many generation changes are remembered (checker's _Member.gen_hist), at most GEN_HISTORY
+M_HTS = 21  # M_HTS + k, M_HG + k: the k-th newest change (ts_ms, generation)
+M_HG = M_HTS + 4
+M_COLS = M_HG + 4
+GEN_HISTORY = 4  # groupspec.trace.checker.GEN_HISTORY
 # columns of P (one row per interned partition)
 P_OWNER = 0  # the member's string id, -1 for none
 P_GEN = 1  # the generation in which its owner got it
@@ -74,6 +78,20 @@ P_WS_HAS = 4  # an unowned window is open since P_WS
 P_WS = 5
 P_MARK = 6  # scratch: on the current line
 P_COLS = 7
+
+
+@njit(cache=True, nogil=True)
+def _set_gen(m, g, ts, M):
+    """The checker's ``_set_gen``: a change of the member's generation is remembered."""
+    if M[m, M_GEN] != g:
+        M[m, M_GEN] = g
+        for k in range(GEN_HISTORY - 1, 0, -1):
+            M[m, M_HTS + k] = M[m, M_HTS + k - 1]
+            M[m, M_HG + k] = M[m, M_HG + k - 1]
+        M[m, M_HTS] = ts
+        M[m, M_HG] = g
+        if M[m, M_HN] < GEN_HISTORY:
+            M[m, M_HN] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -347,6 +365,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         eager = True
         pcons = -1  # protocol "consumer" (1), another one (0), none given (-1)
         sto = np.int64(0)
+        sent_has = False  # an integer sent_ms (a commit judged by the generation it had when sent)
+        sent = np.int64(0)
         if i < nl and buf[i] == 125:
             return ST_LINE, pos
         while True:
@@ -418,6 +438,14 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                     i, gen, gen_has = read_number(buf, i, nl)
                 else:
                     i = skip_value(buf, i, nl)
+            elif key_is(buf, ka, j, W_SENT):
+                bit = 512
+                if c == 45 or 48 <= c <= 57:
+                    i, sent, sent_has = read_number(buf, i, nl)
+                    if not sent_has:
+                        return ST_LINE, pos  # a float, or more digits than int64 holds: the Python code's
+                else:
+                    i = skip_value(buf, i, nl)
             elif key_is(buf, ka, j, W_TOPICS):
                 bit = 256  # a subscription: the Python code's line
                 i = skip_value(buf, i, nl)
@@ -481,6 +509,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
         # from here on a return leaves the tick as it is: the Python code reads the line at this tick
         if kind == K_COMMIT and mem >= 0 and M[mem, M_KNOWN] and not M[mem, M_LEFT] and not M[mem, M_REMOVED]:
             if gen_has:
+                if sent_has and sent <= ts and M[mem, M_HN] and sent <= M[mem, M_HTS]:
+                    return ST_LINE, pos  # sent before the member's last generation change: the Python code's
                 if 0 <= gen < M[mem, M_GEN]:
                     return ST_LINE, pos  # a generation going down: a finding, the Python code's
                 M[mem, M_LASTGEN] = gen
@@ -534,6 +564,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 M[m, M_FENCED] = 0
                 M[m, M_REMOVED] = 0
                 M[m, M_GEN] = -1
+                M[m, M_HN] = 0
                 M[m, M_LASTGEN_HAS] = 0
                 M[m, M_NOWNED] = 0
                 M[m, M_CUTBY] = 0
@@ -563,11 +594,8 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                             M[w, M_OHAS] = 1
                             M[w, M_OAT] = ts
                     S[S_NWALONE] = 0
-                if gen_has:
-                    if gen > M[m, M_GEN]:
-                        M[m, M_GEN] = gen
-                    elif gen == -1:
-                        M[m, M_GEN] = -1
+                if gen_has and (gen > M[m, M_GEN] or gen == -1):
+                    _set_gen(m, gen, ts, M)
                 M[m, M_FENCED] = 0
                 M[m, M_REMOVED] = 0
                 g = gen if gen_has else -1
@@ -609,7 +637,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 M[m, M_LEFT] = 0
                 M[m, M_FENCED] = 0
                 M[m, M_REMOVED] = 0
-                M[m, M_GEN] = -1
+                _set_gen(m, -1, ts, M)
                 S[S_CUT] = 1
                 M[m, M_CUTBY] = 1
                 M[m, M_STO] = sto
@@ -629,7 +657,7 @@ def run(buf, pos, end, S, M, known, P, univ, dirty, wrows, prows, snap_off, snap
                 S[S_CUT] = 1
                 M[m, M_CUTBY] = 1
             if gen_has and gen == -1:
-                M[m, M_GEN] = -1
+                _set_gen(m, -1, ts, M)
         S[S_EVENTS] += 1
         S[S_LAST_TS] = ts
         S[S_LINE] += 1

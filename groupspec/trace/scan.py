@@ -346,6 +346,7 @@ W_PROTO = np.frombuffer(b"protocol", np.uint8)
 W_EAGER = np.frombuffer(b"eager", np.uint8)
 W_CONSUMER = np.frombuffer(b"consumer", np.uint8)
 W_STO = np.frombuffer(b"session_timeout_ms", np.uint8)
+W_SENT = np.frombuffer(b"sent_ms", np.uint8)
 _KINDS = (
     (np.frombuffer(b"commit", np.uint8), K_COMMIT), (np.frombuffer(b"assigned", np.uint8), K_ASSIGNED),
     (np.frombuffer(b"revoked", np.uint8), K_REVOKED), (np.frombuffer(b"joined", np.uint8), K_JOINED),

@@ -18,7 +18,7 @@ so the two families' fault tables are exported under the same names: ``COORDINAT
 from __future__ import annotations
 
 from . import consumer_protocol, messages
-from .client import Consumer
+from .client import TICK, Consumer
 from .client_types import (COOPERATIVE, EAGER, ConsumerConfig, MemberEvent, MemberState, RebalanceListener, Send,
                            rebalance_protocol, validate_cooperative_assignment)
 from .client_types import FAULTS as CLIENT_FAULTS
@@ -27,7 +27,7 @@ from .consumer_protocol import (HIGHEST_ASSIGNMENT_VERSION, HIGHEST_SUBSCRIPTION
                                 decode_cooperative_user_data, decode_sticky_user_data, decode_subscription,
                                 encode_assignment, encode_cooperative_user_data, encode_sticky_user_data,
                                 encode_subscription, peek_version)
-from .coordinator import CoordinatorConfig, GroupCoordinator, Outbound, java_string_hash, kafka_abs, partition_for
+from .coordinator import DEADLINE, CoordinatorConfig, GroupCoordinator, Outbound, java_string_hash, kafka_abs, partition_for
 from .group import (VALID_PREVIOUS_STATES, GroupMetadataLog, GroupRecord, GroupStatus, GroupView, MemberRecord,
                     MemberView)
 from .coordinator import FAULTS as COORDINATOR_FAULTS
@@ -45,9 +45,9 @@ __all__ = [
     # the coordinator
     "GroupCoordinator", "CoordinatorConfig", "COORDINATOR_FAULTS", "GroupStatus", "VALID_PREVIOUS_STATES", "Outbound",
     "GroupView", "MemberView", "GroupMetadataLog", "GroupRecord", "MemberRecord", "java_string_hash", "kafka_abs",
-    "partition_for",
+    "partition_for", "DEADLINE",
     # the client
-    "Consumer", "ConsumerConfig", "CLIENT_FAULTS", "MemberState", "MemberEvent", "RebalanceListener", "Send", "EAGER",
+    "Consumer", "TICK", "ConsumerConfig", "CLIENT_FAULTS", "MemberState", "MemberEvent", "RebalanceListener", "Send", "EAGER",
     "COOPERATIVE", "rebalance_protocol", "validate_cooperative_assignment",
     # the embedded consumer protocol
     "Subscription", "Assignment", "TopicPartition", "ConsumerProtocolError", "encode_subscription",

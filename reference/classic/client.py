@@ -28,6 +28,13 @@ Inputs (each takes the virtual time ``now`` in ms and returns a list of :class:`
 
 :meth:`Consumer.next_timer_ms` tells the driver when :meth:`tick` next has something to do.
 
+The same inputs on the one actor contract (``reference/actor.py``), which the classic simulator uses:
+:meth:`Consumer.handle` takes ``Invoked("start" | "poll" | "close" | "crash" | "commit_async")``,
+``Invoked("subscribe", (topics,))``, ``TimerFired(TICK)`` and ``Received(sender, (corr, response))``, and
+returns a ``Send(dest, request)`` per request (its message is the client's :class:`Send`: destination,
+request, correlation id), a ``CallListener`` per listener call it made (the member events ``assigned``,
+``revoked``, ``lost``), then ``SetTimer(next_timer_ms, TICK)`` when a timer is pending.
+
 Member states are Kafka's ``MemberState``: UNJOINED, PREPARING_REBALANCE (JoinGroup in flight),
 COMPLETING_REBALANCE (JoinGroup answered, SyncGroup in flight), STABLE. A rebalance request only
 sets ``rejoin_needed``; the JoinGroup goes out on the next :meth:`poll` (§5.1).
@@ -81,6 +88,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from ..actor import CallListener, Command, Event, Invoked, Received, SetTimer, TimerFired
+from ..actor import Send as ActorSend
 from ..errors import Error
 from .messages import (
     FindCoordinatorRequest,
@@ -118,7 +127,11 @@ from .client_types import (
 )
 from .client_rebalance import ClientRebalance
 
+TICK = "tick"  # the key of the client's one timer on the actor contract
+_CALLBACKS = {"assigned": "onPartitionsAssigned", "revoked": "onPartitionsRevoked", "lost": "onPartitionsLost"}
+
 __all__ = [
+    "TICK",
     "MemberState",
     "ConsumerConfig",
     "Consumer",
@@ -189,6 +202,54 @@ class Consumer(ClientRebalance):
         self.protocol = rebalance_protocol(
             [tuple(a.supported_protocols) for a in self._assignors.values()]
         )
+
+    # ------------------------------------------------------------------ the actor contract
+
+    def handle(self, now_ms: int, event: Event) -> list[Command]:
+        """One event in, the commands out (``reference/actor.py``; the module docstring lists them)."""
+        events = self.events
+        seen = len(events)
+        t = type(event)  # the two events of every simulation step first
+        if t is TimerFired and event.key == TICK:  # type: ignore[union-attr]
+            sends = self.tick(now_ms)
+        elif t is Received:
+            corr, response = event.message  # type: ignore[union-attr]
+            sends = self.receive(now_ms, corr, response)
+        else:
+            sends = self._dispatch(now_ms, event)
+        cmds: list[Command] = [ActorSend(s.dest, s) for s in sends] if sends else []
+        if len(events) != seen:
+            for e in events[seen:]:
+                cb = _CALLBACKS.get(e.event)
+                if cb is not None:
+                    cmds.append(CallListener(cb, tuple(e.partitions), e.generation))
+        due = self.next_timer_ms()
+        if due is not None:
+            cmds.append(SetTimer(due, TICK))
+        return cmds
+
+    def _dispatch(self, now: int, event: Event) -> list[Send]:
+        if isinstance(event, TimerFired) and event.key == TICK:
+            return self.tick(now)
+        if isinstance(event, Received):
+            corr, response = event.message
+            return self.receive(now, corr, response)
+        if isinstance(event, Invoked):
+            call = event.call
+            if call == "poll":
+                return self.poll(now)
+            if call == "start":
+                return self.start(now)
+            if call == "close":
+                return self.close(now)
+            if call == "commit_async":
+                return self.commit_async(now)
+            if call == "subscribe":
+                return self.subscribe(now, *event.args)
+            if call == "crash":
+                self.crash(now)
+                return []
+        raise ValueError(f"not an event for a classic consumer: {event!r}")
 
     # ------------------------------------------------------------------ public inputs
 

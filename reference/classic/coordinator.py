@@ -6,10 +6,16 @@ One ``GroupCoordinator`` is one broker's group coordinator: it hosts every group
 ``__consumer_offsets`` partition it owns (``partition_for``). It does no IO and reads no clock,
 in the manner of h11: the driver hands it events and it returns what to send.
 
-* ``handle(now_ms, sender, request) -> list[Outbound]``: time first advances to ``now_ms`` (timers
-  that expire on the way fire in deadline order), then the request is processed. ``sender`` is an
-  opaque, hashable connection id; every answer is an ``Outbound(destination, response, at_ms)``.
-* ``advance(now_ms) -> list[Outbound]``: only let time pass.
+* ``handle(now_ms, event) -> list[Command]``: the one actor contract (``reference/actor.py``).
+  ``Received(sender, request)``: time first advances to ``now_ms`` (timers that expire on the way fire in
+  deadline order), then the request is processed; ``TimerFired(DEADLINE)``: only time passes. The
+  commands: a ``Send(sender, response)`` per answer, then ``SetTimer(at_ms, DEADLINE)`` for the earliest
+  pending deadline (none when no timer is pending). ``sender`` is an opaque, hashable connection id.
+  The classic simulator (``reference/sim/simulator.py``) drives it so.
+* ``handle(now_ms, sender, request) -> list[Outbound]``: the wire's entry point, kept for the drivers that
+  answer on connections (``groupspec.serve``, the script replay ``reference/sim/replay_classic.py``, the
+  benches): the same processing, every answer an ``Outbound(destination, response, at_ms)``.
+* ``advance(now_ms) -> list[Outbound]``: only let time pass (the wire's entry point).
 * A JoinGroup or SyncGroup that must wait is *parked* on the member (its ``sender`` is kept) and
   answered in the output of a later call: when the join phase completes, when the leader's
   assignment is stored, or when the wait is cancelled (member removed, fenced, group rebalancing
@@ -65,8 +71,9 @@ import heapq
 import random
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
+from ..actor import Command, Event, Received, Send, SetTimer, TimerFired
 from ..errors import Error, GroupspecProtocolError, map_store_error
 from .messages import (
     FindCoordinatorRequest,
@@ -101,8 +108,10 @@ from .sessions import Sessions
 
 __all__ = [
     "FAULTS", "CoordinatorConfig", "Outbound", "GroupCoordinator", "java_string_hash", "kafka_abs",
-    "partition_for",
+    "partition_for", "DEADLINE",
 ]
+
+DEADLINE = "deadline"  # the key of the coordinator's one timer on the actor contract: its earliest deadline
 
 INT_MAX = 2**31 - 1
 
@@ -195,13 +204,19 @@ class CoordinatorConfig:
         return INT_MAX if self.group_max_size is None else self.group_max_size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Outbound:
     """A response to send: to ``destination`` (the ``sender`` of the request), at virtual time ``at_ms``."""
 
     destination: Hashable
     response: Response
     at_ms: int
+
+    def __init__(self, destination: Hashable, response: Response, at_ms: int) -> None:
+        d = self.__dict__  # one per answer: the frozen __init__'s object.__setattr__ per field costs 3x this
+        d["destination"] = destination
+        d["response"] = response
+        d["at_ms"] = at_ms
 
 
 
@@ -251,8 +266,42 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
 
     # ------------------------------------------------------------------ public driving surface
 
-    def handle(self, now_ms: int, sender: Hashable, request: Request) -> list[Outbound]:
-        """Advance to ``now_ms`` then process ``request`` from connection ``sender``."""
+    @overload
+    def handle(self, now_ms: int, sender: Event) -> list[Command]: ...
+
+    @overload
+    def handle(self, now_ms: int, sender: Hashable, request: Request) -> list[Outbound]: ...
+
+    def handle(self, now_ms: int, sender: Any, request: Request | None = None) -> list[Command] | list[Outbound]:
+        """The actor contract ``handle(now_ms, event)``; with a third argument, the wire's entry point: advance to
+        ``now_ms`` then process ``request`` from connection ``sender`` (module docstring)."""
+        if request is not None:
+            return self._handle_request(now_ms, sender, request)
+        event: Event = sender
+        if type(event) is Received:
+            outs = self._handle_request(now_ms, event.sender, event.message)
+        elif type(event) is TimerFired and event.key == DEADLINE:
+            outs = self.advance(now_ms)
+        else:
+            raise GroupspecProtocolError(f"not an event for a group coordinator: {event!r}")
+        cmds: list[Command] = [Send(o.destination, o.response) for o in outs] if outs else []
+        due = self._earliest_deadline()
+        if due is not None:
+            cmds.append(SetTimer(due, DEADLINE))
+        return cmds
+
+    def _earliest_deadline(self) -> int | None:
+        """``next_deadline`` from the heap: stale entries at its top (cancelled or replaced timers) are dropped."""
+        heap = self._heap
+        while heap:
+            deadline, seq, key = heap[0]
+            timer = self._timers.get(key)
+            if timer is not None and timer.seq == seq:
+                return deadline
+            heapq.heappop(heap)
+        return None
+
+    def _handle_request(self, now_ms: int, sender: Hashable, request: Request) -> list[Outbound]:
         self._advance_to(now_ms)
         handler = self._HANDLERS.get(type(request))
         if handler is None:

@@ -57,9 +57,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..actor import Command, Event, Invoked, Received, Send as ActorSend, SetTimer, TimerFired
 from ..assignors import get as get_assignor
 from ..classic import (
-    Consumer, ConsumerConfig, ConsumerProtocolError, CoordinatorConfig, FindCoordinatorRequest,
+    DEADLINE, TICK, Consumer, ConsumerConfig, ConsumerProtocolError, CoordinatorConfig, FindCoordinatorRequest,
     FindCoordinatorResponse, GroupCoordinator, GroupMetadataLog, MemberEvent, Outbound, Request, Response, Send,
     decode_assignment, request_name,
 )
@@ -70,6 +71,7 @@ from .virtual_clock import VirtualClock
 
 __all__ = ["SimConfig", "Simulator", "StepRecord"]
 
+_TICK, _POLL = TimerFired(TICK), Invoked("poll")  # the two most frequent events (immutable: shared)
 _CONN_SPAN = 1_000_000  # connection id = incarnation * span + Consumer.connection
 
 
@@ -228,7 +230,20 @@ class Simulator(VirtualClock):
     def _conn(self, p: SimProc) -> int:
         return p.incarnation * _CONN_SPAN + p.consumer.connection
 
-    def _after_consumer(self, p: SimProc, sends: list[Send]) -> None:
+    def _drive(self, p: SimProc, event: Event) -> list[Send]:
+        """One event to the member through the actor contract; its requests go out, its timer is set."""
+        cmds = p.consumer.handle(self.now, event)
+        # its SetTimer comes last (its CallListener commands are in its member events, which make the trace)
+        due = None
+        n = len(cmds)
+        if n and type(cmds[-1]) is SetTimer:
+            due = cmds[-1].at_ms  # type: ignore[union-attr]
+            n -= 1
+        sends = [c.message for c in cmds if type(c) is ActorSend] if n else []
+        self._after_consumer(p, sends, due)
+        return sends
+
+    def _after_consumer(self, p: SimProc, sends: list[Send], due: int | None) -> None:
         c = p.consumer
         for hook in self.hooks:
             more = hook(self, p)
@@ -238,7 +253,8 @@ class Simulator(VirtualClock):
             self._send_request(p, s)
         if len(c.events) > p.seen_events:
             self._flush_events(p)
-        nt = c.next_timer_ms()
+        # the member's SetTimer; a hook (the records layer) may have called it since: then asked again
+        nt = c.next_timer_ms() if self.hooks else due
         if nt is not None:
             self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
 
@@ -282,8 +298,7 @@ class Simulator(VirtualClock):
         if p.stalled_until > self.now:
             self._push(p.stalled_until, "poll", name, inc)
             return ("poll", name, "application busy")
-        sends = p.consumer.poll(self.now)
-        self._after_consumer(p, sends)
+        sends = self._drive(p, _POLL)
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
         return ("poll", name, _describe_sends(sends))
 
@@ -294,8 +309,7 @@ class Simulator(VirtualClock):
         if p.paused_until > self.now:
             self._wake((name, inc), p.paused_until, "tick", name, inc)
             return ("tick", name, "paused")
-        sends = p.consumer.tick(self.now)
-        self._after_consumer(p, sends)
+        sends = self._drive(p, _TICK)
         return ("tick", name, _describe_sends(sends))
 
     # ------------------------------------------------------------------ delivery
@@ -317,8 +331,7 @@ class Simulator(VirtualClock):
             self.network.dropped_stale += 1
             return ("drop", env.dst, f"{api} reply on stale connection {conn}")
         self.network.delivered += 1
-        sends = p.consumer.receive(self.now, env.corr, env.payload)
-        self._after_consumer(p, sends)
+        self._drive(p, Received(env.src, (env.corr, env.payload)))
         err = getattr(env.payload, "error", None)
         return ("deliver", env.dst, f"{api} response {err.name if err is not None else ''}".strip())
 
@@ -334,29 +347,44 @@ class Simulator(VirtualClock):
         if isinstance(req, FindCoordinatorRequest):
             # Any broker answers from cluster metadata: the current leader of the offsets partition.
             if self.leader is None:
-                outs = [Outbound(sender, FindCoordinatorResponse(Error.COORDINATOR_NOT_AVAILABLE), self.now)]
+                cmds: list[Command] = [ActorSend(sender, FindCoordinatorResponse(Error.COORDINATOR_NOT_AVAILABLE))]
             else:
-                outs = self.brokers[self.leader].handle(self.now, sender, req)
+                cmds = self.brokers[self.leader].handle(self.now, Received(sender, req))
+            # this broker's next deadline: the SetTimer among cmds only when it answered itself
+            own: list[Command] | None = cmds if self.leader == node else None
         else:
-            outs = self.brokers[node].handle(self.now, sender, req)
-        self._reply(node, outs)
-        self._after_broker(node, api)
+            cmds = own = self.brokers[node].handle(self.now, Received(sender, req))
+        self._reply(node, cmds)
+        self._after_broker(node, api, own)
         return ("deliver", env.dst, f"{api} from {env.src}")
 
-    def _reply(self, node: int, outs: list[Outbound]) -> None:
+    def _reply(self, node: int, outs: list[Command] | list[Outbound]) -> None:
+        """A broker's answers onto the network: its ``Send`` commands (the actor contract) or, after an operator's
+        action on it (unload, load, failover), its ``Outbound`` list; its ``SetTimer`` is ``_after_broker``'s."""
         for o in outs:
-            name, conn, corr = o.destination  # type: ignore[misc]
-            api = request_name(o.response)
-            self._transcript.append((self.now, node, "out", name, api, o.response))
-            for env in self.network.send(self.now, f"broker-{node}", name, conn, corr, o.response, True):
+            if type(o) is ActorSend:
+                dest, response = o.to, o.message
+            elif type(o) is Outbound:
+                dest, response = o.destination, o.response
+            else:
+                continue
+            name, conn, corr = dest  # type: ignore[misc]
+            api = request_name(response)
+            self._transcript.append((self.now, node, "out", name, api, response))
+            for env in self.network.send(self.now, f"broker-{node}", name, conn, corr, response, True):
                 self._push(env.deliver_at, "deliver", env)
 
-    def _after_broker(self, node: int, api: str) -> None:
+    def _after_broker(self, node: int, api: str, cmds: list[Command] | None = None) -> None:
+        """Re-arm the broker's wake-up at its next deadline: its ``SetTimer`` among ``cmds``, or (after an
+        operator's action, ``cmds`` None) asked of it."""
         if api in ("Heartbeat", "OffsetCommit") and node in self._wake_at:
             # these only push a member's session deadline later; the pending wake-up re-arms
             return
         b = self.brokers[node]
-        nd = b.next_deadline()
+        if cmds is None:
+            nd = b.next_deadline()
+        else:
+            nd = next((c.at_ms for c in cmds if type(c) is SetTimer), None)
         if nd is not None:
             self._wake(node, max(nd, self.now), "bwake", node)
         if api not in ("Heartbeat", "OffsetCommit", "FindCoordinator"):
@@ -396,10 +424,11 @@ class Simulator(VirtualClock):
         return member_id
 
     def _on_broker_wake(self, node: int) -> tuple[str, str, str]:
-        outs = self.brokers[node].advance(self.now)
-        self._reply(node, outs)
-        self._after_broker(node, "timer")
-        return ("broker", f"broker-{node}", f"timers fired, {len(outs)} answer(s)")
+        cmds = self.brokers[node].handle(self.now, TimerFired(DEADLINE))
+        self._reply(node, cmds)
+        self._after_broker(node, "timer", cmds)
+        answers = sum(1 for c in cmds if type(c) is ActorSend)
+        return ("broker", f"broker-{node}", f"timers fired, {answers} answer(s)")
 
     def _on_finish_load(self, node: int) -> tuple[str, str, str]:
         outs = self.brokers[node].finish_loading(self.partition, self.now)
@@ -426,8 +455,7 @@ class Simulator(VirtualClock):
         c = kind(name, config, self.metadata, get_assignor, faults=frozenset(faults))
         p = SimProc(name, inc, c)
         self.procs[name] = p
-        sends = c.start(self.now)
-        self._after_consumer(p, sends)
+        self._drive(p, Invoked("start"))
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
         what = "Connect worker" if c.protocol_type == "connect" else f"assignors {','.join(config.assignors)}"
         return ("action", name, f"started (incarnation {inc}, {what})")
@@ -437,8 +465,7 @@ class Simulator(VirtualClock):
         p = self.procs.get(name)
         if p is None or not p.alive:
             return ("action", name, "not running")
-        sends = p.consumer.close(self.now)
-        self._after_consumer(p, sends)
+        self._drive(p, Invoked("close"))
         p.alive = False
         return ("action", name, "closed")
 
@@ -447,7 +474,7 @@ class Simulator(VirtualClock):
         p = self.procs.get(name)
         if p is None or not p.alive:
             return ("action", name, "not running")
-        p.consumer.crash(self.now)
+        p.consumer.handle(self.now, Invoked("crash"))
         self._flush_events(p)
         p.alive = False
         return ("action", name, "crashed")
@@ -493,16 +520,14 @@ class Simulator(VirtualClock):
         if p is None:
             return ("action", name or "", "not running now (or paused: the call waits)")
         topics = tuple(args["topics"])
-        sends = p.consumer.subscribe(self.now, topics)
-        self._after_consumer(p, sends)
+        self._drive(p, Invoked("subscribe", (topics,)))
         return ("action", p.name, f"subscribe({', '.join(topics)})")
 
     def _commit(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
         p = self._app_call(name, args, "commit")
         if p is None:
             return ("action", name or "", "not running now (or paused: the call waits)")
-        sends = p.consumer.commit_async(self.now)
-        self._after_consumer(p, sends)
+        sends = self._drive(p, Invoked("commit_async"))
         return ("action", p.name, f"commitAsync(): {_describe_sends(sends)}")
 
     def _failover(self, name: str | None, args: dict[str, Any]) -> tuple[str, str, str]:
