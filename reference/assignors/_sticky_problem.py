@@ -88,7 +88,8 @@ class Problem:
     rank: list[int]  # rank[m] = position of member m in Java member-id order
     subs: list[frozenset[int]]  # existing subscribed topic indices per member
     generation: list[int]  # < 0 normalised to -1 (absent)
-    raw_owned: list[list[int]] = field(default_factory=list)  # valid claims, deduplicated, as gids
+    #: valid claims, deduplicated, as gids: lists, or (when no partition is claimed twice) views of one int64 array
+    raw_owned: list[Sequence[int]] = field(default_factory=list)
     hash_order_cache: list[int] | None = None
     claims_overlap: bool = False  # some partition is claimed by two or more members
     claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
@@ -153,7 +154,7 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
     return out
 
 
-def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[list[int]], bool, bytearray | None]:
+def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Sequence[int]], bool, bytearray | None]:
     """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
 
     All claims are turned into gids at once by C-speed passes over the columns, then cut per member; when some claim
@@ -173,20 +174,20 @@ def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[list[int]], 
     else:
         if int(nums.min()) >= 0 and bool((nums < np.asarray(prob.counts, dtype=np.int64)[ti]).all()):
             gids_np = np.asarray(prob.offset[:-1], dtype=np.int64)[ti] + nums
-    if gids_np is not None:
-        gids = gids_np.tolist()
+    out: list[Sequence[int]]
+    if gids_np is not None:  # each member's claims a view of one array (no int object per claim)
         starts = [0, *accumulate(lens)]
-        out = [gids[a:b] for a, b in zip(starts, starts[1:])]
+        out = [gids_np[a:b] for a, b in zip(starts, starts[1:])]
     else:
         out = [_valid_claims(prob, zip(t, n)) for t, n in zip(columns.topics, columns.numbers)]
-        gids = list(chain.from_iterable(out))
-        gids_np = np.fromiter(gids, dtype=np.int64, count=len(gids))
+        gids_np = np.fromiter(chain.from_iterable(out), dtype=np.int64, count=sum(map(len, out)))
     marks = np.zeros(prob.total, dtype=np.uint8)
     marks[gids_np] = 1
     distinct = int(np.count_nonzero(marks))
     claimed = bytearray(marks)
-    if distinct == len(gids):
+    if distinct == len(gids_np):
         return out, False, claimed
+    out = [g.tolist() if type(g) is np.ndarray else g for g in out]  # claimed twice: resolved claim by claim
     out = [list(dict.fromkeys(g)) if len(set(g)) != len(g) else g for g in out]
     return out, distinct != sum(map(len, out)), claimed
 
@@ -210,7 +211,7 @@ def _valid_claims(prob: Problem, owned: Iterable[tuple[str, int]]) -> list[int]:
 
 @dataclass(slots=True)
 class Claims:
-    owned: list[list[int]]  # per member, the gids it keeps, in claim order (read only: may be prob.raw_owned's lists)
+    owned: list[Sequence[int]]  # per member, the gids it keeps, in claim order (read only: may be prob.raw_owned's)
     multiply_claimed: set[int]
     max_generation: int
 

@@ -116,12 +116,12 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
         if size > limit:  # which ones it keeps: the first in (partition, topic) order
             if pt_key is None:
                 pt_key = _partition_major_keys(prob).__getitem__
-            owned = sorted(owned, key=pt_key)
+            owned = sorted(owned.tolist() if type(owned) is np.ndarray else owned, key=pt_key)
             revoked.update(owned[limit:])
             keep = owned[:limit]
             whole = False
-        else:
-            keep = list(owned)
+        else:  # all of it: a claims array stays one (made a list only if it receives partitions below)
+            keep = owned if type(owned) is np.ndarray else list(owned)
         assignment[m] = keep
     if whole and prob.claimed is not None:
         assigned = prob.claimed
@@ -149,6 +149,8 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
             m = under[0]
             pos = 1
         lst = assignment[m]
+        if type(lst) is not list:
+            lst = assignment[m] = lst.tolist()
         lst.append(g)
         if g in revoked or g in multi:
             transfers[g] = m
@@ -272,7 +274,7 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     prob = encode(counts, members, columns)
     claims = resolve_claims(prob)
     equal = all_subscriptions_equal(prob)
-    if closed_form and equal and not claims.multiply_claimed and not any(claims.owned):
+    if closed_form and equal and not claims.multiply_claimed and not any(map(len, claims.owned)):
         lists = _fresh_constrained(prob)
         ideal = {mem.member_id: lists[m] for m, mem in enumerate(members)}
         round_one = ideal if one_answer else {k: list(v) for k, v in ideal.items()}
@@ -283,10 +285,21 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
         per_member: list[Sequence[int]] = lists
     else:
         path = "general"
+        _claims_as_lists(prob, claims)
         sets = general(prob, claims)
         per_member = sets
         tmap = general_transfers(prob, sets)
     return _outcome(prob, per_member, tmap, path, one_answer)
+
+
+def _claims_as_lists(prob: Problem, claims: Claims) -> None:
+    """The general path reads the claims gid by gid: the arrays :func:`encode` may leave are made lists."""
+    raw = prob.raw_owned
+    prob.raw_owned = [g.tolist() if type(g) is np.ndarray else g for g in raw]
+    if claims.owned is raw:
+        claims.owned = prob.raw_owned
+    else:
+        claims.owned = [g.tolist() if type(g) is np.ndarray else g for g in claims.owned]
 
 
 def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str,
@@ -304,8 +317,9 @@ def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int,
     count = sum(lens)
     owner_type = np.int16 if n < 2**15 else np.int32  # 16 bits: numpy's stable sort is a radix sort
     owner = np.full(prob.total, n, dtype=owner_type)  # n: nobody's
-    owner[np.fromiter(chain.from_iterable(per_member), dtype=np.int64, count=count)] = np.repeat(
-        np.arange(n, dtype=owner_type), lens)
+    gids = np.concatenate([g if type(g) is np.ndarray else np.fromiter(g, dtype=np.int64, count=len(g)) for g in per_member]) \
+        if per_member else np.zeros(0, dtype=np.int64)  # claims arrays as they are, lists and sets converted
+    owner[gids] = np.repeat(np.arange(n, dtype=owner_type), lens)
     if count and int(np.count_nonzero(owner < n)) != count:
         raise StickyInternalError("a partition assigned to two members")
     order = np.argsort(owner, kind="stable")[:count]
