@@ -280,3 +280,33 @@ def test_the_judge_sees_a_process_left_behind_and_a_partial_file(tmp_path: Path)
     assert any(f.startswith("exit status -15") for f in found)
     assert any(f.startswith("processes left behind") for f in found)
     assert any("partial.out" in f for f in found)
+
+
+SWALLOWED = '''
+import gc, os, signal, sys
+import groupspec.cli as gcli
+
+@gcli.cli.command("swallow")
+def swallow() -> None:
+    def cb(phase, info):  # Hypothesis keeps such a callback: a KeyboardInterrupt raised in it is swallowed
+        if phase == "start":
+            gc.callbacks.remove(cb)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    gc.callbacks.append(cb)
+    gc.collect()
+    print("the work went on", flush=True)
+    sys.exit(0)  # as `assignor check` ends: its own sys.exit with the verdict
+
+gcli.main(["swallow"])
+'''
+
+
+def test_a_ctrl_c_swallowed_in_a_gc_callback_still_ends_the_command_as_interrupted() -> None:
+    """CI once saw `assignor check` exit 0 after Ctrl-C: the KeyboardInterrupt was raised inside Hypothesis's gc
+    callback, swallowed there, and the command ended with its own ``sys.exit(0)``. The note of the signal must
+    win over that exit."""
+    done = subprocess.run([sys.executable, "-c", SWALLOWED], capture_output=True, text=True, timeout=120)
+    assert "the work went on" in done.stdout  # the interruption was indeed swallowed: this is the case at issue
+    assert (done.returncode, done.stderr.strip().splitlines()[-1:]) == (130, ["groupspec: interrupted"])

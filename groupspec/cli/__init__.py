@@ -140,6 +140,10 @@ def _run(argv: list[str] | None) -> None:
         if _INTERRUPTED:
             _stopped()
         sys.exit(e.exit_code)
+    except SystemExit:
+        if _INTERRUPTED:  # a command's own sys.exit() after the interruption was swallowed (a gc callback)
+            _stopped()
+        raise
     except click.ClickException as e:
         _usage_error(e.format_message())
     except Exception:
