@@ -302,3 +302,28 @@ def test_kafkajs_changes_its_subscription(tmp_path: Path):
     before = {e["member_id"] for e in lines if e.get("member") == "c3" and e["event"] == "assigned" and e["ts_ms"] < 10_000}
     assert c3[1]["member_id"] not in before  # it rejoined as a new member
     assert not any(p[0] == "u" for e in lines if e["event"] == "assigned" for p in e["partitions"])
+
+
+def test_a_frozen_member_is_stopped_whole_and_runs_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``freeze``: the harness SIGSTOPs a worker's process group (librdkafka's own threads too, so no heartbeat
+    goes out), writes a ``frozen`` line, and SIGCONTs it later. The coordinator expires the frozen member at its
+    session timeout (6 s) and starts a rebalance (librdkafka's mock: c1 revokes, eager); the frozen process records
+    nothing meanwhile and goes on after."""
+    from groupspec.realstack.scenarios import RealScenario, Step
+
+    sc = RealScenario("freeze-one", "c2 frozen for 9 s", (Step(0, "start", "c1"), Step(1, "start", "c2"),
+                                                         Step(5, "freeze", "c2", "9")), 20, limit=45)
+    monkeypatch.setitem(SCENARIOS, sc.name, sc)
+    before = _children()
+    res = run(sc.name, "confluent-kafka", "librdkafka-mock", out_dir=str(tmp_path))
+    assert _children() <= before, "the harness left processes behind"
+    lines = [json.loads(x) for x in Path(res.trace_path).read_text().splitlines()]
+    frozen = [e for e in lines if e["event"] == "frozen"]
+    assert [(e["member"], e["seconds"]) for e in frozen] == [("c2", 9.0)]
+    start, thaw = frozen[0]["ts_ms"], frozen[0]["ts_ms"] + 9000
+    c2 = [e["ts_ms"] for e in lines if e.get("member") == "c2" and e["event"] != "frozen"]
+    assert not [t for t in c2 if start + 200 < t < thaw - 200], "the frozen process wrote lines"
+    assert [t for t in c2 if t >= thaw - 200], "the process did not run on after the freeze"
+    c1_moved = [e for e in lines if e.get("member") == "c1" and e["event"] in ("revoked", "assigned")
+                and start < e["ts_ms"] < thaw]
+    assert c1_moved, "no rebalance while c2 was frozen: the coordinator did not expire it (its heartbeats went on)"

@@ -7,8 +7,10 @@ Theory of operation
 2. Fix the clock origin (wall-clock ms now). Follow the schedule: ``start`` spawns a worker process
    (``groupspec.realstack.worker``, its own process group) for the member; ``leave`` tells it to close
    cleanly; ``crash`` SIGKILLs its process group and writes ``left`` for it at that moment (a crash
-   releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``subscribe``
-   changes its subscription (and adds the topic's ``topic`` line).
+   releases whatever it owned: the process is gone); ``pause`` makes it stop polling; ``freeze`` stops
+   its whole process group (SIGSTOP: heartbeat thread and all, as a long GC pause or a suspended VM would)
+   for the step's seconds, then lets it run on (SIGCONT), and writes a ``frozen`` line (``seconds``) for it;
+   ``subscribe`` changes its subscription (and adds the topic's ``topic`` line).
 3. After the schedule the run lasts at least the scenario's story (``duration_s``), then ends as
    soon as the group has converged or at the scenario's limit (``limit_s``), whichever comes first
    (``ending.py``; the verdict's ``ended`` says which: ``converged`` or ``limit``). Then every worker is killed and lines after the end are dropped (the
@@ -32,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,7 +48,7 @@ from groupspec.trace import check_events
 
 from .coordinators import COORDINATORS, CoordinatorError, interrupts_held, kill_group
 from .ending import SETTLE_S, Ownership, read_new
-from .scenarios import SCENARIOS, TIMEOUTS, RealScenario
+from .scenarios import SCENARIOS, RealScenario, Step
 
 __all__ = ["CLIENTS", "PROTOCOLS", "RunResult", "run", "run_id", "HarnessError", "supported"]
 
@@ -260,7 +263,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
         harness_lines.append({"ts_ms": 0, "group": GROUP, "event": "topic", "topic": "t", "partitions": parts})
         subs: dict[str, list[str]] = {}
         protocols: dict[str, str] = {}  # member -> the protocol its worker runs (written on its subscribed lines)
-        for step in sorted(sc.steps, key=lambda s: s.at_s):
+        for step in _schedule(sc):
             delay = origin / 1000 + step.at_s - time.time()
             if delay > 0:
                 time.sleep(delay)
@@ -286,7 +289,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                     **({"assignor": "range"} if member_protocol == "consumer-range" else {}),
                     "instance_id": f"{step.member}-static"
                     if member_protocol in ("static", "consumer-static", "static-cooperative") else None,
-                    "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **TIMEOUTS,
+                    "origin_ms": origin, "out": str(work / f"{step.member}.jsonl"), **sc.client_timeouts,
                 }
                 # its subscription, for the balance check (a member that subscribes to fewer topics owns fewer)
                 protocols[step.member] = spec["protocol"]
@@ -299,6 +302,12 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
                     workers[step.member] = _Worker(step.member, proc)
             elif w is None or w.proc.poll() is not None:
                 continue
+            elif step.action == "freeze":
+                os.killpg(w.proc.pid, signal.SIGSTOP)
+                harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member, "event": "frozen",
+                                      "seconds": float(step.arg)})
+            elif step.action == "thaw":
+                os.killpg(w.proc.pid, signal.SIGCONT)
             elif step.action == "crash":
                 os.killpg(w.proc.pid, 9)
                 w.proc.wait(10)
@@ -346,7 +355,7 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             if ev.get("group") == group_id:
                 ev["group"] = GROUP
             if ev.get("event") == "joined" and ev.get("protocol", protocol) not in CONSUMER_PROTOCOLS:
-                ev.setdefault("session_timeout_ms", TIMEOUTS["session_timeout_ms"])
+                ev.setdefault("session_timeout_ms", sc.client_timeouts["session_timeout_ms"])
         lines.extend(own)
     lines = [e for e in lines if e.get("ts_ms", 0) <= end]
     lines.append({"ts_ms": end, "group": GROUP, "event": "end"})
@@ -382,6 +391,12 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
     return RunResult(scenario, client, coordinator, protocol, result.ok, str(trace_path), str(verdict_path), doc,
                      notes, time.monotonic() - t_start, parts, silent,
                      judged=not workers or len(silent) < len({w.member for w in workers.values()}), ended=ended)
+
+
+def _schedule(sc: RealScenario) -> list[Step]:
+    """The scenario's steps in time order, each ``freeze`` followed by the ``thaw`` that ends it."""
+    steps = list(sc.steps) + [Step(s.at_s + float(s.arg), "thaw", s.member) for s in sc.steps if s.action == "freeze"]
+    return sorted(steps, key=lambda s: s.at_s)
 
 
 def _until_converged(sc: RealScenario, origin: float, workers: dict[str, _Worker], work: Path,

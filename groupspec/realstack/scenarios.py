@@ -7,7 +7,7 @@ subscribes to what); ``slow-consumer`` is a story the simulator tells with its f
 ``leader-leaves-mid-rebalance`` (the leader closes before the first join phase ends) pins a Tansu finding.
 Every member uses session.timeout.ms=6000, heartbeat.interval.ms=1500 and
 max.poll.interval.ms=8000 (also the rebalance timeout), so a crash or an overrun is noticed within
-seconds. Times are seconds from the start of the run. ``duration_s`` is the story's length, the least
+seconds (a scenario may state its own: ``timeouts``). Times are seconds from the start of the run. ``duration_s`` is the story's length, the least
 a run lasts; the run then ends once the group has converged, or at ``limit_s`` (``duration_s`` + 30 s
 unless a scenario states its own), and says which (``ending.py``).
 """
@@ -23,9 +23,9 @@ TIMEOUTS = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 1500, "max_poll
 @dataclass(frozen=True)
 class Step:
     at_s: float
-    action: str  # start | leave | crash | pause | subscribe
+    action: str  # start | leave | crash | pause | freeze | subscribe
     member: str
-    arg: str = ""  # pause: seconds; subscribe: topics; start: ";"-separated: its topics (default t), "idle" (none
+    arg: str = ""  # pause, freeze: seconds; subscribe: topics; start: ";"-separated: its topics (default t), "idle" (none
     #                until it subscribes), "protocol=P" (this process uses P, not the run's protocol)
 
 
@@ -41,6 +41,12 @@ class RealScenario:
     clients: tuple[str, ...] = ()  # only these clients run it (empty: every client)
     revoke_delay_ms: int = 0  # java: each revocation callback takes this long (one that flushes or commits)
     limit: float | None = None  # the latest a run ends when the group has not converged (None: duration + 30 s)
+    timeouts: dict[str, int] = field(default_factory=dict)  # client settings other than TIMEOUTS' for this story
+
+    @property
+    def client_timeouts(self) -> dict[str, int]:
+        """The members' session timeout, heartbeat interval and max.poll.interval.ms in this scenario."""
+        return {**TIMEOUTS, **self.timeouts}
 
     @property
     def limit_s(self) -> float:
@@ -109,6 +115,19 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                   Step(1.5, "start", "c4", "idle;protocol=consumer"), Step(15, "subscribe", "c3", "t"),
                   Step(17, "leave", "c3"), Step(19, "subscribe", "c4", "t")), 45, default_protocol="cooperative",
                  clients=("java",), revoke_delay_ms=7000),
+    # docs/migration.md, path 3: a classic member expired while it was about to rejoin. c2 stops polling at 9.5 s for
+    # 3 s, so it hears of the rebalance c1's leave starts (10 s) from its heartbeat thread but does not rejoin yet;
+    # at 12 s its whole process is frozen (SIGSTOP: the heartbeat thread stops too, as in a long GC pause or a
+    # suspended VM) for 10 s, so the broker expires it (session 6 s) while it lives, and c3 gets its partitions. c1
+    # comes back with group.protocol=consumer at 19 s and converts the group. At 22 s c2 runs again and sends the
+    # JoinGroup it owed, with its old member id. A classic group answers UNKNOWN_MEMBER_ID (c2 reports its
+    # partitions lost); the consumer group creates the member again. max.poll.interval.ms is 30 s here, so that
+    # c2's poll timer does not run out during the freeze (its heartbeat thread would then leave the group first).
+    RealScenario("expired-while-rejoining", "c2 hears of a rebalance, then freezes (SIGSTOP) past its session timeout "
+                 "while c1 comes back with group.protocol=consumer; c2 then rejoins with its old member id",
+                 _start3() + (Step(9.5, "pause", "c2", "3"), Step(10, "leave", "c1"), Step(12, "freeze", "c2", "10"),
+                              Step(19, "start", "c1", "protocol=consumer")), 40, default_protocol="cooperative",
+                 clients=("java",), timeouts={"max_poll_interval_ms": 30000}),
     RealScenario("online-downgrade", "three group.protocol=consumer members restart one by one with cooperative-sticky",
                  _start3() + tuple(s for i in range(3) for s in (Step(10 + 8 * i, "leave", f"c{i + 1}"),
                                                                  Step(11 + 8 * i, "start", f"c{i + 1}", "protocol=cooperative"))),
