@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import threading
+import time
 import sys
 from typing import Any
 
@@ -68,12 +70,23 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _interrupt_soon(pid: int) -> None:
+    """SIGINT to ``pid`` in 10 ms: a swallowed interruption comes again once the callback that swallowed it has
+    returned (if it lands in such a callback again, it is swallowed and sent again: it ends up in plain code)."""
+    time.sleep(0.01)
+    os.kill(pid, signal.SIGINT)
+
+
 def _unraisable(hook: Any) -> Any:
     """``sys.unraisablehook`` that notes a swallowed KeyboardInterrupt instead of printing its traceback
-    ("Exception ignored on calling ctypes callback function ..."); anything else goes to ``hook``."""
+    ("Exception ignored on calling ctypes callback function ...", "Exception ignored in: gc_callback") and
+    raises the signal again, so that the interruption surfaces in the next Python code that runs outside such a
+    callback and the command stops now, not after its work; anything else goes to ``hook``."""
     def on_unraisable(unraisable: object) -> None:
         if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
             _INTERRUPTED.append(signal.SIGINT)
+            if _MAIN_PID and os.getpid() == _MAIN_PID[0]:  # a moment later, from another thread: once this
+                threading.Thread(target=_interrupt_soon, args=(os.getpid(),), daemon=True).start()  # hook returned
             return
         hook(unraisable)
 
