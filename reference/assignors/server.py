@@ -27,16 +27,27 @@ is :meth:`ServerAssignor.assign`: ``{member: {topic: [partitions]}}`` in and out
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import ItemsView, Iterator, ValuesView
 from itertools import accumulate, chain, repeat
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["NAMES", "UniformAssignor", "RangeServerAssignor", "get_server"]
+__all__ = ["NAMES", "UniformAssignor", "RangeServerAssignor", "RangeTarget", "get_server", "plain"]
 
 NAMES = ("uniform", "range")
 
-Target = dict[str, dict[str, list[int]]]
+#: ``{member: {topic: partitions}}``, partitions ascending: ``uniform`` gives dicts of lists, ``range`` a
+#: :class:`RangeTarget` (a read-only mapping of topics to one ``range``, equal to the dict of lists it stands for) or,
+#: for a member in several groups of topics, a dict of lists; :func:`plain` makes any of them dicts of lists (JSON)
+Target = dict[str, Mapping[str, Sequence[int]]]
+#: the uniform assignor's targets: dicts of lists
+Lists = dict[str, dict[str, list[int]]]
+
+
+def plain(target: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, dict[str, list[int]]]:
+    """A target as plain dicts of lists, in the same member and topic order (what JSON writes, what tests compare)."""
+    return {m: {t: list(ps) for t, ps in per.items()} for m, per in target.items()}
 
 
 class ServerAssignor:
@@ -93,7 +104,7 @@ SMALL_PARTITIONS = 512
 
 
 def _uniform_small(partitions_per_topic: Mapping[str, int], topics: Sequence[str], members: list[str],
-                   current: Mapping[str, Mapping[str, Sequence[int]]]) -> Target | None:
+                   current: Mapping[str, Mapping[str, Sequence[int]]]) -> Lists | None:
     """The homogeneous uniform target of a small group (at most :data:`SMALL_PARTITIONS` partitions) with lists: the
     same steps as :func:`uniform_homogeneous` and :func:`_target_of_owners`, the same result. ``None`` (use the
     arrays) for a bigger group, or a current target with anything but non-negative ``int`` partition numbers."""
@@ -141,7 +152,7 @@ def _uniform_small(partitions_per_topic: Mapping[str, int], topics: Sequence[str
     for t in order:
         owners[t] = flat[at:at + len(owners[t])]
         at += len(owners[t])
-    out: Target = {m: {} for m in members}
+    out: Lists = {m: {} for m in members}
     for t in topics:
         for p, k in enumerate(owners[t]):
             if k >= 0:
@@ -153,14 +164,14 @@ def _uniform_small(partitions_per_topic: Mapping[str, int], topics: Sequence[str
     return out
 
 
-def _target_of_owners(members: list[str], topics: list[str], owners: list[np.ndarray]) -> Target:
+def _target_of_owners(members: list[str], topics: list[str], owners: list[np.ndarray]) -> Lists:
     """``{member: {topic: [partitions]}}`` from one owner array per topic (``-1``: nobody): every member present in
     ``members`` order, each member's topics in ``topics`` order, partitions ascending, no empty list.
 
     All topics at once: the partitions sorted by (owner, topic, partition) by one stable sort of the owners (the
     partitions are laid out by topic then number), then one list per run of equal (owner, topic), so the Python work
     is per (member, topic) pair that holds something, not per member and topic."""
-    out: Target = {m: {} for m in members}
+    out: Lists = {m: {} for m in members}
     sizes = [len(o) for o in owners]
     if not sum(sizes):
         return out
@@ -224,7 +235,7 @@ def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str
     return out
 
 
-def _uniform_general(partitions_per_topic, subs, current) -> Target:
+def _uniform_general(partitions_per_topic, subs, current) -> Lists:
     """Heterogeneous subscriptions: keep valid partitions, place the rest, then balance by moves."""
     members = sorted(subs)
     load = {m: 0 for m in members}
@@ -257,7 +268,7 @@ def _uniform_general(partitions_per_topic, subs, current) -> Target:
                 load[m] -= 1
                 load[best] += 1
                 moved = True
-    out: Target = {m: {} for m in members}
+    out: Lists = {m: {} for m in members}
     for (t, p), m in sorted(owner.items()):
         out[m].setdefault(t, []).append(p)
     return out
@@ -270,20 +281,95 @@ class RangeServerAssignor(ServerAssignor):
         return _range_target(partitions_per_topic, subscriptions)
 
 
+class RangeTarget(Mapping[str, range]):
+    """One member's range target when all its topics give it the same range: ``{topic: partitions}`` for every topic of
+    ``topics`` (a dict, topic -> None, shared by every member of the same group of topics), ``partitions`` one
+    ``range`` (Kafka's ``RangeSet``: a view of ``[from, to)``, not a set of integers). Read-only. Equal to any mapping
+    with the same topics and the same partition numbers (so to the dict of lists it stands for)."""
+
+    __slots__ = ("_topics", "_parts")
+
+    def __init__(self, topics: dict[str, None], partitions: range) -> None:
+        self._topics = topics
+        self._parts = partitions
+
+    def __getitem__(self, topic: str) -> range:
+        if topic in self._topics:
+            return self._parts
+        raise KeyError(topic)
+
+    def get(self, topic: str, default: Any = None) -> Any:
+        return self._parts if topic in self._topics else default
+
+    def __contains__(self, topic: object) -> bool:
+        return topic in self._topics
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def items(self) -> _RangeItems:
+        return _RangeItems(self)
+
+    def values(self) -> _RangeValues:
+        return _RangeValues(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RangeTarget):
+            return self._topics.keys() == other._topics.keys() and list(self._parts) == list(other._parts)
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        mine = list(self._parts)
+        return len(other) == len(self._topics) and all(t in other and list(other[t]) == mine for t in self._topics)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RangeTarget({len(self._topics)} topics, partitions {self._parts.start}..{self._parts.stop - 1} of each)"
+
+
+class _RangeItems(ItemsView[str, range]):
+    _mapping: RangeTarget
+
+    def __iter__(self) -> Iterator[tuple[str, range]]:
+        return zip(self._mapping._topics, repeat(self._mapping._parts))
+
+
+class _RangeValues(ValuesView[range]):
+    _mapping: RangeTarget
+
+    def __iter__(self) -> Iterator[range]:
+        return repeat(self._mapping._parts, len(self._mapping._topics))
+
+
 def _range_target(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Sequence[str]]) -> Target:
     """Per topic (in name order), contiguous ranges in member-id order, the first ``n % k`` members one more.
 
-    Topics with the same subscribers and partition count give each member the same range: such a group of topics is
-    dealt at once. When no member is in two groups, each member's target is one dict made from its group's topics
-    and one list per topic (in topic order, as the per-topic walk inserts them); otherwise topic by topic, each
-    topic's lists made and stored by C-level maps (no Python loop per member and topic)."""
+    Compact, as Kafka's own ``RangeAssignor`` is (its targets hold ``RangeSet`` views, not sets of boxed integers):
+    a member's range of a topic is one ``range``, and the topics that give a member the same range (same subscribers,
+    same partition count: a *group* of topics) share it. When no member is in two groups, each member's target is a
+    :class:`RangeTarget` (its group's topics, one dict shared by the group, and its range): O(members + topics) in all,
+    nothing per (member, topic). Otherwise a dict of lists per member, filled topic by topic in name order. Each
+    member's topics are in name order, as the per-topic walk inserts them; :func:`plain` gives the dicts of lists."""
     members = sorted(subscriptions)
-    out: Target = {m: {} for m in members}
-    # members grouped by subscription, so that a topic's subscribers (in id order) are found per distinct
-    # subscription, not per member
+    # members grouped by subscription (each distinct subscription object read once: members usually share one), so
+    # that a topic's subscribers (in id order) are found per distinct subscription, not per member
+    seen: dict[int, frozenset[str]] = {}
+    keep = []  # the subscription objects looked at, so that their ids are not reused meanwhile
     by_sub: dict[frozenset[str], list[str]] = {}
     for m in members:
-        by_sub.setdefault(frozenset(subscriptions[m]), []).append(m)
+        raw = subscriptions[m]
+        sub = seen.get(id(raw))
+        if sub is None:
+            sub = seen[id(raw)] = frozenset(raw)
+            keep.append(raw)
+        got = by_sub.get(sub)
+        if got is None:
+            by_sub[sub] = [m]
+        else:
+            got.append(m)
     cache: dict[tuple[bool, ...], list[str]] = {}
     groups: dict[tuple[int, int], tuple[list[str], int, list[str]]] = {}
     for t in sorted(partitions_per_topic):
@@ -298,30 +384,42 @@ def _range_target(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
         if hit is None:
             hit = groups[(id(subs), n)] = (subs, n, [])
         hit[2].append(t)
+    out: Target = {}
     in_groups = [subs for subs, _, _ in groups.values()]
     if sum(map(len, in_groups)) == len(set(chain.from_iterable(in_groups))):  # no member in two groups
+        for m in members:
+            out[m] = _NOTHING
         for subs, n, topics in groups.values():
-            width = len(topics)
-            for m, run in zip(subs, _runs(n, len(subs))):
-                if run:  # one list per topic, copied from one made from the range (a copy is a memcpy)
-                    out[m] = dict(zip(topics, map(list.copy, repeat(list(run), width))))
+            bounds = _bounds(n, len(subs))
+            live = min(len(subs), n)  # the members after these get an empty range: nothing
+            out.update(zip(subs[:live], map(RangeTarget, repeat(dict.fromkeys(topics), live),
+                                            map(range, bounds[:live], bounds[1:live + 1]))))
+        for m in members:
+            if out[m] is _NOTHING:
+                out[m] = {}
         return out
-    dealt = {}  # per group: the targets of its members with a non-empty range, and their ranges
+    per: dict[str, dict[str, list[int]]] = {m: {} for m in members}
+    dealt = {}  # per topic: the targets of its group's members with a non-empty range, and their ranges
     for subs, n, topics in groups.values():
-        held = [(out[m], run) for m, run in zip(subs, _runs(n, len(subs))) if run]
+        bounds = _bounds(n, len(subs))
+        held = [(per[m], range(a, b)) for m, a, b in zip(subs, bounds, bounds[1:]) if b > a]
         for t in topics:
             dealt[t] = held
-    for t in sorted(dealt):  # topic by topic, in name order
+    for t in sorted(dealt):  # topic by topic, in name order: one list per member and topic
         held = dealt[t]
         deque(map(dict.__setitem__, [d for d, _ in held], repeat(t), [list(r) for _, r in held]), maxlen=0)
+    out.update(per)
     return out
 
 
-def _runs(n: int, k: int) -> list[range]:
-    """The ranges of ``n`` partitions over ``k`` members: the first ``n % k`` get ``n // k + 1``, the others ``n // k``."""
+_NOTHING: Mapping[str, Sequence[int]] = {}
+
+
+def _bounds(n: int, k: int) -> list[int]:
+    """The boundaries of the ranges of ``n`` partitions over ``k`` members (member ``i``: ``bounds[i]`` to
+    ``bounds[i + 1]``): the first ``n % k`` get ``n // k + 1``, the others ``n // k``."""
     q, r = divmod(n, k)
-    bounds = list(accumulate(chain(repeat(q + 1, r), repeat(q, k - r)), initial=0))
-    return list(map(range, bounds[:-1], bounds[1:]))
+    return list(accumulate(chain(repeat(q + 1, r), repeat(q, k - r)), initial=0))
 
 
 def get_server(name: str) -> ServerAssignor:
