@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_cpu import CpuMeter, load  # noqa: E402
+from pipeline_cpu import CpuMeter, autogroup, load, session_ceiling  # noqa: E402
 
 from groupspec.pipeline.audit import FLEET_SQL, trace_rows  # noqa: E402
 from groupspec.pipeline.grid import preset  # noqa: E402
@@ -164,6 +164,7 @@ def main() -> None:
         cpu_points: list[tuple[int, float, float, float]] = []
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
+            ceiling = session_ceiling()  # what two processes of this session get over one, right now
             s = spark_audit(files, tmp)
             with CpuMeter() as meter:
                 b = baseline(files, tmp / "baseline")
@@ -179,7 +180,9 @@ def main() -> None:
                   f"JVM {s['cpu']['jvm']:.1f}, Python workers {s['cpu']['workers']:.1f}; session start-up "
                   f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
                   f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
-                  f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
+                  f"{b['wall'] / s['wall']:.2f}x; {load()}; this session's two-process ceiling just before: "
+                  f"{ceiling['ratio']:.2f}x ({autogroup()}: when the machine is contended each login session gets one "
+                  f"share of the CPUs, so local[2]'s second worker gains that much at most)", flush=True)
             print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
                   f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes. On 2 idle cores local[2] takes "
                   f"between {s['cpu']['total'] / 2:.1f} s (its CPU-seconds spread over both cores) and {serial:.1f} s "
