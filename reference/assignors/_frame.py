@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections import abc
-from itertools import chain, repeat
-from operator import itemgetter
 from typing import Any, Iterable, Mapping
 
 Partition = tuple[str, int]
@@ -115,7 +113,6 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
 
 
 _PAIR_CONTAINERS = {list, tuple}
-_OWNED_CONTAINERS = {list, tuple, type(None)}
 
 
 _NO_COLUMNS: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
@@ -168,27 +165,7 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
     :func:`normalize_claims`)."""
     if keep_owned:
         return _normalize(subscriptions, None)
-    if _claims_plain(subscriptions):  # every claim list well formed: nothing to check member by member
-        return _normalize(subscriptions, _SKIP)
-    return _normalize(subscriptions, ClaimColumns([], []))  # the member-by-member checks say what is wrong where
-
-
-def _claims_plain(subscriptions: Mapping[str, Mapping[str, Any]]) -> bool:
-    """Whether every member's ``owned`` is absent, ``None`` or a list (or tuple) of ``[str, int]`` lists (or tuples),
-    those exact types: the common case, which :func:`_owned_columns` accepts as it is. Checked over all members' claims
-    at once (a few C-speed passes over them, not a few per member); ``False`` says only "look member by member"."""
-    subs = list(subscriptions.values())
-    if set(map(type, subs)) - {dict}:
-        return False
-    owned = list(map(dict.get, subs, repeat("owned")))
-    if set(map(type, owned)) - _OWNED_CONTAINERS:
-        return False
-    claims = list(chain.from_iterable(filter(None, owned)))
-    if not claims:
-        return True
-    if set(map(type, claims)) - _PAIR_CONTAINERS or set(map(len, claims)) != {2}:
-        return False
-    return set(map(type, map(itemgetter(0), claims))) == {str} and set(map(type, map(itemgetter(1), claims))) == {int}
+    return _normalize(subscriptions, ClaimColumns([], []))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,14 +186,9 @@ def normalize_claims(subscriptions: Mapping[str, Mapping[str, Any]]) -> tuple[li
     return _normalize(subscriptions, columns), columns
 
 
-#: :func:`_normalize`'s ``columns`` when the claims are known to be well formed and nobody reads them
-_SKIP = ClaimColumns([], [])
-
-
 def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimColumns | None) -> list[Member]:
     """:func:`normalize`'s loop: each member's claims parsed into ``owned``, or (``columns`` given) into ``columns``,
-    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields);
-    ``columns`` :data:`_SKIP`: the claims are not read (:func:`_claims_plain` said they are well formed)."""
+    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields)."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
@@ -267,7 +239,7 @@ def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimCol
                 raw_topic_count=raw_count,
             )
         )
-        if columns is not None and columns is not _SKIP:
+        if columns is not None:
             claimed_topics, claimed_numbers = _owned_columns(member_id, sub.get("owned"))
             columns.topics.append(claimed_topics)
             columns.numbers.append(claimed_numbers)
