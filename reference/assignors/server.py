@@ -83,19 +83,53 @@ class UniformAssignor(ServerAssignor):
             if small is not None:
                 return small
             owners = {t: np.full(partitions_per_topic[t], -1, dtype=np.int32) for t in topics}
-            index = {m: k for k, m in enumerate(members)}
-            for m, per_topic in current.items():
-                k = index.get(m)
-                if k is None:
-                    continue
-                for t, parts in per_topic.items():
-                    if t in owners and len(parts):
-                        arr = np.asarray(parts, dtype=np.int64)
-                        arr = arr[arr < len(owners[t])]
-                        owners[t][arr] = k
+            _current_owners(owners, {m: k for k, m in enumerate(members)}, current)
             owners = uniform_homogeneous(owners, len(members))
             return _target_of_owners(members, list(topics), [owners[t] for t in topics])
         return _uniform_general(partitions_per_topic, subs, current)
+
+
+def _current_owners(owners: dict[str, np.ndarray], index: Mapping[str, int],
+                    current: Mapping[str, Mapping[str, Sequence[int]]]) -> None:
+    """Mark each partition of the current target with its member's index (``owners[t][p] = k``; partitions past the
+    topic's end ignored), the members in ``current``'s order, a later one overriding an earlier one.
+
+    Topic by topic at once: every member's partitions of the topic in one array (one ``fromiter`` over all of them,
+    not one NumPy call per member and topic) and one assignment. When that could differ from marking them member by
+    member (a partition in two lists, a negative number, something that is not an integer), member by member."""
+    per_topic: dict[str, tuple[list[Sequence[int]], list[int]]] = {}
+    for m, mine in current.items():
+        k = index.get(m)
+        if k is None:
+            continue
+        for t, parts in mine.items():
+            if t in owners and len(parts):
+                got = per_topic.get(t)
+                if got is None:
+                    per_topic[t] = ([parts], [k])
+                else:
+                    got[0].append(parts)
+                    got[1].append(k)
+    for t, (lists, ks) in per_topic.items():
+        row = owners[t]
+        lens = list(map(len, lists))
+        try:
+            flat = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=sum(lens))
+            fast = bool(len(flat)) and int(flat.min()) >= 0
+        except (TypeError, ValueError, OverflowError):
+            fast = False
+        if fast:
+            who = np.repeat(np.asarray(ks, dtype=np.int32), lens)
+            keep = flat < len(row)
+            flat, who = flat[keep], who[keep]
+            fast = not len(flat) or int(np.bincount(flat, minlength=len(row)).max()) <= 1
+        if fast:
+            row[flat] = who
+            continue
+        for parts, k in zip(lists, ks):  # member by member, as the definition says
+            arr = np.asarray(parts, dtype=np.int64)
+            arr = arr[arr < len(row)]
+            row[arr] = k
 
 
 #: up to this many partitions, the homogeneous uniform assignment is computed with Python lists (NumPy's fixed
@@ -175,11 +209,14 @@ def _target_of_owners(members: list[str], topics: list[str], owners: list[np.nda
     sizes = [len(o) for o in owners]
     if not sum(sizes):
         return out
-    flat = np.concatenate(owners).astype(np.int64)
+    # 16-bit owners where they fit: NumPy's stable sort of 16-bit integers is a radix sort
+    flat = np.concatenate(owners).astype(np.int16 if len(members) < 2**15 else np.int64)
     order = np.argsort(flat, kind="stable")
-    owner_sorted = flat[order]
+    owner_sorted = flat[order].astype(np.int64)
     topic_sorted = np.repeat(np.arange(len(topics), dtype=np.int64), sizes)[order]
-    numbers = (order - np.repeat(np.cumsum([0] + sizes[:-1]), sizes)[order]).tolist()
+    # the partition numbers gathered from one object array of them (one int object per number, shared)
+    shared = np.array(list(range(max(sizes))), dtype=object)
+    numbers = shared[order - np.repeat(np.cumsum([0] + sizes[:-1]), sizes)[order]].tolist()
     key = owner_sorted * len(topics) + topic_sorted
     starts = np.flatnonzero(np.diff(key)) + 1
     bounds = [0, *starts.tolist(), len(key)]
@@ -213,7 +250,7 @@ def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str
     assigned = flat >= 0
     idx = np.nonzero(assigned)[0]
     own = flat[idx]
-    order = np.argsort(own, kind="stable")
+    order = np.argsort(own.astype(np.int16) if members < 2**15 else own, kind="stable")  # 16 bits: a radix sort
     sorted_own = own[order]
     starts = np.searchsorted(sorted_own, np.arange(members))
     pos_in_member = np.arange(len(order)) - starts[sorted_own]
