@@ -44,8 +44,11 @@ def case(rng: random.Random) -> tuple[dict[str, int], dict[str, int], dict[str, 
                 parts = [rng.randint(0, n + 5) for _ in range(rng.randint(0, 6))]  # past the end, repeated
             elif kind < 0.8:
                 parts = [rng.randint(-n, n - 1) for _ in range(rng.randint(1, 4))]  # negative numbers
-            elif kind < 0.9:
+            elif kind < 0.85:
                 parts = range(rng.randint(0, n), n)
+            elif kind < 0.9:  # a run of consecutive numbers, possibly past the end
+                a = rng.randint(0, n)
+                parts = list(range(a, a + rng.randint(1, 8)))
             else:
                 parts = tuple(rng.sample(range(n), rng.randint(0, n)))
             mine[t] = parts
@@ -93,3 +96,42 @@ def test_a_reading_where_the_earlier_member_wins_is_caught(monkeypatch: pytest.M
         return False
 
     assert not differs(server._current_owners) and differs(earlier_wins)
+
+
+def target_by_partition(members: list[str], topics: list[str], owners: list[np.ndarray]) -> dict[str, dict[str, list[int]]]:
+    """The definition of a target from owner arrays: every member, its topics in ``topics`` order, ascending."""
+    out: dict[str, dict[str, list[int]]] = {m: {} for m in members}
+    for t, row in zip(topics, owners):
+        for p, k in enumerate(row.tolist()):
+            if k >= 0:
+                out[members[k]].setdefault(t, []).append(p)
+    return out
+
+
+def test_targets_from_owner_arrays_blocky_or_scattered() -> None:
+    """Both ways of :func:`server._target_of_owners` (the runs when owners change seldom, the sort otherwise) give
+    the definition's target, in the same order (compared as JSON), on owner arrays in blocks, scattered, with
+    nobody's partitions and empty topics."""
+    import json
+
+    seed = int(os.environ.get("GROUPSPEC_ASSIGNOR_SEED", random.randrange(10**6)))
+    print(f"uniform targets from owners: seed {seed} (replay: GROUPSPEC_ASSIGNOR_SEED={seed})")
+    rng = random.Random(seed)
+    ways = set()
+    for _ in range(1500):
+        members = [f"m{i}" for i in range(rng.randint(1, 9))]
+        topics = [f"t{i}" for i in range(rng.randint(1, 5))]
+        owners = []
+        for _t in topics:
+            n = rng.choice([0, 1, 7, 40, 200])
+            if rng.random() < 0.5:  # blocks
+                row = np.repeat(np.asarray([rng.randint(-1, len(members) - 1) for _ in range(4)], dtype=np.int32),
+                                [n // 4, n // 4, n // 4, n - 3 * (n // 4)])
+            else:
+                row = np.asarray([rng.randint(-1, len(members) - 1) for _ in range(n)], dtype=np.int32)
+            owners.append(row)
+        flat = np.concatenate(owners)
+        ways.add(len(flat) > 1 and int(np.count_nonzero(flat[1:] != flat[:-1])) <= len(flat) // 16)
+        got = server._target_of_owners(members, topics, owners)
+        assert json.dumps(got) == json.dumps(target_by_partition(members, topics, owners)), (members, topics, owners)
+    assert ways == {True, False}  # both ways were taken

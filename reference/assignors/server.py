@@ -110,8 +110,15 @@ def _current_owners(owners: dict[str, np.ndarray], index: Mapping[str, int],
                 else:
                     got[0].append(parts)
                     got[1].append(k)
+    counting = list(range(max(map(len, owners.values()), default=0)))  # to tell a run of consecutive numbers
     for t, (lists, ks) in per_topic.items():
         row = owners[t]
+        runs = _runs_of(lists, counting)
+        if runs is not None:  # each list a run of consecutive numbers: one slice each, in member order
+            n = len(row)
+            for (a, b), k in zip(runs, ks):
+                row[a:min(b, n)] = k
+            continue
         lens = list(map(len, lists))
         try:
             flat = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=sum(lens))
@@ -130,6 +137,26 @@ def _current_owners(owners: dict[str, np.ndarray], index: Mapping[str, int],
             arr = np.asarray(parts, dtype=np.int64)
             arr = arr[arr < len(row)]
             row[arr] = k
+
+
+def _runs_of(lists: list[Sequence[int]], counting: list[int]) -> list[tuple[int, int]] | None:
+    """``[(a, b)]``, one per list, when every list is the run ``a, a + 1, ..., b - 1`` of non-negative integers (a
+    ``range`` of step 1, or a list equal to ``counting[a:b]``: checked at C speed, no array made); else ``None``."""
+    out = []
+    for parts in lists:
+        if type(parts) is range:
+            if parts.step != 1 or parts.start < 0:
+                return None
+            out.append((parts.start, parts.stop))
+            continue
+        if type(parts) is not list:
+            return None
+        a, last = parts[0], parts[-1]
+        if type(a) is not int or type(last) is not int or a < 0 or last - a + 1 != len(parts) \
+                or last >= len(counting) or parts != counting[a:last + 1]:
+            return None
+        out.append((a, last + 1))
+    return out
 
 
 #: up to this many partitions, the homogeneous uniform assignment is computed with Python lists (NumPy's fixed
@@ -202,15 +229,44 @@ def _target_of_owners(members: list[str], topics: list[str], owners: list[np.nda
     """``{member: {topic: [partitions]}}`` from one owner array per topic (``-1``: nobody): every member present in
     ``members`` order, each member's topics in ``topics`` order, partitions ascending, no empty list.
 
-    All topics at once: the partitions sorted by (owner, topic, partition) by one stable sort of the owners (the
-    partitions are laid out by topic then number), then one list per run of equal (owner, topic), so the Python work
-    is per (member, topic) pair that holds something, not per member and topic."""
+    All topics at once, the partitions laid out by topic then number. When the owners change seldom along that layout
+    (members hold blocks, the usual outcome of :func:`uniform_homogeneous`), one walk over the runs of one owner
+    inside one topic, each run one slice of a list of the numbers. Otherwise the partitions sorted by (owner, topic,
+    partition) by one stable sort of the owners, then one list per run of equal (owner, topic). Either way the Python
+    work is per run or per (member, topic) pair that holds something, not per partition."""
     out: Lists = {m: {} for m in members}
     sizes = [len(o) for o in owners]
-    if not sum(sizes):
+    total = sum(sizes)
+    if not total:
+        return out
+    flat = np.concatenate(owners)
+    offsets = list(accumulate(sizes, initial=0))
+    # runs of one owner inside one topic, in layout order (topic, then partition)
+    inner = [o for o in offsets[1:-1] if 0 < o < total]  # topic boundaries (none at either end: empty topics)
+    cuts = np.union1d(np.flatnonzero(flat[1:] != flat[:-1]) + 1, np.asarray(inner, dtype=np.int64))
+    if len(cuts) <= total // 16:  # few runs (the usual case: members hold blocks): one list slice per run
+        counting = list(range(max(sizes)))
+        starts = [0, *cuts.tolist()]
+        ends = [*starts[1:], total]
+        who = flat[starts].tolist()
+        per_member = [out[m] for m in members]
+        t = 0
+        for a, b, k in zip(starts, ends, who):
+            while a >= offsets[t + 1]:
+                t += 1
+            if k < 0:
+                continue
+            mine = per_member[k]
+            name = topics[t]
+            run = counting[a - offsets[t]:b - offsets[t]]
+            got = mine.get(name)
+            if got is None:
+                mine[name] = run
+            else:  # a later run of the same member in the same topic: after the earlier ones, ascending
+                got += run
         return out
     # 16-bit owners where they fit: NumPy's stable sort of 16-bit integers is a radix sort
-    flat = np.concatenate(owners).astype(np.int16 if len(members) < 2**15 else np.int64)
+    flat = flat.astype(np.int16 if len(members) < 2**15 else np.int64)
     order = np.argsort(flat, kind="stable")
     owner_sorted = flat[order].astype(np.int64)
     topic_sorted = np.repeat(np.arange(len(topics), dtype=np.int64), sizes)[order]
@@ -246,19 +302,20 @@ def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str
     rank = np.lexsort((np.arange(members), -counts))
     quotas = np.full(members, quota, dtype=np.int64)
     quotas[rank[:extra]] += 1
-    # Keep each member's first `quotas[m]` partitions (in partition order); free the rest.
-    assigned = flat >= 0
-    idx = np.nonzero(assigned)[0]
-    own = flat[idx]
-    order = np.argsort(own.astype(np.int16) if members < 2**15 else own, kind="stable")  # 16 bits: a radix sort
-    sorted_own = own[order]
-    starts = np.searchsorted(sorted_own, np.arange(members))
-    pos_in_member = np.arange(len(order)) - starts[sorted_own]
-    drop = order[pos_in_member >= quotas[sorted_own]]
-    flat[idx[drop]] = -1
+    # Keep each member's first `quotas[m]` partitions (in partition order); free the rest. Only the members over
+    # their quota have any to free: only their partitions are sorted by member.
+    over = np.append(counts > quotas, False)  # one more entry, for -1: nobody's
+    if over.any():
+        idx = np.flatnonzero(over[flat])
+        own = flat[idx]
+        order = np.argsort(own.astype(np.int16) if members < 2**15 else own, kind="stable")  # 16 bits: a radix sort
+        sorted_own = own[order]
+        starts = np.searchsorted(sorted_own, np.arange(members))
+        pos_in_member = np.arange(len(order)) - starts[sorted_own]
+        drop = order[pos_in_member >= quotas[sorted_own]]
+        flat[idx[drop]] = -1
     # Fill the free partitions, in order, to the members below quota, in index order.
-    counts = np.bincount(flat[flat >= 0], minlength=members)
-    need = quotas - counts
+    need = quotas - np.minimum(counts, quotas)  # what each member holds now: up to its quota of what it held
     free = np.nonzero(flat < 0)[0]
     if len(free):
         fill = np.repeat(np.arange(members, dtype=np.int32), np.maximum(need, 0))
