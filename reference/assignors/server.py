@@ -296,8 +296,10 @@ def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str
     flat = np.concatenate([owners[t] for t in topics]) if topics else np.zeros(0, dtype=np.int32)
     total = len(flat)
     quota, extra = divmod(total, members)
-    flat = np.where((flat >= 0) & (flat < members), flat, -1).astype(np.int32)
-    counts = np.bincount(flat[flat >= 0], minlength=members)
+    if len(flat) and (int(flat.min()) < -1 or int(flat.max()) >= members):
+        flat = np.where((flat >= 0) & (flat < members), flat, -1)
+    flat = flat.astype(np.int32)  # a copy: the caller's arrays are not written
+    counts = np.bincount(flat + 1, minlength=members + 1)[1:]  # shifted by one: -1 (nobody) counted apart
     # Members that hold more than `quota` now get the extra slots first (stickiness), then the others.
     rank = np.lexsort((np.arange(members), -counts))
     quotas = np.full(members, quota, dtype=np.int64)
