@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_cpu import _tree, diff, load, tree_cpu  # noqa: E402
+from pipeline_cpu import _tree, autogroup, diff, load, session_ceiling, tree_cpu  # noqa: E402
 
 from groupspec.pipeline.grid import Grid, parse_grid, preset  # noqa: E402
 from groupspec.pipeline.spark import spark_session  # noqa: E402
@@ -52,6 +52,16 @@ from groupspec.pipeline.sweep import compute_rows, rows_locally, write_outputs  
 DENSE = {"name": "dense", "seeds": 24, "members": [2, 3], "partitions": 4, "poll_interval_ms": 1000,
          "blocks": [{"protocol": ["eager", "cooperative", "static"], "assignor": ["range", "cooperative-sticky"],
                      "churn": ["rolling-restart", "random"], "crash_per_min": [2.0, 6.0]}]}
+
+
+def _grid(name: str) -> Grid:
+    """A preset by name, or ``preset@seeds``: the preset with that many seeds per point."""
+    if "@" not in name:
+        return preset(name)
+    base, seeds = name.split("@")
+    from groupspec.pipeline.grid import PRESETS
+
+    return parse_grid({**PRESETS[base], "name": name, "seeds": int(seeds)}, f"preset {base}, {seeds} seeds")
 
 
 def _cores(master: str) -> int:
@@ -131,8 +141,16 @@ def _cpu_text(c: dict[str, float]) -> str:
 
 
 def speedup(grid: Grid, repeats: int, tmp: Path) -> None:
+    """local[1] against local[2], interleaved; before each round, this session's ceiling (:func:`session_ceiling`:
+    what two busy processes get over one right now), so that a speed-up measured while the machine is contended
+    can be read against the most any two-process job could gain then."""
     runs: dict[str, list[dict[str, Any]]] = {"local[1]": [], "local[2]": []}
+    ceilings = []
     for r in range(repeats):
+        c = session_ceiling()
+        ceilings.append(c["ratio"])
+        print(f"  round {r + 1}: this session's ceiling now {c['ratio']:.2f}x (one busy process got {c['one']:.2f} "
+              f"CPU-s per second, two got {c['two']:.2f}); {autogroup()}; {load()}", flush=True)
         for master in (("local[1]", "local[2]") if r % 2 == 0 else ("local[2]", "local[1]")):
             m = timed_sweep(master, grid, tmp)
             runs[master].append(m)
@@ -144,9 +162,15 @@ def speedup(grid: Grid, repeats: int, tmp: Path) -> None:
     assert all(m["rows"] == ref for ms in runs.values() for m in ms), "rows differ between runs"
     job = [a["job"] / b["job"] for a, b in zip(runs["local[1]"], runs["local[2]"])]
     whole = [a["whole"] / b["whole"] for a, b in zip(runs["local[1]"], runs["local[2]"])]
+    cpu1 = statistics.median(m["cpu"]["total"] for m in runs["local[1]"])
+    cpu2 = statistics.median(m["cpu"]["total"] for m in runs["local[2]"])
     print(f"sweep {grid.name} ({len(grid)} runs, {repeats} interleaved rounds): speed-up local[2] vs local[1] "
           f"{statistics.median(job):.2f}x on the job (rounds: {', '.join(f'{x:.2f}' for x in job)}), "
           f"{statistics.median(whole):.2f}x on the whole sweep with its outputs (target >= 1.8x); {load()}",
+          flush=True)
+    print(f"  against this session's ceiling in the same rounds ({', '.join(f'{x:.2f}' for x in ceilings)}x): "
+          f"{statistics.median(j / c for j, c in zip(job, ceilings)):.0%} of what two processes could gain then; "
+          f"CPU-seconds local[2] / local[1] {cpu2 / cpu1:.2f} (what running on two cores costs in extra work)",
           flush=True)
 
 
@@ -236,13 +260,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--grid", default="history", help="a preset name for the speed-up (default: history)")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved rounds of local[1] and local[2]")
+    ap.add_argument("--seeds", type=int, help="the speed-up grid with this many seeds per point (the history preset "
+                    "has 3, about 10 CPU-s; 20 makes a sweep of about 65 CPU-s: 1-3 minutes on local[1], idle)")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: concurrency,rebalances,balance,speedup")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # a child: one sweep on this master, JSON on stdout
     ap.add_argument("--tmp", help=argparse.SUPPRESS)
     ap.add_argument("--no-write", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        g = parse_grid(DENSE, "bench dense grid") if args.grid == "@dense" else preset(args.grid)
+        g = parse_grid(DENSE, "bench dense grid") if args.grid == "@dense" else _grid(args.grid)
         print(json.dumps(_one(args.one, g, Path(args.tmp), not args.no_write)))
         return
     skip = set(filter(None, args.skip.split(",")))
@@ -254,10 +280,11 @@ def main() -> None:
         if "rebalances" not in skip:
             rebalances(parse_grid(DENSE, "bench dense grid"), tmp)
             rebalances(preset("history"), tmp)
+        name = args.grid if args.seeds is None else f"{args.grid}@{args.seeds}"
         if "balance" not in skip:
-            balance(preset(args.grid))
+            balance(_grid(name))
         if "speedup" not in skip:
-            speedup(preset(args.grid), args.repeats, tmp)
+            speedup(_grid(name), args.repeats, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

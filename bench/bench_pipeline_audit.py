@@ -26,6 +26,10 @@ bounds of Spark's wall time there (its CPU-seconds spread over both cores; the w
 JVM's and the driver's one after the other), and the crossover size for each bound. Both sides call
 the checker, so when the checker gets faster both rise, and what is left of Spark's figure is its
 plumbing and its fixed cost.
+
+``--aggregation``: only the aggregation, Spark SQL (``groupspec.pipeline.audit.fleet_figures`` over the verdicts
+cached in a local[2] session) against DuckDB (the same figures and sorted frames over the same rows), on the files
+of ``--events`` events; the checking is not timed; interleaved runs, medians of wall time and CPU-seconds.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_cpu import CpuMeter, load  # noqa: E402
+from pipeline_cpu import CpuMeter, autogroup, load, session_ceiling  # noqa: E402
 
 from groupspec.pipeline.audit import FLEET_SQL, trace_rows  # noqa: E402
 from groupspec.pipeline.grid import preset  # noqa: E402
@@ -147,10 +151,71 @@ def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
             "groups": int(fleet["totals"][0]["groups"])}
 
 
+def aggregation(files: list[str], repeats: int = 3) -> None:
+    """The aggregation alone, Spark SQL against DuckDB, on the same verdict rows: Spark's ``fleet_figures`` (the
+    fleet SQL, the verdicts, windows and periods to pandas, sorted) over the verdicts cached in a local[2] session,
+    and the same figures and sorted frames in DuckDB over the rows of ``trace_rows`` (what the baseline aggregates);
+    the checking before it is not timed on either side. ``repeats`` runs each, interleaved; medians of wall time
+    and of the CPU-seconds of every process (Spark: driver, JVM and workers)."""
+    import statistics
+
+    import duckdb
+    import pandas as pd
+
+    from groupspec.pipeline.audit import PROPERTIES, fleet_figures, verdicts_frame
+
+    rows: list[dict[str, Any]] = []
+    windows: list[dict[str, Any]] = []
+    periods: list[dict[str, Any]] = []
+    for f in files:
+        for r in trace_rows(f, 20.0):
+            windows.extend({"trace": r["trace"], "group": r["group"], **w} for w in r.pop("window_list"))
+            periods.extend({"trace": r["trace"], "group": r["group"], **p} for p in r.pop("period_list"))
+            rows.append(r)
+
+    def duck() -> int:
+        v, w, p = pd.DataFrame(rows), pd.DataFrame(windows), pd.DataFrame(periods)
+        con = duckdb.connect()
+        con.register("v", v)
+        con.register("w", w)
+        con.register("p", p)
+        figures = {k: con.execute(sql.format(props=", ".join(PROPERTIES))).fetchall() for k, sql in _DUCK.items()}
+        con.execute('SELECT * FROM v ORDER BY trace, "group"').df()
+        con.execute('SELECT * FROM w ORDER BY trace, "group", topic, partition, from_ms').df()
+        con.execute('SELECT * FROM p ORDER BY trace, "group", from_ms').df()
+        return int(figures["totals"][0][0])
+
+    spark_runs, duck_runs = [], []
+    with spark_session("local[2]", "bench audit aggregation", quiet=True) as spark:
+        verdicts = verdicts_frame(spark, files, [], 20.0).cache()
+        groups = verdicts.count()
+        fleet_figures(spark, verdicts)  # the JVM's SQL paths warmed once, as DuckDB's are by its first run below
+        duck()
+        for r in range(repeats):
+            for side in (("spark", "duck") if r % 2 == 0 else ("duck", "spark")):
+                with CpuMeter() as meter:
+                    t0 = time.perf_counter()
+                    if side == "spark":
+                        fleet = fleet_figures(spark, verdicts)[0]
+                        assert int(fleet["totals"][0]["groups"]) == groups
+                    else:
+                        assert duck() == groups
+                    wall = time.perf_counter() - t0
+                (spark_runs if side == "spark" else duck_runs).append((wall, meter.result["total"]))
+    sw, sc = (statistics.median(x[i] for x in spark_runs) for i in range(2))
+    dw, dc = (statistics.median(x[i] for x in duck_runs) for i in range(2))
+    print(f"aggregation alone ({groups:,} groups, {len(windows):,} windows, {len(periods):,} periods; medians of "
+          f"{repeats} interleaved runs): Spark SQL on local[2] {sw:.2f} s wall, {sc:.2f} CPU-s; DuckDB {dw:.2f} s, "
+          f"{dc:.2f} CPU-s; DuckDB / Spark = {dw / sw:.2f}x by wall, {dc / sc if sc else float('nan'):.2f}x by "
+          f"CPU-seconds (>= 1: Spark at DuckDB's cost or better); {load()}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated smaller event counts (crossover)")
+    ap.add_argument("--aggregation", action="store_true", help="only the aggregation, Spark SQL against DuckDB, "
+                    "on the verdict rows of --events events")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
@@ -159,11 +224,15 @@ def main() -> None:
         made = write_events(args.events, tmp / "events")
         print(f"data: {made[-1][1]:,} events in {len(made)} files written in {time.perf_counter() - t0:.0f} s",
               flush=True)
+        if args.aggregation:
+            aggregation([f for f, _ in made])
+            return
         sizes = sorted({int(s) for s in args.sizes.split(",") if s and int(s) < args.events} | {args.events})
         points = []
         cpu_points: list[tuple[int, float, float, float]] = []
         for size in sizes:
             files = [f for f, _ in made[:next(i for i, (_, n) in enumerate(made) if n >= size) + 1]]
+            ceiling = session_ceiling()  # what two processes of this session get over one, right now
             s = spark_audit(files, tmp)
             with CpuMeter() as meter:
                 b = baseline(files, tmp / "baseline")
@@ -179,7 +248,9 @@ def main() -> None:
                   f"JVM {s['cpu']['jvm']:.1f}, Python workers {s['cpu']['workers']:.1f}; session start-up "
                   f"{s['start']:.1f} s more); one process (checker + DuckDB) {b['wall']:.1f} s = "
                   f"{n / b['wall']:,.0f} events/s ({bcpu:.1f} CPU-s); local[2] / baseline = "
-                  f"{b['wall'] / s['wall']:.2f}x; {load()}", flush=True)
+                  f"{b['wall'] / s['wall']:.2f}x; {load()}; this session's two-process ceiling just before: "
+                  f"{ceiling['ratio']:.2f}x ({autogroup()}: when the machine is contended each login session gets one "
+                  f"share of the CPUs, so local[2]'s second worker gains that much at most)", flush=True)
             print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
                   f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes. On 2 idle cores local[2] takes "
                   f"between {s['cpu']['total'] / 2:.1f} s (its CPU-seconds spread over both cores) and {serial:.1f} s "

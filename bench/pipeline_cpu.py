@@ -126,3 +126,37 @@ def _walk(root: int) -> list[tuple[int, str, float, float]]:
         out.append((pid, role, own, reaped))
         stack.extend((k, role) for k in kids.get(pid, []))
     return out
+
+
+_BUSY = "import time\nt0 = time.monotonic()\nwhile time.monotonic() - t0 < {s}:\n    pass\nprint(time.process_time())\n"
+
+
+def session_ceiling(seconds: float = 2.0) -> dict[str, float]:
+    """How much more CPU this session gets from two busy processes than from one, now: one busy-loop child for
+    ``seconds`` of wall time, then two at once, then one again; ``{"one", "two"}`` CPU-seconds per wall-second (one:
+    the mean of the two single runs) and ``"ratio"``.
+
+    Linux gives every login session one share of the CPUs when they are contended (the scheduler's *autogroup*,
+    ``/proc/sys/kernel/sched_autogroup_enabled``; each engineer on this machine runs in a session of their own), so
+    while the machine is busy, two processes of one session get together what one would get alone: the ratio is
+    the most that ``local[2]`` can gain over ``local[1]`` at that moment (2.0 on two idle cores)."""
+    import subprocess
+    import sys
+
+    def busy(n: int) -> float:
+        procs = [subprocess.Popen([sys.executable, "-c", _BUSY.format(s=seconds)], stdout=subprocess.PIPE, text=True)
+                 for _ in range(n)]
+        return sum(float(p.communicate()[0]) for p in procs) / seconds
+
+    first = busy(1)
+    two = busy(2)
+    one = (first + busy(1)) / 2  # one, two, one: a load that drifts during the measure drifts out of the ratio
+    return {"one": round(one, 2), "two": round(two, 2), "ratio": round(two / one, 2) if one else float("nan")}
+
+
+def autogroup() -> str:
+    """Whether the scheduler groups by session (``autogroup on``/``off``; ``n/a`` where the file is absent)."""
+    try:
+        return "autogroup " + ("on" if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1" else "off")
+    except OSError:
+        return "autogroup n/a"

@@ -31,8 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AuditError", "expand_inputs", "run_audit", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines", "verdict_row",
-           "trace_rows", "group_row", "loose_row", "check_unit", "plan_files", "verdict_arrow_schema"]
+__all__ = ["AuditError", "expand_inputs", "run_audit", "fleet_figures", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines",
+           "verdict_row", "trace_rows", "group_row", "loose_row", "check_unit", "plan_files", "verdict_arrow_schema"]
 
 PROPERTIES = ("exclusive_ownership", "commit_fencing", "generation_monotonic", "completeness", "convergence", "well_formed")
 
@@ -442,27 +442,13 @@ def verdicts_frame(spark: Any, files: list[str], parquet: list[str], converge_wi
 def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, converge_within_s: float = 20.0,
               progress: bool = True) -> dict[str, Any]:
     """Check every group, write the datasets and the report under ``stage``; return the fleet figures."""
-    from pyspark.sql import functions as F
-
     from .spark import JobProgress
 
     verdicts = verdicts_frame(spark, files, parquet, converge_within_s)
     with JobProgress(spark, "audit: checking groups", enabled=progress):
         verdicts = verdicts.cache()
         verdicts.count()
-        verdicts.createOrReplaceTempView("verdicts")
-        # the workers hand each group's windows and periods as Arrow columns: exploded, not parsed
-        windows = verdicts.select("trace", "group", F.explode("window_list").alias("w")).select("trace", "group", "w.*")
-        windows.createOrReplaceTempView("windows")
-        periods = verdicts.select("trace", "group", F.explode("period_list").alias("p")).select("trace", "group", "p.*")
-        fleet: dict[str, Any] = {}
-        for name, sql in FLEET_SQL.items():
-            fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
-        # collected as they are (Arrow) and sorted on the driver: a Spark orderBy costs a sampling job
-        # and a shuffle each, for rows that come to the driver anyway
-        vpd = _sorted(verdicts.drop(*LIST_COLUMNS).toPandas(), ["trace", "group"])
-        wpd = _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
-        ppd = _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
+        fleet, vpd, wpd, ppd = fleet_figures(spark, verdicts)
         verdicts.unpersist()
     _write(vpd, stage / "verdicts")
     _write(wpd, stage / "windows")
@@ -471,6 +457,27 @@ def run_audit(spark: Any, files: list[str], parquet: list[str], stage: Path, *, 
     (stage / "fleet.json").write_text(json.dumps(fleet, indent=1, default=str) + "\n")
     _report(fleet, vpd, stage / "report.md")
     return fleet
+
+
+def fleet_figures(spark: Any, verdicts: Any) -> tuple[dict[str, Any], Any, Any, Any]:
+    """The aggregation part of the audit, over the verdict rows (a DataFrame, cached by the caller): the fleet
+    figures (:data:`FLEET_SQL`), and the verdicts, windows and periods as pandas frames sorted for writing."""
+    from pyspark.sql import functions as F
+
+    verdicts.createOrReplaceTempView("verdicts")
+    # the workers hand each group's windows and periods as Arrow columns: exploded, not parsed
+    windows = verdicts.select("trace", "group", F.explode("window_list").alias("w")).select("trace", "group", "w.*")
+    windows.createOrReplaceTempView("windows")
+    periods = verdicts.select("trace", "group", F.explode("period_list").alias("p")).select("trace", "group", "p.*")
+    fleet: dict[str, Any] = {}
+    for name, sql in FLEET_SQL.items():
+        fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
+    # collected as they are (Arrow) and sorted on the driver: a Spark orderBy costs a sampling job
+    # and a shuffle each, for rows that come to the driver anyway
+    vpd = _sorted(verdicts.drop(*LIST_COLUMNS).toPandas(), ["trace", "group"])
+    wpd = _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
+    ppd = _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
+    return fleet, vpd, wpd, ppd
 
 
 def _sorted(pdf: Any, by: list[str]) -> Any:

@@ -224,3 +224,17 @@ def test_the_server_bench_runs_and_builds_the_same_groups_as_java(capsys):
     finally:
         server.get_server = real
     assert not ok and "DISAGREES" in capsys.readouterr().out
+
+
+def test_a_compact_range_target_is_a_current_target_kafka_reads(java):
+    """Our range target (RangeTarget views of ``range`` objects) handed to Kafka's assignors as the current target
+    (written as lists): Kafka's range from it is ours, Kafka's uniform from it a valid target."""
+    from groupspec.reference.assignors.server import RangeTarget
+
+    topics = {"a": 5, "b": 5}
+    subs = {"x": ["a", "b"], "y": ["a", "b"]}
+    ours = get_server("range").assign(topics, subs)
+    assert any(isinstance(v, RangeTarget) for v in ours.values())
+    changed = {**subs, "z": ["a", "b"]}
+    assert _same(java.assign("range", topics, changed, ours), get_server("range").assign(topics, changed, ours), changed)
+    assert _valid(java.assign("uniform", topics, changed, ours), topics, changed) is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from .jars import KafkaSetupError, classpath, java_binary
@@ -102,13 +103,14 @@ class JavaServerAssignors(_JavaPipe):
             raise KafkaSetupError("Kafka's server assignors (Java) answered " + (line.strip()[:300] or "nothing (it exited)"))
 
     def assign(self, assignor: str, partitions: dict[str, int], subscriptions: dict[str, list[str]],
-               current: dict[str, dict[str, list[int]]] | None = None) -> dict[str, dict[str, list[int]]]:
+               current: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> dict[str, dict[str, list[int]]]:
         """The target assignment Kafka's ``assignor`` (uniform or range) computes: ``{member: {topic: [partitions]}}``,
-        the same shape as ``reference.assignors.server``'s ``assign``."""
+        the same shape as ``reference.assignors.server``'s ``assign``; ``current`` may be any such target (a
+        ``range`` target's views and ranges included: written as lists)."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         current = current or {}
         case = {"assignor": assignor, "partitions": partitions,
-                "members": {m: {"topics": list(ts), "current": dict(current.get(m, {}))} for m, ts in subscriptions.items()}}
+                "members": {m: {"topics": list(ts), "current": {t: list(ps) for t, ps in current.get(m, {}).items()}} for m, ts in subscriptions.items()}}
         self.proc.stdin.write(json.dumps(case, separators=(",", ":")) + "\n")
         self.proc.stdin.flush()
         out = json.loads(self.proc.stdout.readline() or '{"error": "it exited"}')
