@@ -120,6 +120,7 @@ class MigrationSimulation(VirtualClock):
         self._corr = 0
         self._beat_corr: dict[str, int] = {}  # with a network: a consumer's last heartbeat (older answers are ignored)
         self._beat_out: dict[str, int] = {}  # with a network: when a consumer's unanswered heartbeat was sent
+        self._last_commit: dict[str, tuple[Any, list[list[Any]]]] = {}  # process -> its last commit's offsets, lines
         self._at_classic: set[tuple[str, int]] = set()  # (process, corr): JoinGroup / SyncGroup the classic coordinator got
         self.faults = frozenset(faults) & MIGRATION_FAULTS  # the mixed group's fault switches, for mutants
         self.client_faults = frozenset(faults) & CLASSIC_CLIENT_FAULTS  # the classic clients' (mutants too)
@@ -146,6 +147,8 @@ class MigrationSimulation(VirtualClock):
     def _flush(self, p: ClassicProc) -> None:
         """The classic client's member events since the last flush, as trace lines (and the narration)."""
         evs = p.consumer.events
+        if len(evs) == p.seen_events:  # the common case: a step with no member event
+            return
         for e in evs[p.seen_events:]:
             line: dict[str, Any] = {"ts_ms": e.ts_ms, "group": G, "member": p.name, "event": e.event}
             if e.event in ("assigned", "revoked", "lost", "commit"):
@@ -411,10 +414,14 @@ class MigrationSimulation(VirtualClock):
         does)."""
         seen: set = set()
         counted = self._counted()  # once a step: the classic coordinator's view is built on each call
-        for name in sorted(self.procs):
-            mid, _e = self._is_member(name, counted)
-            if mid is not None:
-                seen |= self.procs[name].owned
+        mixed = self.mixed is not None
+        for p in self.procs.values():  # _is_member inlined (the hot loop of a run)
+            if type(p) is ClassicProc:
+                c = p.consumer
+                if c.generation.member_id in counted:
+                    seen.update(c.owned)
+            elif mixed and p.member_id in counted and p.epoch > 0:  # type: ignore[union-attr]
+                seen.update(p.owned)
         if self.procs:
             self.report.unowned_partition_ms += (self.partitions - len(seen)) * STEP_MS
         if self.now % 1000 or self.mixed is None:
@@ -438,7 +445,13 @@ class MigrationSimulation(VirtualClock):
 
     def _commit_line(self, name: str, mid: str, m: Any, sent_ms: int, err: Error) -> None:
         ok = err == Error.NONE
-        self.emit("commit", name, member_id=mid, partitions=[[t, q, o] for (t, q), o in sorted(m.offsets.items())],
+        last = self._last_commit.get(name)  # a member commits the same offsets until its assignment changes: the
+        if last is not None and last[0] == m.offsets:  # lines share one (never mutated) partitions list
+            parts = last[1]
+        else:
+            parts = [[t, q, o] for (t, q), o in sorted(m.offsets.items())]
+            self._last_commit[name] = (m.offsets, parts)
+        self.emit("commit", name, member_id=mid, partitions=parts,
                   accepted=ok, sent_ms=sent_ms, generation=m.member_epoch, **({} if ok else {"error": err.name}))
 
     def _commit_arrives(self, p: ReconcilingConsumer, mid: str, env: Envelope) -> None:
