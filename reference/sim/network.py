@@ -53,9 +53,11 @@ class NetworkConfig:
                 raise ValueError(f"network {name} probability {v} is not in [0, 1]")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Envelope:
-    """One copy of a message in flight."""
+    """One copy of a message in flight (never changed once made: not ``frozen`` only because a frozen slotted
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, and a run makes
+    one per message)."""
 
     deliver_at: int
     src: str
