@@ -108,6 +108,15 @@ class Network:
         if c.loss and self.rng.random() < c.loss:
             self.lost += 1
             return []
+        if not (c.reorder or c.duplicate):  # the common case: _delay and _schedule inlined, the same draws
+            lo, hi = c.min_delay_ms, c.max_delay_ms
+            at = now + (lo if lo == hi else lo + int(self.rng.random() * (hi - lo + 1)))
+            key = (src, dst, conn)
+            last = self._last.get(key, 0)
+            if last > at:
+                at = last
+            self._last[key] = at
+            return [Envelope(at, src, dst, conn, corr, payload, is_reply)]
         out = [Envelope(self._schedule(now, src, dst, conn), src, dst, conn, corr, payload, is_reply)]
         if c.duplicate and self.rng.random() < c.duplicate:
             self.duplicated += 1
