@@ -22,6 +22,7 @@ ROOTS = ["model", "proofs", "pipeline", "groupspec/checker", "groupspec/trace", 
          "groupspec/serve", "groupspec/figures", "groupspec/specmut", "groupspec/oracle", "groupspec/realstack",
          "groupspec/kafka", "groupspec/verify.py", "groupspec/__init__.py", "groupspec/strategies.py",
          "reference/assignors/__init__.py", "reference/assignors/properties.py", "reference/classic", "reference/consumer",
+         "reference/sim/actor_sim.py", "reference/actor.py",
          "reference/connect", "reference/history", "reference/migration", "reference/errors.py"]
 NUMBA_KERNELS = [*[f"groupspec/checker/compiled/{n}.py" for n in (
     'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties',
