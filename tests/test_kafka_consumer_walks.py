@@ -179,6 +179,13 @@ def test_the_walks_are_a_registered_killer_of_consumer_mutants():
     assert got is not None and got.startswith("kafka:consumer·uniform"), got
 
 
+def test_every_walk_job_is_a_killer_of_its_own_name():
+    from groupspec.specmut.killers import killers
+
+    names = [k.name for k in killers() if k.name.startswith("kafka:consumer")]
+    assert len(names) == len(set(names)) == len(CONSUMER_WALK_JOBS), names
+
+
 def test_every_abstraction_stepped_around_is_documented():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "oracle.md").read_text()
     for name in ABSTRACTIONS:
