@@ -20,8 +20,12 @@ How a model step becomes Kafka's input (slot ``i``'s process ``n`` is member id 
 owned partitions, the rebalance timeout); ``LeaveGroup`` a heartbeat with epoch -1 (-2 static); ``SessionExpired``,
 ``ExpireLive`` and ``RebalanceTimeoutFence`` time running out for that member alone: every other member whose
 heartbeat is a no-op in the model heartbeats just before (its answer compared with the model's), and the step is
-taken only if every other member's session outlives the wait. Steps in a client only (``RevokePartitions``, a
-pause, a resume, a crash, a start, a subscription change) send nothing: the group must be as it was.
+taken only if every other member's session outlives the wait. With the in-flight faults, ``LoseHeartbeatAnswer``
+and ``DelayHeartbeatAnswer`` send the same full heartbeat (only the answer's delivery differs), and
+``DeliverOffsetCommit`` an OffsetCommit (v9) with the epoch and partitions it was sent with (its answer against the
+model's ``commit_answer``). Steps in a client only (``RevokePartitions``, a pause, a resume, a crash, a start, a
+subscription change, a late answer received, an OffsetCommit sent, an early restart) send nothing: the group must
+be as it was.
 
 Stepped around (``ABSTRACTIONS``): the model's rebalance-timeout fence, the revocation Kafka skips, the
 assignor's free choice, the metadata change, the time the model does not count.
