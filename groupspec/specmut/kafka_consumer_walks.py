@@ -83,6 +83,11 @@ ABSTRACTIONS = {
     "target-computed-later":
         "mapped: after a removal Kafka bumps the group epoch and computes the target at the next heartbeat; the "
         "assignment epoch and targets are compared only when Kafka's assignment epoch is its group epoch",
+    "static-takeover-previous-epoch":
+        "mapped: a static member's new process that takes over its departed member (epoch -2) gets epoch 0 and "
+        "previous epoch 0 in Kafka before it is reconciled; the model reconciles from the departed member's epochs. "
+        "That member's previous epoch is not compared until its epoch moves again (no request can carry the old "
+        "epochs: the new process knows only 0 and its first answer's)",
     "revocation-already-done":
         "stepped around: a heartbeat that in the model enters UNREVOKED_PARTITIONS although the request already "
         "reports none of the partitions to revoke (a static member taking over its record with nothing owned) is "
@@ -105,6 +110,9 @@ ABSTRACTIONS = {
 
 
 class _Walk:
+    compare_previous = True  # compare each member's previous epoch with Kafka's (the tests switch it off to see the
+    # old previous-epoch rule caught by the answers alone)
+
     def __init__(self, proto, kafka, topic_names: list[str]) -> None:  # noqa: ANN001
         self.p = proto
         self.k = kafka
@@ -115,6 +123,7 @@ class _Walk:
         self.proc_no = [0] * self.cfg.members
         self.slot_of: dict[str, int] = {}
         self.last_hb: dict[str, int] = {}  # member id -> when Kafka last heard from it (its session's start)
+        self.took_over: dict[int, int] = {}  # static slot -> its member's epoch when its new process took it over
         self.kstate: dict[str, Any] = {}
         where = []
         for b in range(self.cfg.partitions):
@@ -226,6 +235,9 @@ class _Walk:
         if isinstance(a, (ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
             # a lost or late answer: the same request, handled at once; only its delivery to the client differs
             c = s.clients[i]
+            r0, r1 = s.group.members[i], t.group.members[i]
+            if self.static and c.epoch == 0 and r0 is not None and r0.left and r1 is not None:
+                self.took_over[i] = r1.epoch  # static-takeover-previous-epoch
             want = self.model_answer(s, i)
             got = self.answer(self.heartbeat(i, c.epoch, c.owned, c.topics))
             if got != want:
@@ -277,6 +289,9 @@ class _Walk:
         mmem = {k: r for k, r in enumerate(g.members) if r is not None}
         if sorted(kmem) != sorted(mmem):
             return f"members (slots): model {sorted(mmem)}, Kafka {sorted(kmem)}"
+        for k in list(self.took_over):
+            if k not in mmem or mmem[k].left or mmem[k].epoch != self.took_over[k]:
+                del self.took_over[k]  # its epoch moved (or it is gone): its previous epoch is compared again
         for k, r in mmem.items():
             v = kmem[k]
             want = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
@@ -285,6 +300,10 @@ class _Walk:
                 want, got = want[1:], got[1:]
             if want != got:
                 return f"member m{k} (state, epoch, assigned, revoking): model {want}, Kafka {got}"
+            if (self.compare_previous and not r.left and k not in self.took_over
+                    and sh(r.previous_epoch) != v["previous_epoch"]):
+                return (f"member m{k}'s previous epoch: model {r.previous_epoch} (Kafka's {sh(r.previous_epoch)}), "
+                        f"Kafka {v['previous_epoch']}")
         return None
 
     def compare_target(self, t) -> str | None:  # noqa: ANN001
