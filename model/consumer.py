@@ -18,7 +18,8 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
    * partitions it holds that are not in its target must be **revoked** first: the member stays at
      its epoch in state ``UNREVOKED_PARTITIONS``, and its heartbeat answer lists only what it keeps;
    * once a heartbeat reports that it no longer owns them, the member gets the **target epoch**
-     (its previous epoch is remembered) and every partition of its target that is **free** — held by
+     (its previous epoch becomes the epoch it had, as at every reconciliation, also one that keeps
+     the epoch) and every partition of its target that is **free** — held by
      no other member, neither assigned nor pending revocation (the *partition epoch* is unset) — is
      given to it. If some are not free yet it is ``UNRELEASED_PARTITIONS`` and gets them at a later
      heartbeat, after their previous owner acknowledged revoking them; otherwise it is ``STABLE``;
@@ -203,7 +204,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
                "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
                "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership",
-               "handle", "apply_answer", "commit_answer", "flight_successors", "_rows")
+               "handle", "_subscribe", "apply_answer", "commit_answer", "flight_successors", "_rows")
     z3 = True
     summary = "KIP-848: broker-side assignment, epochs, incremental reconciliation by heartbeat"
     static_members = False
@@ -307,13 +308,15 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         target = g.target[i]
         keep = r.assigned & target
         revoke = (r.assigned | r.revoking) & ~target
+        # Every outcome goes through ConsumerGroupMember.Builder.updateMemberEpoch (Kafka 4.3.1), which sets the
+        # previous epoch to the epoch the member had, also when the epoch stays (UNREVOKED_PARTITIONS at its own
+        # epoch, UNRELEASED_PARTITIONS reconciled again at the target epoch); found by the model's Kafka walks
         if revoke:  # (a partition pending revocation keeps its assignment epoch in ``since``)
-            return r.but(state=MemberState.UNREVOKED_PARTITIONS, assigned=keep, revoking=revoke)
+            return r.but(state=MemberState.UNREVOKED_PARTITIONS, previous_epoch=r.epoch, assigned=keep, revoking=revoke)
         want = target & ~keep
         free = want & ~self.held_by_others(g, i) if self.wait_for_release else want
         state = MemberState.UNRELEASED_PARTITIONS if want & ~free else MemberState.STABLE
-        prev = r.epoch if r.epoch != g.target_epoch else r.previous_epoch
-        r2 = r.but(state=state, epoch=g.target_epoch, previous_epoch=prev, assigned=keep | free, revoking=0)
+        r2 = r.but(state=state, epoch=g.target_epoch, previous_epoch=r.epoch, assigned=keep | free, revoking=0)
         if self.in_flight:  # each partition's assignment epoch: kept ones keep theirs, new ones the new epoch
             since = r.since or (0,) * self.cfg.partitions
             r2 = r2.but(since=tuple((since[p] if keep >> p & 1 else g.target_epoch) if (keep | free) >> p & 1 else 0
@@ -330,7 +333,8 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 if changed:  # Kafka 4.3.1 CurrentAssignmentBuilder.build -> updateCurrentAssignment (a STABLE
                     # member is behind the target after the bump): dropped topics' partitions to pending revocation
                     drop = r.assigned & ~self.cfg.subscribed_partitions(r.topics, r.assigned)
-                    return r.but(assigned=r.assigned & ~drop, revoking=r.revoking | drop)
+                    if drop:  # (updateCurrentAssignment: the previous epoch becomes the epoch, as above)
+                        return r.but(assigned=r.assigned & ~drop, revoking=r.revoking | drop, previous_epoch=r.epoch)
                 return r  # still waiting for the acknowledgement
             return self._next_assignment(g, i, r.but(revoking=0))
         if r.epoch != g.target_epoch or r.state == MemberState.UNRELEASED_PARTITIONS:
@@ -375,8 +379,10 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             if not self.kafka_19233 and r.epoch != 0 and r.previous_epoch != 0:
                 return g, (FENCED,)  # before KAFKA-19233 epoch 0 was validated as any other epoch
             # The member rejoins with epoch 0 while the coordinator still has it (a fenced member, or its
-            # join answer was lost): no epoch validation, the heartbeat is handled as any other.
-            r = self.reconcile(g, i, r, c.owned)
+            # join answer was lost): no epoch validation, the heartbeat is handled as any other, its
+            # subscription included (Kafka 4.3.1 GroupMetadataManager.consumerGroupHeartbeat: the member's
+            # record is updated from the request before hasMemberSubscriptionChanged; found by the Kafka walks)
+            g, r = self._subscribe(g, i, r, c)
         else:
             if r is None or r.left:
                 return g, (UNKNOWN,)  # the client gives everything up (onPartitionsLost) and rejoins
@@ -385,14 +391,19 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 # FENCED_MEMBER_EPOCH (throwIfConsumerGroupMemberEpochIsInvalid): an epoch ahead of the
                 # member's, or behind it and not the previous epoch with a subset of the assignment.
                 return (g if self.fenced_keeps_record else self._remove(g, i)), (FENCED,)
-            changed = r.topics != c.topics
-            if changed:
-                r = r.but(topics=c.topics)
-                g = self._bump(g.but(members=self._set(g.members, i, r)))
-                r = g.members[i]
-            r = self.reconcile(g, i, r, c.owned, changed)
+            g, r = self._subscribe(g, i, r, c)
         g = g.but(members=self._set(g.members, i, r))
         return g, (OK, r.epoch, r.assigned)
+
+    def _subscribe(self, g: ConsumerGroup, i: int, r: Member, c: ConsumerClient) -> tuple[ConsumerGroup, Member]:
+        """The heartbeat of a member the coordinator has: its subscription taken from the request (a change
+        bumps the group epoch), then the member reconciled."""
+        changed = r.topics != c.topics
+        if changed:
+            r = r.but(topics=c.topics)
+            g = self._bump(g.but(members=self._set(g.members, i, r)))
+            r = g.members[i]
+        return g, self.reconcile(g, i, r, c.owned, changed)
 
     def apply_answer(self, c: ConsumerClient, answer: tuple) -> ConsumerClient:
         """The client applies a heartbeat answer (``ConsumerMembershipManager``)."""

@@ -25,7 +25,8 @@ getting the target partitions **no other member holds**; the client may take any
 ``HeartbeatUnknown`` (``UNKNOWN_MEMBER_ID``: lose everything, epoch 0), ``Revoke`` (the client
 gives up any partitions), ``Crash``, ``Pause``, ``Resume``, ``Start`` (also beside a record the
 coordinator keeps: a static member that left with epoch -2 comes back). The coordinator's previous
-epoch ``pepoch(m)`` is kept as ``CurrentAssignmentBuilder`` keeps it (set when the member epoch moves).
+epoch ``pepoch(m)`` is kept as ``CurrentAssignmentBuilder`` keeps it (set to the member epoch at every
+reconciliation, also when the epoch stays: ``ConsumerGroupMember.Builder.updateMemberEpoch``).
 
 The encoding is tied to ``model/consumer.py`` by :mod:`~groupspec.proofs.consumer_drift`: sampled
 model states satisfy the invariant, sampled model steps are runs of these actions, and the
@@ -148,10 +149,13 @@ class ConsumerSpec:
         # epoch with nothing owned outside the assignment (a client that missed an answer: lose-answer).
         tolerated = z3.And(s.cep(m) == s.pepoch(m), z3.ForAll([q], z3.Implies(s.owns(m, q), s.assigned(m, q))))
         hb = [s.present(m), s.up(m), z3.Or(s.cep(m) == s.mepoch(m), s.cep(m) == 0, tolerated)]
+        # Every reconciliation sets the previous epoch to the member's epoch, also when the epoch stays
+        # (ConsumerGroupMember.Builder.updateMemberEpoch in each outcome of CurrentAssignmentBuilder).
+        reconciled = (*self._same_member(m, ("present", "up", "paused", "cep", "mepoch")), t.pepoch(m) == s.mepoch(m))
         acts["HeartbeatRevoke"] = z3.And(
             *hb, z3.Exists([q], z3.And(s.held(m, q), z3.Not(s.target(m, q)))),
             z3.ForAll([q], z3.Not(z3.And(s.owns(m, q), s.revoking(m, q)))),  # earlier revocations acknowledged
-            *self._same_member(m),
+            *reconciled,
             z3.ForAll([q], z3.And(
                 t.assigned(m, q) == z3.And(s.assigned(m, q), s.target(m, q)),
                 t.revoking(m, q) == z3.And(s.held(m, q), z3.Not(s.target(m, q))),
@@ -165,7 +169,7 @@ class ConsumerSpec:
             self._others_unchanged(m), *self._target_same())
         acts["HeartbeatDropUnsubscribed"] = z3.And(  # a changed subscription while revoking: dropped topics'
             # partitions move from assigned to pending revocation (CurrentAssignmentBuilder.updateCurrentAssignment)
-            *hb, *self._same_member(m),
+            *hb, *reconciled,
             z3.ForAll([q], z3.And(
                 z3.Implies(t.assigned(m, q), s.assigned(m, q)),
                 t.revoking(m, q) == z3.Or(s.revoking(m, q), z3.And(s.assigned(m, q), z3.Not(t.assigned(m, q)))),
@@ -188,7 +192,7 @@ class ConsumerSpec:
             z3.ForAll([q], z3.Implies(s.assigned(m, q), s.target(m, q))),
             t.present(m), t.up(m) == s.up(m), t.paused(m) == s.paused(m),
             t.mepoch(m) == s.tepoch,
-            t.pepoch(m) == z3.If(s.mepoch(m) == s.tepoch, s.pepoch(m), s.mepoch(m)),
+            t.pepoch(m) == s.mepoch(m),
             z3.ForAll([q], z3.And(
                 z3.Not(t.revoking(m, q)),
                 t.assigned(m, q) == z3.Or(s.assigned(m, q), z3.And(s.target(m, q), free(q))),

@@ -20,8 +20,12 @@ How a model step becomes Kafka's input (slot ``i``'s process ``n`` is member id 
 owned partitions, the rebalance timeout); ``LeaveGroup`` a heartbeat with epoch -1 (-2 static); ``SessionExpired``,
 ``ExpireLive`` and ``RebalanceTimeoutFence`` time running out for that member alone: every other member whose
 heartbeat is a no-op in the model heartbeats just before (its answer compared with the model's), and the step is
-taken only if every other member's session outlives the wait. Steps in a client only (``RevokePartitions``, a
-pause, a resume, a crash, a start, a subscription change) send nothing: the group must be as it was.
+taken only if every other member's session outlives the wait. With the in-flight faults, ``LoseHeartbeatAnswer``
+and ``DelayHeartbeatAnswer`` send the same full heartbeat (only the answer's delivery differs), and
+``DeliverOffsetCommit`` an OffsetCommit (v9) with the epoch and partitions it was sent with (its answer against the
+model's ``commit_answer``). Steps in a client only (``RevokePartitions``, a pause, a resume, a crash, a start, a
+subscription change, a late answer received, an OffsetCommit sent, an early restart) send nothing: the group must
+be as it was.
 
 Stepped around (``ABSTRACTIONS``): the model's rebalance-timeout fence, the revocation Kafka skips, the
 assignor's free choice, the metadata change, the time the model does not count.
@@ -54,6 +58,18 @@ CONSUMER_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ..
     ("consumer", "range", 2, 4, 2, "join,subscription", 6, 300, 40),
     ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie", 6, 300, 40),
     ("consumer-static", "range", 3, 4, 2, "join,leave,crash,timeout,zombie,subscription", 6, 200, 40),
+    # requests and answers in flight (model/consumer_flight.py): a lost or late heartbeat answer is the same request
+    # to Kafka, a late OffsetCommit is sent when the model delivers it; the client's epoch then differs from its
+    # member's, and the previous-epoch tolerance, FENCED_MEMBER_EPOCH, the epoch-0 rejoin of a fenced member and
+    # STALE_MEMBER_EPOCH are met
+    # (a killer's name is its variant, assignor, bounds, walks and steps, not its faults: these differ from the jobs
+    # above in their walks or steps so that every name is one job)
+    ("consumer", "uniform", 3, 3, 1, "join,leave,crash,timeout,lose-answer,late-answer,late-commit", 6, 400, 40),
+    # lost answers alone: a client two answers behind its member (the previous epoch Kafka keeps) in most walks
+    ("consumer", "uniform", 3, 3, 1, "join,lose-answer", 6, 300, 30),
+    ("consumer", "range", 3, 4, 2, "join,crash,subscription,lose-answer,late-answer,late-commit", 6, 400, 40),
+    ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,lose-answer,late-answer,late-commit,early-restart",
+     6, 400, 40),
 )
 
 # The model's abstractions and Kafka's choices the walks step around (docs/oracle.md, "The model's walks").
@@ -67,6 +83,11 @@ ABSTRACTIONS = {
     "target-computed-later":
         "mapped: after a removal Kafka bumps the group epoch and computes the target at the next heartbeat; the "
         "assignment epoch and targets are compared only when Kafka's assignment epoch is its group epoch",
+    "static-takeover-previous-epoch":
+        "mapped: a static member's new process that takes over its departed member (epoch -2) gets epoch 0 and "
+        "previous epoch 0 in Kafka before it is reconciled; the model reconciles from the departed member's epochs. "
+        "That member's previous epoch is not compared until its epoch moves again (no request can carry the old "
+        "epochs: the new process knows only 0 and its first answer's)",
     "revocation-already-done":
         "stepped around: a heartbeat that in the model enters UNREVOKED_PARTITIONS although the request already "
         "reports none of the partitions to revoke (a static member taking over its record with nothing owned) is "
@@ -84,12 +105,14 @@ ABSTRACTIONS = {
         "just before it or has a session that outlives the wait; a member whose heartbeat would change something "
         "and whose session would run out on the way blocks the step",
     "metadata":
-        "not walked: the oracle has no metadata change (the `partitions` fault), nor the in-flight faults "
-        "(lost and late answers, late commits: the coordinator's answers are the same, only their delivery differs)",
+        "not walked: the oracle has no metadata change (the `partitions` fault)",
 }
 
 
 class _Walk:
+    compare_previous = True  # compare each member's previous epoch with Kafka's (the tests switch it off to see the
+    # old previous-epoch rule caught by the answers alone)
+
     def __init__(self, proto, kafka, topic_names: list[str]) -> None:  # noqa: ANN001
         self.p = proto
         self.k = kafka
@@ -100,6 +123,7 @@ class _Walk:
         self.proc_no = [0] * self.cfg.members
         self.slot_of: dict[str, int] = {}
         self.last_hb: dict[str, int] = {}  # member id -> when Kafka last heard from it (its session's start)
+        self.took_over: dict[int, int] = {}  # static slot -> its member's epoch when its new process took it over
         self.kstate: dict[str, Any] = {}
         where = []
         for b in range(self.cfg.partitions):
@@ -136,10 +160,24 @@ class _Walk:
                          "instance_id": f"i{i}" if self.static else None, "rebalance_timeout_ms": REBALANCE_MS,
                          "subscribed_topic_names": names, "subscribed_topic_regex": None, "server_assignor": None,
                          "owned": self.tps(owned)}, at)
-        if epoch >= 0:  # a static member's leave (-2) does not restart its session: it runs out from the last one
-            self.last_hb[mid] = self.now
         r = next(x for x in out if x["conn"] == mid and x["request"] == "ConsumerGroupHeartbeat")
+        if epoch >= 0 and r["error"] == "NONE":
+            # a static member's leave (-2) does not restart its session: it runs out from the last one; nor does a
+            # heartbeat Kafka refuses (FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID)
+            self.last_hb[mid] = self.now
         return r
+
+    def commit(self, i: int, epoch: int, parts: int) -> tuple:
+        """One OffsetCommit (v9) from slot ``i``'s process with the model's ``epoch`` for ``parts``; Kafka's answer as
+        the model words it: ``("OK",)`` if every partition is accepted, else the errors it gave."""
+        mid = self.mid(i)
+        kepoch = epoch + 1 if epoch > 0 else epoch  # epoch-origin
+        out = self.send({"op": "OffsetCommit", "conn": mid, "version": 9, "member_id": mid,
+                         "instance_id": f"i{i}" if self.static else None, "generation": kepoch,
+                         "offsets": [[*tp, 1] for tp in self.tps(parts)]})
+        r = next(x for x in out if x["conn"] == mid and x["request"] == "OffsetCommit")
+        errors = sorted(set(r["error"].split("+")) - {"NONE"})
+        return tuple(errors) if errors else ("OK",)
 
     def answer(self, r: dict[str, Any]) -> tuple:
         if r["error"] != "NONE":
@@ -176,8 +214,9 @@ class _Walk:
             if other == mid:
                 continue
             j = self.slot_of.get(other, -1)
-            if j >= 0 and other == self.mid(j) and self.noop(s, j):
-                continue  # kept alive just before the wait
+            if (j >= 0 and other == self.mid(j) and self.noop(s, j)
+                    and self.last_hb.get(other, 0) + SESSION_MS > deadline + MARGIN_MS):
+                continue  # kept alive just before the wait (its session must last until then)
             if self.last_hb.get(other, 0) + SESSION_MS <= deadline + MARGIN_MS:
                 return False
         return True
@@ -187,17 +226,29 @@ class _Walk:
         """Send what ``a`` stands for; the first difference in the answers, or None."""
         from groupspec.model import actions as A
         from groupspec.model import consumer as mc
+        from groupspec.model import consumer_flight as mf
 
         STATIC_LEAVE_EPOCH, LEAVE_EPOCH = mc.STATIC_LEAVE_EPOCH, mc.LEAVE_EPOCH
         ConsumerGroupHeartbeat, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.RebalanceTimeoutFence
 
         i = a.member
-        if isinstance(a, ConsumerGroupHeartbeat):
+        if isinstance(a, (ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+            # a lost or late answer: the same request, handled at once; only its delivery to the client differs
             c = s.clients[i]
+            r0, r1 = s.group.members[i], t.group.members[i]
+            if self.static and c.epoch == 0 and r0 is not None and r0.left and r1 is not None:
+                self.took_over[i] = r1.epoch  # static-takeover-previous-epoch
             want = self.model_answer(s, i)
             got = self.answer(self.heartbeat(i, c.epoch, c.owned, c.topics))
             if got != want:
                 return f"answer to m{i}: model {want}, Kafka {got}"
+        elif isinstance(a, mf.DeliverOffsetCommit):
+            # the late OffsetCommit reaches the coordinator now (it was sent with the epoch the client had then)
+            epoch, parts = s.clients[i].commit
+            want = (self.p.commit_answer(s, i, epoch, parts),)
+            got = self.commit(i, epoch, parts)
+            if got != want:
+                return f"answer to m{i}'s OffsetCommit (epoch {epoch}, {self.tps(parts)}): model {want}, Kafka {got}"
         elif isinstance(a, A.LeaveGroup):
             c = s.clients[i]
             ep = STATIC_LEAVE_EPOCH if self.static else LEAVE_EPOCH
@@ -238,6 +289,9 @@ class _Walk:
         mmem = {k: r for k, r in enumerate(g.members) if r is not None}
         if sorted(kmem) != sorted(mmem):
             return f"members (slots): model {sorted(mmem)}, Kafka {sorted(kmem)}"
+        for k in list(self.took_over):
+            if k not in mmem or mmem[k].left or mmem[k].epoch != self.took_over[k]:
+                del self.took_over[k]  # its epoch moved (or it is gone): its previous epoch is compared again
         for k, r in mmem.items():
             v = kmem[k]
             want = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
@@ -246,6 +300,10 @@ class _Walk:
                 want, got = want[1:], got[1:]
             if want != got:
                 return f"member m{k} (state, epoch, assigned, revoking): model {want}, Kafka {got}"
+            if (self.compare_previous and not r.left and k not in self.took_over
+                    and sh(r.previous_epoch) != v["previous_epoch"]):
+                return (f"member m{k}'s previous epoch: model {r.previous_epoch} (Kafka's {sh(r.previous_epoch)}), "
+                        f"Kafka {v['previous_epoch']}")
         return None
 
     def compare_target(self, t) -> str | None:  # noqa: ANN001
@@ -284,15 +342,15 @@ def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     """None if the walk may take ``a``; else the abstraction that steps it around."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
 
-    ConsumerGroupHeartbeat, MemberState, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.MemberState, \
-        mc.RebalanceTimeoutFence
+    MemberState, RebalanceTimeoutFence = mc.MemberState, mc.RebalanceTimeoutFence
 
     if isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
         return None if walk.wait_ok(s, a.member) else "time"
     if isinstance(a, A.AddPartition):
         return "metadata"
-    if isinstance(a, ConsumerGroupHeartbeat):
+    if isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
         i = a.member
         r0, r1 = s.group.members[i], t.group.members[i]
         c = s.clients[i]
@@ -305,18 +363,49 @@ def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
 def fixed_rule(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     """The model difference these walks found and the model then fixed that step ``a`` exercises (counted as
     ``checked <name>``), or None: a static leave while partitions are pending revocation, a subscription change
-    that drops partitions of a member still revoking."""
+    that drops partitions of a member still revoking, a reconciliation that keeps the member's epoch (Kafka's
+    previous epoch becomes the epoch), an epoch-0 rejoin of a member Kafka kept with another subscription."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
 
     r0 = s.group.members[a.member] if a.member >= 0 else None
     if isinstance(a, A.LeaveGroup) and walk.static and r0 is not None and r0.revoking:
         return "static-leave-revoking"
     r1 = t.group.members[a.member] if a.member >= 0 else None
-    if (isinstance(a, mc.ConsumerGroupHeartbeat) and r0 is not None and r1 is not None
-            and r0.topics != s.clients[a.member].topics and r1.revoking & ~r0.revoking
+    if not isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+        return None
+    c = s.clients[a.member]
+    if (r0 is not None and r1 is not None and r0.topics != c.topics and r1.revoking & ~r0.revoking
             and r0.state == mc.MemberState.UNREVOKED_PARTITIONS):
         return "subscription-drops-at-once"
+    if r0 is not None and not r0.left and c.epoch == 0 and r0.topics != c.topics:
+        return "rejoin-subscription"
+    if (r0 is not None and r1 is not None and not r0.left and r1.epoch == r0.epoch
+            and r0.previous_epoch != r0.epoch and r1.previous_epoch == r0.epoch):
+        return "previous-epoch-on-reconcile"
+    return None
+
+
+def seen(s, a, proto) -> str | None:  # noqa: ANN001
+    """What step ``a`` meets that only requests and answers in flight reach (counted as ``seen <what>``): a
+    heartbeat answered with an error, one accepted with the previous epoch, a late commit's answer."""
+    from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
+
+    i = a.member
+    if isinstance(a, mf.DeliverOffsetCommit):
+        return f"commit {proto.commit_answer(s, i, *s.clients[i].commit)}"
+    if not isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+        return None
+    c, r = s.clients[i], s.group.members[i]
+    ans = proto.handle(s, i)[1][0]
+    if ans != "OK":
+        return f"heartbeat {ans}"
+    if r is not None and c.epoch > 0 and c.epoch != r.epoch:
+        return "heartbeat with the previous epoch"
+    if r is not None and not r.left and c.epoch == 0:
+        return "heartbeat with epoch 0 from a member kept"
     return None
 
 
@@ -358,6 +447,9 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             fixed = fixed_rule(s, a, t, walk)
             if fixed is not None:
                 stats[f"checked {fixed}"] = stats.get(f"checked {fixed}", 0) + 1
+            met = seen(s, a, proto) if proto.in_flight else None
+            if met is not None:
+                stats[f"seen {met}"] = stats.get(f"seen {met}", 0) + 1
             why = walk.step(s, a, t)
             target = walk.compare_target(t)
             if target is not None and target.startswith("target") and walk.choice(t):
