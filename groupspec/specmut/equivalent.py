@@ -11,6 +11,18 @@ from __future__ import annotations
 import re
 
 EQUIVALENT: dict[str, str] = {
+    "join_phase.JoinPhase._remove:drop-term#6":
+        "the UNKNOWN_MEMBER_ID it also leaves on a process that is down is never received: only a running process "
+        "takes its inbox, the properties read the inbox of running or paused processes only, and a down process "
+        "comes back only through Start, a fresh client with no inbox",
+    "properties.ClassicObservations.commit_violation:drop-term#4":
+        "with commits fenced (every correct variant) a ghost's commit is never accepted, so commit_accepted "
+        "skips it before its owned partitions are read; the one classic variant with unfenced commits "
+        "(unfenced-commits) is eager, without static members, so it has no ghosts",
+    "static_leader.StaticLeaderSnapshot._static_replace:drop-term#0":
+        "outside STABLE a replaced static leader's JoinGroup goes through a join phase that completes before the "
+        "group is STABLE again (PREPARING_REBALANCE waits for it, COMPLETING_REBALANCE is forced back to it, "
+        "KAFKA-9801), and the completion takes the snapshot again; only NoticeMetadata reads it, in a STABLE group",
     "properties.ClassicObservations.generation_violation:drop-term#11":
         "with the group's generation one higher (d == 1) an untouched client's generation is at most the group's "
         "old one (no client starts ahead of the group, and a step that put one ahead was reported then), so "
