@@ -46,7 +46,7 @@ SAMPLE: dict[str, str] = {
     "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration",
     # a restarted static process (its old one's SyncGroup parked) told REBALANCE_IN_PROGRESS for a SyncGroup it never
     # sent: the reference client has no request waiting (the client half of the reverse direction)
-    "join_phase.JoinPhase._prepare_rebalance:drop-term#1": "client:static·range 2m×2p×2t b4 explored",
+    "join_phase.JoinPhase._prepare_rebalance:drop-term#1": "client:static·range 2m×2p b4 explored",
     "migration.ClassicToConsumer.successors:timer-never#0": "model:classic-to-consumer 2m×2p b2",
     "zookeeper.ZooKeeper._claim:skip-callback#0": "model:zookeeper·range 2m×2p b2",  # claims never taken
 }

@@ -157,7 +157,7 @@ COST: dict[str, float] = {
     "client:cooperative·sticky 3m×3p×2t 300×50": 0.85, "client:static·range 3m×3p×2t 300×50": 0.82,
     "client:static-leader-snapshot·range 3m×3p×2t 300×50": 0.77, "client:static-cooperative·sticky 2m×3p×2t 300×50": 0.6,
     "client:eager·range 2m×2p×2t b2 explored": 0.4, "client:eager·sticky 2m×2p b3 explored": 1.73,
-    "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p×2t b4 explored": 1.47,
+    "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p b4 explored": 0.41,
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
