@@ -62,10 +62,6 @@ EQUIVALENT: dict[str, str] = {
     "consumer.Consumer._bump:off-by-one#0":
         "the comparison is read only when bump_on_change is off, that is in the broken variant "
         "consumer-no-epoch-bump; every correct variant bumps the epoch before reaching it",
-    "classic.ClassicProtocol._join:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID on JoinGroup is reported only beside owned partitions the same "
-        "step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the "
-        "next completed join phase overwrites it",
     "classic.ClassicProtocol.successors:drop-term#12":
         "the late-expiry flag set on a resumed process holding a stale id: such a process is not alive, so "
         "SessionExpired is enabled for its record anyway; the flag is cleared when its next join phase completes, "
@@ -76,10 +72,6 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
-    "classic.ClassicProtocol._receive_error:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
-    "classic.ClassicProtocol._heartbeat:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
     "classic.ClassicProtocol.converged:drop-term#6":
         "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
     "classic.ClassicProtocol.applicable_faults:negate-guard#1":
