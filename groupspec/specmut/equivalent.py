@@ -11,6 +11,18 @@ from __future__ import annotations
 import re
 
 EQUIVALENT: dict[str, str] = {
+    "join_phase.JoinPhase._remove:drop-term#6":
+        "the UNKNOWN_MEMBER_ID it also leaves on a process that is down is never received: only a running process "
+        "takes its inbox, the properties read the inbox of running or paused processes only, and a down process "
+        "comes back only through Start, a fresh client with no inbox",
+    "properties.ClassicObservations.commit_violation:drop-term#4":
+        "with commits fenced (every correct variant) a ghost's commit is never accepted, so commit_accepted "
+        "skips it before its owned partitions are read; the one classic variant with unfenced commits "
+        "(unfenced-commits) is eager, without static members, so it has no ghosts",
+    "static_leader.StaticLeaderSnapshot._static_replace:drop-term#0":
+        "outside STABLE a replaced static leader's JoinGroup goes through a join phase that completes before the "
+        "group is STABLE again (PREPARING_REBALANCE waits for it, COMPLETING_REBALANCE is forced back to it, "
+        "KAFKA-9801), and the completion takes the snapshot again; only NoticeMetadata reads it, in a STABLE group",
     "properties.ClassicObservations.generation_violation:drop-term#11":
         "with the group's generation one higher (d == 1) an untouched client's generation is at most the group's "
         "old one (no client starts ahead of the group, and a step that put one ahead was reported then), so "
@@ -50,10 +62,6 @@ EQUIVALENT: dict[str, str] = {
     "consumer.Consumer._bump:off-by-one#0":
         "the comparison is read only when bump_on_change is off, that is in the broken variant "
         "consumer-no-epoch-bump; every correct variant bumps the epoch before reaching it",
-    "classic.ClassicProtocol._join:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID on JoinGroup is reported only beside owned partitions the same "
-        "step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the "
-        "next completed join phase overwrites it",
     "classic.ClassicProtocol.successors:drop-term#12":
         "the late-expiry flag set on a resumed process holding a stale id: such a process is not alive, so "
         "SessionExpired is enabled for its record anyway; the flag is cleared when its next join phase completes, "
@@ -64,10 +72,6 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
-    "classic.ClassicProtocol._receive_error:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
-    "classic.ClassicProtocol._heartbeat:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
     "classic.ClassicProtocol.converged:drop-term#6":
         "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
     "classic.ClassicProtocol.applicable_faults:negate-guard#1":
