@@ -327,14 +327,16 @@ class Consumer(ClientRebalance):
             self._on_leave_prepare(now)
             self._maybe_leave_group(now, out, "the consumer is being closed")
         self.closed = True
-        self._event(now, "left")
+        if self.fatal is None:
+            self._event(now, "left")  # (one stopped by an error logged it then: NOTE(fatal-left))
         return out
 
     def crash(self, now: int) -> None:
         """The process dies: no callbacks, no LeaveGroup."""
         self.closed = True
         self.inflight.clear()
-        self._event(now, "left")
+        if self.fatal is None:
+            self._event(now, "left")
 
     def subscribe(self, now: int, topics: tuple[str, ...]) -> list[Send]:
         """``KafkaConsumer.subscribe(topics)``: a new subscription for a running member.
