@@ -40,7 +40,7 @@ class ModelJob:
 
 ALL_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
 # The classic protocol's group formation and timers (model/formation.py): the Python explorer runs them.
-TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry"
+TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout"
 # KIP-848's requests and answers in flight (model/consumer_flight.py; early-restart is consumer-static's only).
 FLIGHT = "lose-answer,late-answer,late-commit"
 
@@ -89,15 +89,15 @@ EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
     # smaller bounds (60.5 CPU-s together, measured); the rows above keep the compiled engine's larger bounds.
     ModelJob("eager", "sticky", 3, 4, 2, f"{ALL_FAULTS},{TIMING}", 2),
     ModelJob("eager", "range", 3, 3, 2, f"{ALL_FAULTS},{TIMING}", 2),
-    ModelJob("static", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry", 2),
+    ModelJob("static", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry,poll-timeout", 2),
     ModelJob("cooperative", "sticky", 3, 4, 2, f"{ALL_FAULTS},{TIMING}", 2),
-    ModelJob("static-cooperative", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry", 2,
+    ModelJob("static-cooperative", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry,poll-timeout", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="simulate static-member-left-behind"),
     ModelJob("connect-delayed", "sticky", 3, 3, 1, f"join,leave,crash,timeout,zombie,partitions,{TIMING}", 2),
     ModelJob("connect-keep-work", "sticky", 3, 3, 1, f"join,leave,crash,timeout,zombie,partitions,{TIMING}", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="a reset worker keeps running its work (gap 11)"),
     ModelJob("coordinator-assigns", "sticky", 3, 4, 2,
-             f"{ALL_FAULTS},initial-delay,two-step-join,late-expiry", 2),
+             f"{ALL_FAULTS},initial-delay,two-step-join,late-expiry,poll-timeout", 2),
 )
 
 MODEL_JOBS: tuple[ModelJob, ...] = (

@@ -253,7 +253,7 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
 @click.option("--topics", default=1, show_default=True, type=int, help="topics the partitions are split into")
 @click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
-              "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry (Python engine)")
+              "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout (Python engine)")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
 @click.option("--max-states", default=None, type=int, help="stop after this many states (convergence then not decided)")
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),

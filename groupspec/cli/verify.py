@@ -31,14 +31,14 @@ PROPERTY_COLUMNS = (("excl.", "exclusive_ownership"), ("fence", "commit_fencing"
                     ("gen.", "generation_monotonic"), ("conv.", "convergence"))
 FAULT_LETTERS = {"join": "J", "leave": "L", "crash": "C", "timeout": "T", "zombie": "Z", "subscription": "S",
                  "partitions": "P", "initial-delay": "D", "two-step-join": "M", "sync-timeout": "Y",
-                 "late-expiry": "W", "lose-answer": "A", "late-answer": "N", "late-commit": "K", "early-restart": "R"}
+                 "late-expiry": "W", "poll-timeout": "O", "lose-answer": "A", "late-answer": "N", "late-commit": "K", "early-restart": "R"}
 WIDTH = 120  # the model table and its legend fit in this many columns
 
 LEGEND = (
     "variant: the protocol variant, with its default assignor (sticky; uniform for consumer) unless another is named (· range); † historical. "
     "bounds: members m × partitions p (× topics t), the faults allowed ("
     + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; ALL: every fault that applies to the variant, ALL+: those and the requests and answers in flight (A N K, "
-    "and R for a static member), all: every one but D M Y W (the formation and timer faults); "
+    "and R for a static member), all: every one but D M Y W O (the formation and timer faults); "
     "– none) and the budget b, the most "
     "faults in one run. states: distinct states stored (k thousands, M millions). time: per check; * the "
     "Python engine, the others ran compiled. excl. exclusive ownership, fence commit fencing, gen. generation "
@@ -57,7 +57,7 @@ def _bounds(job: ModelJob) -> str:
     given = {f for f in job.faults.split(",") if f}
     every = set(applicable_faults(job.protocol))
     missing = every - given
-    if len(given) > 4 and given <= every and missing <= {"initial-delay", "two-step-join", "sync-timeout", "late-expiry"}:
+    if len(given) > 4 and given <= every and missing <= {"initial-delay", "two-step-join", "sync-timeout", "late-expiry", "poll-timeout"}:
         # every fault that applies to the variant, in one search (or all but the formation and timer ones)
         faults = "all" if missing else "ALL"
     elif every and every < given and given - every <= {"lose-answer", "late-answer", "late-commit", "early-restart"}:

@@ -21,7 +21,7 @@ from groupspec.model import (
     Proc,
     State,
 )
-from groupspec.model import ACTIONS, SAFETY
+from groupspec.model import ACTIONS, SAFETY, actions as model_actions
 from groupspec.reference.errors import Error
 from groupspec.reference.classic import LeaveGroupRequest, OffsetCommitRequest
 from groupspec.reference.sim import NetworkConfig, SimConfig, Simulator, StepRecord
@@ -33,7 +33,7 @@ from .abstraction import AbstractionMixin
 from .gaps import KnownGapsMixin
 
 
-TIMERS = frozenset({"initial-delay", "sync-timeout", "late-expiry"})  # model/formation.py
+TIMERS = frozenset({"initial-delay", "sync-timeout", "late-expiry", "poll-timeout"})  # model/formation.py
 
 
 class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
@@ -269,9 +269,10 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         # Out of EMPTY one reference event (the initial delayed join completing) stands for every member's
         # JoinGroup and the delay's end (model/formation.py): up to members + 1 model steps.
         depth = self.depth if pre.group.status != GS.EMPTY else max(self.depth, self.members + 1)
-        steps = match_path(self.proto, pre, post, depth)
-        if steps is None and self._two_rejoins(pre, post):
-            steps = match_path(self.proto, pre, post, depth + 1)
+        forbid = self._runs_on()
+        steps = match_path(self.proto, pre, post, depth, forbid)
+        if steps is None and (self._two_rejoins(pre, post) or self._paused_sender(pre, post)):
+            steps = match_path(self.proto, pre, post, depth + 1, forbid)
         path = None if steps is None else [a for a, _t in steps]
         if self.unknown_static:
             # Known model gap 7 (see _after_step): the one deviation is this member's reset; checked to
@@ -390,6 +391,38 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         two topics; regression ``two-stale-members-rejoin-in-one-event``)."""
         n = sum(1 for a, b in zip(pre.clients, post.clients) if a.id == Id.STALE and b.id == Id.CURRENT)
         return n >= 2
+
+    def _runs_on(self) -> frozenset[Any]:
+        """The step delivered a LeaveGroup that a process still running sent (the same incarnation, not closed):
+        its heartbeat thread's at the poll timeout (``maybeLeaveGroup``). That process neither closed nor
+        crashed nor restarted, so the model's ``PollTimeoutLeave`` stands for it, never a close and a restart
+        (``LeaveGroup`` / ``Crash`` then ``Start``, which reach the same abstract state): without this, the
+        conformance check could not tell a model whose poll-timeout step is wrong (or absent) from the right
+        one (``tests/test_conformance_poll_timeout.py``)."""
+        head = self._head
+        if head is None or head[2] != "deliver" or head[3].is_reply or not isinstance(head[3].payload, LeaveGroupRequest):
+            return frozenset()
+        env = head[3]
+        p = self._process(env.src)
+        if env.src not in self.slot or p is None or not p.alive or p.consumer.closed \
+                or p.incarnation != env.conn // 1_000_000:
+            return frozenset()
+        i = self.slot[env.src]
+        A = model_actions
+        return frozenset({A.LeaveGroup(i), A.Crash(i), A.Start(i)})
+
+    def _paused_sender(self, pre: State, post: State) -> bool:
+        """The step is a request of a process shown paused before and after it (sent before its GC pause began,
+        taking effect now): its model steps are wrapped in ``Resume`` and ``Pause`` (docs/conformance.md, a GC
+        pause of a process whose request is in flight), so one send that stands for two model steps (a
+        refused SyncGroup's ``ReceiveError`` and the ``SendJoinGroup`` it was answered with) is four. Found by
+        ``--hypothesis-seed=2692966313`` in the sweep profile (cooperative-sticky, regression
+        ``paused-rejoin-after-a-refused-sync``)."""
+        head = self._head
+        if head is None or head[2] != "deliver" or head[3].is_reply or head[3].src not in self.slot:
+            return False
+        i = self.slot[head[3].src]
+        return pre.clients[i].proc == Proc.PAUSED and post.clients[i].proc == Proc.PAUSED
 
     def _fail(self, check: str, message: str, rec: StepRecord, post: State) -> None:
         self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)}  <-- {check}"), post))

@@ -323,6 +323,10 @@ class Simulator(VirtualClock):
         if p is None:
             return ("tick", name, "process gone")
         if p.paused_until > self.now:
+            # Re-armed at the pause's end, like the deferred poll: whichever was pushed first runs first. A GC
+            # pause stops every thread of a JVM and resumes them together, so Kafka's heartbeat thread may find
+            # the poll timeout expired before the application polls again (a LeaveGroup, the model's
+            # PollTimeoutLeave) or not: both orders are Kafka's, and the model has both.
             self._wake((name, inc), p.paused_until, "tick", name, inc)
             return ("tick", name, "paused")
         sends = self._drive(p, _TICK)
