@@ -284,8 +284,12 @@ def kernel_for(proto: Spec) -> Any:
         raise ValueError(f"the compiled engine does not cover {proto.name!r} with assignor {proto.assignor_name!r}")
     if fam == FAM.CLASSIC:
         return Kernel(proto)
+    from groupspec.model.consumer import Consumer
+
     from .consumer_engine import ConsumerKernel  # the KIP-848 family and the migration
 
+    if not isinstance(proto, Consumer):  # both families' pages derive from the KIP-848 one
+        raise ValueError(f"the compiled {proto.compiled_encoding()} encoding covers KIP-848 pages only, not {proto.name!r}")
     return ConsumerKernel(proto)
 
 
