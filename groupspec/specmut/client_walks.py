@@ -86,7 +86,7 @@ class Divergence(AssertionError):
     """The model's member and the reference client disagree; the message names the walk, the step, what differs."""
 
 
-class _Member(Consumer):  # type: ignore[misc]  # (the reference is Any to mypy here)
+class _Member(Consumer):
     """The reference client, its follow-up JoinGroup held until the model's ``SendJoinGroup`` (see the module)."""
 
     allow_join: bool = False
@@ -257,8 +257,9 @@ class _Mirror:
         self.skipped[i] = skip and not self.snapshots if leader else False
         members: tuple[JoinGroupMember, ...] = ()
         if leader:
-            members = tuple(JoinGroupMember(self.mid[k], f"i{k}" if self.static else None, self.meta[k])
-                            for k, r in enumerate(g.records) if r is not None and self.meta[k] is not None)
+            members = tuple(JoinGroupMember(self.mid[k], f"i{k}" if self.static else None, meta)
+                            for k, r in enumerate(g.records)
+                            if r is not None and (meta := self.meta[k]) is not None)
         lead = self.mid[g.leader] if g.leader >= 0 else ""
         return JoinGroupResponse(Error.NONE, generation_id=generation, protocol_type="consumer",
                                  protocol_name=self.assignor, leader=lead or self.mid[i], member_id=self.mid[i],
@@ -309,6 +310,7 @@ class _Mirror:
                                  f"{c.state.name}, rejoin needed {c.rejoin_needed}, requests "
                                  f"{sorted(f.kind for f in c.inflight.values())})")
             req = joins[0].request
+            assert isinstance(req, JoinGroupRequest)  # (the list holds JoinGroups only)
             held = s.clients[i].id != Id.NONE
             if held != bool(req.member_id):
                 raise Divergence(f"the model's member {i} sends JoinGroup {'with' if held else 'without'} a member id; "
