@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import (EXIT_OK, EXIT_VIOLATION, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
+from ._common import (EXIT_OK, EXIT_VIOLATION, PlainProgress, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
                       stop_on_interrupt)
 
 if TYPE_CHECKING:
@@ -209,6 +209,7 @@ def _verify(as_json: bool) -> None:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task(f"model checks, proofs, mutation check ({workers} workers{first})", total=len(work))
+        plain, done = PlainProgress(console), 0
         with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
             # a Ctrl-C inside submit (the pool starting its thread) would surface as the pool's RuntimeError
             # on the way out: hold it until the jobs are submitted, then it ends the run as usual
@@ -225,6 +226,8 @@ def _verify(as_json: bool) -> None:
                 if not left[section]:
                     ended[section] = time.perf_counter() - t0
                 bar.advance(task)
+                done += 1
+                plain.line(lambda secs: f"verify: {done} of {len(work)} done (last: {section}, {label}), {secs:.0f} s")
     rows, mutants = out["model"], out["mutants"]
     proofs = assemble(chosen, proof_tasks, out["proofs"], t0)
     proofs.seconds = ended["proofs"]
@@ -285,11 +288,13 @@ def run_mutants(console: Console) -> list[dict[str, Any]]:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("mutation check", total=len(MUTANTS))
+        plain = PlainProgress(console)
         for m in MUTANTS:  # one table: the classic protocol and Connect, KIP-848, the migration
             where = "" if m.family == "classic" else f" ({m.family})"
             bar.update(task, description=f"mutation check: {m.switch}{where}")
             rows.append(run_mutant(m))
             bar.advance(task)
+            plain.line(lambda secs: f"mutation check: {len(rows)} of {len(MUTANTS)} done (last: {m.switch}), {secs:.0f} s")
     return rows
 
 
