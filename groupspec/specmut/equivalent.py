@@ -44,9 +44,6 @@ EQUIVALENT: dict[str, str] = {
     "properties.ClassicObservations.generation_violation:drop-term#0":
         "a client record that is the same object (a is b) has the same generation, so the conjunct a is not b is "
         "implied by a.generation != b.generation",
-    "classic.ClassicProtocol.init_states:drop-guard#0":
-        "init_states only chooses the explored instance (whether the last partition exists at the start); "
-        "no rule of the protocol reads it, and the conformance harness starts from alpha of the reference",
     "classic.ClassicProtocol._perturbations:drop-term#7":
         "a process is PAUSED only through Pause, which is generated only with the zombie fault, so the "
         "conjunct 'zombie' in faults is implied by c.proc == PAUSED",
@@ -69,6 +66,14 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:drop-term#21":
         "outside PREPARING_REBALANCE no record has joined set (completing a join phase clears it, and a JoinGroup "
         "sets it only after the group moved to PREPARING_REBALANCE), and the rebalance timer yields nothing then",
+    "classic.ClassicProtocol.successors:drop-term#17":
+        "outside PREPARING_REBALANCE no record has joined set (as for successors:drop-term#21), so r.joined alone "
+        "implies the conjunct g.status == PREPARING_REBALANCE it leaves out",
+    "join_phase.JoinPhase._remove:negate-guard#1":
+        "the late-expiry flag a removed member keeps is read by nothing: SessionExpired and _late_expirable need a "
+        "record, the process's next record is created by its JoinGroup parked in a join phase (which _late_expirable "
+        "excludes), and that phase's completion clears the flag of every member present (_complete_join); explored "
+        "exhaustively, the mutant's transitions with the flag projected away are the unchanged model's",
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
