@@ -4,7 +4,10 @@ written for (its broken variant), so a weakened check fails here.
 """
 from __future__ import annotations
 
-from groupspec.specmut import generate
+import pytest
+
+from groupspec.specmut import generate, run_one
+from groupspec.specmut.campaign import baseline
 from groupspec.specmut.kafka_walks import BIASED_WALK_JOBS, check
 from groupspec.specmut.loader import applied
 
@@ -22,3 +25,18 @@ def test_parked_crash_walks_refute_expiring_an_old_parked_member():
     with applied(_mutant("classic.ClassicProtocol.successors:drop-term#16")):
         why = check(job)
     assert why is not None and "members (slots)" in why, why
+
+
+@pytest.mark.parametrize("name, killer", [
+    # PendingSyncExpired never fires: a static member replaced in a STABLE group before its old id synced leaves the
+    # group waiting for ever (convergence), where Kafka's pending-sync timer rebalances it
+    ("formation.FormationRules._formation_steps:timer-never#2", "model:static 2m×2p b3"),
+    # a Connect worker drops its work at the poll-timeout reset: the duplicate Kafka's workers show (reproduced by
+    # the reference) disappears
+    ("formation.FormationRules._poll_timeout_leave:negate-guard#1", "model:connect-keep-work 2m×3p b2"),
+])
+def test_explorer_jobs_added_for_survivors_kill_them(name: str, killer: str):
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row

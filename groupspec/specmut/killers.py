@@ -54,6 +54,10 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("static", "sticky", 2, 3, 1, f"{F},{STATIC_TIMERS}", 2),
     ("static", "range", 2, 2, 2, CLASSIC_FAULTS, 2),
     ("static-cooperative", "sticky", 2, 2, 1, F, 2),
+    # a static member replaced in a STABLE group before its old id synced: the pending-sync timer must fire
+    ("static", "sticky", 2, 2, 1, "join,crash,sync-timeout", 3),
+    # a Connect worker's poll timeout alone: it keeps its work across the reset (the duplicate Kafka shares)
+    ("connect-keep-work", "sticky", 2, 3, 1, "poll-timeout,crash,join", 2),
     ("static-leader-snapshot", "sticky", 2, 3, 1, "crash,join,partitions", 3),
     ("coordinator-assigns", "sticky", 2, 3, 1, f"{F},initial-delay,two-step-join,late-expiry", 2),
     ("eager-to-cooperative", "range", 2, 2, 1, "", 0),
