@@ -289,16 +289,19 @@ class AbstractionMixin:
                 and all(mv.awaiting_join for mv in view.members))
 
     def _snapshot_mask(self, name: str) -> int:
-        """The partitions in process ``name``'s assignment snapshot (0 if it has none)."""
+        """The partitions in process ``name``'s assignment snapshot (0 if it has none), and above them the topics it
+        was taken with (model/static_leader.py: the leader watches those topics)."""
         p = self._process(name)
         snap = getattr(p.consumer, "assignment_snapshot", None) if p is not None and p.alive else None
         if not snap:
             return 0
         counts = dict(snap)
         m = 0
-        for t in self.topics:
+        for k, t in enumerate(self.topics):
             n = min(counts.get(t, 0), self.topic_max[t])
             m |= ((1 << n) - 1) << self.topic_base[t]
+            if t in counts:
+                m |= 1 << (self.proto.cfg.partitions + k)
         return m
 
     def _existing(self) -> int:

@@ -44,9 +44,6 @@ EQUIVALENT: dict[str, str] = {
     "properties.ClassicObservations.generation_violation:drop-term#0":
         "a client record that is the same object (a is b) has the same generation, so the conjunct a is not b is "
         "implied by a.generation != b.generation",
-    "classic.ClassicProtocol.init_states:drop-guard#0":
-        "init_states only chooses the explored instance (whether the last partition exists at the start); "
-        "no rule of the protocol reads it, and the conformance harness starts from alpha of the reference",
     "classic.ClassicProtocol._perturbations:drop-term#7":
         "a process is PAUSED only through Pause, which is generated only with the zombie fault, so the "
         "conjunct 'zombie' in faults is implied by c.proc == PAUSED",
@@ -69,6 +66,34 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:drop-term#21":
         "outside PREPARING_REBALANCE no record has joined set (completing a join phase clears it, and a JoinGroup "
         "sets it only after the group moved to PREPARING_REBALANCE), and the rebalance timer yields nothing then",
+    "classic.ClassicProtocol.successors:drop-term#17":
+        "outside PREPARING_REBALANCE no record has joined set (as for successors:drop-term#21), so r.joined alone "
+        "implies the conjunct g.status == PREPARING_REBALANCE it leaves out",
+    "join_phase.JoinPhase._remove:negate-guard#1":
+        "the late-expiry flag a removed member keeps is read by nothing: SessionExpired and _late_expirable need a "
+        "record, the process's next record is created by its JoinGroup parked in a join phase (which _late_expirable "
+        "excludes), and that phase's completion clears the flag of every member present (_complete_join); explored "
+        "exhaustively, the mutant's transitions with the flag projected away are the unchanged model's",
+    "classic.ClassicProtocol._perturbations:drop-term#18":
+        "self.alive(s, i) already requires a record (s.group.records[i] is not None), so the conjunct r is not None "
+        "is implied",
+    "classic.ClassicProtocol.step:drop-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (and the model's traces), always with an action "
+        "successors(s) offered; every check explores successors(s) itself",
+    "formation.FormationRules._poll_timeout_steps:drop-term#0":
+        "its only caller (ClassicProtocol._perturbations) calls it under if self.poll_timeout, so the conjunct "
+        "self.poll_timeout is implied",
+    "join_phase.JoinPhase.compute_target:drop-guard#2":
+        "with no partition moving (moving == 0) the body clears moving & ~owned = 0 from each target: no change; "
+        "the guard only saves the loop",
+    "properties.ClassicObservations.live_ownership:drop-term#0":
+        "the added entries own nothing, and every reader intersects or iterates the owned partitions "
+        "(exclusive_ownership, commit_violation, the Connect duplicate check, the migration's commit check, the "
+        "trace's fenced events of members that own something): an empty set adds nothing",
+    "properties.ClassicObservations.generation_violation:drop-guard#1":
+        "the checks it now also runs are on a client whose generation did not change while the group did not "
+        "move: its generation did not go down, and it is ahead of the group only if it was before, which the step "
+        "that put it there reported (as for generation_violation:drop-term#11)",
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",

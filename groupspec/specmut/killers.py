@@ -36,6 +36,7 @@ from typing import Any
 from .client_walks import CLIENT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
+from .kafka_walks import BIASED_WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
 
 # The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
@@ -53,6 +54,10 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("static", "sticky", 2, 3, 1, f"{F},{STATIC_TIMERS}", 2),
     ("static", "range", 2, 2, 2, CLASSIC_FAULTS, 2),
     ("static-cooperative", "sticky", 2, 2, 1, F, 2),
+    # a static member replaced in a STABLE group before its old id synced: the pending-sync timer must fire
+    ("static", "sticky", 2, 2, 1, "join,crash,sync-timeout", 3),
+    # a Connect worker's poll timeout alone: it keeps its work across the reset (the duplicate Kafka shares)
+    ("connect-keep-work", "sticky", 2, 3, 1, "poll-timeout,crash,join", 2),
     ("static-leader-snapshot", "sticky", 2, 3, 1, "crash,join,partitions", 3),
     ("coordinator-assigns", "sticky", 2, 3, 1, f"{F},initial-delay,two-step-join,late-expiry", 2),
     ("eager-to-cooperative", "range", 2, 2, 1, "", 0),
@@ -159,6 +164,8 @@ COST: dict[str, float] = {
     "client:eager·range 2m×2p×2t b2 explored": 0.4, "client:eager·sticky 2m×2p b3 explored": 1.73,
     "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p b4 explored": 0.41,
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
+    # an old member parked, then crashed (kafka_walks.py BIASED_WALK_JOBS; 2.2 CPU-s untraced, load ~10, 2026-11-29)
+    "kafka:eager·range 3m×2p 60×30 parked-crash": 2.2,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
@@ -192,6 +199,9 @@ def _killers(scale: float) -> list[Killer]:
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
             for job in WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
+    # walks with a bias towards a rule the even walks rarely reach (kafka_walks.py, BIASED_WALK_JOBS)
+    out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n} {bias}", "kafka", v, job)
+            for job in BIASED_WALK_JOBS for v, a, m, p, t, _f, _b, w, n, bias in [job]]
     # the KIP-848 model's walks (kafka_consumer_walks.py): the same kind, told apart by the variant
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
             for job in CONSUMER_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
