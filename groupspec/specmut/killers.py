@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from .client_walks import CLIENT_WALK_JOBS
+from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
@@ -199,6 +200,11 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference reconciling consumer (KIP-848) along the model's paths (consumer_client_walks.py): told apart by the
+    # variant, as the KIP-848 Kafka walks are
+    out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
+                   "client", v, job)
+            for job in CONSUMER_CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -267,6 +273,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .kafka_walks import check
 
         return {"failure": check(k.job, only)}
+    if k.kind == "client" and k.variant.startswith("consumer"):
+        from .consumer_client_walks import check as consumer_client_check
+
+        return {"failure": consumer_client_check(k.job, only)}
     if k.kind == "client":
         from .client_walks import check as client_check
 
