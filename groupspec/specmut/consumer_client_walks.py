@@ -58,6 +58,9 @@ CONSUMER_CLIENT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, i
      "join,leave,crash,timeout,zombie,lose-answer,late-answer,late-commit,early-restart", 6, 150, 40),
     # every state of a small instance: the in-flight faults with pauses, two commits, a fence and its rejoin
     ("consumer", "uniform", 2, 2, 1, "zombie,lose-answer,late-answer,late-commit,timeout", 2, 0, 0),
+    # lost answers alone: a client two answers behind its member, answered FENCED_MEMBER_EPOCH (its record kept), and
+    # its rejoin with epoch 0
+    ("consumer", "uniform", 3, 2, 1, "join,lose-answer", 3, 0, 0),
 )
 SEED = 20261128
 FAIR_BIAS = 0.6
@@ -109,6 +112,7 @@ class _Mirror:
         self.bit = {tp: b for b, tp in enumerate(self.tp)}
         self.slots: list[_Slot | None] = [None] * cfg.members
         self.starts = 0
+        self.stats: dict[str, int] | None = None  # what the walks met (the tests read it): answers, commits, steps
 
     def fork(self) -> "_Mirror":
         import copy
@@ -136,8 +140,13 @@ class _Mirror:
         self.slots[i] = _Slot(ReconcilingConsumer(f"m{i}-{self.starts}", self.topics(topics),
                                                   instance_id=f"i{i}" if self.static else None))
 
+    def count(self, what: str) -> None:
+        if self.stats is not None:
+            self.stats[what] = self.stats.get(what, 0) + 1
+
     def response(self, ans: tuple[Any, ...]) -> HeartbeatResponse:
         """The model's answer ``(OK, epoch, assignment)`` or ``(error,)`` as a ConsumerGroupHeartbeat response."""
+        self.count(f"answer {ans[0]}")
         if ans[0] != "OK":
             return HeartbeatResponse(_ERRORS[ans[0]])
         by_topic: dict[str, list[int]] = {}
@@ -178,6 +187,7 @@ class _Mirror:
     def step(self, s: Any, a: Any, t: Any) -> None:
         kind = type(a).__name__
         i = a.member
+        self.count(kind)
         if kind in ("Start", "EarlyRestart"):
             if self.slots[i] is not None:
                 raise Divergence(f"the model starts member {i}'s process; its previous one still runs")
@@ -263,6 +273,7 @@ class _Mirror:
             same = (got == Error.NONE) == (want == "OK")
         else:
             same = got == _ERRORS[want]
+        self.count(f"commit {want}" + (" older epoch" if r is not None and epoch != r.epoch else ""))
         if not same:
             raise Divergence(f"member {i}'s OffsetCommit (epoch {epoch}, {_bits(parts)}): the model answers {want}; the "
                              f"reference coordinator's rule on the same member record {got.name}")
@@ -323,9 +334,11 @@ def _setup(variant: str, assignor: str, members: int, partitions: int, topics: i
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None) -> str | None:
+              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None,
+              stats: dict[str, int] | None = None) -> str | None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now), each member mirrored by
-    a reference reconciling consumer; raises :class:`Divergence` at the first difference. ``only``: these walks."""
+    a reference reconciling consumer; raises :class:`Divergence` at the first difference. ``only``: these walks;
+    ``stats``: filled with what they met."""
     from .reach import current
 
     rec = current()
@@ -336,6 +349,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             rec.segment(w)
         rng = random.Random(seed * 1000 + w)
         proto, s, mirror = _setup(variant, assignor, members, partitions, topics, faults, budget)
+        mirror.stats = stats
         path: list[str] = []
         for _n in range(steps):
             succ = list(proto.successors(s))
@@ -356,12 +370,13 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 
 def explore(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-            limit: int = 50_000) -> str | None:
+            limit: int = 50_000, stats: dict[str, int] | None = None) -> str | None:
     """Every step of every state of the model's instance (breadth first, each state once), taken with the reference
     members as some path to that state left them; raises :class:`Divergence` at the first difference."""
     from collections import deque
 
     proto, s0, m0 = _setup(variant, assignor, members, partitions, topics, faults, budget)
+    m0.stats = stats
     seen: dict[Any, None] = {proto.exact_key(s0): None}
     parent: dict[Any, tuple[Any, str]] = {}
     queue = deque([(s0, m0)])
