@@ -160,6 +160,11 @@ COST: dict[str, float] = {
     "client:eager·range 2m×2p×2t b2 explored": 0.4, "client:eager·sticky 2m×2p b3 explored": 1.73,
     "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p b4 explored": 0.41,
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
+    # the reference reconciling consumer (KIP-848) along the model's paths (consumer_client_walks.py; CPU-seconds measured
+    # 2026-11-29 at load ~10, where the wall clock read about 3.5 times as much)
+    "client:consumer·uniform 3m×3p 150×40": 0.24, "client:consumer·range 2m×3p×2t 150×40": 0.1,
+    "client:consumer-static·uniform 3m×3p 150×40": 0.18, "client:consumer·uniform 2m×2p b2 explored": 0.91,
+    "client:consumer·uniform 3m×2p b3 explored": 0.78,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
