@@ -33,7 +33,8 @@ a new partition) change no member.
 The answer to a delivered OffsetCommit is compared too: the model's ``commit_answer`` against the reference
 coordinator's rule (``ConsumerGroupCoordinator.offset_commit``: ``ConsumerGroup.validateOffsetCommit``, KIP-1251)
 applied to the model's member record as it is at delivery (its epoch, assigned and pending-revocation partitions and
-their assignment epochs).
+their assignment epochs); and where the instance asks for the range assignor, every new target against Kafka's
+RangeAssignor (the reference's server-side one, deterministic; the uniform one may choose among balanced targets).
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.reference`` (the
 reconciling consumer, the coordinator's commit rule).
@@ -113,6 +114,10 @@ class _Mirror:
         self.slots: list[_Slot | None] = [None] * cfg.members
         self.starts = 0
         self.stats: dict[str, int] | None = None  # what the walks met (the tests read it): answers, commits, steps
+        # the range assignor asked for (the instance's, not the model's reading of it): each new target is Kafka's
+        # RangeAssignor's (the reference's server-side one, deterministic); the uniform one may pick any balanced
+        # target, so it is not compared (the Kafka walks' assignor-choice)
+        self.range = cfg.assignor == "range"
 
     def fork(self) -> "_Mirror":
         import copy
@@ -247,6 +252,8 @@ class _Mirror:
                 raise Divergence(f"the model delivers member {i}'s OffsetCommit (epoch {model[0]}, {_bits(model[1])}); "
                                  f"the oldest its reference member sent is (epoch {epoch}, {_bits(self.mask(parts))})")
             self.check_commit(s, i, epoch, model[1])
+        if self.range and (t.group.target != s.group.target or t.group.epoch != s.group.epoch):
+            self.check_target(t.group)
         for k, m in enumerate(t.clients):
             why = self.compare(k, m)
             if why is not None:
@@ -277,6 +284,23 @@ class _Mirror:
         if not same:
             raise Divergence(f"member {i}'s OffsetCommit (epoch {epoch}, {_bits(parts)}): the model answers {want}; the "
                              f"reference coordinator's rule on the same member record {got.name}")
+
+    def check_target(self, g: Any) -> None:
+        """A new target of a group asked to assign by range against the reference's server-side range assignor."""
+        from groupspec.reference.assignors.server import get_server
+
+        counts = {n: 0 for n in self.names}
+        for b in range(len(self.tp)):
+            if g.partitions >> b & 1:
+                counts[self.tp[b][0]] += 1
+        subs = {f"m{k}": self.topics(r.topics) for k, r in enumerate(g.members) if r is not None}
+        want = get_server("range").assign(counts, subs, None)
+        for k, r in enumerate(g.members):
+            got = self.mask((t, p) for t, ps in want.get(f"m{k}", {}).items() for p in ps) if r is not None else 0
+            if got != g.target[k]:
+                raise Divergence(f"the model's target for member {k} is {_bits(g.target[k])}; Kafka's range assignor "
+                                 f"(the reference's) gives it {_bits(got)} (subscriptions {subs}, partitions {counts})")
+        self.count("target range")
 
     def compare(self, k: int, m: Any) -> str | None:
         from groupspec.model import Proc
