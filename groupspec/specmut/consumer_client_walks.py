@@ -33,7 +33,8 @@ a new partition) change no member.
 The answer to a delivered OffsetCommit is compared too: the model's ``commit_answer`` against the reference
 coordinator's rule (``ConsumerGroupCoordinator.offset_commit``: ``ConsumerGroup.validateOffsetCommit``, KIP-1251)
 applied to the model's member record as it is at delivery (its epoch, assigned and pending-revocation partitions and
-their assignment epochs); and where the instance asks for the range assignor, every new target against Kafka's
+their assignment epochs); a new group epoch needs what the reference coordinator bumps it for (a member joined or was
+removed, a subscription changed, a partition was added); and where the instance asks for the range assignor, every new target against Kafka's
 RangeAssignor (the reference's server-side one, deterministic; the uniform one may choose among balanced targets).
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.reference`` (the
@@ -252,6 +253,8 @@ class _Mirror:
                 raise Divergence(f"the model delivers member {i}'s OffsetCommit (epoch {model[0]}, {_bits(model[1])}); "
                                  f"the oldest its reference member sent is (epoch {epoch}, {_bits(self.mask(parts))})")
             self.check_commit(s, i, epoch, model[1])
+        if t.group.epoch != s.group.epoch:
+            self.check_bump(s.group, t.group, kind)
         if self.range and (t.group.target != s.group.target or t.group.epoch != s.group.epoch):
             self.check_target(t.group)
         for k, m in enumerate(t.clients):
@@ -284,6 +287,18 @@ class _Mirror:
         if not same:
             raise Divergence(f"member {i}'s OffsetCommit (epoch {epoch}, {_bits(parts)}): the model answers {want}; the "
                              f"reference coordinator's rule on the same member record {got.name}")
+
+    @staticmethod
+    def check_bump(g: Any, h: Any, kind: str) -> None:
+        """A new group epoch needs what the reference coordinator bumps it for (``ConsumerGroupCoordinator._bump``'s
+        callers, Kafka's): a member joined or was removed, a subscription changed, a subscribed topic grew."""
+        def basis(x: Any) -> tuple[Any, ...]:
+            return x.partitions, tuple(None if r is None else r.topics for r in x.members)
+
+        if basis(g) == basis(h):
+            raise Divergence(f"the model bumps the group epoch ({g.epoch} -> {h.epoch}) at {kind}; nothing the reference "
+                             f"coordinator bumps it for changed (no member joined or was removed, no subscription "
+                             f"changed, no partition was added)")
 
     def check_target(self, g: Any) -> None:
         """A new target of a group asked to assign by range against the reference's server-side range assignor."""
