@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from .client_walks import CLIENT_WALK_JOBS
+from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
@@ -166,6 +167,11 @@ COST: dict[str, float] = {
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
     # an old member parked, then crashed (kafka_walks.py BIASED_WALK_JOBS; 2.2 CPU-s untraced, load ~10, 2026-11-29)
     "kafka:eager·range 3m×2p 60×30 parked-crash": 2.2,
+    # the reference reconciling consumer (KIP-848) along the model's paths (consumer_client_walks.py; CPU-seconds measured
+    # 2026-11-29 at load ~10, where the wall clock read about 3.5 times as much)
+    "client:consumer·uniform 3m×3p 150×40": 0.24, "client:consumer·range 2m×3p×2t 150×40": 0.1,
+    "client:consumer-static·uniform 3m×3p 150×40": 0.18, "client:consumer·uniform 2m×2p b2 explored": 0.91,
+    "client:consumer·uniform 3m×2p b3 explored": 0.78,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
@@ -209,6 +215,11 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference reconciling consumer (KIP-848) along the model's paths (consumer_client_walks.py): told apart by the
+    # variant, as the KIP-848 Kafka walks are
+    out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
+                   "client", v, job)
+            for job in CONSUMER_CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -277,6 +288,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .kafka_walks import check
 
         return {"failure": check(k.job, only)}
+    if k.kind == "client" and k.variant.startswith("consumer"):
+        from .consumer_client_walks import check as consumer_client_check
+
+        return {"failure": consumer_client_check(k.job, only)}
     if k.kind == "client":
         from .client_walks import check as client_check
 
