@@ -105,6 +105,109 @@ EQUIVALENT: dict[str, str] = {
         "the steps it adds for a process that is not running change nothing a rule reads: a paused process's LeaveGroup is Resume then LeaveGroup (same states, same budget), a down process's LeaveGroup or a second Pause only spends budget, and a paused process's subscription change is Resume, the change, Pause again with one unit of perturbation budget less (the budget bounds the exploration; it is no rule of the protocol)",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
+    # the kip848 spread's survivors (issue 30, the KIP-848 client checks' pass; docs/specification.md, "The client
+    # checks of the consumer protocol")
+    "consumer.Consumer.successors:off-by-one#2":
+        "the steps it adds are session expiries Kafka's coordinator takes whenever a member's heartbeats stop "
+        "arriving for session.timeout.ms, whatever epoch its client holds (GroupMetadataManager schedules the session "
+        "timeout at every heartbeat, the epoch-0 join included), and what follows (the epoch-0 heartbeat joins as a "
+        "new member) is Kafka's too: the guard c.epoch > 0 only spares perturbation budget",
+    "consumer.Consumer.successors:drop-term#26":
+        "a process may stall at any time in Kafka; the pauses it adds are of a client that is joining, whose member "
+        "(if any) then expires as any silent member's does: the guard only spares budget",
+    "consumer.Consumer.successors:drop-term#20":
+        "for a paused member SessionExpired already takes the very same step (the member removed, the group epoch "
+        "bumped); the added steps reach the same states (ExpireLive with one unit of budget less)",
+    "consumer.Consumer.successors:drop-term#6":
+        "for a paused member SessionExpired already takes the very same step (the member removed, the group epoch "
+        "bumped); the added steps reach the same states (ExpireLive with one unit of budget less)",
+    "consumer.Consumer.successors:drop-term#22":
+        "a static member that left is left until a new process's epoch-0 heartbeat takes it over, and that process is "
+        "at epoch 0 until then, so c.epoch > 0 already excludes it",
+    "consumer.Consumer.successors:drop-term#10":
+        "only a static member's leave sets left, so r.left implies it",
+    "consumer.Consumer.successors:drop-term#0":
+        "a running process always has epoch 0 or more (Start, EarlyRestart give 0; only a process that is down has "
+        "-1)",
+    "consumer.Consumer.successors:negate-guard#12":
+        "it crashes a process that is already down (which leaves it as it was: a down client holds only its "
+        "subscription) and moves crashes to instances without the crash fault: which perturbations an instance allows "
+        "is its choice (as FAULT_SELECTION)",
+    "consumer.Consumer._bump:drop-term#1":
+        "read only when bump_on_change / lose_on_fence is off, that is in the broken variants consumer-no-epoch-bump "
+        "and consumer-fenced-keeps-partitions (whose violations are still found); every correct variant short- "
+        "circuits before",
+    "consumer.Consumer.apply_answer:drop-term#1":
+        "read only when bump_on_change / lose_on_fence is off, that is in the broken variants consumer-no-epoch-bump "
+        "and consumer-fenced-keeps-partitions (whose violations are still found); every correct variant short- "
+        "circuits before",
+    "consumer.Consumer.handle:drop-term#4":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets",
+    "consumer.Consumer.handle:off-by-one#3":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets",
+    "consumer.Consumer.handle:drop-term#8":
+        "in every reachable state a client at its member's previous epoch owns a subset of the member's assignment: "
+        "the member's epoch moves only on a heartbeat that reported exactly what the client owns with nothing pending "
+        "revocation, and its assignment shrinks only together with a new previous epoch (_next_assignment, the "
+        "subscription drop); explored on four in-flight instances (3,384 such client states, none outside)",
+    "consumer.Consumer.reconcile:drop-guard#4":
+        "a member in UNREVOKED_PARTITIONS already has its previous epoch equal to its epoch (set as it entered that "
+        "state), so the record written is the one it had",
+    "consumer.Consumer.apply_answer:drop-term#3":
+        "with nothing to revoke and nothing to add, owned already equals assigned: the same value is written",
+    "consumer.Consumer.successors:negate-guard#16":
+        "it moves the metadata change past the perturbation budget (which it then overdraws by one); a partition may "
+        "be added at any time in Kafka, and which perturbations an instance allows, with which budget, is its choice "
+        "(as FAULT_SELECTION)",
+    "consumer.Consumer.successors:drop-term#30":
+        "it moves the metadata change past the perturbation budget (which it then overdraws by one); a partition may "
+        "be added at any time in Kafka, and which perturbations an instance allows, with which budget, is its choice "
+        "(as FAULT_SELECTION)",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-guard#6":
+        "fault selection again: the step is that fault's, generated anyway where it is selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#6":
+        "such an answer carries the client's own epoch and assignment: lost, it changes nothing; held, the client "
+        "sends no other heartbeat meanwhile and only its own revocation moves it, after which applying the answer is "
+        "the identity",
+    "consumer_flight.ConsumerFlight.flight_successors:keep-assigned#0":
+        "the process restarted is down, and a down client's assignment is already empty (Crash, LeaveGroup and a "
+        "fatal answer leave only its subscription)",
+    "consumer.Consumer.commit_answer:off-by-one#1":
+        "the equal epoch has returned OK just before",
+    "consumer.Consumer.live_member:drop-term#1":
+        "a client at epoch 0 owns nothing and its commits in flight are judged without live_member; a static member "
+        "that left has a process that is down or a new one at epoch 0",
+    "consumer.Consumer.live_member:drop-term#3":
+        "a client at epoch 0 owns nothing and its commits in flight are judged without live_member; a static member "
+        "that left has a process that is down or a new one at epoch 0",
+    "consumer.Consumer.step:drop-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (as consumer.Consumer.step:negate-guard#0); every "
+        "check explores successors(s) itself",
+    "consumer.Consumer._rows:drop-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.key:negate-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.key:negate-guard#3":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.relative_epoch:negate-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.__init__:drop-term#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
