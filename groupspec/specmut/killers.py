@@ -159,6 +159,8 @@ COST: dict[str, float] = {
     "client:eager·range 2m×2p×2t b2 explored": 0.4, "client:eager·sticky 2m×2p b3 explored": 1.73,
     "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p b4 explored": 0.41,
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
+    # the rolling upgrade mirrored (client_walks.py; measured 2026-11-29, load ~10)
+    "client:eager-to-cooperative·range 3m×3p 300×60": 1.15, "client:eager-to-cooperative·range 2m×2p b1 explored": 0.66,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 

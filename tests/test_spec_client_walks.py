@@ -1,0 +1,40 @@
+"""The client checks of the spec-mutation campaign (groupspec/specmut/client_walks.py) on the families added last.
+
+Each check passes on the unchanged model and fails on the mutant it was written to kill, with the divergence it
+names: the rolling upgrade (members with two assignor lists, the protocol check and vote, ``upgraded``).
+"""
+from __future__ import annotations
+
+import pytest
+
+from groupspec.specmut.client_walks import CLIENT_WALK_JOBS, check
+from groupspec.specmut.loader import applied
+from groupspec.specmut.operators import generate
+
+UPGRADE_EXPLORED = ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 1, 0, 0)
+UPGRADE_WALKS = ("eager-to-cooperative", "range", 3, 3, 1, "join,leave,crash,timeout,zombie", 4, 300, 60)
+
+# (mutant, job, what the divergence says)
+KILLS = [
+    # a joining member checked against the lists of processes outside the group: Kafka's coordinator checks the
+    # members' protocols only (an empty group takes any list)
+    ("upgrade.EagerToCooperative._join:drop-guard#1", UPGRADE_EXPLORED, "stops (fenced); its client runs on"),
+    # "the upgrade is over" with a member out of the group
+    ("upgrade.upgraded:drop-term#2", UPGRADE_EXPLORED, "the model says the upgrade is over"),
+    ("upgrade.upgraded:drop-term#2", UPGRADE_WALKS, "the model says the upgrade is over"),
+]
+
+
+@pytest.mark.parametrize("job", [UPGRADE_EXPLORED, UPGRADE_WALKS])
+def test_the_check_is_registered_and_passes_on_the_unchanged_model(job):
+    assert job in CLIENT_WALK_JOBS
+    assert check(job) is None
+
+
+@pytest.mark.parametrize("name,job,says", KILLS, ids=[f"{n}@{j[0]}-{'walks' if j[7] else 'explored'}" for n, j, _s in KILLS])
+def test_the_check_kills_its_mutant(name, job, says):
+    mutant = next(m for m in generate([name.split(".", 1)[0]]) if m.name == name)
+    with applied(mutant):
+        why = check(job)
+    assert why is not None and says in why, why
+    assert check(job) is None  # the unchanged model is back
