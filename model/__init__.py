@@ -25,6 +25,7 @@ from __future__ import annotations
 from .broken import (
     ClassicToConsumerNoRejoin,
     ClassicToConsumerSyncTarget,
+    ConnectHoldOutlivesGroup,
     ConsumerCommitAnyEpoch,
     ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
@@ -64,6 +65,7 @@ BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfen
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
+BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup,)})
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

@@ -179,3 +179,39 @@ class UpgradeUnvalidated(UpgradeOneBounce):
         "still-owned partition: even a group whose leader is cooperative reaches two owners"
     )
     expect_violation = "exclusive_ownership"
+
+
+# -- Connect's delayed rebalance (KIP-415) ---------------------------------------------------------
+from .connect_delayed import ConnectDelayed  # noqa: E402
+from typing import Iterator  # noqa: E402
+
+from . import actions as _A  # noqa: E402
+from .core import Group as _Group, GroupStatus as _GS, State as _State  # noqa: E402
+
+
+class ConnectHoldOutlivesGroup(ConnectDelayed):
+    """The held work outlives a group every worker left, and its delay never ends: the timer ran in a worker."""
+
+    name = "connect-hold-outlives-group"
+    summary = "KIP-415, but work held for departed workers outlives the group, and with nobody left the delay never ends"
+    broken = True
+    python_only = True
+    bug = (
+        "every worker departs while work is held: the group empties but keeps holding the work, and the delay, "
+        "which a worker's timer ends, never expires with no worker left: the group never converges"
+    )
+    expect_violation = "convergence"
+
+    @staticmethod
+    def _goto(g: _Group, status: _GS, **changes: object) -> _Group:
+        if status == _GS.EMPTY:
+            changes.pop("held", None)  # the hold is kept (a correct group forgets it when it empties)
+            changes.pop("held_for", None)
+        return ConnectDelayed._goto(g, status, **changes)
+
+    def successors(self, s: _State) -> Iterator[tuple[_A.Action, _State]]:
+        nobody = all(r is None for r in s.group.records)
+        for a, t in super().successors(s):
+            if nobody and a is self._delay_expired:
+                continue  # no worker left to end the delay
+            yield a, t

@@ -1,7 +1,8 @@
 """The client checks of the spec-mutation campaign (groupspec/specmut/client_walks.py) on the families added last.
 
 Each check passes on the unchanged model and fails on the mutant it was written to kill, with the divergence it
-names: the rolling upgrade (members with two assignor lists, the protocol check and vote, ``upgraded``).
+names: the rolling upgrade (members with two assignor lists, the protocol check and vote, ``upgraded``); and the
+broken Connect variant that answers a weaker convergence predicate.
 """
 from __future__ import annotations
 
@@ -38,3 +39,19 @@ def test_the_check_kills_its_mutant(name, job, says):
         why = check(job)
     assert why is not None and says in why, why
     assert check(job) is None  # the unchanged model is back
+
+
+def test_a_broken_connect_variant_kills_the_weaker_convergence():
+    """``connect-hold-outlives-group`` (model/broken.py) deadlocks with work held and every worker gone: the
+    convergence property catches it only while ``converged`` counts held work as not converged."""
+    from groupspec.specmut.killers import BROKEN_JOBS, Killer, _explore, judge
+
+    job = ("connect-hold-outlives-group", "sticky", 2, 2, 1, "crash", 2)
+    assert job in BROKEN_JOBS
+    k = Killer("broken:connect-hold-outlives-group", "model", job[0], job)
+    base = _explore(job)
+    assert base["verdicts"]["convergence"] is False
+    mutant = next(m for m in generate(["classic"]) if m.name == "classic.ClassicProtocol.converged:drop-term#4")
+    with applied(mutant):
+        got = _explore(job)
+    assert judge(k, base, got) == "convergence no longer violated (Kafka's own violation, reproduced by the reference)"
