@@ -54,7 +54,7 @@ from .symmetry import forget_dead_fields
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .static_leader import StaticLeaderSnapshot
-from .upgrade import EagerToCooperative
+from .upgrade import EagerToCooperative, upgraded
 from .zookeeper import ZkState, ZooKeeper
 
 CORRECT: dict[str, type[SpecBase]] = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
@@ -86,4 +86,5 @@ __all__ = [
     "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",
     "Client", "Group", "Inbox", "Record",
     "ACTIONS", "SAFETY", "ASSIGNORS", "forget_dead_fields",
+    "upgraded",  # the rolling upgrade is over (the client checks hold it to the clients)
 ]

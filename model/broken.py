@@ -186,7 +186,7 @@ from .connect_delayed import ConnectDelayed  # noqa: E402
 from typing import Iterator  # noqa: E402
 
 from . import actions as _A  # noqa: E402
-from .core import Group as _Group, GroupStatus as _GS, State as _State  # noqa: E402
+from .core import Client as _Client, Group as _Group, GroupStatus as _GS, State as _State  # noqa: E402
 
 
 class ConnectHoldOutlivesGroup(ConnectDelayed):
@@ -202,12 +202,17 @@ class ConnectHoldOutlivesGroup(ConnectDelayed):
     )
     expect_violation = "convergence"
 
-    @staticmethod
-    def _goto(g: _Group, status: _GS, **changes: object) -> _Group:
-        if status == _GS.EMPTY:
-            changes.pop("held", None)  # the hold is kept (a correct group forgets it when it empties)
-            changes.pop("held_for", None)
-        return ConnectDelayed._goto(g, status, **changes)
+    def _complete_join(self, g: _Group, clients: list[_Client]) -> _Group:
+        out = super()._complete_join(g, clients)
+        if out.status != _GS.EMPTY:
+            return out
+        # the group empties: a correct one forgets the hold; this one keeps it, the work of the members the
+        # completion dropped included
+        held, held_for = g.held, g.held_for
+        for i, r in enumerate(g.records):
+            if r is not None and not r.joined and not r.static and r.assignment:
+                held, held_for = held | r.assignment, held_for if held else i
+        return out.but(held=held, held_for=held_for)
 
     def successors(self, s: _State) -> Iterator[tuple[_A.Action, _State]]:
         nobody = all(r is None for r in s.group.records)

@@ -91,6 +91,7 @@ CLIENT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...]
 )
 SEED = 20261128
 FAIR_BIAS = 0.7
+_COOPERATIVE_STICKY = "cooperative-sticky"
 _BIG = 10**12  # session, poll and request timeouts: the model counts no time, the client's timers never fire
 
 
@@ -439,8 +440,6 @@ class _Mirror:
         """A join phase completed: Kafka's ``selectProtocol`` over the members' protocols (the candidates every member
         lists, each member's first candidate its vote, most votes wins; a tie is hash order in Kafka: any of the tied
         names) must allow the model's ``Group.protocol``; the leader's JoinGroup response is fixed now."""
-        from groupspec.model.upgrade import NEW, COOPERATIVE_STICKY
-
         members = [k for k, r in enumerate(t.group.records) if r is not None]
         if not members:
             return
@@ -452,7 +451,7 @@ class _Mirror:
         for names in lists:
             choice = next(n for n in names if n in candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        model = COOPERATIVE_STICKY if t.group.protocol == NEW else self.assignor
+        model = self.proto.protocols(t.group.protocol)[0]  # the selected assignor: [old] or [cooperative-sticky]
         if votes.get(model, 0) != max(votes.values()):
             raise Divergence(f"generation {t.group.generation}: the model's group selects {model}; Kafka's vote "
                              f"({votes}, the members listing {lists}) does not")
@@ -464,7 +463,7 @@ class _Mirror:
         """Where the model says the upgrade is over (``upgraded``), every member's client runs with
         ``[cooperative-sticky]`` alone, STABLE in a generation whose protocol is ``cooperative-sticky``, and will not
         rejoin."""
-        from groupspec.model.upgrade import COOPERATIVE_STICKY, upgraded
+        from groupspec.model import upgraded
 
         if not upgraded(self.proto, t):
             return
@@ -472,9 +471,9 @@ class _Mirror:
             why = None
             if c is None or c.fatal is not None:
                 why = "is not running"
-            elif c.config.assignors != (COOPERATIVE_STICKY,):
+            elif c.config.assignors != (_COOPERATIVE_STICKY,):
                 why = f"runs with {list(c.config.assignors)}"
-            elif c.state is not MemberState.STABLE or c.generation.protocol_name != COOPERATIVE_STICKY:
+            elif c.state is not MemberState.STABLE or c.generation.protocol_name != _COOPERATIVE_STICKY:
                 why = f"is {c.state.name} with protocol {c.generation.protocol_name}"
             elif self.wants_join(c):
                 why = "will rejoin at its next poll"
