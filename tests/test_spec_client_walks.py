@@ -1,19 +1,30 @@
 """The client checks of the spec-mutation campaign (groupspec/specmut/client_walks.py) on the families added last.
 
 Each check passes on the unchanged model and fails on the mutant it was written to kill, with the divergence it
-names: the rolling upgrade (members with two assignor lists, the protocol check and vote, ``upgraded``); and the
-broken Connect variant that answers a weaker convergence predicate.
+names: the rolling upgrade (members with two assignor lists, the protocol check and vote, ``upgraded``), the Connect
+workers (groupspec/specmut/connect_walks.py: the reference ``ConnectWorker``, keeping its work across a reset as Kafka's
+does); and the broken Connect variant that answers a weaker convergence predicate.
 """
 from __future__ import annotations
 
 import pytest
 
-from groupspec.specmut.client_walks import CLIENT_WALK_JOBS, check
+from groupspec.specmut.client_walks import CLIENT_WALK_JOBS
+from groupspec.specmut.client_walks import check as client_check
+from groupspec.specmut.connect_walks import CONNECT_WALK_JOBS
+from groupspec.specmut.connect_walks import check as connect_check
+
+
+def check(job):
+    return (connect_check if job[0].startswith("connect") else client_check)(job)
 from groupspec.specmut.loader import applied
 from groupspec.specmut.operators import generate
 
 UPGRADE_EXPLORED = ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 1, 0, 0)
 UPGRADE_WALKS = ("eager-to-cooperative", "range", 3, 3, 1, "join,leave,crash,timeout,zombie", 4, 300, 60)
+KEEP_WORK_WALKS = ("connect-keep-work", "sticky", 3, 3, 1, "join,leave,crash,timeout,zombie,partitions", 6, 300, 50)
+KEEP_WORK_EXPLORED = ("connect-keep-work", "sticky", 2, 2, 1, "join,leave,crash,timeout,zombie", 2, 0, 0)
+DELAYED_EXPLORED = ("connect-delayed", "sticky", 2, 2, 1, "join,leave,crash,timeout,zombie,partitions", 2, 0, 0)
 
 # (mutant, job, what the divergence says)
 KILLS = [
@@ -23,12 +34,16 @@ KILLS = [
     # "the upgrade is over" with a member out of the group
     ("upgrade.upgraded:drop-term#2", UPGRADE_EXPLORED, "the model says the upgrade is over"),
     ("upgrade.upgraded:drop-term#2", UPGRADE_WALKS, "the model says the upgrade is over"),
+    # a Connect worker that loses its work at a reset (Kafka's keeps running it: onJoinPrepare revokes nothing)
+    ("connect_delayed.ConnectKeepWork._kept:skip-callback#0", KEEP_WORK_EXPLORED, "the model's member owns {}; its client"),
+    ("connect_delayed.ConnectKeepWork._kept:negate-guard#0", KEEP_WORK_WALKS, "the model's member owns {}; its client"),
 ]
 
 
-@pytest.mark.parametrize("job", [UPGRADE_EXPLORED, UPGRADE_WALKS])
+@pytest.mark.parametrize("job", [UPGRADE_EXPLORED, UPGRADE_WALKS, KEEP_WORK_WALKS, KEEP_WORK_EXPLORED, DELAYED_EXPLORED],
+                         ids=lambda j: f"{j[0]}-{'walks' if j[7] else 'explored'}")
 def test_the_check_is_registered_and_passes_on_the_unchanged_model(job):
-    assert job in CLIENT_WALK_JOBS
+    assert job in CLIENT_WALK_JOBS + CONNECT_WALK_JOBS
     assert check(job) is None
 
 

@@ -110,6 +110,8 @@ class _Member(Consumer):
 
 
 def _reference_assignor(variant: str, assignor: str) -> str:
+    if variant.startswith("connect"):
+        return "sessioned"  # a Connect worker's protocol (its assignor is the leader's IncrementalCooperativeAssignor)
     if variant in ("cooperative", "static-cooperative"):
         return "cooperative-sticky"
     return assignor  # range, sticky: Kafka's eager assignors of those names
@@ -128,11 +130,15 @@ _SHARED = ("proto", "cfg", "get", "names", "tp", "bit")  # what a fork shares wi
 class _Mirror:
     """One walk: the model's members and their reference clients."""
 
+    protocol_type = "consumer"
+    snapshot_members = False  # the leader is answered with the members as the join phase completed (else: as now)
+    keeps_work = False  # a member whose generation or member id was reset still owns what it ran (Connect)
+
     def fork(self) -> "_Mirror":
         """A copy to take one more step with (the clients, their metadata and the ids copied; the model shared)."""
         import copy
 
-        new = object.__new__(_Mirror)
+        new = object.__new__(type(self))
         own = {k: v for k, v in self.__dict__.items() if k not in _SHARED}
         new.__dict__.update({k: self.__dict__[k] for k in _SHARED})
         new.__dict__.update(copy.deepcopy(own))
@@ -290,14 +296,14 @@ class _Mirror:
         leader = g.leader == i
         self.skipped[i] = skip and not self.snapshots if leader else False
         members: tuple[JoinGroupMember, ...] = ()
-        if leader and self.upgrade:
+        if leader and (self.upgrade or self.snapshot_members):
             members = self.joined.get(generation, ())  # as they were when the join phase completed
         elif leader:
             members = tuple(JoinGroupMember(self.mid[k], f"i{k}" if self.static else None, meta)
                             for k, r in enumerate(g.records)
                             if r is not None and (meta := self.meta[k]) is not None)
         lead = self.mid[g.leader] if g.leader >= 0 else ""
-        return JoinGroupResponse(Error.NONE, generation_id=generation, protocol_type="consumer",
+        return JoinGroupResponse(Error.NONE, generation_id=generation, protocol_type=self.protocol_type,
                                  protocol_name=self.protocol_of.get(generation, self.selected), leader=lead or self.mid[i], member_id=self.mid[i],
                                  members=members, skip_assignment=skip and leader)
 
@@ -391,7 +397,7 @@ class _Mirror:
         elif kind == "ReceiveSyncResponse":
             c = self._need(i)
             ib = s.clients[i].inbox
-            self._answer(c, "sync", self._sync_response(ib.assignment, ib.generation), "its SyncGroup response")
+            self._answer(c, "sync", self._sync_response(ib.assignment, ib.generation, i), "its SyncGroup response")
         elif kind == "ReceiveError":
             c = self._need(i)
             reply = s.clients[i].inbox.reply
@@ -409,14 +415,29 @@ class _Mirror:
                 raise Divergence(f"the model's member {i} heartbeats; its client sends none (state {c.state.name})")
             c.receive(self.now, beats[0].corr, HeartbeatResponse(self.heartbeat_error(s, i)))
         elif kind == "NoticeMetadata":
-            c = self._need(i)
-            if not self.wants_join(c, metadata=True) and self.skipped[i]:
-                c.rejoin_needed = True  # "static-leader-notices": the model's leader notices; its client is told to
-            if not self.wants_join(c, metadata=True):
-                raise Divergence(f"the model's member {i} notices a metadata change and rejoins; its client sees none "
-                                 f"(it assigned with {c.assignment_snapshot}, the metadata is {self.counts})")
-        if self.upgrade and t.group.generation != s.group.generation:
+            self.notice(i)
+        if t.group.generation != s.group.generation:
+            self.completion(t)
+        self.compare_all(s, t, kind, i)
+
+    def completion(self, t: Any) -> None:
+        """A join phase completed (``t``'s generation is new): the upgrade's vote."""
+        if self.upgrade:
             self.vote(t)
+
+    def notice(self, i: int) -> None:
+        """The model's member notices a metadata change and will rejoin: its client must see one."""
+        c = self._need(i)
+        if not self.wants_join(c, metadata=True) and self.skipped[i]:
+            c.rejoin_needed = True  # "static-leader-notices": the model's leader notices; its client is told to
+        if not self.wants_join(c, metadata=True):
+            raise Divergence(f"the model's member {i} notices a metadata change and rejoins; its client sees none "
+                             f"(it assigned with {c.assignment_snapshot}, the metadata is {self.counts})")
+
+    def compare_all(self, s: Any, t: Any, kind: str, i: int) -> None:
+        """After the step: a fatal client's member is down, a stopped member's client too, the others compared."""
+        from groupspec.model import Proc
+
         for k, m in enumerate(t.clients):
             c = self.cons[k]
             if c is not None and c.fatal is not None:
@@ -480,7 +501,7 @@ class _Mirror:
             if why is not None:
                 raise Divergence(f"the model says the upgrade is over; member {k}'s client {why}")
 
-    def _sync_response(self, mask: int, generation: int | None = None) -> SyncGroupResponse:
+    def _sync_response(self, mask: int, generation: int | None = None, i: int = -1) -> SyncGroupResponse:
         parts = tuple(self.tp[b] for b in range(self.cfg.partitions) if mask >> b & 1)
         name = self.protocol_of.get(generation, self.selected) if generation is not None else self.selected
         return SyncGroupResponse(Error.NONE, encode_assignment(Assignment(parts)), protocol_type="consumer",
@@ -510,7 +531,7 @@ class _Mirror:
             return f"the model's member is in generation {m.generation}; its client in {gen.generation_id}"
         if m.status.name != c.state.name:
             return f"the model's member is {m.status.name}; its client {c.state.name}"
-        reset = gen.generation_id == NO_GENERATION or gen.member_id == ""
+        reset = (gen.generation_id == NO_GENERATION or gen.member_id == "") and not self.keeps_work
         owned = 0 if reset else self.mask(c.owned)
         if m.owned != owned:
             lost = " (its generation reset: it reports them lost at its next poll)" if reset and c.owned else ""
@@ -523,6 +544,10 @@ class _Mirror:
                 return (f"its client will rejoin at its next poll (rejoin needed {c.rejoin_needed}, state "
                         f"{c.state.name}); the model's member will not")
         return None
+
+
+Mirror = _Mirror  # what another family's mirror extends (connect_walks.py)
+FOREVER = _BIG
 
 
 def mirrored(s: Any, a: Any) -> bool:
@@ -552,7 +577,8 @@ def _bits(mask: int) -> str:
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None) -> str | None:
+              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None,
+              mirror_class: type[_Mirror] = _Mirror) -> str | None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now), each member mirrored by
     a reference client; the first difference as one paragraph, or None. ``only``: just these walks."""
     from groupspec.model import Config, Proc, make
@@ -569,7 +595,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
         if rec is not None:
             rec.segment(w)
         rng = random.Random(seed * 1000 + w)
-        mirror = _Mirror(proto, variant, assignor)
+        mirror = mirror_class(proto, variant, assignor)
         s = proto.init_states()[0]
         mirror.set_partitions(s.group.partitions)
         for k, c in enumerate(s.clients):
@@ -595,7 +621,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 
 def explore(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-            limit: int = 50_000) -> str | None:
+            limit: int = 50_000, mirror_class: type[_Mirror] = _Mirror) -> str | None:
     """Every step of every state of the model's instance (breadth first, each state once, up to ``limit`` states),
     taken with the reference clients as some path to that state left them: the first difference, or None."""
     from collections import deque
@@ -606,7 +632,7 @@ def explore(variant: str, assignor: str, members: int, partitions: int, topics: 
                  faults=frozenset(f for f in faults.split(",") if f))
     proto = make(variant, cfg)
     s0 = proto.init_states()[0]
-    m0 = _Mirror(proto, variant, assignor)
+    m0 = mirror_class(proto, variant, assignor)
     m0.set_partitions(s0.group.partitions)
     for k, c in enumerate(s0.clients):
         if c.proc == Proc.UP:

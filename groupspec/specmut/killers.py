@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from .client_walks import CLIENT_WALK_JOBS
+from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
@@ -163,6 +164,8 @@ COST: dict[str, float] = {
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
     # the rolling upgrade mirrored (client_walks.py; measured 2026-11-29, load ~10)
     "client:eager-to-cooperative·range 3m×3p 300×60": 1.15, "client:eager-to-cooperative·range 2m×2p b1 explored": 0.66,
+    "client:connect-keep-work·sticky 3m×3p 300×50": 1.1, "client:connect-keep-work·sticky 2m×2p b2 explored": 1.76,
+    "client:connect-delayed·sticky 2m×2p b2 explored": 0.73,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
@@ -203,6 +206,10 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference Connect worker along the model's paths (connect_walks.py): the same kind, told apart by the variant
+    out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
+                   "client", v, job)
+            for job in CONNECT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -271,6 +278,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .kafka_walks import check
 
         return {"failure": check(k.job, only)}
+    if k.kind == "client" and k.variant.startswith("connect"):
+        from .connect_walks import check as connect_check
+
+        return {"failure": connect_check(k.job, only)}
     if k.kind == "client":
         from .client_walks import check as client_check
 
