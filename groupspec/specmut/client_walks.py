@@ -39,7 +39,8 @@ and gives the leader the members as they were then, with their metadata for the 
 leader's ``validateCooperativeAssignment`` judges the same assignment); where the model says the upgrade is over
 (``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation.
 
-Not mirrored: the Connect worker and the coordinator-side assignment (other clients), the KIP-394 two-step join
+The Connect worker: :mod:`.connect_walks` (a subclass of this mirror). Not mirrored: the coordinator-side assignment
+(another client), the KIP-394 two-step join
 (MEMBER_ID_REQUIRED), the leader's assignment (the model's assignors are checked against Kafka's by ``assignor:*``):
 the leader's SyncGroup is sent, its content not compared.
 
