@@ -26,6 +26,7 @@ from .broken import (
     ClassicToConsumerNoRejoin,
     ClassicToConsumerSyncTarget,
     ConnectHoldOutlivesGroup,
+    ConnectIgnoresRevocation,
     ConsumerCommitAnyEpoch,
     ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
@@ -65,7 +66,7 @@ BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfen
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
-BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup,)})
+BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

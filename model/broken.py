@@ -186,7 +186,7 @@ from .connect_delayed import ConnectDelayed  # noqa: E402
 from typing import Iterator  # noqa: E402
 
 from . import actions as _A  # noqa: E402
-from .core import Client as _Client, Group as _Group, GroupStatus as _GS, State as _State  # noqa: E402
+from .core import Client as _Client, Group as _Group, GroupStatus as _GS, Proc as _Proc, State as _State  # noqa: E402
 
 
 class ConnectHoldOutlivesGroup(ConnectDelayed):
@@ -220,3 +220,27 @@ class ConnectHoldOutlivesGroup(ConnectDelayed):
             if nobody and a is self._delay_expired:
                 continue  # no worker left to end the delay
             yield a, t
+
+
+from .connect_delayed import ConnectKeepWork  # noqa: E402
+
+
+class ConnectIgnoresRevocation(ConnectKeepWork):
+    """A Connect worker that never stops revoked work (the herder's ``onRevoked`` skipped)."""
+
+    name = "connect-ignores-revocation"
+    summary = "KIP-415 workers that keep their work across a reset, but never stop work the leader revokes"
+    broken = True
+    python_only = True
+    bug = (
+        "a worker applies what its assignment starts but not what it revokes: work it kept across a reset and the "
+        "leader gave to another worker meanwhile runs twice, both workers STABLE in one generation"
+    )
+    expect_violation = "duplicate_work_settles"
+
+    def _receive_sync(self, s: _State, i: int) -> _State:
+        t = super()._receive_sync(s, i)
+        a, b = s.clients[i], t.clients[i]
+        if b.proc != _Proc.DOWN and a.owned & ~b.owned:
+            t = self._with(t, clients=self._set(t.clients, i, b.but(owned=b.owned | a.owned)))
+        return t

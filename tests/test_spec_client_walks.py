@@ -70,3 +70,21 @@ def test_a_broken_connect_variant_kills_the_weaker_convergence():
     with applied(mutant):
         got = _explore(job)
     assert judge(k, base, got) == "convergence no longer violated (Kafka's own violation, reproduced by the reference)"
+
+
+@pytest.mark.parametrize("name,job", [
+    # duplicate_work_settles made stricter (a worker counts as settled before it is STABLE): fails on the model
+    ("connect_delayed._settled:drop-term#0", ("connect-keep-work", "sticky", 2, 3, 1, "timeout,leave", 1)),
+    # ... made weaker (nobody is ever settled): connect-ignores-revocation's lingering duplicate goes unnoticed
+    ("connect_delayed._settled:off-by-one#0", ("connect-ignores-revocation", "sticky", 2, 2, 1, "timeout,leave", 1)),
+])
+def test_the_connect_property_mutants_are_killed_by_an_exploration(name, job):
+    from groupspec.specmut.killers import BROKEN_JOBS, EXPLORER_JOBS, Killer, _explore, judge
+
+    assert job in EXPLORER_JOBS + BROKEN_JOBS
+    k = Killer("model", "model", job[0], job)
+    base = _explore(job)
+    mutant = next(m for m in generate(["connect_delayed"]) if m.name == name)
+    with applied(mutant):
+        got = _explore(job)
+    assert judge(k, base, got) is not None

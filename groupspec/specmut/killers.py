@@ -60,6 +60,7 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),  # the rolling upgrade, perturbed
     ("connect-delayed", "sticky", 2, 2, 1, F, 2),
     ("connect-keep-work", "sticky", 2, 2, 1, F, 2),
+    ("connect-keep-work", "sticky", 2, 3, 1, "timeout,leave", 1),  # a reset worker's kept work met again (poll timeout)
     ("consumer", "uniform", 3, 2, 1, F, 2),
     ("consumer", "range", 2, 3, 2, "subscription,partitions,crash", 2),
     ("consumer-static", "uniform", 2, 3, 1, "join,leave,crash,timeout,zombie", 3),
@@ -90,6 +91,8 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
     # work held for workers that all departed (the delay never ends): convergence must not count it as converged
     ("connect-hold-outlives-group", "sticky", 2, 2, 1, "crash", 2),
+    # revoked work never stopped: duplicated work outlives a round (duplicate_work_settles must still notice it)
+    ("connect-ignores-revocation", "sticky", 2, 2, 1, "timeout,leave", 1),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
