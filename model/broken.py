@@ -179,3 +179,68 @@ class UpgradeUnvalidated(UpgradeOneBounce):
         "still-owned partition: even a group whose leader is cooperative reaches two owners"
     )
     expect_violation = "exclusive_ownership"
+
+
+# -- Connect's delayed rebalance (KIP-415) ---------------------------------------------------------
+from .connect_delayed import ConnectDelayed  # noqa: E402
+from typing import Iterator  # noqa: E402
+
+from . import actions as _A  # noqa: E402
+from .core import Client as _Client, Group as _Group, GroupStatus as _GS, Proc as _Proc, State as _State  # noqa: E402
+
+
+class ConnectHoldOutlivesGroup(ConnectDelayed):
+    """The held work outlives a group every worker left, and its delay never ends: the timer ran in a worker."""
+
+    name = "connect-hold-outlives-group"
+    summary = "KIP-415, but work held for departed workers outlives the group, and with nobody left the delay never ends"
+    broken = True
+    python_only = True
+    bug = (
+        "every worker departs while work is held: the group empties but keeps holding the work, and the delay, "
+        "which a worker's timer ends, never expires with no worker left: the group never converges"
+    )
+    expect_violation = "convergence"
+
+    def _complete_join(self, g: _Group, clients: list[_Client]) -> _Group:
+        out = super()._complete_join(g, clients)
+        if out.status != _GS.EMPTY:
+            return out
+        # the group empties: a correct one forgets the hold; this one keeps it, the work of the members the
+        # completion dropped included
+        held, held_for = g.held, g.held_for
+        for i, r in enumerate(g.records):
+            if r is not None and not r.joined and not r.static and r.assignment:
+                held, held_for = held | r.assignment, held_for if held else i
+        return out.but(held=held, held_for=held_for)
+
+    def successors(self, s: _State) -> Iterator[tuple[_A.Action, _State]]:
+        nobody = all(r is None for r in s.group.records)
+        for a, t in super().successors(s):
+            if nobody and a is self._delay_expired:
+                continue  # no worker left to end the delay
+            yield a, t
+
+
+from .connect_delayed import ConnectKeepWork  # noqa: E402
+
+
+class ConnectIgnoresRevocation(ConnectKeepWork):
+    """A Connect worker that never stops revoked work (the herder's ``onRevoked`` skipped)."""
+
+    name = "connect-ignores-revocation"
+    summary = "KIP-415 workers that keep their work across a reset, but never stop work the leader revokes"
+    broken = True
+    python_only = True
+    bug = (
+        "a worker applies what its assignment starts but not what it revokes: work it kept across a reset and the "
+        "leader gave to another worker meanwhile runs twice, both workers STABLE in one generation"
+    )
+    expect_violation = "duplicate_work_settles"
+
+    def _receive_sync(self, s: _State, i: int) -> _State:
+        t = super()._receive_sync(s, i)
+        a, b = s.clients[i], t.clients[i]
+        if b.proc != _Proc.DOWN and a.owned & ~b.owned:
+            t = self._with(t, clients=self._set(t.clients, i, b.but(owned=b.owned | a.owned)))
+        return t

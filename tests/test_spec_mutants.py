@@ -98,6 +98,8 @@ def test_killers_are_checks_against_something_else():
     kinds = {k.kind for k in killers()}
     assert kinds == {"model", "oracle", "kafka", "conformance", "client"}
     assert not any("compiled" in k.name or "drift" in k.name or "figure" in k.name for k in killers())
+    names = [k.name for k in killers()]
+    assert len(names) == len(set(names)), "two killers share a name (the names key the baseline)"
 
 
 def _up_to(name: str) -> list[str]:

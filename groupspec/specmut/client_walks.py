@@ -31,9 +31,18 @@ step (``join_error``, ``sync_error``, ``heartbeat_error``: Kafka's own order of 
 JoinGroup, which Kafka's ``joinGroupIfNeeded`` loop sends within the same poll, waits for the model's
 ``SendJoinGroup`` (the model takes the two as two steps).
 
-Not mirrored: the Connect worker and the coordinator-side assignment (other clients), the protocol upgrade, the
-KIP-394 two-step join (MEMBER_ID_REQUIRED), the leader's assignment (the model's assignors are checked against
-Kafka's by ``assignor:*``): the leader's SyncGroup is sent, its content not compared.
+The rolling upgrade (``eager-to-cooperative``): each client is configured with its model member's assignor list
+(``Bounce`` closes it and starts a new one with the next list); the mirror's coordinator answers a JoinGroup that
+lists no protocol every member lists with INCONSISTENT_GROUP_PROTOCOL (Kafka's ``supportsProtocols``, checked before
+the member id), votes at each join completion (``selectProtocol``: the model's ``Group.protocol`` must be a winner)
+and gives the leader the members as they were then, with their metadata for the selected protocol (so the reference
+leader's ``validateCooperativeAssignment`` judges the same assignment); where the model says the upgrade is over
+(``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation.
+
+The Connect worker: :mod:`.connect_walks` (a subclass of this mirror). Not mirrored: the coordinator-side assignment
+(another client), the KIP-394 two-step join
+(MEMBER_ID_REQUIRED), the leader's assignment (the model's assignors are checked against Kafka's by ``assignor:*``):
+the leader's SyncGroup is sent, its content not compared.
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.reference`` (the
 classic client and its bytes).
@@ -76,9 +85,14 @@ CLIENT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...]
     ("static", "range", 2, 2, 1, "join,crash", 4, 0, 0),
     # a subscription narrowed by a restart: the snapshot leader must not notice it (no partitions added here)
     ("static-leader-snapshot", "range", 2, 2, 2, "join,crash,subscription", 5, 0, 0),
+    # the rolling upgrade: two assignor lists per member, the protocol check and the vote (range: Kafka's answer, so
+    # the leader's validateCooperativeAssignment runs on what the model's leader assigns)
+    ("eager-to-cooperative", "range", 3, 3, 1, "join,leave,crash,timeout,zombie", 4, 300, 60),
+    ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 1, 0, 0),
 )
 SEED = 20261128
 FAIR_BIAS = 0.7
+_COOPERATIVE_STICKY = "cooperative-sticky"
 _BIG = 10**12  # session, poll and request timeouts: the model counts no time, the client's timers never fire
 
 
@@ -97,6 +111,8 @@ class _Member(Consumer):
 
 
 def _reference_assignor(variant: str, assignor: str) -> str:
+    if variant.startswith("connect"):
+        return "sessioned"  # a Connect worker's protocol (its assignor is the leader's IncrementalCooperativeAssignor)
     if variant in ("cooperative", "static-cooperative"):
         return "cooperative-sticky"
     return assignor  # range, sticky: Kafka's eager assignors of those names
@@ -115,11 +131,15 @@ _SHARED = ("proto", "cfg", "get", "names", "tp", "bit")  # what a fork shares wi
 class _Mirror:
     """One walk: the model's members and their reference clients."""
 
+    protocol_type = "consumer"
+    snapshot_members = False  # the leader is answered with the members as the join phase completed (else: as now)
+    keeps_work = False  # a member whose generation or member id was reset still owns what it ran (Connect)
+
     def fork(self) -> "_Mirror":
         """A copy to take one more step with (the clients, their metadata and the ids copied; the model shared)."""
         import copy
 
-        new = object.__new__(_Mirror)
+        new = object.__new__(type(self))
         own = {k: v for k, v in self.__dict__.items() if k not in _SHARED}
         new.__dict__.update({k: self.__dict__[k] for k in _SHARED})
         new.__dict__.update(copy.deepcopy(own))
@@ -153,6 +173,15 @@ class _Mirror:
         # is assigned ("static-leader-notices"): until it assigns again, its notice is not held against it
         self.snapshots = bool(getattr(proto, "leader_snapshot", False))
         self.skipped = [False] * cfg.members
+        # the rolling upgrade (``eager-to-cooperative``): each client configured with the model's assignor list;
+        # the mirror's coordinator keeps each member's protocols as its last accepted JoinGroup carried them, checks a
+        # joining member against them (``supportsProtocols``), votes at each join completion (``selectProtocol``) and
+        # answers the leader with the members (their metadata for the selected protocol) as they were then
+        self.upgrade = variant == "eager-to-cooperative"
+        self.accepted: list[dict[str, bytes]] = [{} for _ in range(cfg.members)]
+        self.selected = self.assignor
+        self.protocol_of: dict[int, str] = {}  # the protocol each generation selected (a late answer carries its own)
+        self.joined: dict[int, tuple[JoinGroupMember, ...]] = {}  # per generation, as the join phase completed
 
     # ---------------------------------------------------------------------------- values
     def set_partitions(self, existing: int) -> None:
@@ -179,8 +208,13 @@ class _Mirror:
     def topics(self, mask: int) -> tuple[str, ...]:
         return tuple(n for k, n in enumerate(self.names) if mask >> k & 1)
 
-    def new_client(self, i: int, topics: int) -> _Member:
-        config = ConsumerConfig(group_id="g", client_id=f"c{i}", topics=self.topics(topics), assignors=(self.assignor,),
+    def assignors_of(self, m: Any) -> tuple[str, ...]:
+        """The assignors model member ``m``'s client is configured with (the upgrade: its list; else the one)."""
+        return tuple(self.proto.protocols(m.assignors)) if self.upgrade else (self.assignor,)
+
+    def new_client(self, i: int, topics: int, assignors: tuple[str, ...] | None = None) -> _Member:
+        config = ConsumerConfig(group_id="g", client_id=f"c{i}", topics=self.topics(topics),
+                                assignors=assignors or (self.assignor,),
                                 group_instance_id=f"i{i}" if self.static else None, session_timeout_ms=_BIG,
                                 heartbeat_interval_ms=1, max_poll_interval_ms=_BIG, request_timeout_ms=_BIG,
                                 enable_auto_commit=False)
@@ -199,11 +233,18 @@ class _Mirror:
         return None
 
     # ---------------------------------------------------------------------------- Kafka's answers
-    def join_error(self, s: Any, i: int) -> Error | None:
-        """The error Kafka's coordinator answers a JoinGroup from model member ``i`` with at once, or None."""
+    def join_error(self, s: Any, i: int, names: tuple[str, ...] = ()) -> Error | None:
+        """The error Kafka's coordinator answers a JoinGroup from model member ``i`` (listing the protocols ``names``)
+        with at once, or None."""
         from groupspec.model import Id
 
         c, r = s.clients[i], s.group.records[i]
+        if self.upgrade:
+            # ClassicGroup.supportsProtocols, checked first (before the member id): an empty group takes any list;
+            # else one protocol the request lists must be listed by every member (its own old entry included)
+            members = [k for k, rk in enumerate(s.group.records) if rk is not None]
+            if members and not any(all(n in self.accepted[k] for k in members) for n in names):
+                return Error.INCONSISTENT_GROUP_PROTOCOL
         if c.id == Id.STALE:
             # a static instance id that now maps to another member id is fenced; an unknown id otherwise
             return Error.FENCED_INSTANCE_ID if self.static and r is not None else Error.UNKNOWN_MEMBER_ID
@@ -256,24 +297,28 @@ class _Mirror:
         leader = g.leader == i
         self.skipped[i] = skip and not self.snapshots if leader else False
         members: tuple[JoinGroupMember, ...] = ()
-        if leader:
+        if leader and (self.upgrade or self.snapshot_members):
+            members = self.joined.get(generation, ())  # as they were when the join phase completed
+        elif leader:
             members = tuple(JoinGroupMember(self.mid[k], f"i{k}" if self.static else None, meta)
                             for k, r in enumerate(g.records)
                             if r is not None and (meta := self.meta[k]) is not None)
         lead = self.mid[g.leader] if g.leader >= 0 else ""
-        return JoinGroupResponse(Error.NONE, generation_id=generation, protocol_type="consumer",
-                                 protocol_name=self.assignor, leader=lead or self.mid[i], member_id=self.mid[i],
+        return JoinGroupResponse(Error.NONE, generation_id=generation, protocol_type=self.protocol_type,
+                                 protocol_name=self.protocol_of.get(generation, self.selected), leader=lead or self.mid[i], member_id=self.mid[i],
                                  members=members, skip_assignment=skip and leader)
 
     def _sync_after_join(self, s: Any, t: Any, i: int, generation: int) -> None:
         """The SyncGroup the client sent on its JoinGroup response: answered at once if Kafka answers it at once."""
         c = self._need(i)
+        if c.fatal is not None:
+            return  # the leader's assignment failed its validation: no SyncGroup (the model's leader must stop too)
         err = self.sync_error(s, i, generation)
         if err is not None:
             self._answer(c, "sync", SyncGroupResponse(err), f"SyncGroup {err.name}")
 
     def step(self, s: Any, a: Any, t: Any) -> None:
-        from groupspec.model import Id, Proc, Reply
+        from groupspec.model import Id, Reply
 
         self.now += 1
         kind = type(a).__name__
@@ -283,7 +328,13 @@ class _Mirror:
         if kind == "AddPartition":
             self.set_partitions(t.group.partitions)
         elif kind == "Start":
-            self.cons[i] = self.new_client(i, t.clients[i].topics)
+            self.cons[i] = self.new_client(i, t.clients[i].topics, self.assignors_of(t.clients[i]))
+            self.meta[i] = None
+        elif kind == "Bounce":  # the rolling upgrade: closed (LeaveGroup), started again with the next list
+            c = self.cons[i]
+            if c is not None:
+                c.close(self.now)
+            self.cons[i] = self.new_client(i, t.clients[i].topics, self.assignors_of(t.clients[i]))
             self.meta[i] = None
         elif kind == "Crash":
             c = self.cons[i]
@@ -315,11 +366,15 @@ class _Mirror:
             if held != bool(req.member_id):
                 raise Divergence(f"the model's member {i} sends JoinGroup {'with' if held else 'without'} a member id; "
                                  f"its client's carries {req.member_id!r}")
-            self.meta[i] = dict(req.protocols)[self.assignor]
-            err = self.join_error(s, i)
+            if self.upgrade:
+                self.meta[i] = None
+            else:
+                self.meta[i] = dict(req.protocols)[self.assignor]
+            err = self.join_error(s, i, tuple(n for n, _m in req.protocols))
             if err is not None:
                 self._answer(c, "join", JoinGroupResponse(err), f"JoinGroup {err.name}")
             else:
+                self.accepted[i] = dict(req.protocols)
                 if not req.member_id:
                     self.ids += 1
                     self.mid[i] = f"m{i}-{self.ids}"
@@ -342,7 +397,8 @@ class _Mirror:
             self._sync_after_join(s, t, i, ib.generation)
         elif kind == "ReceiveSyncResponse":
             c = self._need(i)
-            self._answer(c, "sync", self._sync_response(s.clients[i].inbox.assignment), "its SyncGroup response")
+            ib = s.clients[i].inbox
+            self._answer(c, "sync", self._sync_response(ib.assignment, ib.generation, i), "its SyncGroup response")
         elif kind == "ReceiveError":
             c = self._need(i)
             reply = s.clients[i].inbox.reply
@@ -360,12 +416,29 @@ class _Mirror:
                 raise Divergence(f"the model's member {i} heartbeats; its client sends none (state {c.state.name})")
             c.receive(self.now, beats[0].corr, HeartbeatResponse(self.heartbeat_error(s, i)))
         elif kind == "NoticeMetadata":
-            c = self._need(i)
-            if not self.wants_join(c, metadata=True) and self.skipped[i]:
-                c.rejoin_needed = True  # "static-leader-notices": the model's leader notices; its client is told to
-            if not self.wants_join(c, metadata=True):
-                raise Divergence(f"the model's member {i} notices a metadata change and rejoins; its client sees none "
-                                 f"(it assigned with {c.assignment_snapshot}, the metadata is {self.counts})")
+            self.notice(i)
+        if t.group.generation != s.group.generation:
+            self.completion(t)
+        self.compare_all(s, t, kind, i)
+
+    def completion(self, t: Any) -> None:
+        """A join phase completed (``t``'s generation is new): the upgrade's vote."""
+        if self.upgrade:
+            self.vote(t)
+
+    def notice(self, i: int) -> None:
+        """The model's member notices a metadata change and will rejoin: its client must see one."""
+        c = self._need(i)
+        if not self.wants_join(c, metadata=True) and self.skipped[i]:
+            c.rejoin_needed = True  # "static-leader-notices": the model's leader notices; its client is told to
+        if not self.wants_join(c, metadata=True):
+            raise Divergence(f"the model's member {i} notices a metadata change and rejoins; its client sees none "
+                             f"(it assigned with {c.assignment_snapshot}, the metadata is {self.counts})")
+
+    def compare_all(self, s: Any, t: Any, kind: str, i: int) -> None:
+        """After the step: a fatal client's member is down, a stopped member's client too, the others compared."""
+        from groupspec.model import Proc
+
         for k, m in enumerate(t.clients):
             c = self.cons[k]
             if c is not None and c.fatal is not None:
@@ -381,11 +454,59 @@ class _Mirror:
             why = self.compare(k, m, c)
             if why is not None:
                 raise Divergence(f"member {k}: {why}")
+        if self.upgrade:
+            self.check_upgraded(t)
 
-    def _sync_response(self, mask: int) -> SyncGroupResponse:
+    # ---------------------------------------------------------------------------- the rolling upgrade
+    def vote(self, t: Any) -> None:
+        """A join phase completed: Kafka's ``selectProtocol`` over the members' protocols (the candidates every member
+        lists, each member's first candidate its vote, most votes wins; a tie is hash order in Kafka: any of the tied
+        names) must allow the model's ``Group.protocol``; the leader's JoinGroup response is fixed now."""
+        members = [k for k, r in enumerate(t.group.records) if r is not None]
+        if not members:
+            return
+        lists = [list(self.accepted[k]) for k in members]
+        candidates = set(lists[0]).intersection(*lists[1:])
+        if not candidates:
+            raise Divergence(f"a join phase completed with members {members} that share no protocol ({lists})")
+        votes: dict[str, int] = {}
+        for names in lists:
+            choice = next(n for n in names if n in candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        model = self.proto.protocols(t.group.protocol)[0]  # the selected assignor: [old] or [cooperative-sticky]
+        if votes.get(model, 0) != max(votes.values()):
+            raise Divergence(f"generation {t.group.generation}: the model's group selects {model}; Kafka's vote "
+                             f"({votes}, the members listing {lists}) does not")
+        self.selected = self.protocol_of[t.group.generation] = model
+        self.joined[t.group.generation] = tuple(JoinGroupMember(self.mid[k], None, self.accepted[k][model])
+                                                for k in members)
+
+    def check_upgraded(self, t: Any) -> None:
+        """Where the model says the upgrade is over (``upgraded``), every member's client runs with
+        ``[cooperative-sticky]`` alone, STABLE in a generation whose protocol is ``cooperative-sticky``, and will not
+        rejoin."""
+        from groupspec.model import upgraded
+
+        if not upgraded(self.proto, t):
+            return
+        for k, c in enumerate(self.cons):
+            why = None
+            if c is None or c.fatal is not None:
+                why = "is not running"
+            elif c.config.assignors != (_COOPERATIVE_STICKY,):
+                why = f"runs with {list(c.config.assignors)}"
+            elif c.state is not MemberState.STABLE or c.generation.protocol_name != _COOPERATIVE_STICKY:
+                why = f"is {c.state.name} with protocol {c.generation.protocol_name}"
+            elif self.wants_join(c):
+                why = "will rejoin at its next poll"
+            if why is not None:
+                raise Divergence(f"the model says the upgrade is over; member {k}'s client {why}")
+
+    def _sync_response(self, mask: int, generation: int | None = None, i: int = -1) -> SyncGroupResponse:
         parts = tuple(self.tp[b] for b in range(self.cfg.partitions) if mask >> b & 1)
+        name = self.protocol_of.get(generation, self.selected) if generation is not None else self.selected
         return SyncGroupResponse(Error.NONE, encode_assignment(Assignment(parts)), protocol_type="consumer",
-                                 protocol_name=self.assignor)
+                                 protocol_name=name)
 
     def wants_join(self, c: Consumer, metadata: bool = False) -> bool:
         """The client sends a JoinGroup at its next poll (with ``metadata``: a leader's metadata change counts)."""
@@ -411,7 +532,7 @@ class _Mirror:
             return f"the model's member is in generation {m.generation}; its client in {gen.generation_id}"
         if m.status.name != c.state.name:
             return f"the model's member is {m.status.name}; its client {c.state.name}"
-        reset = gen.generation_id == NO_GENERATION or gen.member_id == ""
+        reset = (gen.generation_id == NO_GENERATION or gen.member_id == "") and not self.keeps_work
         owned = 0 if reset else self.mask(c.owned)
         if m.owned != owned:
             lost = " (its generation reset: it reports them lost at its next poll)" if reset and c.owned else ""
@@ -424,6 +545,10 @@ class _Mirror:
                 return (f"its client will rejoin at its next poll (rejoin needed {c.rejoin_needed}, state "
                         f"{c.state.name}); the model's member will not")
         return None
+
+
+Mirror = _Mirror  # what another family's mirror extends (connect_walks.py)
+FOREVER = _BIG
 
 
 def mirrored(s: Any, a: Any) -> bool:
@@ -453,7 +578,8 @@ def _bits(mask: int) -> str:
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None) -> str | None:
+              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None,
+              mirror_class: type[_Mirror] = _Mirror) -> str | None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now), each member mirrored by
     a reference client; the first difference as one paragraph, or None. ``only``: just these walks."""
     from groupspec.model import Config, Proc, make
@@ -470,12 +596,12 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
         if rec is not None:
             rec.segment(w)
         rng = random.Random(seed * 1000 + w)
-        mirror = _Mirror(proto, variant, assignor)
+        mirror = mirror_class(proto, variant, assignor)
         s = proto.init_states()[0]
         mirror.set_partitions(s.group.partitions)
         for k, c in enumerate(s.clients):
             if c.proc == Proc.UP:
-                mirror.cons[k] = mirror.new_client(k, c.topics)
+                mirror.cons[k] = mirror.new_client(k, c.topics, mirror.assignors_of(c))
         path: list[str] = []
         for _n in range(steps):
             succ = [(a, t) for a, t in proto.successors(s) if mirrored(s, a)]
@@ -496,7 +622,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 
 
 def explore(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-            limit: int = 50_000) -> str | None:
+            limit: int = 50_000, mirror_class: type[_Mirror] = _Mirror) -> str | None:
     """Every step of every state of the model's instance (breadth first, each state once, up to ``limit`` states),
     taken with the reference clients as some path to that state left them: the first difference, or None."""
     from collections import deque
@@ -507,11 +633,11 @@ def explore(variant: str, assignor: str, members: int, partitions: int, topics: 
                  faults=frozenset(f for f in faults.split(",") if f))
     proto = make(variant, cfg)
     s0 = proto.init_states()[0]
-    m0 = _Mirror(proto, variant, assignor)
+    m0 = mirror_class(proto, variant, assignor)
     m0.set_partitions(s0.group.partitions)
     for k, c in enumerate(s0.clients):
         if c.proc == Proc.UP:
-            m0.cons[k] = m0.new_client(k, c.topics)
+            m0.cons[k] = m0.new_client(k, c.topics, m0.assignors_of(c))
     seen = {proto.key(s0): None}
     parent: dict[Any, tuple[Any, str]] = {}
     queue = deque([(s0, m0)])

@@ -35,6 +35,7 @@ from typing import Any
 
 from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
+from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
@@ -65,6 +66,7 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),  # the rolling upgrade, perturbed
     ("connect-delayed", "sticky", 2, 2, 1, F, 2),
     ("connect-keep-work", "sticky", 2, 2, 1, F, 2),
+    ("connect-keep-work", "sticky", 2, 3, 1, "timeout,leave", 1),  # a reset worker's kept work met again (poll timeout)
     ("consumer", "uniform", 3, 2, 1, F, 2),
     ("consumer", "range", 2, 3, 2, "subscription,partitions,crash", 2),
     ("consumer-static", "uniform", 2, 3, 1, "join,leave,crash,timeout,zombie", 3),
@@ -93,6 +95,10 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
+    # work held for workers that all departed (the delay never ends): convergence must not count it as converged
+    ("connect-hold-outlives-group", "sticky", 2, 2, 1, "crash", 2),
+    # revoked work never stopped: duplicated work outlives a round (duplicate_work_settles must still notice it)
+    ("connect-ignores-revocation", "sticky", 2, 2, 1, "timeout,leave", 1),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
@@ -172,6 +178,10 @@ COST: dict[str, float] = {
     "client:consumer·uniform 3m×3p 150×40": 0.24, "client:consumer·range 2m×3p×2t 150×40": 0.1,
     "client:consumer-static·uniform 3m×3p 150×40": 0.18, "client:consumer·uniform 2m×2p b2 explored": 0.91,
     "client:consumer·uniform 3m×2p b3 explored": 0.78,
+    # the rolling upgrade mirrored (client_walks.py; measured 2026-11-29, load ~10)
+    "client:eager-to-cooperative·range 3m×3p 300×60": 1.15, "client:eager-to-cooperative·range 2m×2p b1 explored": 0.66,
+    "client:connect-keep-work·sticky 3m×3p 300×50": 1.1, "client:connect-keep-work·sticky 2m×2p b2 explored": 1.76,
+    "client:connect-delayed·sticky 2m×2p b2 explored": 0.73,
 }
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
@@ -198,9 +208,14 @@ def killers(scale: float = 1.0) -> list[Killer]:
 
 def _killers(scale: float) -> list[Killer]:
     out = [Killer(f"assignor:{a}", "oracle", "eager", (a,)) for a in ORACLE_ASSIGNORS]  # cheapest: first
-    out += [Killer(f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p"
-                  + (f"×{t}t" if t > 1 else "") + f" b{b}", "model", v, job)
-           for job in EXPLORER_JOBS for v, a, m, p, t, _f, b in [job]]
+    seen: set[str] = set()
+    for job in EXPLORER_JOBS:
+        v, a, m, p, t, f, b = job
+        name = f"model:{v}" + (f"·{a}" if a not in ("sticky", "uniform") else "") + f" {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" b{b}"
+        if name in seen:  # the same instance with other faults: the faults tell them apart (the names key the baseline)
+            name += f" {f}"
+        seen.add(name)
+        out.append(Killer(name, "model", v, job))
     out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
@@ -220,6 +235,10 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CONSUMER_CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference Connect worker along the model's paths (connect_walks.py): the same kind, told apart by the variant
+    out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
+                   "client", v, job)
+            for job in CONNECT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -292,6 +311,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .consumer_client_walks import check as consumer_client_check
 
         return {"failure": consumer_client_check(k.job, only)}
+    if k.kind == "client" and k.variant.startswith("connect"):
+        from .connect_walks import check as connect_check
+
+        return {"failure": connect_check(k.job, only)}
     if k.kind == "client":
         from .client_walks import check as client_check
 
