@@ -37,6 +37,7 @@ from .client_walks import CLIENT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
+from .zookeeper_walks import ZK_WALK_JOBS
 
 # The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
 CLASSIC_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
@@ -70,6 +71,9 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    # one consumer runs, the other never starts, no fault: every property holds (a predicate that finds a violation
+    # where there is none, or a convergence that counts a stopped consumer against the group, is killed here)
+    ("zookeeper", "range", 2, 2, 1, "join", 0),
     ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
@@ -160,6 +164,7 @@ COST: dict[str, float] = {
     "client:cooperative·sticky 2m×3p b2 explored": 0.44, "client:static·range 2m×2p b4 explored": 0.41,
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
 }
+COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measured 2026-11-29, load ~8)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -199,6 +204,9 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference's ZooKeeper-era group (its ensemble and consumers) along the model's paths (zookeeper_walks.py)
+    out += [Killer(f"history:{v} {m}m×{p}p" + (f" b{b} {w}×{n}" if w else f" b{b} explored"), "history", v, job)
+            for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -271,6 +279,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "history":
+        from .zookeeper_walks import check as zookeeper_check
+
+        return {"failure": zookeeper_check(k.job, only)}
     return {"failure": _conform(*k.job, only=only)}
 
 
@@ -451,6 +463,8 @@ def _conform(name: str, examples: int, steps: int, only: frozenset[int] | None =
 
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
+    if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
+        return got["failure"]
     if k.kind in ("conformance", "oracle", "kafka", "client"):
         return got["failure"]
     complete = got.get("complete", True)
