@@ -36,6 +36,8 @@ def test_the_unchanged_model_is_the_reference_along_every_path():
     ("zookeeper.ZooKeeper.successors:negate-guard#12", "may undergo Crash"),
     # a retry although nothing is pending
     ("zookeeper.ZooKeeper.successors:drop-guard#4", "retries its claims"),
+    # the herd counted for no change at all: the ensemble fires a watch per registered consumer at every change
+    ("zookeeper.ZooKeeper.notifications:drop-guard#0", "watch notifications"),
 ])
 def test_a_mutant_diverges_from_the_reference(name, says):
     m = next(x for x in generate() if x.name == name)

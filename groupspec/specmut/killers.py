@@ -91,6 +91,8 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
+    # a session lost under a running consumer (no pause): its commits are unfenced (commit_fencing fails, as in 0.8)
+    ("zookeeper", "range", 2, 2, 1, "timeout", 1),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a

@@ -93,6 +93,7 @@ class _Mirror:
         # that server applies the write it missed, so a later read sees at least that write)
         self.floor: list[int] = [0] * members
         self.expiry: dict[str, str] = {}  # the ensemble's pending session-expiry timers, by consumer name
+        self.fired: list[int] = []  # the consumers the ensemble sent a watch notification in this step
 
     def fork(self) -> "_Mirror":
         return copy.deepcopy(self)
@@ -139,6 +140,7 @@ class _Mirror:
                         queue.append((k, Received(Address(ENSEMBLE, 0), c.message)))
                 else:  # a watch notification: waits until the model's consumer acts on it
                     k = int(str(to)[1:])
+                    self.fired.append(k)
                     if self.actors[k] is not None:
                         self.watch[k] = c.message
         if len(self.record.gave_up_log) > before:
@@ -151,6 +153,7 @@ class _Mirror:
                 self.expiry[c.key.split(":", 2)[2]] = c.key
             elif isinstance(c, Send) and not isinstance(c.to, Address):
                 k = int(str(c.to)[1:])
+                self.fired.append(k)
                 if self.actors[k] is not None:
                     self.watch[k] = c.message
 
@@ -176,9 +179,13 @@ class _Mirror:
             raise Divergence(f"the model's consumer {i} acts; it has no running actor")
         return a
 
-    def step(self, s: Any, a: Any, t: Any) -> None:
+    def step(self, s: Any, a: Any, t: Any, herd: tuple[int, int] | None = None) -> None:
+        """The model's step ``s -a-> t`` on the actors; ``herd``: the model's watches fired by it
+        (``Spec.notifications``: the group's size, and one per consumer registered before and after)."""
         self.now += STEP_MS
         kind, i = type(a).__name__, a.member
+        self.fired = []
+        changes = self.zk.changes
         if kind == "Register":
             if self.actors[i] is None or self.started[i]:
                 self.spawn(i)  # a new session after the old one expired under it (handleNewSession)
@@ -243,6 +250,14 @@ class _Mirror:
         why = self.compare(t)
         if why is not None:
             raise Divergence(why)
+        # the ensemble notifies every consumer registered after the change; a new registration's own watch is the
+        # one it sets with its first read (not one the change fired): the model counts the others
+        fired = sorted(k for k in self.fired if not (kind == "Register" and k == i))
+        before, after = s.registry, t.registry
+        want = None if self.zk.changes == changes else (max(bin(before).count("1"), bin(after).count("1")), len(fired))
+        if herd != want:
+            raise Divergence(f"the model's step fires {herd} watch notifications (group size, watches); the ensemble "
+                             f"{want} (to {', '.join(_name(k) for k in fired) or 'nobody'})")
 
     # ---------------------------------------------------------------------------- the comparison
     def owed(self, t: Any, enabled: set[tuple[str, int]], faults: frozenset[str]) -> str | None:
@@ -354,7 +369,7 @@ def run_walks(members: int, partitions: int, faults: str, budget: int, walks: in
             a, t = succ[rng.randrange(len(succ))]
             path.append(repr(a))
             try:
-                mirror.step(s, a, t)
+                mirror.step(s, a, t, proto.notifications(s, t))
             except Divergence as e:
                 raise Divergence(f"zookeeper walk {w} (seed {seed}) step {len(path)} {path[-1]}: {e}; "
                                  f"path {' '.join(path)}") from None
@@ -362,7 +377,7 @@ def run_walks(members: int, partitions: int, faults: str, budget: int, walks: in
     return None
 
 
-def explore(members: int, partitions: int, faults: str, budget: int, limit: int = 50_000) -> str | None:
+def explore(members: int, partitions: int, faults: str, budget: int, limit: int = 20_000) -> str | None:
     """Every step of every state of the model's instance (breadth first, each state once, up to ``limit`` states),
     taken with the actors as some path to that state left them: the first difference, or None."""
     proto, (s0, m0) = _setup(members, partitions, faults, budget)
@@ -383,7 +398,7 @@ def explore(members: int, partitions: int, faults: str, budget: int, limit: int 
             key = proto.key(t)
             m = mirror.fork()
             try:
-                m.step(s, a, t)
+                m.step(s, a, t, proto.notifications(s, t))
             except Divergence as e:
                 path, at = [repr(a)], proto.key(s)
                 while at in parent:
