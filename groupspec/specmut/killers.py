@@ -131,6 +131,10 @@ CONFORMANCE: tuple[tuple[str, str, int, int], ...] = (
     ("consumer:two-topics", "consumer", 25, 25),
     ("migration", "classic-to-consumer", 150, 40),  # the conformance frame's machine (issue 26): 60 walks before
 )
+# The migration's conformance machine on smaller groups (members, partitions, walks, steps): the last member of a
+# consumer group leaves or expires and the group is left empty, which the three-member walks hardly reach (the
+# reference's coordinator bumps the group epoch then, as Kafka's consumerGroupFenceMember does)
+MIGRATION_SMALL: tuple[tuple[int, int, int, int], ...] = ((1, 2, 100, 30), (2, 2, 200, 30))
 
 
 # The model's assignors against Kafka's (the reference's): range and roundrobin must give Kafka's answer;
@@ -167,6 +171,8 @@ COST: dict[str, float] = {
     "client:static-leader-snapshot·range 2m×2p×2t b5 explored": 3.61,
 }
 COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measured 2026-11-29, load ~8)
+COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured 2026-11-29, load ~8)
+COST["conformance:migration 2m×2p 200×30"] = 1.87
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -209,6 +215,8 @@ def _killers(scale: float) -> list[Killer]:
     # the reference's ZooKeeper-era group (its ensemble and consumers) along the model's paths (zookeeper_walks.py)
     out += [Killer(f"history:{v} {m}m×{p}p" + (f" b{b} {w}×{n}" if w else f" b{b} explored"), "history", v, job)
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
+    out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
+            for job in MIGRATION_SMALL for m, p, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -281,6 +289,11 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "conformance" and k.name.startswith("conformance:migration "):  # MIGRATION_SMALL
+        from groupspec.conformance import migration as small
+
+        m, p, w, n = k.job
+        return {"failure": small.run(members=m, partitions=p, walks=w, steps=n, seed=0)[0]}
     if k.kind == "history":
         from .zookeeper_walks import check as zookeeper_check
 
