@@ -23,7 +23,9 @@ and says which properties and faults apply to it and which other encodings of it
 from __future__ import annotations
 
 from .broken import (
+    ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
+    ClassicToConsumerOwnedIgnored,
     ClassicToConsumerSyncTarget,
     ConsumerCommitAnyEpoch,
     ConsumerFencedKeepsPartitions,
@@ -63,6 +65,7 @@ BROKEN: dict[str, type[SpecBase]] = {cls.name: cls for cls in (CooperativeDirect
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
+BROKEN.update({cls.name: cls for cls in (ClassicToConsumerDowngradeMemberGeneration, ClassicToConsumerOwnedIgnored)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
