@@ -153,7 +153,8 @@ class ClassicToConsumerNoRejoin(ClassicToConsumerAcked):
     expect_violation = "convergence"
 
 
-from .migration import ClassicToConsumer, Kind, MigrationState  # noqa: E402
+from .migration import ClassicToConsumer  # noqa: E402
+from .migration_state import Kind, MigrationState  # noqa: E402
 
 
 class ClassicToConsumerDowngradeMemberGeneration(ClassicToConsumer):
