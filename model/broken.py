@@ -158,7 +158,7 @@ from .migration_state import Kind, MigrationState  # noqa: E402
 
 
 class ClassicToConsumerDowngradeMemberGeneration(ClassicToConsumer):
-    name = "classic-to-consumer-downgrade-member-generation"
+    name = "classic-to-consumer-gen-drops"
     summary = "migration, but the downgraded classic group's generation is its members' latest epoch, not the group's"
     python_only = True  # the migration kernel does not encode this bug
     broken = True
@@ -179,7 +179,7 @@ class ClassicToConsumerDowngradeMemberGeneration(ClassicToConsumer):
 
 
 class ClassicToConsumerOwnedIgnored(ClassicToConsumer):
-    name = "classic-to-consumer-owned-ignored"
+    name = "classic-to-consumer-two-owners"
     summary = "migration, but the classic group's cooperative assignment ignores what the other members still own"
     python_only = True  # the migration kernel does not encode this bug
     broken = True

@@ -90,9 +90,9 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("consumer-fenced-keeps-partitions", "uniform", 3, 1, 1, "lose-answer", 2),
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
     # the downgrade's generation going down is the only symptom (generation_violation's kind-change exemption)
-    ("classic-to-consumer-downgrade-member-generation", "uniform", 2, 2, 1, "", 2),
+    ("classic-to-consumer-gen-drops", "uniform", 2, 2, 1, "", 2),
     # two owners in the classic group before the upgrade: a current member's commit accepted (commit_accepted)
-    ("classic-to-consumer-owned-ignored", "uniform", 2, 2, 1, "", 2),
+    ("classic-to-consumer-two-owners", "uniform", 2, 2, 1, "", 2),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
     # a session lost under a running consumer (no pause): its commits are unfenced (commit_fencing fails, as in 0.8)
