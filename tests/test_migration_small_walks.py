@@ -22,3 +22,18 @@ def test_the_last_member_leaving_bumps_the_group_epoch():
     with applied(m):
         why = run_killer(_small(1))["failure"]  # type: ignore[arg-type]
     assert why is not None and "group/assignment epoch" in why, why
+
+
+def test_the_migration_broken_variants_pin_a_property_predicate_each():
+    """A predicate weakened so that the broken variant's bug slips through is killed by that broken variant."""
+    from groupspec.specmut.killers import _explore, judge
+
+    cases = {"migration.ClassicToConsumer.generation_violation:drop-term#6": "gen-drops",
+             "migration.ClassicToConsumer.commit_accepted:negate-return#0": "two-owners"}
+    for name, variant in cases.items():
+        k = next(k for k in killers() if k.name.startswith(f"broken:classic-to-consumer-{variant} "))
+        base = _explore(k.job)
+        m = next(x for x in generate() if x.name == name)
+        with applied(m):
+            why = judge(k, base, _explore(k.job))
+        assert why is not None and "no longer violated" in why, (name, why)
