@@ -167,6 +167,8 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
              note="a fenced client that keeps its epoch is fenced forever"),
     ModelJob("classic-to-consumer-sync-target", "uniform", 3, 3, 1, "", 2, "exclusive_ownership"),
     ModelJob("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1, "convergence"),
+    ModelJob("classic-to-consumer-gen-drops", "uniform", 2, 2, 1, "", 2, "generation_monotonic"),
+    ModelJob("classic-to-consumer-two-owners", "uniform", 2, 2, 1, "", 2, "commit_fencing"),
     ModelJob("upgrade-one-bounce", "range", 3, 3, 1, "", 0, "exclusive_ownership",
              note="an eager leader does not validate: two owners in 14 steps", max_states=40_000),
     ModelJob("upgrade-unvalidated", "range", 2, 2, 1, "", 0, "exclusive_ownership",

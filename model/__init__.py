@@ -23,7 +23,9 @@ and says which properties and faults apply to it and which other encodings of it
 from __future__ import annotations
 
 from .broken import (
+    ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
+    ClassicToConsumerOwnedIgnored,
     ClassicToConsumerSyncTarget,
     ConnectHoldOutlivesGroup,
     ConnectIgnoresRevocation,
@@ -65,6 +67,7 @@ BROKEN: dict[str, type[SpecBase]] = {cls.name: cls for cls in (CooperativeDirect
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
+BROKEN.update({cls.name: cls for cls in (ClassicToConsumerDowngradeMemberGeneration, ClassicToConsumerOwnedIgnored)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
 VARIANTS = {**CORRECT, **BROKEN}

@@ -153,6 +153,46 @@ class ClassicToConsumerNoRejoin(ClassicToConsumerAcked):
     expect_violation = "convergence"
 
 
+from .migration import ClassicToConsumer  # noqa: E402
+from .migration_state import Kind, MigrationState  # noqa: E402
+
+
+class ClassicToConsumerDowngradeMemberGeneration(ClassicToConsumer):
+    name = "classic-to-consumer-gen-drops"
+    summary = "migration, but the downgraded classic group's generation is its members' latest epoch, not the group's"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "the online downgrade starts the classic group at the highest epoch its remaining members hold instead of "
+        "the consumer group's epoch (Kafka's ClassicGroup.fromConsumerGroup takes the group epoch): when a "
+        "consumer-protocol member joined and left while a classic member lagged, the group's epoch goes down"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _settle(self, s: MigrationState) -> MigrationState:
+        t = super()._settle(s)
+        if t is s or t.kind != Kind.CLASSIC:
+            return t
+        cg = t.classic
+        latest = max(t.clients[k].epoch for k in range(len(t.clients)) if cg.members >> k & 1)
+        return t.but(classic=cg.but(generation=latest))
+
+
+class ClassicToConsumerOwnedIgnored(ClassicToConsumer):
+    name = "classic-to-consumer-two-owners"
+    summary = "migration, but the classic group's cooperative assignment ignores what the other members still own"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "before the upgrade, the classic group's leader assigns a partition another member reported as owned (it "
+        "has not revoked it yet): both own it, and the current-generation member's commit is accepted"
+    )
+    expect_violation = "commit_fencing"
+
+    def cooperative_assignment(self, members: int, reported: tuple[int, ...]) -> tuple[int, ...]:
+        return super().cooperative_assignment(members, (0,) * len(reported))
+
+
 # -- the eager -> cooperative upgrade --------------------------------------------------------------
 from .upgrade import EagerToCooperative  # noqa: E402
 

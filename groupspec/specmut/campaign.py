@@ -43,12 +43,15 @@ SAMPLE: dict[str, str] = {
     "consumer.Consumer.commit_accepted:off-by-one#0": "conformance:consumer:one-topic",  # commit at epoch + 1
     # a partition added to an empty group bumps its epoch: the reference's coordinator does not
     "consumer.Consumer.successors:drop-guard#16": "conformance:consumer:two-topics",
-    "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration",
+    # (the two-member walks, cheaper, reach it before the three-member ones)
+    "migration.ClassicToConsumer.successors:drop-term#7": "conformance:migration 2m×2p 200×30",
     # a restarted static process (its old one's SyncGroup parked) told REBALANCE_IN_PROGRESS for a SyncGroup it never
     # sent: the reference client has no request waiting (the client half of the reverse direction)
     "join_phase.JoinPhase._prepare_rebalance:drop-term#1": "client:static·range 2m×2p b4 explored",
     "migration.ClassicToConsumer.successors:timer-never#0": "model:classic-to-consumer 2m×2p b2",
     "zookeeper.ZooKeeper._claim:skip-callback#0": "model:zookeeper·range 2m×2p b2",  # claims never taken
+    # a running consumer "started" again, forgetting its partitions: the reference's ZooKeeper-era group tells
+    "zookeeper.ZooKeeper.successors:drop-term#5": "history:zookeeper 2m×2p b2 explored",
 }
 
 

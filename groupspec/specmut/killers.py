@@ -40,6 +40,7 @@ from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
 from .operators import MODEL_DIR, PACKAGE
+from .zookeeper_walks import ZK_WALK_JOBS
 
 # The explorer's jobs: small enough for seconds each on one core (Python engine), every fault that applies.
 CLASSIC_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
@@ -78,6 +79,9 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-acked", "uniform", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2),
     ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 2),
+    # one consumer runs, the other never starts, no fault: every property holds (a predicate that finds a violation
+    # where there is none, or a convergence that counts a stopped consumer against the group, is killed here)
+    ("zookeeper", "range", 2, 2, 1, "join", 0),
     ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
@@ -93,12 +97,18 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("consumer-commit-any-epoch", "uniform", 2, 2, 1, "late-commit", 1),
     ("consumer-fenced-keeps-partitions", "uniform", 3, 1, 1, "lose-answer", 2),
     ("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1),
+    # the downgrade's generation going down is the only symptom (generation_violation's kind-change exemption)
+    ("classic-to-consumer-gen-drops", "uniform", 2, 2, 1, "", 2),
+    # two owners in the classic group before the upgrade: a current member's commit accepted (commit_accepted)
+    ("classic-to-consumer-two-owners", "uniform", 2, 2, 1, "", 2),
     ("upgrade-unvalidated", "range", 2, 2, 1, "", 0),
     ("zookeeper", "range", 2, 2, 1, "zombie", 1),
     # work held for workers that all departed (the delay never ends): convergence must not count it as converged
     ("connect-hold-outlives-group", "sticky", 2, 2, 1, "crash", 2),
     # revoked work never stopped: duplicated work outlives a round (duplicate_work_settles must still notice it)
     ("connect-ignores-revocation", "sticky", 2, 2, 1, "timeout,leave", 1),
+    # a session lost under a running consumer (no pause): its commits are unfenced (commit_fencing fails, as in 0.8)
+    ("zookeeper", "range", 2, 2, 1, "timeout", 1),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
@@ -137,6 +147,10 @@ CONFORMANCE: tuple[tuple[str, str, int, int], ...] = (
     ("consumer:two-topics", "consumer", 25, 25),
     ("migration", "classic-to-consumer", 150, 40),  # the conformance frame's machine (issue 26): 60 walks before
 )
+# The migration's conformance machine on smaller groups (members, partitions, walks, steps): the last member of a
+# consumer group leaves or expires and the group is left empty, which the three-member walks hardly reach (the
+# reference's coordinator bumps the group epoch then, as Kafka's consumerGroupFenceMember does)
+MIGRATION_SMALL: tuple[tuple[int, int, int, int], ...] = ((1, 2, 100, 30), (2, 2, 200, 30))
 
 
 # The model's assignors against Kafka's (the reference's): range and roundrobin must give Kafka's answer;
@@ -183,6 +197,9 @@ COST: dict[str, float] = {
     "client:connect-keep-work·sticky 3m×3p 300×50": 1.1, "client:connect-keep-work·sticky 2m×2p b2 explored": 1.76,
     "client:connect-delayed·sticky 2m×2p b2 explored": 0.73,
 }
+COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measured 2026-11-29, load ~8)
+COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured 2026-11-29, load ~8)
+COST["conformance:migration 2m×2p 200×30"] = 1.87
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -239,6 +256,11 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CONNECT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the reference's ZooKeeper-era group (its ensemble and consumers) along the model's paths (zookeeper_walks.py)
+    out += [Killer(f"history:{v} {m}m×{p}p" + (f" b{b} {w}×{n}" if w else f" b{b} explored"), "history", v, job)
+            for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
+    out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
+            for job in MIGRATION_SMALL for m, p, w, n in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -319,6 +341,15 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "conformance" and k.name.startswith("conformance:migration "):  # MIGRATION_SMALL
+        from groupspec.conformance import migration as small
+
+        m, p, w, n = k.job
+        return {"failure": small.run(members=m, partitions=p, walks=w, steps=n, seed=0)[0]}
+    if k.kind == "history":
+        from .zookeeper_walks import check as zookeeper_check
+
+        return {"failure": zookeeper_check(k.job, only)}
     return {"failure": _conform(*k.job, only=only)}
 
 
@@ -499,6 +530,8 @@ def _conform(name: str, examples: int, steps: int, only: frozenset[int] | None =
 
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
+    if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
+        return got["failure"]
     if k.kind in ("conformance", "oracle", "kafka", "client"):
         return got["failure"]
     complete = got.get("complete", True)

@@ -214,6 +214,8 @@ class ZooKeeper:
             return self._set_registry(now, set(self.registry()) | {name})
         if isinstance(msg, Close):
             self._drop_owner_nodes(name, msg.owned)
+            if name not in self.registered:  # its node is gone already (or never was): no write, no watch fires
+                return []
             self.registered.discard(name)
             return self._set_registry(now, set(self.registry()) - {name})
         if isinstance(msg, SessionLost):
