@@ -208,6 +208,93 @@ EQUIVALENT: dict[str, str] = {
         "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
         "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
         "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    # the rolling upgrade's and Connect's (the upgrade and Connect client checks' pass), the ZooKeeper era's and the
+    # migration's (their pass): docs/specification.md, the last three subsections
+    "upgrade.EagerToCooperative._join:drop-term#5":
+        "setting owned=0 on an eager member that owns nothing yields the same state",
+    "upgrade.EagerToCooperative._receive_join:drop-term#5":
+        "the leader holds a JoinGroup answer of the current generation only while the group is COMPLETING_REBALANCE: "
+        "a new join phase or an emptied group clears the target, and the group is STABLE only after the leader's own "
+        "SyncGroup, which consumes that answer (no state of 2x2 budget 2 with every fault and the timers, 3x2 budget "
+        "1, 3x3 has one)",
+    "join_phase.JoinPhase.compute_target:negate-guard#1":
+        "held work is never given back by it: existing & ~held_back keeps held work out of every assignment, and "
+        "every assignor a Connect variant runs reads a member's owned work only within existing (sticky: owned & "
+        "existing; range and roundrobin read none), so filtering the members' reported work is redundant (the "
+        "reachable state graphs compared edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#2":
+        "none of the handlers _kept wraps stops a Connect worker (FENCED_INSTANCE_ID is for static members; Connect "
+        "has no static membership)",
+    "connect_delayed.ConnectKeepWork._kept:drop-guard#0":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#0":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#1":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#3":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#4":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "zookeeper.ZooKeeper._rebalance:keep-owned#0":
+        "_claim, called right after, sets owned on both of its paths (the share, or nothing), so what _rebalance left "
+        "there is never read",
+    "zookeeper.ZooKeeper._claim:keep-owned#0":
+        "a claim fails only for a consumer that owns nothing already: _rebalance emptied it, or its previous claim "
+        "failed (a pending retry)",
+    "zookeeper.ZooKeeper.init_states:drop-term#1":
+        "only a one-consumer instance with the join fault differs (its one consumer starts down); which consumer "
+        "starts late is a choice of the explored instance, no rule of the protocol",
+    "zookeeper.ZooKeeper.step:negate-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (as step:drop-guard#0); every check explores "
+        "successors(s) itself",
+    "zookeeper.ZooKeeper.live_member:drop-term#0":
+        "a consumer that is down owns nothing (Crash and LeaveGroup reset it), and live_member is read only beside "
+        "owned partitions",
+    "zookeeper.ZooKeeper.live_ownership:drop-term#0":
+        "the entries added own nothing; every reader takes the owned partitions' bits or skips members that own "
+        "nothing",
+    "zookeeper.ZooKeeper.running_ownership:drop-term#0":
+        "the entries added own nothing; every reader takes the owned partitions' bits or skips members that own "
+        "nothing",
+    "zookeeper.ZooKeeper.running_ownership:drop-guard#0":
+        "the consumers added are paused (a down one owns nothing); a paused consumer's Resume, always enabled and "
+        "changing nothing else, makes it a running one with the same partitions, so exclusive_processing is violated "
+        "with or without them",
+    "zookeeper.ZooKeeper.running_ownership:drop-term#1":
+        "the consumers added are paused (a down one owns nothing); a paused consumer's Resume, always enabled and "
+        "changing nothing else, makes it a running one with the same partitions, so exclusive_processing is violated "
+        "with or without them",
+    "zookeeper.ZooKeeper.commit_violation:negate-guard#2":
+        "only the explanation's wording changes (which cN now owns); the verdict is the same",
+    "zookeeper.ZooKeeper.converged:drop-term#4":
+        "implied by the loop: with an empty registry nothing is owned (so everything is not every partition), and "
+        "when every registered consumer runs and owns its range share over the registry, the shares cover every "
+        "partition",
+    "zookeeper.ZooKeeper.converged:drop-term#5":
+        "implied by the loop: with an empty registry nothing is owned (so everything is not every partition), and "
+        "when every registered consumer runs and owns its range share over the registry, the shares cover every "
+        "partition",
+    "zookeeper.ZooKeeper.converged:drop-term#0":
+        "it calls converged a state where every consumer is down but some session has not expired; from there the "
+        "sessions' expiries (protocol steps, fair) lead to the empty registry, converged in the unchanged model too, "
+        "and no fault can keep them from it, so no convergence verdict changes",
+    "migration.ClassicToConsumer._classic_remove:drop-term#0":
+        "only a classic client parks a JoinGroup (phase WAIT; a consumer-protocol client's phase stays STABLE), and "
+        "only members of the classic group, all classic, are removed from it",
+    "migration.ClassicToConsumer.successors:drop-term#5":
+        "a perturbation's selection: an Upgrade of a classic process that is not a live member (down, paused, or "
+        "between members) is the operator restarting it with the new client; the rules the restarted client meets are "
+        "untouched, as for the classic _perturbations:drop-guard#1",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
