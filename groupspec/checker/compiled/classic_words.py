@@ -32,11 +32,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from .kernel import (
-    NMASK, OLDEST, P_DEAD, P_K, P_N, P_SYM, P_T, _b, popcount,
-)
+from .kernel import NMASK, OLDEST, P_DEAD, P_K, P_N, P_SYM, P_T, popcount
 from .layout import (
-    C_GEN, C_GH, C_GHGEN, C_GHOWN, C_IB, C_IBASG, C_IBGEN, C_ID, C_OWNED, C_PROC, C_REJOIN, C_STATUS, C_TOPICS,
+    HEADER, SLOT, C_GEN, C_GH, C_GHGEN, C_GHOWN, C_IB, C_IBASG, C_IBGEN, C_ID, C_OWNED, C_PROC, C_REJOIN, C_STATUS, C_TOPICS,
     G_BUDGET, G_GEN, G_HELD, G_HELDFOR, G_LEADER, G_PARTS, G_STATUS, G_TSET, R_ASG, R_AWAIT, R_GEN, R_JOINED,
     R_OWNED, R_SET, R_STATIC, R_SYNCED, R_TOPICS, T_ASG,
 )
@@ -46,6 +44,12 @@ REL_OFF = 8  # kernel.key_offsets: relative generations (-2 .. OLDEST) are store
 # scratch columns of ``rows`` (kernel.ROWLEN wide): the six masks, then the two words
 X_SW = NMASK
 X_MW = NMASK + 1
+
+
+@njit(cache=True, inline="always")
+def _b(i):
+    """Slot ``i``'s first field (kernel._b)."""
+    return HEADER + i * SLOT
 
 
 @njit(cache=True, inline="always")
