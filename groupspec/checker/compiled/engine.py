@@ -134,13 +134,11 @@ class Kernel:
         return [(action_of(int(acts[j])), decode(out[j], self.n)) for j in range(ns)]
 
     def key(self, s: Any) -> bytes:
-        n = self.n
-        kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-        words = np.zeros(self.words, np.uint64)
-        K.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, K.ROWLEN), np.int64), np.zeros(n, np.int64),
-                     np.zeros(self.proto.cfg.partitions, np.int64), np.zeros(self.proto.cfg.partitions, np.int64), kv)
-        K.pack(kv, self.widths, self.offsets, words)
-        return words.tobytes()
+        """The packed key the search fingerprints (``families.key_words``: ``classic_words`` where it applies)."""
+        rows, order, cols, perm, kv, words = FAM.key_scratch(self.fam, self.P, self.plan, self.words)
+        nw = FAM.key_words(self.fam, self.P, self.blocks, self.plan, encode(s, self.n), rows, order, cols, perm, kv,
+                           words)
+        return words[:nw].tobytes()
 
     def converged(self, s: Any) -> bool:
         return bool(K.converged(self.P, self.TM, encode(s, self.n)))
