@@ -80,13 +80,14 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from . import actions as A
 from .assignors import range_, sticky
-from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
+from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, Answer, ConsumerFlight, KIP848State, S
 from .consumer_view import ConsumerView
 from .core import Config, Proc, bits, evolvable
 from .spec import COMPILED_CONSUMER, SpecBase
@@ -122,6 +123,11 @@ class Member:
     left: bool = False  # a static member that left with epoch -2: kept until its session times out
     since: tuple[int, ...] = ()  # the assignment epoch of each partition held (0: not held); in-flight faults only
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, state: MemberState = ..., epoch: int = ..., previous_epoch: int = ..., assigned: int = ...,
+                revoking: int = ..., topics: int = ..., static: bool = ..., left: bool = ...,
+                since: tuple[int, ...] = ...) -> Member: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -133,8 +139,12 @@ class ConsumerClient:
     owned: int = 0  # partitions it owns: it processes and commits them
     assigned: int = 0  # the assignment of its last answer: what reconciliation moves towards
     topics: int = 0
-    answer: tuple | None = None  # a heartbeat answer on its way (late-answer): (OK, epoch, assignment)
-    commit: tuple | None = None  # an OffsetCommit on its way (late-commit): (epoch, partitions)
+    answer: Answer | None = None  # a heartbeat answer on its way (late-answer): (OK, epoch, assignment)
+    commit: tuple[int, int] | None = None  # an OffsetCommit on its way (late-commit): (epoch, partitions)
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, proc: Proc = ..., epoch: int = ..., owned: int = ..., assigned: int = ..., topics: int = ...,
+                answer: Answer | None = ..., commit: tuple[int, int] | None = ...) -> ConsumerClient: ...
 
 
 @evolvable
@@ -146,6 +156,10 @@ class ConsumerGroup:
     members: tuple[Member | None, ...] = ()
     partitions: int = 0  # partitions that exist
 
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, epoch: int = ..., target_epoch: int = ..., target: tuple[int, ...] = ...,
+                members: tuple[Member | None, ...] = ..., partitions: int = ...) -> ConsumerGroup: ...
+
 
 @evolvable
 @dataclass(frozen=True, slots=True)
@@ -153,6 +167,10 @@ class ConsumerState:
     group: ConsumerGroup
     clients: tuple[ConsumerClient, ...]
     budget: int = 0
+
+    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
+        def but(self, *, group: ConsumerGroup = ..., clients: tuple[ConsumerClient, ...] = ...,
+                budget: int = ...) -> ConsumerState: ...
 
 
 # -- the steps of this protocol ------------------------------------------------------------------
@@ -196,12 +214,16 @@ def relative_epoch(e: int, base: int, oldest: int = OLDEST) -> int:
     return d if d < oldest else oldest
 
 
-class Consumer(ConsumerView, ConsumerFlight, SpecBase):
-    """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
+class Consumer(ConsumerView[S], ConsumerFlight[S], SpecBase):
+    """The KIP-848 protocol on one finite instance; subclasses set the switches below.
+
+    Generic in its state ``S`` for the type checker (``Consumer`` alone is ``Consumer[ConsumerState]``): the
+    migration page derives from this one and replaces its states (``MigrationState``); what reads a state is
+    typed on ``S``, what builds one (``init_states``, ``successors``, ``heartbeat``) on ``ConsumerState``."""
 
     name = "consumer"
     encoding = COMPILED_CONSUMER
-    encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
+    encoded: ClassVar[tuple[str, ...]] = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
                "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
                "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership",
                "handle", "_subscribe", "apply_answer", "commit_answer", "flight_successors", "_rows")
@@ -224,7 +246,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     expect_violation = ""
     has_generations = True
     coordinator_assigns = True
-    assignors = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
+    assignors: ClassVar[tuple[str, ...]] = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED_FAULTS
@@ -239,7 +261,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         self.assignor_name = name
         self.symmetric = name == "uniform"
         n = cfg.members
-        self._acts = {
+        self._acts: dict[type[A.Action], tuple[A.Action, ...]] = {
             cls: tuple(cls(i) for i in range(n))
             for cls in (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired,
                         RebalanceTimeoutFence, A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause,
@@ -248,7 +270,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         self._add_partition = A.AddPartition()
         self._flight_init()  # lose-answer, late-answer, late-commit, early-restart (model/consumer_flight.py)
         self.symmetric = self.symmetric and not self.in_flight  # the per-partition epochs are not renamed
-        self._targets: dict = {}
+        self._targets: dict[Hashable, tuple[int, ...]] = {}
         self.topic_blocks = [[p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)]
 
     # ---------------------------------------------------------------------------------------------
@@ -352,7 +374,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         c = self.apply_answer(s.clients[i], answer)
         return ConsumerState(group=g, clients=self._set(s.clients, i, c), budget=s.budget)
 
-    def handle(self, s: ConsumerState, i: int) -> tuple[ConsumerGroup, tuple]:
+    def handle(self, s: KIP848State, i: int) -> tuple[ConsumerGroup, Answer]:
         """The coordinator handles client ``i``'s heartbeat (its epoch, what it owns): the group after it
         and the answer, ``(OK, epoch, assignment)`` or ``(error,)`` (``GroupMetadataManager.consumerGroupHeartbeat``)."""
         g = s.group
@@ -372,6 +394,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 g = self._bump(g.but(members=self._set(g.members, i, r)))
             r = self.reconcile(g, i, r, c.owned)
         elif c.epoch == 0:
+            assert r is not None  # (for the type checker: the branch above took r None; no guard of the protocol)
             if self.static_members:
                 # Its instance id is held by a member that has not left (a restart before the session
                 # expired, or a rejoin after FENCED_MEMBER_EPOCH): fatal for the Java client.
@@ -402,10 +425,12 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         if changed:
             r = r.but(topics=c.topics)
             g = self._bump(g.but(members=self._set(g.members, i, r)))
-            r = g.members[i]
+            kept = g.members[i]
+            assert kept is not None  # (for the type checker: _bump keeps every member)
+            r = kept
         return g, self.reconcile(g, i, r, c.owned, changed)
 
-    def apply_answer(self, c: ConsumerClient, answer: tuple) -> ConsumerClient:
+    def apply_answer(self, c: ConsumerClient, answer: Answer) -> ConsumerClient:
         """The client applies a heartbeat answer (``ConsumerMembershipManager``)."""
         if answer[0] == UNRELEASED:
             return ConsumerClient(topics=c.topics)  # fatal: the process stops
@@ -421,11 +446,12 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
 
     # -- steps ------------------------------------------------------------------------------------
     @staticmethod
-    def _set(t: tuple, i: int, v: object) -> tuple:
+    def _set(t: tuple[Any, ...], i: int, v: object) -> tuple[Any, ...]:
         return t[:i] + (v,) + t[i + 1 :]
 
     @staticmethod
-    def _with(s: ConsumerState, group: ConsumerGroup | None = None, clients: tuple | None = None, spend: bool = False) -> ConsumerState:
+    def _with(s: ConsumerState, group: ConsumerGroup | None = None, clients: tuple[ConsumerClient, ...] | None = None,
+              spend: bool = False) -> ConsumerState:
         return ConsumerState(group=group if group is not None else s.group,
                              clients=clients if clients is not None else s.clients,
                              budget=s.budget - (1 if spend else 0))
@@ -500,23 +526,23 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         raise ValueError(f"{a!r} is not enabled")
 
     # -- what the properties ask ------------------------------------------------------------------
-    def live_member(self, s: ConsumerState, i: int) -> bool:
+    def live_member(self, s: S, i: int) -> bool:
         """A running or paused process whose member the coordinator has (not a static member that left)."""
         c = s.clients[i]
         r = s.group.members[i]
         return c.proc != Proc.DOWN and c.epoch > 0 and r is not None and not r.left
 
-    def live_ownership(self, s: ConsumerState):
+    def live_ownership(self, s: S) -> Iterator[tuple[int, int]]:
         for i, c in enumerate(s.clients):
             if c.owned and self.live_member(s, i):
                 yield i, c.owned
 
-    def commit_accepted(self, s: ConsumerState, i: int, ghost: bool = False) -> bool:
+    def commit_accepted(self, s: S, i: int, ghost: bool = False) -> bool:
         """Would the coordinator accept an OffsetCommit from process ``i`` with its member id and epoch?"""
         c = s.clients[i]
         return self.commit_answer(s, i, c.epoch, c.owned) == OK
 
-    def commit_answer(self, s: ConsumerState, i: int, epoch: int, parts: int) -> str:
+    def commit_answer(self, s: KIP848State, i: int, epoch: int, parts: int) -> str:
         """``ConsumerGroup.validateOffsetCommit`` for an OffsetCommit of ``parts`` from member ``i`` with ``epoch``."""
         if not self.fence_commits:
             return OK
@@ -536,7 +562,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             return STALE
         return OK
 
-    def commit_violation(self, s: ConsumerState) -> str | None:
+    def commit_violation(self, s: S) -> str | None:
         live = dict(self.live_ownership(s))
         commits = []
         for i, c in enumerate(s.clients):
@@ -567,7 +593,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                             f"{self.member_name(k)} owns it too")
         return None
 
-    def generation_violation(self, s: ConsumerState, t: ConsumerState) -> str | None:
+    def generation_violation(self, s: S, t: S) -> str | None:
         """Epochs: the group's grows by at most one per step, the assignment epoch follows it, members' never go down."""
         g, h = s.group, t.group
         if h.epoch < g.epoch or h.epoch > g.epoch + 1:
@@ -590,10 +616,10 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     def initial_members(self) -> int:
         return sum(1 for c in self.init_states()[0].clients if c.proc == Proc.UP)
 
-    def members_in_group(self, s: ConsumerState) -> int:
+    def members_in_group(self, s: S) -> int:
         return sum(1 for m in s.group.members if m is not None)
 
-    def converged(self, s: ConsumerState) -> bool:
+    def converged(self, s: S) -> bool:
         """Every member alive and STABLE at the assignment epoch, owning exactly its target, which is
         the assignor's complete answer (running it again changes nothing)."""
         g = s.group
@@ -623,15 +649,15 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         return self.compute_target(g) == g.target
 
     # -- keys for the explorer --------------------------------------------------------------------
-    def _rows(self, s: ConsumerState) -> list[tuple]:
+    def _rows(self, s: S) -> list[tuple[Hashable, ...]]:
         g = s.group
         base = g.epoch
-        rows = []
+        rows: list[tuple[Hashable, ...]] = []
         if self.in_flight:
             o = 1 << 30
             for i, c in enumerate(s.clients):
                 r = g.members[i]
-                rec = () if r is None else (int(r.state), relative_epoch(r.epoch, base, o), relative_epoch(r.previous_epoch, base, o),
+                rec: tuple[Hashable, ...] = () if r is None else (int(r.state), relative_epoch(r.epoch, base, o), relative_epoch(r.previous_epoch, base, o),
                                             r.assigned, r.revoking, r.topics, r.static, r.left,
                                             tuple(relative_epoch(e, base, o) for e in r.since))
                 ans = None if c.answer is None else (c.answer[0], relative_epoch(c.answer[1], base, o), c.answer[2])
@@ -646,11 +672,11 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             rows.append((int(c.proc), relative_epoch(c.epoch, base), c.owned, c.assigned, c.topics, rec, g.target[i]))
         return rows
 
-    def exact_key(self, s: ConsumerState):
+    def exact_key(self, s: S) -> Hashable:
         g = s.group
         return (g.epoch - g.target_epoch, g.partitions, s.budget, tuple(self._rows(s)))
 
-    def key(self, s: ConsumerState):
+    def key(self, s: S) -> Hashable:
         """Epochs up to a shift; members and the partitions of one topic up to renaming (uniform only).
 
         As ``groupspec.model.symmetry`` does for the classic protocol: slots are ordered by a
@@ -692,7 +718,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         rows = sorted((shapes[i], tuple(_remap(m, perm) for m in masks[i])) for i in range(n))
         return (g.epoch - g.target_epoch, _remap(g.partitions, perm), s.budget, tuple(rows))
 
-    def orbit_size(self, s: ConsumerState) -> int:
+    def orbit_size(self, s: S) -> int:
         """Member renamings this state stands for (a lower bound: partition renamings are not counted)."""
         from collections import Counter
         from math import factorial, prod
