@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from types import FrameType
+from typing import Any, Callable, NoReturn
 
 from .client_walks import CLIENT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
@@ -174,7 +175,7 @@ class Killer:
     name: str
     kind: str  # "model" | "oracle" | "kafka" | "conformance"
     variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
-    job: tuple
+    job: tuple[Any, ...]
 
 
 def killers(scale: float = 1.0) -> list[Killer]:
@@ -271,13 +272,13 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
-    return {"failure": _conform(*k.job, only=only)}
+    return {"failure": _conform(*k.job, only=only)}  # type: ignore[misc]  # (a conformance job: name, examples, steps)
 
 
 ORACLE_SECONDS = 60  # the 400 small groups take about a second; Kafka's assignors return at once on each
 
 
-def _within(seconds: int, fn):  # noqa: ANN001, ANN202
+def _within(seconds: int, fn: Callable[[], str | None]) -> str | None:
     """``fn()``, or a failure if it has not returned after ``seconds`` (an assignor that loops: Kafka's does not).
 
     Nested in the campaign's per-mutant alarm: that one is put back, less the time spent here."""
@@ -290,7 +291,7 @@ def _within(seconds: int, fn):  # noqa: ANN001, ANN202
     class _Slow(Exception):
         pass
 
-    def _raise(_sig, _frame):  # noqa: ANN001
+    def _raise(_sig: int, _frame: FrameType | None) -> NoReturn:
         raise _Slow
 
     outer = signal.alarm(0)  # what is left of the caller's alarm (0: none)
@@ -353,7 +354,7 @@ def _assignor_oracle(name: str) -> str | None:
     return None
 
 
-def _explore(job: tuple, cap: int = MAX_STATES) -> dict[str, Any]:
+def _explore(job: tuple[Any, ...], cap: int = MAX_STATES) -> dict[str, Any]:
     from groupspec.checker import Explorer
     from groupspec.model import Config, make
 
@@ -382,9 +383,9 @@ def replay_schedule(r: dict[str, Any]) -> str | None:
     machine = make_machine(r["variant"], topics=r["topics"])()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            machine.boot(seed=r["seed"])
+            machine.boot(seed=r["seed"])  # type: ignore[attr-defined]  # (every family's machine has its boot rule)
             for call in r["rules"]:
-                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
+                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()  # type: ignore[union-attr]  # (a recorded call)
                 kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
                           for k, v in (a.split("=") for a in args.split(", ") if a)}
                 getattr(machine, rule)(**kwargs)
@@ -452,7 +453,8 @@ def _conform(name: str, examples: int, steps: int, only: frozenset[int] | None =
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
     if k.kind in ("conformance", "oracle", "kafka", "client"):
-        return got["failure"]
+        failure: str | None = got["failure"]
+        return failure
     complete = got.get("complete", True)
     for prop, held in got["verdicts"].items():
         was = baseline["verdicts"].get(prop)
