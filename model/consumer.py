@@ -82,14 +82,21 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator
 
 from . import actions as A
 from .assignors import range_, sticky
-from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, Answer, ConsumerFlight, KIP848State, S
+from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
+# the page's state records (model/consumer_state.py), named here as before: every reader imports them from this page
+from .consumer_state import NOT_MEMBER as NOT_MEMBER
+from .consumer_state import Answer, KIP848State, S
+from .consumer_state import ConsumerClient as ConsumerClient
+from .consumer_state import ConsumerGroup as ConsumerGroup
+from .consumer_state import ConsumerState as ConsumerState
+from .consumer_state import Member as Member
+from .consumer_state import MemberState as MemberState
 from .consumer_view import ConsumerView
-from .core import Config, Proc, bits, evolvable
+from .core import Config, Proc, bits
 from .spec import COMPILED_CONSUMER, SpecBase
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"}) | FLIGHT_FAULTS
@@ -97,80 +104,6 @@ ASSIGNORS = ("uniform", "range")
 
 LEAVE_EPOCH = -1  # ConsumerGroupHeartbeat's memberEpoch for a leaving member
 STATIC_LEAVE_EPOCH = -2  # ... for a static member leaving temporarily
-NOT_MEMBER = -1  # a client that is not in the group (not started, left)
-
-
-class MemberState(IntEnum):
-    """The coordinator's state of one member (Kafka ``MemberState``)."""
-
-    STABLE = 0
-    UNREVOKED_PARTITIONS = 1  # must acknowledge revoking ``revoking`` before it gets its new epoch
-    UNRELEASED_PARTITIONS = 2  # at the target epoch, waiting for partitions other members still hold
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class Member:
-    """The coordinator's record of one member (Kafka ``ConsumerGroupMember``)."""
-
-    state: MemberState = MemberState.STABLE
-    epoch: int = 0
-    previous_epoch: int = 0
-    assigned: int = 0  # partitions the member may own now (bit mask)
-    revoking: int = 0  # partitions pending revocation: still the member's until it acknowledges
-    topics: int = 0  # subscription (bit mask of topics; a regex resolved by the broker)
-    static: bool = False
-    left: bool = False  # a static member that left with epoch -2: kept until its session times out
-    since: tuple[int, ...] = ()  # the assignment epoch of each partition held (0: not held); in-flight faults only
-
-    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
-        def but(self, *, state: MemberState = ..., epoch: int = ..., previous_epoch: int = ..., assigned: int = ...,
-                revoking: int = ..., topics: int = ..., static: bool = ..., left: bool = ...,
-                since: tuple[int, ...] = ...) -> Member: ...
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerClient:
-    """One consumer process and its membership manager."""
-
-    proc: Proc = Proc.DOWN
-    epoch: int = NOT_MEMBER  # 0: joining; > 0: the member epoch of its last answer
-    owned: int = 0  # partitions it owns: it processes and commits them
-    assigned: int = 0  # the assignment of its last answer: what reconciliation moves towards
-    topics: int = 0
-    answer: Answer | None = None  # a heartbeat answer on its way (late-answer): (OK, epoch, assignment)
-    commit: tuple[int, int] | None = None  # an OffsetCommit on its way (late-commit): (epoch, partitions)
-
-    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
-        def but(self, *, proc: Proc = ..., epoch: int = ..., owned: int = ..., assigned: int = ..., topics: int = ...,
-                answer: Answer | None = ..., commit: tuple[int, int] | None = ...) -> ConsumerClient: ...
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerGroup:
-    epoch: int = 0  # the group epoch
-    target_epoch: int = 0  # the assignment epoch
-    target: tuple[int, ...] = ()  # the target assignment, one mask per slot
-    members: tuple[Member | None, ...] = ()
-    partitions: int = 0  # partitions that exist
-
-    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
-        def but(self, *, epoch: int = ..., target_epoch: int = ..., target: tuple[int, ...] = ...,
-                members: tuple[Member | None, ...] = ..., partitions: int = ...) -> ConsumerGroup: ...
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerState:
-    group: ConsumerGroup
-    clients: tuple[ConsumerClient, ...]
-    budget: int = 0
-
-    if TYPE_CHECKING:  # the copy evolvable generates (keyword per field)
-        def but(self, *, group: ConsumerGroup = ..., clients: tuple[ConsumerClient, ...] = ...,
-                budget: int = ...) -> ConsumerState: ...
 
 
 # -- the steps of this protocol ------------------------------------------------------------------

@@ -41,43 +41,18 @@ these faults are on: a partition newly given gets the member's new epoch, a kept
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Iterator
 
 from . import actions as A
+from .consumer_state import Answer, KIP848State, S
 from .core import CONSUMER_FLIGHT_FAULTS, Proc
 
 if TYPE_CHECKING:
-    # a TypeVar with a default (PEP 696) for the checker only: at run time ``S`` is a plain TypeVar (Python 3.11's
-    # typing.TypeVar takes no default), so the KIP-848 page needs no typing_extensions to run
-    from typing_extensions import TypeVar
-
-    from .consumer import ConsumerClient, ConsumerGroup, ConsumerState
+    from .consumer_state import ConsumerClient, ConsumerGroup, ConsumerState
     from .core import Config
-else:
-    from typing import TypeVar
 
 FLIGHT_FAULTS = CONSUMER_FLIGHT_FAULTS  # their help: model.core.FAULT_HELP
 
-# A heartbeat answer: ``(OK, epoch, assignment)`` or ``(error,)`` (Consumer.handle)
-Answer = tuple[Any, ...]
-
-
-class KIP848State(Protocol):
-    """What the KIP-848 page reads of a state: its own ``ConsumerState`` and the migration page's
-    ``MigrationState`` (which replaces it, with a classic group beside the consumer group) both have it."""
-
-    @property
-    def group(self) -> ConsumerGroup: ...
-    @property
-    def clients(self) -> tuple[ConsumerClient, ...]: ...
-    @property
-    def budget(self) -> int: ...
-
-
-if TYPE_CHECKING:
-    S = TypeVar("S", bound=KIP848State, default=ConsumerState)
-else:
-    S = TypeVar("S")
 
 OK = "OK"
 FENCED = "FENCED_MEMBER_EPOCH"

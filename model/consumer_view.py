@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic
 
 from . import actions as A
-from .consumer_flight import FENCED, OK, UNRELEASED, S
+from .consumer_flight import FENCED, OK, UNRELEASED
+from .consumer_state import S
 from .core import Proc, bits
 
 if TYPE_CHECKING:
-    from .consumer import ConsumerGroup
-    from .consumer_flight import Answer, KIP848State
+    from .consumer_state import Answer, ConsumerGroup, KIP848State
     from .core import Config
 
 

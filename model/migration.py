@@ -83,6 +83,10 @@ from .migration_view import MigrationTimeline
 
 SUPPORTED = frozenset({"join", "leave", "crash", "timeout", "zombie"})
 
+# the page and the vocabulary it names (model/migration_state.py), which the tools read from this page
+__all__ = ["ClassicToConsumer", "ClassicToConsumerAcked", "SUPPORTED", "ClassicGroup", "ClassicHeartbeat", "Client",
+           "Downgrade", "JoinGroup", "Kind", "MigrationState", "MMember", "Phase", "SyncGroup", "Upgrade"]
+
 
 class ClassicToConsumer(MigrationTimeline, Consumer[MigrationState]):
     """A group of classic consumers upgraded (and rolled back) online, one process at a time."""

@@ -2,24 +2,43 @@
 :class:`~groupspec.conformance.harness.Harness` and of one another: declarations for the type checker only.
 
 At run time :class:`HarnessFields` is an empty class (every name is declared under ``TYPE_CHECKING``): the
-harness's ``__init__`` sets the fields, the mixins define the methods.
+harness's ``__init__`` sets the fields, the mixins define the methods. :class:`Tracking`, the per-process
+bookkeeping of :mod:`.linearization` (which names it too), lives here with the fields that name it.
 
-May import: ``groupspec.model``, ``groupspec.reference`` and this package's modules, for annotations only.
+May import: ``groupspec.model``, ``groupspec.reference`` and this package's modules (those for annotations only).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
+from groupspec.model import Client
+
 if TYPE_CHECKING:
-    from groupspec.model import Client, Config, State
+    from groupspec.model import Config, State
     from groupspec.reference.classic import GroupView
     from groupspec.reference.sim import SimProc, Simulator
 
     from .connect import ConnectView
-    from .linearization import Tracking
     from .refinement import Variant
 
-__all__ = ["HarnessFields"]
+__all__ = ["HarnessFields", "Tracking"]
+
+
+@dataclass
+class Tracking:
+    """Per-process linearization bookkeeping."""
+
+    frozen: Client | None = None  # alpha shows this client until its request takes effect
+    frozen_kind: str = ""  # "join" | "sync" | "static" | "leave"
+    # "leave": the process stopped (or reset at max.poll.interval) with requests still travelling. It
+    # stays shown as running until its last requests are handled; `conn` and `corrs` (correlation id ->
+    # generation of the request) name its JoinGroup/SyncGroup requests from before it stopped, `quiet`
+    # those of them answered at once with an error (handled within the model's step: no inbox).
+    conn: int = -1
+    corrs: dict[int, int] = field(default_factory=dict)
+    quiet: set[int] = field(default_factory=set)
+    handled: set[int] = field(default_factory=set)  # those of them that reached the coordinator
 
 
 class HarnessFields:

@@ -9,7 +9,7 @@ May import: ``groupspec.model``, ``groupspec.reference``, ``.refinement``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from groupspec.model import (
@@ -30,25 +30,12 @@ from groupspec.reference.classic import (
 
 from .refinement import REQUEST_MS
 from .harness_fields import HarnessFields
+from .harness_fields import Tracking as Tracking  # (defined with the fields that name it; read from here)
 
 
 # --------------------------------------------------------------------------------------------------
 # The harness
 # --------------------------------------------------------------------------------------------------
-@dataclass
-class Tracking:
-    """Per-process linearization bookkeeping."""
-
-    frozen: Client | None = None  # alpha shows this client until its request takes effect
-    frozen_kind: str = ""  # "join" | "sync" | "static" | "leave"
-    # "leave": the process stopped (or reset at max.poll.interval) with requests still travelling. It
-    # stays shown as running until its last requests are handled; `conn` and `corrs` (correlation id ->
-    # generation of the request) name its JoinGroup/SyncGroup requests from before it stopped, `quiet`
-    # those of them answered at once with an error (handled within the model's step: no inbox).
-    conn: int = -1
-    corrs: dict[int, int] = field(default_factory=dict)
-    quiet: set[int] = field(default_factory=set)
-    handled: set[int] = field(default_factory=set)  # those of them that reached the coordinator
 
 
 class LinearizationMixin(HarnessFields):

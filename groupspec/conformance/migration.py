@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from groupspec.model import GroupStatus, actions as A, bits
-from groupspec.model import consumer as model_consumer, migration as model_migration, migration_state as model_migration_state
+from groupspec.model import consumer as model_consumer, migration as model_migration
 from groupspec.reference.classic import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from groupspec.reference.classic import GroupStatus as RGroupStatus, GroupView, MemberView
 from groupspec.reference.classic import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
@@ -50,10 +50,9 @@ from .frame import ConformanceMachine, Family, derandomized, machine, run as run
 
 # the model's KIP-848 and migration pages, through the model's front door
 ConsumerGroupHeartbeat, RevokePartitions = model_consumer.ConsumerGroupHeartbeat, model_consumer.RevokePartitions
-ClassicHeartbeat, ClassicToConsumer = model_migration_state.ClassicHeartbeat, model_migration.ClassicToConsumer
-Downgrade, JoinGroup = model_migration_state.Downgrade, model_migration_state.JoinGroup
-Kind, Phase = model_migration_state.Kind, model_migration_state.Phase
-SyncGroup, Upgrade = model_migration_state.SyncGroup, model_migration_state.Upgrade
+ClassicHeartbeat, ClassicToConsumer = model_migration.ClassicHeartbeat, model_migration.ClassicToConsumer
+Downgrade, JoinGroup, Kind, Phase = model_migration.Downgrade, model_migration.JoinGroup, model_migration.Kind, model_migration.Phase
+SyncGroup, Upgrade = model_migration.SyncGroup, model_migration.Upgrade
 
 __all__ = ["MIGRATION", "Driver", "make_machine", "run"]
 

@@ -35,11 +35,12 @@ May import: ``groupspec.model`` (inside the functions, after the mutant is appli
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeAlias
 
 if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant is applied)
-    from groupspec.model.actions import Action
-    from groupspec.model.consumer import ConsumerState
+    from groupspec.model import actions, consumer as model_consumer
+
+    KState: TypeAlias = model_consumer.ConsumerState  # the KIP-848 page's state
     from groupspec.oracle import KafkaOracle
 
 from .kafka_walks import Divergence, checked, oracle
@@ -193,11 +194,11 @@ class _Walk:
         return ("OK", e - 1 if e > 0 else e, self.mask(r.get("assignment")))
 
     # ------------------------------------------------------------------ the model's view
-    def model_answer(self, s: ConsumerState, i: int) -> tuple[Any, ...]:
+    def model_answer(self, s: KState, i: int) -> tuple[Any, ...]:
         _g, ans = self.p.handle(s, i)
         return tuple(ans)
 
-    def noop(self, s: ConsumerState, j: int) -> bool:
+    def noop(self, s: KState, j: int) -> bool:
         from groupspec.model import Proc
 
         c = s.clients[j]
@@ -209,7 +210,7 @@ class _Walk:
     def kafka_id(self, i: int) -> str | None:
         return next((m for m in self.kafka_members() if self.slot_of.get(m) == i), None)
 
-    def wait_ok(self, s: ConsumerState, i: int) -> bool:
+    def wait_ok(self, s: KState, i: int) -> bool:
         """Whether member ``i``'s session can run out on Kafka with no other member's running out on the way."""
         mid = self.kafka_id(i)
         if mid is None:
@@ -229,7 +230,7 @@ class _Walk:
         return True
 
     # ------------------------------------------------------------------ one model step on Kafka
-    def step(self, s: ConsumerState, a: Action, t: ConsumerState) -> str | None:
+    def step(self, s: KState, a: actions.Action, t: KState) -> str | None:
         """Send what ``a`` stands for; the first difference in the answers, or None."""
         from groupspec.model import actions as A
         from groupspec.model import consumer as mc
@@ -282,7 +283,7 @@ class _Walk:
         return None
 
     # ------------------------------------------------------------------ comparing the group
-    def compare_group(self, t: ConsumerState) -> str | None:
+    def compare_group(self, t: KState) -> str | None:
         g = t.group
         ks = self.kstate
         if ks.get("type") != "consumer":
@@ -313,7 +314,7 @@ class _Walk:
                         f"Kafka {v['previous_epoch']}")
         return None
 
-    def compare_target(self, t: ConsumerState) -> str | None:
+    def compare_target(self, t: KState) -> str | None:
         """The assignment epoch and targets, when Kafka has computed them (``target-computed-later``)."""
         g = t.group
         ks = self.kstate
@@ -328,7 +329,7 @@ class _Walk:
                 return f"target of m{k}: model {self.tps(g.target[k])}, Kafka {v['target']}"
         return None
 
-    def choice(self, t: ConsumerState) -> bool:
+    def choice(self, t: KState) -> bool:
         """Both targets balanced over the same partitions (``assignor-choice``): Kafka picked another one."""
         if self.p.assignor_name != "uniform":
             return False
@@ -345,7 +346,7 @@ class _Walk:
         return (bool(mt) and sorted(mt) == sorted(kt) and max(mt) - min(mt) <= 1 and whole == kwhole)
 
 
-def mirrored(s: ConsumerState, a: Action, t: ConsumerState, walk: _Walk) -> str | None:
+def mirrored(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """None if the walk may take ``a``; else the abstraction that steps it around."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
@@ -367,7 +368,7 @@ def mirrored(s: ConsumerState, a: Action, t: ConsumerState, walk: _Walk) -> str 
     return None
 
 
-def fixed_rule(s: ConsumerState, a: Action, t: ConsumerState, walk: _Walk) -> str | None:
+def fixed_rule(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """The model difference these walks found and the model then fixed that step ``a`` exercises (counted as
     ``checked <name>``), or None: a static leave while partitions are pending revocation, a subscription change
     that drops partitions of a member still revoking, a reconciliation that keeps the member's epoch (Kafka's
@@ -394,7 +395,7 @@ def fixed_rule(s: ConsumerState, a: Action, t: ConsumerState, walk: _Walk) -> st
     return None
 
 
-def seen(s: ConsumerState, a: Action, proto: Any) -> str | None:
+def seen(s: KState, a: actions.Action, proto: Any) -> str | None:
     """What step ``a`` meets that only requests and answers in flight reach (counted as ``seen <what>``): a
     heartbeat answered with an error, one accepted with the previous epoch, a late commit's answer."""
     from groupspec.model import consumer as mc

@@ -40,8 +40,7 @@ import random
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant is applied)
-    from groupspec.model import State
-    from groupspec.model.actions import Action
+    from groupspec.model import State, actions
     from groupspec.oracle import KafkaOracle
 
 SESSION_MS = 10_000
@@ -196,7 +195,7 @@ class _Walk:
                        "instance_id": f"i{slot}" if self.static else None, "version": 4})
 
     # ------------------------------------------------------------------ one model step on Kafka
-    def kafka_step(self, s: State, a: Action, t: State) -> list[dict[str, Any]]:
+    def kafka_step(self, s: State, a: actions.Action, t: State) -> list[dict[str, Any]]:
         """Send what action ``a`` (from ``s`` to ``t``) stands for; Kafka's answers to live connections."""
         from groupspec.model import actions as A
         from groupspec.model import Id, MemberStatus as MS, Proc
@@ -332,7 +331,7 @@ class _Walk:
                 out.append((slot, "ERR", r["error"]))
         return sorted(out)
 
-    def model_answers(self, s: State, a: Action, t: State) -> list[tuple[Any, ...]]:
+    def model_answers(self, s: State, a: actions.Action, t: State) -> list[tuple[Any, ...]]:
         """The answers the model's step delivers: every inbox that changed, and the acting member's own answer."""
         from groupspec.model import actions as A
         from groupspec.model import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply
@@ -409,7 +408,7 @@ class _Walk:
         return None
 
 
-def mirrored(s: State, a: Action, t: State, walk: "_Walk") -> bool:
+def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
     from groupspec.model import GroupStatus as GS
     from groupspec.model import actions as A
