@@ -314,8 +314,7 @@ class ClassicToConsumer(MigrationTimeline, Consumer[MigrationState]):
             r = MMember(topics=c.topics, classic=True)
             g = self._bump(g.but(members=self._set(g.members, i, r)))
             r = g.members[i]
-            assert r is not None  # (for the type checker: _bump keeps every member)
-        r = self.reconcile(g, i, r, c.owned)
+        r = self.reconcile(g, i, r, c.owned)  # type: ignore[arg-type]  # (_bump keeps every member)
         g = g.but(members=self._set(g.members, i, r))
         return s.but(group=g, clients=self._set(s.clients, i, c.but(epoch=r.epoch, phase=Phase.SYNC)))
 
@@ -466,8 +465,7 @@ class ClassicToConsumer(MigrationTimeline, Consumer[MigrationState]):
                 return f"{who} is not a member any more, yet its commit for {self.partition_name(bits(c.owned)[0])} is accepted"
             if s.kind == Kind.CONSUMER:
                 r = s.group.members[i]
-                assert r is not None  # (for the type checker: a live member of a consumer group has its record)
-                stray = c.owned & ~(r.assigned | r.revoking)
+                stray = c.owned & ~(r.assigned | r.revoking)  # type: ignore[union-attr]  # (live: it has its record)
                 if stray:
                     name = self.partition_name(bits(stray)[0])
                     return f"{who}'s commit for {name} is accepted, but the coordinator has not given it {name}"
