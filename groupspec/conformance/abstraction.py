@@ -210,7 +210,7 @@ class AbstractionMixin(HarnessFields):
 
     # -- the coordinator's timers, as the model's formation and timer faults see them (model/formation.py)
     def _join_timer(self, view: Any) -> Any:
-        return self.sim.brokers[self.sim.leader]._timers  # type: ignore[index]  # (a group view has a leader).get(("join", view.group_id))
+        return self.sim.brokers[self.sim.leader]._timers.get(("join", view.group_id))  # type: ignore[index]  # (a group view has a leader)
 
     def _forming(self, view: Any) -> bool:
         """The initial delayed join runs (KIP-134): the group prepares its first rebalance since Empty."""
