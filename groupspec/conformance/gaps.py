@@ -21,9 +21,10 @@ from groupspec.reference.errors import Error
 from groupspec.reference.classic import HeartbeatResponse, JoinGroupRequest
 
 from .refinement import match, project
+from .harness_fields import HarnessFields
 
 
-class KnownGapsMixin:
+class KnownGapsMixin(HarnessFields):
     """The known model gaps of :class:`~groupspec.conformance.harness.Harness`."""
 
     def _late_heartbeat_answer(self, pre: State, post: State) -> bool:

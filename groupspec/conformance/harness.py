@@ -101,13 +101,13 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
         self._last_ids: tuple[dict[int, str], set[str]] = ({}, set())
         self.track: dict[str, Tracking] = {n: Tracking() for n in self.names}
         self.suspended = ""  # why refinement is suspended ("" = it is on)
-        self._hold_real: tuple | None = None  # alpha without the hold, when an orphaned pending id began holding
+        self._hold_real: tuple[Any, ...] | None = None  # alpha without the hold, when an orphaned pending id began holding
         self.orphan_gap = False  # model gap 9 met in this step
         self._pause_started: dict[str, int] = {}  # when each process's last GC pause began
         self.state = self.abstract()
         self.timeline: list[ModelLine] = [ModelLine(None, self.state)]
         self.rules: list[str] = []  # the Hypothesis rules applied, in order (printed on failure)
-        self.trace_seen: set[tuple] = set()
+        self.trace_seen: set[tuple[Any, ...]] = set()
         self.steps = 0
         self.model_steps = 0
         self._hold = False
@@ -248,11 +248,11 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             self._hold = False
         self._refresh()
 
-    def _safety(self) -> tuple:
+    def _safety(self) -> tuple[Any, ...]:
         """The invariants this variant must keep on alpha: the common ones and its own (``extra_safety``),
         without those Kafka breaks there by design (``kafka_violates``: connect-keep-work's duplicated work,
         bounded instead by its own ``duplicate_work_settles``)."""
-        waived = getattr(self.proto, "kafka_violates", frozenset())
+        waived: frozenset[str] = getattr(self.proto, "kafka_violates", frozenset())
         return tuple(p for p in SAFETY + tuple(getattr(self.proto, "extra_safety", ())) if p.name not in waived)
 
     def _check(self, pre: State, post: State, rec: StepRecord) -> None:
@@ -283,7 +283,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
             names = self.unknown_static
             self.unknown_static = []
             if self._static_reset_only(pre, post, [self.slot[n] for n in names]):
-                gap = f"static member {', '.join(names)} with an unknown instance id told UNKNOWN_MEMBER_ID (model: fenced)"
+                gap: str | None = f"static member {', '.join(names)} with an unknown instance id told UNKNOWN_MEMBER_ID (model: fenced)"
                 self.gaps.append(f"t={rec.time_ms}ms {gap}")
                 self.timeline.append(ModelLine(RefStep(-1, f"{self._where(rec)} [model gap: {gap}; re-synchronised]"), post))
                 return
@@ -389,7 +389,7 @@ class Harness(AbstractionMixin, LinearizationMixin, KnownGapsMixin):
     def _check_trace(self, rec: StepRecord, post: State, final: bool = False) -> None:
         if not rec.trace and rec.kind != "time" and not final:
             return
-        waived = getattr(self.proto, "kafka_violates", frozenset())
+        waived: frozenset[str] = getattr(self.proto, "kafka_violates", frozenset())
         for v in check_trace(self.sim.trace, final=final):
             if v.check in waived:
                 continue  # Kafka's own, by design (the variant's own property bounds it on alpha)

@@ -121,7 +121,7 @@ class ModelLine:
 # --------------------------------------------------------------------------------------------------
 # Projection and matching
 # --------------------------------------------------------------------------------------------------
-def project(s: State) -> tuple:
+def project(s: State) -> tuple[Any, ...]:
     """The part of a model state the refinement check compares.
 
     Left out (documented in docs/conformance.md): the perturbation budget (auxiliary); the target
@@ -137,7 +137,7 @@ def project(s: State) -> tuple:
     keep = g.status != GS.COMPLETING_REBALANCE
     recs = tuple(None if r is None else (r.static, r.joined, r.awaiting_sync, r.assignment if keep else 0)
                  for r in g.records)
-    clients = []
+    clients: list[tuple[Any, ...]] = []
     for c in s.clients:
         if c.proc == Proc.DOWN:
             clients.append((Proc.DOWN,))

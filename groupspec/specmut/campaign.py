@@ -18,7 +18,8 @@ import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
-from typing import Any, Callable, Iterable
+from types import FrameType
+from typing import Any, Callable, Iterable, NoReturn
 
 from .equivalent import equivalent_reason
 from .killers import Killer, judge, killers, run_killer, state_cap, variant_modules
@@ -104,7 +105,7 @@ def lean(base: dict[str, Any]) -> dict[str, Any]:
 _STATE: dict[str, Any] = {}
 
 
-def _alarm(_sig, _frame):  # noqa: ANN001
+def _alarm(_sig: int, _frame: FrameType | None) -> NoReturn:
     # Raised wherever the mutant is; if that is a place whose exceptions are swallowed (a garbage-collector callback
     # "ignores" them), the alarm fires again a second later until the TimeoutError reaches run_one (which cancels it).
     signal.alarm(1)

@@ -35,7 +35,13 @@ May import: ``groupspec.model`` (inside the functions, after the mutant is appli
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeAlias
+
+if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant is applied)
+    from groupspec.model import actions, consumer as model_consumer
+
+    KState: TypeAlias = model_consumer.ConsumerState  # the KIP-848 page's state
+    from groupspec.oracle import KafkaOracle
 
 from .kafka_walks import Divergence, checked, oracle
 
@@ -113,7 +119,8 @@ class _Walk:
     compare_previous = True  # compare each member's previous epoch with Kafka's (the tests switch it off to see the
     # old previous-epoch rule caught by the answers alone)
 
-    def __init__(self, proto, kafka, topic_names: list[str]) -> None:  # noqa: ANN001
+    # proto: a KIP-848 page (it reads the page's own fields, not on the Spec interface)
+    def __init__(self, proto: Any, kafka: KafkaOracle, topic_names: list[str]) -> None:
         self.p = proto
         self.k = kafka
         self.cfg = proto.cfg
@@ -135,7 +142,7 @@ class _Walk:
     def mid(self, i: int) -> str:
         return f"m{i}-{self.proc_no[i]}"
 
-    def mask(self, parts) -> int:  # noqa: ANN001
+    def mask(self, parts: Any) -> int:
         m = 0
         for tp in parts or ():
             m |= 1 << self.bit_of[(tp[0], tp[1])]
@@ -148,7 +155,8 @@ class _Walk:
         self.now = max(self.now + 1, at or 0)
         ans = self.k.send({"at": self.now, "group_id": "g", "state_group": "g", **op})
         self.kstate = ans["state"]
-        return ans["responses"]
+        responses: list[dict[str, Any]] = ans["responses"]
+        return responses
 
     def heartbeat(self, i: int, epoch: int, owned: int, topics: int, at: int | None = None) -> dict[str, Any]:
         """One full ConsumerGroupHeartbeat from slot ``i``'s process; Kafka's answer."""
@@ -167,7 +175,7 @@ class _Walk:
             self.last_hb[mid] = self.now
         return r
 
-    def commit(self, i: int, epoch: int, parts: int) -> tuple:
+    def commit(self, i: int, epoch: int, parts: int) -> tuple[Any, ...]:
         """One OffsetCommit (v9) from slot ``i``'s process with the model's ``epoch`` for ``parts``; Kafka's answer as
         the model words it: ``("OK",)`` if every partition is accepted, else the errors it gave."""
         mid = self.mid(i)
@@ -179,18 +187,18 @@ class _Walk:
         errors = sorted(set(r["error"].split("+")) - {"NONE"})
         return tuple(errors) if errors else ("OK",)
 
-    def answer(self, r: dict[str, Any]) -> tuple:
+    def answer(self, r: dict[str, Any]) -> tuple[Any, ...]:
         if r["error"] != "NONE":
             return (r["error"],)
         e = r["member_epoch"]
         return ("OK", e - 1 if e > 0 else e, self.mask(r.get("assignment")))
 
     # ------------------------------------------------------------------ the model's view
-    def model_answer(self, s, i: int) -> tuple:  # noqa: ANN001
+    def model_answer(self, s: KState, i: int) -> tuple[Any, ...]:
         _g, ans = self.p.handle(s, i)
         return tuple(ans)
 
-    def noop(self, s, j: int) -> bool:  # noqa: ANN001
+    def noop(self, s: KState, j: int) -> bool:
         from groupspec.model import Proc
 
         c = s.clients[j]
@@ -202,7 +210,7 @@ class _Walk:
     def kafka_id(self, i: int) -> str | None:
         return next((m for m in self.kafka_members() if self.slot_of.get(m) == i), None)
 
-    def wait_ok(self, s, i: int) -> bool:  # noqa: ANN001
+    def wait_ok(self, s: KState, i: int) -> bool:
         """Whether member ``i``'s session can run out on Kafka with no other member's running out on the way."""
         mid = self.kafka_id(i)
         if mid is None:
@@ -222,7 +230,7 @@ class _Walk:
         return True
 
     # ------------------------------------------------------------------ one model step on Kafka
-    def step(self, s, a, t) -> str | None:  # noqa: ANN001
+    def step(self, s: KState, a: actions.Action, t: KState) -> str | None:
         """Send what ``a`` stands for; the first difference in the answers, or None."""
         from groupspec.model import actions as A
         from groupspec.model import consumer as mc
@@ -244,7 +252,7 @@ class _Walk:
                 return f"answer to m{i}: model {want}, Kafka {got}"
         elif isinstance(a, mf.DeliverOffsetCommit):
             # the late OffsetCommit reaches the coordinator now (it was sent with the epoch the client had then)
-            epoch, parts = s.clients[i].commit
+            epoch, parts = s.clients[i].commit  # type: ignore[misc]  # (a commit in flight: it is there)
             want = (self.p.commit_answer(s, i, epoch, parts),)
             got = self.commit(i, epoch, parts)
             if got != want:
@@ -257,7 +265,7 @@ class _Walk:
                 return f"answer to m{i}'s leave: model (OK, {ep}), Kafka ({r['error']}, {r['member_epoch']})"
         elif isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
             mid = self.kafka_id(i)
-            deadline = self.last_hb[mid] + SESSION_MS
+            deadline = self.last_hb[mid] + SESSION_MS  # type: ignore[index]  # (a member the coordinator has: its id)
             first = True
             for j in range(self.cfg.members):
                 if j != i and self.kafka_id(j) == self.mid(j) and self.noop(s, j):
@@ -275,14 +283,14 @@ class _Walk:
         return None
 
     # ------------------------------------------------------------------ comparing the group
-    def compare_group(self, t) -> str | None:  # noqa: ANN001
+    def compare_group(self, t: KState) -> str | None:
         g = t.group
         ks = self.kstate
         if ks.get("type") != "consumer":
             if g.epoch == 0 and not any(m is not None for m in g.members):
                 return None
             return f"Kafka has no consumer group; the model's group epoch is {g.epoch}"
-        sh = lambda e: e + 1 if e > 0 else e  # noqa: E731 - epoch-origin
+        sh: Callable[[int], int] = lambda e: e + 1 if e > 0 else e  # noqa: E731 - epoch-origin
         if ks["group_epoch"] != sh(g.epoch):
             return f"group epoch: model {g.epoch} (Kafka's {sh(g.epoch)}), Kafka {ks['group_epoch']}"
         kmem = {self.slot_of.get(m, -1): v for m, v in ks["members"].items()}
@@ -294,8 +302,8 @@ class _Walk:
                 del self.took_over[k]  # its epoch moved (or it is gone): its previous epoch is compared again
         for k, r in mmem.items():
             v = kmem[k]
-            want = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
-            got = (v["state"], v["epoch"], self.mask(v["assigned"]), self.mask(v["revoking"]))
+            want: tuple[Any, ...] = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
+            got: tuple[Any, ...] = (v["state"], v["epoch"], self.mask(v["assigned"]), self.mask(v["revoking"]))
             if r.left:  # static-left-epoch: Kafka's state of a departed member is not the model's to say
                 want, got = want[1:], got[1:]
             if want != got:
@@ -306,7 +314,7 @@ class _Walk:
                         f"Kafka {v['previous_epoch']}")
         return None
 
-    def compare_target(self, t) -> str | None:  # noqa: ANN001
+    def compare_target(self, t: KState) -> str | None:
         """The assignment epoch and targets, when Kafka has computed them (``target-computed-later``)."""
         g = t.group
         ks = self.kstate
@@ -321,7 +329,7 @@ class _Walk:
                 return f"target of m{k}: model {self.tps(g.target[k])}, Kafka {v['target']}"
         return None
 
-    def choice(self, t) -> bool:  # noqa: ANN001
+    def choice(self, t: KState) -> bool:
         """Both targets balanced over the same partitions (``assignor-choice``): Kafka picked another one."""
         if self.p.assignor_name != "uniform":
             return False
@@ -338,7 +346,7 @@ class _Walk:
         return (bool(mt) and sorted(mt) == sorted(kt) and max(mt) - min(mt) <= 1 and whole == kwhole)
 
 
-def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+def mirrored(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """None if the walk may take ``a``; else the abstraction that steps it around."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
@@ -360,7 +368,7 @@ def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     return None
 
 
-def fixed_rule(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+def fixed_rule(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """The model difference these walks found and the model then fixed that step ``a`` exercises (counted as
     ``checked <name>``), or None: a static leave while partitions are pending revocation, a subscription change
     that drops partitions of a member still revoking, a reconciliation that keeps the member's epoch (Kafka's
@@ -387,7 +395,7 @@ def fixed_rule(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     return None
 
 
-def seen(s, a, proto) -> str | None:  # noqa: ANN001
+def seen(s: KState, a: actions.Action, proto: Any) -> str | None:
     """What step ``a`` meets that only requests and answers in flight reach (counted as ``seen <what>``): a
     heartbeat answered with an error, one accepted with the previous epoch, a late commit's answer."""
     from groupspec.model import consumer as mc
@@ -395,7 +403,7 @@ def seen(s, a, proto) -> str | None:  # noqa: ANN001
 
     i = a.member
     if isinstance(a, mf.DeliverOffsetCommit):
-        return f"commit {proto.commit_answer(s, i, *s.clients[i].commit)}"
+        return f"commit {proto.commit_answer(s, i, *s.clients[i].commit)}"  # type: ignore[misc]  # (in flight: there)
     if not isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
         return None
     c, r = s.clients[i], s.group.members[i]
@@ -464,6 +472,6 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     return None
 
 
-def check(job: tuple) -> str | None:
+def check(job: tuple[Any, ...]) -> str | None:
     """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
     return checked(run_walks, job)

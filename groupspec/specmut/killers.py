@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from types import FrameType
+from typing import Any, Callable, NoReturn
 
 from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
@@ -214,7 +215,7 @@ class Killer:
     name: str
     kind: str  # "model" | "oracle" | "kafka" | "conformance"
     variant: str  # the model variant it exercises (a mutant is tried only where its module is read)
-    job: tuple
+    job: tuple[Any, ...]
 
 
 def killers(scale: float = 1.0) -> list[Killer]:
@@ -350,13 +351,13 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .zookeeper_walks import check as zookeeper_check
 
         return {"failure": zookeeper_check(k.job, only)}
-    return {"failure": _conform(*k.job, only=only)}
+    return {"failure": _conform(*k.job, only=only)}  # type: ignore[misc]  # (a conformance job: name, examples, steps)
 
 
 ORACLE_SECONDS = 60  # the 400 small groups take about a second; Kafka's assignors return at once on each
 
 
-def _within(seconds: int, fn):  # noqa: ANN001, ANN202
+def _within(seconds: int, fn: Callable[[], str | None]) -> str | None:
     """``fn()``, or a failure if it has not returned after ``seconds`` (an assignor that loops: Kafka's does not).
 
     Nested in the campaign's per-mutant alarm: that one is put back, less the time spent here."""
@@ -369,7 +370,7 @@ def _within(seconds: int, fn):  # noqa: ANN001, ANN202
     class _Slow(Exception):
         pass
 
-    def _raise(_sig, _frame):  # noqa: ANN001
+    def _raise(_sig: int, _frame: FrameType | None) -> NoReturn:
         raise _Slow
 
     outer = signal.alarm(0)  # what is left of the caller's alarm (0: none)
@@ -432,7 +433,7 @@ def _assignor_oracle(name: str) -> str | None:
     return None
 
 
-def _explore(job: tuple, cap: int = MAX_STATES) -> dict[str, Any]:
+def _explore(job: tuple[Any, ...], cap: int = MAX_STATES) -> dict[str, Any]:
     from groupspec.checker import Explorer
     from groupspec.model import Config, make
 
@@ -461,9 +462,9 @@ def replay_schedule(r: dict[str, Any]) -> str | None:
     machine = make_machine(r["variant"], topics=r["topics"])()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            machine.boot(seed=r["seed"])
+            machine.boot(seed=r["seed"])  # type: ignore[attr-defined]  # (every family's machine has its boot rule)
             for call in r["rules"]:
-                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()
+                rule, args = re.fullmatch(r"(\w+)\((.*)\)", call).groups()  # type: ignore[union-attr]  # (a recorded call)
                 kwargs = {k: (v.strip("'") if v.startswith("'") else int(v))
                           for k, v in (a.split("=") for a in args.split(", ") if a)}
                 getattr(machine, rule)(**kwargs)
@@ -533,7 +534,8 @@ def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | Non
     if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
         return got["failure"]
     if k.kind in ("conformance", "oracle", "kafka", "client"):
-        return got["failure"]
+        failure: str | None = got["failure"]
+        return failure
     complete = got.get("complete", True)
     for prop, held in got["verdicts"].items():
         was = baseline["verdicts"].get(prop)

@@ -25,14 +25,14 @@ from .replay_classic import Replayer, Step, parse_script
 from .replay_consumer import is_consumer_script, run_consumer_script
 from .scenarios import (PROTOCOLS, SCENARIOS, ScenarioError, ScenarioOptions, ScenarioReport, member_config,
                         run_scenario)
-from .simulator import SimConfig, Simulator, StepRecord
+from .simulator import SimConfig, SimProc, Simulator, StepRecord
 from .trace import Ownership, TraceError, dumps_jsonl, ownership, read_trace, write_trace
 from .virtual_clock import TOPIC, VirtualClock
 
 __all__ = [
     "trace",
     "ActorSim", "Address", "Links", "NetworkLinks", "UniformLinks",
-    "Simulator", "SimConfig", "StepRecord", "Network", "NetworkConfig", "Envelope",
+    "Simulator", "SimConfig", "SimProc", "StepRecord", "Network", "NetworkConfig", "Envelope",
     "SCENARIOS", "PROTOCOLS", "ScenarioOptions", "ScenarioReport", "ScenarioError", "run_scenario", "member_config",
     "STRATEGIES", "RecordsConfig", "RecordFlow", "Ledger", "strategy_config",
     "CONSUMER_SCENARIOS", "STEP_MS", "ConsumerScenarioError", "ConsumerSimulation", "run_consumer_scenario",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from typing import Any
+from typing import Any, Callable
 
 from ..actor import COORDINATOR, CallListener, Command, Invoked, Received, Send, SetTimer, TimerFired
 from ..consumer import (ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ConsumerOffsetCommit,
@@ -89,7 +89,7 @@ class SimReport:
     assignment: dict[str, list[int]] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
                                                "heartbeats", "group_epoch", "unowned_partition_ms", "moved",
@@ -118,7 +118,7 @@ class ConsumerSimulation(VirtualClock):
         self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
         self.report.trace = self.trace
         self.commits = {True: 0, False: 0}  # offset commits the coordinator accepted / rejected
-        self._last_commit: dict[str, tuple[dict, list]] = {}  # member id -> its last commit's offsets, trace list
+        self._last_commit: dict[str, tuple[dict[tuple[str, int], int], list[list[Any]]]] = {}  # member id -> its last commit's offsets, trace list
         # measure()'s figures change only when ownership or membership does: a listener call, a process started or
         # gone, an epoch or membership change seen by a heartbeat, the coordinator's group epoch or member count
         self._dirty = True
@@ -155,7 +155,7 @@ class ConsumerSimulation(VirtualClock):
             self.emit("fenced", req.member_id, error=resp.error.name, generation=req.member_epoch)
         return resp
 
-    def send_commit(self, member_id: str, member_epoch: int, offsets: dict) -> Error:
+    def send_commit(self, member_id: str, member_epoch: int, offsets: dict[tuple[str, int], int]) -> Error:
         """An OffsetCommit to the coordinator, now; traced with its verdict."""
         err = self.coord.offset_commit(member_id, member_epoch, offsets)
         ok = err is Error.NONE
@@ -291,7 +291,7 @@ class ConsumerSimulation(VirtualClock):
         sent_ms, msg = env.payload
         mid = p.client.member_id
         (reply,) = self.coord.handle(self.now, Received(mid, msg))  # the coordinator on the one actor contract
-        answer: Any = reply.message
+        answer: Any = reply.message  # type: ignore[union-attr]  # (a request's one command: the Send of its answer)
         if isinstance(msg, ConsumerOffsetCommit):
             self.commits[answer is Error.NONE] += 1
             if answer != Error.NONE:
@@ -360,7 +360,7 @@ class ConsumerSimulation(VirtualClock):
             last[tp[1]] = mid
         self.report.moved += moved
 
-    def run_until(self, end: int, events: dict[int, list]) -> None:  # type: ignore[override]
+    def run_until(self, end: int, events: dict[int, list[Callable[..., object]]]) -> None:  # type: ignore[override]  # (a scenario run, not the clock's)
         """Every 100 ms up to ``end``: the scenario's events due then, then :meth:`step` (on the one clock)."""
         self.run_in_steps(end, events, STEP_MS)
 
@@ -385,9 +385,9 @@ def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed
                              coordinator_faults=frozenset(faults) & COORDINATOR_FAULTS,
                              consumer_faults=frozenset(faults) & CLIENT_FAULTS, network=network)
     sim.report.scenario = name
-    ev: dict[int, list] = {}
+    ev: dict[int, list[Callable[..., object]]] = {}  # (the events: lambdas binding their arguments as defaults)
 
-    def at(ms: int, fn) -> None:
+    def at(ms: int, fn: Callable[..., object]) -> None:
         ev.setdefault(ms - ms % STEP_MS, []).append(fn)
 
     if name == "scale-out":

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..actor import COORDINATOR, CallListener, Received, Send, SetTimer, TimerFired
 from ..assignors import get as get_assignor
@@ -83,7 +83,7 @@ class ClassicProc:
     seen_events: int = 0
 
     @property
-    def owned(self) -> set:
+    def owned(self) -> set[tuple[str, int]]:
         return set(self.consumer.owned)
 
     @property
@@ -105,7 +105,7 @@ class MigrationReport:
     assignment: dict[str, list[int]] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
                                                "group_type", "group_epoch", "unowned_partition_ms", "assignment")}
@@ -131,7 +131,7 @@ class MigrationSimulation(VirtualClock):
         self.beats: dict[str, int] = {}
         self._reset_clock()
         self.report = MigrationReport("", seed, members, partitions)
-        self.on_leader_sync = None  # a scenario hook: called once the leader's SyncGroup is stored
+        self.on_leader_sync: Callable[[], None] | None = None  # a scenario hook: called once the leader's SyncGroup is stored
         self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
         self.report.trace = self.trace
 
@@ -253,13 +253,15 @@ class MigrationSimulation(VirtualClock):
         before = self.classic.group(G) if hooked else None
         if isinstance(req, (JoinGroupRequest, SyncGroupRequest)):
             self._at_classic.add((p.name, s.corr))
+        name: str  # (a destination: the request's sender, (client name, connection, correlation id))
+        corr: int
         for out in self.classic.handle(self.now, (p.name, 0, s.corr), req):
             name, _conn, corr = out.destination  # type: ignore[misc]
             self._answer(name, corr, out.response)
         after = self.classic.group(G) if hooked else None
         if hooked and before is not None and after is not None and after.status.name == "STABLE":
             hook, self.on_leader_sync = self.on_leader_sync, None
-            hook()
+            hook()  # type: ignore[misc]  # (hooked: it was not None)
 
     def _to_mixed(self, req: Any) -> Any:
         """A classic request answered by the consumer group (``None``: the empty group was deleted by a JoinGroup)."""
@@ -370,7 +372,8 @@ class MigrationSimulation(VirtualClock):
             self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
 
     # -- the loop --------------------------------------------------------------------------------------
-    pending: list
+    # the scenario's delayed starts, (due, name); shadows VirtualClock.pending(), which this simulation does not call
+    pending: list[tuple[int, str]]  # type: ignore[assignment]
 
     def step(self) -> None:
         for due, name in [x for x in self.pending if x[0] <= self.now]:
@@ -379,6 +382,7 @@ class MigrationSimulation(VirtualClock):
         if self.mixed is not None:
             self.mixed.tick(self.now)
         else:
+            corr: int  # (a destination: (client name, connection, correlation id))
             for out in self.classic.advance(self.now):
                 name, _conn, corr = out.destination  # type: ignore[misc]
                 self._answer(name, corr, out.response)
@@ -412,7 +416,7 @@ class MigrationSimulation(VirtualClock):
         consumer-protocol members' commits (every second, once the group is a consumer group), traced with the
         coordinator's verdict (the classic clients commit by themselves). It judges nothing (the trace checker
         does)."""
-        seen: set = set()
+        seen: set[tuple[str, int]] = set()
         counted = self._counted()  # once a step: the classic coordinator's view is built on each call
         mixed = self.mixed is not None
         for p in self.procs.values():  # _is_member inlined (the hot loop of a run)
@@ -434,7 +438,7 @@ class MigrationSimulation(VirtualClock):
             if mid is None:
                 continue
             for cmd in p.handle(self.now, _COMMIT):  # the consumer's auto-commit, on the one actor contract
-                m = cmd.message
+                m = cmd.message  # type: ignore[union-attr]  # (an auto-commit's one command: the Send of its request)
                 if self.net is not None:
                     self._corr += 1
                     for env in self.net.send(self.now, name, COORDINATOR, 0, self._corr, (self.now, m), False):
@@ -491,9 +495,9 @@ def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, see
     sim = MigrationSimulation(members, partitions, seed, faults, network)
     sim.pending = []
     sim.report.scenario = name
-    ev: dict[int, list] = {}
+    ev: dict[int, list[Callable[..., object]]] = {}  # (the events: lambdas binding their arguments as defaults)
 
-    def at(ms: int, fn) -> None:
+    def at(ms: int, fn: Callable[..., object]) -> None:
         ev.setdefault(ms - ms % STEP_MS, []).append(fn)
 
     names = [f"c{i + 1}" for i in range(members)]
@@ -509,7 +513,7 @@ def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, see
 
         def hook() -> None:
             sim.start_consumer(f"c{members + 2}")
-            sim._consumer_step(sim.procs[f"c{members + 2}"])
+            sim._consumer_step(sim.procs[f"c{members + 2}"])  # type: ignore[arg-type]  # (just started as a consumer)
 
         at(10_000, lambda: setattr(sim, "on_leader_sync", hook))
         end = 30_000

@@ -245,7 +245,7 @@ class Simulator(VirtualClock):
         due = None
         n = len(cmds)
         if n and type(cmds[-1]) is SetTimer:
-            due = cmds[-1].at_ms  # type: ignore[union-attr]
+            due = cmds[-1].at_ms
             n -= 1
         sends = [c.message for c in cmds if type(c) is ActorSend] if n else []
         if self.hooks:
@@ -382,6 +382,9 @@ class Simulator(VirtualClock):
     def _reply(self, node: int, outs: list[Command] | list[Outbound]) -> None:
         """A broker's answers onto the network: its ``Send`` commands (the actor contract) or, after an operator's
         action on it (unload, load, failover), its ``Outbound`` list; its ``SetTimer`` is ``_after_broker``'s."""
+        name: str  # (a destination: the request's sender, (client name, connection, correlation id); Hashable to the broker)
+        conn: int
+        corr: int
         for o in outs:
             if type(o) is ActorSend:
                 dest, response = o.to, o.message
