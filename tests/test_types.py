@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # every folder of the installed namespace (pyproject.toml's package-dir: groupspec/ and the top-level rooms)
 ROOTS = ["groupspec", "model", "reference", "proofs", "pipeline"]
 NUMBA_KERNELS = [*[f"groupspec/checker/compiled/{n}.py" for n in (
-    'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties',
+    'classic_words', 'consumer_kernel', 'consumer_keys', 'families', 'kernel', 'layout', 'lean', 'migration_kernel', 'migration_properties',
     'search')], "groupspec/trace/kernel.py", "groupspec/trace/scan.py"]
 NOT_YET_TYPED: list[str] = [*NUMBA_KERNELS]
 FLAGS = ["--strict", "--ignore-missing-imports", "--follow-imports=silent"]

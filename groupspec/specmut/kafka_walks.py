@@ -73,7 +73,7 @@ BIASED_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int, str],
 PARKED_CRASH_BIAS = 0.8  # how often a favoured step is taken when one is offered
 
 
-def _parked_crash(s, succ: list, rng: random.Random, walk: "_Walk") -> list:  # noqa: ANN001
+def _parked_crash(s: Any, succ: list[tuple[Any, Any]], rng: random.Random, walk: "_Walk") -> list[tuple[Any, Any]]:
     """The favoured steps, taken with probability ``PARKED_CRASH_BIAS`` when one is offered: a crash or pause of an
     old member whose JoinGroup is parked, or a session running out; in a join phase, the steps that park the old
     members' JoinGroups (heartbeats answered REBALANCE_IN_PROGRESS, JoinGroups); in a stable group of two or more, a
@@ -89,8 +89,8 @@ def _parked_crash(s, succ: list, rng: random.Random, walk: "_Walk") -> list:  # 
         r = g.records[i]
         return g.status == GS.PREPARING_REBALANCE and r is not None and r.joined and not walk.parked_new(s, i)
 
-    fav = [(a, t) for a, t in succ
-           if isinstance(a, (A.Crash, A.Pause)) and old_parked(a.member) or isinstance(a, A.SessionExpired)]
+    fav: list[tuple[Any, Any]] = [(a, t) for a, t in succ
+                                  if isinstance(a, (A.Crash, A.Pause)) and old_parked(a.member) or isinstance(a, A.SessionExpired)]
     if not fav and g.status == GS.PREPARING_REBALANCE:
         fav = [(a, t) for a, t in succ if isinstance(a, (A.SendJoinGroup, A.Heartbeat, A.ReceiveError))
                and g.records[a.member] is not None and not g.records[a.member].joined]
@@ -580,7 +580,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
     """A killer's run: the walks of one job (or those in ``only``); a divergence (or the model raising) as its
     failure, else None."""
-    return checked(lambda *a: run_walks(*a[:9], only=only, bias=a[9] if len(a) > 9 else ""), job)
+    return checked(lambda *a: run_walks(*a[:9], only=only, bias=a[9] if len(a) > 9 else ""), job)  # type: ignore[misc]  # (a job: run_walks' nine positionals, then the bias if any)
 
 
 def checked(run: Callable[..., str | None], job: tuple[Any, ...]) -> str | None:

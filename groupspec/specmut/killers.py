@@ -32,7 +32,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, cast
 
 from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
@@ -532,7 +532,7 @@ def _conform(name: str, examples: int, steps: int, only: frozenset[int] | None =
 def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | None:
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
     if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
-        return got["failure"]
+        return cast("str | None", got["failure"])
     if k.kind in ("conformance", "oracle", "kafka", "client"):
         failure: str | None = got["failure"]
         return failure

@@ -138,7 +138,7 @@ class Kernel:
         rows, order, cols, perm, kv, words = FAM.key_scratch(self.fam, self.P, self.plan, self.words)
         nw = FAM.key_words(self.fam, self.P, self.blocks, self.plan, encode(s, self.n), rows, order, cols, perm, kv,
                            words)
-        return words[:nw].tobytes()
+        return bytes(words[:nw].tobytes())
 
     def converged(self, s: Any) -> bool:
         return bool(K.converged(self.P, self.TM, encode(s, self.n)))
