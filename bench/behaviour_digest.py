@@ -5,7 +5,8 @@ For one checkout (``--tree DIR``, default: this one) it records, each as a SHA-2
 taken out, and the headline figures beside it:
 
 * ``verify``: ``groupspec verify --json`` — every model check's states, edges, verdicts and bound, every proof's
-  verdict, every reference mutant's catch (examples, simulator seed); times and the worker profile removed;
+  verdict, every reference mutant's catch (examples, simulator seed); times, the worker profile and the witnesses Z3
+  chooses (not the same model every run) removed;
 * ``check:<variant>``: ``groupspec check --protocol V --json`` for every variant ``check --list`` names, at its
   default bounds (a variant whose default search is larger than ``--max-states`` is skipped, and says so);
 * ``simulate:<scenario>[:<protocol>]``: ``groupspec simulate NAME --json`` for every built-in scenario (seeded);
@@ -39,7 +40,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
 TIMING_KEYS = {"seconds", "time", "wall_seconds", "cpu_seconds", "elapsed", "profile", "ended", "worker",
-               "states_per_second", "memory_per_state", "peak_memory", "rss", "started", "ms_per_state", "compile_seconds"}
+               "states_per_second", "memory_per_state", "peak_memory", "rss", "started", "ms_per_state", "compile_seconds",
+               "peak_bytes", "per_state_bytes", "search_cpu_seconds", "serial_cpu_seconds"}
 
 
 def installed_view(tree: Path, into: Path) -> Path:
@@ -64,6 +66,21 @@ def strip(doc: Any) -> Any:
     if isinstance(doc, list):
         return [strip(v) for v in doc]
     return doc
+
+
+def verify_core(doc: Any) -> Any:
+    """``verify --json`` without what Z3 may choose differently run to run: a proof's verdict stays, its witness or
+    counterexample (``detail``, ``data``: which model Z3 returned) goes; so does the counterexample text of a model
+    check and a reference mutant (the shortest one is not unique); the verdicts, state counts, bounds and catches stay."""
+    if not isinstance(doc, dict):
+        return doc
+    out = dict(doc)
+    if isinstance(out.get("proofs"), dict):
+        out["proofs"] = {**out["proofs"], "checks": [{k: c.get(k) for k in ("family", "protocol", "name", "verdict", "ok",
+                                                                               "expect", "count")}
+                                                     for c in out["proofs"].get("checks", [])]}
+    out["mutants"] = [{k: v for k, v in m.items() if k != "detail"} for m in out.get("mutants", [])]
+    return out
 
 
 def digest(text: str) -> str:
@@ -95,6 +112,8 @@ def record(tree: Path, max_states: int, only: set[str] | None) -> dict[str, Any]
                 doc = strip(json.loads(r.stdout)) if r.stdout.strip().startswith(("{", "[")) else r.stdout
             except json.JSONDecodeError:
                 doc = r.stdout
+            if key == "verify":
+                doc = verify_core(doc)
             text = doc if isinstance(doc, str) else json.dumps(doc, sort_keys=True)
             out[key] = {"rc": r.returncode, "sha": digest(text), "headline": headline(doc) if headline else None}
             print(f"  {key}: exit {r.returncode}, {out[key]['sha']}", file=sys.stderr, flush=True)
