@@ -49,7 +49,6 @@ classic client and its bytes).
 """
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from groupspec.reference.classic import (
@@ -69,8 +68,11 @@ from groupspec.reference.classic import (
 )
 from groupspec.reference.errors import Error
 
+from .mirror_driver import Divergence, Family, Job, bits, partition_names
+from .mirror_driver import check as drive
+
 # The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps)
-CLIENT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+CLIENT_WALK_JOBS: tuple[Job, ...] = (
     ("eager", "range", 3, 3, 2, "join,leave,crash,timeout,zombie,subscription,partitions", 6, 300, 50),
     ("eager", "sticky", 3, 2, 1, "join,leave,crash,timeout,zombie,sync-timeout,late-expiry", 6, 300, 50),
     ("cooperative", "sticky", 3, 3, 2, "join,leave,crash,timeout,zombie,subscription,partitions", 6, 300, 50),
@@ -94,10 +96,6 @@ SEED = 20261128
 FAIR_BIAS = 0.7
 _COOPERATIVE_STICKY = "cooperative-sticky"
 _BIG = 10**12  # session, poll and request timeouts: the model counts no time, the client's timers never fire
-
-
-class Divergence(AssertionError):
-    """The model's member and the reference client disagree; the message names the walk, the step, what differs."""
 
 
 class _Member(Consumer):
@@ -155,10 +153,7 @@ class _Mirror:
         self.assignor = _reference_assignor(variant, assignor)
         self.get = get
         self.names = [f"t{k}" for k in range(cfg.topics)]
-        self.tp: list[tuple[str, int]] = []
-        for b in range(cfg.partitions):
-            t = cfg.topic_of[b]
-            self.tp.append((self.names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+        self.tp = partition_names(cfg, self.names)
         self.bit = {tp: b for b, tp in enumerate(self.tp)}
         self.counts: dict[str, int] = {}  # the metadata: partitions per topic
         self.views: list[_View] = [_View() for _ in range(cfg.members)]  # what each client's metadata shows
@@ -536,7 +531,7 @@ class _Mirror:
         owned = 0 if reset else self.mask(c.owned)
         if m.owned != owned:
             lost = " (its generation reset: it reports them lost at its next poll)" if reset and c.owned else ""
-            return f"the model's member owns {_bits(m.owned)}; its client {_bits(owned)}{lost}"
+            return f"the model's member owns {bits(m.owned)}; its client {bits(owned)}{lost}"
         if self.inflight(c, "join") is None and self.inflight(c, "sync") is None:
             model = m.status != MS.PREPARING_REBALANCE and (m.status == MS.UNJOINED or m.rejoin)
             if model and not self.wants_join(c, metadata=True):
@@ -573,104 +568,36 @@ ABSTRACTIONS = {
 }
 
 
-def _bits(mask: int) -> str:
-    return "{" + ",".join(str(b) for b in range(mask.bit_length()) if mask >> b & 1) + "}"
+class ClientFamily(Family[_Mirror]):
+    """A classic job's walks: each member of the model mirrored by a reference client (``mirror_class``; Connect's
+    workers: :mod:`.connect_walks`); the model's page made once for all the walks."""
 
+    seed, fair_bias, limit = SEED, FAIR_BIAS, 50_000
+    mirror_class: type[_Mirror] = _Mirror
 
-def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None,
-              mirror_class: type[_Mirror] = _Mirror) -> str | None:
-    """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now), each member mirrored by
-    a reference client; the first difference as one paragraph, or None. ``only``: just these walks."""
-    from groupspec.model import Config, Proc, make
+    def __init__(self, variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str,
+                 budget: int) -> None:
+        super().__init__(variant, assignor, members, partitions, topics, faults, budget)
+        self.label = f"client:{variant}"
+        self.proto = self.make()
 
-    from .reach import current
+    def start(self) -> tuple[Any, Any, _Mirror]:
+        from groupspec.model import Proc
 
-    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto = make(variant, cfg)
-    rec = current()
-    for w in range(walks):
-        if only is not None and w not in only:
-            continue
-        if rec is not None:
-            rec.segment(w)
-        rng = random.Random(seed * 1000 + w)
-        mirror = mirror_class(proto, variant, assignor)
-        s = proto.init_states()[0]
-        mirror.set_partitions(s.group.partitions)
-        for k, c in enumerate(s.clients):
+        proto = self.proto
+        s0 = proto.init_states()[0]
+        mirror = self.mirror_class(proto, self.variant, self.assignor)
+        mirror.set_partitions(s0.group.partitions)
+        for k, c in enumerate(s0.clients):
             if c.proc == Proc.UP:
                 mirror.cons[k] = mirror.new_client(k, c.topics, mirror.assignors_of(c))
-        path: list[str] = []
-        for _n in range(steps):
-            succ = [(a, t) for a, t in proto.successors(s) if mirrored(s, a)]
-            if not succ:
-                break
-            fair = [x for x in succ if x[0].fair]
-            if fair and len(fair) < len(succ) and rng.random() < FAIR_BIAS:
-                succ = fair  # the protocol's own steps more often than perturbations: longer walks, more answers
-            a, t = succ[rng.randrange(len(succ))]
-            path.append(repr(a))
-            try:
-                mirror.step(s, a, t)
-            except Divergence as e:
-                raise Divergence(f"client:{variant} walk {w} (seed {seed}) step {len(path)} {path[-1]}: {e}; "
-                                 f"path {' '.join(path)}") from None
-            s = t
-    return None
+        return proto, s0, mirror
 
-
-def explore(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-            limit: int = 50_000, mirror_class: type[_Mirror] = _Mirror) -> str | None:
-    """Every step of every state of the model's instance (breadth first, each state once, up to ``limit`` states),
-    taken with the reference clients as some path to that state left them: the first difference, or None."""
-    from collections import deque
-
-    from groupspec.model import Config, Proc, make
-
-    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto = make(variant, cfg)
-    s0 = proto.init_states()[0]
-    m0 = mirror_class(proto, variant, assignor)
-    m0.set_partitions(s0.group.partitions)
-    for k, c in enumerate(s0.clients):
-        if c.proc == Proc.UP:
-            m0.cons[k] = m0.new_client(k, c.topics, m0.assignors_of(c))
-    seen = {proto.key(s0): None}
-    parent: dict[Any, tuple[Any, str]] = {}
-    queue = deque([(s0, m0)])
-    while queue and len(seen) < limit:
-        s, mirror = queue.popleft()
-        for a, t in proto.successors(s):
-            if not mirrored(s, a):
-                continue
-            key = proto.key(t)
-            fresh = key not in seen
-            m = mirror.fork()
-            try:
-                m.step(s, a, t)
-            except Divergence as e:
-                path, at = [repr(a)], proto.key(s)
-                while at in parent:
-                    at, name = parent[at]
-                    path.append(name)
-                raise Divergence(f"client:{variant} (explored, {len(seen)} states) {repr(a)}: {e}; path "
-                                 f"{' '.join(reversed(path))}") from None
-            if fresh:
-                seen[key] = None
-                parent[key] = (proto.key(s), repr(a))
-                queue.append((t, m))
-    return None
+    def successors(self, proto: Any, s: Any) -> list[tuple[Any, Any]]:
+        return [(a, t) for a, t in proto.successors(s) if mirrored(s, a)]
 
 
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
-    """A killer's run: the walks of one job (or those in ``only``); a divergence as its failure, else None."""
-    try:
-        variant, assignor, members, partitions, topics, faults, budget, walks, steps = job
-        if walks == 0:  # no walks: the instance explored (explore)
-            return explore(variant, assignor, members, partitions, topics, faults, budget)
-        return run_walks(variant, assignor, members, partitions, topics, faults, budget, walks, steps, only=only)
-    except Divergence as e:
-        return str(e)
+    """A killer's run: the walks of one job (or those in ``only``), or (no walks) its instance explored, every step of
+    every state; a divergence as its failure, else None."""
+    return drive(ClientFamily, job, only)

@@ -35,11 +35,13 @@ from groupspec.reference.connect import (CONNECTOR_TASK, ConnectAssignment, Conn
                                          encode_connect_assignment)
 from groupspec.reference.errors import Error
 
-from .client_walks import FOREVER, Divergence, Mirror, explore, run_walks
+from .client_walks import FOREVER, ClientFamily, Mirror
+from .mirror_driver import Divergence, Job
+from .mirror_driver import check as drive
 
 # (variant, assignor, members, partitions, topics, faults, budget, walks, steps): walks of the keep-work workers (the
 # timeouts and stale answers that reset a worker), and one instance explored per variant
-CONNECT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+CONNECT_WALK_JOBS: tuple[Job, ...] = (
     ("connect-keep-work", "sticky", 3, 3, 1, "join,leave,crash,timeout,zombie,partitions", 6, 300, 50),
     ("connect-keep-work", "sticky", 2, 2, 1, "join,leave,crash,timeout,zombie", 2, 0, 0),
     ("connect-delayed", "sticky", 2, 2, 1, "join,leave,crash,timeout,zombie,partitions", 2, 0, 0),
@@ -163,18 +165,15 @@ class ConnectMirror(Mirror):
         return False
 
 
+class ConnectFamily(ClientFamily):
+    """A Connect job's walks: the client checks' family with the model's workers mirrored by the reference's."""
+
+    mirror_class = ConnectMirror
 
 
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
     """A killer's run: the walks of one job (or those in ``only``), or its instance explored; a divergence, else None."""
-    try:
-        variant, assignor, members, partitions, topics, faults, budget, walks, steps = job
-        if walks == 0:
-            return explore(variant, assignor, members, partitions, topics, faults, budget, mirror_class=ConnectMirror)
-        return run_walks(variant, assignor, members, partitions, topics, faults, budget, walks, steps, only=only,
-                         mirror_class=ConnectMirror)
-    except Divergence as e:
-        return str(e)
+    return drive(ConnectFamily, job, only)
 
 
-__all__ = ["CONNECT_WALK_JOBS", "ConnectMirror", "check"]
+__all__ = ["CONNECT_WALK_JOBS", "ConnectFamily", "ConnectMirror", "check"]

@@ -42,7 +42,6 @@ reconciling consumer, the coordinator's commit rule).
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,9 +50,15 @@ from groupspec.reference.consumer import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_
                                           ConsumerOffsetCommit, HeartbeatResponse, ReconcilingConsumer)
 from groupspec.reference.errors import Error
 
+from .mirror_driver import Divergence as Divergence  # (raised by the walks: the tests catch it from here)
+from .mirror_driver import Family, Job, bits, partition_names
+from .mirror_driver import check as drive
+from .mirror_driver import explore as _explore
+from .mirror_driver import run_walks as _run_walks
+
 # The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps); walks 0: the instance
 # explored (every step of every state, ``explore``)
-CONSUMER_CLIENT_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+CONSUMER_CLIENT_WALK_JOBS: tuple[Job, ...] = (
     ("consumer", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie,lose-answer,late-answer,late-commit", 6, 150, 40),
     ("consumer", "range", 2, 3, 2, "join,leave,crash,subscription,partitions,lose-answer,late-answer,late-commit", 6, 150, 40),
     ("consumer-static", "uniform", 3, 3, 1,
@@ -70,10 +75,6 @@ FAIR_BIAS = 0.6
 _ERRORS = {"FENCED_MEMBER_EPOCH": Error.FENCED_MEMBER_EPOCH, "UNKNOWN_MEMBER_ID": Error.UNKNOWN_MEMBER_ID,
            "UNRELEASED_INSTANCE_ID": Error.UNRELEASED_INSTANCE_ID, "STALE_MEMBER_EPOCH": Error.STALE_MEMBER_EPOCH,
            "OK": Error.NONE}
-
-
-class Divergence(AssertionError):
-    """The model's member and the reference member disagree; the message names the walk, the step, what differs."""
 
 
 @dataclass
@@ -107,10 +108,7 @@ class _Mirror:
         self.proto = proto
         self.static = bool(proto.static_members)
         self.names = [f"t{k}" for k in range(cfg.topics)]
-        self.tp: list[tuple[str, int]] = []
-        for b in range(cfg.partitions):
-            t = cfg.topic_of[b]
-            self.tp.append((self.names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+        self.tp = partition_names(cfg, self.names)
         self.bit = {tp: b for b, tp in enumerate(self.tp)}
         self.slots: list[_Slot | None] = [None] * cfg.members
         self.starts = 0
@@ -182,8 +180,8 @@ class _Mirror:
         if req.topic_partitions is not None:
             owned = self.mask((t, p) for t, ps in req.topic_partitions.items() for p in ps)
             if owned != c.owned:
-                raise Divergence(f"the model's member {i} reports owning {_bits(c.owned)}; its reference member "
-                                 f"reports {_bits(owned)}")
+                raise Divergence(f"the model's member {i} reports owning {bits(c.owned)}; its reference member "
+                                 f"reports {bits(owned)}")
         return sl
 
     def _apply(self, sl: _Slot, resp: HeartbeatResponse) -> None:
@@ -250,8 +248,8 @@ class _Mirror:
             epoch, parts = sl.commits.pop(0)
             model = s.clients[i].commit
             if (epoch, self.mask(parts)) != (model[0], model[1]):
-                raise Divergence(f"the model delivers member {i}'s OffsetCommit (epoch {model[0]}, {_bits(model[1])}); "
-                                 f"the oldest its reference member sent is (epoch {epoch}, {_bits(self.mask(parts))})")
+                raise Divergence(f"the model delivers member {i}'s OffsetCommit (epoch {model[0]}, {bits(model[1])}); "
+                                 f"the oldest its reference member sent is (epoch {epoch}, {bits(self.mask(parts))})")
             self.check_commit(s, i, epoch, model[1])
         if t.group.epoch != s.group.epoch:
             self.check_bump(s.group, t.group, kind)
@@ -285,7 +283,7 @@ class _Mirror:
             same = got == _ERRORS[want]
         self.count(f"commit {want}" + (" older epoch" if r is not None and epoch != r.epoch else ""))
         if not same:
-            raise Divergence(f"member {i}'s OffsetCommit (epoch {epoch}, {_bits(parts)}): the model answers {want}; the "
+            raise Divergence(f"member {i}'s OffsetCommit (epoch {epoch}, {bits(parts)}): the model answers {want}; the "
                              f"reference coordinator's rule on the same member record {got.name}")
 
     @staticmethod
@@ -313,8 +311,8 @@ class _Mirror:
         for k, r in enumerate(g.members):
             got = self.mask((t, p) for t, ps in want.get(f"m{k}", {}).items() for p in ps) if r is not None else 0
             if got != g.target[k]:
-                raise Divergence(f"the model's target for member {k} is {_bits(g.target[k])}; Kafka's range assignor "
-                                 f"(the reference's) gives it {_bits(got)} (subscriptions {subs}, partitions {counts})")
+                raise Divergence(f"the model's target for member {k} is {bits(g.target[k])}; Kafka's range assignor "
+                                 f"(the reference's) gives it {bits(got)} (subscriptions {subs}, partitions {counts})")
         self.count("target range")
 
     def compare(self, k: int, m: Any) -> str | None:
@@ -338,10 +336,10 @@ class _Mirror:
         if m.epoch != ref.epoch:
             return f"the model's member is at epoch {m.epoch}; its reference member at {ref.epoch}"
         if m.owned != self.mask(ref.owned):
-            return f"the model's member owns {_bits(m.owned)}; its reference member {_bits(self.mask(ref.owned))}"
+            return f"the model's member owns {bits(m.owned)}; its reference member {bits(self.mask(ref.owned))}"
         if m.assigned != self.mask(ref.assigned):
-            return (f"the model's member reconciles towards {_bits(m.assigned)}; its reference member towards "
-                    f"{_bits(self.mask(ref.assigned))}")
+            return (f"the model's member reconciles towards {bits(m.assigned)}; its reference member towards "
+                    f"{bits(self.mask(ref.assigned))}")
         if m.topics != self.topic_mask(ref.topics):
             return f"the model's member subscribes to {self.topics(m.topics)}; its reference member to {ref.topics}"
         if (m.answer is not None) != (sl.answer is not None):
@@ -353,100 +351,52 @@ class _Mirror:
         return None
 
 
-def _bits(mask: int) -> str:
-    return "{" + ",".join(str(b) for b in range(mask.bit_length()) if mask >> b & 1) + "}"
+class ConsumerFamily(Family[_Mirror]):
+    """A KIP-848 job's walks: each member of the model mirrored by a reference reconciling consumer; ``stats``: filled
+    with what the walks met (answers, commits, steps)."""
 
+    seed, fair_bias, limit = SEED, FAIR_BIAS, 50_000
 
-def _setup(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str,
-           budget: int) -> tuple[Any, Any, _Mirror]:
-    from groupspec.model import Config, Proc, make
+    def __init__(self, variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str,
+                 budget: int, stats: dict[str, int] | None = None) -> None:
+        super().__init__(variant, assignor, members, partitions, topics, faults, budget)
+        self.label = f"client:{variant}"
+        self.stats = stats
 
-    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto = make(variant, cfg)
-    s0 = proto.init_states()[0]
-    mirror = _Mirror(proto)
-    for k, c in enumerate(s0.clients):
-        if c.proc == Proc.UP:
-            mirror.start(k, c.topics)
-    return proto, s0, mirror
+    def start(self) -> tuple[Any, Any, _Mirror]:
+        from groupspec.model import Proc
+
+        proto = self.make()  # once per walk
+        s0 = proto.init_states()[0]
+        mirror = _Mirror(proto)
+        for k, c in enumerate(s0.clients):
+            if c.proc == Proc.UP:
+                mirror.start(k, c.topics)
+        mirror.stats = self.stats
+        return proto, s0, mirror
+
+    def key(self, proto: Any, s: Any) -> Any:
+        return proto.exact_key(s)
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
               walks: int, steps: int, seed: int = SEED, only: frozenset[int] | None = None,
-              stats: dict[str, int] | None = None) -> str | None:
+              stats: dict[str, int] | None = None) -> None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now), each member mirrored by
     a reference reconciling consumer; raises :class:`Divergence` at the first difference. ``only``: these walks;
     ``stats``: filled with what they met."""
-    from .reach import current
-
-    rec = current()
-    for w in range(walks):
-        if only is not None and w not in only:
-            continue
-        if rec is not None:
-            rec.segment(w)
-        rng = random.Random(seed * 1000 + w)
-        proto, s, mirror = _setup(variant, assignor, members, partitions, topics, faults, budget)
-        mirror.stats = stats
-        path: list[str] = []
-        for _n in range(steps):
-            succ = list(proto.successors(s))
-            if not succ:
-                break
-            fair = [x for x in succ if x[0].fair]
-            if fair and len(fair) < len(succ) and rng.random() < FAIR_BIAS:
-                succ = fair
-            a, t = succ[rng.randrange(len(succ))]
-            path.append(repr(a))
-            try:
-                mirror.step(s, a, t)
-            except Divergence as e:
-                raise Divergence(f"client:{variant} walk {w} (seed {seed}) step {len(path)} {path[-1]}: {e}; "
-                                 f"path {' '.join(path)}") from None
-            s = t
-    return None
+    fam = ConsumerFamily(variant, assignor, members, partitions, topics, faults, budget, stats)
+    _run_walks(fam, walks, steps, seed, only)
 
 
 def explore(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-            limit: int = 50_000, stats: dict[str, int] | None = None) -> str | None:
+            limit: int = 50_000, stats: dict[str, int] | None = None) -> None:
     """Every step of every state of the model's instance (breadth first, each state once), taken with the reference
     members as some path to that state left them; raises :class:`Divergence` at the first difference."""
-    from collections import deque
-
-    proto, s0, m0 = _setup(variant, assignor, members, partitions, topics, faults, budget)
-    m0.stats = stats
-    seen: dict[Any, None] = {proto.exact_key(s0): None}
-    parent: dict[Any, tuple[Any, str]] = {}
-    queue = deque([(s0, m0)])
-    while queue and len(seen) < limit:
-        s, mirror = queue.popleft()
-        for a, t in proto.successors(s):
-            key = proto.exact_key(t)
-            m = mirror.fork()
-            try:
-                m.step(s, a, t)
-            except Divergence as e:
-                path, at = [repr(a)], proto.exact_key(s)
-                while at in parent:
-                    at, name = parent[at]
-                    path.append(name)
-                raise Divergence(f"client:{variant} (explored, {len(seen)} states) {repr(a)}: {e}; path "
-                                 f"{' '.join(reversed(path))}") from None
-            if key not in seen:
-                seen[key] = None
-                parent[key] = (proto.exact_key(s), repr(a))
-                queue.append((t, m))
-    return None
+    _explore(ConsumerFamily(variant, assignor, members, partitions, topics, faults, budget, stats), limit)
 
 
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
     """A killer's run: the walks of one job (or those in ``only``), or its instance explored; a divergence as its
     failure, else None."""
-    try:
-        variant, assignor, members, partitions, topics, faults, budget, walks, steps = job
-        if walks == 0:
-            return explore(variant, assignor, members, partitions, topics, faults, budget)
-        return run_walks(variant, assignor, members, partitions, topics, faults, budget, walks, steps, only=only)
-    except Divergence as e:
-        return str(e)
+    return drive(ConsumerFamily, job, only)

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant
     KState: TypeAlias = model_consumer.ConsumerState  # the KIP-848 page's state
     from groupspec.oracle import KafkaOracle
 
-from .kafka_walks import Divergence, checked, oracle
+from .kafka_walks import checked, oracle
+from .mirror_driver import Divergence, Job, instance, partition_names
 
 SESSION_MS = 10_000
 # The rebalance timeout the members send: longer than any walk lasts, so Kafka's rebalance timer never fires
@@ -55,7 +56,7 @@ REBALANCE_MS = 3_600_000
 MARGIN_MS = 1_000
 
 # The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps)
-CONSUMER_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+CONSUMER_WALK_JOBS: tuple[Job, ...] = (
     ("consumer", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie", 6, 300, 40),
     ("consumer", "range", 3, 4, 2, "join,leave,crash,timeout,zombie,subscription", 6, 300, 40),
     ("consumer", "uniform", 2, 3, 2, "join,leave,crash,timeout,zombie,subscription", 6, 200, 40),
@@ -132,12 +133,8 @@ class _Walk:
         self.last_hb: dict[str, int] = {}  # member id -> when Kafka last heard from it (its session's start)
         self.took_over: dict[int, int] = {}  # static slot -> its member's epoch when its new process took it over
         self.kstate: dict[str, Any] = {}
-        where = []
-        for b in range(self.cfg.partitions):
-            t = self.cfg.topic_of[b]
-            where.append((topic_names[t], sum(1 for x in range(b) if self.cfg.topic_of[x] == t)))
-        self.where = where
-        self.bit_of = {w: b for b, w in enumerate(where)}
+        self.where = partition_names(self.cfg, topic_names)
+        self.bit_of = {w: b for b, w in enumerate(self.where)}
 
     def mid(self, i: int) -> str:
         return f"m{i}-{self.proc_no[i]}"
@@ -421,11 +418,8 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
               walks: int, steps: int, seed: int = 20261128, stats: dict[str, int] | None = None) -> str | None:
     """``walks`` seeded random walks of the KIP-848 model (as loaded now) on Kafka; raises :class:`Divergence`
     at the first difference. ``stats`` counts the steps taken and every abstraction stepped around."""
-    from groupspec.model import Config, make
-
-    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto = make(variant, cfg)
+    proto = instance(variant, assignor, members, partitions, topics, faults, budget)
+    cfg = proto.cfg
     kafka = oracle()
     names = [f"t{k}" for k in range(topics)]
     per_topic = {n: sum(1 for b in range(partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}

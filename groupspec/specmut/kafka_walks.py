@@ -43,6 +43,9 @@ if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant
     from groupspec.model import State, actions
     from groupspec.oracle import KafkaOracle
 
+from .mirror_driver import Divergence as Divergence  # (raised by the walks: the KIP-848 walks and the tests catch it here)
+from .mirror_driver import Job, instance, partition_names, seeded
+
 SESSION_MS = 10_000
 # The rebalance timeout: even walks 120 s (the join phase's timer fires before any new member's join timeout), odd
 # walks 400 s (a new member's join timeout can fire first). A long wait is taken only if no other timer of Kafka's
@@ -53,7 +56,7 @@ INITIAL_DELAY_MS = 3_000  # group.initial.rebalance.delay.ms with the fault init
 NEW_MEMBER_MS = 300_000  # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS (5 minutes, not configurable)
 
 # The walks: (variant, assignor, members, partitions, topics, faults, budget, walks, steps)
-WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+WALK_JOBS: tuple[Job, ...] = (
     ("eager", "range", 3, 3, 2, "join,leave,crash,timeout,zombie,subscription,partitions", 6, 300, 40),
     ("eager", "sticky", 3, 2, 1, "join,leave,crash,timeout,zombie,initial-delay,two-step-join,sync-timeout,late-expiry",
      6, 300, 40),
@@ -119,10 +122,6 @@ def oracle() -> KafkaOracle:
     return o
 
 
-class Divergence(AssertionError):
-    """The model and Kafka's coordinator disagree; the message names the walk, the step and what differs."""
-
-
 class _Walk:
     """One walk: the model's states, Kafka's coordinator, and the member ids Kafka handed out."""
 
@@ -144,12 +143,8 @@ class _Walk:
         self.leader_said: list[str | None] = [None] * self.cfg.members  # the leader in its last JoinGroup answer
         self.kstate: dict[str, Any] = {}
         self.settled: set[str] = set()  # the members of Kafka's last completed join phase (not new)
-        where = []
-        for b in range(self.cfg.partitions):
-            t = self.cfg.topic_of[b]
-            where.append((topic_names[t], sum(1 for x in range(b) if self.cfg.topic_of[x] == t)))
-        self.where = where
-        self.bit_of = {w: b for b, w in enumerate(where)}
+        self.where = partition_names(self.cfg, topic_names)
+        self.bit_of = {w: b for b, w in enumerate(self.where)}
 
     # ------------------------------------------------------------------ Kafka side
     def conn(self, i: int) -> str:
@@ -531,22 +526,14 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     difference as one paragraph, or None. ``only``: just these walks (each is seeded on its own: the campaign sends a
     mutant along the walks that reach its change, :mod:`.reach`); ``bias``: a name in ``BIASES`` (the steps it
     favours are taken more often)."""
-    from groupspec.model import Config, make
-
     from .reach import current
 
-    cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto: Any = make(variant, cfg)  # a classic page (initial_delay: not on the Spec interface)
+    # a classic page (initial_delay: not on the Spec interface)
+    proto: Any = instance(variant, assignor, members, partitions, topics, faults, budget)
     kafka = oracle()
     names = [f"t{k}" for k in range(topics)]
-    rec = current()  # a traced baseline: each walk's lines recorded on their own
-    for w in range(walks):
-        if only is not None and w not in only:
-            continue
-        if rec is not None:
-            rec.segment(w)
-        rng = random.Random(seed * 1000 + w)
+    rec = current()  # a traced baseline: each walk's lines recorded on their own (``seeded``)
+    for w, rng in seeded(walks, seed, only):
         kafka.reset({"initial_rebalance_delay_ms": INITIAL_DELAY_MS if proto.initial_delay else 0, "topics": {n: partitions for n in names}})
         walk = _Walk(proto, kafka, names, REBALANCE_MS[w % 2])
         s = proto.init_states()[0]

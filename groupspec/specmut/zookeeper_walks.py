@@ -43,8 +43,11 @@ from groupspec.reference.actor import Command, Invoked, Received, Send, SetTimer
 from groupspec.reference.history import ZkConfig, ZkConsumer, ZkRecord, ZooKeeper
 from groupspec.reference.sim import Address
 
+from .mirror_driver import Divergence, Family, Job, bits, instance
+from .mirror_driver import check as drive
+
 # (variant, assignor, members, partitions, topics, faults, budget, walks, steps); walks 0: the instance explored
-ZK_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+ZK_WALK_JOBS: tuple[Job, ...] = (
     ("zookeeper", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 2, 0, 0),
     ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 1, 0, 0),
     ("zookeeper", "range", 3, 2, 1, "join,leave,crash,timeout,zombie", 3, 300, 40),
@@ -56,20 +59,12 @@ ENSEMBLE = "zookeeper"  # the ensemble's name among the actors (the reference's)
 STEP_MS = 10  # the mirror's clock moves this far per model step (each registry write at its own time)
 
 
-class Divergence(AssertionError):
-    """The model and the reference's ZooKeeper-era group disagree; the message names the step and what differs."""
-
-
 def _name(i: int) -> str:
     return f"c{i}"  # sorted names sort as the model's slots (up to ten consumers)
 
 
 def _mask(parts: Any) -> int:
     return sum(1 << p for p in parts)
-
-
-def _bits(mask: int) -> str:
-    return "{" + ",".join(str(b) for b in range(mask.bit_length()) if mask >> b & 1) + "}"
 
 
 class _Mirror:
@@ -293,7 +288,7 @@ class _Mirror:
         zk = self.zk
         reg = _mask(int(n[1:]) for n in zk.registry())
         if t.registry != reg:
-            return f"the model's registry is {_bits(t.registry)}; the ensemble's {_bits(reg)}"
+            return f"the model's registry is {bits(t.registry)}; the ensemble's {bits(reg)}"
         owners = tuple(int(zk.owners[p][1:]) if p in zk.owners else -1 for p in range(len(t.owners)))
         if t.owners != owners:
             return f"the model's owner nodes are {t.owners}; the ensemble's {owners}"
@@ -306,7 +301,7 @@ class _Mirror:
             if actor is None:
                 continue
             if c.owned != _mask(actor.owned):
-                return f"consumer {i} owns {_bits(c.owned)} in the model; its actor {_bits(_mask(actor.owned))}"
+                return f"consumer {i} owns {bits(c.owned)} in the model; its actor {bits(_mask(actor.owned))}"
             if not c.registered:
                 continue  # its session is gone: the model waits for its new one (Register), nothing more to compare
             view = 0
@@ -314,7 +309,7 @@ class _Mirror:
                 mine = [v for _ms, who, v, _sh, _ok in self.record.attempts if who == _name(i)]
                 view = _mask(int(n[1:]) for n in mine[-1]) if mine else 0
             if c.view != view:
-                return f"consumer {i}'s view is {_bits(c.view)} in the model; its actor last read {_bits(view)}"
+                return f"consumer {i}'s view is {bits(c.view)} in the model; its actor last read {bits(view)}"
             pending = self.timer[i] is not None and self.timer[i] == f"rebalance:{actor.epoch}"
             if c.pending != pending:
                 return (f"consumer {i} {'waits' if c.pending else 'does not wait'} to retry its claims in the model; "
@@ -327,98 +322,33 @@ class _Mirror:
         return None
 
 
-def _setup(members: int, partitions: int, faults: str, budget: int) -> tuple[Any, Any]:
-    from groupspec.model import Config, Proc, make
+class ZkFamily(Family[_Mirror]):
+    """A ZooKeeper-era job's walks: the model's consumers mirrored by the reference's ensemble and consumer actors (the
+    job's variant, assignor and topics are the era's: ``zookeeper``, ``range``, one topic)."""
 
-    cfg = Config(members=members, partitions=partitions, topics=1, budget=budget, assignor="range",
-                 faults=frozenset(f for f in faults.split(",") if f))
-    proto = make("zookeeper", cfg)
-    s0 = proto.init_states()[0]
-    m0 = _Mirror(members, partitions, int(getattr(proto, "max_retries")))
-    for k, c in enumerate(s0.consumers):
-        if c.proc != Proc.DOWN:
-            m0.spawn(k)
-    return proto, (s0, m0)
+    label, seed, fair_bias, limit = "zookeeper", SEED, FAIR_BIAS, 20_000
 
+    def make(self) -> Any:
+        return instance("zookeeper", "range", self.members, self.partitions, 1, self.faults, self.budget)
 
-def run_walks(members: int, partitions: int, faults: str, budget: int, walks: int, steps: int, seed: int = SEED,
-              only: frozenset[int] | None = None) -> str | None:
-    """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now) mirrored on the
-    reference's actors; the first difference as one paragraph, or None. ``only``: just these walks."""
-    from .reach import current
+    def start(self) -> tuple[Any, Any, _Mirror]:
+        from groupspec.model import Proc
 
-    rec = current()
-    for w in range(walks):
-        if only is not None and w not in only:
-            continue
-        if rec is not None:
-            rec.segment(w)
-        rng = random.Random(seed * 1000 + w)
-        proto, (s, mirror) = _setup(members, partitions, faults, budget)
-        path: list[str] = []
-        for _n in range(steps):
-            succ = list(proto.successors(s))
-            why = mirror.owed(s, {(type(a).__name__, a.member) for a, _t in succ}, proto.cfg.faults)
-            if why is not None:
-                raise Divergence(f"zookeeper walk {w} (seed {seed}) after step {len(path)}: {why}; path {' '.join(path)}")
-            if not succ:
-                break
-            fair = [x for x in succ if x[0].fair]
-            if fair and len(fair) < len(succ) and rng.random() < FAIR_BIAS:
-                succ = fair
-            a, t = succ[rng.randrange(len(succ))]
-            path.append(repr(a))
-            try:
-                mirror.step(s, a, t, proto.notifications(s, t))
-            except Divergence as e:
-                raise Divergence(f"zookeeper walk {w} (seed {seed}) step {len(path)} {path[-1]}: {e}; "
-                                 f"path {' '.join(path)}") from None
-            s = t
-    return None
+        proto = self.make()  # once per walk
+        s0 = proto.init_states()[0]
+        m0 = _Mirror(self.members, self.partitions, int(getattr(proto, "max_retries")))
+        for k, c in enumerate(s0.consumers):
+            if c.proc != Proc.DOWN:
+                m0.spawn(k)
+        return proto, s0, m0
 
+    def take(self, proto: Any, mirror: _Mirror, s: Any, a: Any, t: Any) -> None:
+        mirror.step(s, a, t, proto.notifications(s, t))  # the herd the model's step fires
 
-def explore(members: int, partitions: int, faults: str, budget: int, limit: int = 20_000) -> str | None:
-    """Every step of every state of the model's instance (breadth first, each state once, up to ``limit`` states),
-    taken with the actors as some path to that state left them: the first difference, or None."""
-    proto, (s0, m0) = _setup(members, partitions, faults, budget)
-    seen = {proto.key(s0)}
-    parent: dict[Any, tuple[Any, str]] = {}
-    queue = deque([(s0, m0)])
-    while queue and len(seen) < limit:
-        s, mirror = queue.popleft()
-        succ = list(proto.successors(s))
-        why = mirror.owed(s, {(type(a).__name__, a.member) for a, _t in succ}, proto.cfg.faults)
-        if why is not None:
-            path, at = [], proto.key(s)
-            while at in parent:
-                at, name = parent[at]
-                path.append(name)
-            raise Divergence(f"zookeeper (explored, {len(seen)} states): {why}; path {' '.join(reversed(path))}")
-        for a, t in succ:
-            key = proto.key(t)
-            m = mirror.fork()
-            try:
-                m.step(s, a, t, proto.notifications(s, t))
-            except Divergence as e:
-                path, at = [repr(a)], proto.key(s)
-                while at in parent:
-                    at, name = parent[at]
-                    path.append(name)
-                raise Divergence(f"zookeeper (explored, {len(seen)} states) {repr(a)}: {e}; path "
-                                 f"{' '.join(reversed(path))}") from None
-            if key not in seen:
-                seen.add(key)
-                parent[key] = (proto.key(s), repr(a))
-                queue.append((t, m))
-    return None
+    def owed(self, proto: Any, mirror: _Mirror, s: Any, succ: list[tuple[Any, Any]]) -> str | None:
+        return mirror.owed(s, {(type(a).__name__, a.member) for a, _t in succ}, proto.cfg.faults)
 
 
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
     """A killer's run: one job's walks (or those in ``only``), or its instance explored; a divergence, else None."""
-    try:
-        _variant, _assignor, members, partitions, _topics, faults, budget, walks, steps = job
-        if walks == 0:
-            return explore(members, partitions, faults, budget)
-        return run_walks(members, partitions, faults, budget, walks, steps, only=only)
-    except Divergence as e:
-        return str(e)
+    return drive(ZkFamily, job, only)
