@@ -9,7 +9,8 @@ step where a consumer-protocol heartbeat converts it, the reference is given the
 reference classic coordinator shows one (a ``GroupView``: generation, members' subscriptions with their
 owned partitions, stored assignments as ConsumerProtocol bytes, empty bytes for a member that never got
 one) and converts it with ``MixedConsumerGroup.upgrade``; from then on every model step is sent to the
-reference as the request it stands for, with the client's own fields (member id = slot, epoch or
+reference as the request it stands for, with the client's own fields (member id = slot, a new one each
+time its process starts again: its old member, if any, lingers under the old id, as in Kafka; epoch or
 generation, owned partitions):
 
 * ``JoinGroup`` / ``SyncGroup`` / ``ClassicHeartbeat`` of a classic client, ``ConsumerGroupHeartbeat``
