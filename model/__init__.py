@@ -23,9 +23,11 @@ and says which properties and faults apply to it and which other encodings of it
 from __future__ import annotations
 
 from .broken import (
+    ClassicToConsumerCrashLingers,
     ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
     ClassicToConsumerOwnedIgnored,
+    ClassicToConsumerShortAssignment,
     ClassicToConsumerSyncTarget,
     ConnectHoldOutlivesGroup,
     ConnectIgnoresRevocation,
@@ -36,6 +38,7 @@ from .broken import (
     ConsumerUnfencedCommits,
     CooperativeDirectTransfer,
     CooperativeFlappy,
+    EagerJoinGenerationAhead,
     EagerNoRevoke,
     UnfencedCommits,
     UpgradeOneBounce,
@@ -70,6 +73,8 @@ BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToC
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerDowngradeMemberGeneration, ClassicToConsumerOwnedIgnored)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
+BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToConsumerShortAssignment,
+                                         ClassicToConsumerCrashLingers)})  # issue 30: the fifth campaign's gaps
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

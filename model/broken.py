@@ -285,3 +285,70 @@ class ConnectIgnoresRevocation(ConnectKeepWork):
         if b.proc != _Proc.DOWN and a.owned & ~b.owned:
             t = self._with(t, clients=self._set(t.clients, i, b.but(owned=b.owned | a.owned)))
         return t
+
+
+# -- the fifth campaign's gaps (issue 30): each shows one rule of a property (or of the model) matters ------
+from .core import MemberStatus as _MS  # noqa: E402
+
+
+class EagerJoinGenerationAhead(Eager):
+    """A member that takes the generation its JoinGroup opens before the coordinator answers."""
+
+    name = "eager-join-generation-ahead"
+    summary = "eager, but a member counts generations itself: its JoinGroup puts it in the next generation at once"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode eager itself, not this broken variant
+    bug = (
+        "a member sending JoinGroup sets its own generation to the one the join phase will open: while the group "
+        "waits for the others it claims a generation the group has not reached (Kafka's client takes its "
+        "generation from the JoinGroup answer only)"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _join(self, s: _State, i: int) -> _State:
+        t = super()._join(s, i)
+        c = t.clients[i]
+        if t.group is not s.group and c.status == _MS.PREPARING_REBALANCE and c.inbox is None:
+            # the JoinGroup is parked (no answer yet): the member "moves on" to the generation it expects
+            t = self._with(t, clients=self._set(t.clients, i, c.but(generation=t.group.generation + 1)))
+        return t
+
+
+class ClassicToConsumerShortAssignment(ClassicToConsumer):
+    """A classic leader that assigns from metadata one partition short, and never refreshes it."""
+
+    name = "classic-to-consumer-short-assignment"
+    summary = "migration, but the classic group's leader assigns every partition but the last one"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "the classic group's leader assigns from a metadata cache that lacks the topic's last partition and never "
+        "refreshes it: every member is STABLE and owns its assignment, but nobody consumes that partition, "
+        "and the group never converges"
+    )
+    expect_violation = "convergence"
+
+    def cooperative_assignment(self, members: int, reported: tuple[int, ...]) -> tuple[int, ...]:
+        last = 1 << (self.cfg.partitions - 1)
+        return tuple(a & ~last for a in super().cooperative_assignment(members, reported))
+
+
+class ClassicToConsumerCrashLingers(ClassicToConsumer):
+    """A crashed process's member is never expired: the coordinator's session timer is not armed for it."""
+
+    name = "classic-to-consumer-crash-lingers"
+    summary = "migration, but the session of a member whose process crashed never runs out"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "a member whose process crashed keeps its record for ever (its session timer is never armed): the group "
+        "waits for it and never converges (a paused member's session still runs out)"
+    )
+    expect_violation = "convergence"
+
+    def successors(self, s: MigrationState) -> Iterator[tuple[_A.Action, MigrationState]]:  # type: ignore[override]
+        for a, t in super().successors(s):
+            if isinstance(a, _A.SessionExpired) and s.clients[a.member].proc == _Proc.DOWN:
+                continue
+            yield a, t

@@ -9,7 +9,8 @@ step where a consumer-protocol heartbeat converts it, the reference is given the
 reference classic coordinator shows one (a ``GroupView``: generation, members' subscriptions with their
 owned partitions, stored assignments as ConsumerProtocol bytes, empty bytes for a member that never got
 one) and converts it with ``MixedConsumerGroup.upgrade``; from then on every model step is sent to the
-reference as the request it stands for, with the client's own fields (member id = slot, epoch or
+reference as the request it stands for, with the client's own fields (member id = slot, a new one each
+time its process starts again: its old member, if any, lingers under the old id, as in Kafka; epoch or
 generation, owned partitions):
 
 * ``JoinGroup`` / ``SyncGroup`` / ``ClassicHeartbeat`` of a classic client, ``ConsumerGroupHeartbeat``
@@ -79,11 +80,18 @@ def _protocols(owned: int) -> tuple[tuple[str, bytes], ...]:
     return (("cooperative-sticky", encode_subscription(Subscription(topics=("t",), owned_partitions=_tps(owned)))),)
 
 
-def view_of(s: Any) -> GroupView:
-    """The model's classic group as the reference classic coordinator would show it."""
+def member_ids(members: int) -> list[str]:
+    """Each slot's member id before any restart (``c1``, ``c2``, ...)."""
+    return [f"c{i + 1}" for i in range(members)]
+
+
+def view_of(s: Any, ids: list[str] | None = None) -> GroupView:
+    """The model's classic group as the reference classic coordinator would show it (``ids``: each slot's
+    member id now, :class:`Driver`)."""
     cg = s.classic
+    ids = ids if ids is not None else member_ids(len(s.clients))
     members = tuple(
-        MemberView(member_id=f"c{i + 1}", group_instance_id=None, client_id=f"c{i + 1}", protocol_type="consumer",
+        MemberView(member_id=ids[i], group_instance_id=None, client_id=ids[i], protocol_type="consumer",
                    protocols=_protocols(cg.reported[i]),
                    assignment=b"" if cg.unsynced >> i & 1 else encode_assignment(Assignment(_tps(cg.assignment[i]))),
                    session_timeout_ms=45_000, rebalance_timeout_ms=300_000, awaiting_join=False, awaiting_sync=False,
@@ -93,7 +101,7 @@ def view_of(s: Any) -> GroupView:
               GroupStatus.PREPARING_REBALANCE: RGroupStatus.PREPARING_REBALANCE,
               GroupStatus.COMPLETING_REBALANCE: RGroupStatus.COMPLETING_REBALANCE}[cg.status]
     return GroupView(group_id="g", status=status, generation=cg.generation, protocol_type="consumer",
-                     protocol_name="cooperative-sticky", leader=f"c{cg.leader + 1}" if cg.members else None,
+                     protocol_name="cooperative-sticky", leader=ids[cg.leader] if cg.members else None,
                      members=members, pending=(), pending_sync=(), static=(), offsets=(), num_awaiting_join=0,
                      new_member_added=False)
 
@@ -110,10 +118,11 @@ def abstraction(d: "Driver") -> tuple[Any, ...] | None:
     return (r.group_epoch, r.assignment_epoch, members)
 
 
-def projection(s: Any) -> tuple[Any, ...]:
-    """The model's consumer group, as :func:`abstraction` shows the reference's."""
+def projection(s: Any, ids: list[str] | None = None) -> tuple[Any, ...]:
+    """The model's consumer group, as :func:`abstraction` shows the reference's (``ids``: each slot's member id)."""
     g = s.group
-    members = tuple((f"c{i + 1}", m.state, m.epoch, m.assigned, m.revoking, bool(getattr(m, "classic", False)),
+    ids = ids if ids is not None else member_ids(len(s.clients))
+    members = tuple((ids[i], m.state, m.epoch, m.assigned, m.revoking, bool(getattr(m, "classic", False)),
                      g.target[i]) for i, m in enumerate(g.members) if m is not None)
     return (g.epoch, g.target_epoch, members)
 
@@ -125,7 +134,7 @@ def judge(d: "Driver", alpha: tuple[Any, ...] | None) -> None:
         if d.s.kind == Kind.CONSUMER:
             raise Mismatch(f"{where}: the model has a consumer group, the reference none")
         return
-    want = projection(d.s)
+    want = projection(d.s, d.ids)
     if alpha[:2] != want[:2]:
         raise Mismatch(f"{where}: group/assignment epoch: reference {alpha[:2]}, model {want[:2]}")
     got_m, want_m = dict((m[0], m[1:]) for m in alpha[2]), dict((m[0], m[1:]) for m in want[2])
@@ -138,14 +147,15 @@ def judge(d: "Driver", alpha: tuple[Any, ...] | None) -> None:
 
 
 def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | None, now: int,
-           faults: frozenset[str]) -> MixedConsumerGroup | None:
-    """Send the request ``action`` stands for to the reference; check its answer against the model's step."""
+           faults: frozenset[str], ids: list[str]) -> MixedConsumerGroup | None:
+    """Send the request ``action`` stands for to the reference; check its answer against the model's step
+    (``ids``: each slot's member id now)."""
     i = action.member
     where = f"{action!r}"
     if s.kind == Kind.CLASSIC:
         if isinstance(action, ConsumerGroupHeartbeat) and s.clients[i].epoch == 0 and s.classic.members:
             try:
-                mixed = MixedConsumerGroup.upgrade(view_of(s), {"t": model.cfg.partitions}, faults=faults, now=now)
+                mixed = MixedConsumerGroup.upgrade(view_of(s, ids), {"t": model.cfg.partitions}, faults=faults, now=now)
             except MigrationRefused:
                 if t.kind != Kind.CLASSIC:
                     raise Mismatch(f"{where}: the reference refused the upgrade, the model made it") from None
@@ -162,7 +172,7 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
     c2: Any
     ans: Any  # the reference's answer to the request the step stands for
     c, c2 = s.clients[i] if i >= 0 else None, t.clients[i] if i >= 0 else None
-    mid = f"c{i + 1}"
+    mid = ids[i] if i >= 0 else ""
     if isinstance(action, ConsumerGroupHeartbeat):
         owned = {"t": bits(c.owned)}
         ans = mixed.consumer_heartbeat(CGHeartbeat(mid, c.epoch, subscribed_topic_names=["t"] if c.epoch == 0 else None,
@@ -215,7 +225,7 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
         seed = mixed.downgraded
         if seed is None:
             raise Mismatch(f"{where}: the model downgraded the group, the reference did not")
-        stored = {f"c{k + 1}": t.classic.assignment[k] for k in bits(t.classic.members)}
+        stored = {ids[k]: t.classic.assignment[k] for k in bits(t.classic.members)}
         if seed.generation != t.classic.generation or {k: _mask(v) for k, v in seed.assignments.items()} != stored:
             raise Mismatch(f"{where}: downgrade: reference generation {seed.generation} {seed.assignments}, model "
                            f"{t.classic.generation} {stored}")
@@ -248,6 +258,11 @@ class Driver:
         self.last = "the initial state"
         self.checked = checked
         self._enabled: tuple[Any, list[tuple[Any, Any]]] | None = None
+        # Each slot's member id: a process started again (``Start``) is a new member, as in Kafka (a classic
+        # client is given a new id by the coordinator, a consumer-protocol client makes up a new one), while its
+        # old member, if the coordinator still has it, lingers under the old id until its session runs out.
+        self.ids = member_ids(len(self.s.clients))
+        self.starts = 0
 
     def enabled(self) -> list[tuple[Any, Any]]:
         if self._enabled is None or self._enabled[0] is not self.s:
@@ -277,8 +292,11 @@ class Driver:
         action, t = steps[k % len(steps)]
         self.last = repr(action)
         if self.s.kind == Kind.CONSUMER or t.kind == Kind.CONSUMER:
-            self.mixed = _drive(self.model, self.s, action, t, self.mixed, self.now, self.faults)
+            self.mixed = _drive(self.model, self.s, action, t, self.mixed, self.now, self.faults, self.ids)
             self.checked[0] += 1
+        if isinstance(action, A.Start):  # a new process: a new member id from its next request on
+            self.starts += 1
+            self.ids[action.member] = f"c{action.member + 1}.{self.starts}"
         self.s = t
         self.now += 100
 

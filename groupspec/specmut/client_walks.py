@@ -424,7 +424,8 @@ class _Mirror:
     def notice(self, i: int) -> None:
         """The model's member notices a metadata change and will rejoin: its client must see one."""
         c = self._need(i)
-        if not self.wants_join(c, metadata=True) and self.skipped[i]:
+        # (only where the static variant's rule can notice: its leader notices metadata with the partitions fault alone)
+        if not self.wants_join(c, metadata=True) and self.skipped[i] and "partitions" in self.cfg.faults:
             c.rejoin_needed = True  # "static-leader-notices": the model's leader notices; its client is told to
         if not self.wants_join(c, metadata=True):
             raise Divergence(f"the model's member {i} notices a metadata change and rejoins; its client sees none "
@@ -564,7 +565,8 @@ ABSTRACTIONS = {
         "the static variant's leader notices any partition nobody is assigned; Kafka's static leader back in a stable "
         "group with skipAssignment snapshots the metadata as it is and does not (static-leader-snapshot models that, "
         "and is walked without this allowance): in the static variant such a leader's client is made to notice when "
-        "the model's does (until it assigns again)",
+        "the model's does (until it assigns again), in an instance with the partitions fault only: without it the "
+        "static variant's leader notices nothing, as Kafka's",
 }
 
 

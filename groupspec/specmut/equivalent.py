@@ -295,6 +295,20 @@ EQUIVALENT: dict[str, str] = {
         "a perturbation's selection: an Upgrade of a classic process that is not a live member (down, paused, or "
         "between members) is the operator restarting it with the new client; the rules the restarted client meets are "
         "untouched, as for the classic _perturbations:drop-guard#1",
+    # issue 30 (the fifth campaign's gaps): docs/specification.md, its last subsection
+    "connect_delayed._settled:drop-term#1":
+        "a live worker (live_ownership reads only those) whose generation differs from the group's is behind it "
+        "(never ahead: generation_monotonic, which every explorer job checks) and then live_member requires a "
+        "JoinGroup answer of the current generation in its inbox, which c.inbox is None already rules out; a STABLE "
+        "worker never has one anyway (see _settled:drop-term#2). Shown by the predicates compared on every reachable "
+        "state: no difference at 2x2 b2 and b3, 3x2 b1, 2x3 b2, both Connect variants, every Connect fault and timer",
+    "connect_delayed._settled:drop-term#2":
+        "a STABLE worker never has an answer in its inbox: the model puts one only on a JoinGroup or SyncGroup in "
+        "flight (PREPARING_REBALANCE or COMPLETING_REBALANCE: the immediate and the completing JoinGroup answers, the "
+        "SyncGroup answers, REBALANCE_IN_PROGRESS and UNKNOWN_MEMBER_ID to a parked request), a heartbeat is answered "
+        "in its own step, and ReceiveSyncResponse, the only step to STABLE, consumes the inbox. Shown by the predicates "
+        "compared on every reachable state: no live STABLE worker with an inbox, no difference, at 2x2 b2 and b3, 3x2 "
+        "b1, 2x3 b2, both Connect variants, every Connect fault and timer",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -110,6 +110,19 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("connect-ignores-revocation", "sticky", 2, 2, 1, "timeout,leave", 1),
     # a session lost under a running consumer (no pause): its commits are unfenced (commit_fencing fails, as in 0.8)
     ("zookeeper", "range", 2, 2, 1, "timeout", 1),
+    # issue 30, the fifth campaign's gaps: a member that claims the generation its parked JoinGroup will open (the
+    # group changed, its generation did not: generation_violation must still look at the client)
+    ("eager-join-generation-ahead", "sticky", 2, 2, 1, "", 0),
+    # a classic leader that never assigns the last partition: the migration's convergence must not call that converged
+    ("classic-to-consumer-short-assignment", "uniform", 2, 2, 1, "leave", 1),
+    # a crashed member never expired: convergence fails only if a running process can crash
+    ("classic-to-consumer-crash-lingers", "uniform", 2, 2, 1, "crash", 1),
+)
+# Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
+# that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
+# change but no partitions fault, where its leader must notice nothing (Kafka's leader watches partition counts only)
+GAP_CLIENT_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+    ("static", "range", 2, 2, 2, "join,crash,subscription", 4, 0, 0),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
@@ -201,6 +214,7 @@ COST: dict[str, float] = {
 COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measured 2026-11-29, load ~8)
 COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured 2026-11-29, load ~8)
 COST["conformance:migration 2m×2p 200×30"] = 1.87
+COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -247,7 +261,7 @@ def _killers(scale: float) -> list[Killer]:
     # the reference classic client along the model's paths (client_walks.py): what a member does with an answer
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
-            for job in CLIENT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+            for job in CLIENT_WALK_JOBS + GAP_CLIENT_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
     # the reference reconciling consumer (KIP-848) along the model's paths (consumer_client_walks.py): told apart by the
     # variant, as the KIP-848 Kafka walks are
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
