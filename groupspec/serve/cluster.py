@@ -71,6 +71,9 @@ _UNKNOWN_TOPIC_ID = 100  # Kafka's UNKNOWN_TOPIC_ID: not a group-protocol error,
 #: the numeric code of each error (Error.code is a property: a dict lookup is cheaper on the heartbeat path)
 _ERROR_CODE = {e: e.code for e in Error}
 _HEARTBEAT_V4 = struct.Struct(">iibihb")  # a Heartbeat v4 answer: size, correlation id, tags, throttle, error, tags
+# a Heartbeat v4 answer around its correlation id, by error: the size, then what follows the correlation id
+_HEARTBEAT_V4_SIZE = _HEARTBEAT_V4.pack(12, 0, 0, 0, 0, 0)[:4]
+_HEARTBEAT_V4_TAIL = {e: _HEARTBEAT_V4.pack(12, 0, 0, 0, e.code, 0)[8:] for e in Error}
 
 # TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
@@ -328,8 +331,7 @@ class Cluster:
         answer = b""
         for o in out:
             if not answer and type(o.response) is m.HeartbeatResponse and o.destination == alias:
-                answer = _HEARTBEAT_V4.pack(12, int.from_bytes(frame[4:8], "big", signed=True), 0, 0,
-                                            _ERROR_CODE[o.response.error], 0)
+                answer = _HEARTBEAT_V4_SIZE + frame[4:8] + _HEARTBEAT_V4_TAIL[o.response.error]
             else:
                 self._route([o])
         return answer

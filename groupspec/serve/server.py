@@ -6,8 +6,10 @@ the others; port 0 picks free ports), then:
 * per connection (an ``asyncio.Protocol``, TCP_NODELAY), hands one frame at a time to the cluster
   and the next one only once the answer to the previous one has been written (Kafka mutes a
   connection while a request is in flight, so answers keep request order); answers held by a
-  ``delay`` fault leave after their delay. Answers given at once to the frames of one read (a
-  client that pipelines) leave in one write;
+  ``delay`` fault leave after their delay. Answers are written once per turn of the loop: every
+  read of one poll is handled first, then each connection's answers leave in one write (those to
+  the frames of one read of a client that pipelines, too); the clients then wake once for many
+  answers, as librdkafka's mock cluster writes on its next poll (``Server._write_all``);
 * one timer task calls ``cluster.tick()`` every ``tick_ms`` (5 ms): timers fire within that
   granularity (Kafka's purgatory has one too); asking the coordinator for its next deadline after
   every request would cost a scan of every member's timer;
@@ -82,6 +84,7 @@ class Server:
         self._data: asyncio.Event | None = None
         self._links: set[_Link] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._unsent: list[_Link] = []  # connections with answers to write at the next flush (_write_all)
         self.error: BaseException | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -305,6 +308,17 @@ class Server:
             else:
                 link.answered(data)
 
+    def _write_all(self) -> None:
+        """Write the answers given since the last flush, one write per connection: every read of one poll is
+        handled before any answer leaves (as librdkafka's mock writes on the next poll), so the answers to
+        many connections leave together and the clients wake once for many of them."""
+        unsent, self._unsent = self._unsent, []
+        for link in unsent:
+            try:
+                link.flush()
+            except Exception as e:  # a bug of ours: counted, this connection closed, the others written
+                self.loop_error("write", e, link)
+
     def _serve(self, node: int) -> "_Link":
         return _Link(self, node)
 
@@ -363,6 +377,7 @@ class _Link(asyncio.Protocol):
         self.busy = False
         self.closed = False
         self.pumping = False
+        self.queued = False  # in the server's list of connections to write at the next flush
         self.wbuf: list[bytes] = []
         self.transport: asyncio.Transport | None = None
         self.last_active = asyncio.get_running_loop().time()
@@ -430,10 +445,24 @@ class _Link(asyncio.Protocol):
                     return
         finally:
             self.pumping = False
-            if self.wbuf:
-                if self.transport is not None and not self.closed:
-                    self.transport.write(b"".join(self.wbuf) if len(self.wbuf) > 1 else self.wbuf[0])
-                self.wbuf.clear()
+            if self.wbuf and not self.queued:
+                self.queued = True
+                server = self.server
+                unsent = server._unsent
+                unsent.append(self)
+                if len(unsent) == 1:
+                    if server.loop is not None:
+                        server.loop.call_soon(server._write_all)
+                    else:
+                        server._write_all()
+
+    def flush(self) -> None:
+        """Write the answers held for this connection, in one write."""
+        self.queued = False
+        if self.wbuf:
+            if self.transport is not None and not self.closed:
+                self.transport.write(b"".join(self.wbuf) if len(self.wbuf) > 1 else self.wbuf[0])
+            self.wbuf.clear()
 
     def answered(self, data: bytes) -> None:
         if self.closed:
