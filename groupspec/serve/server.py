@@ -464,6 +464,11 @@ class _Link(asyncio.Protocol):
                 self.transport.write(b"".join(self.wbuf) if len(self.wbuf) > 1 else self.wbuf[0])
             self.wbuf.clear()
 
+    def eof_received(self) -> None:
+        """The client's end is shut: the answers already given leave before the transport closes (None: close)."""
+        if self.queued:
+            self.flush()
+
     def answered(self, data: bytes) -> None:
         if self.closed:
             return
