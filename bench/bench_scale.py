@@ -17,7 +17,11 @@ budget 2) and the KIP-848 family with the requests and answers in flight (consum
 lose-answer + late-answer + late-commit, budget 1; commit fencing is violated there as in Kafka 4.3.1), each on one
 worker: states, CPU seconds, **states per
 CPU-second**, **bytes per state** (peak memory growth / states) and the store's own bytes per state, against
-the targets and beside TLC's published throughput (:data:`TLC`). ``--targets-only`` stops there.
+the targets and beside TLC's published throughput (:data:`TLC`). ``--targets-only`` stops there; ``--only
+classic,consumer`` runs those targets only; ``--old PYTHON`` (a Python whose ``groupspec`` is another checkout, e.g.
+``git archive <commit> | tar -x -C /tmp/old`` run with ``PYTHONPATH=/tmp/old``) runs each target with both,
+alternately, and prints the old figures beside with the ratios new / old (the same states and verdicts required);
+``--repeat N`` keeps the run with the least CPU of N.
 
 Run: ``.venv/bin/python bench/bench_scale.py`` (4 members x 5 partitions, about 2.1 M states);
 ``--members 5 --partitions 5`` is the issue's instance (95 M states, about 6 GB; 34 M and 2 GB
@@ -31,6 +35,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 # TLC's published throughput, for scale: learntla.com's "Optimizing Model Checking" page
@@ -62,20 +67,40 @@ print(json.dumps({"states": res.states, "cpu": time.process_time() - c0, "engine
 """
 
 
-def targets() -> bool:
-    """The checker's targets, one instance per family; whether every target was met."""
+def target_run(python: str, name: str, m: int, k: int, faults: str, budget: int) -> dict | None:
+    # from a neutral folder: ``python -c`` puts the working folder first on sys.path, which would shadow another
+    # checkout's groupspec (``--old``) with this one's
+    out = subprocess.run([python, "-c", TARGET_PROG, name, str(m), str(k), faults, str(budget)],
+                         capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
+    if out.returncode != 0:
+        print(out.stderr, file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def targets(only: set[str] | None = None, old: str | None = None, repeat: int = 1) -> bool:
+    """The checker's targets, one instance per family (``only``: those labels); whether every target was met.
+    With ``old`` (a Python whose groupspec is another checkout), each instance is run with both, alternately, and
+    the old figures and the ratios new / old are printed beside (the same states and verdicts are required)."""
     met = True
     print(f"[checker targets] one worker (load average before: "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time of the check in a fresh process, "
+          f"{'the least of ' + str(repeat) + ' runs' if repeat > 1 else 'one run'})")
     print(f"  {'family':20} {'instance':50} {'states':>11} {'CPU s':>7} {'states/CPU-s':>13} {'target':>9} "
           f"{'B/state':>8} {'target':>7} {'store B':>8}")
+    pythons = {"new": sys.executable} | ({"old": old} if old else {})
     for label, name, m, k, faults, budget, rate_t, bytes_t, as_in_kafka in TARGETS:
-        out = subprocess.run([sys.executable, "-c", TARGET_PROG, name, str(m), str(k), faults, str(budget)],
-                             capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            print(out.stderr, file=sys.stderr)
-            return False
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        if only is not None and label not in only:
+            continue
+        got: dict[str, list[dict]] = {tag: [] for tag in pythons}
+        for _ in range(repeat):
+            for tag, py in pythons.items():  # alternately, so that both see the same load
+                r = target_run(py, name, m, k, faults, budget)
+                if r is None:
+                    return False
+                got[tag].append(r)
+        rows = {tag: min(rs, key=lambda r: r["cpu"]) for tag, rs in got.items()}
+        r = rows["new"]
         rate = r["states"] / r["cpu"]
         ok = (rate >= rate_t and r["per_state"] <= bytes_t and r["engine"] == "compiled"
               and tuple(r["violated"]) == as_in_kafka)
@@ -84,9 +109,19 @@ def targets() -> bool:
               f">={rate_t / 1000:>5.0f} k {r['per_state']:>8.0f} {'<=' + str(bytes_t):>7} {r['store']:>8.0f}  "
               f"{'MET' if ok else 'MISSED'} ({r['engine']}; violated: {', '.join(r['violated']) or 'none'}"
               + (", as in Kafka" if as_in_kafka else "") + ")")
+        if "old" in rows:
+            o = rows["old"]
+            orate = o["states"] / o["cpu"]
+            same = (o["states"], o["violated"]) == (r["states"], r["violated"])
+            met = met and same
+            print(f"  {'  old':20} {'(--old, same run, alternately)':50} {o['states']:>11,} {o['cpu']:>7.1f} "
+                  f"{orate:>13,.0f} {'':>9} {o['per_state']:>8.0f} {'':>7} {o['store']:>8.0f}  "
+                  f"new/old: states/CPU-s x{rate / orate:.2f}, bytes/state x{r['per_state'] / o['per_state']:.2f}"
+                  + ("" if same else "  MISMATCH: another state count or verdicts"))
     what, states, secs = TLC
     print(f"  beside: {what}: {states:,} distinct states in up to {secs:.0f} wall s on all cores = "
           f"{states / secs:,.0f} states per wall second (published, not measured here)")
+    print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return met
 
 
@@ -121,8 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=5)
     ap.add_argument("--workers", default="1,2", help="comma list of worker counts, one run each (default 1,2)")
     ap.add_argument("--targets-only", action="store_true", help="print the checker's targets only")
+    ap.add_argument("--only", help="comma list of the targets' family labels to run (default: every one): "
+                    + ", ".join(t[0] for t in TARGETS))
+    ap.add_argument("--old", help="a Python whose groupspec is another checkout: the targets side by side with it")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per target figure; the one with the least CPU counts")
     args = ap.parse_args(argv)
-    met = targets()
+    only = None
+    if args.only:
+        only = {x.strip() for x in args.only.split(",")}
+        unknown = only - {t[0] for t in TARGETS}
+        if unknown:
+            ap.error(f"unknown target label(s): {', '.join(sorted(unknown))}")
+    met = targets(only, args.old, max(1, args.repeat))
     if args.targets_only:
         return 0 if met else 1
     counts = [int(x) for x in args.workers.split(",")]

@@ -40,7 +40,7 @@ class ModelJob:
 
 ALL_FAULTS = "join,leave,crash,timeout,zombie,subscription,partitions"
 # The classic protocol's group formation and timers (model/formation.py): the Python explorer runs them.
-TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry"
+TIMING = "initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout"
 # KIP-848's requests and answers in flight (model/consumer_flight.py; early-restart is consumer-static's only).
 FLIGHT = "lose-answer,late-answer,late-commit"
 
@@ -89,15 +89,15 @@ EVERY_FAULT_JOBS: tuple[ModelJob, ...] = (
     # smaller bounds (60.5 CPU-s together, measured); the rows above keep the compiled engine's larger bounds.
     ModelJob("eager", "sticky", 3, 4, 2, f"{ALL_FAULTS},{TIMING}", 2),
     ModelJob("eager", "range", 3, 3, 2, f"{ALL_FAULTS},{TIMING}", 2),
-    ModelJob("static", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry", 2),
+    ModelJob("static", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry,poll-timeout", 2),
     ModelJob("cooperative", "sticky", 3, 4, 2, f"{ALL_FAULTS},{TIMING}", 2),
-    ModelJob("static-cooperative", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry", 2,
+    ModelJob("static-cooperative", "sticky", 3, 3, 2, f"{ALL_FAULTS},initial-delay,sync-timeout,late-expiry,poll-timeout", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="simulate static-member-left-behind"),
     ModelJob("connect-delayed", "sticky", 3, 3, 1, f"join,leave,crash,timeout,zombie,partitions,{TIMING}", 2),
     ModelJob("connect-keep-work", "sticky", 3, 3, 1, f"join,leave,crash,timeout,zombie,partitions,{TIMING}", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="a reset worker keeps running its work (gap 11)"),
     ModelJob("coordinator-assigns", "sticky", 3, 4, 2,
-             f"{ALL_FAULTS},initial-delay,two-step-join,late-expiry", 2),
+             f"{ALL_FAULTS},initial-delay,two-step-join,late-expiry,poll-timeout", 2),
 )
 
 MODEL_JOBS: tuple[ModelJob, ...] = (
@@ -133,14 +133,14 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
     # KIP-848 with requests and answers in flight (model/consumer_flight.py; compiled since issue 29): epochs apart,
-    # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 353,938 states), UNRELEASED_INSTANCE_ID, late answers.
+    # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 559,081 states), UNRELEASED_INSTANCE_ID, late answers.
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie,lose-answer", 2),
     ModelJob("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 3),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "crash,early-restart,lose-answer,leave,join", 2),
     # A late OffsetCommit at the member's own epoch for a partition it released within that epoch is accepted:
     # CurrentAssignmentBuilder keeps the epoch after an acknowledged revocation that leads to another one, and
     # ConsumerGroup.validateOffsetCommit accepts the member's epoch for every partition (4.3.1's source).
-    ModelJob("consumer", "uniform", 3, 3, 1, "late-commit", 2, kafka_too="commit_fencing",  # 3,760 states
+    ModelJob("consumer", "uniform", 3, 3, 1, "late-commit", 2, kafka_too="commit_fencing",  # 9,220 states
              note="model only (Kafka 4.3.1's source): a late commit at the member's own epoch, docs/consumer-protocol.md"),
     ModelJob("classic-to-consumer", "uniform", 3, 3, 1, "crash,timeout,zombie", 2,
              kafka_too="exclusive_ownership,commit_fencing", note="model only (Kafka's source): docs/migration.md"),
@@ -167,6 +167,8 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
              note="a fenced client that keeps its epoch is fenced forever"),
     ModelJob("classic-to-consumer-sync-target", "uniform", 3, 3, 1, "", 2, "exclusive_ownership"),
     ModelJob("classic-to-consumer-no-rejoin", "uniform", 2, 2, 1, "", 1, "convergence"),
+    ModelJob("classic-to-consumer-gen-drops", "uniform", 2, 2, 1, "", 2, "generation_monotonic"),
+    ModelJob("classic-to-consumer-two-owners", "uniform", 2, 2, 1, "", 2, "commit_fencing"),
     ModelJob("upgrade-one-bounce", "range", 3, 3, 1, "", 0, "exclusive_ownership",
              note="an eager leader does not validate: two owners in 14 steps", max_states=40_000),
     ModelJob("upgrade-unvalidated", "range", 2, 2, 1, "", 0, "exclusive_ownership",

@@ -23,8 +23,12 @@ and says which properties and faults apply to it and which other encodings of it
 from __future__ import annotations
 
 from .broken import (
+    ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
+    ClassicToConsumerOwnedIgnored,
     ClassicToConsumerSyncTarget,
+    ConnectHoldOutlivesGroup,
+    ConnectIgnoresRevocation,
     ConsumerCommitAnyEpoch,
     ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
@@ -53,7 +57,7 @@ from .symmetry import forget_dead_fields
 from .static import Static
 from .static_cooperative import StaticCooperative
 from .static_leader import StaticLeaderSnapshot
-from .upgrade import EagerToCooperative
+from .upgrade import EagerToCooperative, upgraded
 from .zookeeper import ZkState, ZooKeeper
 
 CORRECT: dict[str, type[SpecBase]] = {cls.name: cls for cls in (Eager, Static, Cooperative, ConnectDelayed, ZooKeeper, CoordinatorAssigns,
@@ -63,7 +67,9 @@ BROKEN: dict[str, type[SpecBase]] = {cls.name: cls for cls in (CooperativeDirect
 BROKEN.update({cls.name: cls for cls in (ConsumerNoWaitForRelease, ConsumerUnfencedCommits, ConsumerNoEpochBump,
                                          ConsumerCommitAnyEpoch, ConsumerFencedKeepsPartitions)})
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerSyncTarget, ClassicToConsumerNoRejoin)})
+BROKEN.update({cls.name: cls for cls in (ClassicToConsumerDowngradeMemberGeneration, ClassicToConsumerOwnedIgnored)})
 BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
+BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 
@@ -84,4 +90,5 @@ __all__ = [
     "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",
     "Client", "Group", "Inbox", "Record",
     "ACTIONS", "SAFETY", "ASSIGNORS", "forget_dead_fields",
+    "upgraded",  # the rolling upgrade is over (the client checks hold it to the clients)
 ]

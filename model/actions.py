@@ -160,6 +160,14 @@ class SyncTimeout(Action):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class PollTimeoutLeave(Action):
+    fair = False
+    fault = "poll-timeout"  # connect-keep-work: with ``leave`` (model/connect_delayed.py)
+    verb = ("misses its poll timeout (max.poll.interval.ms): its heartbeat thread sends LeaveGroup (a dynamic "
+            "member) and resets its member id; the process runs on and rejoins at its next poll")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class ChangeSubscription(Action):
     fair = False
     fault = "subscription"

@@ -153,6 +153,46 @@ class ClassicToConsumerNoRejoin(ClassicToConsumerAcked):
     expect_violation = "convergence"
 
 
+from .migration import ClassicToConsumer  # noqa: E402
+from .migration_state import Kind, MigrationState  # noqa: E402
+
+
+class ClassicToConsumerDowngradeMemberGeneration(ClassicToConsumer):
+    name = "classic-to-consumer-gen-drops"
+    summary = "migration, but the downgraded classic group's generation is its members' latest epoch, not the group's"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "the online downgrade starts the classic group at the highest epoch its remaining members hold instead of "
+        "the consumer group's epoch (Kafka's ClassicGroup.fromConsumerGroup takes the group epoch): when a "
+        "consumer-protocol member joined and left while a classic member lagged, the group's epoch goes down"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _settle(self, s: MigrationState) -> MigrationState:
+        t = super()._settle(s)
+        if t is s or t.kind != Kind.CLASSIC:
+            return t
+        cg = t.classic
+        latest = max(t.clients[k].epoch for k in range(len(t.clients)) if cg.members >> k & 1)
+        return t.but(classic=cg.but(generation=latest))
+
+
+class ClassicToConsumerOwnedIgnored(ClassicToConsumer):
+    name = "classic-to-consumer-two-owners"
+    summary = "migration, but the classic group's cooperative assignment ignores what the other members still own"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "before the upgrade, the classic group's leader assigns a partition another member reported as owned (it "
+        "has not revoked it yet): both own it, and the current-generation member's commit is accepted"
+    )
+    expect_violation = "commit_fencing"
+
+    def cooperative_assignment(self, members: int, reported: tuple[int, ...]) -> tuple[int, ...]:
+        return super().cooperative_assignment(members, (0,) * len(reported))
+
+
 # -- the eager -> cooperative upgrade --------------------------------------------------------------
 from .upgrade import EagerToCooperative  # noqa: E402
 
@@ -179,3 +219,69 @@ class UpgradeUnvalidated(UpgradeOneBounce):
         "still-owned partition: even a group whose leader is cooperative reaches two owners"
     )
     expect_violation = "exclusive_ownership"
+
+
+# -- Connect's delayed rebalance (KIP-415) ---------------------------------------------------------
+from .connect_delayed import ConnectDelayed  # noqa: E402
+from typing import Iterator  # noqa: E402
+
+from . import actions as _A  # noqa: E402
+from .core import Client as _Client, Group as _Group, GroupStatus as _GS, Proc as _Proc, State as _State  # noqa: E402
+
+
+class ConnectHoldOutlivesGroup(ConnectDelayed):
+    """The held work outlives a group every worker left, and its delay never ends: the timer ran in a worker."""
+
+    name = "connect-hold-outlives-group"
+    summary = "KIP-415, but work held for departed workers outlives the group, and with nobody left the delay never ends"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode connect-delayed itself, not this broken variant
+    bug = (
+        "every worker departs while work is held: the group empties but keeps holding the work, and the delay, "
+        "which a worker's timer ends, never expires with no worker left: the group never converges"
+    )
+    expect_violation = "convergence"
+
+    def _complete_join(self, g: _Group, clients: list[_Client]) -> _Group:
+        out = super()._complete_join(g, clients)
+        if out.status != _GS.EMPTY:
+            return out
+        # the group empties: a correct one forgets the hold; this one keeps it, the work of the members the
+        # completion dropped included
+        held, held_for = g.held, g.held_for
+        for i, r in enumerate(g.records):
+            if r is not None and not r.joined and not r.static and r.assignment:
+                held, held_for = held | r.assignment, held_for if held else i
+        return out.but(held=held, held_for=held_for)
+
+    def successors(self, s: _State) -> Iterator[tuple[_A.Action, _State]]:
+        nobody = all(r is None for r in s.group.records)
+        for a, t in super().successors(s):
+            if nobody and a is self._delay_expired:
+                continue  # no worker left to end the delay
+            yield a, t
+
+
+from .connect_delayed import ConnectKeepWork  # noqa: E402
+
+
+class ConnectIgnoresRevocation(ConnectKeepWork):
+    """A Connect worker that never stops revoked work (the herder's ``onRevoked`` skipped)."""
+
+    name = "connect-ignores-revocation"
+    summary = "KIP-415 workers that keep their work across a reset, but never stop work the leader revokes"
+    broken = True
+    python_only = True
+    bug = (
+        "a worker applies what its assignment starts but not what it revokes: work it kept across a reset and the "
+        "leader gave to another worker meanwhile runs twice, both workers STABLE in one generation"
+    )
+    expect_violation = "duplicate_work_settles"
+
+    def _receive_sync(self, s: _State, i: int) -> _State:
+        t = super()._receive_sync(s, i)
+        a, b = s.clients[i], t.clients[i]
+        if b.proc != _Proc.DOWN and a.owned & ~b.owned:
+            t = self._with(t, clients=self._set(t.clients, i, b.but(owned=b.owned | a.owned)))
+        return t

@@ -47,6 +47,10 @@ What is abstracted (and why it is safe to):
   SyncGroup) nor the expiry of a member soon after it resumed from a long pause is a step: the faults
   ``sync-timeout`` and ``late-expiry`` put them in (:mod:`groupspec.model.formation`), as does
   ``sync-timeout`` for a live member too slow to send SyncGroup.
+* A consumer whose poll loop stalls past ``max.poll.interval.ms`` (or whose process was paused that long)
+  leaves the group from its heartbeat thread and resets, its process running on: the fault
+  ``poll-timeout`` puts that step in (``PollTimeoutLeave``, :mod:`groupspec.model.formation`); without it
+  a close and a restart (``LeaveGroup``, ``Start``) stand for it.
 * The rebalance timeout completes a join phase for free (``RebalanceTimeout``) only when none of the
   members that have not rejoined can (crashed, paused, or holding an id the group no longer knows). A
   running member hears of the join phase within a heartbeat and rejoins at its next poll, long before
@@ -437,6 +441,8 @@ class ClassicProtocol(JoinPhase, FormationRules, ClassicObservations, SpecBase):
             clients = list(s.clients)
             g = self._remove(s.group, clients, i)
             yield acts[A.ExpireLive][i], self._with(s, group=g, clients=tuple(clients), spend=True)
+        if self.poll_timeout:
+            yield from self._poll_timeout_steps(s, i)  # poll-timeout (model/formation.py)
 
     def _unassigned_new(self, s: State) -> bool:
         g = s.group

@@ -36,11 +36,9 @@ member was present, i.e. before the delay was over; coordinator.md §6 and Kafka
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from . import actions as A
+from .actions import PollTimeoutLeave as PollTimeoutLeave  # the step (model/formation.py), lent to its old importers
 from .classic import ClassicProtocol
-from .core import NO_GENERATION, Client, Config, Id, MemberStatus as MS, Proc, State, bits
+from .core import NO_GENERATION, MemberStatus as MS, Proc, State, bits
 from .properties import Kind, Property
 
 
@@ -89,14 +87,6 @@ DUPLICATE_WORK_SETTLES = Property("duplicate_work_settles", Kind.ALWAYS, duplica
                                   duplicate_work_settles)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class PollTimeoutLeave(A.Action):
-    fair = False
-    fault = "leave"
-    verb = ("misses its poll timeout: sends LeaveGroup and resets its member id, but keeps running its work "
-            "(reported in its next JoinGroup)")
-
-
 class ConnectKeepWork(ConnectDelayed):
     """KIP-415 workers as Kafka runs them: work survives a member-id reset (docs/conformance.md gap 11).
 
@@ -117,7 +107,9 @@ class ConnectKeepWork(ConnectDelayed):
     JoinGroup reports that work (the leader sees it running and revokes any copy it assigned
     elsewhere meanwhile: ``duplicate_work_settles``). A worker whose record already went away (its
     member id is stale) sends a LeaveGroup that removes nothing and resets the same way. ``LeaveGroup``
-    stays what it is in every variant: the process *closes*, stops its work and is down.
+    stays what it is in every variant: the process *closes*, stops its work and is down. The step is the
+    classic one (``poll-timeout``, model/formation.py), which keeps the work here (``keep_work_on_reset``)
+    and which this variant also takes with ``leave``.
     """
 
     name = "connect-keep-work"
@@ -128,9 +120,7 @@ class ConnectKeepWork(ConnectDelayed):
     # What Kafka breaks here by design (the conformance harness checks duplicate_work_settles instead).
     kafka_violates = frozenset({"exclusive_ownership", "commit_fencing"})
 
-    def __init__(self, cfg: "Config") -> None:
-        super().__init__(cfg)
-        self._poll_timeout = tuple(PollTimeoutLeave(k) for k in range(cfg.members))
+    poll_timeout_faults = ("leave", "poll-timeout")
 
     def _kept(self, s: "State", t: "State", i: int) -> "State":
         a, b = s.clients[i], t.clients[i]
@@ -153,19 +143,3 @@ class ConnectKeepWork(ConnectDelayed):
     def _heartbeat(self, s, i):  # type: ignore[no-untyped-def]
         t = super()._heartbeat(s, i)
         return None if t is None else self._kept(s, t, i)
-
-    def _perturbations(self, s, i, c, r):  # type: ignore[no-untyped-def]
-        yield from super()._perturbations(s, i, c, r)
-        if "leave" in self.cfg.faults and c.proc == Proc.UP and c.id in (Id.CURRENT, Id.STALE) \
-                and c.status in (MS.STABLE, MS.COMPLETING_REBALANCE):
-            yield self._poll_timeout[i], self._poll_timeout_leave(s, i)
-
-    def _poll_timeout_leave(self, s: "State", i: int) -> "State":
-        """maybeLeaveGroup at the poll timeout: LeaveGroup (removes a current record), reset, work kept."""
-        c = s.clients[i]
-        clients = list(s.clients)
-        g = s.group
-        if c.id == Id.CURRENT and g.records[i] is not None:
-            g = self._remove(g, clients, i)
-        clients[i] = Client(proc=Proc.UP, topics=c.topics, owned=c.owned, ghost=c.ghost)
-        return self._with(s, group=g, clients=tuple(clients), spend=True)

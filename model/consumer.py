@@ -18,7 +18,8 @@ owns; the **coordinator computes the assignment** with a server-side assignor (`
    * partitions it holds that are not in its target must be **revoked** first: the member stays at
      its epoch in state ``UNREVOKED_PARTITIONS``, and its heartbeat answer lists only what it keeps;
    * once a heartbeat reports that it no longer owns them, the member gets the **target epoch**
-     (its previous epoch is remembered) and every partition of its target that is **free** — held by
+     (its previous epoch becomes the epoch it had, as at every reconciliation, also one that keeps
+     the epoch) and every partition of its target that is **free** — held by
      no other member, neither assigned nor pending revocation (the *partition epoch* is unset) — is
      given to it. If some are not free yet it is ``UNRELEASED_PARTITIONS`` and gets them at a later
      heartbeat, after their previous owner acknowledged revoking them; otherwise it is ``STABLE``;
@@ -79,15 +80,23 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import Iterator
+from typing import Any, ClassVar, Iterator
 
 from . import actions as A
 from .assignors import range_, sticky
 from .consumer_flight import FENCED, FLIGHT_FAULTS, OK, STALE, UNKNOWN, UNRELEASED, ConsumerFlight
+# the page's state records (model/consumer_state.py), named here as before: every reader imports them from this page
+from .consumer_state import NOT_MEMBER as NOT_MEMBER
+from .consumer_state import Answer, KIP848State, S
+from .consumer_state import ConsumerClient as ConsumerClient
+from .consumer_state import ConsumerGroup as ConsumerGroup
+from .consumer_state import ConsumerState as ConsumerState
+from .consumer_state import Member as Member
+from .consumer_state import MemberState as MemberState
 from .consumer_view import ConsumerView
-from .core import Config, Proc, bits, evolvable
+from .core import Config, Proc, bits
 from .spec import COMPILED_CONSUMER, SpecBase
 
 SUPPORTED_FAULTS = frozenset({"join", "leave", "crash", "timeout", "zombie", "subscription", "partitions"}) | FLIGHT_FAULTS
@@ -95,63 +104,6 @@ ASSIGNORS = ("uniform", "range")
 
 LEAVE_EPOCH = -1  # ConsumerGroupHeartbeat's memberEpoch for a leaving member
 STATIC_LEAVE_EPOCH = -2  # ... for a static member leaving temporarily
-NOT_MEMBER = -1  # a client that is not in the group (not started, left)
-
-
-class MemberState(IntEnum):
-    """The coordinator's state of one member (Kafka ``MemberState``)."""
-
-    STABLE = 0
-    UNREVOKED_PARTITIONS = 1  # must acknowledge revoking ``revoking`` before it gets its new epoch
-    UNRELEASED_PARTITIONS = 2  # at the target epoch, waiting for partitions other members still hold
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class Member:
-    """The coordinator's record of one member (Kafka ``ConsumerGroupMember``)."""
-
-    state: MemberState = MemberState.STABLE
-    epoch: int = 0
-    previous_epoch: int = 0
-    assigned: int = 0  # partitions the member may own now (bit mask)
-    revoking: int = 0  # partitions pending revocation: still the member's until it acknowledges
-    topics: int = 0  # subscription (bit mask of topics; a regex resolved by the broker)
-    static: bool = False
-    left: bool = False  # a static member that left with epoch -2: kept until its session times out
-    since: tuple[int, ...] = ()  # the assignment epoch of each partition held (0: not held); in-flight faults only
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerClient:
-    """One consumer process and its membership manager."""
-
-    proc: Proc = Proc.DOWN
-    epoch: int = NOT_MEMBER  # 0: joining; > 0: the member epoch of its last answer
-    owned: int = 0  # partitions it owns: it processes and commits them
-    assigned: int = 0  # the assignment of its last answer: what reconciliation moves towards
-    topics: int = 0
-    answer: tuple | None = None  # a heartbeat answer on its way (late-answer): (OK, epoch, assignment)
-    commit: tuple | None = None  # an OffsetCommit on its way (late-commit): (epoch, partitions)
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerGroup:
-    epoch: int = 0  # the group epoch
-    target_epoch: int = 0  # the assignment epoch
-    target: tuple[int, ...] = ()  # the target assignment, one mask per slot
-    members: tuple[Member | None, ...] = ()
-    partitions: int = 0  # partitions that exist
-
-
-@evolvable
-@dataclass(frozen=True, slots=True)
-class ConsumerState:
-    group: ConsumerGroup
-    clients: tuple[ConsumerClient, ...]
-    budget: int = 0
 
 
 # -- the steps of this protocol ------------------------------------------------------------------
@@ -195,15 +147,19 @@ def relative_epoch(e: int, base: int, oldest: int = OLDEST) -> int:
     return d if d < oldest else oldest
 
 
-class Consumer(ConsumerView, ConsumerFlight, SpecBase):
-    """The KIP-848 protocol on one finite instance; subclasses set the switches below."""
+class Consumer(ConsumerView[S], ConsumerFlight[S], SpecBase):
+    """The KIP-848 protocol on one finite instance; subclasses set the switches below.
+
+    Generic in its state ``S`` for the type checker (``Consumer`` alone is ``Consumer[ConsumerState]``): the
+    migration page derives from this one and replaces its states (``MigrationState``); what reads a state is
+    typed on ``S``, what builds one (``init_states``, ``successors``, ``heartbeat``) on ``ConsumerState``."""
 
     name = "consumer"
     encoding = COMPILED_CONSUMER
-    encoded = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
+    encoded: ClassVar[tuple[str, ...]] = ("init_states", "successors", "heartbeat", "reconcile", "_next_assignment", "_bump", "_remove",
                "held_by_others", "compute_target", "converged", "key", "exact_key", "live_member", "commit_accepted",
                "commit_violation", "generation_violation", "members_in_group", "initial_members", "live_ownership",
-               "handle", "apply_answer", "commit_answer", "flight_successors", "_rows")
+               "handle", "_subscribe", "apply_answer", "commit_answer", "flight_successors", "_rows")
     z3 = True
     summary = "KIP-848: broker-side assignment, epochs, incremental reconciliation by heartbeat"
     static_members = False
@@ -223,7 +179,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     expect_violation = ""
     has_generations = True
     coordinator_assigns = True
-    assignors = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
+    assignors: ClassVar[tuple[str, ...]] = ("uniform", "range", "sticky")  # "sticky" (the CLI default) means uniform
 
     def __init__(self, cfg: Config) -> None:
         unsupported = set(cfg.faults) - SUPPORTED_FAULTS
@@ -238,7 +194,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         self.assignor_name = name
         self.symmetric = name == "uniform"
         n = cfg.members
-        self._acts = {
+        self._acts: dict[type[A.Action], tuple[A.Action, ...]] = {
             cls: tuple(cls(i) for i in range(n))
             for cls in (ConsumerGroupHeartbeat, RevokePartitions, A.Resume, A.SessionExpired,
                         RebalanceTimeoutFence, A.Start, A.LeaveGroup, A.Crash, A.ExpireLive, A.Pause,
@@ -247,7 +203,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         self._add_partition = A.AddPartition()
         self._flight_init()  # lose-answer, late-answer, late-commit, early-restart (model/consumer_flight.py)
         self.symmetric = self.symmetric and not self.in_flight  # the per-partition epochs are not renamed
-        self._targets: dict = {}
+        self._targets: dict[Hashable, tuple[int, ...]] = {}
         self.topic_blocks = [[p for p in range(cfg.partitions) if cfg.topic_of[p] == t] for t in range(cfg.topics)]
 
     # ---------------------------------------------------------------------------------------------
@@ -307,13 +263,15 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         target = g.target[i]
         keep = r.assigned & target
         revoke = (r.assigned | r.revoking) & ~target
+        # Every outcome goes through ConsumerGroupMember.Builder.updateMemberEpoch (Kafka 4.3.1), which sets the
+        # previous epoch to the epoch the member had, also when the epoch stays (UNREVOKED_PARTITIONS at its own
+        # epoch, UNRELEASED_PARTITIONS reconciled again at the target epoch); found by the model's Kafka walks
         if revoke:  # (a partition pending revocation keeps its assignment epoch in ``since``)
-            return r.but(state=MemberState.UNREVOKED_PARTITIONS, assigned=keep, revoking=revoke)
+            return r.but(state=MemberState.UNREVOKED_PARTITIONS, previous_epoch=r.epoch, assigned=keep, revoking=revoke)
         want = target & ~keep
         free = want & ~self.held_by_others(g, i) if self.wait_for_release else want
         state = MemberState.UNRELEASED_PARTITIONS if want & ~free else MemberState.STABLE
-        prev = r.epoch if r.epoch != g.target_epoch else r.previous_epoch
-        r2 = r.but(state=state, epoch=g.target_epoch, previous_epoch=prev, assigned=keep | free, revoking=0)
+        r2 = r.but(state=state, epoch=g.target_epoch, previous_epoch=r.epoch, assigned=keep | free, revoking=0)
         if self.in_flight:  # each partition's assignment epoch: kept ones keep theirs, new ones the new epoch
             since = r.since or (0,) * self.cfg.partitions
             r2 = r2.but(since=tuple((since[p] if keep >> p & 1 else g.target_epoch) if (keep | free) >> p & 1 else 0
@@ -330,7 +288,8 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 if changed:  # Kafka 4.3.1 CurrentAssignmentBuilder.build -> updateCurrentAssignment (a STABLE
                     # member is behind the target after the bump): dropped topics' partitions to pending revocation
                     drop = r.assigned & ~self.cfg.subscribed_partitions(r.topics, r.assigned)
-                    return r.but(assigned=r.assigned & ~drop, revoking=r.revoking | drop)
+                    if drop:  # (updateCurrentAssignment: the previous epoch becomes the epoch, as above)
+                        return r.but(assigned=r.assigned & ~drop, revoking=r.revoking | drop, previous_epoch=r.epoch)
                 return r  # still waiting for the acknowledgement
             return self._next_assignment(g, i, r.but(revoking=0))
         if r.epoch != g.target_epoch or r.state == MemberState.UNRELEASED_PARTITIONS:
@@ -348,7 +307,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         c = self.apply_answer(s.clients[i], answer)
         return ConsumerState(group=g, clients=self._set(s.clients, i, c), budget=s.budget)
 
-    def handle(self, s: ConsumerState, i: int) -> tuple[ConsumerGroup, tuple]:
+    def handle(self, s: KIP848State, i: int) -> tuple[ConsumerGroup, Answer]:
         """The coordinator handles client ``i``'s heartbeat (its epoch, what it owns): the group after it
         and the answer, ``(OK, epoch, assignment)`` or ``(error,)`` (``GroupMetadataManager.consumerGroupHeartbeat``)."""
         g = s.group
@@ -372,11 +331,14 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 # Its instance id is held by a member that has not left (a restart before the session
                 # expired, or a rejoin after FENCED_MEMBER_EPOCH): fatal for the Java client.
                 return g, (UNRELEASED,)
-            if not self.kafka_19233 and r.epoch != 0 and r.previous_epoch != 0:
+            # (r is not None here: the branch above took r None; ignores, not an assert: no new step in the rule)
+            if not self.kafka_19233 and r.epoch != 0 and r.previous_epoch != 0:  # type: ignore[union-attr]
                 return g, (FENCED,)  # before KAFKA-19233 epoch 0 was validated as any other epoch
             # The member rejoins with epoch 0 while the coordinator still has it (a fenced member, or its
-            # join answer was lost): no epoch validation, the heartbeat is handled as any other.
-            r = self.reconcile(g, i, r, c.owned)
+            # join answer was lost): no epoch validation, the heartbeat is handled as any other, its
+            # subscription included (Kafka 4.3.1 GroupMetadataManager.consumerGroupHeartbeat: the member's
+            # record is updated from the request before hasMemberSubscriptionChanged; found by the Kafka walks)
+            g, r = self._subscribe(g, i, r, c)  # type: ignore[arg-type]
         else:
             if r is None or r.left:
                 return g, (UNKNOWN,)  # the client gives everything up (onPartitionsLost) and rejoins
@@ -385,16 +347,21 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                 # FENCED_MEMBER_EPOCH (throwIfConsumerGroupMemberEpochIsInvalid): an epoch ahead of the
                 # member's, or behind it and not the previous epoch with a subset of the assignment.
                 return (g if self.fenced_keeps_record else self._remove(g, i)), (FENCED,)
-            changed = r.topics != c.topics
-            if changed:
-                r = r.but(topics=c.topics)
-                g = self._bump(g.but(members=self._set(g.members, i, r)))
-                r = g.members[i]
-            r = self.reconcile(g, i, r, c.owned, changed)
+            g, r = self._subscribe(g, i, r, c)
         g = g.but(members=self._set(g.members, i, r))
         return g, (OK, r.epoch, r.assigned)
 
-    def apply_answer(self, c: ConsumerClient, answer: tuple) -> ConsumerClient:
+    def _subscribe(self, g: ConsumerGroup, i: int, r: Member, c: ConsumerClient) -> tuple[ConsumerGroup, Member]:
+        """The heartbeat of a member the coordinator has: its subscription taken from the request (a change
+        bumps the group epoch), then the member reconciled."""
+        changed = r.topics != c.topics
+        if changed:
+            r = r.but(topics=c.topics)
+            g = self._bump(g.but(members=self._set(g.members, i, r)))
+            r = g.members[i]  # type: ignore[assignment]  # (_bump keeps every member)
+        return g, self.reconcile(g, i, r, c.owned, changed)
+
+    def apply_answer(self, c: ConsumerClient, answer: Answer) -> ConsumerClient:
         """The client applies a heartbeat answer (``ConsumerMembershipManager``)."""
         if answer[0] == UNRELEASED:
             return ConsumerClient(topics=c.topics)  # fatal: the process stops
@@ -410,11 +377,12 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
 
     # -- steps ------------------------------------------------------------------------------------
     @staticmethod
-    def _set(t: tuple, i: int, v: object) -> tuple:
+    def _set(t: tuple[Any, ...], i: int, v: object) -> tuple[Any, ...]:
         return t[:i] + (v,) + t[i + 1 :]
 
     @staticmethod
-    def _with(s: ConsumerState, group: ConsumerGroup | None = None, clients: tuple | None = None, spend: bool = False) -> ConsumerState:
+    def _with(s: ConsumerState, group: ConsumerGroup | None = None, clients: tuple[ConsumerClient, ...] | None = None,
+              spend: bool = False) -> ConsumerState:
         return ConsumerState(group=group if group is not None else s.group,
                              clients=clients if clients is not None else s.clients,
                              budget=s.budget - (1 if spend else 0))
@@ -489,23 +457,23 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         raise ValueError(f"{a!r} is not enabled")
 
     # -- what the properties ask ------------------------------------------------------------------
-    def live_member(self, s: ConsumerState, i: int) -> bool:
+    def live_member(self, s: S, i: int) -> bool:
         """A running or paused process whose member the coordinator has (not a static member that left)."""
         c = s.clients[i]
         r = s.group.members[i]
         return c.proc != Proc.DOWN and c.epoch > 0 and r is not None and not r.left
 
-    def live_ownership(self, s: ConsumerState):
+    def live_ownership(self, s: S) -> Iterator[tuple[int, int]]:
         for i, c in enumerate(s.clients):
             if c.owned and self.live_member(s, i):
                 yield i, c.owned
 
-    def commit_accepted(self, s: ConsumerState, i: int, ghost: bool = False) -> bool:
+    def commit_accepted(self, s: S, i: int, ghost: bool = False) -> bool:
         """Would the coordinator accept an OffsetCommit from process ``i`` with its member id and epoch?"""
         c = s.clients[i]
         return self.commit_answer(s, i, c.epoch, c.owned) == OK
 
-    def commit_answer(self, s: ConsumerState, i: int, epoch: int, parts: int) -> str:
+    def commit_answer(self, s: KIP848State, i: int, epoch: int, parts: int) -> str:
         """``ConsumerGroup.validateOffsetCommit`` for an OffsetCommit of ``parts`` from member ``i`` with ``epoch``."""
         if not self.fence_commits:
             return OK
@@ -525,7 +493,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             return STALE
         return OK
 
-    def commit_violation(self, s: ConsumerState) -> str | None:
+    def commit_violation(self, s: S) -> str | None:
         live = dict(self.live_ownership(s))
         commits = []
         for i, c in enumerate(s.clients):
@@ -556,7 +524,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
                             f"{self.member_name(k)} owns it too")
         return None
 
-    def generation_violation(self, s: ConsumerState, t: ConsumerState) -> str | None:
+    def generation_violation(self, s: S, t: S) -> str | None:
         """Epochs: the group's grows by at most one per step, the assignment epoch follows it, members' never go down."""
         g, h = s.group, t.group
         if h.epoch < g.epoch or h.epoch > g.epoch + 1:
@@ -579,10 +547,10 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
     def initial_members(self) -> int:
         return sum(1 for c in self.init_states()[0].clients if c.proc == Proc.UP)
 
-    def members_in_group(self, s: ConsumerState) -> int:
+    def members_in_group(self, s: S) -> int:
         return sum(1 for m in s.group.members if m is not None)
 
-    def converged(self, s: ConsumerState) -> bool:
+    def converged(self, s: S) -> bool:
         """Every member alive and STABLE at the assignment epoch, owning exactly its target, which is
         the assignor's complete answer (running it again changes nothing)."""
         g = s.group
@@ -612,15 +580,15 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         return self.compute_target(g) == g.target
 
     # -- keys for the explorer --------------------------------------------------------------------
-    def _rows(self, s: ConsumerState) -> list[tuple]:
+    def _rows(self, s: S) -> list[tuple[Hashable, ...]]:
         g = s.group
         base = g.epoch
-        rows = []
+        rows: list[tuple[Hashable, ...]] = []
         if self.in_flight:
             o = 1 << 30
             for i, c in enumerate(s.clients):
                 r = g.members[i]
-                rec = () if r is None else (int(r.state), relative_epoch(r.epoch, base, o), relative_epoch(r.previous_epoch, base, o),
+                rec: tuple[Hashable, ...] = () if r is None else (int(r.state), relative_epoch(r.epoch, base, o), relative_epoch(r.previous_epoch, base, o),
                                             r.assigned, r.revoking, r.topics, r.static, r.left,
                                             tuple(relative_epoch(e, base, o) for e in r.since))
                 ans = None if c.answer is None else (c.answer[0], relative_epoch(c.answer[1], base, o), c.answer[2])
@@ -635,11 +603,11 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
             rows.append((int(c.proc), relative_epoch(c.epoch, base), c.owned, c.assigned, c.topics, rec, g.target[i]))
         return rows
 
-    def exact_key(self, s: ConsumerState):
+    def exact_key(self, s: S) -> Hashable:
         g = s.group
         return (g.epoch - g.target_epoch, g.partitions, s.budget, tuple(self._rows(s)))
 
-    def key(self, s: ConsumerState):
+    def key(self, s: S) -> Hashable:
         """Epochs up to a shift; members and the partitions of one topic up to renaming (uniform only).
 
         As ``groupspec.model.symmetry`` does for the classic protocol: slots are ordered by a
@@ -681,7 +649,7 @@ class Consumer(ConsumerView, ConsumerFlight, SpecBase):
         rows = sorted((shapes[i], tuple(_remap(m, perm) for m in masks[i])) for i in range(n))
         return (g.epoch - g.target_epoch, _remap(g.partitions, perm), s.budget, tuple(rows))
 
-    def orbit_size(self, s: ConsumerState) -> int:
+    def orbit_size(self, s: S) -> int:
         """Member renamings this state stands for (a lower bound: partition renamings are not counted)."""
         from collections import Counter
         from math import factorial, prod

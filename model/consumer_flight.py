@@ -41,12 +41,18 @@ these faults are on: a partition newly given gets the member's new epoch, a kept
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Generic, Iterator
 
 from . import actions as A
+from .consumer_state import Answer, KIP848State, S
 from .core import CONSUMER_FLIGHT_FAULTS, Proc
 
+if TYPE_CHECKING:
+    from .consumer_state import ConsumerClient, ConsumerGroup, ConsumerState
+    from .core import Config
+
 FLIGHT_FAULTS = CONSUMER_FLIGHT_FAULTS  # their help: model.core.FAULT_HELP
+
 
 OK = "OK"
 FENCED = "FENCED_MEMBER_EPOCH"
@@ -97,52 +103,66 @@ FLIGHT_ACTIONS = (LoseHeartbeatAnswer, DelayHeartbeatAnswer, ReceiveHeartbeatAns
                   DeliverOffsetCommit, EarlyRestart)
 
 
-class ConsumerFlight:
+class ConsumerFlight(Generic[S]):
     """The steps of the in-flight faults; mixed into ``Consumer`` (which provides ``handle``, ``answer``)."""
 
+    if TYPE_CHECKING:  # what it uses of Consumer
+        cfg: Config
+        static_members: bool
+
+        def handle(self, s: KIP848State, i: int) -> tuple[ConsumerGroup, Answer]: ...
+        def apply_answer(self, c: ConsumerClient, answer: Answer) -> ConsumerClient: ...
+        def commit_answer(self, s: KIP848State, i: int, epoch: int, parts: int) -> str: ...
+        @staticmethod
+        def _set(t: tuple[Any, ...], i: int, v: object) -> tuple[Any, ...]: ...
+        @staticmethod
+        def _with(s: ConsumerState, group: ConsumerGroup | None = None, clients: tuple[ConsumerClient, ...] | None = None,
+                  spend: bool = False) -> ConsumerState: ...
+
     def _flight_init(self) -> None:
-        cfg = self.cfg  # type: ignore[attr-defined]
+        cfg = self.cfg
         self.in_flight = bool(FLIGHT_FAULTS & set(cfg.faults))
         self._flight_acts = {cls: tuple(cls(i) for i in range(cfg.members)) for cls in FLIGHT_ACTIONS}
 
-    def flight_successors(self, s, i: int, spend: bool) -> Iterator:  # type: ignore[no-untyped-def]
+    def flight_successors(self, s: ConsumerState, i: int, spend: bool) -> Iterator[tuple[A.Action, ConsumerState]]:
         """The steps of client ``i`` that the in-flight faults add."""
         acts = self._flight_acts
-        faults = self.cfg.faults  # type: ignore[attr-defined]
+        faults = self.cfg.faults
         c = s.clients[i]
         r = s.group.members[i]
         if c.answer is not None and c.proc == Proc.UP:
-            yield acts[ReceiveHeartbeatAnswer][i], self._with(  # type: ignore[attr-defined]
-                s, clients=self._set(s.clients, i, self.apply_answer(c.but(answer=None), c.answer)))  # type: ignore[attr-defined]
+            yield acts[ReceiveHeartbeatAnswer][i], self._with(
+                s, clients=self._set(s.clients, i, self.apply_answer(c.but(answer=None), c.answer)))
         if c.commit is not None:
-            yield acts[DeliverOffsetCommit][i], self._with(s, clients=self._set(s.clients, i, c.but(commit=None)))  # type: ignore[attr-defined]
+            yield acts[DeliverOffsetCommit][i], self._with(s, clients=self._set(s.clients, i, c.but(commit=None)))
         if not spend:
             return
         if c.proc == Proc.UP and c.epoch >= 0 and c.answer is None and ("lose-answer" in faults or "late-answer" in faults):
-            g2, ans = self.handle(s, i)  # type: ignore[attr-defined]
+            g2, ans = self.handle(s, i)
             if g2 != s.group and ans[0] == OK:
                 if "lose-answer" in faults:
-                    yield acts[LoseHeartbeatAnswer][i], self._with(s, group=g2, spend=True)  # type: ignore[attr-defined]
+                    yield acts[LoseHeartbeatAnswer][i], self._with(s, group=g2, spend=True)
                 if "late-answer" in faults:
-                    yield acts[DelayHeartbeatAnswer][i], self._with(  # type: ignore[attr-defined]
-                        s, group=g2, clients=self._set(s.clients, i, c.but(answer=ans)), spend=True)  # type: ignore[attr-defined]
+                    yield acts[DelayHeartbeatAnswer][i], self._with(
+                        s, group=g2, clients=self._set(s.clients, i, c.but(answer=ans)), spend=True)
         if "late-commit" in faults and c.proc == Proc.UP and c.epoch > 0 and c.owned and c.commit is None:
-            yield acts[SendOffsetCommit][i], self._with(  # type: ignore[attr-defined]
-                s, clients=self._set(s.clients, i, c.but(commit=(c.epoch, c.owned))), spend=True)  # type: ignore[attr-defined]
-        if ("early-restart" in faults and self.static_members and c.proc == Proc.DOWN  # type: ignore[attr-defined]
+            yield acts[SendOffsetCommit][i], self._with(
+                s, clients=self._set(s.clients, i, c.but(commit=(c.epoch, c.owned))), spend=True)
+        if ("early-restart" in faults and self.static_members and c.proc == Proc.DOWN
                 and r is not None and not r.left):
-            yield acts[EarlyRestart][i], self._with(  # type: ignore[attr-defined]
+            yield acts[EarlyRestart][i], self._with(
                 s, clients=self._set(s.clients, i, c.but(proc=Proc.UP, epoch=0, owned=0, assigned=0)), spend=True)
 
     # -- the coordinator's answers, for the properties and the tests ---------------------------------
-    def heartbeat_answer(self, s, i: int) -> str:  # type: ignore[no-untyped-def]
+    def heartbeat_answer(self, s: KIP848State, i: int) -> str:
         """The error code (or OK) the coordinator answers client ``i``'s heartbeat in state ``s``."""
-        return self.handle(s, i)[1][0]  # type: ignore[attr-defined]
+        code: str = self.handle(s, i)[1][0]
+        return code
 
-    def commit_answers(self, s) -> Iterator[tuple[int, str]]:  # type: ignore[no-untyped-def]
+    def commit_answers(self, s: KIP848State) -> Iterator[tuple[int, str]]:
         """Each running client's OffsetCommit, now and in flight: (client, answer)."""
         for i, c in enumerate(s.clients):
             if c.proc == Proc.UP and c.owned and c.epoch > 0:
-                yield i, self.commit_answer(s, i, c.epoch, c.owned)  # type: ignore[attr-defined]
+                yield i, self.commit_answer(s, i, c.epoch, c.owned)
             if c.commit is not None:
-                yield i, self.commit_answer(s, i, *c.commit)  # type: ignore[attr-defined]
+                yield i, self.commit_answer(s, i, *c.commit)

@@ -2,13 +2,26 @@
 :class:`groupspec.model.consumer.Consumer`; no rule of the protocol lives here)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Generic
+
 from . import actions as A
 from .consumer_flight import FENCED, OK, UNRELEASED
+from .consumer_state import S
 from .core import Proc, bits
 
+if TYPE_CHECKING:
+    from .consumer_state import Answer, ConsumerGroup, KIP848State
+    from .core import Config
 
-class ConsumerView:
+
+class ConsumerView(Generic[S]):
     """``member_name``, ``partition_name``, ``parties`` and ``explain`` for ``Consumer``."""
+
+    if TYPE_CHECKING:  # what it uses of Consumer
+        cfg: Config
+        in_flight: bool
+
+        def handle(self, s: KIP848State, i: int) -> tuple[ConsumerGroup, Answer]: ...
 
     def member_name(self, i: int) -> str:
         return f"c{i + 1}"
@@ -23,10 +36,10 @@ class ConsumerView:
     def _parts(self, mask: int) -> str:
         return "{" + ", ".join(self.partition_name(p) for p in bits(mask)) + "}"
 
-    def parties(self, s) -> list[tuple[str, str]]:
+    def parties(self, s: S) -> list[tuple[str, str]]:
         g = s.group
         coord = f"group epoch {g.epoch}, assignment epoch {g.target_epoch}"
-        ms = []
+        ms: list[str] = []
         for i, r in enumerate(g.members):
             if r is None:
                 continue
@@ -45,18 +58,18 @@ class ConsumerView:
             if c.proc == Proc.DOWN:
                 out.append((self.member_name(i), "not running"))
                 continue
-            d = [c.proc.name.lower(), "joining (epoch 0)" if c.epoch == 0 else f"epoch {c.epoch}",
-                 f"owns {self._parts(c.owned)}"]
+            facts = [c.proc.name.lower(), "joining (epoch 0)" if c.epoch == 0 else f"epoch {c.epoch}",
+                     f"owns {self._parts(c.owned)}"]
             if c.assigned != c.owned:
-                d.append(f"reconciling towards {self._parts(c.assigned)}")
+                facts.append(f"reconciling towards {self._parts(c.assigned)}")
             if c.answer is not None:
-                d.append(f"heartbeat answer on its way (epoch {c.answer[1]}, {self._parts(c.answer[2])})")
+                facts.append(f"heartbeat answer on its way (epoch {c.answer[1]}, {self._parts(c.answer[2])})")
             if c.commit is not None:
-                d.append(f"OffsetCommit on its way (epoch {c.commit[0]}, {self._parts(c.commit[1])})")
-            out.append((self.member_name(i), ", ".join(d)))
+                facts.append(f"OffsetCommit on its way (epoch {c.commit[0]}, {self._parts(c.commit[1])})")
+            out.append((self.member_name(i), ", ".join(facts)))
         return out
 
-    def explain(self, before, action: A.Action, after) -> str:
+    def explain(self, before: S, action: A.Action, after: S) -> str:
         who = self.member_name(action.member) if action.member >= 0 else ""
         if action.name == "ConsumerGroupHeartbeat":  # (this view is imported by the protocol's page)
             c0, c1 = before.clients[action.member], after.clients[action.member]

@@ -257,12 +257,13 @@ class State:
 # --------------------------------------------------------------------------------------------------
 
 FAULTS = ("join", "leave", "crash", "timeout", "zombie", "subscription", "partitions",
-          "initial-delay", "two-step-join", "sync-timeout", "late-expiry",
+          "initial-delay", "two-step-join", "sync-timeout", "late-expiry", "poll-timeout",
           "lose-answer", "late-answer", "late-commit", "early-restart")
-# The last four are Kafka's group formation and timers, which the classic model leaves out unless asked
+# The next five are Kafka's group formation and timers, which the classic model leaves out unless asked
 # (model/classic.py, "What is abstracted"): turning one on adds protocol steps, and only ``sync-timeout``'s
-# slow member spends the budget. Without them every state count, verdict and counterexample is as before.
-TIMING_FAULTS = frozenset({"initial-delay", "two-step-join", "sync-timeout", "late-expiry"})
+# slow member and ``poll-timeout``'s stalled one spend the budget. Without them every state count, verdict
+# and counterexample is as before.
+TIMING_FAULTS = frozenset({"initial-delay", "two-step-join", "sync-timeout", "late-expiry", "poll-timeout"})
 # KIP-848 requests and answers in flight (model/consumer_flight.py): the consumer family only; the other
 # variants refuse them, the compiled engine does not encode them (the Python explorer runs them).
 CONSUMER_FLIGHT_FAULTS = frozenset({"lose-answer", "late-answer", "late-commit", "early-restart"})
@@ -283,6 +284,8 @@ FAULT_HELP = {
                     "the group rebalances; a replaced static member's old id forces a rebalance",
     "late-expiry": "a member resumed from a long pause (with zombie) may still be expired before its "
                    "session is refreshed, and rejoins",
+    "poll-timeout": "a joined member's poll loop stalls (or its process pauses) past max.poll.interval.ms: its "
+                    "heartbeat thread sends LeaveGroup (dynamic members) and resets it; it rejoins at its next poll",
     "lose-answer": "KIP-848: the coordinator handles a ConsumerGroupHeartbeat but its answer is lost; the client "
                    "retries with the epoch it knows (previous-epoch tolerance, FENCED_MEMBER_EPOCH)",
     "late-answer": "KIP-848: a ConsumerGroupHeartbeat's answer is delivered late, after anything else happened",

@@ -1,10 +1,10 @@
-"""Group formation and the coordinator's timers: the classic protocol's steps behind four faults.
+"""Group formation and the timers: the classic protocol's steps behind five faults.
 
 Theory of operation
 -------------------
 The classic model (:mod:`groupspec.model.classic`) abstracts real time away: a join phase that starts
 from ``EMPTY`` completes inside the first JoinGroup, a new member joins in one JoinGroup, and the
-coordinator's timers remove only members whose process cannot answer. Kafka does more, and the four
+coordinator's timers remove only members whose process cannot answer. Kafka does more, and the five
 faults below (``--faults``) switch each part on. Each is a *protocol* feature, not a failure; they are
 faults so that a run without them explores exactly the space it always did (every pinned state count,
 verdict and counterexample is unchanged), and only ``sync-timeout``'s slow member spends the budget.
@@ -57,6 +57,30 @@ session is refreshed — an accepted heartbeat (NONE or REBALANCE_IN_PROGRESS; I
 *not* refresh it), a join phase completing with it, its assignment delivered or served — the fair step
 ``SessionExpired`` may remove it; it then learns UNKNOWN_MEMBER_ID from its next request and rejoins
 as a new member. A member with a parked JoinGroup or SyncGroup is never expired by its session.
+
+``poll-timeout`` — **the consumer's poll timeout** (``max.poll.interval.ms``, coordinator.md §5.8). The
+client's heartbeat thread runs while its member is joined (``COMPLETING_REBALANCE`` or ``STABLE``:
+``AbstractCoordinator.HeartbeatThread`` disables itself in the other two states) and watches the time
+since the application last called ``poll()``. When that exceeds ``max.poll.interval.ms`` — the poll loop
+is busy, or the whole process was stopped by a GC pause longer than that and the heartbeat thread runs
+before the poll loop when it ends — ``handlePollTimeoutExpiry`` calls ``maybeLeaveGroup``: a *dynamic*
+member that holds a member id sends LeaveGroup (best effort, never resent), a static one sends nothing
+(its membership ends only by session timeout); both then reset (``resetGenerationOnLeaveGroup``: no
+member id, no generation, ``UNJOINED``) and request a rejoin. The process is not closed: the
+application's next ``poll()`` runs onJoinPrepare, which reports everything it owned *lost*
+(``onPartitionsLost``: the generation was reset) and joins again as a new member (a static member with
+its instance id and no member id: the replacement of its old id). The step ``PollTimeoutLeave`` (a
+perturbation: a stall is a fault, and it spends the budget) does it in one step: the member's record is
+removed as by a LeaveGroup (a dynamic member with its current id; a stale id removes nothing, and a
+static member's record stays for its replacement), and its process, still running, holds no id, no
+generation and no partitions (lost at once, as after UNKNOWN_MEMBER_ID: it cannot commit in between,
+not being ``STABLE``), nothing in its inbox (an answer to a request from before the reset only makes it
+rejoin), and joins again with ``SendJoinGroup``. Without the fault the model had this only as a close
+and a restart (``LeaveGroup`` then ``Start``), which needs the ``join`` fault and two steps where Kafka
+takes one: the conformance harness met a poll-timeout leave whose rejoin reached the coordinator before
+its LeaveGroup (``--hypothesis-seed=2692966313``, cooperative-sticky), one step more than it searches.
+Connect workers leave the same way (``WorkerCoordinator.handlePollTimeoutExpiry``); ``connect-keep-work``
+takes the step with ``leave`` too and keeps the worker's work (model/connect_delayed.py).
 """
 from __future__ import annotations
 
@@ -67,7 +91,7 @@ from .core import Client, Config, Group, GroupStatus as GS, Id, MemberStatus as 
 
 
 class FormationRules:
-    """The steps behind ``initial-delay``, ``two-step-join``, ``sync-timeout`` and ``late-expiry``.
+    """The steps behind ``initial-delay``, ``two-step-join``, ``sync-timeout``, ``late-expiry`` and ``poll-timeout``.
 
     A mixin of :class:`~groupspec.model.classic.ClassicProtocol`: it uses its ``cfg``, ``_remove``,
     ``_prepare_rebalance``, ``_complete_join``, ``_maybe_complete_join`` and ``_with``.
@@ -78,6 +102,10 @@ class FormationRules:
     two_step: bool
     sync_timer: bool
     late_expiry: bool
+    poll_timeout: bool
+    # the faults that enable PollTimeoutLeave (connect-keep-work: ``leave`` too, model/connect_delayed.py)
+    poll_timeout_faults: tuple[str, ...] = ("poll-timeout",)
+    _poll_timeout: tuple[A.PollTimeoutLeave, ...]
     _initial_delay_expired: A.InitialDelayExpired
     _pending_sync_expired: A.PendingSyncExpired
     _sync_timeout: A.SyncTimeout
@@ -87,6 +115,7 @@ class FormationRules:
         cfg: Config
         static_members: bool
         coordinator_assigns: bool
+        keep_work_on_reset: bool
 
         @staticmethod
         def alive(s: State, i: int) -> bool: ...
@@ -104,6 +133,8 @@ class FormationRules:
         self.two_step = "two-step-join" in faults and not self.static_members
         self.sync_timer = "sync-timeout" in faults and not self.coordinator_assigns
         self.late_expiry = "late-expiry" in faults
+        self.poll_timeout = any(f in faults for f in self.poll_timeout_faults)
+        self._poll_timeout = tuple(A.PollTimeoutLeave(i) for i in range(self.cfg.members))
         self._initial_delay_expired = A.InitialDelayExpired()
         self._pending_sync_expired = A.PendingSyncExpired()
         self._sync_timeout = A.SyncTimeout()
@@ -155,6 +186,27 @@ class FormationRules:
                 if g2.status in (GS.STABLE, GS.COMPLETING_REBALANCE):
                     g2 = self._prepare_rebalance(g2, clients)
                 yield self._sync_timeout, self._with(s, group=g2, clients=tuple(clients), spend=True)
+
+    # -- the poll timeout --------------------------------------------------------------------------
+    def _poll_timeout_steps(self, s: State, i: int) -> Iterator[tuple[A.Action, State]]:
+        """``poll-timeout``: a running, joined member (its heartbeat thread runs) misses its poll timeout."""
+        c = s.clients[i]
+        if self.poll_timeout and c.proc == Proc.UP and c.id in (Id.CURRENT, Id.STALE) \
+                and c.status in (MS.STABLE, MS.COMPLETING_REBALANCE):
+            yield self._poll_timeout[i], self._poll_timeout_leave(s, i)
+
+    def _poll_timeout_leave(self, s: State, i: int) -> State:
+        """maybeLeaveGroup at the poll timeout: LeaveGroup (a dynamic member's current record is removed), then
+        the reset: the process runs on with no member id, no generation and (unless a Connect worker keeps
+        its work across a reset) nothing owned."""
+        c = s.clients[i]
+        clients = list(s.clients)
+        g = s.group
+        if c.id == Id.CURRENT and g.records[i] is not None and not self.static_members:
+            g = self._remove(g, clients, i)
+        owned = c.owned if self.keep_work_on_reset else 0
+        clients[i] = Client(proc=Proc.UP, topics=c.topics, owned=owned, ghost=c.ghost)
+        return self._with(s, group=g, clients=tuple(clients), spend=True)
 
     def _late_expirable(self, s: State, i: int) -> bool:
         """``late-expiry``: a resumed member whose session was not refreshed, and that nothing parks."""

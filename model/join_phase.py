@@ -10,7 +10,8 @@ SyncGroups are answered REBALANCE_IN_PROGRESS, every member must rejoin). It end
   have not: a dynamic one is dropped, a static one stays, a generation behind (KAFKA-8220).
 
 Completing it (``_complete_join``, Kafka's initNextGeneration) bumps the generation, elects a leader if
-the old one is gone, answers every parked JoinGroup and computes the leader's assignment
+the old one is gone (the lowest slot that rejoined: a fixed rule where Kafka takes the first key of its
+member hash map, any of them — flagged, docs/conformance.md, known model gap 15), answers every parked JoinGroup and computes the leader's assignment
 (``compute_target``): with the cooperative protocol, a partition that changes owner is withheld from
 its new owner for this round (KIP-429). A member leaves the group by LeaveGroup or session expiry
 (``_remove``); a Connect group holds a departed worker's work back for the delay (KIP-415, ``_hold``).

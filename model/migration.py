@@ -68,6 +68,7 @@ What is abstracted (and why it is safe to):
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Iterator
 
 from . import actions as A
@@ -82,8 +83,12 @@ from .migration_view import MigrationTimeline
 
 SUPPORTED = frozenset({"join", "leave", "crash", "timeout", "zombie"})
 
+# the page and the vocabulary it names (model/migration_state.py), which the tools read from this page
+__all__ = ["ClassicToConsumer", "ClassicToConsumerAcked", "SUPPORTED", "ClassicGroup", "ClassicHeartbeat", "Client",
+           "Downgrade", "JoinGroup", "Kind", "MigrationState", "MMember", "Phase", "SyncGroup", "Upgrade"]
 
-class ClassicToConsumer(MigrationTimeline, Consumer):
+
+class ClassicToConsumer(MigrationTimeline, Consumer[MigrationState]):
     """A group of classic consumers upgraded (and rolled back) online, one process at a time."""
 
     name = "classic-to-consumer"
@@ -127,10 +132,13 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
             self._acts[cls] = tuple(cls(i) for i in range(n))
         self._empty_classic = ClassicGroup(reported=(0,) * n, assignment=(0,) * n, pending=(0,) * n)
         self._empty_consumer = ConsumerGroup(target=(0,) * n, members=(None,) * n, partitions=(1 << cfg.partitions) - 1)
-        self._coop: dict = {}
+        self._coop: dict[tuple[int, tuple[int, ...]], tuple[int, ...]] = {}
 
     # ---------------------------------------------------------------------------------------------
-    def init_states(self) -> list[MigrationState]:
+    # (the two overrides below build this page's states, not the KIP-848 page's: Consumer builds ConsumerState
+    # in them, so their return types differ from Consumer's; every override that only reads a state is typed on
+    # Consumer's state parameter, MigrationState here)
+    def init_states(self) -> list[MigrationState]:  # type: ignore[override]
         """A classic group, STABLE at generation 1, every member owning its assignment."""
         cfg = self.cfg
         n = cfg.members
@@ -170,7 +178,7 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
             cg = cg.but(assignment=(0,) * n, unsynced=cg.members)
         return cg.but(status=GroupStatus.PREPARING_REBALANCE, joined=0, pending=(0,) * n)
 
-    def _maybe_complete(self, cg: ClassicGroup, clients: tuple) -> tuple[ClassicGroup, tuple]:
+    def _maybe_complete(self, cg: ClassicGroup, clients: tuple[Client, ...]) -> tuple[ClassicGroup, tuple[Client, ...]]:
         """Every member rejoined: ``initNextGeneration`` and the parked JoinGroups answered."""
         if cg.status != GroupStatus.PREPARING_REBALANCE or cg.joined != cg.members:
             return cg, clients
@@ -262,7 +270,8 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
                 return s.but(clients=self._set(s.clients, i, Client(topics=c.topics)))
             s = u
         t = self.heartbeat(self._consumer_view(s), i)
-        return self._settle(MigrationState(Kind.CONSUMER, s.classic, t.group, t.clients, t.budget))
+        # (t.clients are this page's Clients: the KIP-848 heartbeat copies a client with ``but``, which keeps its class)
+        return self._settle(MigrationState(Kind.CONSUMER, s.classic, t.group, t.clients, t.budget))  # type: ignore[arg-type]
 
     # -- classic clients ---------------------------------------------------------------------------
     @staticmethod
@@ -305,7 +314,7 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
             r = MMember(topics=c.topics, classic=True)
             g = self._bump(g.but(members=self._set(g.members, i, r)))
             r = g.members[i]
-        r = self.reconcile(g, i, r, c.owned)
+        r = self.reconcile(g, i, r, c.owned)  # type: ignore[arg-type]  # (_bump keeps every member)
         g = g.but(members=self._set(g.members, i, r))
         return s.but(group=g, clients=self._set(s.clients, i, c.but(epoch=r.epoch, phase=Phase.SYNC)))
 
@@ -371,10 +380,11 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
         return Client(proc=Proc.UP, epoch=0, topics=c.topics)
 
     # -- steps ------------------------------------------------------------------------------------
-    def successors(self, s: MigrationState) -> Iterator[tuple[A.Action, MigrationState]]:
+    def successors(self, s: MigrationState) -> Iterator[tuple[A.Action, MigrationState]]:  # type: ignore[override]  # (see init_states)
         acts = self._acts
         faults = self.cfg.faults
         spend = s.budget > 0
+        t: MigrationState | None  # (a step's target; None: the step changes nothing)
         for i, c in enumerate(s.clients):
             member = self.is_member(s, i)
             if c.proc == Proc.UP:
@@ -455,10 +465,10 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
                 return f"{who} is not a member any more, yet its commit for {self.partition_name(bits(c.owned)[0])} is accepted"
             if s.kind == Kind.CONSUMER:
                 r = s.group.members[i]
-                stray = c.owned & ~(r.assigned | r.revoking)
+                stray = c.owned & ~(r.assigned | r.revoking)  # type: ignore[union-attr]  # (live: it has its record)
                 if stray:
-                    p = self.partition_name(bits(stray)[0])
-                    return f"{who}'s commit for {p} is accepted, but the coordinator has not given it {p}"
+                    name = self.partition_name(bits(stray)[0])
+                    return f"{who}'s commit for {name} is accepted, but the coordinator has not given it {name}"
             for k, o in live.items():
                 if k != i and o & c.owned:
                     p = bits(o & c.owned)[0]
@@ -548,14 +558,14 @@ class ClassicToConsumer(MigrationTimeline, Consumer):
         return self.compute_target(g) == g.target
 
     # -- keys for the explorer --------------------------------------------------------------------
-    def exact_key(self, s: MigrationState):
+    def exact_key(self, s: MigrationState) -> Hashable:
         base = self.epoch_of(s)
         rows = []
         for c in s.clients:
             rows.append((int(c.proc), c.classic, int(c.phase), relative_epoch(c.epoch, base), c.owned, c.assigned))
         if s.kind == Kind.CLASSIC:
             cg = s.classic
-            grp = (int(cg.status), cg.members, cg.joined, cg.reported, cg.assignment, cg.pending, cg.leader, cg.unsynced)
+            grp: tuple[Hashable, ...] = (int(cg.status), cg.members, cg.joined, cg.reported, cg.assignment, cg.pending, cg.leader, cg.unsynced)
         else:
             g = s.group
             grp = (g.epoch - g.target_epoch, g.target, tuple(

@@ -51,7 +51,7 @@ class Property:
     prose: str
     # ALWAYS / SOMETIMES: (proto, s) -> None if it holds, else a one-line explanation
     # ACTION: (proto, s, t) -> None or explanation
-    check: Callable[..., str | None] | None = None
+    check: Callable[..., str | None]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ encoding covers an object (:meth:`SpecBase.compiled_encoding`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Hashable, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Hashable, Iterator, Optional, Protocol, runtime_checkable
 
 from .core import CONSUMER_FLIGHT_FAULTS, FAULTS, TIMING_FAULTS, Config
 
@@ -29,6 +29,8 @@ ENCODINGS = (COMPILED_CLASSIC, COMPILED_CONSUMER, COMPILED_MIGRATION, Z3)
 # flight (model/consumer_flight.py: verify runs those in rows of their own)
 BASE_FAULTS = frozenset(f for f in FAULTS if f not in TIMING_FAULTS | CONSUMER_FLIGHT_FAULTS)
 ASSIGNOR_NAMES = ("sticky", "roundrobin", "range")  # the classic client-side assignors (model/assignors.py)
+# watches fired by the step s -> t (model/zookeeper.py's ZooKeeper.notifications): None, or (group size, watches)
+Notifications = Callable[[Any, Any], Optional[tuple[int, int]]]
 
 
 @runtime_checkable
@@ -55,6 +57,18 @@ class Spec(Protocol):
     def in_flight(self) -> bool:
         """KIP-848's requests and answers in flight are modelled (model/consumer_flight.py: one of its faults is on)."""
         ...
+
+    @property
+    def assignor_name(self) -> str:
+        """The assignor this object runs with (one of its class's ``assignors``; the checker's Result names it)."""
+        ...
+
+    @property
+    def notifications(self) -> Notifications | None:
+        """ZooKeeper's watches fired per step (the explorer counts them); None for every other variant."""
+        ...
+
+    def member_name(self, i: int) -> str: ...
 
     def init_states(self) -> list[Any]: ...
 
@@ -97,7 +111,7 @@ class SpecBase:
     expect_violation: ClassVar[str] = ""
     has_generations: ClassVar[bool] = True  # a step's generation (epoch) checks apply (ACTIONS)
     extra_safety: ClassVar[tuple[Any, ...]] = ()  # the variant's own ALWAYS properties (zookeeper)
-    notifications: ClassVar[Any] = None  # zookeeper: watches fired per directory change (the explorer counts them)
+    notifications: Notifications | None = None  # zookeeper: watches fired per directory change (the explorer counts them)
     python_only: ClassVar[bool] = False  # no compiled encoding covers it, whatever it inherits
     encoding: ClassVar[str | None] = None  # the compiled kernel that mirrors this class's rules
     # The model functions that kernel mirrors: a subclass that overrides any of them is another machine and
@@ -106,6 +120,7 @@ class SpecBase:
     z3: ClassVar[bool] = False  # groupspec.proofs encodes this variant
     assignors: ClassVar[tuple[str, ...]] = ASSIGNOR_NAMES  # the assignors it runs with (the first is its default)
     cfg: Config
+    assignor_name: str  # each page's __init__ sets it (one of ``assignors``)
     canon: Any = None
     in_flight: bool = False  # model/consumer_flight.py sets it on a KIP-848 page (one of its faults is on)
 
@@ -119,6 +134,7 @@ class SpecBase:
         def key(self, s: Any) -> Hashable: ...
         def exact_key(self, s: Any) -> Hashable: ...
         def partition_name(self, p: int) -> str: ...
+        def member_name(self, i: int) -> str: ...
         def converged(self, s: Any) -> bool: ...
 
     # -- properties -------------------------------------------------------------------------------------

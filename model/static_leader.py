@@ -17,10 +17,14 @@ same (docs/conformance.md, finding 3), and now so does the model.
 
 In the model
 ------------
-``Group.snapshot`` is the current leader's snapshot, as the partitions of the group's subscribed topics (the leader is the only member that keeps one the
+``Group.snapshot`` is the current leader's snapshot: the partitions of the group's subscribed topics, and above
+them (bits ``cfg.partitions`` on) those topics, which the leader then watches (the leader is the only member that keeps one the
 protocol reads; a new leader always assigns at the join completion that made it leader). It is taken at
 each join completion (what the leader's assignor saw) and when the static leader is replaced in a
-``STABLE`` group. ``NoticeMetadata`` is enabled when the subscribed topics' partitions differ from it; the
+``STABLE`` group. ``NoticeMetadata`` is enabled when the partitions of the topics it was taken with differ from
+it, not those the members subscribe to now (``ConsumerCoordinator``'s ``metadataSnapshot`` covers the leader's
+group subscription, renewed only when it assigns: a static member back in a ``STABLE`` group with a narrower
+subscription changes its record, not what the leader watches); the
 ``static`` variant instead lets the leader notice any partition nobody is assigned, which is why it
 converges where Kafka does not.
 """
@@ -56,13 +60,18 @@ class StaticLeaderSnapshot(Static):
         return t.but(group=t.group.but(snapshot=self._watched(t.group))) if skip else t
 
     def _watched(self, g: Group) -> int:
-        """The metadata the leader watches: the partitions of the topics some member subscribes to."""
+        """The snapshot the leader takes: the topics some member subscribes to (its group subscription,
+        ``updateGroupSubscription`` in ``onLeaderElected``), above their existing partitions."""
         topics = 0
         for r in g.records:
             if r is not None:
                 topics |= r.topics
-        return self.cfg.subscribed_partitions(topics, g.partitions)
+        return self.cfg.subscribed_partitions(topics, g.partitions) | topics << self.cfg.partitions
 
     def _unassigned_new(self, s: State) -> bool:
-        """rejoinNeededOrPending: the leader's snapshot no longer matches the metadata it watches."""
-        return s.group.snapshot != self._watched(s.group)
+        """rejoinNeededOrPending: the leader's snapshot no longer matches the metadata of the topics it was taken
+        with (a member's subscription changed since, a static member back with other topics and answered without a
+        rebalance, is not watched: the leader's group subscription is only renewed when it assigns)."""
+        g = s.group
+        topics = g.snapshot >> self.cfg.partitions
+        return g.snapshot != self.cfg.subscribed_partitions(topics, g.partitions) | topics << self.cfg.partitions

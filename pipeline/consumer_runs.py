@@ -48,7 +48,7 @@ __all__ = ["run_consumer_point", "TracedConsumerSimulation", "FAULTS"]
 FAULTS = COORDINATOR_FAULTS | CLIENT_FAULTS
 
 
-class TracedConsumerSimulation(ConsumerSimulation):  # type: ignore[misc]  # mypy does not see groupspec.reference (installed from reference/)
+class TracedConsumerSimulation(ConsumerSimulation):
     """The consumer-protocol simulator with the point's timeouts and the counts of its row."""
 
 

@@ -25,7 +25,8 @@ getting the target partitions **no other member holds**; the client may take any
 ``HeartbeatUnknown`` (``UNKNOWN_MEMBER_ID``: lose everything, epoch 0), ``Revoke`` (the client
 gives up any partitions), ``Crash``, ``Pause``, ``Resume``, ``Start`` (also beside a record the
 coordinator keeps: a static member that left with epoch -2 comes back). The coordinator's previous
-epoch ``pepoch(m)`` is kept as ``CurrentAssignmentBuilder`` keeps it (set when the member epoch moves).
+epoch ``pepoch(m)`` is kept as ``CurrentAssignmentBuilder`` keeps it (set to the member epoch at every
+reconciliation, also when the epoch stays: ``ConsumerGroupMember.Builder.updateMemberEpoch``).
 
 The encoding is tied to ``model/consumer.py`` by :mod:`~groupspec.proofs.consumer_drift`: sampled
 model states satisfy the invariant, sampled model steps are runs of these actions, and the
@@ -52,6 +53,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import z3
 
@@ -66,7 +68,7 @@ class Obligation:
     clause: str = ""
     action: str = ""
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, object]:
         """The report's form of one obligation (``groupspec.proofs.report.invariant_rows``)."""
         verdict = ("witnessed" if self.ok else "FAILED") if self.kind == "non-vacuity" else ("proved" if self.ok else "FAILED")
         return {"label": self.label, "kind": self.kind, "clause": self.clause, "action": self.action, "ok": self.ok,
@@ -74,9 +76,9 @@ class Obligation:
 
 
 class Vocabulary:
-    def __init__(self, suffix: str, M, P) -> None:
+    def __init__(self, suffix: str, M: z3.SortRef, P: z3.SortRef) -> None:
         B, I = z3.BoolSort(), z3.IntSort()
-        f = lambda name, *sig: z3.Function(name + suffix, *sig)  # noqa: E731
+        f: Callable[..., z3.FuncDeclRef] = lambda name, *sig: z3.Function(name + suffix, *sig)  # noqa: E731
         self.present = f("present", M, B)
         self.up = f("up", M, B)
         self.paused = f("paused", M, B)
@@ -90,10 +92,10 @@ class Vocabulary:
         self.since = f("since", M, P, I)  # a held partition's assignment epoch (ConsumerGroupMember.assignmentEpoch)
         self.tepoch = z3.Int("tepoch" + suffix)
 
-    def held(self, m, p):
+    def held(self, m: z3.ExprRef, p: z3.ExprRef) -> z3.BoolRef:
         return z3.Or(self.assigned(m, p), self.revoking(m, p))
 
-    def live(self, m):
+    def live(self, m: z3.ExprRef) -> z3.BoolRef:
         return z3.And(self.present(m), z3.Or(self.up(m), self.paused(m)), self.cep(m) > 0)
 
 
@@ -108,24 +110,25 @@ class ConsumerSpec:
         self.p, self.q = z3.Consts("p q", self.P)
 
     # -- frames -------------------------------------------------------------------------------------
-    def _same_member(self, x, fields=("present", "up", "paused", "cep", "mepoch", "pepoch")) -> list:
+    def _same_member(self, x: z3.ExprRef, fields: tuple[str, ...] = ("present", "up", "paused", "cep", "mepoch", "pepoch")
+                     ) -> list[z3.BoolRef]:
         s, t = self._pre, self._post
         return [getattr(t, f)(x) == getattr(s, f)(x) for f in fields]
 
-    def _same_rel(self, x, fields=("assigned", "revoking", "owns", "since")) -> list:
+    def _same_rel(self, x: z3.ExprRef, fields: tuple[str, ...] = ("assigned", "revoking", "owns", "since")) -> list[z3.BoolRef]:
         s, t, q = self._pre, self._post, self.q
         return [z3.ForAll([q], getattr(t, f)(x, q) == getattr(s, f)(x, q)) for f in fields]
 
-    def _others_unchanged(self, m) -> z3.BoolRef:
+    def _others_unchanged(self, m: z3.ExprRef) -> z3.BoolRef:
         x = self.x
         return z3.ForAll([x], z3.Implies(x != m, z3.And(*self._same_member(x), *self._same_rel(x))))
 
-    def _target_same(self) -> list:
+    def _target_same(self) -> list[z3.BoolRef]:
         s, t, x, q = self._pre, self._post, self.x, self.q
         return [t.tepoch == s.tepoch, z3.ForAll([x, q], t.target(x, q) == s.target(x, q))]
 
     # -- actions ------------------------------------------------------------------------------------
-    def actions(self, pre: Vocabulary | None = None, post: Vocabulary | None = None, m=None) -> dict[str, z3.BoolRef]:
+    def actions(self, pre: Vocabulary | None = None, post: Vocabulary | None = None, m: z3.ExprRef | None = None) -> dict[str, z3.BoolRef]:
         """Every action as a formula over ``pre`` and ``post`` (default: the two vocabularies of the
         proof), with parameter ``m`` (the member that acts; a fresh constant per step in a run)."""
         s = self._pre = pre if pre is not None else self.s
@@ -148,10 +151,13 @@ class ConsumerSpec:
         # epoch with nothing owned outside the assignment (a client that missed an answer: lose-answer).
         tolerated = z3.And(s.cep(m) == s.pepoch(m), z3.ForAll([q], z3.Implies(s.owns(m, q), s.assigned(m, q))))
         hb = [s.present(m), s.up(m), z3.Or(s.cep(m) == s.mepoch(m), s.cep(m) == 0, tolerated)]
+        # Every reconciliation sets the previous epoch to the member's epoch, also when the epoch stays
+        # (ConsumerGroupMember.Builder.updateMemberEpoch in each outcome of CurrentAssignmentBuilder).
+        reconciled = (*self._same_member(m, ("present", "up", "paused", "cep", "mepoch")), t.pepoch(m) == s.mepoch(m))
         acts["HeartbeatRevoke"] = z3.And(
             *hb, z3.Exists([q], z3.And(s.held(m, q), z3.Not(s.target(m, q)))),
             z3.ForAll([q], z3.Not(z3.And(s.owns(m, q), s.revoking(m, q)))),  # earlier revocations acknowledged
-            *self._same_member(m),
+            *reconciled,
             z3.ForAll([q], z3.And(
                 t.assigned(m, q) == z3.And(s.assigned(m, q), s.target(m, q)),
                 t.revoking(m, q) == z3.And(s.held(m, q), z3.Not(s.target(m, q))),
@@ -165,7 +171,7 @@ class ConsumerSpec:
             self._others_unchanged(m), *self._target_same())
         acts["HeartbeatDropUnsubscribed"] = z3.And(  # a changed subscription while revoking: dropped topics'
             # partitions move from assigned to pending revocation (CurrentAssignmentBuilder.updateCurrentAssignment)
-            *hb, *self._same_member(m),
+            *hb, *reconciled,
             z3.ForAll([q], z3.And(
                 z3.Implies(t.assigned(m, q), s.assigned(m, q)),
                 t.revoking(m, q) == z3.Or(s.revoking(m, q), z3.And(s.assigned(m, q), z3.Not(t.assigned(m, q)))),
@@ -179,7 +185,7 @@ class ConsumerSpec:
                                   t.since(m, q) == 0)),
             self._others_unchanged(m), *self._target_same())
         if self.bug == "no_wait_release":
-            free = lambda q: z3.BoolVal(True)  # noqa: E731  BUG: partition epochs ignored
+            free: Callable[[z3.ExprRef], z3.BoolRef] = lambda q: z3.BoolVal(True)  # noqa: E731  BUG: partition epochs ignored
         else:
             free = lambda q: z3.ForAll([n], z3.Implies(n != m, z3.Not(s.held(n, q))))  # noqa: E731
         acts["HeartbeatAdvance"] = z3.And(
@@ -188,7 +194,7 @@ class ConsumerSpec:
             z3.ForAll([q], z3.Implies(s.assigned(m, q), s.target(m, q))),
             t.present(m), t.up(m) == s.up(m), t.paused(m) == s.paused(m),
             t.mepoch(m) == s.tepoch,
-            t.pepoch(m) == z3.If(s.mepoch(m) == s.tepoch, s.pepoch(m), s.mepoch(m)),
+            t.pepoch(m) == s.mepoch(m),
             z3.ForAll([q], z3.And(
                 z3.Not(t.revoking(m, q)),
                 t.assigned(m, q) == z3.Or(s.assigned(m, q), z3.And(s.target(m, q), free(q))),
@@ -276,12 +282,13 @@ class ConsumerSpec:
                       z3.ForAll([m, p], z3.And(z3.Not(s.assigned(m, p)), z3.Not(s.revoking(m, p)), z3.Not(s.owns(m, p)),
                                                 z3.Not(s.target(m, p)))))
 
-    def accepted(self, v: Vocabulary, m) -> z3.BoolRef:
+    def accepted(self, v: Vocabulary, m: z3.ExprRef) -> z3.BoolRef:
         """The coordinator accepts an OffsetCommit from ``m``'s client (``Consumer.commit_accepted``)."""
         q = self.q
         return self.accepts_commit(v, m, v.cep(m), lambda p: v.owns(m, p), z3.ForAll)
 
-    def accepts_commit(self, v: Vocabulary, m, epoch, parts, forall=None) -> z3.BoolRef:  # type: ignore[no-untyped-def]
+    def accepts_commit(self, v: Vocabulary, m: z3.ExprRef, epoch: z3.ArithRef, parts: Callable[..., z3.BoolRef],
+                       forall: Callable[..., z3.BoolRef] | None = None) -> z3.BoolRef:
         """``ConsumerGroup.validateOffsetCommit`` for a commit of ``parts`` (a predicate) with ``epoch``: a present
         member, its epoch, or (KIP-1251, 4.3.1) an older one for partitions held since no later than it."""
         if self.bug == "unfenced_commits":
@@ -293,7 +300,7 @@ class ConsumerSpec:
     def properties(self, v: Vocabulary | None = None) -> dict[str, z3.BoolRef]:
         s = v if v is not None else self.s
         m, n, p = self.m, self.n, self.p
-        accepted = lambda m: self.accepted(s, m)  # noqa: E731
+        accepted: Callable[[z3.ExprRef], z3.BoolRef] = lambda m: self.accepted(s, m)  # noqa: E731
         return {
             "exclusive_ownership": z3.ForAll([m, n, p], z3.Implies(
                 z3.And(m != n, s.live(m), s.live(n), s.owns(m, p)), z3.Not(s.owns(n, p)))),
@@ -307,7 +314,7 @@ class ConsumerSpec:
         return z3.And(t.tepoch >= s.tepoch, z3.ForAll([m], z3.Implies(z3.And(s.present(m), t.present(m)), t.mepoch(m) >= s.mepoch(m))))
 
 
-def _check(label: str, assumptions: list, goal: z3.BoolRef, timeout_ms: int = 60_000, **kw: str) -> Obligation:
+def _check(label: str, assumptions: list[z3.BoolRef], goal: z3.BoolRef, timeout_ms: int = 60_000, **kw: str) -> Obligation:
     t0 = time.perf_counter()
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)

@@ -35,7 +35,7 @@ def _ground(enc: Encoding) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
     fns = enc._asg()
     seen: set[int] = set()
     for args, _existing, _results in enc.asg_apps:
-        vals = []
+        vals: list[int] = []  # True/False are ints too
         for a in args:
             v = z3.simplify(a)
             if z3.is_true(v):
@@ -46,7 +46,8 @@ def _ground(enc: Encoding) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
                 vals.append(v.as_long())
             else:
                 raise ValueError(f"assignor argument is not ground: {v}")
-        meta = [(i, *vals[5 * i + 1: 5 * i + 5]) for i in range(enc.n) if vals[5 * i]]
+        meta = [(i, vals[5 * i + 1], vals[5 * i + 2], vals[5 * i + 3], bool(vals[5 * i + 4]))
+                for i in range(enc.n) if vals[5 * i]]
         try:
             result = enc.proto.assignor(enc.cfg, meta, vals[-1])
         except Exception:  # noqa: BLE001 - junk input from a branch the state does not take

@@ -231,11 +231,11 @@ class Encoding:
         def cli(c: Client) -> SClient:
             ib = self.no_inbox() if c.inbox is None else self.inbox(
                 c.inbox.reply, z3.IntVal(c.inbox.generation), self.P(c.inbox.assignment))
-            gp = c.ghost is not None
+            ghost = c.ghost
             return SClient(z3.IntVal(int(c.proc)), z3.IntVal(int(c.status)), z3.IntVal(int(c.id)),
                            z3.IntVal(c.generation), self.P(c.owned), self.Tm(c.topics), z3.BoolVal(c.rejoin), ib,
-                           z3.BoolVal(gp), z3.IntVal(c.ghost[0] if gp else NO_GENERATION),
-                           self.P(c.ghost[1] if gp else 0))
+                           z3.BoolVal(ghost is not None), z3.IntVal(NO_GENERATION if ghost is None else ghost[0]),
+                           self.P(0 if ghost is None else ghost[1]))
 
         g = s.group
         tgt = g.target

@@ -27,8 +27,9 @@ Actors on the contract: the KIP-848 reconciling consumer (``consumer/client.py``
 (``classic/coordinator.py``: ``GroupCoordinator.handle(now_ms, event)``; its wire entry point
 ``handle(now_ms, sender, request) -> [Outbound]`` stays for ``groupspec.serve``, the script replay and the
 benches) and the classic client (``classic/client.py``: ``Consumer.handle``), which the classic simulator
-(``sim/simulator.py``) drives through the contract. The Connect worker and the history groups still speak
-their own shapes and move onto this one next (issue 26).
+(``sim/simulator.py``) drives through the contract, and so the Connect worker (a ``Consumer``). The history
+groups' actors (``history/``: the ZooKeeper ensemble and its consumers, the 0.9 draft's coordinator and its
+consumers) are on it too, run by the one actor driver (``sim/actor_sim.py``).
 
 Imports nothing from the project: every part of the reference may import it, as it may import ``errors``.
 """

@@ -164,7 +164,8 @@ _UNFIXED = {"_misdirected": lambda: False, "_pausing": lambda: False, "_dropped_
             "connect._departures_shown": lambda: True, "_resumes_first": lambda: None,
             "_emptied_hold": lambda *a: False, "_duplicate_rejoin": lambda *a: False,
             "Consumer._heartbeat_lookup_ms": lambda self: 10**12, "connect._revocation_not_taken": lambda *a: False,
-            "_two_rejoins": lambda *a: False}
+            "_two_rejoins": lambda *a: False, "_paused_sender": lambda *a: False,
+            "Consumer._stopped_by_error": lambda self, now: None, "_note_leader": lambda *a: None}
 
 
 def _replay(r: dict, unfixed: bool, monkeypatch: pytest.MonkeyPatch | None = None) -> Harness:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from groupspec.conformance import ConformanceFailure, Harness, project
 from groupspec.conformance.connect import CONNECT_DELAY_MS
 from groupspec.conformance.refinement import REBALANCE_MS, SESSION_MS
-from groupspec.model.connect_delayed import ConnectDelayed, ConnectKeepWork
+from groupspec.model.connect_delayed import ConnectKeepWork
 
 
 def boot(h: Harness) -> None:
@@ -134,8 +134,7 @@ class DropsWorkOnPollTimeout(ConnectKeepWork):
 class NoPollTimeoutLeave(ConnectKeepWork):
     """Mutant: the step is absent (only the close, LeaveGroup, and then Start are left)."""
 
-    def _perturbations(self, s, i, c, r):  # type: ignore[no-untyped-def]
-        return ConnectDelayed._perturbations(self, s, i, c, r)
+    poll_timeout_faults = ()
 
 
 def _stall(h: Harness, ms: int) -> None:

@@ -339,6 +339,31 @@ def test_former_leader_notices_shape() -> None:
     assert _bare(proto, procs=with_snapshot)._known_gap(s, _with_client(post, follower, owned=3)) is None
 
 
+def test_former_leader_notices_and_rejoins_in_one_step_shape() -> None:
+    """Gap 5 where the poll that noticed also sent the JoinGroup: no rejoin flag is shown, only what follows it
+    (--hypothesis-seed=4273733211, static-range)."""
+    from groupspec.model import actions as A
+
+    proto, s = _converged()
+    follower = 1 - s.group.leader
+    name = f"c{follower + 1}"
+    with_snapshot = {name: NS(consumer=NS(assignment_snapshot=object()))}
+    flagged = _with_client(s, follower, rejoin=True)
+    post = next(t for a, t in proto.successors(flagged) if isinstance(a, A.SendJoinGroup) and a.member == follower)
+    assert _bare(proto, procs=with_snapshot)._known_gap(s, post) == \
+        "a former leader notices the metadata changed and rejoins"
+    # nearby: it never computed an assignment (no snapshot)
+    assert _bare(proto, procs={name: NS(consumer=NS(assignment_snapshot=None))})._known_gap(s, post) is None
+    # nearby: the current leader
+    leader = s.group.leader
+    lpost = next(t for a, t in proto.successors(_with_client(s, leader, rejoin=True))
+                 if isinstance(a, A.SendJoinGroup) and a.member == leader)
+    assert _bare(proto, procs={f"c{leader + 1}": NS(consumer=NS(assignment_snapshot=object()))})._known_gap(
+        s, lpost) is None
+    # nearby: the rejoin comes with another change the model cannot take
+    assert _bare(proto, procs=with_snapshot)._known_gap(s, _with_client(post, leader, owned=3)) is None
+
+
 # -- gap 12 (Connect): a worker's rejoin after a delay with no work to take -----------------------------------
 def test_connect_rejoin_after_a_delay_shape() -> None:
     proto, s = _converged("connect-delayed")

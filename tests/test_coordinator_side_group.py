@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.reference.history import CoordinatorSideGroup, CsConfig
+from groupspec.reference.history import CoordinatorSideGroup, CsConfig, CsCoordinator
 from groupspec.reference.sim import ownership
 
 
@@ -87,8 +87,39 @@ def test_the_trace_checker_catches_a_coordinator_that_assigns_a_partition_twice(
     def greedy(self, members):  # a broken coordinator: everybody gets every partition
         return {m: tuple(range(self.config.partitions)) for m in members}
 
-    monkeypatch.setattr(CoordinatorSideGroup, "assignment", greedy)
+    monkeypatch.setattr(CsCoordinator, "assignment", greedy)
     g = _group()
     g.run_until(30_000)
     r = check_events(g.trace, source="coordinator-side-greedy")
     assert not r.ok and "exclusive_ownership" in str(r.to_dict())
+
+
+def test_the_network_is_a_parameter_of_the_run() -> None:
+    """Requests and answers go over ``network.py``'s network when one is given: on a lossy one some heartbeats
+    are lost, the coordinator declares live members dead and rebalances more; the same seed replays the run."""
+    from groupspec.reference.sim import NetworkConfig
+
+    def run(config: CsConfig) -> CoordinatorSideGroup:
+        g = CoordinatorSideGroup(config)
+        for i, t in enumerate((0, 700, 1400)):
+            g.at(t, "start", f"c{i + 1}")
+        g.run_until(120_000)
+        return g
+
+    calm = run(CsConfig(seed=2))
+    lossy = run(CsConfig(seed=2, network=NetworkConfig(2, 20, loss=0.3)))
+    assert lossy.rebalances > calm.rebalances
+    assert run(CsConfig(seed=2, network=NetworkConfig(2, 20, loss=0.3))).trace == lossy.trace
+
+
+def test_an_answer_to_a_process_that_restarted_is_not_delivered() -> None:
+    """The coordinator answers one incarnation: c1 crashes and restarts while the answer to its JoinGroup is on
+    the way; that answer is dropped (the first process never says ``assigned``), the new process joins by itself."""
+    g = CoordinatorSideGroup(CsConfig(seed=0, delay_ms=(50, 50)))
+    g.at(0, "start", "c1")  # its JoinGroup arrives at 50, the answer (generation 1) at 100
+    g.at(60, "crash", "c1")
+    g.at(61, "start", "c1")
+    g.run_until(30_000)
+    assert g.dropped == 1
+    assigned = [(e["ts_ms"], e["generation"]) for e in g.trace if e["event"] == "assigned"]
+    assert assigned == [(161, 2)]

@@ -230,5 +230,18 @@ def test_check_runs_every_classic_variant_with_the_faults_that_apply(name) -> No
     assert res.engine == "python" and python_only(proto)
     job = next(j for j in EVERY_FAULT_JOBS if j.protocol == name and timing <= set(j.faults.split(",")))
     allowed = set(job.kafka_too.split(",")) if job.kafka_too else set()
-    assert {k for k, v in res.verdicts.items() if v.held is False} <= allowed, name
-    assert res.verdicts["convergence"].held
+    violated = {k for k, v in res.verdicts.items() if v.held is False}
+    if name == "static-cooperative":
+        # poll-timeout: a static member reset inside a cooperative round (its SyncGroup answer, with a revocation,
+        # still on its way) is replaced in the Stable group with its stored assignment and revokes nothing, so
+        # nobody rejoins and the withheld partition stays unassigned. Kafka's own deadlock (test_fidelity_model.py,
+        # reference scenario static-restart-in-cooperative-round), there a crash and a restart: two perturbations,
+        # one more than this budget leaves; the poll timeout is one.
+        conv = res.verdicts["convergence"]
+        assert conv.held is False and "deadlock" in conv.explanation
+        assert "PollTimeoutLeave" in [type(st.action).__name__ for st in conv.trace[1:]]
+        violated.discard("convergence")
+        _p, without = check(name, members=2, partitions=2, faults=faults - {"poll-timeout"}, budget=2)
+        assert without.verdicts["convergence"].held
+    assert violated <= allowed, name
+    assert res.verdicts["convergence"].held or name == "static-cooperative"

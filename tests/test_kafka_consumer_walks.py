@@ -22,7 +22,18 @@ def test_the_walks_agree_with_kafka_on_the_unchanged_model(job):
         print(stats)
     # the walks go somewhere: most of their steps are taken, not stepped around
     assert stats["steps"] >= job[7] * 5, stats
-    assert {k for k in set(stats) - {"steps", "walks"} if not k.startswith("checked ")} <= set(ABSTRACTIONS), stats
+    assert {k for k in set(stats) - {"steps", "walks"} if not k.startswith(("checked ", "seen "))} <= set(ABSTRACTIONS), \
+        stats
+    if "lose-answer" in job[5]:
+        # requests in flight: the client's epoch differs from its member's, and Kafka's answers to that are compared
+        assert stats.get("seen heartbeat with the previous epoch", 0) > 0, stats
+        assert stats.get("checked previous-epoch-on-reconcile", 0) > 0, stats
+    if "late-commit" in job[5]:
+        assert stats.get("seen commit STALE_MEMBER_EPOCH", 0) + stats.get("seen commit UNKNOWN_MEMBER_ID", 0) > 0, stats
+    if job[5] == "join,lose-answer":
+        assert stats.get("seen heartbeat FENCED_MEMBER_EPOCH", 0) > 0, stats
+    if job[0] == "consumer" and "subscription" in job[5] and "lose-answer" in job[5]:
+        assert stats.get("checked rejoin-subscription", 0) > 0, stats
 
 
 def _mutant(name: str):
@@ -105,6 +116,98 @@ def test_the_old_subscription_rule_is_caught(monkeypatch):
     print(str(e.value)[:400])
 
 
+def test_the_old_previous_epoch_rule_is_caught(monkeypatch):
+    """Before the fix the model moved a member's previous epoch only when its epoch moved; Kafka 4.3.1 sets it to
+    the member's epoch at every reconciliation (ConsumerGroupMember.Builder.updateMemberEpoch, called by each
+    outcome of CurrentAssignmentBuilder.computeNextAssignment, UNREVOKED_PARTITIONS at the member's own epoch and
+    UNRELEASED_PARTITIONS again at the target epoch included), so a client two lost answers behind is fenced where
+    the old model accepted it. The old rule, put back, is caught by the walks with lost answers."""
+    from groupspec.model.consumer import Consumer
+
+    new = Consumer._next_assignment
+
+    def old_rule(self, g, i, r):  # noqa: ANN001, ANN202
+        r2 = new(self, g, i, r)
+        return r2.but(previous_epoch=r.previous_epoch if r2.epoch == r.epoch else r.epoch)
+
+    monkeypatch.setattr(Consumer, "_next_assignment", old_rule)
+    from groupspec.specmut import kafka_consumer_walks as K
+
+    monkeypatch.setattr(K._Walk, "compare_previous", False)  # by the answers alone (the state shows it too: below)
+    job = next(j for j in CONSUMER_WALK_JOBS if j[5] == "join,lose-answer")
+    print(f"seed {SEED}: run_walks(*{job!r})")
+    with pytest.raises(Divergence, match=r"answer to m\d: model \('OK', .*Kafka \('FENCED_MEMBER_EPOCH',\)") as e:
+        run_walks(*job, seed=SEED)
+    print(str(e.value)[:600])
+
+
+def test_the_old_epoch_zero_rejoin_rule_is_caught(monkeypatch):
+    """Before the fix a member the coordinator kept (fenced, or its join answer lost) that heartbeats with epoch 0
+    and another subscription kept its old one until its next heartbeat; Kafka 4.3.1 updates the member from that
+    request as from any other (GroupMetadataManager.consumerGroupHeartbeat: getOrMaybeSubscribeDynamicConsumerGroupMember
+    skips the epoch check for epoch 0, then maybeUpdateSubscribedTopicNames and hasMemberSubscriptionChanged bump
+    the group epoch). The old rule, put back, is caught by the walks with lost answers and subscription changes."""
+    from groupspec.model.consumer import Consumer
+
+    new = Consumer.handle
+
+    def old_rule(self, s, i):  # noqa: ANN001, ANN202
+        c, r = s.clients[i], s.group.members[i]
+        if c.epoch == 0 and r is not None and not r.left and not self.static_members:
+            s = s.but(clients=self._set(s.clients, i, c.but(topics=r.topics)))
+        return new(self, s, i)
+
+    monkeypatch.setattr(Consumer, "handle", old_rule)
+    job = next(j for j in CONSUMER_WALK_JOBS if j[0] == "consumer" and "subscription" in j[5] and "lose-answer" in j[5])
+    print(f"seed {SEED}: run_walks(*{job!r})")
+    with pytest.raises(Divergence, match=r"(Heartbeat|HeartbeatAnswer)\(\d\): answer to m\d") as e:
+        run_walks(*job, seed=SEED)
+    print(str(e.value)[:600])
+
+
+def test_the_old_previous_epoch_rule_shows_in_the_group_state_without_faults_in_flight(monkeypatch):
+    """The walks compare each member's previous epoch with Kafka's (the oracle's state line carries it): the old rule
+    differs there at the first reconciliation that keeps the epoch, lost answers or not."""
+    from groupspec.model.consumer import Consumer
+
+    new = Consumer._next_assignment
+
+    def old_rule(self, g, i, r):  # noqa: ANN001, ANN202
+        r2 = new(self, g, i, r)
+        return r2.but(previous_epoch=r.previous_epoch if r2.epoch == r.epoch else r.epoch)
+
+    monkeypatch.setattr(Consumer, "_next_assignment", old_rule)
+    job = CONSUMER_WALK_JOBS[0]
+    assert "lose-answer" not in job[5]
+    with pytest.raises(Divergence, match=r"member m\d's previous epoch: model") as e:
+        run_walks(*job, seed=SEED)
+    print(str(e.value)[:400])
+
+
+def test_a_static_takeover_is_the_one_previous_epoch_not_compared(monkeypatch):
+    """static-takeover-previous-epoch: Kafka 4.3.1 gives a static member's new process epoch 0 and previous epoch 0
+    (getOrMaybeSubscribeStaticConsumerGroupMember) before reconciling it; the model keeps the departed member's. The
+    walks compare that member's previous epoch again once its epoch moves; not excluding it, they diverge exactly
+    there (so the exclusion is needed, and no wider than that)."""
+    from groupspec.specmut import kafka_consumer_walks as K
+
+    class Never(dict):  # noqa: D401 - a took_over table that records nothing
+        def __setitem__(self, k, v):  # noqa: ANN001, ANN204
+            pass
+
+    init = K._Walk.__init__
+
+    def no_exclusion(self, *a, **kw):  # noqa: ANN002, ANN003, ANN202
+        init(self, *a, **kw)
+        self.took_over = Never()
+
+    monkeypatch.setattr(K._Walk, "__init__", no_exclusion)
+    job = next(j for j in CONSUMER_WALK_JOBS if j[0] == "consumer-static" and j[5] == "join,leave,crash,timeout,zombie")
+    with pytest.raises(Divergence, match=r"member m(\d)'s previous epoch: model \d+ \(Kafka's \d+\), Kafka 0; path .*LeaveGroup\(\1\).*Start\(\1\)") as e:
+        run_walks(*job, seed=SEED)
+    print(str(e.value)[:400])
+
+
 def test_the_walks_are_a_registered_killer_of_consumer_mutants():
     """Registered, run by the campaign's own dispatch: silent on the unchanged model, a failure on the mutant."""
     from groupspec.specmut.campaign import relevant
@@ -120,6 +223,13 @@ def test_the_walks_are_a_registered_killer_of_consumer_mutants():
     with applied(m):
         got = run_killer(k)["failure"]
     assert got is not None and got.startswith("kafka:consumer·uniform"), got
+
+
+def test_every_walk_job_is_a_killer_of_its_own_name():
+    from groupspec.specmut.killers import killers
+
+    names = [k.name for k in killers() if k.name.startswith("kafka:consumer")]
+    assert len(names) == len(set(names)) == len(CONSUMER_WALK_JOBS), names
 
 
 def test_every_abstraction_stepped_around_is_documented():

@@ -65,7 +65,12 @@ def test_partition_goes_to_new_owner_only_after_revocation():
     s = proto.step(s, ConsumerGroupHeartbeat(0))  # c1 learns it must revoke: same epoch
     r1 = s.group.members[0]
     assert r1.state == MemberState.UNREVOKED_PARTITIONS and r1.epoch == 1 and r1.revoking
-    assert ConsumerGroupHeartbeat(1) not in proto.enabled(s)  # nothing is free for c2 yet
+    # nothing is free for c2 yet: its heartbeat gives it nothing; reconciled again at epoch 2 its previous epoch
+    # becomes 2 (Kafka 4.3.1: updateMemberEpoch in every outcome of computeNextAssignment), and then it is a no-op
+    assert s.group.members[1].previous_epoch == 0
+    s2 = proto.step(s, ConsumerGroupHeartbeat(1))
+    assert s2.group.members[1].assigned == 0 and s2.group.members[1].previous_epoch == 2
+    assert ConsumerGroupHeartbeat(1) not in proto.enabled(s2)
     s = proto.step(s, RevokePartitions(0))
     s = proto.step(s, ConsumerGroupHeartbeat(0))  # the acknowledgement: c1 moves to epoch 2
     assert s.group.members[0].epoch == 2 and s.group.members[0].previous_epoch == 1

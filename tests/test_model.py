@@ -92,8 +92,12 @@ BROKEN_BOUNDS = {
                                              assignor="uniform"),
     "classic-to-consumer-sync-target": dict(members=3, partitions=3, budget=2),
     "classic-to-consumer-no-rejoin": dict(members=2, partitions=2, budget=1),
+    "classic-to-consumer-gen-drops": dict(members=2, partitions=2, budget=2),
+    "classic-to-consumer-two-owners": dict(members=2, partitions=2, budget=2),
     "upgrade-one-bounce": dict(members=3, partitions=3, budget=0, assignor="range", max_states=40_000),
     "upgrade-unvalidated": dict(members=2, partitions=2, budget=0, assignor="range"),
+    "connect-hold-outlives-group": dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=2),
+    "connect-ignores-revocation": dict(members=2, partitions=2, faults=frozenset({"timeout", "leave"}), budget=1),
 }
 
 

@@ -66,6 +66,8 @@ CONSUMER_SCRIPTS = {  # script under tests/oracle/ -> the abstractions it shows 
     # fixed findings of the model's Kafka walks (docs/oracle.md), kept as regressions of the reference
     "consumer_static_leave_revoking": {"static-left-epoch", "assignment-resent"},
     "consumer_subscription_drops": {"assignment-resent"},
+    "consumer_previous_epoch": {"assignment-resent", "consumer-error-fields"},
+    "consumer_rejoin_subscription": {"assignment-resent"},
 }
 
 
@@ -103,6 +105,44 @@ def test_the_reference_rules_the_model_walks_found_are_kafkas(oracle, monkeypatc
         mp.setattr(C, "_reconcile", lambda self, m, owned, now, changed=False: new_reconcile(self, m, owned, now))
         found = compare_consumer_script(sub, oracle).unexplained
         assert found and found[0].line == 9, [d.to_dict() for d in found]
+
+
+def test_the_reference_rules_the_in_flight_walks_found_are_kafkas(oracle, monkeypatch):
+    """The two rules the model's Kafka walks with lost answers found: the previous epoch becomes the member's epoch at
+    every reconciliation (also when the epoch stays), and an epoch-0 heartbeat of a member the coordinator kept updates
+    its subscription. Each old rule, put back into the reference, is caught by its script against Kafka's coordinator
+    (the first as an unexplained FENCED_MEMBER_EPOCH; the second needs an abstraction its script must not need)."""
+    import dataclasses
+
+    from groupspec.reference.consumer import ConsumerGroupCoordinator as C
+
+    prev, rejoin = ((ORACLE / f"{n}.jsonl").read_text() for n in ("consumer_previous_epoch",
+                                                                   "consumer_rejoin_subscription"))
+    new_next, new_hb = C._next_assignment, C.heartbeat
+
+    def old_prev(self, m, now):  # noqa: ANN001, ANN202 - the old rule: the previous epoch moves only with the epoch
+        e, p = m.epoch, m.previous_epoch
+        new_next(self, m, now)
+        if m.epoch == e:
+            m.previous_epoch = p
+
+    def old_rejoin(self, req, now=0):  # noqa: ANN001, ANN202 - the old rule: epoch 0 keeps the member's subscription
+        m = self.members.get(req.member_id)
+        if req.member_epoch == 0 and m is not None and not m.left and req.subscribed_topic_names is not None:
+            req = dataclasses.replace(req, subscribed_topic_names=sorted(m.topics))
+        return new_hb(self, req, now)
+
+    fenced_line = len(prev.splitlines())
+    with monkeypatch.context() as mp:
+        mp.setattr(C, "_next_assignment", old_prev)
+        found = compare_consumer_script(prev, oracle).unexplained
+        assert found and found[0].line == fenced_line and found[0].kafka[0]["error"] == "FENCED_MEMBER_EPOCH", \
+            [d.to_dict() for d in found]
+    with monkeypatch.context() as mp:
+        mp.setattr(C, "heartbeat", old_rejoin)
+        got = {d.explained_by.split(" (")[0] for d in compare_consumer_script(rejoin, oracle).differences
+               if d.explained_by}
+        assert got != CONSUMER_SCRIPTS["consumer_rejoin_subscription"] and "revocation-already-done" in got, got
 
 
 def test_a_fenced_member_keeps_its_record_as_in_kafka(oracle):

@@ -150,8 +150,14 @@ def test_pack_plan_gives_kernel_pack_words():
 def test_needs_compiling_reads_the_parallel_search_cache(monkeypatch):
     from groupspec.checker.compiled import needs_compiling
 
-    check("eager", members=2, partitions=2, engine="compiled", workers=2)  # compiles (or loads) and caches both searches
-    assert needs_compiling(2) is False
+    from groupspec.checker.compiled import search as S
+
+    check("eager", members=2, partitions=2, engine="compiled", workers=2)  # compiles (or loads) and caches the expansion
+    assert needs_compiling(2) is False  # and merge (not the one-worker loop, which two workers do not run)
     monkeypatch.setattr(PAR.expand._cache._cache_file, "_load_index", lambda: {})  # the expansion not cached
     assert needs_compiling(2) is True
-    assert needs_compiling(1) is False  # one worker does not run it
+    # one worker does not run it: the one-worker loop's cache alone decides
+    monkeypatch.setattr(S.search._cache._cache_file, "_load_index", lambda: {"cached": 1})
+    assert needs_compiling(1) is False
+    monkeypatch.setattr(S.search._cache._cache_file, "_load_index", lambda: {})
+    assert needs_compiling(1) is True

@@ -79,13 +79,27 @@ def test_judge_counts_property_changes_not_state_counts():
     assert judge(k, base, {**base, "states": 99}) is None  # a change detector is no killer
     assert "violated" in judge(k, base, {**base, "verdicts": {"exclusive_ownership": False, "commit_fencing": False}})
     assert "no longer" in judge(k, base, {**base, "verdicts": {"exclusive_ownership": True, "commit_fencing": True}})
-    assert judge(k, base, {**base, "complete": False, "verdicts": {"exclusive_ownership": False}}) is None
+    # an exploration stopped early (the mutant's state space outgrew the job): a safety violation found on the way is
+    # one; a violation no longer found is not judged (it may lie past where the exploration stopped)
+    cut = {**base, "complete": False, "states": 20_000}
+    assert "violated (within" in judge(k, base, {**cut, "verdicts": {"exclusive_ownership": False, "commit_fencing": False}})
+    assert judge(k, base, {**cut, "verdicts": {"exclusive_ownership": True, "commit_fencing": True}}) is None
+
+
+def test_a_mutant_explores_at_most_a_multiple_of_the_unchanged_state_space():
+    from groupspec.specmut.killers import GROWTH, MAX_STATES, STATE_FLOOR, state_cap
+
+    assert state_cap(None) == MAX_STATES
+    assert state_cap(100) == STATE_FLOOR
+    assert state_cap(19_490) == GROWTH * 19_490 < MAX_STATES
 
 
 def test_killers_are_checks_against_something_else():
     kinds = {k.kind for k in killers()}
-    assert kinds == {"model", "oracle", "kafka", "conformance"}
+    assert kinds == {"model", "oracle", "kafka", "conformance", "client", "history"}
     assert not any("compiled" in k.name or "drift" in k.name or "figure" in k.name for k in killers())
+    names = [k.name for k in killers()]
+    assert len(names) == len(set(names)), "two killers share a name (the names key the baseline)"
 
 
 def _up_to(name: str) -> list[str]:

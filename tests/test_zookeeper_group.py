@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 
 from groupspec.reference.sim import ownership
-from groupspec.reference.history import ZkConfig, ZkGroup
+from groupspec.reference.actor import Received, Send
+from groupspec.reference.history import ZkConfig, ZkGroup, ZooKeeper
+from groupspec.reference.sim import NetworkConfig
 
 
 def _group(n: int, seed: int = 0, partitions: int = 12) -> ZkGroup:
@@ -87,3 +89,55 @@ def test_without_the_lag_nobody_acts_on_a_stale_view() -> None:
     g = _split_brain(0)
     assert all(view == g.view_at(t) for t, _w, view, _s, _ok in g.attempts)
     assert g.failed_claims < _split_brain(3000).failed_claims
+
+
+def _herd_run(config: ZkConfig) -> ZkGroup:
+    g = ZkGroup(config)
+    for i, t in enumerate((0, 700, 1400)):
+        g.at(t, "start", f"c{i + 1}")
+    g.at(20_000, "start", "c4")
+    g.at(30_000, "crash", "c2")
+    g.at(45_000, "close", "c1")
+    g.run_until(70_000)
+    return g
+
+
+def test_its_traces_pass_the_trace_checker() -> None:
+    from groupspec.trace import check_events
+
+    g = _herd_run(ZkConfig(seed=3, partitions=8))
+    r = check_events(g.trace, source="zookeeper")
+    assert r.ok, r.to_dict()
+    assert {e["event"] for e in g.trace} >= {"joined", "assigned", "revoked", "left"}
+
+
+def test_the_trace_checker_catches_an_ensemble_that_lets_two_consumers_create_one_owner_node(monkeypatch) -> None:
+    """A broken ZooKeeper: a create never fails (the owner nodes are not exclusive): two consumers that pick
+    one partition from different views both own it, and the trace checker says so."""
+    from groupspec.reference.history import zookeeper_group
+    from groupspec.trace import check_events
+
+    real = ZooKeeper.handle
+
+    def handle(self, now_ms, event):
+        if isinstance(event, Received) and isinstance(event.message, zookeeper_group.Create):
+            for p in event.message.share:
+                self.owners[p] = event.sender.name
+            return [Send(event.sender, zookeeper_group.Created(()))]
+        return real(self, now_ms, event)
+
+    monkeypatch.setattr(ZooKeeper, "handle", handle)
+    g = _split_brain(3000)
+    r = check_events(g.trace, source="zookeeper-broken")
+    assert not r.ok and "exclusive_ownership" in str(r.to_dict())
+
+
+def test_the_network_is_a_parameter_of_the_run() -> None:
+    """The watch notifications go over ``network.py``'s network when one is given: a lossy one loses some (the
+    consumers that miss one rebalance less); the same seed replays the same run."""
+    base = _herd_run(ZkConfig(seed=1, partitions=8))
+    lossy = _herd_run(ZkConfig(seed=1, partitions=8, network=NetworkConfig(1, 50, loss=0.5)))
+    assert lossy.notifications == base.notifications  # ZooKeeper sent as many ...
+    assert len(lossy.notified) < len(base.notified)  # ... fewer arrived
+    again = _herd_run(ZkConfig(seed=1, partitions=8, network=NetworkConfig(1, 50, loss=0.5)))
+    assert again.trace == lossy.trace and again.attempts == lossy.attempts

@@ -139,12 +139,14 @@ def _p_converges(state: State, ctx: Ctx) -> Failure | None:
 def _p_kafka_equal(state: State, ctx: Ctx) -> Failure | None:
     ppt, subs = state
     out = ctx.round(ppt, subs)
-    expected, oracle = _expected(ctx.cand.kind, ppt, subs)
+    kind = ctx.cand.kind
+    assert kind is not None  # _kafka_kind: this property runs on range and roundrobin candidates only
+    expected, oracle = _expected(kind, ppt, subs)
     why = diff_assignments(expected, out)
     return (f"{why} ({oracle})", out, {"expected": canonical(expected)}) if why else None
 
 
-def _expected(kind: str | None, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment, str]:
+def _expected(kind: str, ppt: dict[str, int], subs: dict[str, dict[str, Any]]) -> tuple[Assignment, str]:
     """Kafka's Range/RoundRobin output: the project's own assignor when present, else the §1.1/§1.2 spec."""
     try:
         from groupspec.reference.assignors import get

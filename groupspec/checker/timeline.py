@@ -65,29 +65,29 @@ def parties(proto: Any, s: Any) -> list[tuple[str, str]]:
     if g.held:
         coord += f", holding {_parts(proto, g.held)} for {proto.member_name(g.held_for)}"
     out = [("coordinator", coord)]
-    for i, c in enumerate(s.clients):
-        if c.proc == Proc.DOWN and c.ghost is None:
+    for i, cl in enumerate(s.clients):  # (not ``c``: the ZooKeeper loop's)
+        if cl.proc == Proc.DOWN and cl.ghost is None:
             out.append((proto.member_name(i), "not running"))
             continue
-        desc = [c.proc.name.lower() if c.proc != Proc.UP else c.status.name]
-        if c.id == Id.STALE:
+        desc = [cl.proc.name.lower() if cl.proc != Proc.UP else cl.status.name]
+        if cl.id == Id.STALE:
             desc.append("stale member id")
-        elif c.id == Id.NONE:
+        elif cl.id == Id.NONE:
             desc.append("no member id")
-        desc.append(f"generation {c.generation}")
-        desc.append(f"owns {_parts(proto, c.owned)}")
-        if c.rejoin:
+        desc.append(f"generation {cl.generation}")
+        desc.append(f"owns {_parts(proto, cl.owned)}")
+        if cl.rejoin:
             desc.append("will rejoin")
-        if c.inbox is not None:
-            ib = c.inbox
+        if cl.inbox is not None:
+            ib = cl.inbox
             if ib.reply == Reply.JOIN:
                 desc.append(f"JoinGroup answer on its way (generation {ib.generation})")
             elif ib.reply == Reply.SYNC:
                 desc.append(f"SyncGroup answer on its way: {_parts(proto, ib.assignment)}")
             else:
                 desc.append(f"{ib.reply.name} on its way")
-        if c.ghost is not None:
-            desc.append(f"its replaced old process still believes it owns {_parts(proto, c.ghost[1])}")
+        if cl.ghost is not None:
+            desc.append(f"its replaced old process still believes it owns {_parts(proto, cl.ghost[1])}")
         out.append((proto.member_name(i), ", ".join(desc)))
     return out
 

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -48,6 +49,27 @@ def make_console(to_stderr: bool = False) -> Console:
     if not console.is_terminal:
         console = Console(stderr=to_stderr, width=max(console.width, 200))
     return console
+
+
+class PlainProgress:
+    """Progress where no spinner can be drawn (a CI log, a file, a pipe): at most a line on stderr every
+    ``GROUPSPEC_PROGRESS_SECONDS`` (default 15) while long work runs, so a long run is never silent. On a
+    terminal it prints nothing (the spinner is there)."""
+
+    def __init__(self, console: Console) -> None:
+        self.enabled = not console.is_terminal
+        try:
+            self.every = float(os.environ.get("GROUPSPEC_PROGRESS_SECONDS", "15"))
+        except ValueError:
+            self.every = 15.0
+        self.started = self.last = time.monotonic()
+
+    def line(self, text: Callable[[float], str]) -> None:
+        """Print ``text(seconds since the start)`` if the interval has passed since the last line."""
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every:
+            self.last = now
+            click.echo(text(now - self.started), err=True)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

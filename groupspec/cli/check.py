@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from groupspec.checker import Result, Step, Verdict
     from groupspec.model import Spec
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural
+from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, make_console, plural, PlainProgress
 
 
 def register(group: click.Group) -> None:
@@ -157,30 +157,6 @@ def _same_trace(seen: tuple[list[Step], int | None], trace: list[Step], loop_sta
         a.state == b.state and a.action == b.action for a, b in zip(other, trace))
 
 
-class _PlainProgress:
-    """Progress where no spinner can be drawn (a CI log, a file, a pipe): a line on stderr every
-    ``GROUPSPEC_PROGRESS_SECONDS`` (default 15) while the search runs, so a long run is never silent."""
-
-    def __init__(self, console: Console) -> None:
-        import os
-        import time
-
-        self.enabled = not console.is_terminal
-        try:
-            self.every = float(os.environ.get("GROUPSPEC_PROGRESS_SECONDS", "15"))
-        except ValueError:
-            self.every = 15.0
-        self.started = self.last = time.monotonic()
-
-    def update(self, states: int, queue: int) -> None:
-        import time
-
-        now = time.monotonic()
-        if self.enabled and now - self.last >= self.every:
-            self.last = now
-            click.echo(f"check: {plural(states, 'state')}, {queue:,} queued, {now - self.started:.0f} s", err=True)
-
-
 def naming_the_option(message: str, protocol: str | None = None, default: str = "") -> str:
     """The checker's one-line refusal, led by the option it is about (``--protocol: unknown protocol 'x'; ...``),
     with the nearest name when an unknown protocol looks like a typo of a known one."""
@@ -223,11 +199,11 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
             console.print(f"{text} …", highlight=False)  # stays on screen: the wait is explained afterwards too
             bar.update(task, description=f"{text} …")
 
-        plain = _PlainProgress(console)
+        plain = PlainProgress(console)
 
         def progress(states: int, queue: int) -> None:
             bar.update(task, description=f"exploring: {plural(states, 'state')}, {queue:,} queued")
-            plain.update(states, queue)
+            plain.line(lambda elapsed: f"check: {plural(states, 'state')}, {queue:,} queued, {elapsed:.0f} s")
 
         try:
             proto, res = run_check(progress=progress, notice=notice, with_symmetry_factor=with_symmetry_factor,
@@ -253,7 +229,7 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
 @click.option("--topics", default=1, show_default=True, type=int, help="topics the partitions are split into")
 @click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
-              "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry (Python engine)")
+              "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout (Python engine)")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
 @click.option("--max-states", default=None, type=int, help="stop after this many states (convergence then not decided)")
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),

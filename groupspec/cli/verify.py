@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import (EXIT_OK, EXIT_VIOLATION, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
+from ._common import (EXIT_OK, EXIT_VIOLATION, PlainProgress, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
                       stop_on_interrupt)
 
 if TYPE_CHECKING:
@@ -31,14 +31,14 @@ PROPERTY_COLUMNS = (("excl.", "exclusive_ownership"), ("fence", "commit_fencing"
                     ("gen.", "generation_monotonic"), ("conv.", "convergence"))
 FAULT_LETTERS = {"join": "J", "leave": "L", "crash": "C", "timeout": "T", "zombie": "Z", "subscription": "S",
                  "partitions": "P", "initial-delay": "D", "two-step-join": "M", "sync-timeout": "Y",
-                 "late-expiry": "W", "lose-answer": "A", "late-answer": "N", "late-commit": "K", "early-restart": "R"}
+                 "late-expiry": "W", "poll-timeout": "O", "lose-answer": "A", "late-answer": "N", "late-commit": "K", "early-restart": "R"}
 WIDTH = 120  # the model table and its legend fit in this many columns
 
 LEGEND = (
     "variant: the protocol variant, with its default assignor (sticky; uniform for consumer) unless another is named (· range); † historical. "
     "bounds: members m × partitions p (× topics t), the faults allowed ("
     + ", ".join(f"{v} {k}" for k, v in FAULT_LETTERS.items()) + "; ALL: every fault that applies to the variant, ALL+: those and the requests and answers in flight (A N K, "
-    "and R for a static member), all: every one but D M Y W (the formation and timer faults); "
+    "and R for a static member), all: every one but D M Y W O (the formation and timer faults); "
     "– none) and the budget b, the most "
     "faults in one run. states: distinct states stored (k thousands, M millions). time: per check; * the "
     "Python engine, the others ran compiled. excl. exclusive ownership, fence commit fencing, gen. generation "
@@ -57,7 +57,7 @@ def _bounds(job: ModelJob) -> str:
     given = {f for f in job.faults.split(",") if f}
     every = set(applicable_faults(job.protocol))
     missing = every - given
-    if len(given) > 4 and given <= every and missing <= {"initial-delay", "two-step-join", "sync-timeout", "late-expiry"}:
+    if len(given) > 4 and given <= every and missing <= {"initial-delay", "two-step-join", "sync-timeout", "late-expiry", "poll-timeout"}:
         # every fault that applies to the variant, in one search (or all but the formation and timer ones)
         faults = "all" if missing else "ALL"
     elif every and every < given and given - every <= {"lose-answer", "late-answer", "late-commit", "early-restart"}:
@@ -209,6 +209,7 @@ def _verify(as_json: bool) -> None:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task(f"model checks, proofs, mutation check ({workers} workers{first})", total=len(work))
+        plain, done = PlainProgress(console), 0
         with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
             # a Ctrl-C inside submit (the pool starting its thread) would surface as the pool's RuntimeError
             # on the way out: hold it until the jobs are submitted, then it ends the run as usual
@@ -225,6 +226,8 @@ def _verify(as_json: bool) -> None:
                 if not left[section]:
                     ended[section] = time.perf_counter() - t0
                 bar.advance(task)
+                done += 1
+                plain.line(lambda secs: f"verify: {done} of {len(work)} done (last: {section}, {label}), {secs:.0f} s")
     rows, mutants = out["model"], out["mutants"]
     proofs = assemble(chosen, proof_tasks, out["proofs"], t0)
     proofs.seconds = ended["proofs"]
@@ -285,11 +288,13 @@ def run_mutants(console: Console) -> list[dict[str, Any]]:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("mutation check", total=len(MUTANTS))
+        plain = PlainProgress(console)
         for m in MUTANTS:  # one table: the classic protocol and Connect, KIP-848, the migration
             where = "" if m.family == "classic" else f" ({m.family})"
             bar.update(task, description=f"mutation check: {m.switch}{where}")
             rows.append(run_mutant(m))
             bar.advance(task)
+            plain.line(lambda secs: f"mutation check: {len(rows)} of {len(MUTANTS)} done (last: {m.switch}), {secs:.0f} s")
     return rows
 
 

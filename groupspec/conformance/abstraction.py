@@ -25,7 +25,8 @@ from groupspec.model import (
     Reply,
     State,
 )
-from groupspec.reference.classic import ConsumerConfig, MemberState
+from groupspec.reference.classic import ConsumerConfig, GroupView, MemberState
+from groupspec.reference.sim import SimProc
 from groupspec.reference.classic import (
     ConsumerProtocolError, decode_assignment, decode_subscription, decode_sticky_user_data,
 )
@@ -36,13 +37,14 @@ from groupspec.reference.classic import JoinGroupRequest, JoinGroupResponse, Syn
 from .refinement import HEARTBEAT_MS, REBALANCE_MS, REQUEST_MS, SESSION_MS, TOPIC, project
 from .refinement import INBOX_ERRORS, CLASSIC_MEMBER_STATE, GROUP_STATUS
 from .linearization import Tracking
+from .harness_fields import HarnessFields
 
 # Known model gap 9, second shape (Connect): why a held join completion is no longer shown held.
 _EMPTIED = ("a join completion held back by pending member ids after the last member it waited for left, while the group changed "
             "(the model completes at the departure)")
 
 
-class AbstractionMixin:
+class AbstractionMixin(HarnessFields):
     """The abstraction function of :class:`~groupspec.conformance.harness.Harness`."""
 
     # ------------------------------------------------------------------ configuration of members
@@ -60,7 +62,7 @@ class AbstractionMixin:
         )
 
     # ------------------------------------------------------------------ inspection helpers
-    def _group_view(self):
+    def _group_view(self) -> GroupView | None:
         sim = self.sim
         if sim.leader is None:
             return None
@@ -104,7 +106,7 @@ class AbstractionMixin:
         key = mv.group_instance_id[: -len("-instance")] if mv.group_instance_id else mv.client_id
         return self.slot.get(key)
 
-    def _process(self, name: str):
+    def _process(self, name: str) -> SimProc | None:
         return self.sim.procs.get(name)
 
     # ------------------------------------------------------------------ the abstraction function
@@ -186,7 +188,7 @@ class AbstractionMixin:
             leader = -1
             for mv in view.members:
                 if mv.member_id == view.leader:
-                    leader = self._member_slot(mv) if self._member_slot(mv) is not None else -1
+                    leader = self._member_slot(mv) if self._member_slot(mv) is not None else -1  # type: ignore[assignment]  # (not None: tested)
             group = Group(
                 status=GROUP_STATUS[view.status], generation=view.generation, leader=leader,
                 records=tuple(records), target=self._target(view), partitions=self._existing(),
@@ -208,7 +210,7 @@ class AbstractionMixin:
 
     # -- the coordinator's timers, as the model's formation and timer faults see them (model/formation.py)
     def _join_timer(self, view: Any) -> Any:
-        return self.sim.brokers[self.sim.leader]._timers.get(("join", view.group_id))
+        return self.sim.brokers[self.sim.leader]._timers.get(("join", view.group_id))  # type: ignore[index]  # (a group view has a leader)
 
     def _forming(self, view: Any) -> bool:
         """The initial delayed join runs (KIP-134): the group prepares its first rebalance since Empty."""
@@ -229,7 +231,8 @@ class AbstractionMixin:
         started = self._pause_started.get(name)
         if started is None or record is None or member_id is None or c.proc != Proc.UP or c.id != Id.CURRENT:
             return False
-        timer = self.sim.brokers[self.sim.leader]._timers.get(("heartbeat", self.sim.config.group_id, member_id))
+        # (a record: there is a leader)
+        timer = self.sim.brokers[self.sim.leader]._timers.get(("heartbeat", self.sim.config.group_id, member_id))  # type: ignore[index]
         return timer is not None and timer.deadline - SESSION_MS <= started
 
     def _pending_id(self, name: str, pending: set[str]) -> str | None:
@@ -289,16 +292,19 @@ class AbstractionMixin:
                 and all(mv.awaiting_join for mv in view.members))
 
     def _snapshot_mask(self, name: str) -> int:
-        """The partitions in process ``name``'s assignment snapshot (0 if it has none)."""
+        """The partitions in process ``name``'s assignment snapshot (0 if it has none), and above them the topics it
+        was taken with (model/static_leader.py: the leader watches those topics)."""
         p = self._process(name)
         snap = getattr(p.consumer, "assignment_snapshot", None) if p is not None and p.alive else None
         if not snap:
             return 0
         counts = dict(snap)
         m = 0
-        for t in self.topics:
+        for k, t in enumerate(self.topics):
             n = min(counts.get(t, 0), self.topic_max[t])
             m |= ((1 << n) - 1) << self.topic_base[t]
+            if t in counts:
+                m |= 1 << (self.proto.cfg.partitions + k)
         return m
 
     def _existing(self) -> int:
@@ -344,7 +350,7 @@ class AbstractionMixin:
         """The assignment the reference leader computed for this generation (from its SyncGroup request)."""
         if view.status != RefStatus.COMPLETING_REBALANCE:
             return None
-        requests = [env.payload for _at, _seq, kind, env, _b in self.sim._queue
+        requests: list[Any] = [env.payload for _at, _seq, kind, env, _b in self.sim._queue
                     if kind == "deliver" and not env.is_reply and isinstance(env.payload, SyncGroupRequest)]
         for name in self.names:
             p = self._process(name)
@@ -431,8 +437,8 @@ class AbstractionMixin:
     def _inbox(self, name: str) -> Inbox | None:
         """A parked answer (JoinGroup/SyncGroup, or its error) on its way to ``name``'s live connection."""
         p = self._process(name)
-        c = p.consumer
-        conn = p.incarnation * 1_000_000 + c.connection
+        c = p.consumer  # type: ignore[union-attr]  # (asked of a live process only)
+        conn = p.incarnation * 1_000_000 + c.connection  # type: ignore[union-attr]
         best = None
         for at, seq, kind, env, _b in self.sim._queue:
             if kind != "deliver" or not env.is_reply or env.dst != name or env.conn != conn:

@@ -25,7 +25,7 @@ May import: ``groupspec.reference``, ``.frame``, ``.harness``, ``.refinement``, 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
@@ -134,7 +134,7 @@ def boot(self: Any, seed: int) -> None:
     self.counter[0] += 1
     start = self.partitions if self.partitions is not None else (
         VARIANTS[self.variant].start_partitions if self.topics == 1 else 3)  # two topics: t-0, t-1, u-0
-    make = lambda cf=(), kf=(): Harness(self.variant, MEMBERS, start, MODEL_PARTITIONS, seed,  # noqa: E731
+    make: Callable[..., Harness] = lambda cf=(), kf=(): Harness(self.variant, MEMBERS, start, MODEL_PARTITIONS, seed,  # noqa: E731
                                         cf, kf, topics=self.topics)
     self.drivers = [make(self.consumer_faults, self.coordinator_faults)]
     if self.paired:
@@ -232,7 +232,7 @@ def subscribe(self: Any, n: str) -> None:
         if not (_alive(h, n) and c.proc == Proc.UP and c.status == MS.STABLE and c.id == Id.CURRENT
                 and not c.rejoin and c.inbox is None and h.track[n].frozen is None):
             return
-        k = p.consumer
+        k = p.consumer  # type: ignore[union-attr]  # (_alive: the process exists)
         if k.state is not MemberState.STABLE or k.rejoin_needed or any(
                 f.kind in ("join", "sync") for f in k.inflight.values()):
             return
@@ -314,9 +314,9 @@ def stall(self: Any, n: str, ms: int) -> None:
     connect-keep-work only."""
     def go(h: Harness) -> None:
         p = h.sim.procs.get(n)
-        if not _alive(h, n) or p.paused_until > h.sim.now or p.stalled_until > h.sim.now:
+        if not _alive(h, n) or p.paused_until > h.sim.now or p.stalled_until > h.sim.now:  # type: ignore[union-attr]  # (_alive: it exists)
             return
-        k = p.consumer
+        k = p.consumer  # type: ignore[union-attr]
         if k.state is MemberState.STABLE and not k.rejoin_needed and not k.closed \
                 and not any(f.kind in ("join", "sync", "leave") for f in k.inflight.values()):
             h.act("stall", n, duration_ms=ms)

@@ -114,7 +114,8 @@ class ConnectView:
         except ConsumerProtocolError:
             return 0
         items = (set(reported) - set(asg.revoked)) | set(asg.assigned)
-        return h._mask(items)
+        mask: int = h._mask(items)
+        return mask
 
     def record(self, view: Any, mv: Any, slot: int | None) -> Record:
         """A coordinator member as the model's record (reported metadata: what it runs)."""
@@ -229,8 +230,8 @@ class ConnectView:
         reports revoked work still running (found by ``--hypothesis-seed=3220338316``, regression
         ``connect-keep-work-revocation-not-taken``)."""
         st = r.state
-        running_c: set = set()
-        running_t: set = set()
+        running_c: set[Any] = set()
+        running_t: set[Any] = set()
         for run in r.workers.values():
             running_c |= set(run.connectors)
             running_t |= set(run.tasks)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeAlias
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, consumes, initialize, invariant, multiple, precondition, rule
@@ -52,7 +52,9 @@ from .frame import ConformanceMachine, Family, derandomized, machine, run as run
 
 # the model's KIP-848 page and its properties, through the model's front door
 Consumer, ConsumerStatic, ConsumerClient = model_consumer.Consumer, model_consumer.ConsumerStatic, model_consumer.ConsumerClient
-ConsumerGroup, ConsumerState, Member = model_consumer.ConsumerGroup, model_consumer.ConsumerState, model_consumer.Member
+ConsumerGroup: TypeAlias = model_consumer.ConsumerGroup
+ConsumerState: TypeAlias = model_consumer.ConsumerState
+Member: TypeAlias = model_consumer.Member
 ConsumerGroupHeartbeat, RevokePartitions = model_consumer.ConsumerGroupHeartbeat, model_consumer.RevokePartitions
 RebalanceTimeoutFence, MS = model_consumer.RebalanceTimeoutFence, model_consumer.MemberState
 commit_fencing, exclusive_ownership = model_properties.commit_fencing, model_properties.exclusive_ownership
@@ -275,7 +277,7 @@ class Driver:
             raise AssertionError(f"{what} does not refine the model's step:\n  reference: {after}\n  model:     {expected}")
         self.state = after
         for prop in (exclusive_ownership, commit_fencing):
-            why = prop(self.model, after)
+            why = prop(self.model, after)  # type: ignore[arg-type]  # (the properties read any page's clients; typed on the classic State)
             if why is not None:
                 raise AssertionError(f"{prop.__name__} violated by the reference: {why}")
         for i, c in enumerate(self.clients):
@@ -431,7 +433,7 @@ def pause(self: Any, i: int) -> None:
 def _revoking_pausable(d: Driver) -> list[int]:
     """The members the model lets pause while the coordinator waits for them to revoke (UNREVOKED_PARTITIONS)."""
     members = d.state.group.members
-    return [i for i in d.allowed(A.Pause) if members[i] is not None and members[i].state == MS.UNREVOKED_PARTITIONS]
+    return [i for i in d.allowed(A.Pause) if members[i] is not None and members[i].state == MS.UNREVOKED_PARTITIONS]  # type: ignore[union-attr]  # (tested: not None)
 
 
 @precondition(lambda self: _budget(self) and bool(_revoking_pausable(self.h)))

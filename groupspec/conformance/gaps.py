@@ -21,9 +21,10 @@ from groupspec.reference.errors import Error
 from groupspec.reference.classic import HeartbeatResponse, JoinGroupRequest
 
 from .refinement import match, project
+from .harness_fields import HarnessFields
 
 
-class KnownGapsMixin:
+class KnownGapsMixin(HarnessFields):
     """The known model gaps of :class:`~groupspec.conformance.harness.Harness`."""
 
     def _late_heartbeat_answer(self, pre: State, post: State) -> bool:
@@ -133,5 +134,17 @@ class KnownGapsMixin:
                 # own snapshot of that assignment and rejoins (ConsumerCoordinator.rejoinNeededOrPending).
                 # The model's leader notices only partitions nobody is assigned (NoticeMetadata).
                 return "a former leader notices the metadata changed"
+        for i, a in enumerate(pre.clients):
+            p = self._process(self.names[i])
+            if not a.rejoin and a.status == MS.STABLE and a.id == Id.CURRENT and i != pre.group.leader \
+                    and p is not None and p.consumer.assignment_snapshot is not None and match(
+                        self.proto, replace(pre, clients=pre.clients[:i] + (replace(a, rejoin=True),) + pre.clients[i + 1:]),
+                        post, self.depth) is not None:
+                # The same notice where the poll that noticed also sent the JoinGroup (its revocation done first, as
+                # eager members do), so the step shows no rejoin flag but what follows it: the former leader's
+                # rejoin, then model steps (found by --hypothesis-seed=4273733211, static-range: c1, leader of
+                # generation 1, paused through a rebalance that elected c2 and two added partitions, resumed and
+                # rejoined at once).
+                return "a former leader notices the metadata changed and rejoins"
         return None
 

@@ -9,7 +9,7 @@ May import: ``groupspec.model``, ``groupspec.reference``, ``.refinement``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from groupspec.model import (
@@ -29,28 +29,16 @@ from groupspec.reference.classic import (
 )
 
 from .refinement import REQUEST_MS
+from .harness_fields import HarnessFields
+from .harness_fields import Tracking as Tracking  # (defined with the fields that name it; read from here)
 
 
 # --------------------------------------------------------------------------------------------------
 # The harness
 # --------------------------------------------------------------------------------------------------
-@dataclass
-class Tracking:
-    """Per-process linearization bookkeeping."""
-
-    frozen: Client | None = None  # alpha shows this client until its request takes effect
-    frozen_kind: str = ""  # "join" | "sync" | "static" | "leave"
-    # "leave": the process stopped (or reset at max.poll.interval) with requests still travelling. It
-    # stays shown as running until its last requests are handled; `conn` and `corrs` (correlation id ->
-    # generation of the request) name its JoinGroup/SyncGroup requests from before it stopped, `quiet`
-    # those of them answered at once with an error (handled within the model's step: no inbox).
-    conn: int = -1
-    corrs: dict[int, int] = field(default_factory=dict)
-    quiet: set[int] = field(default_factory=set)
-    handled: set[int] = field(default_factory=set)  # those of them that reached the coordinator
 
 
-class LinearizationMixin:
+class LinearizationMixin(HarnessFields):
     """Linearization bookkeeping of :class:`~groupspec.conformance.harness.Harness`."""
 
     # ------------------------------------------------------------------ linearization bookkeeping
@@ -76,13 +64,13 @@ class LinearizationMixin:
         p = self._process(name)
         return p is not None and p.alive and not p.consumer.needs_join_prepare
 
-    def _after_step(self, before: tuple[Any, dict[str, dict[int, str]], dict[str, bool], int], pre: State) -> None:
+    def _after_step(self, before: tuple[Any, dict[str, dict[int, str]], dict[str, Any], int], pre: State) -> None:
         head, kinds, prep, tlen = before
         for i, name in enumerate(self.names):
             tr = self.track[name]
             p = self._process(name)
             if tr.frozen_kind == "leave" and tr.frozen is not None:
-                env = head[3] if head is not None and head[2] == "deliver" else None
+                env: Any = head[3] if head is not None and head[2] == "deliver" else None  # (read once mine says it is there)
                 mine = env is not None and not env.is_reply and env.src == name and env.conn == tr.conn \
                     and env.corr in tr.corrs
                 again = mine and env.corr in tr.handled  # a duplicated copy of a request already handled
@@ -112,10 +100,10 @@ class LinearizationMixin:
                 alive = p is not None and p.alive and not p.consumer.closed and p.consumer.fatal is None
                 if not self._leave_in_flight(name, only_leave=alive):
                     tr.frozen = None  # delivered (the model's LeaveGroup step) or lost (a crash)
-                    if alive and not p.consumer.needs_join_prepare:
+                    if alive and not p.consumer.needs_join_prepare:  # type: ignore[union-attr]  # (alive: p is not None)
                         # it is already joining again as a fresh member (Start, then SendJoinGroup; for
                         # connect-keep-work the model's PollTimeoutLeave, the worker still running its work)
-                        kept = self._mask(p.consumer.owned) if self.variant.keep_work else 0
+                        kept = self._mask(p.consumer.owned) if self.variant.keep_work else 0  # type: ignore[union-attr]
                         tr.frozen, tr.frozen_kind = Client(proc=Proc.UP, topics=self._subscribed(name), owned=kept), "join"
                 continue
             gone = p is None or not p.alive or p.consumer.closed
@@ -126,12 +114,12 @@ class LinearizationMixin:
                 # its request is shown with its process and member-id status as they were shown last (a
                 # GC pause that ended, a record that went away), not as they were when it was frozen.
                 # One shown joined by its pending member id (its second JoinGroup still travelling) stays so.
-                shown = tr.frozen
+                as_shown = tr.frozen
                 if i in self._shown_pending:
-                    shown = pre.clients[i]
-                elif shown is not None and pre.clients[i].proc != Proc.DOWN:
-                    shown = replace(shown, proc=pre.clients[i].proc, id=pre.clients[i].id)
-                self._freeze_leaver(name, tr, shown or pre.clients[i], prep.get("_inflight_" + name, {}),
+                    as_shown = pre.clients[i]
+                elif as_shown is not None and pre.clients[i].proc != Proc.DOWN:
+                    as_shown = replace(as_shown, proc=pre.clients[i].proc, id=pre.clients[i].id)
+                self._freeze_leaver(name, tr, as_shown or pre.clients[i], prep.get("_inflight_" + name, {}),
                                     prep.get("_conn_" + name, -1))
                 continue
             if p is None or not p.alive or p.consumer.fatal is not None:
@@ -300,7 +288,7 @@ class LinearizationMixin:
             return False
         p = self._process(name)
         conn = p.incarnation * 1_000_000 + p.consumer.connection if p else -1
-        if env.conn != conn or env.corr not in p.consumer.inflight:
+        if env.conn != conn or env.corr not in p.consumer.inflight:  # type: ignore[union-attr]  # (p None: conn -1, no match)
             return False  # an abandoned or duplicate request
         sender = (env.src, env.conn, env.corr)
         for _at, _seq, kind, out, _b in self.sim._queue:
@@ -317,7 +305,7 @@ class LinearizationMixin:
                 return not error or out.payload.error is not Error.NONE
         return False
 
-    def _parked(self, sender: tuple) -> bool:
+    def _parked(self, sender: tuple[Any, ...]) -> bool:
         """The coordinator holds a JoinGroup/SyncGroup from ``sender`` (its waiter points to it)."""
         sim = self.sim
         if sim.leader is None:

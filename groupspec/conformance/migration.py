@@ -67,19 +67,19 @@ def model_for(members: int, partitions: int, faults: frozenset[str], budget: int
     return consumer_model_for(setup, ClassicToConsumer)[0]
 
 
-def _tps(mask: int) -> tuple:
+def _tps(mask: int) -> tuple[tuple[str, int], ...]:
     return tuple(("t", p) for p in bits(mask))
 
 
-def _mask(tps) -> int:
+def _mask(tps: Iterable[tuple[str, int]]) -> int:
     return sum(1 << p for _t, p in tps)
 
 
-def _protocols(owned: int) -> tuple:
+def _protocols(owned: int) -> tuple[tuple[str, bytes], ...]:
     return (("cooperative-sticky", encode_subscription(Subscription(topics=("t",), owned_partitions=_tps(owned)))),)
 
 
-def view_of(s) -> GroupView:
+def view_of(s: Any) -> GroupView:
     """The model's classic group as the reference classic coordinator would show it."""
     cg = s.classic
     members = tuple(
@@ -158,6 +158,9 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
         else:
             return None
     assert mixed is not None
+    c: Any  # (the model's clients, before and after; None for a group-wide step, which reads neither)
+    c2: Any
+    ans: Any  # the reference's answer to the request the step stands for
     c, c2 = s.clients[i] if i >= 0 else None, t.clients[i] if i >= 0 else None
     mid = f"c{i + 1}"
     if isinstance(action, ConsumerGroupHeartbeat):
@@ -222,11 +225,11 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
     return mixed  # its consumer group is judged against the model's after the rule (judge)
 
 
-def mixed_state_group(model, s):
+def mixed_state_group(model: Any, s: Any) -> Any:
     return model._upgrade(s).group
 
 
-def _fresh(model):
+def _fresh(model: Any) -> Any:
     from groupspec.reference.consumer import ConsumerGroupCoordinator
 
     return ConsumerGroupCoordinator("g", {"t": model.cfg.partitions})

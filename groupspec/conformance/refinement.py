@@ -121,7 +121,7 @@ class ModelLine:
 # --------------------------------------------------------------------------------------------------
 # Projection and matching
 # --------------------------------------------------------------------------------------------------
-def project(s: State) -> tuple:
+def project(s: State) -> tuple[Any, ...]:
     """The part of a model state the refinement check compares.
 
     Left out (documented in docs/conformance.md): the perturbation budget (auxiliary); the target
@@ -137,7 +137,7 @@ def project(s: State) -> tuple:
     keep = g.status != GS.COMPLETING_REBALANCE
     recs = tuple(None if r is None else (r.static, r.joined, r.awaiting_sync, r.assignment if keep else 0)
                  for r in g.records)
-    clients = []
+    clients: list[tuple[Any, ...]] = []
     for c in s.clients:
         if c.proc == Proc.DOWN:
             clients.append((Proc.DOWN,))
@@ -155,8 +155,10 @@ def match(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> 
     return None if path is None else [a for a, _t in path]
 
 
-def match_path(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS) -> list[tuple[Any, State]] | None:
-    """Like :func:`match`, with the model state after each action."""
+def match_path(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS,
+               forbid: frozenset[Any] = frozenset()) -> list[tuple[Any, State]] | None:
+    """Like :func:`match`, with the model state after each action; no action in ``forbid`` is taken (steps the
+    reference event cannot stand for, e.g. a close of a process that runs on)."""
     goal = project(post)
     if project(pre) == goal:
         return []
@@ -166,6 +168,8 @@ def match_path(proto: Any, pre: State, post: State, depth: int = MAX_MODEL_STEPS
         nxt: list[tuple[State, list[tuple[Any, State]]]] = []
         for s, path in frontier:
             for a, t in proto.successors(s):
+                if a in forbid:
+                    continue
                 pt = project(t)
                 if pt == goal:
                     return path + [(a, t)]

@@ -120,7 +120,7 @@ def _key(a: dict[str, Any]) -> str:
     return json.dumps([a.get("to"), a.get("request"), a], sort_keys=True)
 
 
-class TrackingReplayer(Replayer):  # type: ignore[misc]  # the reference's class: mypy does not see groupspec.reference (installed from reference/)
+class TrackingReplayer(Replayer):
     """The reference's script runner, noting the steps at which an armed store failure (``store_fails``) struck."""
 
     def __init__(self, faults: frozenset[str] = frozenset()) -> None:

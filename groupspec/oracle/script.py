@@ -13,7 +13,7 @@ loaded Kafka group Dead) and a configuration change mid-script (Kafka reads the 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable
 
 from groupspec.reference.classic import ConsumerProtocolError, decode_assignment
 from groupspec.reference.classic import (
@@ -34,7 +34,7 @@ UNSUPPORTED = {
 }
 
 
-class KafkaScriptRunner(Replayer):  # type: ignore[misc]  # the reference's class: mypy does not see groupspec.reference (installed from reference/)
+class KafkaScriptRunner(Replayer):
     """``reference.sim.replay_classic.Replayer``'s script reading, with Kafka's coordinator answering."""
 
     lines: list[str]  # (Replayer's) the transcript written so far
@@ -48,7 +48,7 @@ class KafkaScriptRunner(Replayer):  # type: ignore[misc]  # the reference's clas
         self.store_consumed: list[int] = []   # script lines whose step made the armed store failure happen
 
     # ---------------------------------------------------------------- running
-    def run(self, steps: list[Step]) -> list[str]:
+    def run(self, steps: Iterable[Step]) -> list[str]:
         for step in steps:
             if not self.started:
                 self._start(step)

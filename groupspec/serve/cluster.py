@@ -43,7 +43,7 @@ import secrets
 import struct
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -598,10 +598,11 @@ class Cluster:
     def _metadata(self, cls: Any, body: Any, v: int) -> Any:
         brokers = [self._node(cls.MetadataResponseBroker, n) for n in range(self.brokers)]
         if body.topics is None or (v == 0 and not body.topics):  # v0: an empty list means every topic
-            names = sorted(self.topics)
+            names: Sequence[str | None] = sorted(self.topics)
         else:  # v10+: a topic asked by id has no name (the KIP-848 client resolves its assignment so)
             by_id = {tid: t for t, tid in self.topic_ids.items()}
-            names = [t.name if t.name is not None else by_id.get(getattr(t, "topic_id", None)) for t in body.topics]
+            # (a topic without an id: None, which no id equals)
+            names = [t.name if t.name is not None else by_id.get(getattr(t, "topic_id", None)) for t in body.topics]  # type: ignore[arg-type]
         topics = []
         for i, name in enumerate(names):
             if name is None:

@@ -70,11 +70,12 @@ from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdRespons
 from . import messages as _messages
 
 
-class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+# (kafka-python ships no types: ApiMessage is Any to the checker, and its class keyword load_json unknown)
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_messages):  # type: ignore[call-arg, misc]
     """KIP-848's heartbeat (API key 68), generated from ``groupspec/serve/messages``."""
 
 
-class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_messages):  # type: ignore[call-arg]
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_messages):  # type: ignore[call-arg, misc]
     """The answer to ``ConsumerGroupHeartbeatRequest``."""
 
 

@@ -11,6 +11,18 @@ from __future__ import annotations
 import re
 
 EQUIVALENT: dict[str, str] = {
+    "join_phase.JoinPhase._remove:drop-term#6":
+        "the UNKNOWN_MEMBER_ID it also leaves on a process that is down is never received: only a running process "
+        "takes its inbox, the properties read the inbox of running or paused processes only, and a down process "
+        "comes back only through Start, a fresh client with no inbox",
+    "properties.ClassicObservations.commit_violation:drop-term#4":
+        "with commits fenced (every correct variant) a ghost's commit is never accepted, so commit_accepted "
+        "skips it before its owned partitions are read; the one classic variant with unfenced commits "
+        "(unfenced-commits) is eager, without static members, so it has no ghosts",
+    "static_leader.StaticLeaderSnapshot._static_replace:drop-term#0":
+        "outside STABLE a replaced static leader's JoinGroup goes through a join phase that completes before the "
+        "group is STABLE again (PREPARING_REBALANCE waits for it, COMPLETING_REBALANCE is forced back to it, "
+        "KAFKA-9801), and the completion takes the snapshot again; only NoticeMetadata reads it, in a STABLE group",
     "properties.ClassicObservations.generation_violation:drop-term#11":
         "with the group's generation one higher (d == 1) an untouched client's generation is at most the group's "
         "old one (no client starts ahead of the group, and a step that put one ahead was reported then), so "
@@ -32,9 +44,6 @@ EQUIVALENT: dict[str, str] = {
     "properties.ClassicObservations.generation_violation:drop-term#0":
         "a client record that is the same object (a is b) has the same generation, so the conjunct a is not b is "
         "implied by a.generation != b.generation",
-    "classic.ClassicProtocol.init_states:drop-guard#0":
-        "init_states only chooses the explored instance (whether the last partition exists at the start); "
-        "no rule of the protocol reads it, and the conformance harness starts from alpha of the reference",
     "classic.ClassicProtocol._perturbations:drop-term#7":
         "a process is PAUSED only through Pause, which is generated only with the zombie fault, so the "
         "conjunct 'zombie' in faults is implied by c.proc == PAUSED",
@@ -50,10 +59,6 @@ EQUIVALENT: dict[str, str] = {
     "consumer.Consumer._bump:off-by-one#0":
         "the comparison is read only when bump_on_change is off, that is in the broken variant "
         "consumer-no-epoch-bump; every correct variant bumps the epoch before reaching it",
-    "classic.ClassicProtocol._join:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID on JoinGroup is reported only beside owned partitions the same "
-        "step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the "
-        "next completed join phase overwrites it",
     "classic.ClassicProtocol.successors:drop-term#12":
         "the late-expiry flag set on a resumed process holding a stale id: such a process is not alive, so "
         "SessionExpired is enabled for its record anyway; the flag is cleared when its next join phase completes, "
@@ -61,13 +66,37 @@ EQUIVALENT: dict[str, str] = {
     "classic.ClassicProtocol.successors:drop-term#21":
         "outside PREPARING_REBALANCE no record has joined set (completing a join phase clears it, and a JoinGroup "
         "sets it only after the group moved to PREPARING_REBALANCE), and the rebalance timer yields nothing then",
+    "classic.ClassicProtocol.successors:drop-term#17":
+        "outside PREPARING_REBALANCE no record has joined set (as for successors:drop-term#21), so r.joined alone "
+        "implies the conjunct g.status == PREPARING_REBALANCE it leaves out",
+    "join_phase.JoinPhase._remove:negate-guard#1":
+        "the late-expiry flag a removed member keeps is read by nothing: SessionExpired and _late_expirable need a "
+        "record, the process's next record is created by its JoinGroup parked in a join phase (which _late_expirable "
+        "excludes), and that phase's completion clears the flag of every member present (_complete_join); explored "
+        "exhaustively, the mutant's transitions with the flag projected away are the unchanged model's",
+    "classic.ClassicProtocol._perturbations:drop-term#18":
+        "self.alive(s, i) already requires a record (s.group.records[i] is not None), so the conjunct r is not None "
+        "is implied",
+    "classic.ClassicProtocol.step:drop-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (and the model's traces), always with an action "
+        "successors(s) offered; every check explores successors(s) itself",
+    "formation.FormationRules._poll_timeout_steps:drop-term#0":
+        "its only caller (ClassicProtocol._perturbations) calls it under if self.poll_timeout, so the conjunct "
+        "self.poll_timeout is implied",
+    "join_phase.JoinPhase.compute_target:drop-guard#2":
+        "with no partition moving (moving == 0) the body clears moving & ~owned = 0 from each target: no change; "
+        "the guard only saves the loop",
+    "properties.ClassicObservations.live_ownership:drop-term#0":
+        "the added entries own nothing, and every reader intersects or iterates the owned partitions "
+        "(exclusive_ownership, commit_violation, the Connect duplicate check, the migration's commit check, the "
+        "trace's fenced events of members that own something): an empty set adds nothing",
+    "properties.ClassicObservations.generation_violation:drop-guard#1":
+        "the checks it now also runs are on a client whose generation did not change while the group did not "
+        "move: its generation did not go down, and it is ahead of the group only if it was before, which the step "
+        "that put it there reported (as for generation_violation:drop-term#11)",
     "classic.ClassicProtocol.successors:timer-early#4":
         "the guard only saves a call: every step _formation_steps yields is guarded inside by the same condition "
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
-    "classic.ClassicProtocol._receive_error:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
-    "classic.ClassicProtocol._heartbeat:keep-generation#0":
-        "the generation kept after UNKNOWN_MEMBER_ID (the member id reset) is reported only beside owned partitions the same step empties (no claim carries it to an assignor), the member holds no id so no check reads it, and the next completed join phase overwrites it",
     "classic.ClassicProtocol.converged:drop-term#6":
         "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
     "classic.ClassicProtocol.applicable_faults:negate-guard#1":
@@ -76,6 +105,196 @@ EQUIVALENT: dict[str, str] = {
         "the steps it adds for a process that is not running change nothing a rule reads: a paused process's LeaveGroup is Resume then LeaveGroup (same states, same budget), a down process's LeaveGroup or a second Pause only spends budget, and a paused process's subscription change is Resume, the change, Pause again with one unit of perturbation budget less (the budget bounds the exploration; it is no rule of the protocol)",
     "zookeeper.ZooKeeper.step:drop-guard#0":
         "step(s, a) only replays a counterexample for its timeline; every check explores successors(s) itself",
+    # the kip848 spread's survivors (issue 30, the KIP-848 client checks' pass; docs/specification.md, "The client
+    # checks of the consumer protocol")
+    "consumer.Consumer.successors:off-by-one#2":
+        "the steps it adds are session expiries Kafka's coordinator takes whenever a member's heartbeats stop "
+        "arriving for session.timeout.ms, whatever epoch its client holds (GroupMetadataManager schedules the session "
+        "timeout at every heartbeat, the epoch-0 join included), and what follows (the epoch-0 heartbeat joins as a "
+        "new member) is Kafka's too: the guard c.epoch > 0 only spares perturbation budget",
+    "consumer.Consumer.successors:drop-term#26":
+        "a process may stall at any time in Kafka; the pauses it adds are of a client that is joining, whose member "
+        "(if any) then expires as any silent member's does: the guard only spares budget",
+    "consumer.Consumer.successors:drop-term#20":
+        "for a paused member SessionExpired already takes the very same step (the member removed, the group epoch "
+        "bumped); the added steps reach the same states (ExpireLive with one unit of budget less)",
+    "consumer.Consumer.successors:drop-term#6":
+        "for a paused member SessionExpired already takes the very same step (the member removed, the group epoch "
+        "bumped); the added steps reach the same states (ExpireLive with one unit of budget less)",
+    "consumer.Consumer.successors:drop-term#22":
+        "a static member that left is left until a new process's epoch-0 heartbeat takes it over, and that process is "
+        "at epoch 0 until then, so c.epoch > 0 already excludes it",
+    "consumer.Consumer.successors:drop-term#10":
+        "only a static member's leave sets left, so r.left implies it",
+    "consumer.Consumer.successors:drop-term#0":
+        "a running process always has epoch 0 or more (Start, EarlyRestart give 0; only a process that is down has "
+        "-1)",
+    "consumer.Consumer.successors:negate-guard#12":
+        "it crashes a process that is already down (which leaves it as it was: a down client holds only its "
+        "subscription) and moves crashes to instances without the crash fault: which perturbations an instance allows "
+        "is its choice (as FAULT_SELECTION)",
+    "consumer.Consumer._bump:drop-term#1":
+        "read only when bump_on_change / lose_on_fence is off, that is in the broken variants consumer-no-epoch-bump "
+        "and consumer-fenced-keeps-partitions (whose violations are still found); every correct variant short- "
+        "circuits before",
+    "consumer.Consumer.apply_answer:drop-term#1":
+        "read only when bump_on_change / lose_on_fence is off, that is in the broken variants consumer-no-epoch-bump "
+        "and consumer-fenced-keeps-partitions (whose violations are still found); every correct variant short- "
+        "circuits before",
+    "consumer.Consumer.handle:drop-term#4":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets",
+    "consumer.Consumer.handle:off-by-one#3":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets",
+    "consumer.Consumer.handle:drop-term#8":
+        "in every reachable state a client at its member's previous epoch owns a subset of the member's assignment: "
+        "the member's epoch moves only on a heartbeat that reported exactly what the client owns with nothing pending "
+        "revocation, and its assignment shrinks only together with a new previous epoch (_next_assignment, the "
+        "subscription drop); explored on four in-flight instances (3,384 such client states, none outside)",
+    "consumer.Consumer.reconcile:drop-guard#4":
+        "a member in UNREVOKED_PARTITIONS already has its previous epoch equal to its epoch (set as it entered that "
+        "state), so the record written is the one it had",
+    "consumer.Consumer.apply_answer:drop-term#3":
+        "with nothing to revoke and nothing to add, owned already equals assigned: the same value is written",
+    "consumer.Consumer.successors:negate-guard#16":
+        "it moves the metadata change past the perturbation budget (which it then overdraws by one); a partition may "
+        "be added at any time in Kafka, and which perturbations an instance allows, with which budget, is its choice "
+        "(as FAULT_SELECTION)",
+    "consumer.Consumer.successors:drop-term#30":
+        "it moves the metadata change past the perturbation budget (which it then overdraws by one); a partition may "
+        "be added at any time in Kafka, and which perturbations an instance allows, with which budget, is its choice "
+        "(as FAULT_SELECTION)",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-guard#6":
+        "fault selection again: the step is that fault's, generated anyway where it is selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#6":
+        "such an answer carries the client's own epoch and assignment: lost, it changes nothing; held, the client "
+        "sends no other heartbeat meanwhile and only its own revocation moves it, after which applying the answer is "
+        "the identity",
+    "consumer_flight.ConsumerFlight.flight_successors:keep-assigned#0":
+        "the process restarted is down, and a down client's assignment is already empty (Crash, LeaveGroup and a "
+        "fatal answer leave only its subscription)",
+    "consumer.Consumer.commit_answer:off-by-one#1":
+        "the equal epoch has returned OK just before",
+    "consumer.Consumer.live_member:drop-term#1":
+        "a client at epoch 0 owns nothing and its commits in flight are judged without live_member; a static member "
+        "that left has a process that is down or a new one at epoch 0",
+    "consumer.Consumer.live_member:drop-term#3":
+        "a client at epoch 0 owns nothing and its commits in flight are judged without live_member; a static member "
+        "that left has a process that is down or a new one at epoch 0",
+    "consumer.Consumer.step:drop-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (as consumer.Consumer.step:negate-guard#0); every "
+        "check explores successors(s) itself",
+    "consumer.Consumer._rows:drop-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.key:negate-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.key:negate-guard#3":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.relative_epoch:negate-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.__init__:drop-term#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    # the rolling upgrade's and Connect's (the upgrade and Connect client checks' pass), the ZooKeeper era's and the
+    # migration's (their pass): docs/specification.md, the last three subsections
+    "upgrade.EagerToCooperative._join:drop-term#5":
+        "setting owned=0 on an eager member that owns nothing yields the same state",
+    "upgrade.EagerToCooperative._receive_join:drop-term#5":
+        "the leader holds a JoinGroup answer of the current generation only while the group is COMPLETING_REBALANCE: "
+        "a new join phase or an emptied group clears the target, and the group is STABLE only after the leader's own "
+        "SyncGroup, which consumes that answer (no state of 2x2 budget 2 with every fault and the timers, 3x2 budget "
+        "1, 3x3 has one)",
+    "join_phase.JoinPhase.compute_target:negate-guard#1":
+        "held work is never given back by it: existing & ~held_back keeps held work out of every assignment, and "
+        "every assignor a Connect variant runs reads a member's owned work only within existing (sticky: owned & "
+        "existing; range and roundrobin read none), so filtering the members' reported work is redundant (the "
+        "reachable state graphs compared edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#2":
+        "none of the handlers _kept wraps stops a Connect worker (FENCED_INSTANCE_ID is for static members; Connect "
+        "has no static membership)",
+    "connect_delayed.ConnectKeepWork._kept:drop-guard#0":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#0":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#1":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#3":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "connect_delayed.ConnectKeepWork._kept:drop-term#4":
+        "those handlers change a Connect worker's work only by a reset, which leaves it UNJOINED, in no generation, "
+        "owning nothing: every condition the mutant drops is then true anyway (the reachable state graphs compared "
+        "edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+    "zookeeper.ZooKeeper._rebalance:keep-owned#0":
+        "_claim, called right after, sets owned on both of its paths (the share, or nothing), so what _rebalance left "
+        "there is never read",
+    "zookeeper.ZooKeeper._claim:keep-owned#0":
+        "a claim fails only for a consumer that owns nothing already: _rebalance emptied it, or its previous claim "
+        "failed (a pending retry)",
+    "zookeeper.ZooKeeper.init_states:drop-term#1":
+        "only a one-consumer instance with the join fault differs (its one consumer starts down); which consumer "
+        "starts late is a choice of the explored instance, no rule of the protocol",
+    "zookeeper.ZooKeeper.step:negate-guard#0":
+        "step(s, a) only replays a counterexample for its timeline (as step:drop-guard#0); every check explores "
+        "successors(s) itself",
+    "zookeeper.ZooKeeper.live_member:drop-term#0":
+        "a consumer that is down owns nothing (Crash and LeaveGroup reset it), and live_member is read only beside "
+        "owned partitions",
+    "zookeeper.ZooKeeper.live_ownership:drop-term#0":
+        "the entries added own nothing; every reader takes the owned partitions' bits or skips members that own "
+        "nothing",
+    "zookeeper.ZooKeeper.running_ownership:drop-term#0":
+        "the entries added own nothing; every reader takes the owned partitions' bits or skips members that own "
+        "nothing",
+    "zookeeper.ZooKeeper.running_ownership:drop-guard#0":
+        "the consumers added are paused (a down one owns nothing); a paused consumer's Resume, always enabled and "
+        "changing nothing else, makes it a running one with the same partitions, so exclusive_processing is violated "
+        "with or without them",
+    "zookeeper.ZooKeeper.running_ownership:drop-term#1":
+        "the consumers added are paused (a down one owns nothing); a paused consumer's Resume, always enabled and "
+        "changing nothing else, makes it a running one with the same partitions, so exclusive_processing is violated "
+        "with or without them",
+    "zookeeper.ZooKeeper.commit_violation:negate-guard#2":
+        "only the explanation's wording changes (which cN now owns); the verdict is the same",
+    "zookeeper.ZooKeeper.converged:drop-term#4":
+        "implied by the loop: with an empty registry nothing is owned (so everything is not every partition), and "
+        "when every registered consumer runs and owns its range share over the registry, the shares cover every "
+        "partition",
+    "zookeeper.ZooKeeper.converged:drop-term#5":
+        "implied by the loop: with an empty registry nothing is owned (so everything is not every partition), and "
+        "when every registered consumer runs and owns its range share over the registry, the shares cover every "
+        "partition",
+    "zookeeper.ZooKeeper.converged:drop-term#0":
+        "it calls converged a state where every consumer is down but some session has not expired; from there the "
+        "sessions' expiries (protocol steps, fair) lead to the empty registry, converged in the unchanged model too, "
+        "and no fault can keep them from it, so no convergence verdict changes",
+    "migration.ClassicToConsumer._classic_remove:drop-term#0":
+        "only a classic client parks a JoinGroup (phase WAIT; a consumer-protocol client's phase stays STABLE), and "
+        "only members of the classic group, all classic, are removed from it",
+    "migration.ClassicToConsumer.successors:drop-term#5":
+        "a perturbation's selection: an Upgrade of a classic process that is not a live member (down, paused, or "
+        "between members) is the operator restarting it with the new client; the rules the restarted client meets are "
+        "untouched, as for the classic _perturbations:drop-guard#1",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

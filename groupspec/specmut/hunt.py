@@ -52,7 +52,7 @@ def hunt(name: str, variant: str, topics: int = 1, examples: int = 150, steps: i
             detail = str(e).splitlines()[0]
     if not calls or not calls[0].startswith("boot("):
         raise RuntimeError(f"no schedule in the failure's notes: {detail}")
-    seed = int(re.search(r"seed=(\d+)", calls[0]).group(1))
+    seed = int(re.search(r"seed=(\d+)", calls[0]).group(1))  # type: ignore[union-attr]  # (boot(...) names its seed)
     record = {"name": f"kills {name}", "kills": name, "variant": variant, "topics": topics, "seed": seed,
               "rules": calls[1:], "mutant_fails": check, "detail": detail[:300]}
     with applied(None):

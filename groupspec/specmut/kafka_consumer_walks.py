@@ -20,8 +20,12 @@ How a model step becomes Kafka's input (slot ``i``'s process ``n`` is member id 
 owned partitions, the rebalance timeout); ``LeaveGroup`` a heartbeat with epoch -1 (-2 static); ``SessionExpired``,
 ``ExpireLive`` and ``RebalanceTimeoutFence`` time running out for that member alone: every other member whose
 heartbeat is a no-op in the model heartbeats just before (its answer compared with the model's), and the step is
-taken only if every other member's session outlives the wait. Steps in a client only (``RevokePartitions``, a
-pause, a resume, a crash, a start, a subscription change) send nothing: the group must be as it was.
+taken only if every other member's session outlives the wait. With the in-flight faults, ``LoseHeartbeatAnswer``
+and ``DelayHeartbeatAnswer`` send the same full heartbeat (only the answer's delivery differs), and
+``DeliverOffsetCommit`` an OffsetCommit (v9) with the epoch and partitions it was sent with (its answer against the
+model's ``commit_answer``). Steps in a client only (``RevokePartitions``, a pause, a resume, a crash, a start, a
+subscription change, a late answer received, an OffsetCommit sent, an early restart) send nothing: the group must
+be as it was.
 
 Stepped around (``ABSTRACTIONS``): the model's rebalance-timeout fence, the revocation Kafka skips, the
 assignor's free choice, the metadata change, the time the model does not count.
@@ -31,7 +35,13 @@ May import: ``groupspec.model`` (inside the functions, after the mutant is appli
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeAlias
+
+if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant is applied)
+    from groupspec.model import actions, consumer as model_consumer
+
+    KState: TypeAlias = model_consumer.ConsumerState  # the KIP-848 page's state
+    from groupspec.oracle import KafkaOracle
 
 from .kafka_walks import Divergence, checked, oracle
 
@@ -54,6 +64,18 @@ CONSUMER_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ..
     ("consumer", "range", 2, 4, 2, "join,subscription", 6, 300, 40),
     ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,zombie", 6, 300, 40),
     ("consumer-static", "range", 3, 4, 2, "join,leave,crash,timeout,zombie,subscription", 6, 200, 40),
+    # requests and answers in flight (model/consumer_flight.py): a lost or late heartbeat answer is the same request
+    # to Kafka, a late OffsetCommit is sent when the model delivers it; the client's epoch then differs from its
+    # member's, and the previous-epoch tolerance, FENCED_MEMBER_EPOCH, the epoch-0 rejoin of a fenced member and
+    # STALE_MEMBER_EPOCH are met
+    # (a killer's name is its variant, assignor, bounds, walks and steps, not its faults: these differ from the jobs
+    # above in their walks or steps so that every name is one job)
+    ("consumer", "uniform", 3, 3, 1, "join,leave,crash,timeout,lose-answer,late-answer,late-commit", 6, 400, 40),
+    # lost answers alone: a client two answers behind its member (the previous epoch Kafka keeps) in most walks
+    ("consumer", "uniform", 3, 3, 1, "join,lose-answer", 6, 300, 30),
+    ("consumer", "range", 3, 4, 2, "join,crash,subscription,lose-answer,late-answer,late-commit", 6, 400, 40),
+    ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,lose-answer,late-answer,late-commit,early-restart",
+     6, 400, 40),
 )
 
 # The model's abstractions and Kafka's choices the walks step around (docs/oracle.md, "The model's walks").
@@ -67,6 +89,11 @@ ABSTRACTIONS = {
     "target-computed-later":
         "mapped: after a removal Kafka bumps the group epoch and computes the target at the next heartbeat; the "
         "assignment epoch and targets are compared only when Kafka's assignment epoch is its group epoch",
+    "static-takeover-previous-epoch":
+        "mapped: a static member's new process that takes over its departed member (epoch -2) gets epoch 0 and "
+        "previous epoch 0 in Kafka before it is reconciled; the model reconciles from the departed member's epochs. "
+        "That member's previous epoch is not compared until its epoch moves again (no request can carry the old "
+        "epochs: the new process knows only 0 and its first answer's)",
     "revocation-already-done":
         "stepped around: a heartbeat that in the model enters UNREVOKED_PARTITIONS although the request already "
         "reports none of the partitions to revoke (a static member taking over its record with nothing owned) is "
@@ -84,13 +111,16 @@ ABSTRACTIONS = {
         "just before it or has a session that outlives the wait; a member whose heartbeat would change something "
         "and whose session would run out on the way blocks the step",
     "metadata":
-        "not walked: the oracle has no metadata change (the `partitions` fault), nor the in-flight faults "
-        "(lost and late answers, late commits: the coordinator's answers are the same, only their delivery differs)",
+        "not walked: the oracle has no metadata change (the `partitions` fault)",
 }
 
 
 class _Walk:
-    def __init__(self, proto, kafka, topic_names: list[str]) -> None:  # noqa: ANN001
+    compare_previous = True  # compare each member's previous epoch with Kafka's (the tests switch it off to see the
+    # old previous-epoch rule caught by the answers alone)
+
+    # proto: a KIP-848 page (it reads the page's own fields, not on the Spec interface)
+    def __init__(self, proto: Any, kafka: KafkaOracle, topic_names: list[str]) -> None:
         self.p = proto
         self.k = kafka
         self.cfg = proto.cfg
@@ -100,6 +130,7 @@ class _Walk:
         self.proc_no = [0] * self.cfg.members
         self.slot_of: dict[str, int] = {}
         self.last_hb: dict[str, int] = {}  # member id -> when Kafka last heard from it (its session's start)
+        self.took_over: dict[int, int] = {}  # static slot -> its member's epoch when its new process took it over
         self.kstate: dict[str, Any] = {}
         where = []
         for b in range(self.cfg.partitions):
@@ -111,7 +142,7 @@ class _Walk:
     def mid(self, i: int) -> str:
         return f"m{i}-{self.proc_no[i]}"
 
-    def mask(self, parts) -> int:  # noqa: ANN001
+    def mask(self, parts: Any) -> int:
         m = 0
         for tp in parts or ():
             m |= 1 << self.bit_of[(tp[0], tp[1])]
@@ -124,7 +155,8 @@ class _Walk:
         self.now = max(self.now + 1, at or 0)
         ans = self.k.send({"at": self.now, "group_id": "g", "state_group": "g", **op})
         self.kstate = ans["state"]
-        return ans["responses"]
+        responses: list[dict[str, Any]] = ans["responses"]
+        return responses
 
     def heartbeat(self, i: int, epoch: int, owned: int, topics: int, at: int | None = None) -> dict[str, Any]:
         """One full ConsumerGroupHeartbeat from slot ``i``'s process; Kafka's answer."""
@@ -136,23 +168,37 @@ class _Walk:
                          "instance_id": f"i{i}" if self.static else None, "rebalance_timeout_ms": REBALANCE_MS,
                          "subscribed_topic_names": names, "subscribed_topic_regex": None, "server_assignor": None,
                          "owned": self.tps(owned)}, at)
-        if epoch >= 0:  # a static member's leave (-2) does not restart its session: it runs out from the last one
-            self.last_hb[mid] = self.now
         r = next(x for x in out if x["conn"] == mid and x["request"] == "ConsumerGroupHeartbeat")
+        if epoch >= 0 and r["error"] == "NONE":
+            # a static member's leave (-2) does not restart its session: it runs out from the last one; nor does a
+            # heartbeat Kafka refuses (FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID)
+            self.last_hb[mid] = self.now
         return r
 
-    def answer(self, r: dict[str, Any]) -> tuple:
+    def commit(self, i: int, epoch: int, parts: int) -> tuple[Any, ...]:
+        """One OffsetCommit (v9) from slot ``i``'s process with the model's ``epoch`` for ``parts``; Kafka's answer as
+        the model words it: ``("OK",)`` if every partition is accepted, else the errors it gave."""
+        mid = self.mid(i)
+        kepoch = epoch + 1 if epoch > 0 else epoch  # epoch-origin
+        out = self.send({"op": "OffsetCommit", "conn": mid, "version": 9, "member_id": mid,
+                         "instance_id": f"i{i}" if self.static else None, "generation": kepoch,
+                         "offsets": [[*tp, 1] for tp in self.tps(parts)]})
+        r = next(x for x in out if x["conn"] == mid and x["request"] == "OffsetCommit")
+        errors = sorted(set(r["error"].split("+")) - {"NONE"})
+        return tuple(errors) if errors else ("OK",)
+
+    def answer(self, r: dict[str, Any]) -> tuple[Any, ...]:
         if r["error"] != "NONE":
             return (r["error"],)
         e = r["member_epoch"]
         return ("OK", e - 1 if e > 0 else e, self.mask(r.get("assignment")))
 
     # ------------------------------------------------------------------ the model's view
-    def model_answer(self, s, i: int) -> tuple:  # noqa: ANN001
+    def model_answer(self, s: KState, i: int) -> tuple[Any, ...]:
         _g, ans = self.p.handle(s, i)
         return tuple(ans)
 
-    def noop(self, s, j: int) -> bool:  # noqa: ANN001
+    def noop(self, s: KState, j: int) -> bool:
         from groupspec.model import Proc
 
         c = s.clients[j]
@@ -164,7 +210,7 @@ class _Walk:
     def kafka_id(self, i: int) -> str | None:
         return next((m for m in self.kafka_members() if self.slot_of.get(m) == i), None)
 
-    def wait_ok(self, s, i: int) -> bool:  # noqa: ANN001
+    def wait_ok(self, s: KState, i: int) -> bool:
         """Whether member ``i``'s session can run out on Kafka with no other member's running out on the way."""
         mid = self.kafka_id(i)
         if mid is None:
@@ -176,28 +222,41 @@ class _Walk:
             if other == mid:
                 continue
             j = self.slot_of.get(other, -1)
-            if j >= 0 and other == self.mid(j) and self.noop(s, j):
-                continue  # kept alive just before the wait
+            if (j >= 0 and other == self.mid(j) and self.noop(s, j)
+                    and self.last_hb.get(other, 0) + SESSION_MS > deadline + MARGIN_MS):
+                continue  # kept alive just before the wait (its session must last until then)
             if self.last_hb.get(other, 0) + SESSION_MS <= deadline + MARGIN_MS:
                 return False
         return True
 
     # ------------------------------------------------------------------ one model step on Kafka
-    def step(self, s, a, t) -> str | None:  # noqa: ANN001
+    def step(self, s: KState, a: actions.Action, t: KState) -> str | None:
         """Send what ``a`` stands for; the first difference in the answers, or None."""
         from groupspec.model import actions as A
         from groupspec.model import consumer as mc
+        from groupspec.model import consumer_flight as mf
 
         STATIC_LEAVE_EPOCH, LEAVE_EPOCH = mc.STATIC_LEAVE_EPOCH, mc.LEAVE_EPOCH
         ConsumerGroupHeartbeat, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.RebalanceTimeoutFence
 
         i = a.member
-        if isinstance(a, ConsumerGroupHeartbeat):
+        if isinstance(a, (ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+            # a lost or late answer: the same request, handled at once; only its delivery to the client differs
             c = s.clients[i]
+            r0, r1 = s.group.members[i], t.group.members[i]
+            if self.static and c.epoch == 0 and r0 is not None and r0.left and r1 is not None:
+                self.took_over[i] = r1.epoch  # static-takeover-previous-epoch
             want = self.model_answer(s, i)
             got = self.answer(self.heartbeat(i, c.epoch, c.owned, c.topics))
             if got != want:
                 return f"answer to m{i}: model {want}, Kafka {got}"
+        elif isinstance(a, mf.DeliverOffsetCommit):
+            # the late OffsetCommit reaches the coordinator now (it was sent with the epoch the client had then)
+            epoch, parts = s.clients[i].commit  # type: ignore[misc]  # (a commit in flight: it is there)
+            want = (self.p.commit_answer(s, i, epoch, parts),)
+            got = self.commit(i, epoch, parts)
+            if got != want:
+                return f"answer to m{i}'s OffsetCommit (epoch {epoch}, {self.tps(parts)}): model {want}, Kafka {got}"
         elif isinstance(a, A.LeaveGroup):
             c = s.clients[i]
             ep = STATIC_LEAVE_EPOCH if self.static else LEAVE_EPOCH
@@ -206,7 +265,7 @@ class _Walk:
                 return f"answer to m{i}'s leave: model (OK, {ep}), Kafka ({r['error']}, {r['member_epoch']})"
         elif isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
             mid = self.kafka_id(i)
-            deadline = self.last_hb[mid] + SESSION_MS
+            deadline = self.last_hb[mid] + SESSION_MS  # type: ignore[index]  # (a member the coordinator has: its id)
             first = True
             for j in range(self.cfg.members):
                 if j != i and self.kafka_id(j) == self.mid(j) and self.noop(s, j):
@@ -224,31 +283,38 @@ class _Walk:
         return None
 
     # ------------------------------------------------------------------ comparing the group
-    def compare_group(self, t) -> str | None:  # noqa: ANN001
+    def compare_group(self, t: KState) -> str | None:
         g = t.group
         ks = self.kstate
         if ks.get("type") != "consumer":
             if g.epoch == 0 and not any(m is not None for m in g.members):
                 return None
             return f"Kafka has no consumer group; the model's group epoch is {g.epoch}"
-        sh = lambda e: e + 1 if e > 0 else e  # noqa: E731 - epoch-origin
+        sh: Callable[[int], int] = lambda e: e + 1 if e > 0 else e  # noqa: E731 - epoch-origin
         if ks["group_epoch"] != sh(g.epoch):
             return f"group epoch: model {g.epoch} (Kafka's {sh(g.epoch)}), Kafka {ks['group_epoch']}"
         kmem = {self.slot_of.get(m, -1): v for m, v in ks["members"].items()}
         mmem = {k: r for k, r in enumerate(g.members) if r is not None}
         if sorted(kmem) != sorted(mmem):
             return f"members (slots): model {sorted(mmem)}, Kafka {sorted(kmem)}"
+        for k in list(self.took_over):
+            if k not in mmem or mmem[k].left or mmem[k].epoch != self.took_over[k]:
+                del self.took_over[k]  # its epoch moved (or it is gone): its previous epoch is compared again
         for k, r in mmem.items():
             v = kmem[k]
-            want = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
-            got = (v["state"], v["epoch"], self.mask(v["assigned"]), self.mask(v["revoking"]))
+            want: tuple[Any, ...] = (r.state.name, -2 if r.left else sh(r.epoch), r.assigned, r.revoking)
+            got: tuple[Any, ...] = (v["state"], v["epoch"], self.mask(v["assigned"]), self.mask(v["revoking"]))
             if r.left:  # static-left-epoch: Kafka's state of a departed member is not the model's to say
                 want, got = want[1:], got[1:]
             if want != got:
                 return f"member m{k} (state, epoch, assigned, revoking): model {want}, Kafka {got}"
+            if (self.compare_previous and not r.left and k not in self.took_over
+                    and sh(r.previous_epoch) != v["previous_epoch"]):
+                return (f"member m{k}'s previous epoch: model {r.previous_epoch} (Kafka's {sh(r.previous_epoch)}), "
+                        f"Kafka {v['previous_epoch']}")
         return None
 
-    def compare_target(self, t) -> str | None:  # noqa: ANN001
+    def compare_target(self, t: KState) -> str | None:
         """The assignment epoch and targets, when Kafka has computed them (``target-computed-later``)."""
         g = t.group
         ks = self.kstate
@@ -263,7 +329,7 @@ class _Walk:
                 return f"target of m{k}: model {self.tps(g.target[k])}, Kafka {v['target']}"
         return None
 
-    def choice(self, t) -> bool:  # noqa: ANN001
+    def choice(self, t: KState) -> bool:
         """Both targets balanced over the same partitions (``assignor-choice``): Kafka picked another one."""
         if self.p.assignor_name != "uniform":
             return False
@@ -280,19 +346,19 @@ class _Walk:
         return (bool(mt) and sorted(mt) == sorted(kt) and max(mt) - min(mt) <= 1 and whole == kwhole)
 
 
-def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+def mirrored(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """None if the walk may take ``a``; else the abstraction that steps it around."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
 
-    ConsumerGroupHeartbeat, MemberState, RebalanceTimeoutFence = mc.ConsumerGroupHeartbeat, mc.MemberState, \
-        mc.RebalanceTimeoutFence
+    MemberState, RebalanceTimeoutFence = mc.MemberState, mc.RebalanceTimeoutFence
 
     if isinstance(a, (A.SessionExpired, A.ExpireLive, RebalanceTimeoutFence)):
         return None if walk.wait_ok(s, a.member) else "time"
     if isinstance(a, A.AddPartition):
         return "metadata"
-    if isinstance(a, ConsumerGroupHeartbeat):
+    if isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
         i = a.member
         r0, r1 = s.group.members[i], t.group.members[i]
         c = s.clients[i]
@@ -302,21 +368,52 @@ def mirrored(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
     return None
 
 
-def fixed_rule(s, a, t, walk: _Walk) -> str | None:  # noqa: ANN001
+def fixed_rule(s: KState, a: actions.Action, t: KState, walk: _Walk) -> str | None:
     """The model difference these walks found and the model then fixed that step ``a`` exercises (counted as
     ``checked <name>``), or None: a static leave while partitions are pending revocation, a subscription change
-    that drops partitions of a member still revoking."""
+    that drops partitions of a member still revoking, a reconciliation that keeps the member's epoch (Kafka's
+    previous epoch becomes the epoch), an epoch-0 rejoin of a member Kafka kept with another subscription."""
     from groupspec.model import actions as A
     from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
 
     r0 = s.group.members[a.member] if a.member >= 0 else None
     if isinstance(a, A.LeaveGroup) and walk.static and r0 is not None and r0.revoking:
         return "static-leave-revoking"
     r1 = t.group.members[a.member] if a.member >= 0 else None
-    if (isinstance(a, mc.ConsumerGroupHeartbeat) and r0 is not None and r1 is not None
-            and r0.topics != s.clients[a.member].topics and r1.revoking & ~r0.revoking
+    if not isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+        return None
+    c = s.clients[a.member]
+    if (r0 is not None and r1 is not None and r0.topics != c.topics and r1.revoking & ~r0.revoking
             and r0.state == mc.MemberState.UNREVOKED_PARTITIONS):
         return "subscription-drops-at-once"
+    if r0 is not None and not r0.left and c.epoch == 0 and r0.topics != c.topics:
+        return "rejoin-subscription"
+    if (r0 is not None and r1 is not None and not r0.left and r1.epoch == r0.epoch
+            and r0.previous_epoch != r0.epoch and r1.previous_epoch == r0.epoch):
+        return "previous-epoch-on-reconcile"
+    return None
+
+
+def seen(s: KState, a: actions.Action, proto: Any) -> str | None:
+    """What step ``a`` meets that only requests and answers in flight reach (counted as ``seen <what>``): a
+    heartbeat answered with an error, one accepted with the previous epoch, a late commit's answer."""
+    from groupspec.model import consumer as mc
+    from groupspec.model import consumer_flight as mf
+
+    i = a.member
+    if isinstance(a, mf.DeliverOffsetCommit):
+        return f"commit {proto.commit_answer(s, i, *s.clients[i].commit)}"  # type: ignore[misc]  # (in flight: there)
+    if not isinstance(a, (mc.ConsumerGroupHeartbeat, mf.LoseHeartbeatAnswer, mf.DelayHeartbeatAnswer)):
+        return None
+    c, r = s.clients[i], s.group.members[i]
+    ans = proto.handle(s, i)[1][0]
+    if ans != "OK":
+        return f"heartbeat {ans}"
+    if r is not None and c.epoch > 0 and c.epoch != r.epoch:
+        return "heartbeat with the previous epoch"
+    if r is not None and not r.left and c.epoch == 0:
+        return "heartbeat with epoch 0 from a member kept"
     return None
 
 
@@ -358,6 +455,9 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             fixed = fixed_rule(s, a, t, walk)
             if fixed is not None:
                 stats[f"checked {fixed}"] = stats.get(f"checked {fixed}", 0) + 1
+            met = seen(s, a, proto) if proto.in_flight else None
+            if met is not None:
+                stats[f"seen {met}"] = stats.get(f"seen {met}", 0) + 1
             why = walk.step(s, a, t)
             target = walk.compare_target(t)
             if target is not None and target.startswith("target") and walk.choice(t):
@@ -372,6 +472,6 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     return None
 
 
-def check(job: tuple) -> str | None:
+def check(job: tuple[Any, ...]) -> str | None:
     """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
     return checked(run_walks, job)

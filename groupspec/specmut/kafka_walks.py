@@ -37,7 +37,11 @@ May import: ``groupspec.model`` (inside the functions, after the mutant is appli
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant is applied)
+    from groupspec.model import State, actions
+    from groupspec.oracle import KafkaOracle
 
 SESSION_MS = 10_000
 # The rebalance timeout: even walks 120 s (the join phase's timer fires before any new member's join timeout), odd
@@ -59,10 +63,53 @@ WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     ("static-cooperative", "sticky", 2, 3, 1, "join,crash,timeout,zombie", 6, 200, 40),
 )
 
+# Walks with a bias (the tenth field names it, ``BIASES``): a rule the even walks rarely reach. ``parked-crash``: an
+# *old* member (one Kafka completed a join phase with) whose JoinGroup is parked and whose process then crashes or
+# pauses; Kafka keeps such a member (``hasSatisfiedHeartbeat``: awaiting its join) however long its session has run
+# out, until the join phase's timer. 1,000 even walks of a crash-and-join job never reached it.
+BIASED_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int, str], ...] = (
+    ("eager", "range", 3, 2, 1, "join,crash", 6, 60, 30, "parked-crash"),
+)
+PARKED_CRASH_BIAS = 0.8  # how often a favoured step is taken when one is offered
+
+
+def _parked_crash(s: Any, succ: list[tuple[Any, Any]], rng: random.Random, walk: "_Walk") -> list[tuple[Any, Any]]:
+    """The favoured steps, taken with probability ``PARKED_CRASH_BIAS`` when one is offered: a crash or pause of an
+    old member whose JoinGroup is parked, or a session running out; in a join phase, the steps that park the old
+    members' JoinGroups (heartbeats answered REBALANCE_IN_PROGRESS, JoinGroups); in a stable group of two or more, a
+    new member's start and JoinGroup (a rebalance the old members must rejoin), else a follower's leave; elsewhere the steps towards a stable
+    group (starts, JoinGroups, answers read)."""
+    from groupspec.model import GroupStatus as GS
+    from groupspec.model import Id
+    from groupspec.model import actions as A
+
+    g = s.group
+
+    def old_parked(i: int) -> bool:
+        r = g.records[i]
+        return g.status == GS.PREPARING_REBALANCE and r is not None and r.joined and not walk.parked_new(s, i)
+
+    fav: list[tuple[Any, Any]] = [(a, t) for a, t in succ
+                                  if isinstance(a, (A.Crash, A.Pause)) and old_parked(a.member) or isinstance(a, A.SessionExpired)]
+    if not fav and g.status == GS.PREPARING_REBALANCE:
+        fav = [(a, t) for a, t in succ if isinstance(a, (A.SendJoinGroup, A.Heartbeat, A.ReceiveError))
+               and g.records[a.member] is not None and not g.records[a.member].joined]
+    elif not fav and g.status == GS.STABLE and sum(r is not None for r in g.records) >= 2:
+        fav = ([(a, t) for a, t in succ if isinstance(a, A.Start) or isinstance(a, A.SendJoinGroup)
+                and s.clients[a.member].id == Id.NONE]
+               or [(a, t) for a, t in succ if isinstance(a, A.LeaveGroup) and a.member != g.leader])
+    elif not fav:
+        fav = [(a, t) for a, t in succ if isinstance(a, (A.Start, A.SendJoinGroup, A.ReceiveJoinResponse,
+                                                         A.ReceiveSyncResponse, A.ReceiveError, A.Heartbeat))]
+    return fav if fav and rng.random() < PARKED_CRASH_BIAS else succ
+
+
+BIASES = {"parked-crash": _parked_crash}
+
 _ORACLE: dict[str, Any] = {}
 
 
-def oracle():  # noqa: ANN201 - KafkaOracle
+def oracle() -> KafkaOracle:
     """One Kafka oracle process per worker process, started on first use and reused for every mutant."""
     from groupspec.oracle import KafkaOracle
 
@@ -79,7 +126,8 @@ class Divergence(AssertionError):
 class _Walk:
     """One walk: the model's states, Kafka's coordinator, and the member ids Kafka handed out."""
 
-    def __init__(self, proto, kafka, topic_names: list[str], rebalance_ms: int) -> None:  # noqa: ANN001
+    # proto: a classic page (it reads static_members, two_step, initial_delay: not on the Spec interface)
+    def __init__(self, proto: Any, kafka: KafkaOracle, topic_names: list[str], rebalance_ms: int) -> None:
         self.p = proto
         self.rebalance_ms = rebalance_ms
         self.completed_at = 0  # when Kafka's group last completed a join phase (its pending-sync timer's start)
@@ -124,19 +172,20 @@ class _Walk:
                 if mid not in self.slot_of:
                     self.slot_of[mid] = slot
                     self.ids[slot] = mid
-        return ans["responses"]
+        responses: list[dict[str, Any]] = ans["responses"]
+        return responses
 
     def tick(self, ms: int = 1) -> list[dict[str, Any]]:
         self.now += ms - 1
         return self.send({"op": "advance"})
 
-    def _mask(self, parts) -> int:  # noqa: ANN001
+    def _mask(self, parts: Any) -> int:
         m = 0
         for tp in parts:
             m |= 1 << self.bit_of[(tp[0], tp[1])]
         return m
 
-    def _tps(self, mask: int) -> list:
+    def _tps(self, mask: int) -> list[tuple[str, int]]:
         return [self.where[b] for b in range(self.cfg.partitions) if mask >> b & 1]
 
     def _subscription(self, topics: int, owned: int, generation: int) -> str:
@@ -155,7 +204,7 @@ class _Walk:
         return {"member_id": self.ids[i] or "", "instance_id": f"i{i}" if self.static else None,
                 "conn": self.conn(i)}
 
-    def parked_new(self, s, i: int) -> bool:  # noqa: ANN001
+    def parked_new(self, s: State, i: int) -> bool:
         """Member ``i``'s JoinGroup is parked and Kafka has not completed a join phase with it yet (``isNew``)."""
         from groupspec.model import GroupStatus as GS
 
@@ -189,14 +238,14 @@ class _Walk:
                        "instance_id": f"i{slot}" if self.static else None, "version": 4})
 
     # ------------------------------------------------------------------ one model step on Kafka
-    def kafka_step(self, s, a, t) -> list[dict[str, Any]]:  # noqa: ANN001
+    def kafka_step(self, s: State, a: actions.Action, t: State) -> list[dict[str, Any]]:
         """Send what action ``a`` (from ``s`` to ``t``) stands for; Kafka's answers to live connections."""
         from groupspec.model import actions as A
         from groupspec.model import Id, MemberStatus as MS, Proc
 
         i = a.member
         out: list[dict[str, Any]] = []
-        c = s.clients[i] if i >= 0 else None
+        c: Any = s.clients[i] if i >= 0 else None  # (None: a group-wide step, which reads no client)
         if isinstance(a, A.SendJoinGroup):
             r = t.group.records[i]
             meta = (r.topics, r.owned, r.generation) if r is not None else (c.topics, 0, c.generation)
@@ -295,8 +344,8 @@ class _Walk:
         return [r for r in out if r["conn"] in live]
 
     # ------------------------------------------------------------------ comparing
-    def kafka_answers(self, responses: list[dict[str, Any]]) -> list[tuple]:
-        out = []
+    def kafka_answers(self, responses: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
         for r in responses:
             slot = int(r["conn"][1:].split(".")[0])
             kind = r["request"]
@@ -325,12 +374,12 @@ class _Walk:
                 out.append((slot, "ERR", r["error"]))
         return sorted(out)
 
-    def model_answers(self, s, a, t) -> list[tuple]:  # noqa: ANN001
+    def model_answers(self, s: State, a: actions.Action, t: State) -> list[tuple[Any, ...]]:
         """The answers the model's step delivers: every inbox that changed, and the acting member's own answer."""
         from groupspec.model import actions as A
         from groupspec.model import NO_GENERATION, GroupStatus as GS, Id, MemberStatus as MS, Proc, Reply
 
-        out = []
+        out: list[tuple[Any, ...]] = []
         for k, (c, c2) in enumerate(zip(s.clients, t.clients)):
             ib = c2.inbox
             if ib is None or ib is c.inbox:
@@ -350,7 +399,7 @@ class _Walk:
                 pass  # answered (or parked and completed at once): listed above
             elif isinstance(a, A.SendJoinGroup) and self.static and c2.status == MS.STABLE \
                     and c.status != MS.STABLE and c2.proc == Proc.UP:
-                out += [(i, "JOIN", t.group.generation), (i, "SYNC", t.group.records[i].assignment)]
+                out += [(i, "JOIN", t.group.generation), (i, "SYNC", t.group.records[i].assignment)]  # type: ignore[union-attr]  # (STABLE: it has its record)
             elif c2.proc == Proc.DOWN:
                 out.append((i, "ERR", "FENCED_INSTANCE_ID"))
             elif c2.id == Id.PENDING and c.id == Id.NONE:
@@ -376,7 +425,7 @@ class _Walk:
             out.append((i, "OK") if removed else (i, "ERR", "UNKNOWN_MEMBER_ID"))
         return sorted(out)
 
-    def compare_group(self, t) -> str | None:  # noqa: ANN001
+    def compare_group(self, t: State) -> str | None:
         g = t.group
         ks = self.kstate
         names = {0: "Empty", 1: "PreparingRebalance", 2: "CompletingRebalance", 3: "Stable", 4: "Dead"}
@@ -402,7 +451,7 @@ class _Walk:
         return None
 
 
-def mirrored(s, a, t, walk: "_Walk") -> bool:  # noqa: ANN001
+def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
     from groupspec.model import GroupStatus as GS
     from groupspec.model import actions as A
@@ -420,7 +469,7 @@ def mirrored(s, a, t, walk: "_Walk") -> bool:  # noqa: ANN001
     if isinstance(a, (A.SessionExpired, A.ExpireLive)) and walk.parked_new(s, a.member):
         # Kafka's new-member join timeout: it must be the first of the join phase's timers to fire
         mid = walk.kafka_id(a.member)
-        mine = walk.joined_at.get(mid, walk.now) + NEW_MEMBER_MS
+        mine = walk.joined_at.get(mid, walk.now) + NEW_MEMBER_MS  # type: ignore[arg-type]  # (None: not there)
         return all(d > mine + MARGIN_MS for d in walk.deadlines(but=mid))
     if isinstance(a, (A.RebalanceTimeout, A.RebalanceTimeoutOvertakes)):
         join = walk.prep_at + walk.rebalance_ms  # the join timer must fire before any new member's timeout
@@ -440,7 +489,7 @@ def mirrored(s, a, t, walk: "_Walk") -> bool:  # noqa: ANN001
     return True
 
 
-def leader_choice(s, t, walk: _Walk) -> bool:  # noqa: ANN001
+def leader_choice(s: State, t: State, walk: _Walk) -> bool:
     """The model chose a new leader in this step and so did Kafka, another one it could choose: at a completed join
     phase a member that had joined; when the leader was removed, any member left."""
     kleader = walk.slot_of.get(walk.kstate.get("leader") or "", -1)
@@ -448,7 +497,7 @@ def leader_choice(s, t, walk: _Walk) -> bool:  # noqa: ANN001
     if g1.leader == g0.leader or kleader < 0 or g1.records[kleader] is None:
         return False
     if g1.generation == g0.generation + 1:
-        return g0.records[kleader] is not None and g0.records[kleader].joined
+        return g0.records[kleader] is not None and g0.records[kleader].joined  # type: ignore[union-attr]  # (tested)
     return g0.records[g0.leader] is not None and g1.records[g0.leader] is None
 
 
@@ -476,17 +525,19 @@ ABSTRACTIONS = {
 
 
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
-              walks: int, steps: int, seed: int = 20261128, only: frozenset[int] | None = None) -> str | None:
+              walks: int, steps: int, seed: int = 20261128, only: frozenset[int] | None = None,
+              bias: str = "") -> str | None:
     """``walks`` seeded random walks of the model (whatever ``groupspec.model`` is loaded now) on Kafka; the first
     difference as one paragraph, or None. ``only``: just these walks (each is seeded on its own: the campaign sends a
-    mutant along the walks that reach its change, :mod:`.reach`)."""
+    mutant along the walks that reach its change, :mod:`.reach`); ``bias``: a name in ``BIASES`` (the steps it
+    favours are taken more often)."""
     from groupspec.model import Config, make
 
     from .reach import current
 
     cfg = Config(members=members, partitions=partitions, topics=topics, budget=budget, assignor=assignor,
                  faults=frozenset(f for f in faults.split(",") if f))
-    proto = make(variant, cfg)
+    proto: Any = make(variant, cfg)  # a classic page (initial_delay: not on the Spec interface)
     kafka = oracle()
     names = [f"t{k}" for k in range(topics)]
     rec = current()  # a traced baseline: each walk's lines recorded on their own
@@ -504,6 +555,8 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             succ = [(a, t) for a, t in proto.successors(s) if mirrored(s, a, t, walk)]
             if not succ:
                 break
+            if bias:
+                succ = BIASES[bias](s, succ, rng, walk)
             a, t = succ[rng.randrange(len(succ))]
             path.append(repr(a))
             got = walk.kafka_answers(walk.kafka_step(s, a, t))
@@ -524,13 +577,13 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
     return None
 
 
-def check(job: tuple, only: frozenset[int] | None = None) -> str | None:
+def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:
     """A killer's run: the walks of one job (or those in ``only``); a divergence (or the model raising) as its
     failure, else None."""
-    return checked(lambda *a: run_walks(*a, only=only), job)
+    return checked(lambda *a: run_walks(*a[:9], only=only, bias=a[9] if len(a) > 9 else ""), job)  # type: ignore[misc]  # (a job: run_walks' nine positionals, then the bias if any)
 
 
-def checked(run: Any, job: tuple) -> str | None:
+def checked(run: Callable[..., str | None], job: tuple[Any, ...]) -> str | None:
     """``run(*job)`` on the shared oracle, a divergence as its failure (every family's walks go through here).
 
     A check interrupted mid-request (the campaign's per-mutant time limit) may leave an answer in the oracle's pipe:

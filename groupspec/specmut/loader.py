@@ -17,7 +17,9 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-from typing import Iterator
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Iterator, Sequence
 
 from .operators import SpecMutant, mutated_code
 
@@ -31,7 +33,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.m = m
         self.code = mutated_code(m)
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001 - importlib's signature
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:  # importlib's signature
         if fullname != self.m.fullname:
             return None
         origin = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -40,10 +43,10 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             spec.has_location = True
         return spec
 
-    def create_module(self, spec):  # noqa: ANN001
+    def create_module(self, spec: ModuleSpec) -> None:
         return None
 
-    def exec_module(self, module) -> None:  # noqa: ANN001
+    def exec_module(self, module: ModuleType) -> None:
         module.__file__ = getattr(module.__spec__, "origin", None)
         exec(self.code, module.__dict__)
 

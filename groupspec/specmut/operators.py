@@ -29,6 +29,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Callable, Iterator
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
@@ -75,7 +76,8 @@ class SpecMutant:
         return f"{PACKAGE}.{self.module}"
 
 
-Site = tuple[str, str, int, str, str, Callable[[], None], ast.AST]  # qualname, operator, line, before, after, apply, node
+# qualname, operator, line, before, after, apply (a lambda binding its arguments as defaults), node
+Site = tuple[str, str, int, str, str, Callable[..., object], ast.AST]
 
 
 def _short(node: ast.AST, width: int = 90) -> str:
@@ -149,12 +151,12 @@ def _sites(tree: ast.Module) -> Iterator[Site]:
                 and not any(isinstance(x, ast.Name) and not COUNTER.search(x.id) and not x.id.isupper()
                             for x in (n.left, *n.comparators))):
             flip = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
-            op = type(n.ops[0])
-            if op in flip:
-                new = ast.Compare(left=n.left, ops=[flip[op]()], comparators=n.comparators)
+            cmp = type(n.ops[0])
+            if cmp in flip:
+                new = ast.Compare(left=n.left, ops=[flip[cmp]()], comparators=n.comparators)
                 yield (q, "off-by-one", line, _short(n), _short(new),
                        lambda p=parent, f=field, i=index, new=new: _replace(p, f, i, new), n)
-            elif op in (ast.Eq, ast.NotEq):
+            elif cmp in (ast.Eq, ast.NotEq):
                 right = ast.BinOp(left=n.comparators[0], op=ast.Add(), right=ast.Constant(1))
                 new = ast.Compare(left=n.left, ops=n.ops, comparators=[right])
                 yield (q, "off-by-one", line, _short(n), _short(new),
@@ -215,7 +217,7 @@ def generate(only: Iterator[str] | None = None) -> list[SpecMutant]:
     return out
 
 
-def mutated_code(m: SpecMutant):
+def mutated_code(m: SpecMutant) -> CodeType:
     """The code object of ``m.module`` with ``m`` applied (the file on disk is never written)."""
     path = MODEL_DIR / f"{m.module}.py"
     tree = ast.parse(path.read_text(), filename=str(path))

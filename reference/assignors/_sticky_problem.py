@@ -12,11 +12,16 @@ import sys
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from operator import mul
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ._frame import ClaimColumns, Member, existing_topics, java_string_key
+
+# One member's partitions as gids (global partition numbers): a list, or a view of one claims array (``encode``
+# leaves the claims as arrays where no partition is claimed twice: no int object per claim)
+Gids = Union[Sequence[int], npt.NDArray[np.int64]]
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -44,7 +49,8 @@ def java_hash(s: str) -> int:
     n = len(units)
     while len(_POW31) < n:
         _POW31.append(_POW31[-1] * 31 & 0xFFFFFFFF)
-    return sum(map(mul, units, reversed(_POW31[:n]))) & 0xFFFFFFFF
+    h: int = sum(map(mul, units, reversed(_POW31[:n]))) & 0xFFFFFFFF
+    return h
 
 
 _POW31 = [1]  # 31**k mod 2**32
@@ -89,7 +95,7 @@ class Problem:
     subs: list[frozenset[int]]  # existing subscribed topic indices per member
     generation: list[int]  # < 0 normalised to -1 (absent)
     #: valid claims, deduplicated, as gids: lists, or (when no partition is claimed twice) views of one int64 array
-    raw_owned: list[Sequence[int]] = field(default_factory=list)
+    raw_owned: list[Gids] = field(default_factory=list)
     hash_order_cache: list[int] | None = None
     claims_overlap: bool = False  # some partition is claimed by two or more members
     claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
@@ -154,7 +160,7 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
     return out
 
 
-def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Sequence[int]], bool, bytearray | None]:
+def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Gids], bool, bytearray | None]:
     """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
 
     All claims are turned into gids at once by C-speed passes over the columns, then cut per member; when some claim
@@ -174,7 +180,7 @@ def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Sequence[int
     else:
         if int(nums.min()) >= 0 and bool((nums < np.asarray(prob.counts, dtype=np.int64)[ti]).all()):
             gids_np = np.asarray(prob.offset[:-1], dtype=np.int64)[ti] + nums
-    out: list[Sequence[int]]
+    out: list[Gids]
     if gids_np is not None:  # each member's claims a view of one array (no int object per claim)
         starts = [0, *accumulate(lens)]
         out = [gids_np[a:b] for a, b in zip(starts, starts[1:])]
@@ -211,7 +217,7 @@ def _valid_claims(prob: Problem, owned: Iterable[tuple[str, int]]) -> list[int]:
 
 @dataclass(slots=True)
 class Claims:
-    owned: list[Sequence[int]]  # per member, the gids it keeps, in claim order (read only: may be prob.raw_owned's)
+    owned: list[Gids]  # per member, the gids it keeps, in claim order (read only: may be prob.raw_owned's)
     multiply_claimed: set[int]
     max_generation: int
 

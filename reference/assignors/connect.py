@@ -52,7 +52,7 @@ start the new.  A worker that was told to revoke something re-joins at once; one
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping, TypeVar
 
 from ._frame import java_string_key
 from ._sticky_problem import java_hashmap_order
@@ -282,16 +282,19 @@ def assign_round(workers: Mapping[str, Running], configured: Mapping[str, int], 
     return RoundResult(assignments, new_state, tuple(sorted(lost_c, key=_ckey)), tuple(sorted(lost_t, key=_tkey)))
 
 
-def _duplicated(groups: Iterable[frozenset]) -> set:
-    seen: set = set()
-    dup: set = set()
+_H = TypeVar("_H", bound=Hashable)
+
+
+def _duplicated(groups: Iterable[frozenset[_H]]) -> set[_H]:
+    seen: set[_H] = set()
+    dup: set[_H] = set()
     for g in groups:
         dup.update(seen & g)
         seen |= g
     return dup
 
 
-def _ordered_union(first: list, second: list) -> list:
+def _ordered_union(first: list[_H], second: list[_H]) -> list[_H]:
     return list(dict.fromkeys(first + second))
 
 

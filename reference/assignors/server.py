@@ -40,7 +40,7 @@ NAMES = ("uniform", "range")
 #: ``{member: {topic: partitions}}``, partitions ascending: ``uniform`` gives dicts of lists, ``range`` a
 #: :class:`RangeTarget` (a read-only mapping of topics to one ``range``, equal to the dict of lists it stands for) or,
 #: for a member in several groups of topics, a dict of lists; :func:`plain` makes any of them dicts of lists (JSON)
-Target = dict[str, Mapping[str, Sequence[int]]]
+Target = Mapping[str, Mapping[str, Sequence[int]]]
 #: the uniform assignor's targets: dicts of lists
 Lists = dict[str, dict[str, list[int]]]
 
@@ -61,7 +61,8 @@ class ServerAssignor:
 class UniformAssignor(ServerAssignor):
     name = "uniform"
 
-    def assign(self, partitions_per_topic, subscriptions, current=None):
+    def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Sequence[str]],
+               current: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> Target:
         current = current or {}
         members = sorted(subscriptions)
         if not members:
@@ -274,9 +275,9 @@ def _target_of_owners(members: list[str], topics: list[str], owners: list[np.nda
     shared = np.array(list(range(max(sizes))), dtype=object)
     numbers = shared[order - np.repeat(np.cumsum([0] + sizes[:-1]), sizes)[order]].tolist()
     key = owner_sorted * len(topics) + topic_sorted
-    starts = np.flatnonzero(np.diff(key)) + 1
-    bounds = [0, *starts.tolist(), len(key)]
-    heads = np.concatenate(([0], starts))
+    run_starts = np.flatnonzero(np.diff(key)) + 1
+    bounds = [0, *run_starts.tolist(), len(key)]
+    heads = np.concatenate(([0], run_starts))
     per_member = [out[m] for m in members]
     for a, b, k, t in zip(bounds, bounds[1:], owner_sorted[heads].tolist(), topic_sorted[heads].tolist()):
         if k >= 0:
@@ -331,7 +332,8 @@ def uniform_homogeneous(owners: dict[str, np.ndarray], members: int) -> dict[str
     return out
 
 
-def _uniform_general(partitions_per_topic, subs, current) -> Lists:
+def _uniform_general(partitions_per_topic: Mapping[str, int], subs: Mapping[str, tuple[str, ...]],
+                     current: Mapping[str, Mapping[str, Sequence[int]]]) -> Lists:
     """Heterogeneous subscriptions: keep valid partitions, place the rest, then balance by moves."""
     members = sorted(subs)
     load = {m: 0 for m in members}
@@ -373,7 +375,8 @@ def _uniform_general(partitions_per_topic, subs, current) -> Lists:
 class RangeServerAssignor(ServerAssignor):
     name = "range"
 
-    def assign(self, partitions_per_topic, subscriptions, current=None):
+    def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Sequence[str]],
+               current: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> Target:
         return _range_target(partitions_per_topic, subscriptions)
 
 
@@ -480,7 +483,7 @@ def _range_target(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
         if hit is None:
             hit = groups[(id(subs), n)] = (subs, n, [])
         hit[2].append(t)
-    out: Target = {}
+    out: dict[str, Mapping[str, Sequence[int]]] = {}
     in_groups = [subs for subs, _, _ in groups.values()]
     if sum(map(len, in_groups)) == len(set(chain.from_iterable(in_groups))):  # no member in two groups
         for m in members:

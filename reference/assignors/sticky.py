@@ -59,10 +59,11 @@ from itertools import chain, compress, islice, repeat
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ._frame import Assignment, Partition, check_partition_counts, normalize_claims
 from ._sticky_general import general, general_transfers
-from ._sticky_problem import Claims, Problem, all_subscriptions_equal, encode, java_hash, java_hashmap_order, resolve_claims
+from ._sticky_problem import Claims, Gids, Problem, all_subscriptions_equal, encode, java_hash, java_hashmap_order, resolve_claims
 
 __all__ = [
     "CooperativeStickyAssignor",
@@ -80,7 +81,7 @@ class StickyInternalError(RuntimeError):
     """Kafka's ``IllegalStateException`` of the constrained path: the bookkeeping went wrong."""
 
 
-def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[int, int]]:
+def _constrained(prob: Problem, claims: Claims) -> tuple[list[Gids], dict[int, int]]:
     n = len(prob.members)
     total = prob.total
     min_q, extra = divmod(total, n)
@@ -88,7 +89,7 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
     expected_over = extra
     cur_over = 0
     multi = claims.multiply_claimed
-    assignment: list[list[int]] = [[] for _ in range(n)]
+    assignment: list[Gids] = [[] for _ in range(n)]  # a claims array kept whole stays one
     assigned = bytearray(total)
     revoked: set[int] = set()
     under: list[int] = []
@@ -97,7 +98,7 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
     pt_key = None
     whole = not multi  # every member keeps every partition it claims (then they are the ones claimed)
     for m in prob.hash_order:
-        owned = claims.owned[m]
+        owned: Gids = claims.owned[m]
         if multi:
             owned = [g for g in owned if g not in multi]
         size = len(owned)
@@ -118,7 +119,7 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
                 pt_key = _partition_major_keys(prob).__getitem__
             owned = sorted(owned.tolist() if type(owned) is np.ndarray else owned, key=pt_key)
             revoked.update(owned[limit:])
-            keep = owned[:limit]
+            keep: Gids = owned[:limit]
             whole = False
         else:  # all of it: a claims array stays one (made a list only if it receives partitions below)
             keep = owned if type(owned) is np.ndarray else list(owned)
@@ -150,7 +151,7 @@ def _constrained(prob: Problem, claims: Claims) -> tuple[list[list[int]], dict[i
             pos = 1
         lst = assignment[m]
         if type(lst) is not list:
-            lst = assignment[m] = lst.tolist()
+            lst = assignment[m] = lst.tolist()  # type: ignore[union-attr]  # (not a list: a claims array)
         lst.append(g)
         if g in revoked or g in multi:
             transfers[g] = m
@@ -281,8 +282,8 @@ def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
         return StickyOutcome(ideal=ideal, round_one=round_one, transfers={}, path="constrained")
     if equal:
         path = "constrained"
-        lists, tmap = _constrained(prob, claims)
-        per_member: list[Sequence[int]] = lists
+        gid_lists, tmap = _constrained(prob, claims)
+        per_member: Sequence[Gids | set[int]] = gid_lists
     else:
         path = "general"
         _claims_as_lists(prob, claims)
@@ -302,7 +303,7 @@ def _claims_as_lists(prob: Problem, claims: Claims) -> None:
         claims.owned = [g.tolist() if type(g) is np.ndarray else g for g in claims.owned]
 
 
-def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int, int], path: str,
+def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[int, int], path: str,
              one_answer: bool = False) -> StickyOutcome:
     """The outcome from per-member gids and the transfer map (gid -> new owner); ``one_answer``: ``ideal`` and
     ``round_one`` may share the lists where they are equal (the caller reads only one of them).
@@ -316,7 +317,7 @@ def _outcome(prob: Problem, per_member: Sequence[Sequence[int]], tmap: dict[int,
     lens = list(map(len, per_member))
     count = sum(lens)
     owner_type = np.int16 if n < 2**15 else np.int32  # 16 bits: numpy's stable sort is a radix sort
-    owner = np.full(prob.total, n, dtype=owner_type)  # n: nobody's
+    owner: npt.NDArray[np.signedinteger[Any]] = np.full(prob.total, n, dtype=owner_type)  # n: nobody's
     gids = np.concatenate([g if type(g) is np.ndarray else np.fromiter(g, dtype=np.int64, count=len(g)) for g in per_member]) \
         if per_member else np.zeros(0, dtype=np.int64)  # claims arrays as they are, lists and sets converted
     owner[gids] = np.repeat(np.arange(n, dtype=owner_type), lens)

@@ -256,7 +256,7 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         self._id_counter = 0
         seed = self.config.member_id_seed
         self._id_random = None if seed is None else random.Random(f"member-ids:{seed}:{self.incarnation}")
-        self._out: list[Outbound] = []
+        self._out: list[tuple[Hashable, Response, int]] = []  # (destination, response, at_ms): Outbound or Send
         self._store_failure: Error | None = None
         # every member id this coordinator generated -> the connection it was generated for
         self.id_owner: dict[str, Hashable] = {}
@@ -279,12 +279,13 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
             return self._handle_request(now_ms, sender, request)
         event: Event = sender
         if type(event) is Received:
-            outs = self._handle_request(now_ms, event.sender, event.message)
+            self._handle(now_ms, event.sender, event.message)
         elif type(event) is TimerFired and event.key == DEADLINE:
-            outs = self.advance(now_ms)
+            self._advance_to(now_ms)
         else:
             raise GroupspecProtocolError(f"not an event for a group coordinator: {event!r}")
-        cmds: list[Command] = [Send(o.destination, o.response) for o in outs] if outs else []
+        out, self._out = self._out, []  # the answers as Send commands (no Outbound made on this path)
+        cmds: list[Command] = [Send(d, r) for d, r, _at in out] if out else []
         due = self._earliest_deadline()
         if due is not None:
             cmds.append(SetTimer(due, DEADLINE))
@@ -302,12 +303,15 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         return None
 
     def _handle_request(self, now_ms: int, sender: Hashable, request: Request) -> list[Outbound]:
+        self._handle(now_ms, sender, request)
+        return self._drain()
+
+    def _handle(self, now_ms: int, sender: Hashable, request: Request) -> None:
         self._advance_to(now_ms)
         handler = self._HANDLERS.get(type(request))
         if handler is None:
             raise GroupspecProtocolError(f"not a group coordinator request: {type(request).__name__}")
         getattr(self, handler)(sender, request)
-        return self._drain()
 
     def advance(self, now_ms: int) -> list[Outbound]:
         """Let virtual time pass to ``now_ms``; expired timers fire in deadline order."""
@@ -464,10 +468,10 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
 
     def _drain(self) -> list[Outbound]:
         out, self._out = self._out, []
-        return out
+        return [Outbound(d, r, at) for d, r, at in out]
 
     def _send(self, destination: Hashable, response: Response) -> None:
-        self._out.append(Outbound(destination, response, self.now_ms))
+        self._out.append((destination, response, self.now_ms))
 
     # ------------------------------------------------------------------ pre-checks (§2.0)
 

@@ -273,13 +273,25 @@ class SyncGroupResponse:
 # Heartbeat
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HeartbeatRequest:
     group_id: str
     member_id: str
     generation_id: int
     group_instance_id: str | None = None
     version: int = HEARTBEAT_VERSION
+
+    # The most frequent message of a run: an __init__ that writes the instance dict (the frozen dataclass's
+    # sets each field through object.__setattr__, several times the cost), then the same checks.
+    def __init__(self, group_id: str, member_id: str, generation_id: int, group_instance_id: str | None = None,
+                 version: int = HEARTBEAT_VERSION) -> None:
+        d = self.__dict__
+        d["group_id"] = group_id
+        d["member_id"] = member_id
+        d["generation_id"] = generation_id
+        d["group_instance_id"] = group_instance_id
+        d["version"] = version
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         # the common case in one test (a heartbeat is the most frequent request); else each field's check
@@ -294,10 +306,16 @@ class HeartbeatRequest:
         _nonneg(self, "version", self.version)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HeartbeatResponse:
     error: Error
     throttle_time_ms: int = 0
+
+    def __init__(self, error: Error, throttle_time_ms: int = 0) -> None:  # as HeartbeatRequest's
+        d = self.__dict__
+        d["error"] = error
+        d["throttle_time_ms"] = throttle_time_ms
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if type(self.error) is not Error:

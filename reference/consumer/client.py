@@ -53,6 +53,9 @@ class ReconcilingConsumer:
         self.callbacks: list[tuple[str, list[TP]]] = []
         self._send_subscription = True
         self._ack = True
+        # the error Kafka's client stops on (ConsumerHeartbeatRequestManager.handleSpecificError: UNRELEASED_INSTANCE_ID
+        # goes to handleFatalFailure, Kafka 4.3.1); recorded for a driver, which stops the process (None: running)
+        self.fatal: Error | None = None
         self._commands: list[Command] | None = None  # collecting, while :meth:`handle` runs
 
     # -- the actor contract -------------------------------------------------------------------------
@@ -123,7 +126,10 @@ class ReconcilingConsumer:
             self.epoch = 0
             self._send_subscription = True
             return
-        # UNRELEASED_INSTANCE_ID and retriable errors: try again at the next heartbeat.
+        if resp.error == Error.UNRELEASED_INSTANCE_ID:
+            self.fatal = resp.error  # fatal in Kafka's client: the driver stops the process (see ``fatal``)
+            return
+        # retriable errors: try again at the next heartbeat.
 
     # -- reconciliation ---------------------------------------------------------------------------
     def revoking(self) -> set[TP]:

@@ -178,9 +178,13 @@ class ConsumerGroupCoordinator:
         target = self.target.get(m.member_id, set())
         keep = m.assigned & target
         revoke = (m.assigned | m.revoking) - target
+        # Kafka 4.3.1: every outcome goes through ConsumerGroupMember.Builder.updateMemberEpoch, which makes the
+        # previous epoch the epoch the member had, also when its epoch stays (UNREVOKED_PARTITIONS at its own epoch,
+        # UNRELEASED_PARTITIONS reconciled again); found by the model's Kafka walks with lost answers
         if revoke:
+            m.previous_epoch = m.epoch
             if "early_epoch" in self.faults and m.epoch != self.assignment_epoch:
-                m.previous_epoch, m.epoch = m.epoch, self.assignment_epoch  # BUG: before the revocation is acknowledged
+                m.epoch = self.assignment_epoch  # BUG: before the revocation is acknowledged
             if m.state != MemberState.UNREVOKED_PARTITIONS:
                 m.revoke_deadline_ms = now + m.rebalance_timeout_ms
             m.state = MemberState.UNREVOKED_PARTITIONS
@@ -191,8 +195,7 @@ class ConsumerGroupCoordinator:
             free = set(want)
         else:
             free = {tp for tp in want if self.holder.get(tp, m.member_id) == m.member_id}
-        if m.epoch != self.assignment_epoch:
-            m.previous_epoch = m.epoch
+        m.previous_epoch = m.epoch
         m.epoch = self.assignment_epoch
         m.since = {tp: (m.since.get(tp, m.epoch) if tp in keep else m.epoch) for tp in keep | free}
         m.state = MemberState.UNRELEASED_PARTITIONS if want - free else MemberState.STABLE
@@ -210,7 +213,9 @@ class ConsumerGroupCoordinator:
                     # revocation at once; found by the model's Kafka walks
                     topics = self._resolve(m)
                     drop = {tp for tp in m.assigned if tp[0] not in topics}
-                    self._set_holding(m, m.assigned - drop, m.revoking | drop)
+                    if drop:  # (updateCurrentAssignment -> updateMemberEpoch, as in _next_assignment)
+                        m.previous_epoch = m.epoch
+                        self._set_holding(m, m.assigned - drop, m.revoking | drop)
                 return
             self._set_holding(m, m.assigned, set())
             self._next_assignment(m, now)
@@ -324,8 +329,12 @@ class ConsumerGroupCoordinator:
             else:
                 return HeartbeatResponse(Error.UNKNOWN_MEMBER_ID, req.member_id, epoch,
                                          error_message=f"member {req.member_id} is not in group {self.group_id}")
-        elif epoch != 0:
-            if epoch != m.epoch and not (epoch == m.previous_epoch and owned is not None and owned <= m.assigned):
+        else:
+            # a member the coordinator has: with its epoch checked, or with epoch 0 not (a fenced member rejoining, or
+            # one whose join answer was lost: Kafka 4.3.1 throwIfConsumerGroupMemberEpochIsInvalid returns at once for
+            # epoch 0, KAFKA-19233); either way the request updates its subscription (found by the model's Kafka walks)
+            if epoch != 0 and epoch != m.epoch and not (
+                    epoch == m.previous_epoch and owned is not None and owned <= m.assigned):
                 if not self.fenced_keeps_record:
                     self._remove(m.member_id, f"was fenced (epoch {epoch}, member epoch {m.epoch})")
                 return HeartbeatResponse(Error.FENCED_MEMBER_EPOCH, req.member_id, epoch,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from typing import Any
+from typing import Any, Callable
 
 from ..actor import COORDINATOR, CallListener, Command, Invoked, Received, Send, SetTimer, TimerFired
 from ..consumer import (ConsumerGroupCoordinator, HeartbeatRequest, HeartbeatResponse, ConsumerOffsetCommit,
@@ -89,7 +89,7 @@ class SimReport:
     assignment: dict[str, list[int]] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
                                                "heartbeats", "group_epoch", "unowned_partition_ms", "moved",
@@ -118,7 +118,12 @@ class ConsumerSimulation(VirtualClock):
         self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
         self.report.trace = self.trace
         self.commits = {True: 0, False: 0}  # offset commits the coordinator accepted / rejected
-        self._last_commit: dict[str, tuple[dict, list]] = {}  # member id -> its last commit's offsets, trace list
+        self._last_commit: dict[str, tuple[dict[tuple[str, int], int], list[list[Any]]]] = {}  # member id -> its last commit's offsets, trace list
+        # measure()'s figures change only when ownership or membership does: a listener call, a process started or
+        # gone, an epoch or membership change seen by a heartbeat, the coordinator's group epoch or member count
+        self._dirty = True
+        self._measured: tuple[int, int] = (-1, -1)
+        self._unowned_now = 0
 
     def log(self, text: str) -> None:
         self.report.events.append(f"{self.now / 1000:7.1f}s  {text}")
@@ -135,6 +140,7 @@ class ConsumerSimulation(VirtualClock):
         its next heartbeat (at the earliest, the next step)."""
         for cmd in commands:
             if isinstance(cmd, CallListener):
+                self._dirty = True
                 self.emit(_CALLBACK_EVENT[cmd.callback], p.client.member_id,
                           partitions=[list(tp) for tp in cmd.partitions], generation=cmd.generation)
             elif isinstance(cmd, SetTimer):
@@ -149,7 +155,7 @@ class ConsumerSimulation(VirtualClock):
             self.emit("fenced", req.member_id, error=resp.error.name, generation=req.member_epoch)
         return resp
 
-    def send_commit(self, member_id: str, member_epoch: int, offsets: dict) -> Error:
+    def send_commit(self, member_id: str, member_epoch: int, offsets: dict[tuple[str, int], int]) -> Error:
         """An OffsetCommit to the coordinator, now; traced with its verdict."""
         err = self.coord.offset_commit(member_id, member_epoch, offsets)
         ok = err is Error.NONE
@@ -171,6 +177,9 @@ class ConsumerSimulation(VirtualClock):
     def tick_coordinator(self) -> list[str]:
         """The coordinator's timers, now; a member dropped while its process still runs is traced ``removed``."""
         removed = self.coord.tick(self.now)
+        if not removed:
+            return removed
+        self._dirty = True
         running = {p.client.member_id for p in self.procs.values()}
         for mid in removed:
             if mid in running:  # a crashed process's member is gone already (its ``left`` is in the trace)
@@ -186,12 +195,14 @@ class ConsumerSimulation(VirtualClock):
         client = ReconcilingConsumer(mid, ["t"], instance_id=f"c{slot + 1}" if self.static else None,
                                      faults=self.consumer_faults)
         self.procs[slot] = Proc(slot, client, next_beat=self.now + self.rng.randrange(0, 500))
+        self._dirty = True
         self.log(f"c{slot + 1} starts (member id {mid})")
         self.emit("joined", mid)
 
     def crash(self, slot: int) -> None:
         p = self.procs.pop(slot, None)
         if p is not None:
+            self._dirty = True
             self.log(f"{p.client.member_id} crashes")
             self.emit("left", p.client.member_id)
 
@@ -199,6 +210,7 @@ class ConsumerSimulation(VirtualClock):
         """Close: the consumer revokes everything (traced), then heartbeats with epoch -1 (-2 if static)."""
         p = self.procs.pop(slot, None)
         if p is not None:
+            self._dirty = True
             for cmd in p.client.handle(self.now, Invoked("close")):
                 if isinstance(cmd, Send) and self.net is not None:
                     self.transmit(p, cmd.message)
@@ -255,8 +267,10 @@ class ConsumerSimulation(VirtualClock):
                     self.follow(p, c.handle(self.now, Received(COORDINATOR, resp)))
                     if resp.error != Error.NONE:
                         self.log(f"{c.member_id} heartbeats: {resp.error.name}")
-                    if (c.epoch, frozenset(c.owned)) != before and resp.error == Error.NONE:
-                        self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
+                    if (c.epoch, frozenset(c.owned)) != before:
+                        self._dirty = True
+                        if resp.error == Error.NONE:
+                            self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
         self.measure()
 
     # -- the network: requests and answers as envelopes on the clock's heap -------------------------------
@@ -277,7 +291,7 @@ class ConsumerSimulation(VirtualClock):
         sent_ms, msg = env.payload
         mid = p.client.member_id
         (reply,) = self.coord.handle(self.now, Received(mid, msg))  # the coordinator on the one actor contract
-        answer: Any = reply.message
+        answer: Any = reply.message  # type: ignore[union-attr]  # (a request's one command: the Send of its answer)
         if isinstance(msg, ConsumerOffsetCommit):
             self.commits[answer is Error.NONE] += 1
             if answer != Error.NONE:
@@ -314,20 +328,30 @@ class ConsumerSimulation(VirtualClock):
         self.follow(p, c.handle(self.now, Received(COORDINATOR, answer)))
         if answer.error != Error.NONE:
             self.log(f"{c.member_id} heartbeats: {answer.error.name}")
-        if (c.epoch, frozenset(c.owned)) != before and answer.error == Error.NONE:
-            self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(q for _t, q in c.owned)}")
+        if (c.epoch, frozenset(c.owned)) != before:
+            self._dirty = True
+            if answer.error == Error.NONE:
+                self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(q for _t, q in c.owned)}")
 
     def measure(self) -> None:
         """The narration's figures (unowned partition-time, moves) among the members the coordinator counts;
-        it judges nothing (the trace checker does)."""
+        it judges nothing (the trace checker does). Recomputed only when something it reads may have changed
+        (:attr:`_dirty`, or the coordinator's group epoch or member count): otherwise the same figures again."""
         members = self.coord.members
+        key = (self.coord.group_epoch, len(members))
+        if not self._dirty and key == self._measured:
+            if self.procs:
+                self.report.unowned_partition_ms += self._unowned_now
+            return
+        self._dirty, self._measured = False, key
         seen: dict[tuple[str, int], str] = {}  # partition -> its (last counted) owner; the hot loop of a run
         for p in self.procs.values():
             c = p.client
             if c.epoch > 0 and c.owned and c.member_id in members:
                 seen.update(dict.fromkeys(c.owned, c.member_id))
+        self._unowned_now = (self.partitions - len({tp[1] for tp in seen})) * STEP_MS
         if self.procs:
-            self.report.unowned_partition_ms += (self.partitions - len({tp[1] for tp in seen})) * STEP_MS
+            self.report.unowned_partition_ms += self._unowned_now
         last, moved = self.last_owner, 0
         for tp, mid in seen.items():
             old = last.get(tp[1])
@@ -336,7 +360,7 @@ class ConsumerSimulation(VirtualClock):
             last[tp[1]] = mid
         self.report.moved += moved
 
-    def run_until(self, end: int, events: dict[int, list]) -> None:  # type: ignore[override]
+    def run_until(self, end: int, events: dict[int, list[Callable[..., object]]]) -> None:  # type: ignore[override]  # (a scenario run, not the clock's)
         """Every 100 ms up to ``end``: the scenario's events due then, then :meth:`step` (on the one clock)."""
         self.run_in_steps(end, events, STEP_MS)
 
@@ -361,9 +385,9 @@ def run_consumer_scenario(name: str, members: int = 3, partitions: int = 6, seed
                              coordinator_faults=frozenset(faults) & COORDINATOR_FAULTS,
                              consumer_faults=frozenset(faults) & CLIENT_FAULTS, network=network)
     sim.report.scenario = name
-    ev: dict[int, list] = {}
+    ev: dict[int, list[Callable[..., object]]] = {}  # (the events: lambdas binding their arguments as defaults)
 
-    def at(ms: int, fn) -> None:
+    def at(ms: int, fn: Callable[..., object]) -> None:
         ev.setdefault(ms - ms % STEP_MS, []).append(fn)
 
     if name == "scale-out":

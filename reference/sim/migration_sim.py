@@ -15,6 +15,15 @@ consumer (``consumer.ReconcilingConsumer``, on the one actor contract). A refuse
 (``GROUP_ID_NOT_FOUND``) is fatal for the consumer, as for Kafka's Java client: its process is restarted
 two seconds later, as a supervisor would.
 
+The network is a parameter of the run (``network``, as for the classic and KIP-848 simulations): ``None``
+answers every request in the step it is sent (the stories' default); a :class:`~.network.NetworkConfig` sends
+every request and every answer through ``network.py``'s seeded network (delay, loss, duplication, reordering,
+its own random stream): a request is handled by whichever coordinator holds the group when it *arrives*
+(a heartbeat that arrives first converts the group), an answer reaches its process unless that process has
+since been restarted, a consumer-protocol member keeps one heartbeat in flight (Kafka's client; an unanswered
+one is sent again after ``request.timeout.ms``, 30 s; a later answer to it is ignored), and a
+consumer-protocol commit is traced with its verdict when the answer arrives (``sent_ms``: when it was sent).
+
 The simulation judges nothing: it writes a trace in the trace format (``trace.py``) while it runs — the
 classic clients' own member events (``joined``, ``assigned`` / ``revoked`` / ``lost``, ``fenced``, ``commit``,
 ``left``, with ``protocol: "cooperative"`` and their generation, as the classic simulator writes them),
@@ -27,7 +36,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..actor import COORDINATOR, CallListener, Received, Send, SetTimer, TimerFired
 from ..assignors import get as get_assignor
@@ -41,11 +50,13 @@ from ..consumer import ConsumerGroupCoordinator, ReconcilingConsumer
 from ..errors import Error
 from ..classic import CLIENT_FAULTS as CLASSIC_CLIENT_FAULTS
 from ..migration import MIGRATION_FAULTS, MigrationRefused, MixedConsumerGroup
+from .network import Envelope, Network, NetworkConfig
 from .virtual_clock import TOPIC, VirtualClock
 
 __all__ = ["MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario"]
 
 STEP_MS = 100
+REQUEST_TIMEOUT_MS = 30_000  # request.timeout.ms (Kafka's default): with a network, an unanswered heartbeat is resent
 G = "g"
 _CALLBACK_EVENT = {"onPartitionsAssigned": "assigned", "onPartitionsRevoked": "revoked", "onPartitionsLost": "lost"}
 _COMMIT = TimerFired("commit")
@@ -72,7 +83,7 @@ class ClassicProc:
     seen_events: int = 0
 
     @property
-    def owned(self) -> set:
+    def owned(self) -> set[tuple[str, int]]:
         return set(self.consumer.owned)
 
     @property
@@ -94,15 +105,23 @@ class MigrationReport:
     assignment: dict[str, list[int]] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)  # the run in the trace format, for the trace checker
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The figures of the run (the trace is written apart; the verdict is the trace checker's)."""
         return {k: getattr(self, k) for k in ("scenario", "seed", "members", "partitions", "duration_ms", "events",
                                                "group_type", "group_epoch", "unowned_partition_ms", "assignment")}
 
 
 class MigrationSimulation(VirtualClock):
-    def __init__(self, members: int, partitions: int, seed: int, faults: frozenset[str] = frozenset()) -> None:
+    def __init__(self, members: int, partitions: int, seed: int, faults: frozenset[str] = frozenset(),
+                 network: NetworkConfig | None = None) -> None:
         self.rng = random.Random(seed)
+        # the network as a parameter (its own seeded stream); None: every request is answered in the step it is sent
+        self.net = Network(network, random.Random(seed * 7_919 + 3)) if network is not None else None
+        self._corr = 0
+        self._beat_corr: dict[str, int] = {}  # with a network: a consumer's last heartbeat (older answers are ignored)
+        self._beat_out: dict[str, int] = {}  # with a network: when a consumer's unanswered heartbeat was sent
+        self._last_commit: dict[str, tuple[Any, list[list[Any]]]] = {}  # process -> its last commit's offsets, lines
+        self._at_classic: set[tuple[str, int]] = set()  # (process, corr): JoinGroup / SyncGroup the classic coordinator got
         self.faults = frozenset(faults) & MIGRATION_FAULTS  # the mixed group's fault switches, for mutants
         self.client_faults = frozenset(faults) & CLASSIC_CLIENT_FAULTS  # the classic clients' (mutants too)
         self.partitions = partitions
@@ -112,7 +131,7 @@ class MigrationSimulation(VirtualClock):
         self.beats: dict[str, int] = {}
         self._reset_clock()
         self.report = MigrationReport("", seed, members, partitions)
-        self.on_leader_sync = None  # a scenario hook: called once the leader's SyncGroup is stored
+        self.on_leader_sync: Callable[[], None] | None = None  # a scenario hook: called once the leader's SyncGroup is stored
         self.trace: list[dict[str, Any]] = [{"ts_ms": 0, "event": "topic", "topic": TOPIC, "partitions": partitions}]
         self.report.trace = self.trace
 
@@ -128,6 +147,8 @@ class MigrationSimulation(VirtualClock):
     def _flush(self, p: ClassicProc) -> None:
         """The classic client's member events since the last flush, as trace lines (and the narration)."""
         evs = p.consumer.events
+        if len(evs) == p.seen_events:  # the common case: a step with no member event
+            return
         for e in evs[p.seen_events:]:
             line: dict[str, Any] = {"ts_ms": e.ts_ms, "group": G, "member": p.name, "event": e.event}
             if e.event in ("assigned", "revoked", "lost", "commit"):
@@ -179,8 +200,40 @@ class MigrationSimulation(VirtualClock):
             if isinstance(s.request, SyncGroupRequest) and p.sync_delay_ms:
                 p.held.append((self.now + p.sync_delay_ms, s))
             else:
-                self._request(p, s)
+                self._transmit(p, s)
         self._flush(p)
+
+    def _transmit(self, p: ClassicProc, s: ClassicSend) -> None:
+        """A classic request goes out: handled now, or (with a network) when each copy arrives."""
+        if self.net is None:
+            self._request(p, s)
+            return
+        self._corr += 1
+        for env in self.net.send(self.now, p.name, COORDINATOR, 0, self._corr, s, False):
+            self._push(env.deliver_at, "call", lambda: self._arrives(p, s))
+
+    def _arrives(self, p: ClassicProc, s: ClassicSend) -> None:
+        assert self.net is not None
+        self.net.delivered += 1
+        self._request(p, s)
+
+    def _answer(self, name: str, corr: int, response: Any) -> None:
+        """A coordinator's answer to process ``name``'s request ``corr``: delivered now, or over the network."""
+        self._at_classic.discard((name, corr))  # answered: no longer parked
+        if self.net is None:
+            self._deliver(name, corr, response)
+            return
+        p = self.procs.get(name)
+        for env in self.net.send(self.now, COORDINATOR, name, 0, corr, response, True):
+            self._push(env.deliver_at, "call", lambda: self._answer_arrives(p, name, corr, response))
+
+    def _answer_arrives(self, p: Any, name: str, corr: int, response: Any) -> None:
+        assert self.net is not None
+        if p is None or self.procs.get(name) is not p:  # the process was restarted: its connection is gone
+            self.net.dropped_stale += 1
+            return
+        self.net.delivered += 1
+        self._deliver(name, corr, response)
 
     def _deliver(self, name: str, corr: int, response: Any) -> None:
         p = self.procs.get(name)
@@ -192,19 +245,23 @@ class MigrationSimulation(VirtualClock):
         if self.mixed is not None and not isinstance(req, FindCoordinatorRequest):
             ans = self._to_mixed(req)
             if ans is not None:
-                self._deliver(p.name, s.corr, ans)
+                self._answer(p.name, s.corr, ans)
                 return
             self.log("the empty consumer group is deleted: the JoinGroup makes a classic group")
             self.mixed = None  # and the request goes to the classic coordinator below
         hooked = isinstance(req, SyncGroupRequest) and bool(req.assignments) and self.on_leader_sync is not None
         before = self.classic.group(G) if hooked else None
+        if isinstance(req, (JoinGroupRequest, SyncGroupRequest)):
+            self._at_classic.add((p.name, s.corr))
+        name: str  # (a destination: the request's sender, (client name, connection, correlation id))
+        corr: int
         for out in self.classic.handle(self.now, (p.name, 0, s.corr), req):
             name, _conn, corr = out.destination  # type: ignore[misc]
-            self._deliver(name, corr, out.response)
+            self._answer(name, corr, out.response)
         after = self.classic.group(G) if hooked else None
         if hooked and before is not None and after is not None and after.status.name == "STABLE":
             hook, self.on_leader_sync = self.on_leader_sync, None
-            hook()
+            hook()  # type: ignore[misc]  # (hooked: it was not None)
 
     def _to_mixed(self, req: Any) -> Any:
         """A classic request answered by the consumer group (``None``: the empty group was deleted by a JoinGroup)."""
@@ -227,7 +284,7 @@ class MigrationSimulation(VirtualClock):
     def _classic_step(self, p: ClassicProc) -> None:
         for due, s in [x for x in p.held if x[0] <= self.now] if p.held else ():
             p.held.remove((due, s))
-            self._request(p, s)
+            self._transmit(p, s)
             self._flush(p)
         if self.procs.get(p.name) is p:
             self._carry(p, p.consumer.poll(self.now) + p.consumer.tick(self.now))
@@ -239,17 +296,48 @@ class MigrationSimulation(VirtualClock):
             p = self.procs[name]
             if not isinstance(p, ClassicProc):
                 continue
-            for corr, f in sorted(p.consumer.inflight.items()):
-                if f.kind == "join" and not any(s.corr == corr for _d, s in p.held):
-                    self._deliver(name, corr, JoinGroupResponse(Error.REBALANCE_IN_PROGRESS))
-                elif f.kind == "sync" and not any(s.corr == corr for _d, s in p.held):
-                    self._deliver(name, corr, SyncGroupResponse(Error.REBALANCE_IN_PROGRESS))
+            for corr, f in sorted(p.consumer.inflight.items()):  # those the classic coordinator has (parked)
+                if f.kind == "join" and (name, corr) in self._at_classic:
+                    self._answer(name, corr, JoinGroupResponse(Error.REBALANCE_IN_PROGRESS))
+                elif f.kind == "sync" and (name, corr) in self._at_classic:
+                    self._answer(name, corr, SyncGroupResponse(Error.REBALANCE_IN_PROGRESS))
 
     def _consumer_step(self, c: ReconcilingConsumer) -> None:
         if self.now < self.beats.get(c.member_id, 0):
             return
+        if self.now < self._beat_out.get(c.member_id, -REQUEST_TIMEOUT_MS) + REQUEST_TIMEOUT_MS:
+            return  # one heartbeat in flight at a time (Kafka's client); a lost one is sent again after the timeout
         self.beats[c.member_id] = self.now + 1000
         req = next(cmd.message for cmd in c.handle(self.now, TimerFired("heartbeat")) if isinstance(cmd, Send))
+        if self.net is None:
+            self._heartbeat_answer(c, self._heartbeat_at_coordinator(c.member_id, req))
+            return
+        self._corr += 1
+        corr = self._beat_corr[c.member_id] = self._corr
+        self._beat_out[c.member_id] = self.now
+        for env in self.net.send(self.now, c.member_id, COORDINATOR, 0, corr, req, False):
+            self._push(env.deliver_at, "call", lambda: self._heartbeat_arrives(c, corr, req))
+
+    def _heartbeat_arrives(self, c: ReconcilingConsumer, corr: int, req: Any) -> None:
+        """A consumer-protocol heartbeat reaches the coordinator (with a network); the answer goes back."""
+        assert self.net is not None
+        self.net.delivered += 1
+        answer = self._heartbeat_at_coordinator(c.member_id, req)
+        for env in self.net.send(self.now, COORDINATOR, c.member_id, 0, corr, answer, True):
+            self._push(env.deliver_at, "call", lambda: self._heartbeat_answer_arrives(c, corr, answer))
+
+    def _heartbeat_answer_arrives(self, c: ReconcilingConsumer, corr: int, answer: Any) -> None:
+        assert self.net is not None
+        if self.procs.get(c.member_id) is not c or self._beat_corr.get(c.member_id) != corr:
+            self.net.dropped_stale += 1  # its process is gone, or a later heartbeat is out
+            return
+        self.net.delivered += 1
+        self._beat_out.pop(c.member_id, None)
+        self._heartbeat_answer(c, answer)
+
+    def _heartbeat_at_coordinator(self, mid: str, req: Any) -> Any:
+        """The coordinator's answer to a consumer-protocol heartbeat: the first one converts the classic group
+        (a refusal, ``MigrationRefused``, is the answer then)."""
         if self.mixed is None:
             view = self.classic.group(G)
             try:
@@ -257,16 +345,22 @@ class MigrationSimulation(VirtualClock):
                     self.mixed = MixedConsumerGroup(ConsumerGroupCoordinator(G, {"t": self.partitions}), faults=self.faults)
                 else:
                     self.mixed = MixedConsumerGroup.upgrade(view, {"t": self.partitions}, faults=self.faults, now=self.now)
-                    self.log(f"{c.member_id}'s heartbeat converts the classic group (generation {view.generation}) "
+                    self.log(f"{mid}'s heartbeat converts the classic group (generation {view.generation}) "
                              f"into a consumer group")
                     self._answer_parked()
             except MigrationRefused as e:
-                self.log(f"{c.member_id}: GROUP_ID_NOT_FOUND ({e}): fatal, restarted in 2 s")
-                del self.procs[c.member_id]
-                self.emit("left", c.member_id, member_id=c.member_id)
-                self.pending.append((self.now + 2000, c.member_id))
-                return
-        resp = self.mixed.consumer_heartbeat(req, self.now)
+                return e
+        return self.mixed.consumer_heartbeat(req, self.now)
+
+    def _heartbeat_answer(self, c: ReconcilingConsumer, resp: Any) -> None:
+        """The answer reaches the consumer: a refused conversion is fatal (restarted 2 s later); otherwise the
+        consumer's commands are carried out on the one actor contract (listener calls traced)."""
+        if isinstance(resp, MigrationRefused):
+            self.log(f"{c.member_id}: GROUP_ID_NOT_FOUND ({resp}): fatal, restarted in 2 s")
+            del self.procs[c.member_id]
+            self.emit("left", c.member_id, member_id=c.member_id)
+            self.pending.append((self.now + 2000, c.member_id))
+            return
         before = frozenset(c.owned)
         for cmd in c.handle(self.now, Received(COORDINATOR, resp)):  # the one actor contract (reference/actor.py)
             if isinstance(cmd, CallListener):
@@ -278,7 +372,8 @@ class MigrationSimulation(VirtualClock):
             self.log(f"{c.member_id} epoch {c.epoch} owns {sorted(p for _t, p in c.owned)}")
 
     # -- the loop --------------------------------------------------------------------------------------
-    pending: list
+    # the scenario's delayed starts, (due, name); shadows VirtualClock.pending(), which this simulation does not call
+    pending: list[tuple[int, str]]  # type: ignore[assignment]
 
     def step(self) -> None:
         for due, name in [x for x in self.pending if x[0] <= self.now]:
@@ -287,9 +382,10 @@ class MigrationSimulation(VirtualClock):
         if self.mixed is not None:
             self.mixed.tick(self.now)
         else:
+            corr: int  # (a destination: (client name, connection, correlation id))
             for out in self.classic.advance(self.now):
                 name, _conn, corr = out.destination  # type: ignore[misc]
-                self._deliver(name, corr, out.response)
+                self._answer(name, corr, out.response)
         for name in sorted(self.procs):
             p = self.procs.get(name)
             if isinstance(p, ClassicProc):
@@ -320,12 +416,16 @@ class MigrationSimulation(VirtualClock):
         consumer-protocol members' commits (every second, once the group is a consumer group), traced with the
         coordinator's verdict (the classic clients commit by themselves). It judges nothing (the trace checker
         does)."""
-        seen: set = set()
+        seen: set[tuple[str, int]] = set()
         counted = self._counted()  # once a step: the classic coordinator's view is built on each call
-        for name in sorted(self.procs):
-            mid, _e = self._is_member(name, counted)
-            if mid is not None:
-                seen |= self.procs[name].owned
+        mixed = self.mixed is not None
+        for p in self.procs.values():  # _is_member inlined (the hot loop of a run)
+            if type(p) is ClassicProc:
+                c = p.consumer
+                if c.generation.member_id in counted:
+                    seen.update(c.owned)
+            elif mixed and p.member_id in counted and p.epoch > 0:  # type: ignore[union-attr]
+                seen.update(p.owned)
         if self.procs:
             self.report.unowned_partition_ms += (self.partitions - len(seen)) * STEP_MS
         if self.now % 1000 or self.mixed is None:
@@ -338,17 +438,51 @@ class MigrationSimulation(VirtualClock):
             if mid is None:
                 continue
             for cmd in p.handle(self.now, _COMMIT):  # the consumer's auto-commit, on the one actor contract
-                m = cmd.message
+                m = cmd.message  # type: ignore[union-attr]  # (an auto-commit's one command: the Send of its request)
+                if self.net is not None:
+                    self._corr += 1
+                    for env in self.net.send(self.now, name, COORDINATOR, 0, self._corr, (self.now, m), False):
+                        self._push(env.deliver_at, "call", lambda env=env: self._commit_arrives(p, mid, env))
+                    continue
                 err = self.mixed.offset_commit(m.member_id, m.member_epoch, m.offsets)
-                ok = err == Error.NONE
-                self.emit("commit", name, member_id=mid, partitions=[[t, q, o] for (t, q), o in sorted(m.offsets.items())],
-                          accepted=ok, sent_ms=self.now, generation=m.member_epoch, **({} if ok else {"error": err.name}))
+                self._commit_line(name, mid, m, self.now, err)
+
+    def _commit_line(self, name: str, mid: str, m: Any, sent_ms: int, err: Error) -> None:
+        ok = err == Error.NONE
+        last = self._last_commit.get(name)  # a member commits the same offsets until its assignment changes: the
+        if last is not None and last[0] == m.offsets:  # lines share one (never mutated) partitions list
+            parts = last[1]
+        else:
+            parts = [[t, q, o] for (t, q), o in sorted(m.offsets.items())]
+            self._last_commit[name] = (m.offsets, parts)
+        self.emit("commit", name, member_id=mid, partitions=parts,
+                  accepted=ok, sent_ms=sent_ms, generation=m.member_epoch, **({} if ok else {"error": err.name}))
+
+    def _commit_arrives(self, p: ReconcilingConsumer, mid: str, env: Envelope) -> None:
+        """A consumer-protocol commit reaches the coordinator (with a network): judged by the group that holds it
+        now (a classic group does not know the member); the verdict goes back and is traced when it arrives."""
+        assert self.net is not None
+        self.net.delivered += 1
+        sent_ms, m = env.payload
+        err = self.mixed.offset_commit(m.member_id, m.member_epoch, m.offsets) if self.mixed is not None else Error.UNKNOWN_MEMBER_ID
+        for back in self.net.send(self.now, COORDINATOR, p.member_id, 0, env.corr, None, True):
+            self._push(back.deliver_at, "call", lambda: self._verdict_arrives(p, mid, m, sent_ms, err))
+
+    def _verdict_arrives(self, p: ReconcilingConsumer, mid: str, m: Any, sent_ms: int, err: Error) -> None:
+        assert self.net is not None
+        if self.procs.get(p.member_id) is not p:
+            self.net.dropped_stale += 1
+            return
+        self.net.delivered += 1
+        self._commit_line(p.member_id, mid, m, sent_ms, err)
 
 
 def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, seed: int = 0,
-                           faults: frozenset[str] = frozenset()) -> MigrationReport:
+                           faults: frozenset[str] = frozenset(), network: NetworkConfig | None = None) -> MigrationReport:
     """Run one scenario; :class:`MigrationScenarioError` on bad options. ``faults``: the mixed group's fault
-    switches (``MIGRATION_FAULTS``) and the classic clients' (``classic.CLIENT_FAULTS``), for mutants."""
+    switches (``MIGRATION_FAULTS``) and the classic clients' (``classic.CLIENT_FAULTS``), for mutants.
+    ``network``: requests and answers go through the seeded network (delay, loss, duplication, reordering);
+    None: answered in the step they are sent."""
     if name not in MIGRATION_SCENARIOS:
         raise MigrationScenarioError(f"unknown scenario {name!r} for --protocol classic-to-consumer; "
                                      f"choose from {', '.join(MIGRATION_SCENARIOS)}")
@@ -358,12 +492,12 @@ def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, see
     if unknown:
         raise MigrationScenarioError(f"unknown fault {sorted(unknown)[0]!r}; choose from "
                                      f"{', '.join(sorted(MIGRATION_FAULTS | CLASSIC_CLIENT_FAULTS))}")
-    sim = MigrationSimulation(members, partitions, seed, faults)
+    sim = MigrationSimulation(members, partitions, seed, faults, network)
     sim.pending = []
     sim.report.scenario = name
-    ev: dict[int, list] = {}
+    ev: dict[int, list[Callable[..., object]]] = {}  # (the events: lambdas binding their arguments as defaults)
 
-    def at(ms: int, fn) -> None:
+    def at(ms: int, fn: Callable[..., object]) -> None:
         ev.setdefault(ms - ms % STEP_MS, []).append(fn)
 
     names = [f"c{i + 1}" for i in range(members)]
@@ -379,7 +513,7 @@ def run_migration_scenario(name: str, members: int = 3, partitions: int = 6, see
 
         def hook() -> None:
             sim.start_consumer(f"c{members + 2}")
-            sim._consumer_step(sim.procs[f"c{members + 2}"])
+            sim._consumer_step(sim.procs[f"c{members + 2}"])  # type: ignore[arg-type]  # (just started as a consumer)
 
         at(10_000, lambda: setattr(sim, "on_leader_sync", hook))
         end = 30_000

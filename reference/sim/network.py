@@ -53,9 +53,11 @@ class NetworkConfig:
                 raise ValueError(f"network {name} probability {v} is not in [0, 1]")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Envelope:
-    """One copy of a message in flight."""
+    """One copy of a message in flight (never changed once made: not ``frozen`` only because a frozen slotted
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, and a run makes
+    one per message)."""
 
     deliver_at: int
     src: str
@@ -106,6 +108,15 @@ class Network:
         if c.loss and self.rng.random() < c.loss:
             self.lost += 1
             return []
+        if not (c.reorder or c.duplicate):  # the common case: _delay and _schedule inlined, the same draws
+            lo, hi = c.min_delay_ms, c.max_delay_ms
+            at = now + (lo if lo == hi else lo + int(self.rng.random() * (hi - lo + 1)))
+            key = (src, dst, conn)
+            last = self._last.get(key, 0)
+            if last > at:
+                at = last
+            self._last[key] = at
+            return [Envelope(at, src, dst, conn, corr, payload, is_reply)]
         out = [Envelope(self._schedule(now, src, dst, conn), src, dst, conn, corr, payload, is_reply)]
         if c.duplicate and self.rng.random() < c.duplicate:
             self.duplicated += 1

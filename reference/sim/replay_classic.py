@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from ..classic import (
     JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, Assignment, ConsumerProtocolError, CoordinatorConfig,
@@ -73,6 +73,8 @@ _REQUEST_FIELDS: dict[str, tuple[set[str], set[str]]] = {
 }
 _FAULTS = {"unload", "load", "load_start", "load_finish", "store_fails", "mark_dead"}
 _DEFAULT_SUBSCRIPTION = {"topics": ["t"], "owned": [], "generation": -1}
+
+_R = TypeVar("_R")
 
 
 
@@ -280,7 +282,8 @@ class Replayer:
             pairs = []
             for alias, parts in assignments.items():
                 member_id = self._alias_id(n, alias, "assignments")
-                pairs.append((member_id, encode_assignment(Assignment(_partitions(n, parts, "assignments")))))
+                # (a list where Assignment says tuple: encode_assignment only iterates it)
+                pairs.append((member_id, encode_assignment(Assignment(_partitions(n, parts, "assignments")))))  # type: ignore[arg-type]
             return self._build(n, SyncGroupRequest, group_id=gid, member_id=self._member(n, b, "member_id", step),
                                generation_id=_typed(n, b, "generation", int, None), assignments=tuple(pairs),
                                group_instance_id=instance,
@@ -338,7 +341,7 @@ class Replayer:
                            client_id=_typed(n, b, "client_id", str, "consumer"))
 
     @staticmethod
-    def _build(n: int, cls: Any, **kwargs: Any) -> Any:
+    def _build(n: int, cls: Callable[..., _R], **kwargs: Any) -> _R:
         try:
             return cls(**kwargs)
         except ValueError as e:

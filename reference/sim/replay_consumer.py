@@ -98,7 +98,7 @@ def _tps(n: int, items: Any, where: str) -> dict[str, list[int]]:
     return out
 
 
-def _pairs(d: dict[str, list[int]] | None) -> list[list] | None:
+def _pairs(d: dict[str, list[int]] | None) -> list[list[str | int]] | None:
     if d is None:
         return None
     return [[t, p] for t in sorted(d) for p in sorted(d[t])]
@@ -106,7 +106,7 @@ def _pairs(d: dict[str, list[int]] | None) -> list[list] | None:
 
 def run_consumer_script(text: str, faults: frozenset[str] = frozenset()) -> list[str]:
     """Parse the whole script, then run it; returns the transcript lines. Raises ``ScriptError``."""
-    steps: list[tuple[int, dict]] = []
+    steps: list[tuple[int, dict[str, Any]]] = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -114,7 +114,7 @@ def run_consumer_script(text: str, faults: frozenset[str] = frozenset()) -> list
         try:
             obj = json.loads(line)
         except ValueError as e:
-            raise ScriptError(n, f"not JSON ({e.msg})") from None
+            raise ScriptError(n, f"not JSON ({e.msg})") from None  # type: ignore[attr-defined]  # (a JSONDecodeError)
         if not isinstance(obj, dict):
             raise ScriptError(n, "a step must be a JSON object")
         steps.append((n, obj))

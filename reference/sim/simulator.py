@@ -73,6 +73,9 @@ __all__ = ["SimConfig", "Simulator", "StepRecord"]
 
 _TICK, _POLL = TimerFired(TICK), Invoked("poll")  # the two most frequent events (immutable: shared)
 _CONN_SPAN = 1_000_000  # connection id = incarnation * span + Consumer.connection
+_QUIET = ("", "", "")
+_BROKER_NAME = {1: "broker-1", 2: "broker-2"}  # a broker's network name, and back
+_BROKER_NODE = {v: k for k, v in _BROKER_NAME.items()}  # what a step says on the quiet path (run_quietly_until reads no StepRecord)
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ class Simulator(VirtualClock):
         # earliest pending wake-up per consumer process / broker (later ones are not queued: the
         # earlier wake-up re-arms the timer when it fires)
         self._wake_at: dict[Any, int] = {}
+        self._quiet = False  # run_quietly_until: steps return no description
         self._last_group: tuple[Any, ...] | None = None
         # NOTE(sim-hooks): observers run after every consumer input, before its sends go out; each may
         # adjust the member (positions) and return more requests (reference/sim/records.py uses this).
@@ -206,9 +210,13 @@ class Simulator(VirtualClock):
     def run_quietly_until(self, time_ms: int) -> int:
         """Like :meth:`run_until` without collecting records (the fast path); returns the step count."""
         n = 0
-        while self._queue and self._queue[0][0] <= time_ms:
-            self._step()
-            n += 1
+        self._quiet = True  # the frequent steps skip their description
+        try:
+            while self._queue and self._queue[0][0] <= time_ms:
+                self._step()
+                n += 1
+        finally:
+            self._quiet = False
         self.now = max(self.now, time_ms)
         return n
 
@@ -237,10 +245,18 @@ class Simulator(VirtualClock):
         due = None
         n = len(cmds)
         if n and type(cmds[-1]) is SetTimer:
-            due = cmds[-1].at_ms  # type: ignore[union-attr]
+            due = cmds[-1].at_ms
             n -= 1
         sends = [c.message for c in cmds if type(c) is ActorSend] if n else []
-        self._after_consumer(p, sends, due)
+        if self.hooks:
+            self._after_consumer(p, sends, due)
+            return sends
+        for s in sends:  # _after_consumer without hooks, inlined (the hot path of every run)
+            self._send_request(p, s)
+        if len(p.consumer.events) > p.seen_events:
+            self._flush_events(p)
+        if due is not None:
+            self._wake((p.name, p.incarnation), max(due, self.now), "tick", p.name, p.incarnation)
         return sends
 
     def _after_consumer(self, p: SimProc, sends: list[Send], due: int | None) -> None:
@@ -286,7 +302,7 @@ class Simulator(VirtualClock):
             node = self.leader if self.leader is not None else 1
         else:
             node = c.coordinator_node if c.coordinator_node is not None else 1
-        for env in self.network.send(self.now, p.name, f"broker-{node}", self._conn(p), s.corr, s.request, False):
+        for env in self.network.send(self.now, p.name, _BROKER_NAME[node], self._conn(p), s.corr, s.request, False):
             self._push(env.deliver_at, "deliver", env)
 
     def _on_poll(self, name: str, inc: int) -> tuple[str, str, str]:
@@ -300,17 +316,21 @@ class Simulator(VirtualClock):
             return ("poll", name, "application busy")
         sends = self._drive(p, _POLL)
         self._push(self.now + self.config.poll_interval_ms, "poll", name, inc)
-        return ("poll", name, _describe_sends(sends))
+        return _QUIET if self._quiet else ("poll", name, _describe_sends(sends))
 
     def _on_tick(self, name: str, inc: int) -> tuple[str, str, str]:
         p = self._proc(name, inc)
         if p is None:
             return ("tick", name, "process gone")
         if p.paused_until > self.now:
+            # Re-armed at the pause's end, like the deferred poll: whichever was pushed first runs first. A GC
+            # pause stops every thread of a JVM and resumes them together, so Kafka's heartbeat thread may find
+            # the poll timeout expired before the application polls again (a LeaveGroup, the model's
+            # PollTimeoutLeave) or not: both orders are Kafka's, and the model has both.
             self._wake((name, inc), p.paused_until, "tick", name, inc)
             return ("tick", name, "paused")
         sends = self._drive(p, _TICK)
-        return ("tick", name, _describe_sends(sends))
+        return _QUIET if self._quiet else ("tick", name, _describe_sends(sends))
 
     # ------------------------------------------------------------------ delivery
 
@@ -322,21 +342,22 @@ class Simulator(VirtualClock):
     def _deliver_reply(self, env: Envelope) -> tuple[str, str, str]:
         inc, conn = divmod(env.conn, _CONN_SPAN)
         p = self._proc(env.dst, inc)
-        api = request_name(env.payload)
         if p is None:
-            return ("drop", env.dst, f"{api} reply for a process that is gone")
+            return ("drop", env.dst, f"{request_name(env.payload)} reply for a process that is gone")
         if self._deferred(p, "deliver", env, None):
             return ("deliver", env.dst, "paused")
         if conn != p.consumer.connection:
             self.network.dropped_stale += 1
-            return ("drop", env.dst, f"{api} reply on stale connection {conn}")
+            return ("drop", env.dst, f"{request_name(env.payload)} reply on stale connection {conn}")
         self.network.delivered += 1
         self._drive(p, Received(env.src, (env.corr, env.payload)))
+        if self._quiet:
+            return _QUIET
         err = getattr(env.payload, "error", None)
-        return ("deliver", env.dst, f"{api} response {err.name if err is not None else ''}".strip())
+        return ("deliver", env.dst, f"{request_name(env.payload)} response {err.name if err is not None else ''}".strip())
 
     def _deliver_request(self, env: Envelope) -> tuple[str, str, str]:
-        node = int(env.dst.split("-")[1])
+        node = _BROKER_NODE[env.dst]
         req: Request = env.payload
         api = request_name(req)
         self.network.delivered += 1
@@ -356,11 +377,14 @@ class Simulator(VirtualClock):
             cmds = own = self.brokers[node].handle(self.now, Received(sender, req))
         self._reply(node, cmds)
         self._after_broker(node, api, own)
-        return ("deliver", env.dst, f"{api} from {env.src}")
+        return _QUIET if self._quiet else ("deliver", env.dst, f"{api} from {env.src}")
 
     def _reply(self, node: int, outs: list[Command] | list[Outbound]) -> None:
         """A broker's answers onto the network: its ``Send`` commands (the actor contract) or, after an operator's
         action on it (unload, load, failover), its ``Outbound`` list; its ``SetTimer`` is ``_after_broker``'s."""
+        name: str  # (a destination: the request's sender, (client name, connection, correlation id); Hashable to the broker)
+        conn: int
+        corr: int
         for o in outs:
             if type(o) is ActorSend:
                 dest, response = o.to, o.message
@@ -371,7 +395,7 @@ class Simulator(VirtualClock):
             name, conn, corr = dest  # type: ignore[misc]
             api = request_name(response)
             self._transcript.append((self.now, node, "out", name, api, response))
-            for env in self.network.send(self.now, f"broker-{node}", name, conn, corr, response, True):
+            for env in self.network.send(self.now, _BROKER_NAME[node], name, conn, corr, response, True):
                 self._push(env.deliver_at, "deliver", env)
 
     def _after_broker(self, node: int, api: str, cmds: list[Command] | None = None) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-SOURCES = ("kernel.py", "layout.py", "lean.py", "families.py", "search.py", "engine.py", "parallel.py",
+SOURCES = ("kernel.py", "classic_words.py", "layout.py", "lean.py", "families.py", "search.py", "engine.py", "parallel.py",
            "consumer_kernel.py",
            "consumer_keys.py", "migration_kernel.py", "migration_properties.py")
 STAMP = "groupspec-sources.sha256"

@@ -25,6 +25,7 @@ from groupspec.model.consumer import ConsumerGroupHeartbeat, RebalanceTimeoutFen
 from groupspec.model.consumer_flight import (OK, DelayHeartbeatAnswer, DeliverOffsetCommit, EarlyRestart,
                                              LoseHeartbeatAnswer, ReceiveHeartbeatAnswer, SendOffsetCommit)
 from groupspec.model.core import GroupStatus, Proc
+from groupspec.model.migration import ClassicToConsumer
 from groupspec.model.migration_state import (ClassicGroup, ClassicHeartbeat, Client, Downgrade, JoinGroup, Kind,
                                              MigrationState, MMember, Phase, SyncGroup, Upgrade)
 
@@ -121,7 +122,7 @@ def decode(row: np.ndarray, n: int, flight_k: int = 0) -> Any:
             since = tuple(v[f + CK.F_SINCE: f + CK.F_SINCE + flight_k])
         clients.append(Client(**client, classic=bool(v[y + CK.XC_CLASSIC]), phase=Phase(v[y + CK.XC_PHASE])) if mig
                        else ConsumerClient(**client))
-        member = dict(state=MemberState(v[b + CK.M_STATE]), epoch=v[b + CK.M_EPOCH], previous_epoch=v[b + CK.M_PREV],
+        member: dict[str, Any] = dict(state=MemberState(v[b + CK.M_STATE]), epoch=v[b + CK.M_EPOCH], previous_epoch=v[b + CK.M_PREV],
                       assigned=v[b + CK.M_ASSIGNED], revoking=v[b + CK.M_REVOKING], topics=v[b + CK.M_TOPICS],
                       static=bool(v[b + CK.M_STATIC]), left=bool(v[b + CK.M_LEFT]), since=since)
         if not v[b + CK.M_PRESENT]:
@@ -161,7 +162,7 @@ def parameters(proto: Consumer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P[CK.P_KIP1251] = proto.kip_1251
     P[CK.P_K19233] = proto.kafka_19233
     P[CK.P_KEEPS_RECORD] = proto.fenced_keeps_record
-    if family_of(proto) == FAM.MIGRATION:
+    if family_of(proto) == FAM.MIGRATION and isinstance(proto, ClassicToConsumer):  # the migration's pages
         P[CK.P_MIG] = 1
         P[CK.P_ACKED] = proto.upgrade_waits_for_ack
         P[CK.P_SYNC_TARGET] = proto.sync_gives_target
@@ -196,6 +197,7 @@ class Targets:
         query = self.tq if tq is None else tq
         q = [int(x) for x in query]
         if q[0] == CK.TAG_COOPERATIVE:  # the migration's classic leader
+            assert isinstance(self.proto, ClassicToConsumer)  # only the migration's kernel asks this
             target = self.proto.cooperative_assignment(q[1], tuple(q[2:2 + n]))
         else:
             members = tuple(None if code == 0 else Member(topics=(code - 1) >> 1, static=bool((code - 1) & 1))

@@ -231,6 +231,7 @@ def next_assignment(P, t, i):
     target = t[b + T_TARGET]
     keep = t[b + M_ASSIGNED] & target
     revoke = (t[b + M_ASSIGNED] | t[b + M_REVOKING]) & ~target
+    t[b + M_PREV] = t[b + M_EPOCH]  # updateMemberEpoch: every outcome, also when the epoch stays
     if revoke:
         t[b + M_STATE] = UNREVOKED
         t[b + M_ASSIGNED] = keep
@@ -239,8 +240,6 @@ def next_assignment(P, t, i):
     want = target & ~keep
     free = want & ~held_by_others(P, t, i) if P[P_WAIT] else want
     t[b + M_STATE] = UNRELEASED if want & ~free else STABLE
-    if t[b + M_EPOCH] != t[H_TEPOCH]:
-        t[b + M_PREV] = t[b + M_EPOCH]
     t[b + M_EPOCH] = t[H_TEPOCH]
     t[b + M_ASSIGNED] = keep | free
     t[b + M_REVOKING] = 0
@@ -264,8 +263,10 @@ def reconcile(P, t, i, owned, dropped):
     if t[b + M_STATE] == UNREVOKED:
         if owned & t[b + M_REVOKING]:
             drop = t[b + M_ASSIGNED] & dropped  # dropped topics' partitions to pending revocation at once
-            t[b + M_ASSIGNED] &= ~drop
-            t[b + M_REVOKING] |= drop
+            if drop:
+                t[b + M_ASSIGNED] &= ~drop
+                t[b + M_REVOKING] |= drop
+                t[b + M_PREV] = t[b + M_EPOCH]
             return
         t[b + M_REVOKING] = 0
         next_assignment(P, t, i)
@@ -310,7 +311,7 @@ def handle(P, TM, s, i, t, tk, tv, tq):
             return ANS_UNRELEASED  # its instance id is held by a member that has not left: fatal
         if not P[P_K19233] and s[b + M_EPOCH] != 0 and s[b + M_PREV] != 0:
             return ANS_FENCED  # before KAFKA-19233 epoch 0 was validated as any other epoch
-        reconcile(P, t, i, s[b + C_OWNED], 0)
+        # no epoch check; the subscription is taken from the request as in any other heartbeat
     else:
         if not present or s[b + M_LEFT]:
             return ANS_UNKNOWN
@@ -320,6 +321,7 @@ def handle(P, TM, s, i, t, tk, tv, tq):
                 if not remove(P, t, i, tk, tv, tq):
                     return MISS
             return ANS_FENCED
+    if c_epoch != 0 or (present and not s[b + M_LEFT]):  # ``Consumer._subscribe``
         dropped = 0
         if t[b + M_TOPICS] != c_topics:
             t[b + M_TOPICS] = c_topics

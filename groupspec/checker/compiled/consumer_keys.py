@@ -42,16 +42,15 @@ def popcount(x):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remap(mask, perm):
     out = 0
+    p = 0
     while mask:
-        low = mask & -mask
-        p = 0
-        while (low >> p) != 1:
-            p += 1
-        out |= 1 << perm[p]
-        mask ^= low
+        if mask & 1:
+            out |= 1 << perm[p]
+        mask >>= 1
+        p += 1
     return out
 
 
@@ -73,6 +72,17 @@ def _less(a, b):
     for x in range(a.shape[0]):
         if a[x] != b[x]:
             return a[x] < b[x]
+    return False
+
+
+@njit(cache=True, inline="always")
+def _row_less(rows, i, j, length):
+    """``rows[i, :length] < rows[j, :length]`` lexicographically (``_less`` without the slices)."""
+    for x in range(length):
+        a = rows[i, x]
+        b = rows[j, x]
+        if a != b:
+            return a < b
     return False
 
 
@@ -196,21 +206,25 @@ def key_vector(P, blocks, s, rows, order, cols, perm, kv):
     for x in range(1, n):
         v = order[x]
         y = x - 1
-        while y >= 0 and _less(rows[v, :SHAPE], rows[order[y], :SHAPE]):
+        while y >= 0 and _row_less(rows, v, order[y], SHAPE):
             order[y + 1] = order[y]
             y -= 1
         order[y + 1] = v
     K = P[P_K]
     for p in range(K):
         cols[p] = 0
+    full = (1 << K) - 1
     for j in range(n):
-        r = rows[order[j]]
+        i = order[j]
         for k in range(5):
-            m = r[SHAPE + k]
+            m = rows[i, SHAPE + k] & full  # (the partitions 0 .. K-1, as the loop over them was)
             bit = 1 << (j * 5 + k)
-            for p in range(K):
-                if m >> p & 1:
+            p = 0
+            while m:
+                if m & 1:
                     cols[p] |= bit
+                m >>= 1
+                p += 1
     top = 1 << (n * 5)
     for p in range(K):
         if s[H_PARTS] >> p & 1:
@@ -234,7 +248,7 @@ def key_vector(P, blocks, s, rows, order, cols, perm, kv):
     for x in range(1, n):
         v = order[x]
         y = x - 1
-        while y >= 0 and _less(rows[v], rows[order[y]]):
+        while y >= 0 and _row_less(rows, v, order[y], SYM_ROW):
             order[y + 1] = order[y]
             y -= 1
         order[y + 1] = v

@@ -134,13 +134,11 @@ class Kernel:
         return [(action_of(int(acts[j])), decode(out[j], self.n)) for j in range(ns)]
 
     def key(self, s: Any) -> bytes:
-        n = self.n
-        kv = np.zeros(K.KH + n * K.ROWLEN, np.int64)
-        words = np.zeros(self.words, np.uint64)
-        K.key_vector(self.P, self.blocks, encode(s, n), np.zeros((n, K.ROWLEN), np.int64), np.zeros(n, np.int64),
-                     np.zeros(self.proto.cfg.partitions, np.int64), np.zeros(self.proto.cfg.partitions, np.int64), kv)
-        K.pack(kv, self.widths, self.offsets, words)
-        return words.tobytes()
+        """The packed key the search fingerprints (``families.key_words``: ``classic_words`` where it applies)."""
+        rows, order, cols, perm, kv, words = FAM.key_scratch(self.fam, self.P, self.plan, self.words)
+        nw = FAM.key_words(self.fam, self.P, self.blocks, self.plan, encode(s, self.n), rows, order, cols, perm, kv,
+                           words)
+        return bytes(words[:nw].tobytes())
 
     def converged(self, s: Any) -> bool:
         return bool(K.converged(self.P, self.TM, encode(s, self.n)))
@@ -284,8 +282,12 @@ def kernel_for(proto: Spec) -> Any:
         raise ValueError(f"the compiled engine does not cover {proto.name!r} with assignor {proto.assignor_name!r}")
     if fam == FAM.CLASSIC:
         return Kernel(proto)
+    from groupspec.model.consumer import Consumer
+
     from .consumer_engine import ConsumerKernel  # the KIP-848 family and the migration
 
+    if not isinstance(proto, Consumer):  # both families' pages derive from the KIP-848 one
+        raise ValueError(f"the compiled {proto.compiled_encoding()} encoding covers KIP-848 pages only, not {proto.name!r}")
     return ConsumerKernel(proto)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import classic_words as CW
 from . import consumer_kernel as CK
 from . import consumer_keys as CKEY
 from . import kernel as K
@@ -130,7 +131,7 @@ def key_scratch(fam, P, plan, nwords):
     if fam == CLASSIC:
         return (np.zeros((n, K.ROWLEN), np.int64), np.zeros(n, np.int64), np.zeros(P[K.P_K], np.int64),
                 np.zeros(P[K.P_K], np.int64), np.zeros(K.KH + n * K.ROWLEN, np.int64),
-                np.zeros(plan[plan.shape[0] - 1, 1] + 1, np.uint64))
+                np.zeros(max(plan[plan.shape[0] - 1, 1] + 1, CW.nwords(P)), np.uint64))
     return (np.zeros((n, CKEY.SYM_ROW), np.int64), np.zeros(n, np.int64), np.zeros(P[CK.P_K], np.int64),
             np.zeros(P[CK.P_K], np.int64), np.zeros(consumer_key_len(fam, P), np.int64),
             np.zeros(nwords, np.uint64))
@@ -152,11 +153,24 @@ def key_vector(fam, P, blocks, t, rows, order, cols, perm, kv):
 
 
 @njit(cache=True, inline="always")
+def key_words(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words):
+    """Row ``t``'s packed key in ``words``; returns how many words it takes. The classic family takes the
+    fast path of ``classic_words`` where it applies (the same keys, compared as whole words), else
+    ``kernel.key_vector`` packed by ``lean.pack_words``."""
+    if fam == CLASSIC:
+        if CW.fits(P):
+            CW.key_words(P, blocks, t, rows, order, cols, perm, words)
+            return CW.nwords(P)
+        key_vector(fam, P, blocks, t, rows, order, cols, perm, kv)
+        L.pack_words(kv, plan, words)
+        return plan[plan.shape[0] - 1, 1] + 1
+    key_vector(fam, P, blocks, t, rows, order, cols, perm, kv)
+    CKEY.pack(kv, words)
+    return words.shape[0]
+
+
+@njit(cache=True, inline="always")
 def fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words):
     """Row ``t``'s 96-bit fingerprint (``lean.fingerprint`` of its packed key)."""
-    key_vector(fam, P, blocks, t, rows, order, cols, perm, kv)
-    if fam == CLASSIC:
-        L.pack_words(kv, plan, words)
-    else:
-        CKEY.pack(kv, words)
-    return L.fingerprint(words)
+    nw = key_words(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words)
+    return L.fingerprint(words[:nw])

@@ -21,11 +21,14 @@ one-worker search, whatever the number of workers or the timing of the threads: 
 counterexamples are identical by construction (and ``tests/test_scale_parallel.py`` compares them).
 
 The families with a target table (KIP-848, the migration): a job whose expansion needs a target the table
-does not hold stops at that row (nothing of the row written) with the query in the job's own ``tq``; the
-main thread, when that job's turn to merge comes, computes the target with the model, stores it (the table
-is copied on write while it is shared, ``Targets.shared``, so a worker sees it before or after a fill) and
-expands the rest of the job itself before merging it. The answers are the model's whatever the timing, so
-the result is the serial one.
+does not hold stops at that row (nothing of the row written) with the query in the job's own ``tq``; as soon
+as the main thread sees such a job stopped (whether or not it is the next to merge) it computes the target
+with the model, stores it (the table is copied on write while it is shared, ``Targets.shared``, so a worker
+sees it before or after a fill) and hands the rest of the job back to a worker, where it resumes at the row
+it stopped at; it merges a job once its expansion has run to the end. (Expanding the rest of a stopped job on
+the main thread, when its turn to merge came, put most of the migration's expansion on the serial thread:
+its table fills all through the search.) The answers are the model's whatever the timing, so the result is
+the serial one.
 
 Threads, not processes: ``search.expand`` and ``search.merge`` are compiled with ``nogil=True``, so the
 worker threads and the merge run on separate cores at once, and they share the frontier and the store
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
 import numpy as np
@@ -112,6 +115,28 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
         inflight.append((job, fut))
         return True
 
+    def resume(pool: ThreadPoolExecutor, job: _Job) -> Future[int]:
+        """Fill the target ``job`` stopped for, and expand the rest of it on a worker, from the row it stopped at."""
+        tg.fill(job.tq)
+        tk, tv, _tq = tg.args()
+        return pool.submit(expand, kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, job.inseg, job.lo,
+                           int(job.xctl[X_ROW]), job.lo + job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits,
+                           job.scount, job.xctl, tk, tv, job.tq)
+
+    def expanded(pool: ThreadPoolExecutor) -> None:
+        """Wait until the next job to merge is expanded to its end; meanwhile resume every job (this one or one
+        behind it) that stopped for a target."""
+        while True:
+            for i, (j, f) in enumerate(inflight):
+                if f.done() and f.result() == NEED_TARGET:
+                    inflight[i] = (j, resume(pool, j))
+            head = inflight[0][1]
+            if head.done():
+                if head.result() != NEED_TARGET:  # (it may have stopped since the scan above: then resumed next)
+                    return
+                continue
+            wait([f for _j, f in inflight if not f.done()], return_when=FIRST_COMPLETED)  # (a done one: no wait)
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groupspec-expand") as pool:
         try:
             while True:
@@ -122,15 +147,9 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                         break
                     outseg = front.hand_over(outseg, ctl)  # expand what the output segment holds so far
                     continue
+                expanded(pool)
                 job, fut = inflight.popleft()
-                status = fut.result()
-                hi = job.lo + job.nrows
-                while status == NEED_TARGET:  # finish the job here, each missing target filled by the model
-                    tg.fill(job.tq)
-                    tk, tv, _tq = tg.args()
-                    status = expand(kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, job.inseg, job.lo,
-                                    int(job.xctl[X_ROW]), hi, job.srows, job.sact, job.sfp, job.sfq, job.sbits,
-                                    job.scount, job.xctl, tk, tv, job.tq)
+                fut.result()  # BATCH_DONE (a worker's exception is raised here)
                 while True:
                     s = store
                     status = merge(kn.fam, kn.P, job.first_id, job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits,

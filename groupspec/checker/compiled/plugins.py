@@ -43,11 +43,12 @@ def supports(proto: Spec) -> bool:
 def needs_compiling(workers: int = 1) -> bool:
     """Whether numba must compile the engine before it can search (the first run on a machine, ~50 s).
 
-    Reads numba's on-disk cache of the search loop (and, for ``workers`` > 1, of the parallel search's
-    expansion and merge): compiled code for the current source means a warm start. When the cache
-    cannot be read (a numba without these internals), says False: better no notice than a wrong one.
+    Reads numba's on-disk cache of the search loop that will run: the one-worker search, or for ``workers`` > 1
+    the parallel search's expansion and merge (which run instead of it): compiled code for the current source
+    means a warm start. When the cache cannot be read (a numba without these internals), says False: better no
+    notice than a wrong one.
     """
-    funcs: list[Any] = [S.search] + ([PAR.expand, PAR.merge] if workers > 1 else [])
+    funcs: list[Any] = [PAR.expand, PAR.merge] if workers > 1 else [S.search]
     try:
         return any(not f._cache._cache_file._load_index() for f in funcs)
     except Exception:  # noqa: BLE001 - private numba internals; never let them stop a search

@@ -83,6 +83,7 @@ final class States {
                 ObjectNode o = members.putObject(e.getKey());
                 o.put("state", m.state().toString());
                 o.put("epoch", m.memberEpoch());
+                o.put("previous_epoch", m.previousMemberEpoch());
                 o.put("instance_id", m.instanceId());
                 o.set("assigned", pairs(shard, m.assignedPartitions().entrySet().stream()
                         .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, x -> x.getValue().keySet()))));
