@@ -440,8 +440,17 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def _schedule(self, key: TimerKey, delay_ms: int, **payload: Any) -> None:
         self._seq += 1
         deadline = self.now_ms + delay_ms
-        self._timers[key] = Timer(deadline, self._seq, payload)
-        heapq.heappush(self._heap, (deadline, self._seq, key))
+        timers = self._timers
+        timers[key] = Timer(deadline, self._seq, payload)
+        heap = self._heap
+        if len(heap) > 2 * len(timers) + 64:
+            # every re-armed timer (a session, each heartbeat) leaves a stale entry: past twice the live ones the
+            # heap is rebuilt from them, so it stays proportional to the timers (the same live entries, the same
+            # firing order: (deadline, seq) is unique per entry)
+            heap[:] = [(t.deadline, t.seq, k) for k, t in timers.items()]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, (deadline, self._seq, key))
 
     def _cancel(self, key: TimerKey) -> None:
         self._timers.pop(key, None)
