@@ -502,14 +502,15 @@ def base_checkout(rev: str) -> str:
 
 
 def start_server(delay_ms: int, partitions: int, base: bool = False) -> tuple[subprocess.Popen, int]:
-    env = dict(os.environ)
-    if base:
+    code = "from groupspec.cli import main; main()"
+    if base:  # the editable install's finder (this worktree) taken off, the revision's tree first on the path
         assert BASE_PATH is not None
-        env["PYTHONPATH"] = BASE_PATH  # found before the editable install of this worktree
-    proc = subprocess.Popen([sys.executable, "-c", "from groupspec.cli import main; main()", "serve", "--port", "0",
+        code = (f"import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+                f"sys.path.insert(0, {BASE_PATH!r}); {code}")
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--port", "0",
                              "--json", "--brokers", "1", "--partitions", f"t={partitions}",
                              "--initial-rebalance-delay-ms", str(delay_ms)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)
+                            stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     port = json.loads(line)["listening"][0]["port"]

@@ -164,7 +164,8 @@ class Cluster:
                 self._paused_total += self._paused_until - self._paused_since  # type: ignore[operator]
                 self._paused_until = self._paused_since = None
         now = int((t - self._start - self._paused_total) * 1000)
-        self._last_now = max(self._last_now, now)
+        if now > self._last_now:  # never backwards
+            self._last_now = now
         return self._last_now
 
     def pause_clock(self, ms: int) -> None:
@@ -288,7 +289,9 @@ class Cluster:
         :meth:`_plain_heartbeats`). Same answer and effects as :meth:`request`; the decoded request is
         remembered by the frame's bytes after the correlation id (client id, tags, body), so a member's next
         heartbeats skip decoding and the reference request's checks (both already passed for those bytes)."""
-        if frame[1:4] != b"\x0c\x00\x04" or frame[0] != 0 or not self._plain_heartbeats(conn):
+        if (frame[1:4] != b"\x0c\x00\x04" or frame[0] != 0 or self.plan.rules or self.recorder is not None
+                or self.capture is not None or self._lost_heartbeats or conn.node != self.coordinator_node
+                or 12 not in self.supported):  # _plain_heartbeats, inlined (every heartbeat asks)
             return None
         key = frame[8:]
         hit = self._heartbeats.get(key)

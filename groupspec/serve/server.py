@@ -380,7 +380,8 @@ class _Link(asyncio.Protocol):
         self.queued = False  # in the server's list of connections to write at the next flush
         self.wbuf: list[bytes] = []
         self.transport: asyncio.Transport | None = None
-        self.last_active = asyncio.get_running_loop().time()
+        self._time = asyncio.get_running_loop().time
+        self.last_active = self._time()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -393,7 +394,7 @@ class _Link(asyncio.Protocol):
         self.server._links.add(self)
 
     def data_received(self, data: bytes) -> None:
-        self.last_active = self.server.loop.time() if self.server.loop is not None else 0.0
+        self.last_active = self._time()
         # the unread bytes are kept as one bytes object and an offset into it (no copy of a read
         # that holds whole frames, the usual case)
         if self.off >= len(self.buf):

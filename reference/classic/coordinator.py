@@ -252,6 +252,7 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         self._loading: set[int] = set()
         self._timers: dict[TimerKey, Timer] = {}
         self._heap: list[tuple[int, int, TimerKey]] = []
+        self._partition_of: dict[str, int] = {}  # group id -> its offsets partition (partition_of)
         self._seq = 0
         self._id_counter = 0
         seed = self.config.member_id_seed
@@ -275,8 +276,13 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def handle(self, now_ms: int, sender: Any, request: Request | None = None) -> list[Command] | list[Outbound]:
         """The actor contract ``handle(now_ms, event)``; with a third argument, the wire's entry point: advance to
         ``now_ms`` then process ``request`` from connection ``sender`` (module docstring)."""
-        if request is not None:
-            return self._handle_request(now_ms, sender, request)
+        if request is not None:  # _handle_request, inlined: every request of a served group comes this way
+            self._advance_to(now_ms)
+            handler = self._HANDLERS.get(type(request))
+            if handler is None:
+                raise GroupspecProtocolError(f"not a group coordinator request: {type(request).__name__}")
+            getattr(self, handler)(sender, request)
+            return self._drain()
         event: Event = sender
         if type(event) is Received:
             self._handle(now_ms, event.sender, event.message)
@@ -333,7 +339,14 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         self.config = config
 
     def partition_of(self, group_id: str) -> int:
-        return partition_for(group_id, self.config.offsets_partitions)
+        # asked by every request of a group: remembered per group id (the partition count never changes, set_config)
+        partition = self._partition_of.get(group_id)
+        if partition is None:
+            partition = partition_for(group_id, self.config.offsets_partitions)
+            if len(self._partition_of) >= 4096:
+                self._partition_of.clear()
+            self._partition_of[group_id] = partition
+        return partition
 
     def unload_partition(self, partition: int, now_ms: int | None = None) -> list[Outbound]:
         """This broker loses leadership of an offsets partition ([GC] ``onGroupUnloaded``)."""

@@ -95,17 +95,18 @@ class Sessions:
         group = self._groups.get(req.group_id)
         if group is None:
             return Error.UNKNOWN_MEMBER_ID
-        if group.is_(_D):
+        # (group.status compared directly, not through group.is_: the most frequent request, three calls fewer)
+        if group.status is _D:
             return Error.COORDINATOR_NOT_AVAILABLE
         error = self._validate_member(group, req.member_id, req.group_instance_id)
         if error is None and req.generation_id != group.generation:
             error = Error.ILLEGAL_GENERATION
         if error is not None:
             return error
-        if group.is_(_E):
+        if group.status is _E:
             return Error.UNKNOWN_MEMBER_ID
         self._schedule_heartbeat(group, group.members[req.member_id])
-        if group.is_(_PR) and "heartbeat_none_in_prepare" not in self.faults:
+        if group.status is _PR and "heartbeat_none_in_prepare" not in self.faults:
             return Error.REBALANCE_IN_PROGRESS
         return Error.NONE
 
