@@ -32,6 +32,8 @@ __all__ = ["Sessions"]
 
 _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
                          GroupStatus.COMPLETING_REBALANCE, GroupStatus.STABLE, GroupStatus.DEAD)
+# the answer to a heartbeat is its error alone: one (frozen) response per error, not one made per heartbeat
+_HEARTBEAT_RESPONSE = {e: HeartbeatResponse(e) for e in Error}
 
 
 class Sessions:
@@ -84,7 +86,7 @@ class Sessions:
     # ------------------------------------------------------------------ Heartbeat (§2.4)
 
     def _handle_heartbeat(self, sender: Hashable, req: HeartbeatRequest) -> None:
-        self._send(sender, HeartbeatResponse(self._heartbeat_error(req)))
+        self._send(sender, _HEARTBEAT_RESPONSE[self._heartbeat_error(req)])
 
     def _heartbeat_error(self, req: HeartbeatRequest) -> Error:
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
