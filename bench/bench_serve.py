@@ -9,8 +9,10 @@
    Heartbeat v4 requests in flight on each (frames encoded once) for a window of --seconds; groupspec and the mock
    are measured in --hb-rounds windows each per depth, interleaved, their order reversed every round (Tansu after
    them; bench/serve_versus.py). Printed per window and peer: heartbeats per second, the server's CPU-seconds per
-   heartbeat, the load generator's CPU; then groupspec's median rate over the mock's (target >= 1 at every depth)
-   and over Tansu's. `--no-peers`: groupspec only.
+   heartbeat (and the kernel's share of it, /proc/PID/stat), the load generator's CPU; then groupspec's median rate
+   over the mock's (target >= 1 at every depth) and over Tansu's. `--no-peers`: groupspec only; `--no-tansu`:
+   groupspec and the mock; `--base REV`: also groupspec serve at git revision REV (its tree taken with `git archive`,
+   run from a temporary directory) in the same interleaved windows, and this revision over it (A/B).
 3. The same round of 100 members against `groupspec serve` and librdkafka's mock, alternately, --rounds each
    (serve_versus.round_versus_mock: the clients' rule that the mock needs, the same for both): target groupspec's
    median <= the mock's.
@@ -38,7 +40,8 @@
 
 Prints wall and CPU seconds and the load average before, during and after (the machine may be shared).
 Usage: python bench/bench_serve.py [--members 200] [--seconds 3] [--hb-rounds 2] [--round-members 100] [--delay-ms 300]
-       [--rounds 5] [--depth 4] [--workers 1] [--only heartbeats|round]
+       [--rounds 5] [--depth 4] [--workers 1] [--only heartbeats|round|round-mock] [--no-peers] [--no-tansu]
+       [--base REV]
 """
 from __future__ import annotations
 
@@ -60,6 +63,7 @@ from groupspec.reference import messages as m
 from groupspec.reference.classic import Assignment, Subscription, encode_assignment, encode_subscription
 from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.serve import wire
+from serve_peers import start_server
 from kafka.protocol.consumer import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -478,45 +482,6 @@ def coordinator_heartbeats(n: int = 20000) -> float:
 BASE_PATH: str | None = None  # set by --base: a directory from which ``import groupspec`` finds that revision
 
 
-def base_checkout(rev: str) -> str:
-    """The tree of git revision ``rev`` of this repository in a temporary directory, laid out as the installed
-    namespace (``groupspec/`` with ``model``, ``reference``, ``proofs``, ``pipeline`` inside it, as pyproject's
-    package-dir maps them), for ``PYTHONPATH``: a server of that revision in the same run (A/B)."""
-    import atexit
-    import shutil
-    import tarfile
-    import tempfile
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tmp = tempfile.mkdtemp(prefix="groupspec-base-")
-    atexit.register(shutil.rmtree, tmp, True)
-    archive = subprocess.run(["git", "-C", root, "archive", "--format=tar", rev], check=True, capture_output=True).stdout
-    src = os.path.join(tmp, "src")
-    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-        tar.extractall(src, filter="data")
-    pkg = os.path.join(tmp, "path", "groupspec")
-    shutil.copytree(os.path.join(src, "groupspec"), pkg)
-    for sub in ("model", "reference", "proofs", "pipeline"):
-        os.symlink(os.path.join(src, sub), os.path.join(pkg, sub))
-    return os.path.join(tmp, "path")
-
-
-def start_server(delay_ms: int, partitions: int, base: bool = False) -> tuple[subprocess.Popen, int]:
-    code = "from groupspec.cli import main; main()"
-    if base:  # the editable install's finder (this worktree) taken off, the revision's tree first on the path
-        assert BASE_PATH is not None
-        code = (f"import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
-                f"sys.path.insert(0, {BASE_PATH!r}); {code}")
-    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--port", "0",
-                             "--json", "--brokers", "1", "--partitions", f"t={partitions}",
-                             "--initial-rebalance-delay-ms", str(delay_ms)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    port = json.loads(line)["listening"][0]["port"]
-    return proc, port
-
-
 def start_timeline_server(delay_ms: int, partitions: int) -> tuple[subprocess.Popen, int]:
     """The round's server: the `Server` and `Cluster` that `groupspec serve` runs (uvloop, one node,
     no recording), in a process of its own, with two hooks that note the time (perf_counter) each
@@ -606,7 +571,7 @@ def main(args: argparse.Namespace) -> int:
 def start_peer(name: str, delay_ms: int, partitions: int) -> tuple[Callable[[], None], int, int]:
     """Start one heartbeat peer: (stop, port, pid of the process whose CPU is the server's)."""
     if name in ("groupspec", "groupspec-base"):
-        proc, port = start_server(delay_ms, partitions, base=name == "groupspec-base")
+        proc, port = start_server(delay_ms, partitions, BASE_PATH if name == "groupspec-base" else None)
         return (lambda: stop(proc)), port, proc.pid
     from groupspec.realstack.coordinators import LibrdkafkaMock, Tansu
 
@@ -627,6 +592,8 @@ def bench_heartbeats(args: argparse.Namespace) -> bool:
     peers = ["groupspec", "librdkafka-mock"] if not args.no_peers else ["groupspec"]
     if args.base:
         global BASE_PATH
+        from serve_peers import base_checkout
+
         BASE_PATH = base_checkout(args.base)
         peers.append("groupspec-base")
     rates = heartbeats_interleaved(peers, args.members,
