@@ -309,7 +309,7 @@ class Cluster:
             return None
         owner = self.coordinator.id_owner.get(member_id) if member_id else None
         if owner is not None:
-            alias = str(owner)
+            alias = owner if type(owner) is str else str(owner)
         else:
             if conn.alias is None:
                 conn.alias = f"c{conn.number}"
@@ -331,6 +331,10 @@ class Cluster:
                 self.internal_error(f"Heartbeat: {type(e).__name__}: {e}")
                 self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
             return b""  # the answer is in out
+        if len(out) == 1:  # the usual case: this heartbeat's answer alone (the loop below, for one answer)
+            o = out[0]
+            if type(o.response) is m.HeartbeatResponse and o.destination == alias:
+                return _HEARTBEAT_V4_SIZE + frame[4:8] + _HEARTBEAT_V4_TAIL[o.response.error]
         answer = b""
         for o in out:
             if not answer and type(o.response) is m.HeartbeatResponse and o.destination == alias:
