@@ -9,8 +9,10 @@
    Heartbeat v4 requests in flight on each (frames encoded once) for a window of --seconds; groupspec and the mock
    are measured in --hb-rounds windows each per depth, interleaved, their order reversed every round (Tansu after
    them; bench/serve_versus.py). Printed per window and peer: heartbeats per second, the server's CPU-seconds per
-   heartbeat, the load generator's CPU; then groupspec's median rate over the mock's (target >= 1 at every depth)
-   and over Tansu's. `--no-peers`: groupspec only.
+   heartbeat (and the kernel's share of it, /proc/PID/stat), the load generator's CPU; then groupspec's median rate
+   over the mock's (target >= 1 at every depth) and over Tansu's. `--no-peers`: groupspec only; `--no-tansu`:
+   groupspec and the mock; `--base REV`: also groupspec serve at git revision REV (its tree taken with `git archive`,
+   run from a temporary directory) in the same interleaved windows, and this revision over it (A/B).
 3. The same round of 100 members against `groupspec serve` and librdkafka's mock, alternately, --rounds each
    (serve_versus.round_versus_mock: the clients' rule that the mock needs, the same for both): target groupspec's
    median <= the mock's.
@@ -38,7 +40,8 @@
 
 Prints wall and CPU seconds and the load average before, during and after (the machine may be shared).
 Usage: python bench/bench_serve.py [--members 200] [--seconds 3] [--hb-rounds 2] [--round-members 100] [--delay-ms 300]
-       [--rounds 5] [--depth 4] [--workers 1] [--only heartbeats|round]
+       [--rounds 5] [--depth 4] [--workers 1] [--only heartbeats|round|round-mock] [--no-peers] [--no-tansu]
+       [--base REV]
 """
 from __future__ import annotations
 
@@ -60,6 +63,7 @@ from groupspec.reference import messages as m
 from groupspec.reference.classic import Assignment, Subscription, encode_assignment, encode_subscription
 from groupspec.reference.classic import CoordinatorConfig, GroupCoordinator
 from groupspec.serve import wire
+from serve_peers import start_server
 from kafka.protocol.consumer import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -310,9 +314,10 @@ def heartbeat_worker(port: int, members: list[tuple[str, int, str]], depth: int,
 
 
 def heartbeats(port: int, members: list[Member], seconds: float, depth: int, workers: int,
-               server_pid: int) -> tuple[int, float, float, float]:
+               server_pid: int) -> tuple[int, float, float, float, float]:
     """Heartbeats from ``members`` over new connections, in ``workers`` processes; returns
-    (answers, wall seconds, server CPU seconds, load generator CPU seconds) for the common window."""
+    (answers, wall seconds, server CPU seconds, load generator CPU seconds, the server's system CPU seconds:
+    the kernel's share of its CPU) for the common window."""
     ctx = mp.get_context("spawn")
     result: "mp.Queue[tuple[int, float, float]]" = ctx.Queue()
     start_at = time.time() + 1.5 + 0.3 * workers  # every worker connected and ready by then
@@ -323,12 +328,12 @@ def heartbeats(port: int, members: list[Member], seconds: float, depth: int, wor
         p.start()
         procs.append(p)
     time.sleep(max(0.0, start_at - time.time()))
-    s0 = cpu_of(server_pid)
+    u0, s0 = cpu_split(server_pid)
     outs = [result.get(timeout=seconds + 60) for _ in procs]
-    server_cpu = cpu_of(server_pid) - s0
+    u1, s1 = cpu_split(server_pid)
     for p in procs:
         p.join(10)
-    return sum(o[0] for o in outs), max(o[1] for o in outs), server_cpu, sum(o[2] for o in outs)
+    return sum(o[0] for o in outs), max(o[1] for o in outs), u1 - u0 + s1 - s0, sum(o[2] for o in outs), s1 - s0
 
 
 def ping_rtt(port: int, n: int = 200) -> float:
@@ -474,14 +479,7 @@ def coordinator_heartbeats(n: int = 20000) -> float:
     return n / (time.process_time() - t0)
 
 
-def start_server(delay_ms: int, partitions: int) -> tuple[subprocess.Popen, int]:
-    exe = os.path.join(os.path.dirname(sys.executable), "groupspec")
-    proc = subprocess.Popen([exe, "serve", "--port", "0", "--json", "--brokers", "1", "--partitions", f"t={partitions}",
-                             "--initial-rebalance-delay-ms", str(delay_ms)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    port = json.loads(line)["listening"][0]["port"]
-    return proc, port
+BASE_PATH: str | None = None  # set by --base: a directory from which ``import groupspec`` finds that revision
 
 
 def start_timeline_server(delay_ms: int, partitions: int) -> tuple[subprocess.Popen, int]:
@@ -507,9 +505,15 @@ def timeline_dump(proc: subprocess.Popen) -> tuple[list[tuple[float, int, int, f
 
 
 def cpu_of(pid: int) -> float:
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU-seconds of process ``pid`` so far (/proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -566,8 +570,8 @@ def main(args: argparse.Namespace) -> int:
 
 def start_peer(name: str, delay_ms: int, partitions: int) -> tuple[Callable[[], None], int, int]:
     """Start one heartbeat peer: (stop, port, pid of the process whose CPU is the server's)."""
-    if name == "groupspec":
-        proc, port = start_server(delay_ms, partitions)
+    if name in ("groupspec", "groupspec-base"):
+        proc, port = start_server(delay_ms, partitions, BASE_PATH if name == "groupspec-base" else None)
         return (lambda: stop(proc)), port, proc.pid
     from groupspec.realstack.coordinators import LibrdkafkaMock, Tansu
 
@@ -585,10 +589,17 @@ def bench_heartbeats(args: argparse.Namespace) -> bool:
     from serve_versus import heartbeats_interleaved
 
     depths = sorted({1, args.depth})
-    rates = heartbeats_interleaved(["groupspec", "librdkafka-mock"] if not args.no_peers else ["groupspec"], args.members,
+    peers = ["groupspec", "librdkafka-mock"] if not args.no_peers else ["groupspec"]
+    if args.base:
+        global BASE_PATH
+        from serve_peers import base_checkout
+
+        BASE_PATH = base_checkout(args.base)
+        peers.append("groupspec-base")
+    rates = heartbeats_interleaved(peers, args.members,
                                    depths, args.seconds, args.hb_rounds, args.workers, start_peer, connect, exchange,
                                    heartbeats, session_timeout_ms=600_000)
-    if not args.no_peers:  # Tansu's joins take long: measured on its own, after the two others
+    if not args.no_peers and not args.no_tansu:  # Tansu's joins take long: measured on its own, after the two others
         rates.update(heartbeats_interleaved(["tansu"], args.members, depths, args.seconds, 1, args.workers, start_peer,
                                             connect, exchange, heartbeats))
     ok = True
@@ -600,6 +611,10 @@ def bench_heartbeats(args: argparse.Namespace) -> bool:
                   f"{mock[1] / ours[1]:.2f}x its server CPU per heartbeat (>1: groupspec cheaper); target rate ratio >= 1: "
                   f"{'met' if met else 'NOT met'} (under load average {os.getloadavg()[0]:.1f})")
             ok &= met
+        base = rates.get(("groupspec-base", depth))
+        if ours and base:
+            print(f"== heartbeats, {depth} in flight: groupspec / groupspec at {args.base} = {ours[0] / base[0]:.2f}x the "
+                  f"rate, {base[1] / ours[1]:.2f}x its server CPU per heartbeat (>1: this revision cheaper)")
         tansu = rates.get(("tansu", depth))
         if ours and tansu:
             print(f"== heartbeats, {depth} in flight: groupspec / Tansu = {ours[0] / tansu[0]:.2f}x the rate")
@@ -682,6 +697,9 @@ def cli() -> int:
                     help="run one part only (round: both rounds; round-mock: only the round against the mock)")
     ap.add_argument("--hb-rounds", type=int, default=2, help="heartbeat windows per peer and depth, interleaved")
     ap.add_argument("--no-peers", action="store_true", help="heartbeats: groupspec serve only (no mock, no Tansu)")
+    ap.add_argument("--base", metavar="REV", default=None,
+                    help="heartbeats: also groupspec serve at git revision REV, interleaved with the others (A/B)")
+    ap.add_argument("--no-tansu", action="store_true", help="heartbeats: groupspec serve and librdkafka's mock only")
     return main(ap.parse_args())
 
 

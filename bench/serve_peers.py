@@ -7,15 +7,18 @@ of its own (not a benchmark: `make bench` runs bench/bench_*.py):
 
 Each prints its port as one JSON line first.
 
-It also holds the join bench/bench_serve.py's heartbeat comparison makes against every peer (groupspec serve,
+It also holds `base_checkout` (another git revision's tree, importable: bench_serve --base) and the join
+bench/bench_serve.py's heartbeat comparison makes against every peer (groupspec serve,
 librdkafka's mock cluster, Tansu): `join_any` speaks versions all three answer (JoinGroup v5, SyncGroup v3; the mock
 answers JoinGroup only up to v6 and SyncGroup up to v4) and decodes with kafka-python's codec.
 """
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 from typing import Any
@@ -81,6 +84,46 @@ def join_any(members: list[Any], exchange: Any, group: str = "g", session_timeou
     time.sleep(0.5)
     exchange([mb for mb in members if mb.member_id == leader[0]], on_sync)
     exchange(followers, on_sync)
+
+
+def base_checkout(rev: str) -> str:
+    """The tree of git revision ``rev`` of this repository in a temporary directory, laid out as the installed
+    namespace (``groupspec/`` with ``model``, ``reference``, ``proofs``, ``pipeline`` inside it, as pyproject's
+    package-dir maps them), for ``PYTHONPATH``: a server of that revision in the same run (A/B)."""
+    import atexit
+    import shutil
+    import tarfile
+    import tempfile
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tmp = tempfile.mkdtemp(prefix="groupspec-base-")
+    atexit.register(shutil.rmtree, tmp, True)
+    archive = subprocess.run(["git", "-C", root, "archive", "--format=tar", rev], check=True, capture_output=True).stdout
+    src = os.path.join(tmp, "src")
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(src, filter="data")
+    pkg = os.path.join(tmp, "path", "groupspec")
+    shutil.copytree(os.path.join(src, "groupspec"), pkg)
+    for sub in ("model", "reference", "proofs", "pipeline"):
+        os.symlink(os.path.join(src, sub), os.path.join(pkg, sub))
+    return os.path.join(tmp, "path")
+
+
+def start_server(delay_ms: int, partitions: int, base_path: str | None = None) -> tuple[subprocess.Popen, int]:
+    """`groupspec serve` in a process of its own, this checkout's, or the tree at ``base_path`` (base_checkout):
+    (the process, its port)."""
+    code = "from groupspec.cli import main; main()"
+    if base_path is not None:  # the editable install's finder (this worktree) taken off, the revision's tree first
+        code = (f"import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+                f"sys.path.insert(0, {base_path!r}); {code}")
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--port", "0",
+                             "--json", "--brokers", "1", "--partitions", f"t={partitions}",
+                             "--initial-rebalance-delay-ms", str(delay_ms)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    port = json.loads(line)["listening"][0]["port"]
+    return proc, port
 
 
 def timeline_server_main(delay_ms: int, partitions: int) -> None:

@@ -71,6 +71,9 @@ _UNKNOWN_TOPIC_ID = 100  # Kafka's UNKNOWN_TOPIC_ID: not a group-protocol error,
 #: the numeric code of each error (Error.code is a property: a dict lookup is cheaper on the heartbeat path)
 _ERROR_CODE = {e: e.code for e in Error}
 _HEARTBEAT_V4 = struct.Struct(">iibihb")  # a Heartbeat v4 answer: size, correlation id, tags, throttle, error, tags
+# a Heartbeat v4 answer around its correlation id, by error: the size, then what follows the correlation id
+_HEARTBEAT_V4_SIZE = _HEARTBEAT_V4.pack(12, 0, 0, 0, 0, 0)[:4]
+_HEARTBEAT_V4_TAIL = {e: _HEARTBEAT_V4.pack(12, 0, 0, 0, e.code, 0)[8:] for e in Error}
 
 # TOPIC_ALREADY_EXISTS (36) is not a group-protocol error, so reference.errors.Error does not list it
 
@@ -161,7 +164,8 @@ class Cluster:
                 self._paused_total += self._paused_until - self._paused_since  # type: ignore[operator]
                 self._paused_until = self._paused_since = None
         now = int((t - self._start - self._paused_total) * 1000)
-        self._last_now = max(self._last_now, now)
+        if now > self._last_now:  # never backwards
+            self._last_now = now
         return self._last_now
 
     def pause_clock(self, ms: int) -> None:
@@ -285,7 +289,9 @@ class Cluster:
         :meth:`_plain_heartbeats`). Same answer and effects as :meth:`request`; the decoded request is
         remembered by the frame's bytes after the correlation id (client id, tags, body), so a member's next
         heartbeats skip decoding and the reference request's checks (both already passed for those bytes)."""
-        if frame[1:4] != b"\x0c\x00\x04" or frame[0] != 0 or not self._plain_heartbeats(conn):
+        if (frame[1:4] != b"\x0c\x00\x04" or frame[0] != 0 or self.plan.rules or self.recorder is not None
+                or self.capture is not None or self._lost_heartbeats or conn.node != self.coordinator_node
+                or 12 not in self.supported):  # _plain_heartbeats, inlined (every heartbeat asks)
             return None
         key = frame[8:]
         hit = self._heartbeats.get(key)
@@ -303,7 +309,7 @@ class Cluster:
             return None
         owner = self.coordinator.id_owner.get(member_id) if member_id else None
         if owner is not None:
-            alias = str(owner)
+            alias = owner if type(owner) is str else str(owner)
         else:
             if conn.alias is None:
                 conn.alias = f"c{conn.number}"
@@ -325,11 +331,14 @@ class Cluster:
                 self.internal_error(f"Heartbeat: {type(e).__name__}: {e}")
                 self._answer_error(conn, header, Error.UNKNOWN_SERVER_ERROR, body)
             return b""  # the answer is in out
+        if len(out) == 1:  # the usual case: this heartbeat's answer alone (the loop below, for one answer)
+            o = out[0]
+            if type(o.response) is m.HeartbeatResponse and o.destination == alias:
+                return _HEARTBEAT_V4_SIZE + frame[4:8] + _HEARTBEAT_V4_TAIL[o.response.error]
         answer = b""
         for o in out:
             if not answer and type(o.response) is m.HeartbeatResponse and o.destination == alias:
-                answer = _HEARTBEAT_V4.pack(12, int.from_bytes(frame[4:8], "big", signed=True), 0, 0,
-                                            _ERROR_CODE[o.response.error], 0)
+                answer = _HEARTBEAT_V4_SIZE + frame[4:8] + _HEARTBEAT_V4_TAIL[o.response.error]
             else:
                 self._route([o])
         return answer

@@ -252,6 +252,7 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         self._loading: set[int] = set()
         self._timers: dict[TimerKey, Timer] = {}
         self._heap: list[tuple[int, int, TimerKey]] = []
+        self._partition_of: dict[str, int] = {}  # group id -> its offsets partition (partition_of)
         self._seq = 0
         self._id_counter = 0
         seed = self.config.member_id_seed
@@ -275,8 +276,13 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def handle(self, now_ms: int, sender: Any, request: Request | None = None) -> list[Command] | list[Outbound]:
         """The actor contract ``handle(now_ms, event)``; with a third argument, the wire's entry point: advance to
         ``now_ms`` then process ``request`` from connection ``sender`` (module docstring)."""
-        if request is not None:
-            return self._handle_request(now_ms, sender, request)
+        if request is not None:  # _handle_request, inlined: every request of a served group comes this way
+            self._advance_to(now_ms)
+            handler = self._HANDLERS.get(type(request))
+            if handler is None:
+                raise GroupspecProtocolError(f"not a group coordinator request: {type(request).__name__}")
+            getattr(self, handler)(sender, request)
+            return self._drain()
         event: Event = sender
         if type(event) is Received:
             self._handle(now_ms, event.sender, event.message)
@@ -319,8 +325,9 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         return self._drain()
 
     def next_deadline(self) -> int | None:
-        """The earliest pending timer deadline, if any (drivers use it to jump time)."""
-        return min((t.deadline for t in self._timers.values()), default=None)
+        """The earliest pending timer deadline, if any (drivers use it to jump time): the top of the heap once its
+        stale entries are dropped, the least deadline of the live timers (asked on every tick of a server)."""
+        return self._earliest_deadline()
 
     def fail_next_store(self, error: Error) -> None:
         """The next group-metadata write fails with ``error`` (e.g. NOT_ENOUGH_REPLICAS)."""
@@ -333,7 +340,14 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         self.config = config
 
     def partition_of(self, group_id: str) -> int:
-        return partition_for(group_id, self.config.offsets_partitions)
+        # asked by every request of a group: remembered per group id (the partition count never changes, set_config)
+        partition = self._partition_of.get(group_id)
+        if partition is None:
+            partition = partition_for(group_id, self.config.offsets_partitions)
+            if len(self._partition_of) >= 4096:
+                self._partition_of.clear()
+            self._partition_of[group_id] = partition
+        return partition
 
     def unload_partition(self, partition: int, now_ms: int | None = None) -> list[Outbound]:
         """This broker loses leadership of an offsets partition ([GC] ``onGroupUnloaded``)."""
@@ -440,8 +454,18 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def _schedule(self, key: TimerKey, delay_ms: int, **payload: Any) -> None:
         self._seq += 1
         deadline = self.now_ms + delay_ms
-        self._timers[key] = Timer(deadline, self._seq, payload)
-        heapq.heappush(self._heap, (deadline, self._seq, key))
+        timers = self._timers
+        timers[key] = Timer(deadline, self._seq, payload)
+        heap = self._heap
+        if len(heap) > 4 * len(timers) + 64:
+            # every re-armed timer (a session, each heartbeat) leaves a stale entry: past four times the live ones
+            # the heap is rebuilt from them, so it stays proportional to the timers (the same live entries, the
+            # same firing order: (deadline, seq) is unique per entry); a rebuild every 3 re-arms per live timer
+            # costs about a third of an entry's copy per re-arm
+            heap[:] = [(t.deadline, t.seq, k) for k, t in timers.items()]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, (deadline, self._seq, key))
 
     def _cancel(self, key: TimerKey) -> None:
         self._timers.pop(key, None)

@@ -265,7 +265,7 @@ class GroupMetadata:
 TimerKey = tuple[Any, ...]
 
 
-@dataclass
+@dataclass(slots=True)  # one made per heartbeat (a session re-armed): slots make it and its fields cheaper
 class Timer:
     deadline: int
     seq: int

@@ -32,6 +32,8 @@ __all__ = ["Sessions"]
 
 _E, _PR, _CR, _ST, _D = (GroupStatus.EMPTY, GroupStatus.PREPARING_REBALANCE,
                          GroupStatus.COMPLETING_REBALANCE, GroupStatus.STABLE, GroupStatus.DEAD)
+# the answer to a heartbeat is its error alone: one (frozen) response per error, not one made per heartbeat
+_HEARTBEAT_RESPONSE = {e: HeartbeatResponse(e) for e in Error}
 
 
 class Sessions:
@@ -84,7 +86,7 @@ class Sessions:
     # ------------------------------------------------------------------ Heartbeat (§2.4)
 
     def _handle_heartbeat(self, sender: Hashable, req: HeartbeatRequest) -> None:
-        self._send(sender, HeartbeatResponse(self._heartbeat_error(req)))
+        self._send(sender, _HEARTBEAT_RESPONSE[self._heartbeat_error(req)])
 
     def _heartbeat_error(self, req: HeartbeatRequest) -> Error:
         error = self._group_status_error(req.group_id, empty_id_invalid=True)
@@ -95,17 +97,18 @@ class Sessions:
         group = self._groups.get(req.group_id)
         if group is None:
             return Error.UNKNOWN_MEMBER_ID
-        if group.is_(_D):
+        # (group.status compared directly, not through group.is_: the most frequent request, three calls fewer)
+        if group.status is _D:
             return Error.COORDINATOR_NOT_AVAILABLE
         error = self._validate_member(group, req.member_id, req.group_instance_id)
         if error is None and req.generation_id != group.generation:
             error = Error.ILLEGAL_GENERATION
         if error is not None:
             return error
-        if group.is_(_E):
+        if group.status is _E:
             return Error.UNKNOWN_MEMBER_ID
         self._schedule_heartbeat(group, group.members[req.member_id])
-        if group.is_(_PR) and "heartbeat_none_in_prepare" not in self.faults:
+        if group.status is _PR and "heartbeat_none_in_prepare" not in self.faults:
             return Error.REBALANCE_IN_PROGRESS
         return Error.NONE
 
