@@ -20,6 +20,8 @@ VERDICTS: dict[str, set[str]] = {
     "downgrade-then-upgrade--java--apache-kafka--cooperative.jsonl": set(),  # migration path 2: zombie overlaps only
     "expired-while-rejoining--java--apache-kafka--cooperative.jsonl": {"exclusive_ownership"},  # path 3, readmitted
     "expired-while-rejoining--java--apache-kafka--cooperative--lost-first.jsonl": set(),  # path 3, lost first
+    # Kafka refuses the upgrade (assignment userData) and librdkafka stops with _FATAL: finding 10
+    "online-upgrade--confluent-kafka--apache-kafka--cooperative--refused.jsonl": {"convergence"},
     "static-member-left-behind--confluent-kafka--apache-kafka--static-cooperative.jsonl": {"convergence"},
     "static-member-left-behind--java--apache-kafka--static-cooperative.jsonl": {"convergence", "exclusive_ownership"},
     "static-member-restart--confluent-kafka--apache-kafka--consumer-static--session-20s.jsonl": set(),

@@ -60,6 +60,7 @@ def _cells(scenarios: list[str], clients: list[tuple[str, str | None]], coordina
     def key(r: dict[str, Any]) -> tuple[str, str, str, str]:
         return (r.get("scenario", ""), r.get("client", ""), r.get("protocol", ""), r.get("coordinator", ""))
 
+    cells: set[tuple[str, str, str, str]] = set()
     for sc in scenarios:
         for client, proto in clients:
             for coord in coordinators:
@@ -68,6 +69,13 @@ def _cells(scenarios: list[str], clients: list[tuple[str, str | None]], coordina
                     if done:  # the static story keeps its static members: the default cell runs it
                         done()
                     continue
+                if (sc, client, protocol, coord) in cells:
+                    # a scenario whose own protocol is one a client is also listed with (online-upgrade is
+                    # cooperative, and confluent-kafka is listed plain and :cooperative): one run, not two
+                    if done:
+                        done()
+                    continue
+                cells.add((sc, client, protocol, coord))
                 if progress:
                     progress(f"{sc} {client}:{protocol} × {coord}")
                 why = supported(client, protocol)

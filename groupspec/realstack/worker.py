@@ -174,7 +174,8 @@ def run_confluent(spec: dict[str, Any], rec: Recorder, cmds: "queue.Queue[str]")
             if name.lstrip("_") in [e.lstrip("_") for e in FENCING_ERRORS] and name != "REBALANCE_IN_PROGRESS":
                 rec.write("fenced", error=name)
             elif err.code() != KafkaError._PARTITION_EOF:
-                rec.write("error", error=name)
+                # librdkafka's own words too: a fatal error's name alone (_FATAL) does not say which error it was
+                rec.write("error", error=name, **({"detail": err.str()[:300]} if hasattr(err, "str") else {}))
         try:
             rec.snapshot(_tp(c.assignment()))
         except Exception:  # noqa: BLE001 - closed or not ready
