@@ -276,3 +276,27 @@ def test_simulate_cli_takes_the_network_options_for_the_migration():
     assert out.exit_code == 0, out.output
     assert "network 1-50 ms, loss 0.1" in out.output and "--delay 1-50 --loss 0.1" in out.output
     assert "no violation" in out.output
+
+
+@pytest.mark.parametrize("user_data, refused", [(None, False), (b"", False), (b"\x00\x01", True)])
+def test_upgrade_refused_when_an_assignment_carries_user_data(user_data, refused):
+    """Kafka 4.3.1's ConsumerGroup.fromClassicGroup refuses a group whose stored assignments carry userData ("userData
+    from a custom assignor would be lost", GROUP_ID_NOT_FOUND): the real broker refused librdkafka's cooperative-sticky
+    consumers that way (docs/findings.md, finding 10). Empty or absent userData converts as before."""
+    k = Classic()
+    k.join("c1")
+    k.join("c3")
+    k.join("c1")
+    gen = k.answers["c1"].generation_id
+    k._run("c1", SyncGroupRequest(G, k.ids["c1"], gen, (
+        (k.ids["c1"], encode_assignment(Assignment((("t", 0), ("t", 1), ("t", 2)), user_data))),
+        (k.ids["c3"], encode_assignment(Assignment(()))))))
+    k.sync("c3", gen)
+    assert k.c.group(G).status.name == "STABLE"
+    if refused:
+        with pytest.raises(MigrationRefused) as e:
+            MixedConsumerGroup.upgrade(k.c.group(G), TOPICS)
+        assert e.value.error is Error.GROUP_ID_NOT_FOUND and "userData" in str(e.value)
+    else:
+        mixed = MixedConsumerGroup.upgrade(k.c.group(G), TOPICS)
+        assert mixed.group.members[k.ids["c1"]].assigned == {("t", 0), ("t", 1), ("t", 2)}

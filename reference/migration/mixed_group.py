@@ -109,6 +109,13 @@ class MixedConsumerGroup:
             except (ConsumerProtocolError, KeyError) as e:
                 raise MigrationRefused(Error.GROUP_ID_NOT_FOUND,
                                        f"cannot upgrade group {view.group_id}: member {mv.member_id}: {e}") from None
+            if asg.user_data:
+                # Kafka 4.3.1, ConsumerGroup.fromClassicGroup: UnsupportedVersionException "userData from a custom
+                # assignor would be lost", answered GROUP_ID_NOT_FOUND. Seen on the real broker with librdkafka,
+                # which copies each member's subscription userData into its assignment (docs/findings.md, 10).
+                raise MigrationRefused(Error.GROUP_ID_NOT_FOUND,
+                                       f"cannot upgrade classic group {view.group_id} to consumer group: "
+                                       "userData from a custom assignor would be lost")
             assigned = {(t, p) for t, p in asg.partitions}
             m = Member(mv.member_id, mv.group_instance_id, frozenset(sub.topics), epoch=view.generation,
                        previous_epoch=view.generation, rebalance_timeout_ms=mv.rebalance_timeout_ms, last_heartbeat_ms=now)
