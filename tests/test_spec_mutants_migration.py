@@ -92,3 +92,50 @@ def test_no_running_consumer_member_at_epoch_zero() -> None:
                     seen.add(t)
                     todo.append(t)
         assert len(seen) > 100
+
+
+def test_generation_violation_branches_the_equivalents_drop_are_implied() -> None:
+    # generation_violation:drop-guard#1: a classic state's consumer group is the empty one; drop-term#15: no step
+    # changes a process's protocol and leaves it a positive epoch
+    from groupspec.model import Config, make
+    from groupspec.model.migration import Kind
+
+    for members, partitions, budget in BOUNDS + ((3, 2, 1),):
+        proto = make("classic-to-consumer", Config(members=members, partitions=partitions, budget=budget,
+                                                   assignor="uniform", faults=FAULTS))
+        seen = set(proto.init_states())
+        todo, changes = deque(seen), 0
+        while todo:
+            s = todo.popleft()
+            if s.kind == Kind.CLASSIC:
+                assert s.group == proto._empty_consumer, s
+            for _a, t in proto.successors(s):
+                for ca, cb in zip(s.clients, t.clients):
+                    if ca.classic != cb.classic:
+                        changes += 1
+                        assert cb.epoch <= 0, (s, t)
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        assert changes > 0 and len(seen) > 100  # processes did change protocol
+
+
+@pytest.mark.parametrize("name, killer", [
+    # an online upgrade that deletes a classic group with members: the group's epoch goes down at a conversion, which
+    # only the emptied-group exemption's first conjunct (a classic group with no member) refuses to excuse
+    ("migration.ClassicToConsumer.generation_violation:drop-term#1", "broken:classic-to-consumer-upgrade-replaces 2m×2p b1"),
+    ("migration.ClassicToConsumer.generation_violation:drop-term#2", "broken:classic-to-consumer-upgrade-replaces 2m×2p b1"),
+    # an empty consumer group started afresh: the epoch goes down without a change of type
+    ("migration.ClassicToConsumer.generation_violation:drop-term#7",
+     "broken:classic-to-consumer-empty-group-reset 1m×2p timeout b2"),
+    # a consumer member's record rolled back: only the consumer branch's member-epoch check sees it
+    ("migration.ClassicToConsumer.generation_violation:negate-guard#1", "broken:classic-to-consumer-epoch-rollback 2m×2p b2"),
+    ("migration.ClassicToConsumer.generation_violation:negate-guard#3", "broken:classic-to-consumer-epoch-rollback 2m×2p b2"),
+    # a fenced consumer-protocol client rejoins at epoch 0 (KIP-848): not an epoch going down
+    ("migration.ClassicToConsumer.generation_violation:off-by-one#3", "model:classic-to-consumer 1m×2p b3"),
+])
+def test_checks_added_for_the_migration_survivors_kill_them(name: str, killer: str) -> None:
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row

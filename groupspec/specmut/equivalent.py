@@ -342,6 +342,13 @@ EQUIVALENT: dict[str, str] = {
         "a perturbation's selection: Start of a running process that is no member is the operator restarting it "
         "(a Crash and a Start in one step): the rules the restarted client meets are untouched (as "
         "successors:drop-term#5); the reachable states are the same, only perturbation edges are added",
+    "migration.ClassicToConsumer.generation_violation:drop-guard#1":
+        "while the group is classic its consumer-group field is the empty consumer group (every step that makes a "
+        "classic state builds it with the empty one, every classic step keeps it): run on a classic state, the "
+        "consumer checks read group epoch 0, assignment epoch 0 and no member, and none of them fires",
+    "migration.ClassicToConsumer.generation_violation:drop-term#15":
+        "implied: a process changes protocol only by a restart (Upgrade to epoch 0, Downgrade to no generation, -1), "
+        "so in a step where ca.classic != cb.classic the client's new epoch is never positive and cb.epoch > 0 fails",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -84,6 +84,9 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # where there is none, or a convergence that counts a stopped consumer against the group, is killed here)
     ("zookeeper", "range", 2, 2, 1, "join", 0),
     ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
+    # issue 30, the migration family's full run: one member at budget 3 is fenced (ExpireLive, then its heartbeat) and
+    # rejoins at epoch 0, a step the client's epoch goes down to 0 by, as KIP-848 has it (111 states)
+    ("classic-to-consumer", "uniform", 1, 2, 1, "join,leave,crash,timeout,zombie", 3),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
@@ -117,6 +120,11 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-short-assignment", "uniform", 2, 2, 1, "leave", 1),
     # a crashed member never expired: convergence fails only if a running process can crash
     ("classic-to-consumer-crash-lingers", "uniform", 2, 2, 1, "crash", 1),
+    # issue 30, the migration family's full run: the group's epoch going down at a conversion of a classic group that
+    # has members, or without a change of type; a consumer member's epoch going down (generation_violation's branches)
+    ("classic-to-consumer-upgrade-replaces", "uniform", 2, 2, 1, "", 1),
+    ("classic-to-consumer-empty-group-reset", "uniform", 1, 2, 1, "timeout", 2),
+    ("classic-to-consumer-epoch-rollback", "uniform", 2, 2, 1, "", 2),
 )
 # Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
 # that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
