@@ -27,6 +27,7 @@ from .broken import (
     ClassicToConsumerEmptyGroupReset,
     ClassicToConsumerEpochRollback,
     ClassicToConsumerUpgradeReplaces,
+    ClassicToConsumerUnfencedClassicCommits,
     ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
     ClassicToConsumerOwnedIgnored,
@@ -79,7 +80,8 @@ BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnore
 BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToConsumerShortAssignment,
                                          ClassicToConsumerCrashLingers)})  # issue 30: the fifth campaign's gaps
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, ClassicToConsumerEmptyGroupReset,
-                                         ClassicToConsumerEpochRollback)})  # issue 30: the migration family's full run
+                                         ClassicToConsumerEpochRollback,
+                                         ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

@@ -412,3 +412,23 @@ class ClassicToConsumerEpochRollback(ClassicToConsumer):
         g = super()._remove(g, i)
         return g.but(members=tuple(r if r is None or not 0 <= r.previous_epoch < r.epoch else r.but(epoch=r.previous_epoch)
                                    for r in g.members))
+
+
+class ClassicToConsumerUnfencedClassicCommits(ClassicToConsumer):
+    """The classic group accepting OffsetCommits without checking member id and generation."""
+
+    name = "classic-to-consumer-unfenced-classic-commits"
+    summary = "migration, but the classic group accepts offset commits without checking member id and generation"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "a classic member removed while paused (its session ran out) wakes up still owning its partitions: it has not "
+        "heard of its removal yet (UNKNOWN_MEMBER_ID comes with its next request), and its commit for a partition "
+        "that now belongs to someone else is accepted"
+    )
+    expect_violation = "commit_fencing"
+
+    def commit_accepted(self, s: MigrationState, i: int, ghost: bool = False) -> bool:
+        if s.kind == Kind.CLASSIC:
+            return s.clients[i].classic
+        return super().commit_accepted(s, i, ghost)

@@ -107,6 +107,8 @@ BROKEN_BOUNDS = {
     "classic-to-consumer-empty-group-reset": dict(members=1, partitions=2, faults=frozenset({"timeout"}), budget=2,
                                                   assignor="uniform"),
     "classic-to-consumer-epoch-rollback": dict(members=2, partitions=2, budget=2, assignor="uniform"),
+    "classic-to-consumer-unfenced-classic-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1,
+                                                         assignor="uniform"),
 }
 
 

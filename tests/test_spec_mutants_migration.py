@@ -53,6 +53,7 @@ def _unbudgeted(text: str) -> str:
     ("migration.ClassicToConsumer.successors:drop-guard#16", "budget-only"),
     ("migration.ClassicToConsumer.successors:drop-term#15", "budget-only"),
     ("migration.ClassicToConsumer.successors:drop-term#10", "perturbations"),
+    ("migration.ClassicToConsumer._remove:drop-term#2", "none"),
 ])
 def test_equivalent_successors_mutants_reach_the_same_states(name: str, added: str) -> None:
     for bound in BOUNDS:
@@ -98,7 +99,7 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
     # generation_violation:drop-guard#1: a classic state's consumer group is the empty one; drop-term#15: no step
     # changes a process's protocol and leaves it a positive epoch
     from groupspec.model import Config, make
-    from groupspec.model.migration import Kind
+    from groupspec.model.migration import Kind, Phase
 
     for members, partitions, budget in BOUNDS + ((3, 2, 1),):
         proto = make("classic-to-consumer", Config(members=members, partitions=partitions, budget=budget,
@@ -109,6 +110,8 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
             s = todo.popleft()
             if s.kind == Kind.CLASSIC:
                 assert s.group == proto._empty_consumer, s
+            for c in s.clients:  # _converged_consumer:drop-term#2: a consumer-protocol client's phase is STABLE
+                assert c.classic or c.phase == Phase.STABLE, s
             for _a, t in proto.successors(s):
                 for ca, cb in zip(s.clients, t.clients):
                     if ca.classic != cb.classic:
@@ -133,6 +136,13 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
     ("migration.ClassicToConsumer.generation_violation:negate-guard#3", "broken:classic-to-consumer-epoch-rollback 2m×2p b2"),
     # a fenced consumer-protocol client rejoins at epoch 0 (KIP-848): not an epoch going down
     ("migration.ClassicToConsumer.generation_violation:off-by-one#3", "model:classic-to-consumer 1m×2p b3"),
+    # an empty consumer group whose processes are all down is converged (nothing is left to do)
+    ("migration.ClassicToConsumer._converged_consumer:drop-term#6", "model:classic-to-consumer 1m×2p b3"),
+    # a classic member removed while paused keeps its partitions until its next request: a zombie, caught by fencing
+    ("migration.ClassicToConsumer._classic_remove:drop-guard#1",
+     "broken:classic-to-consumer-unfenced-classic-commits 2m×2p zombie b1"),
+    ("migration.ClassicToConsumer._classic_remove:drop-term#1",
+     "broken:classic-to-consumer-unfenced-classic-commits 2m×2p zombie b1"),
 ])
 def test_checks_added_for_the_migration_survivors_kill_them(name: str, killer: str) -> None:
     base = baseline(only=[killer], trace=False)

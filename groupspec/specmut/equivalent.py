@@ -349,6 +349,14 @@ EQUIVALENT: dict[str, str] = {
     "migration.ClassicToConsumer.generation_violation:drop-term#15":
         "implied: a process changes protocol only by a restart (Upgrade to epoch 0, Downgrade to no generation, -1), "
         "so in a step where ca.classic != cb.classic the client's new epoch is never positive and cb.epoch > 0 fails",
+    "migration.ClassicToConsumer._remove:drop-term#2":
+        "implied: a consumer group keeps a consumer-protocol member as long as it has members (_settle downgrades it "
+        "after every step that leaves only classic ones, and a classic JoinGroup into a group with no member deletes "
+        "it), so removing a classic member never leaves only classic members. The reachable state graphs are "
+        "identical, edge for edge",
+    "migration.ClassicToConsumer._converged_consumer:drop-term#2":
+        "a consumer-protocol client's phase is always STABLE (it is made by _restart or a reset with the default phase, "
+        "and only the classic steps set a phase), so c.phase != STABLE implies c.classic",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
