@@ -143,6 +143,12 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
      "broken:classic-to-consumer-unfenced-classic-commits 2m×2p zombie b1"),
     ("migration.ClassicToConsumer._classic_remove:drop-term#1",
      "broken:classic-to-consumer-unfenced-classic-commits 2m×2p zombie b1"),
+    # the classic group's commits against the reference classic coordinator: ILLEGAL_GENERATION for a member behind
+    # the generation, REBALANCE_IN_PROGRESS while COMPLETING_REBALANCE
+    ("migration.ClassicToConsumer.commit_accepted:drop-term#0", "conformance:migration-commits 2m×2p b2"),
+    ("migration.ClassicToConsumer.commit_accepted:drop-term#1", "conformance:migration-commits 2m×2p b2"),
+    # a join phase that keeps the generation: the replacing upgrade no longer lowers the group's epoch
+    ("migration.ClassicToConsumer._maybe_complete:off-by-one#0", "broken:classic-to-consumer-upgrade-replaces 2m×2p b1"),
 ])
 def test_checks_added_for_the_migration_survivors_kill_them(name: str, killer: str) -> None:
     base = baseline(only=[killer], trace=False)

@@ -40,6 +40,7 @@ from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
+from .migration_commits import MIGRATION_COMMIT_JOBS
 from .operators import MODEL_DIR, PACKAGE
 from .zookeeper_walks import ZK_WALK_JOBS
 
@@ -226,6 +227,7 @@ COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measu
 COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured 2026-11-29, load ~8)
 COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
+COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -287,6 +289,9 @@ def _killers(scale: float) -> list[Killer]:
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
     out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
             for job in MIGRATION_SMALL for m, p, w, n in [job]]
+    # the migration model's classic-group commits against the reference classic coordinator (migration_commits.py)
+    out += [Killer(f"conformance:migration-commits {m}m×{p}p b{b}", "conformance", "classic-to-consumer", job)
+            for job in MIGRATION_COMMIT_JOBS for m, p, b, _f in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -367,6 +372,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "conformance" and k.name.startswith("conformance:migration-commits "):
+        from .migration_commits import check as commits_check
+
+        return {"failure": commits_check(k.job)}
     if k.kind == "conformance" and k.name.startswith("conformance:migration "):  # MIGRATION_SMALL
         from groupspec.conformance import migration as small
 
