@@ -149,6 +149,10 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
     ("migration.ClassicToConsumer.commit_accepted:drop-term#1", "conformance:migration-commits 2m×2p b2"),
     # a join phase that keeps the generation: the replacing upgrade no longer lowers the group's epoch
     ("migration.ClassicToConsumer._maybe_complete:off-by-one#0", "broken:classic-to-consumer-upgrade-replaces 2m×2p b1"),
+    # perturbations of processes that are not running: a paused or crashed process made to send a request (the
+    # conformance driver refuses that), or a crashed one paused and resumed (never converges)
+    ("migration.ClassicToConsumer.successors:drop-term#2", "conformance:migration 2m×2p 200×30"),
+    ("migration.ClassicToConsumer.successors:drop-term#19", "model:classic-to-consumer 1m×2p b3"),
 ])
 def test_checks_added_for_the_migration_survivors_kill_them(name: str, killer: str) -> None:
     base = baseline(only=[killer], trace=False)
