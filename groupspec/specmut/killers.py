@@ -177,10 +177,6 @@ CONFORMANCE: tuple[tuple[str, str, int, int], ...] = (
 # consumer group leaves or expires and the group is left empty, which the three-member walks hardly reach (the
 # reference's coordinator bumps the group epoch then, as Kafka's consumerGroupFenceMember does)
 MIGRATION_SMALL: tuple[tuple[int, int, int, int], ...] = ((1, 2, 100, 30), (2, 2, 200, 30))
-# issue 30, the migration family's full run: one member, more walks, so that a walk pauses or crashes the process of a
-# classic member of the consumer group and then has it send a request (a process that is down or paused sends none; a
-# process that was down and runs again is a new member)
-MIGRATION_SMALL_MORE: tuple[tuple[int, int, int, int], ...] = ((1, 2, 400, 30),)
 
 
 # The model's assignors against Kafka's (the reference's): range and roundrobin must give Kafka's answer;
@@ -232,7 +228,6 @@ COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured
 COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
 COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
-COST["conformance:migration 1m×2p 400×30"] = 2.0  # MIGRATION_SMALL_MORE (measured 2026-11-29, load ~8)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -294,8 +289,6 @@ def _killers(scale: float) -> list[Killer]:
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
     out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
             for job in MIGRATION_SMALL for m, p, w, n in [job]]
-    out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
-            for job in MIGRATION_SMALL_MORE for m, p, w, n in [job]]
     # the migration model's classic-group commits against the reference classic coordinator (migration_commits.py)
     out += [Killer(f"conformance:migration-commits {m}m×{p}p b{b}", "conformance", "classic-to-consumer", job)
             for job in MIGRATION_COMMIT_JOBS for m, p, b, _f in [job]]
