@@ -28,14 +28,13 @@ MAX_STATES = 40_000  # the unchanged model's job has under 3,000 states
 
 def check(job: tuple[int, int, int, str]) -> str | None:
     """The first state where the reference's answer to a classic commit differs from the model's, or None."""
-    from groupspec.model import Config, GroupStatus, Proc, make
-    from groupspec.model.migration import Kind
+    from groupspec.model import Config, GroupStatus, Proc, make, migration
     from groupspec.reference.classic import (GroupCoordinator, GroupMetadataLog, GroupRecord, GroupStatus as RStatus,
                                              MemberRecord, OffsetCommitRequest)
     from groupspec.reference.errors import Error
 
     members, partitions, budget, faults = job
-    proto = make("classic-to-consumer", Config(members=members, partitions=partitions, budget=budget,
+    proto: Any = make("classic-to-consumer", Config(members=members, partitions=partitions, budget=budget,
                                                assignor="uniform", faults=frozenset(f for f in faults.split(",") if f)))
     status_of = {GroupStatus.PREPARING_REBALANCE: RStatus.PREPARING_REBALANCE,
                  GroupStatus.COMPLETING_REBALANCE: RStatus.COMPLETING_REBALANCE}
@@ -60,13 +59,15 @@ def check(job: tuple[int, int, int, str]) -> str | None:
         mid = ids[i] if cg.members >> i & 1 else f"gone-{i}"
         req = OffsetCommitRequest("g", (("t", 0, 1),), mid, c.epoch)
         (out,) = coord.handle(0, "client", req)
-        return out.response.partitions[0][2]
+        resp: Any = out.response  # (an OffsetCommitResponse)
+        err: Error = resp.partitions[0][2]
+        return err
 
     init = proto.init_states()
     seen, todo = set(init), deque(init)
     while todo:
         s = todo.popleft()
-        if s.kind == Kind.CLASSIC:
+        if s.kind == migration.Kind.CLASSIC:
             for i, c in enumerate(s.clients):
                 if c.proc != Proc.UP or not c.classic or not c.owned:
                     continue
