@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from .broken import (
     ClassicToConsumerCrashLingers,
+    ClassicToConsumerEmptyGroupReset,
+    ClassicToConsumerEpochRollback,
+    ClassicToConsumerUpgradeReplaces,
+    ClassicToConsumerUnfencedClassicCommits,
     ClassicToConsumerDowngradeMemberGeneration,
     ClassicToConsumerNoRejoin,
     ClassicToConsumerOwnedIgnored,
@@ -75,6 +79,9 @@ BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
 BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToConsumerShortAssignment,
                                          ClassicToConsumerCrashLingers)})  # issue 30: the fifth campaign's gaps
+BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, ClassicToConsumerEmptyGroupReset,
+                                         ClassicToConsumerEpochRollback,
+                                         ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

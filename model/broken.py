@@ -352,3 +352,83 @@ class ClassicToConsumerCrashLingers(ClassicToConsumer):
             if isinstance(a, _A.SessionExpired) and s.clients[a.member].proc == _Proc.DOWN:
                 continue
             yield a, t
+
+
+# -- issue 30, the migration family's full run: each shows one rule of generation_violation matters ----------------
+class ClassicToConsumerUpgradeReplaces(ClassicToConsumer):
+    """An online upgrade that deletes the classic group whatever its members, instead of converting it."""
+
+    name = "classic-to-consumer-upgrade-replaces"
+    summary = "migration, but a consumer-protocol heartbeat replaces a classic group that still has members"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "the first ConsumerGroupHeartbeat deletes the classic group even when it has members and starts a new consumer "
+        "group at epoch 0 (Kafka deletes only an empty classic group; a group with members is converted at its "
+        "generation, ConsumerGroup.fromClassicGroup): after a rebalance the group's epoch goes down, and a zombie of "
+        "the old generation could match an epoch of the new group"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _upgrade(self, s: MigrationState) -> MigrationState | None:
+        return MigrationState(Kind.CONSUMER, self._empty_classic, self._empty_consumer, s.clients, s.budget)
+
+
+class ClassicToConsumerEmptyGroupReset(ClassicToConsumer):
+    """An empty consumer group started afresh (epoch 0) by the next member's heartbeat."""
+
+    name = "classic-to-consumer-empty-group-reset"
+    summary = "migration, but a consumer group left empty is started again at epoch 0 by the next member's heartbeat"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "a ConsumerGroupHeartbeat that joins a consumer group with no member starts a new group at epoch 0 instead of "
+        "bumping the existing group's epoch (Kafka's getOrMaybeCreateConsumerGroup returns the existing empty group): "
+        "the group's epoch goes down without a change of the group's type"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _consumer_heartbeat(self, s: MigrationState, i: int) -> MigrationState:
+        if s.kind == Kind.CONSUMER and s.clients[i].epoch == 0 and all(m is None for m in s.group.members):
+            s = s.but(group=self._empty_consumer)
+        return super()._consumer_heartbeat(s, i)
+
+
+class ClassicToConsumerEpochRollback(ClassicToConsumer):
+    """Removing a member restores the others' records from their previous epoch."""
+
+    name = "classic-to-consumer-epoch-rollback"
+    summary = "migration, but removing a member of a consumer group rolls the others' member epochs back"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "when a member of a consumer group is removed, the coordinator restores every other member's record at its "
+        "previous epoch (Kafka's consumerGroupFenceMember writes the removed member's tombstone only): a member epoch "
+        "goes down, and the member is fenced at its next heartbeat"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _remove(self, g, i):  # type: ignore[no-untyped-def]  # (ConsumerGroup, int) -> ConsumerGroup
+        g = super()._remove(g, i)
+        return g.but(members=tuple(r if r is None or not 0 <= r.previous_epoch < r.epoch else r.but(epoch=r.previous_epoch)
+                                   for r in g.members))
+
+
+class ClassicToConsumerUnfencedClassicCommits(ClassicToConsumer):
+    """The classic group accepting OffsetCommits without checking member id and generation."""
+
+    name = "classic-to-consumer-unfenced-classic-commits"
+    summary = "migration, but the classic group accepts offset commits without checking member id and generation"
+    python_only = True  # the migration kernel does not encode this bug
+    broken = True
+    bug = (
+        "a classic member removed while paused (its session ran out) wakes up still owning its partitions: it has not "
+        "heard of its removal yet (UNKNOWN_MEMBER_ID comes with its next request), and its commit for a partition "
+        "that now belongs to someone else is accepted"
+    )
+    expect_violation = "commit_fencing"
+
+    def commit_accepted(self, s: MigrationState, i: int, ghost: bool = False) -> bool:
+        if s.kind == Kind.CLASSIC:
+            return s.clients[i].classic
+        return super().commit_accepted(s, i, ghost)

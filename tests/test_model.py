@@ -102,6 +102,13 @@ BROKEN_BOUNDS = {
     "eager-join-generation-ahead": dict(members=2, partitions=2, budget=0),
     "classic-to-consumer-short-assignment": dict(members=2, partitions=2, faults=frozenset({"leave"}), budget=1),
     "classic-to-consumer-crash-lingers": dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1),
+    # issue 30 (the migration family's full run)
+    "classic-to-consumer-upgrade-replaces": dict(members=2, partitions=2, budget=1, assignor="uniform"),
+    "classic-to-consumer-empty-group-reset": dict(members=1, partitions=2, faults=frozenset({"timeout"}), budget=2,
+                                                  assignor="uniform"),
+    "classic-to-consumer-epoch-rollback": dict(members=2, partitions=2, budget=2, assignor="uniform"),
+    "classic-to-consumer-unfenced-classic-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1,
+                                                         assignor="uniform"),
 }
 
 

@@ -37,7 +37,7 @@ from hypothesis import settings as Settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from groupspec.model import GroupStatus, actions as A, bits
+from groupspec.model import GroupStatus, Proc, actions as A, bits
 from groupspec.model import consumer as model_consumer, migration as model_migration
 from groupspec.reference.classic import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from groupspec.reference.classic import GroupStatus as RGroupStatus, GroupView, MemberView
@@ -173,6 +173,8 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
     ans: Any  # the reference's answer to the request the step stands for
     c, c2 = s.clients[i] if i >= 0 else None, t.clients[i] if i >= 0 else None
     mid = ids[i] if i >= 0 else ""
+    if c is not None and c.proc != Proc.UP and isinstance(action, _REQUESTS):
+        raise Mismatch(f"{where}: the process is {c.proc.name.lower()}, yet the step sends a request for it")
     if isinstance(action, ConsumerGroupHeartbeat):
         owned = {"t": bits(c.owned)}
         ans = mixed.consumer_heartbeat(CGHeartbeat(mid, c.epoch, subscribed_topic_names=["t"] if c.epoch == 0 else None,
@@ -235,6 +237,11 @@ def _drive(model: Any, s: Any, action: Any, t: Any, mixed: MixedConsumerGroup | 
     return mixed  # its consumer group is judged against the model's after the rule (judge)
 
 
+# The steps that send a request of the process (a process that is down or paused sends none; Upgrade, Downgrade and
+# LeaveGroup close it: its LeaveGroup or its heartbeat with epoch -1)
+_REQUESTS = (ConsumerGroupHeartbeat, JoinGroup, SyncGroup, ClassicHeartbeat, Upgrade, Downgrade, A.LeaveGroup)
+
+
 def mixed_state_group(model: Any, s: Any) -> Any:
     return model._upgrade(s).group
 
@@ -294,7 +301,10 @@ class Driver:
         if self.s.kind == Kind.CONSUMER or t.kind == Kind.CONSUMER:
             self.mixed = _drive(self.model, self.s, action, t, self.mixed, self.now, self.faults, self.ids)
             self.checked[0] += 1
-        if isinstance(action, A.Start):  # a new process: a new member id from its next request on
+        i = getattr(action, "member", -1)
+        if isinstance(action, A.Start) or (i >= 0 and self.s.clients[i].proc == Proc.DOWN and t.clients[i].proc != Proc.DOWN):
+            # a new process (whatever step brought a process that was down back): a new member id from its next
+            # request on (in the model only Start does)
             self.starts += 1
             self.ids[action.member] = f"c{action.member + 1}.{self.starts}"
         self.s = t

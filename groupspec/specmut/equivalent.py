@@ -291,10 +291,8 @@ EQUIVALENT: dict[str, str] = {
     "migration.ClassicToConsumer._classic_remove:drop-term#0":
         "only a classic client parks a JoinGroup (phase WAIT; a consumer-protocol client's phase stays STABLE), and "
         "only members of the classic group, all classic, are removed from it",
-    "migration.ClassicToConsumer.successors:drop-term#5":
-        "a perturbation's selection: an Upgrade of a classic process that is not a live member (down, paused, or "
-        "between members) is the operator restarting it with the new client; the rules the restarted client meets are "
-        "untouched, as for the classic _perturbations:drop-guard#1",
+    # (migration.ClassicToConsumer.successors:drop-term#5, judged equivalent here before, is killed since issue 30's
+    # migration full run: the conformance driver refuses the LeaveGroup the Upgrade of a paused member sends)
     # issue 30 (the fifth campaign's gaps): docs/specification.md, its last subsection
     "connect_delayed._settled:drop-term#1":
         "a live worker (live_ownership reads only those) whose generation differs from the group's is behind it "
@@ -309,6 +307,54 @@ EQUIVALENT: dict[str, str] = {
         "in its own step, and ReceiveSyncResponse, the only step to STABLE, consumes the inbox. Shown by the predicates "
         "compared on every reachable state: no live STABLE worker with an inbox, no difference, at 2x2 b2 and b3, 3x2 "
         "b1, 2x3 b2, both Connect variants, every Connect fault and timer",
+    # issue 30, the migration family's full run (docs/specification.md, "Migration survivors, full family run"); each
+    # shown by tests/test_spec_mutants_migration.py on the reachable state graphs of 2x2 b2, 1x2 b3, 2x3 b2
+    "migration.ClassicToConsumer.successors:drop-guard#2":
+        "a running consumer-protocol client never has a negative epoch: it starts at 0 (_restart) and the KIP-848 "
+        "heartbeat sets it from the coordinator's answers (0 to rejoin); a stopped one is down. The reachable state "
+        "graphs are identical, edge for edge",
+    "migration.ClassicToConsumer.successors:drop-guard#3":
+        "the steps it adds are heartbeats that change nothing (t == s): a stutter adds no state and no changing step, "
+        "and every property reads states and changing steps only (as consumer.Consumer.successors:drop-guard#3); "
+        "every added edge is a self-loop",
+    "migration.ClassicToConsumer.successors:drop-guard#4":
+        "the steps it adds revoke nothing (owned & assigned == owned): self-loops, a stutter that no property reads "
+        "(as successors:drop-guard#3)",
+    "migration.ClassicToConsumer.successors:drop-term#4":
+        "a running consumer-protocol client whose member record exists always has a positive epoch: the record is "
+        "made by its epoch-0 heartbeat, whose answer gives it the member epoch in the same step, and a removal that "
+        "sends it back to 0 removes the record too. The reachable state graphs are identical, edge for edge",
+    "migration.ClassicToConsumer.successors:off-by-one#1":
+        "a running consumer-protocol client whose member record exists never has epoch 0 (see successors:drop-term#4): "
+        "the reachable state graphs are identical, edge for edge",
+    "migration.ClassicToConsumer.live_member:off-by-one#0":
+        "no reachable state has a consumer-protocol client that is not down, whose member record exists, at epoch 0 "
+        "(see successors:drop-term#4), so live_member answers the same on every reachable state",
+    "migration.ClassicToConsumer.successors:drop-guard#16":
+        "crashing a process that is already down leaves it as it was (a down client holds only its protocol and its "
+        "subscription), so the added step changes nothing but the perturbation budget (as the classic "
+        "_perturbations:drop-term#15); the reachable states are the same",
+    "migration.ClassicToConsumer.successors:drop-term#15":
+        "crashing a process that is already down leaves it as it was (see successors:drop-guard#16)",
+    "migration.ClassicToConsumer.successors:drop-term#10":
+        "a perturbation's selection: Start of a running process that is no member is the operator restarting it "
+        "(a Crash and a Start in one step; being no member, it has no member to leave): the rules the restarted client "
+        "meets are untouched; the reachable states are the same, only perturbation edges are added",
+    "migration.ClassicToConsumer.generation_violation:drop-guard#1":
+        "while the group is classic its consumer-group field is the empty consumer group (every step that makes a "
+        "classic state builds it with the empty one, every classic step keeps it): run on a classic state, the "
+        "consumer checks read group epoch 0, assignment epoch 0 and no member, and none of them fires",
+    "migration.ClassicToConsumer.generation_violation:drop-term#15":
+        "implied: a process changes protocol only by a restart (Upgrade to epoch 0, Downgrade to no generation, -1), "
+        "so in a step where ca.classic != cb.classic the client's new epoch is never positive and cb.epoch > 0 fails",
+    "migration.ClassicToConsumer._remove:drop-term#2":
+        "implied: a consumer group keeps a consumer-protocol member as long as it has members (_settle downgrades it "
+        "after every step that leaves only classic ones, and a classic JoinGroup into a group with no member deletes "
+        "it), so removing a classic member never leaves only classic members. The reachable state graphs are "
+        "identical, edge for edge",
+    "migration.ClassicToConsumer._converged_consumer:drop-term#2":
+        "a consumer-protocol client's phase is always STABLE (it is made by _restart or a reset with the default phase, "
+        "and only the classic steps set a phase), so c.phase != STABLE implies c.classic",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

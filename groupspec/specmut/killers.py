@@ -40,6 +40,7 @@ from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
+from .migration_commits import MIGRATION_COMMIT_JOBS
 from .operators import MODEL_DIR, PACKAGE
 from .zookeeper_walks import ZK_WALK_JOBS
 
@@ -84,6 +85,9 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # where there is none, or a convergence that counts a stopped consumer against the group, is killed here)
     ("zookeeper", "range", 2, 2, 1, "join", 0),
     ("classic-to-consumer", "uniform", 3, 2, 1, "join,leave,crash,timeout,zombie", 1),
+    # issue 30, the migration family's full run: one member at budget 3 is fenced (ExpireLive, then its heartbeat) and
+    # rejoins at epoch 0, a step the client's epoch goes down to 0 by, as KIP-848 has it (111 states)
+    ("classic-to-consumer", "uniform", 1, 2, 1, "join,leave,crash,timeout,zombie", 3),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
@@ -117,6 +121,14 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     ("classic-to-consumer-short-assignment", "uniform", 2, 2, 1, "leave", 1),
     # a crashed member never expired: convergence fails only if a running process can crash
     ("classic-to-consumer-crash-lingers", "uniform", 2, 2, 1, "crash", 1),
+    # issue 30, the migration family's full run: the group's epoch going down at a conversion of a classic group that
+    # has members, or without a change of type; a consumer member's epoch going down (generation_violation's branches)
+    ("classic-to-consumer-upgrade-replaces", "uniform", 2, 2, 1, "", 1),
+    ("classic-to-consumer-empty-group-reset", "uniform", 1, 2, 1, "timeout", 2),
+    ("classic-to-consumer-epoch-rollback", "uniform", 2, 2, 1, "", 2),
+    # a classic member expired while paused keeps its partitions until its next request tells it (UNKNOWN_MEMBER_ID):
+    # with classic commits unfenced, its commit for a partition given to another is accepted
+    ("classic-to-consumer-unfenced-classic-commits", "uniform", 2, 2, 1, "zombie", 1),
 )
 # Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
 # that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
@@ -215,6 +227,7 @@ COST["history:zookeeper 3m×2p b1 explored"] = 1.16  # zookeeper_walks.py (measu
 COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured 2026-11-29, load ~8)
 COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
+COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -276,6 +289,9 @@ def _killers(scale: float) -> list[Killer]:
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
     out += [Killer(f"conformance:migration {m}m×{p}p {w}×{n}", "conformance", "classic-to-consumer", job)
             for job in MIGRATION_SMALL for m, p, w, n in [job]]
+    # the migration model's classic-group commits against the reference classic coordinator (migration_commits.py)
+    out += [Killer(f"conformance:migration-commits {m}m×{p}p b{b}", "conformance", "classic-to-consumer", job)
+            for job in MIGRATION_COMMIT_JOBS for m, p, b, _f in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -356,6 +372,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "conformance" and k.name.startswith("conformance:migration-commits "):
+        from .migration_commits import check as commits_check
+
+        return {"failure": commits_check(k.job)}
     if k.kind == "conformance" and k.name.startswith("conformance:migration "):  # MIGRATION_SMALL
         from groupspec.conformance import migration as small
 
