@@ -309,6 +309,55 @@ EQUIVALENT: dict[str, str] = {
         "in its own step, and ReceiveSyncResponse, the only step to STABLE, consumes the inbox. Shown by the predicates "
         "compared on every reachable state: no live STABLE worker with an inbox, no difference, at 2x2 b2 and b3, 3x2 "
         "b1, 2x3 b2, both Connect variants, every Connect fault and timer",
+    # issue 30, the KIP-848 survivors of the full family run (docs/specification.md, "KIP-848 survivors, full family
+    # run"; each shown in tests/test_spec_mutants_kip848.py)
+    "consumer.Consumer.successors:timer-never#1":
+        "the rebalance timeout's step (RebalanceTimeoutFence) removes a paused member's record, which SessionExpired, "
+        "enabled in every state where it is (the process not running, its record present), does with the same "
+        "successor state: without it the reachable state graph is the same (edges compared without their labels)",
+    "consumer.Consumer.successors:drop-term#16":
+        "a running consumer with a member epoch whose record is there has not left: a static member that left is "
+        "given a fresh client (not running, no epoch), and only its epoch-0 heartbeat takes the record back, so "
+        "not r.left is implied; the reachable state graphs (with labels) are identical",
+    "consumer.Consumer.successors:drop-term#11":
+        "the Start it adds (a static member's process started while its record has not left) is the early-restart "
+        "fault's EarlyRestart step with another label (a down client is a fresh one, so both give the same running "
+        "client at epoch 0): a step of a fault, generated when that fault is selected, and the checks run with it "
+        "selected; with early-restart selected the reachable state graphs (without labels) are identical",
+    "consumer.Consumer.successors:drop-term#18":
+        "crashing a process that is already down leaves it as it was (every way down, Crash, LeaveGroup, an "
+        "UNRELEASED_INSTANCE_ID answer, the late consumer, gives a fresh client), so the added step changes nothing "
+        "but the perturbation budget (as classic.ClassicProtocol._perturbations:drop-term#15); with the budget "
+        "projected away the reachable states and changing steps are identical",
+    "consumer.Consumer.successors:drop-guard#10":
+        "it leaves out both conjuncts of the crash step's guard: the crash fault's selection (a choice of the "
+        "instance, as FAULT_SELECTION) and c.proc != DOWN, whose step changes nothing but the budget (see "
+        "successors:drop-term#18); with crash selected and the budget projected away the reachable graphs are identical",
+    "consumer.Consumer.init_states:drop-term#1":
+        "only a one-consumer instance with the join fault differs (its one consumer starts down); which consumer "
+        "starts late is a choice of the explored instance, no rule of the protocol (as zookeeper.ZooKeeper."
+        "init_states:drop-term#1)",
+    "consumer.Consumer.key:drop-guard#0":
+        "the symmetry reduction switched off for the uniform variants: the explorer then keys states exactly (up to "
+        "the epoch shift every other variant uses), which only splits states the reduction merged as renamings of "
+        "one another; every property is invariant under renaming members and the partitions of one topic, so no "
+        "verdict changes (only the state counts do)",
+    "consumer.Consumer.live_member:drop-term#0":
+        "a process that is down has no member epoch: every way down (Crash, LeaveGroup, an UNRELEASED_INSTANCE_ID "
+        "answer, the late consumer at the start) gives a fresh client at epoch -1, so c.epoch > 0 implies "
+        "c.proc != DOWN; the predicate is the same on every reachable state",
+    "consumer.Consumer.commit_violation:drop-term#0":
+        "the current commit of a paused process, also read: a paused process is live while its record is there "
+        "(Pause needs a member epoch) and nothing it holds changes while it is paused (no heartbeat, no answer), "
+        "so whatever the coordinator would accept of it is what it accepted from the running process, already "
+        "checked; once its record is removed the commit is answered UNKNOWN_MEMBER_ID and skipped. The predicate "
+        "is the same on every reachable state",
+    "consumer.Consumer.commit_violation:drop-term#2":
+        "a late commit whose sender is not live: only a running or paused client keeps a commit in flight (Crash "
+        "and LeaveGroup give a fresh client), so not live means epoch 0 after an error answer, whose record was "
+        "removed (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and is answered UNKNOWN_MEMBER_ID, or answered STALE by a "
+        "record it created afresh (assignment epochs newer than the commit's); the predicate is the same on every "
+        "reachable state",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
