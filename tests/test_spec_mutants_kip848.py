@@ -77,6 +77,7 @@ def test_checks_added_for_the_survivors_kill_them() -> None:
 
 
 ALL = "join,leave,crash,timeout,zombie"
+FLIGHT = ("consumer", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout,crash,join,zombie", 2)
 GRAPH_CASES = [
     # (mutant, labels compared, budget compared, instances: variant, members, partitions, topics, faults, budget)
     ("consumer.Consumer.successors:timer-never#1", False, True,
@@ -89,7 +90,15 @@ GRAPH_CASES = [
      [("consumer-static", 2, 3, 1, ALL, 3), ("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2)]),
     ("consumer.Consumer.successors:drop-guard#10", True, False,
      [("consumer", 3, 2, 1, f"{ALL},partitions", 2)]),
-]
+    ("consumer.Consumer.successors:drop-guard#0", True, True,
+     [("consumer", 2, 2, 1, f"{ALL},partitions", 2), ("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2)]),
+] + [(name, True, True, [FLIGHT, ("consumer", 2, 2, 2, "subscription,lose-answer,late-answer,zombie", 2),
+                         ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)])
+     for name in ("consumer_flight.ConsumerFlight.flight_successors:drop-term#3",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-term#5",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-guard#5",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-term#10",
+                  "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1")]
 
 
 @pytest.mark.parametrize("name, labels, budget, jobs", GRAPH_CASES, ids=[c[0] for c in GRAPH_CASES])

@@ -358,6 +358,36 @@ EQUIVALENT: dict[str, str] = {
         "removed (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and is answered UNKNOWN_MEMBER_ID, or answered STALE by a "
         "record it created afresh (assignment epochs newer than the commit's); the predicate is the same on every "
         "reachable state",
+    "consumer.Consumer.handle:drop-term#3":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets (as "
+        "handle:drop-term#4)",
+    "consumer.Consumer.handle:off-by-one#2":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets (as "
+        "handle:off-by-one#3)",
+    "consumer.Consumer.apply_answer:drop-term#0":
+        "read only when lose_on_fence is off, that is in the broken variant consumer-fenced-keeps-partitions (whose "
+        "violation is still found); every correct variant short-circuits before (as apply_answer:drop-term#1)",
+    "consumer.Consumer.successors:drop-guard#0":
+        "without an in-flight fault flight_successors yields nothing: its two unconditional steps need an answer or a "
+        "commit in flight, which only late-answer and late-commit put there, and every other step tests its own "
+        "fault; the reachable state graphs (with labels) are identical",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#3":
+        "a running client has an epoch of 0 or more: only Start, EarlyRestart and Resume make a process run (at epoch "
+        "0, or keeping the epoch it had running), and every way down gives a fresh client at epoch -1, so "
+        "c.proc == UP implies c.epoch >= 0",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#5":
+        "the steps inside test each fault again ('lose-answer' in faults, 'late-answer' in faults), so the conjunct "
+        "only saves calling handle (which changes nothing) when neither is selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-guard#5":
+        "only the selection of the lose-answer fault left out: the LoseHeartbeatAnswer step is that fault's, "
+        "generated anyway when it is selected, and the checks run with it selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#10":
+        "a running client that owns partitions has a member epoch: it gains partitions only from an OK answer, which "
+        "sets an epoch above 0, and every error answer or restart that sets epoch 0 also empties them (correct "
+        "variants), so c.owned implies c.epoch > 0",
+    "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1":
+        "a running client that owns partitions has an epoch above 0 (see flight_successors:drop-term#10), so with "
+        "c.owned the comparison c.epoch >= 0 is c.epoch > 0",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
