@@ -388,6 +388,13 @@ EQUIVALENT: dict[str, str] = {
     "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1":
         "a running client that owns partitions has an epoch above 0 (see flight_successors:drop-term#10), so with "
         "c.owned the comparison c.epoch >= 0 is c.epoch > 0",
+    "consumer_flight.ConsumerFlight.flight_successors:keep-owned#0":
+        "EarlyRestart starts a process that is down, and a down client is a fresh one (every way down gives "
+        "ConsumerClient(topics=...)), which owns nothing already: owned=0 changes nothing",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#17":
+        "the EarlyRestart it adds for a static member whose record has left is the join fault's Start step with "
+        "another label (a down client is a fresh one: both give the same running client at epoch 0); a fault's step, "
+        "generated when that fault is selected, and the checks run with it selected (as successors:drop-term#11)",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
