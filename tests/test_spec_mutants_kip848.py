@@ -96,6 +96,9 @@ GRAPH_CASES = [
      [("consumer-static", 2, 3, 1, "early-restart,leave,join,crash,late-commit", 3)]),
     ("consumer_flight.ConsumerFlight.flight_successors:drop-term#17", False, True,
      [("consumer-static", 2, 3, 1, "early-restart,leave,join,crash", 3)]),
+    ("consumer.Consumer.reconcile:drop-guard#3", True, True,
+     [("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2),
+      ("consumer", 2, 2, 2, "subscription,lose-answer,late-answer,zombie", 2)]),
 ] + [(name, True, True, [FLIGHT, ("consumer", 2, 2, 2, "subscription,lose-answer,late-answer,zombie", 2),
                          ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)])
      for name in ("consumer_flight.ConsumerFlight.flight_successors:drop-term#3",

@@ -395,6 +395,12 @@ EQUIVALENT: dict[str, str] = {
         "the EarlyRestart it adds for a static member whose record has left is the join fault's Start step with "
         "another label (a down client is a fresh one: both give the same running client at epoch 0); a fault's step, "
         "generated when that fault is selected, and the checks run with it selected (as successors:drop-term#11)",
+    "consumer.Consumer.reconcile:drop-guard#3":
+        "without a subscription change in this heartbeat nothing is dropped: a member's assignment is always within "
+        "its target, which the assignor computes for the member's topics (_bump recomputes it on every change), and "
+        "r.topics changes only in _subscribe (which passes changed) or in the epoch-0 join, where the client owns "
+        "nothing (a fresh or reset client), so owned & r.revoking is 0 and this branch is not taken; the reachable "
+        "state graphs (with labels) are identical on instances with subscription changes",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
