@@ -131,6 +131,28 @@ def test_equivalent_predicates_agree_on_every_reachable_state(name: str) -> None
         assert _predicates(None, job) == _predicates(name, job), (name, job)
 
 
+def _readers(name: str | None, job: tuple[Any, ...]) -> dict[str, Any]:
+    """What every reader of live_member and live_ownership gets: the two safety properties, and the trace export's
+    question (is a client that owns partitions live?)."""
+    with applied(_mutant(name) if name else None):
+        from groupspec.model.properties import commit_fencing, exclusive_ownership
+
+        proto = _proto(*job)
+        return {repr(s): (exclusive_ownership(proto, s), commit_fencing(proto, s),
+                          {i for i, _o in proto.live_ownership(s) if s.clients[i].owned})
+                for s in _states(proto)}
+
+
+@pytest.mark.parametrize("name", ["consumer.Consumer.live_member:off-by-one#0",
+                                  "consumer.Consumer.live_ownership:drop-term#0"])
+def test_equivalent_liveness_predicates_change_nothing_their_readers_see(name: str) -> None:
+    assert name in EQUIVALENT
+    for job in [("consumer", 2, 2, 1, f"{ALL},partitions", 2),
+                ("consumer", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout,crash,join,zombie", 2),
+                ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)]:
+        assert _readers(None, job) == _readers(name, job), (name, job)
+
+
 def test_symmetry_reduction_off_changes_no_verdict() -> None:
     # key:drop-guard#0: the uniform variants explored without the symmetry reduction give the same verdicts
     from groupspec.specmut.killers import _explore

@@ -401,6 +401,16 @@ EQUIVALENT: dict[str, str] = {
         "r.topics changes only in _subscribe (which passes changed) or in the epoch-0 join, where the client owns "
         "nothing (a fresh or reset client), so owned & r.revoking is 0 and this branch is not taken; the reachable "
         "state graphs (with labels) are identical on instances with subscription changes",
+    "consumer.Consumer.live_member:off-by-one#0":
+        "it also calls a process at epoch 0 live, but such a process owns nothing (it gains partitions only from an OK "
+        "answer, which sets an epoch above 0; every error answer or restart that sets epoch 0 empties them), and "
+        "Consumer.live_member is read only beside owned partitions (live_ownership; commit_violation for a running "
+        "client's own commit); the migration family has its own live_member. Its readers (both safety properties, "
+        "the trace export) see the same on every reachable state",
+    "consumer.Consumer.live_ownership:drop-term#0":
+        "it also yields live members that own nothing, (i, 0): exclusive_ownership meets them with an empty mask "
+        "(no clash), commit_violation with o & parts == 0, and the trace export asks only about clients that own "
+        "partitions; the same on every reachable state",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
