@@ -167,3 +167,17 @@ def test_symmetry_reduction_off_changes_no_verdict() -> None:
             after = _explore(job)
         assert after["states"] > before["states"], job  # the reduction was on, and is off in the mutant
         assert before["verdicts"] == after["verdicts"], job
+
+
+def test_partition_existence_left_out_of_the_renaming_changes_no_verdict() -> None:
+    # key:drop-guard#1: still a renaming within each topic, the existence mask in the key: the same verdicts
+    from groupspec.specmut.killers import _explore
+
+    name = "consumer.Consumer.key:drop-guard#1"
+    assert name in EQUIVALENT
+    for job in [("consumer", "uniform", 3, 2, 1, f"{ALL},partitions", 2), ("consumer", "uniform", 2, 3, 1, "partitions,crash,join", 3)]:
+        with applied(None):
+            before = _explore(job)
+        with applied(_mutant(name)):
+            after = _explore(job)
+        assert before["verdicts"] == after["verdicts"], job
