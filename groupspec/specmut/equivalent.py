@@ -355,6 +355,113 @@ EQUIVALENT: dict[str, str] = {
     "migration.ClassicToConsumer._converged_consumer:drop-term#2":
         "a consumer-protocol client's phase is always STABLE (it is made by _restart or a reset with the default phase, "
         "and only the classic steps set a phase), so c.phase != STABLE implies c.classic",
+    # issue 30, the KIP-848 survivors of the full family run (docs/specification.md, "KIP-848 survivors, full family
+    # run"; each shown in tests/test_spec_mutants_kip848.py)
+    "consumer.Consumer.successors:timer-never#1":
+        "the rebalance timeout's step (RebalanceTimeoutFence) removes a paused member's record, which SessionExpired, "
+        "enabled in every state where it is (the process not running, its record present), does with the same "
+        "successor state: without it the reachable state graph is the same (edges compared without their labels)",
+    "consumer.Consumer.successors:drop-term#16":
+        "a running consumer with a member epoch whose record is there has not left: a static member that left is "
+        "given a fresh client (not running, no epoch), and only its epoch-0 heartbeat takes the record back, so "
+        "not r.left is implied; the reachable state graphs (with labels) are identical",
+    "consumer.Consumer.successors:drop-term#11":
+        "the Start it adds (a static member's process started while its record has not left) is the early-restart "
+        "fault's EarlyRestart step with another label (a down client is a fresh one, so both give the same running "
+        "client at epoch 0): a step of a fault, generated when that fault is selected, and the checks run with it "
+        "selected; with early-restart selected the reachable state graphs (without labels) are identical",
+    "consumer.Consumer.successors:drop-term#18":
+        "crashing a process that is already down leaves it as it was (every way down, Crash, LeaveGroup, an "
+        "UNRELEASED_INSTANCE_ID answer, the late consumer, gives a fresh client), so the added step changes nothing "
+        "but the perturbation budget (as classic.ClassicProtocol._perturbations:drop-term#15); with the budget "
+        "projected away the reachable states and changing steps are identical",
+    "consumer.Consumer.successors:drop-guard#10":
+        "it leaves out both conjuncts of the crash step's guard: the crash fault's selection (a choice of the "
+        "instance, as FAULT_SELECTION) and c.proc != DOWN, whose step changes nothing but the budget (see "
+        "successors:drop-term#18); with crash selected and the budget projected away the reachable graphs are identical",
+    "consumer.Consumer.init_states:drop-term#1":
+        "only a one-consumer instance with the join fault differs (its one consumer starts down); which consumer "
+        "starts late is a choice of the explored instance, no rule of the protocol (as zookeeper.ZooKeeper."
+        "init_states:drop-term#1)",
+    "consumer.Consumer.key:drop-guard#0":
+        "the symmetry reduction switched off for the uniform variants: the explorer then keys states exactly (up to "
+        "the epoch shift every other variant uses), which only splits states the reduction merged as renamings of "
+        "one another; every property is invariant under renaming members and the partitions of one topic, so no "
+        "verdict changes (only the state counts do)",
+    "consumer.Consumer.live_member:drop-term#0":
+        "a process that is down has no member epoch: every way down (Crash, LeaveGroup, an UNRELEASED_INSTANCE_ID "
+        "answer, the late consumer at the start) gives a fresh client at epoch -1, so c.epoch > 0 implies "
+        "c.proc != DOWN; the predicate is the same on every reachable state",
+    "consumer.Consumer.commit_violation:drop-term#0":
+        "the current commit of a paused process, also read: a paused process is live while its record is there "
+        "(Pause needs a member epoch) and nothing it holds changes while it is paused (no heartbeat, no answer), "
+        "so whatever the coordinator would accept of it is what it accepted from the running process, already "
+        "checked; once its record is removed the commit is answered UNKNOWN_MEMBER_ID and skipped. The predicate "
+        "is the same on every reachable state",
+    "consumer.Consumer.commit_violation:drop-term#2":
+        "a late commit whose sender is not live: only a running or paused client keeps a commit in flight (Crash "
+        "and LeaveGroup give a fresh client), so not live means epoch 0 after an error answer, whose record was "
+        "removed (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and is answered UNKNOWN_MEMBER_ID, or answered STALE by a "
+        "record it created afresh (assignment epochs newer than the commit's); the predicate is the same on every "
+        "reachable state",
+    "consumer.Consumer.handle:drop-term#3":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets (as "
+        "handle:drop-term#4)",
+    "consumer.Consumer.handle:off-by-one#2":
+        "read only with kafka_19233 off (the epoch-0 validation before KAFKA-19233), which no variant sets (as "
+        "handle:off-by-one#3)",
+    "consumer.Consumer.apply_answer:drop-term#0":
+        "read only when lose_on_fence is off, that is in the broken variant consumer-fenced-keeps-partitions (whose "
+        "violation is still found); every correct variant short-circuits before (as apply_answer:drop-term#1)",
+    "consumer.Consumer.successors:drop-guard#0":
+        "without an in-flight fault flight_successors yields nothing: its two unconditional steps need an answer or a "
+        "commit in flight, which only late-answer and late-commit put there, and every other step tests its own "
+        "fault; the reachable state graphs (with labels) are identical",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#3":
+        "a running client has an epoch of 0 or more: only Start, EarlyRestart and Resume make a process run (at epoch "
+        "0, or keeping the epoch it had running), and every way down gives a fresh client at epoch -1, so "
+        "c.proc == UP implies c.epoch >= 0",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#5":
+        "the steps inside test each fault again ('lose-answer' in faults, 'late-answer' in faults), so the conjunct "
+        "only saves calling handle (which changes nothing) when neither is selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-guard#5":
+        "only the selection of the lose-answer fault left out: the LoseHeartbeatAnswer step is that fault's, "
+        "generated anyway when it is selected, and the checks run with it selected",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#10":
+        "a running client that owns partitions has a member epoch: it gains partitions only from an OK answer, which "
+        "sets an epoch above 0, and every error answer or restart that sets epoch 0 also empties them (correct "
+        "variants), so c.owned implies c.epoch > 0",
+    "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1":
+        "a running client that owns partitions has an epoch above 0 (see flight_successors:drop-term#10), so with "
+        "c.owned the comparison c.epoch >= 0 is c.epoch > 0",
+    "consumer_flight.ConsumerFlight.flight_successors:keep-owned#0":
+        "EarlyRestart starts a process that is down, and a down client is a fresh one (every way down gives "
+        "ConsumerClient(topics=...)), which owns nothing already: owned=0 changes nothing",
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#17":
+        "the EarlyRestart it adds for a static member whose record has left is the join fault's Start step with "
+        "another label (a down client is a fresh one: both give the same running client at epoch 0); a fault's step, "
+        "generated when that fault is selected, and the checks run with it selected (as successors:drop-term#11)",
+    "consumer.Consumer.reconcile:drop-guard#3":
+        "without a subscription change in this heartbeat nothing is dropped: a member's assignment is always within "
+        "its target, which the assignor computes for the member's topics (_bump recomputes it on every change), and "
+        "r.topics changes only in _subscribe (which passes changed) or in the epoch-0 join, where the client owns "
+        "nothing (a fresh or reset client), so owned & r.revoking is 0 and this branch is not taken; the reachable "
+        "state graphs (with labels) are identical on instances with subscription changes",
+    "consumer.Consumer.live_member:off-by-one#0":
+        "it also calls a process at epoch 0 live, but such a process owns nothing (it gains partitions only from an OK "
+        "answer, which sets an epoch above 0; every error answer or restart that sets epoch 0 empties them), and "
+        "Consumer.live_member is read only beside owned partitions (live_ownership; commit_violation for a running "
+        "client's own commit); the migration family has its own live_member. Its readers (both safety properties, "
+        "the trace export) see the same on every reachable state",
+    "consumer.Consumer.live_ownership:drop-term#0":
+        "it also yields live members that own nothing, (i, 0): exclusive_ownership meets them with an empty mask "
+        "(no clash), commit_violation with o & parts == 0, and the trace export asks only about clients that own "
+        "partitions; the same on every reachable state",
+    "consumer.Consumer.key:drop-guard#1":
+        "which partitions exist then no longer orders the partitions before renaming, but the renaming is still one "
+        "within each topic and the existence mask is part of the key (renamed), so the key still merges only states "
+        "that are renamings of one another, as before: a sound reduction either way, and a sound reduction keeps the "
+        "verdicts of the unreduced search (key:drop-guard#0); the verdicts and even the state counts are unchanged",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

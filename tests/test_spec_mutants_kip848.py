@@ -1,0 +1,192 @@
+"""The KIP-848 survivors of the full family run (issue 30; docs/specification.md, "KIP-848 survivors, full family
+run"): the check added for a survivor passes on the unchanged model and kills it, so a weakened check fails here; and
+the survivors judged equivalent are shown to be so on every reachable state of small instances (the reachable state
+graphs, or the predicates, of the unchanged and the mutated model compared), so a model change that makes one of them
+observable fails here and the equivalence must be judged again.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterator
+
+import pytest
+
+from groupspec.specmut import generate, run_one
+from groupspec.specmut.campaign import baseline
+from groupspec.specmut.equivalent import EQUIVALENT
+from groupspec.specmut.loader import applied
+
+
+def _mutant(name: str):  # noqa: ANN202
+    return next(m for m in generate() if m.name == name)
+
+
+def _proto(variant: str, members: int, partitions: int, topics: int, faults: str, budget: int) -> Any:
+    from groupspec.model import Config, make
+
+    return make(variant, Config(members=members, partitions=partitions, topics=topics, budget=budget,
+                                assignor="uniform" if topics == 1 else "range",
+                                faults=frozenset(f for f in faults.split(",") if f)))
+
+
+def _states(proto: Any) -> Iterator[Any]:
+    seen = {repr(s) for s in proto.init_states()}
+    todo = deque(proto.init_states())
+    while todo:
+        s = todo.popleft()
+        yield s
+        for _a, t in proto.successors(s):
+            if repr(t) not in seen:
+                seen.add(repr(t))
+                todo.append(t)
+
+
+
+def _graph(name: str | None, job: tuple[Any, ...], labels: bool, budget: bool) -> tuple[set[str], set[tuple[str, ...]]]:
+    """The reachable states and steps (by their text; the labels and the budget optionally left out; with the budget
+    left out, steps that change nothing else are stutters and are dropped)."""
+    def cut(x: Any) -> str:
+        return repr(x) if budget else repr(x).split(", budget=")[0]
+
+    with applied(_mutant(name) if name else None):
+        proto = _proto(*job)
+        states, edges = set(), set()
+        for s in _states(proto):
+            states.add(cut(s))
+            for a, t in proto.successors(s):
+                if cut(s) != cut(t):
+                    edges.add((cut(s), repr(a) if labels else "", cut(t)))
+        return states, edges
+
+
+def _predicates(name: str | None, job: tuple[Any, ...]) -> dict[str, Any]:
+    with applied(_mutant(name) if name else None):
+        proto = _proto(*job)
+        return {repr(s): (proto.commit_violation(s), tuple(proto.live_member(s, i) for i in range(job[1])))
+                for s in _states(proto)}
+
+
+UNFENCED = "broken:consumer-unfenced-commits 3m×2p late-answer,late-commit b1"
+
+
+@pytest.mark.parametrize("name, killer, bug", [
+    # every consumer started down (join fault): the late-started second consumer must still meet the first
+    ("consumer.Consumer.init_states:drop-term#3", "broken:consumer-no-wait-release 2m×2p join b1", "exclusive_ownership"),
+    # the explorer's key without the in-flight answers and commits (the symmetric key, or the key of the instances
+    # without in-flight faults): the unfenced commit is merged away
+    ("consumer.Consumer.__init__:drop-term#1", UNFENCED, "commit_fencing"),
+    ("consumer.Consumer._rows:negate-guard#0", UNFENCED, "commit_fencing"),
+])
+def test_checks_added_for_the_survivors_kill_them(name: str, killer: str, bug: str) -> None:
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    assert base[killer]["verdicts"][bug] is False  # the broken variant's bug is found on the unchanged model
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
+
+
+ALL = "join,leave,crash,timeout,zombie"
+FLIGHT = ("consumer", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout,crash,join,zombie", 2)
+GRAPH_CASES = [
+    # (mutant, labels compared, budget compared, instances: variant, members, partitions, topics, faults, budget)
+    ("consumer.Consumer.successors:timer-never#1", False, True,
+     [("consumer", 3, 2, 1, "zombie,crash,join", 2), ("consumer-static", 2, 3, 1, ALL, 2)]),
+    ("consumer.Consumer.successors:drop-term#16", True, True,
+     [("consumer-static", 2, 3, 1, ALL, 3), ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer", 3)]),
+    ("consumer.Consumer.successors:drop-term#11", False, True,
+     [("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer", 2)]),
+    ("consumer.Consumer.successors:drop-term#18", True, False,
+     [("consumer-static", 2, 3, 1, ALL, 3), ("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2)]),
+    ("consumer.Consumer.successors:drop-guard#10", True, False,
+     [("consumer", 3, 2, 1, f"{ALL},partitions", 2)]),
+    ("consumer.Consumer.successors:drop-guard#0", True, True,
+     [("consumer", 2, 2, 1, f"{ALL},partitions", 2), ("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2)]),
+    ("consumer_flight.ConsumerFlight.flight_successors:keep-owned#0", True, True,
+     [("consumer-static", 2, 3, 1, "early-restart,leave,join,crash,late-commit", 3)]),
+    ("consumer_flight.ConsumerFlight.flight_successors:drop-term#17", False, True,
+     [("consumer-static", 2, 3, 1, "early-restart,leave,join,crash", 3)]),
+    ("consumer.Consumer.reconcile:drop-guard#3", True, True,
+     [("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2),
+      ("consumer", 2, 2, 2, "subscription,lose-answer,late-answer,zombie", 2)]),
+] + [(name, True, True, [FLIGHT, ("consumer", 2, 2, 2, "subscription,lose-answer,late-answer,zombie", 2),
+                         ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)])
+     for name in ("consumer_flight.ConsumerFlight.flight_successors:drop-term#3",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-term#5",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-guard#5",
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-term#10",
+                  "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1")]
+
+
+@pytest.mark.parametrize("name, labels, budget, jobs", GRAPH_CASES, ids=[c[0] for c in GRAPH_CASES])
+def test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name: str, labels: bool, budget: bool,
+                                                                   jobs: list[tuple[Any, ...]]) -> None:
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = _graph(None, job, labels, budget), _graph(name, job, labels, budget)
+        assert len(before[0]) > 100, job  # the instance was explored, not just its initial state
+        assert before == after, (name, job)
+
+
+PREDICATE_CASES = ["consumer.Consumer.live_member:drop-term#0", "consumer.Consumer.commit_violation:drop-term#0",
+                   "consumer.Consumer.commit_violation:drop-term#2"]
+
+
+@pytest.mark.parametrize("name", PREDICATE_CASES)
+def test_equivalent_predicates_agree_on_every_reachable_state(name: str) -> None:
+    assert name in EQUIVALENT
+    for job in [("consumer", 2, 2, 1, f"{ALL},partitions", 2),
+                ("consumer", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout,crash,join,zombie", 2),
+                ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)]:
+        assert _predicates(None, job) == _predicates(name, job), (name, job)
+
+
+def _readers(name: str | None, job: tuple[Any, ...]) -> dict[str, Any]:
+    """What every reader of live_member and live_ownership gets: the two safety properties, and the trace export's
+    question (is a client that owns partitions live?)."""
+    with applied(_mutant(name) if name else None):
+        from groupspec.model.properties import commit_fencing, exclusive_ownership
+
+        proto = _proto(*job)
+        return {repr(s): (exclusive_ownership(proto, s), commit_fencing(proto, s),
+                          {i for i, _o in proto.live_ownership(s) if s.clients[i].owned})
+                for s in _states(proto)}
+
+
+@pytest.mark.parametrize("name", ["consumer.Consumer.live_member:off-by-one#0",
+                                  "consumer.Consumer.live_ownership:drop-term#0"])
+def test_equivalent_liveness_predicates_change_nothing_their_readers_see(name: str) -> None:
+    assert name in EQUIVALENT
+    for job in [("consumer", 2, 2, 1, f"{ALL},partitions", 2),
+                ("consumer", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout,crash,join,zombie", 2),
+                ("consumer-static", 2, 2, 1, f"{ALL},early-restart,lose-answer,late-commit", 2)]:
+        assert _readers(None, job) == _readers(name, job), (name, job)
+
+
+def test_symmetry_reduction_off_changes_no_verdict() -> None:
+    # key:drop-guard#0: the uniform variants explored without the symmetry reduction give the same verdicts
+    from groupspec.specmut.killers import _explore
+
+    name = "consumer.Consumer.key:drop-guard#0"
+    assert name in EQUIVALENT
+    for job in [("consumer", "uniform", 3, 2, 1, f"{ALL},partitions", 2),
+                ("consumer-static", "uniform", 2, 3, 1, ALL, 3)]:
+        with applied(None):
+            before = _explore(job)
+        with applied(_mutant(name)):
+            after = _explore(job)
+        assert after["states"] > before["states"], job  # the reduction was on, and is off in the mutant
+        assert before["verdicts"] == after["verdicts"], job
+
+
+def test_partition_existence_left_out_of_the_renaming_changes_no_verdict() -> None:
+    # key:drop-guard#1: still a renaming within each topic, the existence mask in the key: the same verdicts
+    from groupspec.specmut.killers import _explore
+
+    name = "consumer.Consumer.key:drop-guard#1"
+    assert name in EQUIVALENT
+    for job in [("consumer", "uniform", 3, 2, 1, f"{ALL},partitions", 2), ("consumer", "uniform", 2, 3, 1, "partitions,crash,join", 3)]:
+        with applied(None):
+            before = _explore(job)
+        with applied(_mutant(name)):
+            after = _explore(job)
+        assert before["verdicts"] == after["verdicts"], job
