@@ -143,7 +143,7 @@ class FaultPlan:
             if not isinstance(error, str) or error not in Error.__members__:
                 raise FaultError(f"field 'error' must be a Kafka error name, got {json.dumps(error)}")
         elif "error" in obj:
-            raise FaultError(f"field 'error' is only for action 'error'")
+            raise FaultError("field 'error' is only for action 'error'")
         if action in ("delay", "pause_clock") and "ms" not in obj:
             raise FaultError(f"action '{action}' needs field 'ms'")
         return Rule(action=action, api=api, nth=_int(on, "nth", 1, 1), count=_int(on, "count", 1, 0),

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import wire
-from .cluster import Cluster, Conn
+from .cluster import Cluster
 from .faults import FaultPlan
 
 __all__ = ["Server", "MAX_FRAME", "run_loop"]

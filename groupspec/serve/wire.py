@@ -36,7 +36,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kafka.protocol.api_header import RequestHeader
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer import (
     FetchRequest,
