@@ -236,6 +236,7 @@ COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
 COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
 COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (measured 2026-11-29, load ~8)
+COST["conformance:migration-classic 3m×2p b1"] = 0.3
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
