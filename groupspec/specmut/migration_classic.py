@@ -88,7 +88,7 @@ def run(job: tuple[int, int, int, str]) -> dict[str, Any]:
     """``failure`` (or None), ``states`` explored, ``mirrored`` (states checked against the reference), ``upgrades``
     compared, ``abstractions`` (paths no longer mirrored, see the module docstring)."""
     from groupspec.model import Config, GroupStatus, bits, make, migration
-    from groupspec.reference.classic import (Assignment, CoordinatorConfig, GroupCoordinator, GroupMetadataLog,
+    from groupspec.reference.classic import (Assignment, CoordinatorConfig, GroupCoordinator,
                                              GroupRecord, GroupStatus as RStatus, HeartbeatRequest, JoinGroupRequest,
                                              JoinGroupResponse, LeaveGroupRequest, MemberIdentity, MemberRecord,
                                              Subscription, SyncGroupRequest, SyncGroupResponse, HeartbeatResponse,
@@ -119,9 +119,9 @@ def run(job: tuple[int, int, int, str]) -> dict[str, Any]:
         ids = [who(i) for i in range(members)]
         recs = tuple(MemberRecord(ids[k], None, ids[k], "/h", 300_000, 45_000, sub(cg.reported[k], 0),
                                   encode_assignment(Assignment(tps(cg.assignment[k])))) for k in bits(cg.members))
-        log = GroupMetadataLog()
-        log.groups["g"] = GroupRecord("g", "consumer", cg.generation, "cooperative-sticky", ids[cg.leader], recs)
-        return _Mirror(GroupCoordinator(config=CoordinatorConfig(initial_rebalance_delay_ms=0), log=log), members)
+        coord = GroupCoordinator(config=CoordinatorConfig(initial_rebalance_delay_ms=0))
+        coord.restore_group(GroupRecord("g", "consumer", cg.generation, "cooperative-sticky", ids[cg.leader], recs))
+        return _Mirror(coord, members)
 
     def send(m: _Mirror, sender: Any, req: Any) -> list[tuple[Any, Any]]:
         out = [(o.destination, o.response) for o in m.coord.handle(0, sender, req)]
