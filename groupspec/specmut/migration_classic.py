@@ -81,7 +81,8 @@ class _Mirror:
 
 def check(job: tuple[int, int, int, str]) -> str | None:
     """The first step where the reference classic coordinator and the model part, or None."""
-    return run(job)["failure"]
+    failure: str | None = run(job)["failure"]
+    return failure
 
 
 def run(job: tuple[int, int, int, str]) -> dict[str, Any]:
@@ -152,7 +153,7 @@ def run(job: tuple[int, int, int, str]) -> dict[str, Any]:
     def step(m: _Mirror, s: Any, a: Any, t: Any) -> str | None:
         """Send step ``a`` (from ``s`` to ``t``); a failure, ``"off"`` (no longer mirrored), or None."""
         i = a.member
-        c = s.clients[i] if i >= 0 else None
+        c: Any = s.clients[i]  # (every step of this page names its member)
         name = type(a).__name__
         if name == "JoinGroup":
             req = JoinGroupRequest("g", m.ids[i], "consumer", (("cooperative-sticky", sub(c.owned, c.epoch)),),
