@@ -77,3 +77,10 @@ def test_an_empty_group_restores_empty_and_a_group_already_held_is_refused() -> 
         c.restore_group(_record())
     with pytest.raises(ValueError, match="cannot be restored as"):
         GroupCoordinator().restore_group(_record(members=0), GroupStatus.STABLE)
+
+
+def test_a_group_over_its_max_size_restored_mid_rebalance_is_preparing_once() -> None:
+    from groupspec.reference.classic import CoordinatorConfig
+
+    c = GroupCoordinator(config=CoordinatorConfig(group_max_size=1))
+    assert c.restore_group(_record(), GroupStatus.PREPARING_REBALANCE).status is GroupStatus.PREPARING_REBALANCE

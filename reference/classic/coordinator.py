@@ -413,7 +413,7 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
             raise ValueError(f"a group loaded {loaded.value} cannot be restored as {status}")
         self.log.groups[gid] = record
         group = self._load_group(gid)
-        if status in (_PR, _CR):
+        if status in (_PR, _CR) and not group.is_(_PR):  # (a group over group.max.size is preparing already)
             self._prepare_rebalance(group)
         if status is _CR:  # (as _complete_join leaves it, the generation aside)
             self._cancel(("join", gid))
