@@ -153,9 +153,44 @@ def test_generation_violation_branches_the_equivalents_drop_are_implied() -> Non
     # conformance driver refuses that), or a crashed one paused and resumed (never converges)
     ("migration.ClassicToConsumer.successors:drop-term#2", "conformance:migration 2m×2p 200×30"),
     ("migration.ClassicToConsumer.successors:drop-term#19", "model:classic-to-consumer 1m×2p b3"),
+    # the classic phase mirrored by the reference classic coordinator (migration_classic.py): which JoinGroup leaves a
+    # member with no stored assignment (Kafka's EMPTY_ASSIGNMENT, which refuses the upgrade), and a classic client
+    # that heartbeats while its JoinGroup is parked (Kafka's heartbeat thread is off until the join is answered)
+    ("migration.ClassicToConsumer._join:negate-guard#3", "conformance:migration-classic 2m×2p b2"),
+    ("migration.ClassicToConsumer._join:drop-guard#3", "conformance:migration-classic 2m×2p b2"),
+    ("migration.ClassicToConsumer.successors:drop-guard#8", "conformance:migration-classic 2m×2p b2"),
 ])
 def test_checks_added_for_the_migration_survivors_kill_them(name: str, killer: str) -> None:
     base = baseline(only=[killer], trace=False)
     assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
     row = run_one(_mutant(name), base)
     assert row["status"] == "killed" and row["killer"] == killer, row
+
+
+def test_the_classic_phase_mirror_reaches_upgrades_and_says_what_it_steps_around() -> None:
+    """The unchanged model passes the mirror with most classic states checked against the reference coordinator,
+    upgrade verdicts compared, and the paths it stops mirroring counted (not silently dropped)."""
+    from groupspec.specmut.migration_classic import MIGRATION_CLASSIC_JOBS, run
+
+    res = run(MIGRATION_CLASSIC_JOBS[0])
+    assert res["failure"] is None, res
+    assert res["mirrored"] > 1000 and res["upgrades"] > 100 and 0 < res["abstractions"]["leader"] < 100, res
+
+
+def test_the_classic_phase_mirror_compares_the_upgrade_verdict() -> None:
+    """A model whose upgrade ignores a member with no stored assignment converts where the reference (whose
+    ``MixedConsumerGroup.upgrade`` cannot parse the empty bytes) refuses: the mirror's upgrade comparison sees it."""
+    from groupspec.model import migration
+    from groupspec.specmut.migration_classic import MIGRATION_CLASSIC_JOBS, run
+
+    original = migration.ClassicToConsumer._upgrade
+
+    def lenient(self, s):  # noqa: ANN001, ANN202
+        return original(self, s.but(classic=s.classic.but(unsynced=0)))
+
+    migration.ClassicToConsumer._upgrade = lenient  # type: ignore[method-assign]
+    try:
+        res = run(MIGRATION_CLASSIC_JOBS[0])
+    finally:
+        migration.ClassicToConsumer._upgrade = original  # type: ignore[method-assign]
+    assert res["failure"] is not None and "the model converts it, the reference refuses it" in res["failure"], res

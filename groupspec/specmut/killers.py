@@ -41,6 +41,7 @@ from .kafka_consumer_walks import CONSUMER_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
 from .migration_commits import MIGRATION_COMMIT_JOBS
+from .migration_classic import MIGRATION_CLASSIC_JOBS
 from .operators import MODEL_DIR, PACKAGE
 from .zookeeper_walks import ZK_WALK_JOBS
 
@@ -234,6 +235,8 @@ COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured
 COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
 COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
+COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (measured 2026-11-29, load ~8)
+COST["conformance:migration-classic 3m×2p b1"] = 0.3
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -298,6 +301,9 @@ def _killers(scale: float) -> list[Killer]:
     # the migration model's classic-group commits against the reference classic coordinator (migration_commits.py)
     out += [Killer(f"conformance:migration-commits {m}m×{p}p b{b}", "conformance", "classic-to-consumer", job)
             for job in MIGRATION_COMMIT_JOBS for m, p, b, _f in [job]]
+    # the migration model's classic phase mirrored by the reference classic coordinator (migration_classic.py)
+    out += [Killer(f"conformance:migration-classic {m}m×{p}p b{b}", "conformance", "classic-to-consumer", job)
+            for job in MIGRATION_CLASSIC_JOBS for m, p, b, _f in [job]]
     for name, variant, examples, steps in CONFORMANCE:
         out.append(Killer(f"conformance:{name}", "conformance", variant,
                           (name, max(1, round(examples * scale)) if examples else 0, steps)))
@@ -378,6 +384,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         from .client_walks import check as client_check
 
         return {"failure": client_check(k.job, only)}
+    if k.kind == "conformance" and k.name.startswith("conformance:migration-classic "):
+        from .migration_classic import check as classic_phase_check
+
+        return {"failure": classic_phase_check(k.job)}
     if k.kind == "conformance" and k.name.startswith("conformance:migration-commits "):
         from .migration_commits import check as commits_check
 

@@ -7,9 +7,9 @@ the member's generation and not while COMPLETING_REBALANCE) with Kafka's. This c
 of the (possibly mutated) model at a small bound, breadth first, and in each state where the group is classic gives
 the reference classic coordinator (``groupspec.reference.classic.GroupCoordinator``) the model's group as its
 ``__consumer_offsets`` record (generation, leader, members under their slot's member id), in the model's group
-status, and sends it, for every running classic process that owns partitions (the ones that commit), the
-OffsetCommit that process would send: its member id (its slot's while it is a member, an id the group no longer
-knows once it was removed) and the generation of its last JoinGroup answer. The reference's answer (NONE or an error)
+status (``GroupCoordinator.restore_group``), and sends it, for every running classic process that owns partitions
+(the ones that commit), the OffsetCommit that process would send: its member id (its slot's while it is a member, an
+id the group no longer knows once it was removed) and the generation of its last JoinGroup answer. The reference's answer (NONE or an error)
 must be the model's ``commit_accepted``.
 
 May import: ``groupspec.model``, ``groupspec.reference`` (inside the function: the mutant is applied by then).
@@ -29,8 +29,8 @@ MAX_STATES = 40_000  # the unchanged model's job has under 3,000 states
 def check(job: tuple[int, int, int, str]) -> str | None:
     """The first state where the reference's answer to a classic commit differs from the model's, or None."""
     from groupspec.model import Config, GroupStatus, Proc, make, migration
-    from groupspec.reference.classic import (GroupCoordinator, GroupMetadataLog, GroupRecord, GroupStatus as RStatus,
-                                             MemberRecord, OffsetCommitRequest)
+    from groupspec.reference.classic import (GroupCoordinator, GroupRecord, GroupStatus as RStatus, MemberRecord,
+                                             OffsetCommitRequest)
     from groupspec.reference.errors import Error
 
     members, partitions, budget, faults = job
@@ -44,17 +44,10 @@ def check(job: tuple[int, int, int, str]) -> str | None:
         ids = [f"c{k + 1}" for k in range(members)]
         recs = tuple(MemberRecord(ids[k], None, ids[k], "/h", 300_000, 45_000, b"", b"") for k in range(members)
                      if cg.members >> k & 1)
-        log = GroupMetadataLog()
-        log.groups["g"] = GroupRecord("g", "consumer", cg.generation, "cooperative-sticky" if recs else None,
-                                      ids[cg.leader] if recs else None, recs)
-        coord = GroupCoordinator(log=log)
-        if cg.status in status_of:
-            # (no public way to load a group in the middle of a rebalance: the loaded group is STABLE, moved on here
-            # by its own transition table)
-            group = coord._groups["g"]
-            group.transition(RStatus.PREPARING_REBALANCE)
-            if cg.status == GroupStatus.COMPLETING_REBALANCE:
-                group.transition(RStatus.COMPLETING_REBALANCE)
+        coord = GroupCoordinator()
+        # (loaded as from __consumer_offsets, then moved mid-rebalance by its own transition table)
+        coord.restore_group(GroupRecord("g", "consumer", cg.generation, "cooperative-sticky" if recs else None,
+                                        ids[cg.leader] if recs else None, recs), status_of.get(cg.status))
         c = s.clients[i]
         mid = ids[i] if cg.members >> i & 1 else f"gone-{i}"
         req = OffsetCommitRequest("g", (("t", 0, 1),), mid, c.epoch)

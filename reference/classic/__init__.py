@@ -1,7 +1,7 @@
 """The classic rebalance protocol (JoinGroup / SyncGroup / Heartbeat): its coordinator, its client, its bytes.
 
 Owns: the sans-IO group coordinator of one broker (``coordinator.py``: its driving surface, timers, log and
-offsets; ``group.py``: the group it holds; ``join_sync.py``: the join and sync phases; ``sessions.py``: member
+offsets, and ``GroupCoordinator.restore_group``, a group held as loaded and, on request, mid-rebalance; ``group.py``: the group it holds; ``join_sync.py``: the join and sync phases; ``sessions.py``: member
 expiry, Heartbeat, LeaveGroup), the classic consumer client
 (``client.py``: Kafka's ``AbstractCoordinator`` + ``ConsumerCoordinator``, the member half of the classic
 protocol: its inputs, requests in flight, heartbeats, commits; ``client_rebalance.py``: joining and syncing,

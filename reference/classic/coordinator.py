@@ -401,6 +401,27 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
             self._mark_dead(group)
         return self._drain()
 
+    def restore_group(self, record: GroupRecord, status: GroupStatus | None = None) -> GroupView:
+        """Hold ``record`` as loaded from ``__consumer_offsets`` (STABLE with members, else EMPTY); with ``status``
+        PREPARING_REBALANCE start its join phase (``prepareRebalance``: done once every member rejoined), with
+        COMPLETING_REBALANCE end it too (the generation kept), waiting for the leader's SyncGroup. ValueError (nothing
+        held) for a group already held, an offsets partition not owned here, or a status the group cannot reach."""
+        gid, loaded = record.group_id, (_ST if record.members else _E)
+        if gid in self._groups or self.partition_of(gid) not in self._owned:
+            raise ValueError(f"group {gid!r} is already held, or its offsets partition is not owned here")
+        if status not in (None, loaded, _PR) + ((_CR,) if record.members else ()):
+            raise ValueError(f"a group loaded {loaded.value} cannot be restored as {status}")
+        self.log.groups[gid] = record
+        group = self._load_group(gid)
+        if status in (_PR, _CR) and not group.is_(_PR):  # (a group over group.max.size is preparing already)
+            self._prepare_rebalance(group)
+        if status is _CR:  # (as _complete_join leaves it, the generation aside)
+            self._cancel(("join", gid))
+            group.transition(_CR)
+            group.pending_sync.update(dict.fromkeys(group.members))
+            self._schedule(("sync", gid), group.rebalance_timeout_ms(), generation=group.generation)
+        return self.group(gid)  # type: ignore[return-value]  # (held: just loaded)
+
     # ------------------------------------------------------------------ inspection
 
     def group_ids(self) -> list[str]:
@@ -548,14 +569,16 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
         """[GC] ``onGroupLoaded`` for every group of the partition found in the log."""
         self._loading.discard(partition)
         for gid in self.log.group_ids():
-            if self.partition_of(gid) != partition or gid in self._groups:
-                continue
-            group = self._group_from_log(gid)
-            self._groups[gid] = group
-            if len(group.members) > self.config.max_size:
-                self._prepare_rebalance(group)
-            for m in list(group.members.values()):
-                self._schedule_heartbeat(group, m)
+            if self.partition_of(gid) == partition and gid not in self._groups:
+                self._load_group(gid)
+
+    def _load_group(self, gid: str) -> GroupMetadata:
+        group = self._groups[gid] = self._group_from_log(gid)
+        if len(group.members) > self.config.max_size:
+            self._prepare_rebalance(group)
+        for m in list(group.members.values()):
+            self._schedule_heartbeat(group, m)
+        return group
 
     def _group_from_log(self, gid: str) -> GroupMetadata:
         group = GroupMetadata(gid, offsets=dict(self.log.offsets.get(gid, {})))
