@@ -79,6 +79,26 @@ def test_generation_5_then_5_then_7_the_mark_strips_the_winner_on_the_constraine
     assert multi == 0 and valid == {0: _bits(0, 1), 1: 0, 2: 0}
 
 
+def test_kafkas_own_assignor_strips_the_winner_on_the_constrained_path_only():
+    # The pinned kafka-clients 4.3.1 jar's CooperativeStickyAssignor (one JVM, groupspec.kafka.assignors) on the 5, 5, 7
+    # example: a and b claim t-0 at generation 5, c claims t-0 and t-1 at generation 7 (walked a, b, c).
+    from groupspec.kafka.assignors import JavaAssignors
+    from groupspec.reference.assignors import get
+
+    def group(a_topics: list[str]) -> dict:
+        return {"a": {"topics": a_topics, "owned": [["t", 0]], "generation": 5},
+                "b": {"topics": ["t"], "owned": [["t", 0]], "generation": 5},
+                "c": {"topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 7}}
+
+    with JavaAssignors(heap="256m") as java:
+        constrained = java.assign("cooperative-sticky", {"t": 3}, group(["t"]))
+        general = java.assign("cooperative-sticky", {"t": 3, "u": 1}, group(["t", "u"]))
+    assert constrained["c"] == [("t", 1)]  # at quota 1 c keeps t-1: t-0 was stripped from its owned partitions
+    assert ("t", 0) in general["c"]  # the general path lets it keep t-0
+    for parts, a_topics, kafka in (({"t": 3}, ["t"], constrained), ({"t": 3, "u": 1}, ["t", "u"], general)):
+        assert get("cooperative-sticky").assign(parts, group(a_topics)) == kafka
+
+
 def test_the_claim_rows_of_assignors_md_ast_table():
     # testPartitionsTransferringOwnership…ClaimedByMultipleConsumersInSameGeneration: topic:3; c1 [0,1], c2 [0,2], c3 []
     cfg = Config(members=3, partitions=3, topics=1)
