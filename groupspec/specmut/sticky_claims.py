@@ -51,7 +51,8 @@ def _group(rng: random.Random) -> tuple[Any, ...]:
     same = rng.randint(1, (1 << topics) - 1) if rng.random() < 0.5 else 0  # every member on these topics
     hot = rng.randint(0, (1 << parts) - 1)  # the partitions most claims go to (overlapping claims)
     gens = rng.sample([-1, 0, 1, 2, 3], rng.randint(1, 3))  # few generations: equal ones are frequent
-    members, subs = [], {}
+    members: list[tuple[int, int, int, int, bool]] = []
+    subs: dict[str, dict[str, Any]] = {}
     for slot, mid in enumerate(ids):
         tmask = same or rng.randint(1, (1 << topics) - 1)
         owned = (hot & rng.randint(0, (1 << parts) - 1)) | (rng.randint(0, (1 << parts) - 1) if rng.random() < 0.3 else 0)

@@ -300,7 +300,7 @@ def sticky_claims(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
     offsets = prob.offset
 
     def pairs(gids: Any) -> list[Partition]:
-        out = []
+        out: list[Partition] = []
         for g in gids:
             ti = bisect_right(offsets, int(g)) - 1
             out.append((prob.topics[ti], int(g) - offsets[ti]))
