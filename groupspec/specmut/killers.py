@@ -239,6 +239,7 @@ COST["conformance:migration 1m×2p 100×30"] = 0.71  # MIGRATION_SMALL (measured
 COST["conformance:migration 2m×2p 200×30"] = 1.87
 COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (measured 2026-11-29, load ~7)
 COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
+COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
