@@ -58,7 +58,7 @@ from .core import (FAULTS, NO_GENERATION, TIMING_FAULTS, Client, Config, Group, 
 from .eager import Eager
 from .migration import ClassicToConsumer, ClassicToConsumerAcked
 from .spec import ASSIGNOR_NAMES, Spec, SpecBase
-from .assignors import ASSIGNORS
+from .assignors import ASSIGNORS, kept_claims, resolve_claims
 from .properties import ACTIONS, SAFETY
 from .symmetry import forget_dead_fields
 from .static import Static
@@ -102,5 +102,6 @@ __all__ = [
     "NO_GENERATION", "TIMING_FAULTS", "GroupStatus", "Id", "MemberStatus", "Proc", "Reply", "State", "ZkState", "bits",
     "Client", "Group", "Inbox", "Record",
     "ACTIONS", "SAFETY", "ASSIGNORS", "forget_dead_fields",
+    "resolve_claims", "kept_claims",  # the sticky assignor's claim resolution (assignor:sticky-claims reads it)
     "upgraded",  # the rolling upgrade is over (the client checks hold it to the clients)
 ]

@@ -5,9 +5,9 @@ The leader runs the group's selected assignor over what every member reported in
 needs *some* function with the right shape; these four are small, readable stand-ins for Kafka's
 (the real ones live in ``groupspec.reference.assignors``):
 
-* ``sticky``     — balanced and sticky: keep every valid claim (conflicts resolved by generation, as
-  Kafka's AbstractStickyAssignor: the higher generation wins, equal generations drop the partition
-  from both), place the rest on the least-loaded eligible member, then move partitions one at a
+* ``sticky``     — balanced and sticky: keep every valid claim (conflicts resolved by generation as
+  Kafka's AbstractStickyAssignor resolves them, :func:`resolve_claims`; which of them count,
+  :func:`kept_claims`), place the rest on the least-loaded eligible member, then move partitions one at a
   time from the most- to the least-loaded member while the counts differ by more than one.
   Re-running it on its own output changes nothing (it is *stable*), which cooperative rebalancing
   needs in order to converge.
@@ -42,28 +42,84 @@ def _eligible(cfg: Config, members: Sequence[MemberMeta], existing: int) -> dict
     return {slot: cfg.subscribed_partitions(topics, existing) for slot, topics, _o, _g, _s in members}
 
 
+def resolve_claims(members: Sequence[MemberMeta], claimable: int) -> tuple[dict[int, int], int]:
+    """Conflicting ownership claims resolved as Kafka 4.3.1's ``AbstractStickyAssignor.allSubscriptionsEqual``
+    resolves them (per partition since KAFKA-14639; assignors.md, "Resolving conflicting ownership claims").
+
+    Members are walked in slot order (Kafka walks its ``HashMap`` of member ids; slots stand for member ids),
+    each member's claims on ``claimable`` partitions (Kafka: topics that exist and that somebody subscribes
+    to) one by one. Per partition Kafka remembers its *current claimant*:
+
+    * the first claimant keeps the partition and becomes its current claimant;
+    * a later claimant of the *same* generation marks it multiply claimed (KAFKA-12984), takes it away from the
+      current claimant, does not keep it either, and becomes the current claimant;
+    * a later claimant of a *higher* generation takes it over (from whoever holds it) and becomes the current
+      claimant;
+    * a later claimant of a *lower* generation is ignored.
+
+    The multiply-claimed mark is never cleared: generation 5, then 5, then 7 leaves the generation-7 member
+    keeping the partition *and* the mark set (what the mark then does depends on the path: :func:`kept_claims`).
+
+    Returns ``(kept, multiply_claimed)``: per slot the partitions it keeps (Kafka's
+    ``consumerToOwnedPartitions``), and the multiply-claimed partitions (``partitionsWithMultiplePreviousOwners``).
+    """
+    kept = {slot: 0 for slot, *_ in members}
+    current: dict[int, tuple[int, int]] = {}  # partition -> (slot, generation) of its current claimant
+    multi = 0
+    for slot, _t, owned, generation, _s in members:
+        for p in bits(owned & claimable):
+            if p not in current:  # the first claimant
+                kept[slot] |= 1 << p
+                current[p] = (slot, generation)
+                continue
+            other, other_generation = current[p]
+            if generation > other_generation:  # a higher generation takes it over
+                kept[other] &= ~(1 << p)
+                kept[slot] |= 1 << p
+                current[p] = (slot, generation)
+            elif generation == other_generation:  # the same generation: nobody keeps it, and it is marked
+                multi |= 1 << p
+                kept[other] &= ~(1 << p)
+                current[p] = (slot, generation)
+    return kept, multi
+
+
+def kept_claims(cfg: Config, members: Sequence[MemberMeta], existing: int) -> dict[int, int]:
+    """What the sticky assignor keeps of the members' claims before it places anything (its step 1).
+
+    The claims resolved by :func:`resolve_claims` over the existing partitions of the topics somebody subscribes
+    to; then, as Kafka 4.3.1's two paths do:
+
+    * every member subscribes to the same topics (Kafka's constrained path, ``ConstrainedAssignmentBuilder.
+      assignOwnedPartitions``): a multiply-claimed partition is removed from every member's owned partitions,
+      even from a higher generation's that took it over after the mark was set;
+    * otherwise (the general path, ``GeneralAssignmentBuilder``, which is not given the multiply-claimed set):
+      each member keeps what it resolved to, less the partitions of topics it no longer subscribes to.
+
+    (On the constrained path every claimable partition is of a topic every member subscribes to.)
+    """
+    elig = _eligible(cfg, members, existing)
+    everything = 0
+    for m in elig.values():
+        everything |= m
+    kept, multi = resolve_claims(members, everything)
+    constrained = len({topics for _slot, topics, *_ in members}) == 1  # Kafka's allSubscriptionsEqual
+    out = {slot: 0 for slot in elig}
+    for slot, mask in kept.items():
+        for p in bits(mask):
+            if constrained and multi >> p & 1:
+                continue  # the constrained path drops a multiply-claimed partition from every member
+            if elig[slot] >> p & 1:
+                out[slot] |= 1 << p
+    return out
+
+
 def sticky(cfg: Config, members: Sequence[MemberMeta], existing: int) -> dict[int, int]:
     elig = _eligible(cfg, members, existing)
-    out = {slot: 0 for slot in elig}
     if not members:
-        return out
-    # 1. Resolve claims by generation (AbstractStickyAssignor.allSubscriptionsEqual, KAFKA-12984).
-    claim: dict[int, tuple[int, int]] = {}
-    dropped = 0
-    for slot, _t, owned, gen, _s in members:
-        for p in bits(owned & existing):
-            if p not in claim:
-                claim[p] = (slot, gen)
-            else:
-                _o, og = claim[p]
-                if gen > og:
-                    claim[p] = (slot, gen)
-                    dropped &= ~(1 << p)
-                elif gen == og:
-                    dropped |= 1 << p
-    for p, (slot, _g) in claim.items():
-        if not (dropped >> p & 1) and elig[slot] >> p & 1:
-            out[slot] |= 1 << p
+        return {}
+    # 1. Keep the valid claims: conflicts resolved by generation (resolve_claims), then Kafka's path's rule.
+    out = kept_claims(cfg, members, existing)
     # 2. Place unassigned partitions: fewest candidates first, then the least-loaded eligible member.
     everything = 0
     for m in elig.values():

@@ -9,6 +9,7 @@ start. Used by ``bench/bench_assignors.py`` and ``tests/test_assignors_vs_kafka.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
@@ -16,6 +17,9 @@ from typing import Any, Self
 from .jars import KafkaSetupError, classpath, java_binary
 
 STEPS = ("fresh", "second", "add")
+# A line Kafka logs on the JVM's stdout ("06:46:47.505 [main] ERROR org.apache.kafka...": AbstractStickyAssignor logs
+# every partition claimed twice in one generation), not an answer
+_KAFKA_LOG = re.compile(r"\d\d:\d\d:\d\d\.\d+ \[[^]]*\] [A-Z]+ ")
 
 
 class _JavaPipe:
@@ -61,6 +65,8 @@ class JavaAssignors(_JavaPipe):
     def _expect(self, head: str) -> str:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
+        while _KAFKA_LOG.match(line):  # Kafka's own log lines (e.g. the sticky assignors' conflicting claims)
+            line = self.proc.stdout.readline()
         if not line.startswith(head):
             raise KafkaSetupError("Kafka's assignors (Java) answered " + (line.strip()[:300] or "nothing (it exited)"))
         return line

@@ -220,8 +220,9 @@ EQUIVALENT: dict[str, str] = {
     "join_phase.JoinPhase.compute_target:negate-guard#1":
         "held work is never given back by it: existing & ~held_back keeps held work out of every assignment, and "
         "every assignor a Connect variant runs reads a member's owned work only within existing (sticky: owned & "
-        "existing; range and roundrobin read none), so filtering the members' reported work is redundant (the "
-        "reachable state graphs compared edge for edge at 2x2 b2, 3x2 b1, 2x3 b2, every Connect fault)",
+        "claimable, the existing partitions of subscribed topics; range and roundrobin read none), so filtering the "
+        "members' reported work is redundant (the reachable state graphs compared edge for edge at 2x2 b2, 3x2 b1, "
+        "2x3 b2, every Connect fault)",
     "connect_delayed.ConnectKeepWork._kept:drop-term#2":
         "none of the handlers _kept wraps stops a Connect worker (FENCED_INSTANCE_ID is for static members; Connect "
         "has no static membership)",

@@ -15,6 +15,9 @@ written with.
   assignors``), on a fixed sample of small groups: ``range`` and ``roundrobin`` must give Kafka's answer;
   ``sticky``, a stand-in, must pass the reference's assignor invariants (assignors.md §2: members,
   no duplicates, subscribed, complete, movability) and be stable (run on its own output, it changes nothing).
+  ``assignor:sticky-claims`` holds the sticky stand-in's claim resolution to Kafka's (the reference's
+  ``sticky_claims``: conflicts by generation in Kafka's member order, the multiply-claimed partitions, what each
+  of Kafka's two paths keeps of them; :mod:`.sticky_claims`).
 * ``conformance:<suite>`` — the reference implementation run in the simulator and checked against the
   mutated model after every event (``groupspec.conformance``: the classic and Connect state machines,
   the KIP-848 machine, the migration walks), derandomized, so the same runs every time.
@@ -190,6 +193,8 @@ MIGRATION_SMALL: tuple[tuple[int, int, int, int], ...] = ((1, 2, 100, 30), (2, 2
 # sticky, a stand-in, must pass the reference's assignor invariants (assignors.md §2) and be stable.
 ORACLE_ASSIGNORS = ("range", "roundrobin", "sticky")
 ORACLE_CASES = 400
+# the sticky stand-in's claim resolution against Kafka's (sticky_claims.py: its own sample of small groups)
+STICKY_CLAIMS = "assignor:sticky-claims"
 
 
 # What each check costs on the unchanged model (seconds, measured 2026-11-28 on this 2-core machine, load ~5; a
@@ -237,6 +242,7 @@ COST["client:static·range 2m×2p×2t b4 explored"] = 1.55  # GAP_CLIENT_JOBS (m
 COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (measured 2026-11-29, load ~8)
 COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (measured 2026-11-29, load ~8)
 COST["conformance:migration-classic 3m×2p b1"] = 0.3
+COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -262,6 +268,7 @@ def killers(scale: float = 1.0) -> list[Killer]:
 
 def _killers(scale: float) -> list[Killer]:
     out = [Killer(f"assignor:{a}", "oracle", "eager", (a,)) for a in ORACLE_ASSIGNORS]  # cheapest: first
+    out.append(Killer(STICKY_CLAIMS, "oracle", "eager", ("sticky-claims",)))
     seen: set[str] = set()
     for job in EXPLORER_JOBS:
         v, a, m, p, t, f, b = job
@@ -362,6 +369,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
     an exploration stops (``state_cap``)."""
     if k.kind == "model":
         return _explore(k.job, cap)
+    if k.kind == "oracle" and k.name == STICKY_CLAIMS:
+        from .sticky_claims import check as claims_check
+
+        return {"failure": _within(ORACLE_SECONDS, claims_check)}
     if k.kind == "oracle":
         return {"failure": _within(ORACLE_SECONDS, lambda: _assignor_oracle(*k.job))}
     if k.kind == "kafka" and k.variant.startswith("consumer"):

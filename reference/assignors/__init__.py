@@ -13,7 +13,10 @@ and ``assign(partitions_per_topic, subscriptions)``, the plain-callable form of
 
 ``assign`` returns ``{member_id: [(topic, partition), ...]}`` with every member present and every
 list sorted.  For ``cooperative-sticky`` it is ONE round: partitions changing owner are withheld
-from their new owner (``assign_detailed`` also returns the transfer map and the path taken).
+from their new owner (``assign_detailed`` also returns the transfer map and the path taken).  :func:`sticky_claims` is the
+sticky assignors' first step alone: the members' ownership claims resolved as Kafka resolves them (walked in
+Java ``HashMap`` order of member ids, :func:`java_hashmap_order`; conflicts by generation; the
+multiply-claimed partitions) and what each of Kafka's two paths keeps of them.
 
 Modules: ``_frame`` (input normalisation, Kafka's member order), ``range_assignor``,
 ``roundrobin``, ``sticky`` (both sticky assignors), ``connect`` (Kafka Connect's KIP-415
@@ -37,11 +40,24 @@ NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 __all__ = [
     "NAMES", "Assignor", "get", "java_string_key",
+    # the sticky assignors' claim resolution (step 1) alone, and Kafka's member order (sticky.py)
+    "StickyClaims", "java_hashmap_order", "sticky_claims",
     # the invariants of assignors.md §2, once (properties.py; groupspec.assignorcheck judges candidates with them)
     "check_all", "check_complete", "check_cooperative", "check_generation_validated", "check_members",
     "check_movability", "check_no_duplicates", "check_no_two_cycles", "check_subscribed_only", "claims", "converge",
     "next_subscriptions", "owned_of", "resolved_owners", "subscribed_partitions", "topics_of",
 ]
+
+
+_STICKY = ("StickyClaims", "java_hashmap_order", "sticky_claims")  # loaded on first use (sticky.py reads numpy)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STICKY:
+        from . import sticky
+
+        return getattr(sticky, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Assignor(Protocol):

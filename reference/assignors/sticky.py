@@ -68,10 +68,12 @@ from ._sticky_problem import Claims, Gids, Problem, all_subscriptions_equal, enc
 __all__ = [
     "CooperativeStickyAssignor",
     "StickyAssignor",
+    "StickyClaims",
     "StickyOutcome",
     "java_hash",
     "java_hashmap_order",
     "sticky_assign",
+    "sticky_claims",
 ]
 
 
@@ -261,6 +263,57 @@ class StickyOutcome:
 def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
     """Run the sticky algorithm once and return the ideal assignment, transfers and round-1 result."""
     return _sticky_assign(partitions_per_topic, subscriptions)
+
+
+@dataclass(frozen=True, slots=True)
+class StickyClaims:
+    """Step 1 of one sticky run (``AbstractStickyAssignor.allSubscriptionsEqual``): the members' claims resolved.
+
+    ``order`` is the member ids in the order Kafka walks them (its ``HashMap`` of member ids); ``owned`` per member
+    what it keeps after the conflicts are resolved (Kafka's ``consumerToOwnedPartitions``) and
+    ``multiply_claimed`` the partitions two members claimed in one generation (``partitionsWithMultiplePreviousOwners``;
+    the mark stays when a higher generation takes the partition over later); ``path`` is ``"constrained"`` or
+    ``"general"`` and ``valid`` what that path keeps as each member's owned partitions before it assigns anything:
+    ``owned`` less the multiply-claimed ones on the constrained path (``ConstrainedAssignmentBuilder``), ``owned`` on
+    topics the member still subscribes to on the general path (``GeneralAssignmentBuilder`` is not given the mark).
+    Claims on topics nobody subscribes to or that do not exist, and partition numbers out of range, are dropped
+    first (see :mod:`.sticky`, step 1). Lists sorted by (topic, partition).
+    """
+
+    order: list[str]
+    owned: dict[str, list[Partition]]
+    multiply_claimed: list[Partition]
+    max_generation: int
+    path: str
+    valid: dict[str, list[Partition]]
+
+
+def sticky_claims(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyClaims:
+    """The sticky assignors' claim resolution alone, as Kafka does it (the input of :func:`sticky_assign`)."""
+    counts = check_partition_counts(partitions_per_topic)
+    members, columns = normalize_claims(subscriptions)
+    if not members:
+        return StickyClaims([], {}, [], -1, "constrained", {})
+    prob = encode(counts, members, columns)
+    claims = resolve_claims(prob)
+    equal = all_subscriptions_equal(prob)
+    offsets = prob.offset
+
+    def pairs(gids: Any) -> list[Partition]:
+        out: list[Partition] = []
+        for g in gids:
+            ti = bisect_right(offsets, int(g)) - 1
+            out.append((prob.topics[ti], int(g) - offsets[ti]))
+        return sorted(out)
+
+    multi = claims.multiply_claimed
+    owned = {mem.member_id: pairs(claims.owned[m]) for m, mem in enumerate(members)}
+    if equal:
+        valid = {mem.member_id: pairs(g for g in claims.owned[m] if int(g) not in multi) for m, mem in enumerate(members)}
+    else:
+        valid = {mem.member_id: [tp for tp in owned[mem.member_id] if tp[0] in mem.topic_set] for mem in members}
+    return StickyClaims(order=[members[m].member_id for m in prob.hash_order], owned=owned, multiply_claimed=pairs(multi),
+                        max_generation=claims.max_generation, path="constrained" if equal else "general", valid=valid)
 
 
 def _sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],

@@ -215,6 +215,12 @@ def assign_sticky(K, TM, slots, m, topics, owned, gens, existing, out):
     claim_slot = np.full(K, -1, np.int64)
     claim_gen = np.zeros(K, np.int64)
     dropped = 0
+    # resolve_claims + kept_claims: on Kafka's constrained path (every member on the same topics) a multiply-claimed
+    # partition stays dropped when a higher generation takes it over later; on the general path that one keeps it
+    constrained = True
+    for j in range(1, m):
+        if topics[slots[j]] != topics[slots[0]]:
+            constrained = False
     for j in range(m):
         s = slots[j]
         o = owned[s] & existing
@@ -227,7 +233,8 @@ def assign_sticky(K, TM, slots, m, topics, owned, gens, existing, out):
             elif gens[s] > claim_gen[p]:
                 claim_slot[p] = s
                 claim_gen[p] = gens[s]
-                dropped &= ~(1 << p)
+                if not constrained:
+                    dropped &= ~(1 << p)
             elif gens[s] == claim_gen[p]:
                 dropped |= 1 << p
     for p in range(K):
