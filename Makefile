@@ -19,7 +19,7 @@ SMOKE := tests/test_layout.py tests/test_docs.py tests/test_cli_bad_input.py tes
          tests/test_coordinator_unit.py tests/test_coordinator_replay.py tests/test_consumer.py \
          tests/test_simulator_cli.py tests/test_assignor_check_core.py tests/test_assignors_range_roundrobin.py
 
-.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser realstack kafkajs spec-mutants
+.PHONY: setup verify test smoke test-deep test-spark bench clean docs-figures browser realstack kafkajs spec-mutants spec-mutants-deep
 
 setup: $(STAMP)
 
@@ -41,6 +41,9 @@ verify: setup
 # the specification must be killed by a check against the reference or by one of the model's properties.
 spec-mutants: setup
 	$(BIN)/groupspec verify --spec-mutants
+
+spec-mutants-deep: setup
+	$(BIN)/groupspec verify --spec-mutants --recheck-equivalent
 
 test: setup browser
 	@echo "make test: the CI profile, about $(TEST_MINUTES) minutes on 2 quiet cores (measured; longer on a busy machine;"

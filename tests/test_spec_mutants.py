@@ -144,3 +144,43 @@ def test_the_functions_taken_as_uncalled_are_called_nowhere():
         assert not calls, f"{qual} is called in {calls}: its mutants are no longer equivalent"
         ms = [m for m in generate() if m.name.startswith(qual + ":")]
         assert ms and all(equivalent_reason(m.name, m.diff) for m in ms)
+
+
+def test_a_listed_equivalent_is_reported_without_its_checks_unless_rechecked(monkeypatch):
+    """The campaign does not run the checks of a mutant listed as equivalent again (they are its most expensive
+    rows); asked to recheck, it runs them, and a listed mutant that a check kills is reported killed, the listing
+    wrong."""
+    camp = importlib.import_module("groupspec.specmut.campaign")
+    from groupspec.specmut.equivalent import EQUIVALENT
+
+    name = "classic.ClassicProtocol._perturbations:drop-term#15"  # crashing a down process: changes nothing
+    assert name in EQUIVALENT
+    m = next(x for x in generate() if x.name == name)
+    result = camp.campaign([m], workers=1)
+    [row] = result["rows"]
+    assert (row["status"], row["tried"], row["rechecked"]) == ("equivalent", [], False)
+    assert result["families"]["classic"] == {"mutants": 1, "killed": 0, "equivalent": 1, "survived": 0,
+                                             "undecided": 0, "score": 100.0}
+    # rechecked: the checks run (here a stand-in check that tells every mutant apart, so the listing is shown wrong)
+    seen: list[str] = []
+
+    def fake_run_one(m, base, scale=1.0, planned=None):  # noqa: ANN001, ANN202 - the worker's entry point
+        seen.append(m.name)
+        return {**camp.listed_row(m), "status": "killed", "killer": "stand-in", "rechecked": True}
+
+    class InlinePool:  # the worker pool, in this process (the stand-in above is not importable by a worker)
+        def __init__(self, max_workers: int) -> None: ...
+        def __enter__(self): return self  # noqa: E704, ANN204
+        def __exit__(self, *exc: object) -> None: ...  # noqa: E704
+        def submit(self, fn, *args):  # noqa: ANN001, ANN202
+            from concurrent.futures import Future
+            f: Future = Future()
+            f.set_result(fn(*args))
+            return f
+
+    monkeypatch.setattr(camp, "run_one", fake_run_one)
+    monkeypatch.setattr(camp, "ProcessPoolExecutor", InlinePool)
+    monkeypatch.setattr(camp, "baseline", lambda scale, only: {n: {"states": 1} for n in only})
+    monkeypatch.setattr(camp, "usable", lambda base, scale: [])
+    again = camp.campaign([m], workers=1, recheck_equivalent=True)
+    assert seen == [name] and again["rows"][0]["status"] == "killed"

@@ -140,8 +140,11 @@ def model_table(rows: list[ModelRow]) -> Table:
 @click.option("--scale", type=float, default=1.0, show_default=True,
               help="with --spec-mutants: the randomized conformance suites' examples, times this")
 @click.option("--list", "list_only", is_flag=True, help="with --spec-mutants: list the mutants and stop")
+@click.option("--recheck-equivalent", is_flag=True,
+              help="with --spec-mutants: run every check on the mutants listed as equivalent too (they must "
+                   "survive; a mutant named with --mutant always is)")
 def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, mutants: tuple[str, ...],
-           limit: int | None, workers: int | None, scale: float, list_only: bool) -> None:
+           limit: int | None, workers: int | None, scale: float, list_only: bool, recheck_equivalent: bool) -> None:
     """Check every protocol variant of the model, and that every broken variant is caught.
 
     Three sections: the model (explicit-state checks), the Z3 proofs, the mutation check of the reference.
@@ -157,9 +160,10 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
       groupspec verify --json > verify.json
       groupspec verify --spec-mutants --family kip848 --limit 20
     """
-    campaign_only = (family, sample, mutants, limit, workers, list_only, scale != 1.0)
+    campaign_only = (family, sample, mutants, limit, workers, list_only, scale != 1.0, recheck_equivalent)
     if not spec_mutants and any(campaign_only):
-        fail("--family, --sample, --mutant, --limit, --workers, --scale and --list go with --spec-mutants")
+        fail("--family, --sample, --mutant, --limit, --workers, --scale, --list and --recheck-equivalent go with "
+             "--spec-mutants")
     with stop_on_interrupt():
         if spec_mutants:
             from .verify_spec import list_mutants, run_spec_mutants
@@ -167,7 +171,7 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
             if list_only:
                 list_mutants(family)
                 return
-            run_spec_mutants(as_json, family, sample, mutants, limit, workers, scale)
+            run_spec_mutants(as_json, family, sample, mutants, limit, workers, scale, recheck_equivalent)
             return
         _verify(as_json)
 

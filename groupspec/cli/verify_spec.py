@@ -17,7 +17,7 @@ FAMILY_NAMES = ("classic", "connect", "kip848", "migration", "zookeeper")
 
 
 def run_spec_mutants(as_json: bool, family: str | None, sample: bool, names: tuple[str, ...], limit: int | None,
-                     workers: int | None, scale: float) -> None:
+                     workers: int | None, scale: float, recheck_equivalent: bool = False) -> None:
     from groupspec.specmut import campaign, select
 
     if limit is not None and limit < 1:
@@ -43,12 +43,16 @@ def run_spec_mutants(as_json: bool, family: str | None, sample: bool, names: tup
     t0 = time.perf_counter()
 
     def progress(row: dict[str, Any], done: int, total: int) -> None:
-        what = {"killed": f"killed by {row['killer']}", "survived": "SURVIVED", "equivalent": "equivalent",
+        listed = row["status"] == "equivalent" and row.get("rechecked") is False
+        what = {"killed": f"killed by {row['killer']}", "survived": "SURVIVED",
+                "equivalent": "equivalent (listed; checks not run again)" if listed else "equivalent",
                 "timeout": "undecided (time limit)", "error": "error"}.get(row["status"], row["status"])
         console.print(f"[{done}/{total}] {time.perf_counter() - t0:6.0f}s  {row['name']}: {what} "
                       f"({row['seconds']:.1f}s)", highlight=False, markup=False)
 
-    result = campaign(mutants, workers=n_workers, scale=scale, progress=progress)
+    # a mutant the user names is always run, listed as equivalent or not
+    result = campaign(mutants, workers=n_workers, scale=scale, progress=progress,
+                      recheck_equivalent=recheck_equivalent or bool(names))
     rows = result["rows"]
     ok = all(r["status"] in ("killed", "equivalent") for r in rows)
     if as_json:
@@ -97,8 +101,10 @@ def print_report(console: Console, result: dict[str, Any]) -> None:
         kind = r["killer"].split(" ")[0]
         by_killer[kind] = by_killer.get(kind, 0) + 1
     n = len(rows)
+    listed = sum(1 for r in rows if r["status"] == "equivalent" and r.get("rechecked") is False)
+    note = f" ({listed} listed, their checks not run again: --recheck-equivalent runs them)" if listed else ""
     console.print(f"spec mutants: {n} run, {len(killed)} killed, "
-                  f"{sum(1 for r in rows if r['status'] == 'equivalent')} equivalent, {len(survivors)} not killed; "
+                  f"{sum(1 for r in rows if r['status'] == 'equivalent')} equivalent{note}, {len(survivors)} not killed; "
                   f"{result['seconds']:.0f} s on {result['workers']} worker processes", highlight=False)
     sp = split(rows)
     console.print(f"where the time went: baseline {result['baseline_seconds']:.0f} s (wall, traced); per mutant (mean, "
@@ -117,7 +123,7 @@ def split(rows: list[dict[str, Any]]) -> dict[str, float]:
         out["cpu"] += r.get("cpu_seconds", 0.0)
         for key in ("compile", "load", "checks"):
             out[key] += r.get("split", {}).get(key, 0.0)
-        out["untried"] += not r.get("tried")
+        out["untried"] += not r.get("tried") and r.get("rechecked") is not False
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
 
 

@@ -201,7 +201,7 @@ def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0,
     row["split"]["checks"] = round(sum(row["check_seconds"].values()), 3)
     why_equivalent = equivalent_reason(m.name, m.diff)
     if row["status"] == "survived" and why_equivalent:
-        row.update(status="equivalent", detail=why_equivalent)
+        row.update(status="equivalent", detail=why_equivalent, rechecked=True)
     if not ks:
         reads = relevant(m, usable(base, scale))
         row["detail"] = row["detail"] or ("no check reads this module" if not reads else
@@ -231,22 +231,47 @@ def select(family: str | None = None, sample: bool = False, names: Iterable[str]
     return ms
 
 
+def listed_row(m: SpecMutant) -> dict[str, Any]:
+    """The row of a mutant listed as equivalent (:mod:`.equivalent`) whose checks are not run again."""
+    return {**asdict(m), "status": "equivalent", "killer": None, "detail": equivalent_reason(m.name, m.diff) or "",
+            "tried": [], "check_seconds": {}, "split": {"compile": 0.0, "load": 0.0, "checks": 0.0},
+            "seconds": 0.0, "cpu_seconds": 0.0, "rechecked": False}
+
+
 def campaign(mutants: list[SpecMutant], workers: int = 1, scale: float = 1.0,
-             progress: Callable[[dict[str, Any], int, int], None] | None = None) -> dict[str, Any]:
-    """Run ``mutants``; the summary per family, every row, the baseline and the time."""
+             progress: Callable[[dict[str, Any], int, int], None] | None = None,
+             recheck_equivalent: bool = False) -> dict[str, Any]:
+    """Run ``mutants``; the summary per family, every row, the baseline and the time.
+
+    A mutant listed as equivalent (:mod:`.equivalent`: each one explained in docs/specification.md, most shown on
+    reachable graphs by the tests) is reported as such without running its checks again, unless
+    ``recheck_equivalent``: then every check that reaches it runs, and one that tells it from the model reports it
+    killed (the listing was wrong). Its checks are the campaign's most expensive rows (every check runs to the end).
+    """
     t0 = time.perf_counter()
     workers = max(1, min(workers, os.cpu_count() or 1, max(1, len(mutants))))
     rows: list[dict[str, Any]] = [None] * len(mutants)  # type: ignore[list-item]
+    done = 0
+    to_run: list[int] = []
+    for i, m in enumerate(mutants):
+        if not recheck_equivalent and equivalent_reason(m.name, m.diff):
+            rows[i] = listed_row(m)
+            done += 1
+            if progress is not None:
+                progress(rows[i], done, len(mutants))
+        else:
+            to_run.append(i)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        needed = [k.name for k in killers(scale) if any(k in relevant(m, [k]) for m in mutants)]  # only what is asked
+        running = [mutants[i] for i in to_run]
+        needed = [k.name for k in killers(scale) if any(k in relevant(m, [k]) for m in running)]  # only what is asked
         base = {}
         for part in [pool.submit(baseline, scale, [name]) for name in needed]:  # one check per task, every worker
             base.update(part.result())
         base_seconds = round(time.perf_counter() - t0, 1)
         ks, small = usable(base, scale), lean(base)
-        futures = {pool.submit(run_one, m, small, scale, [(k.name, only) for k, only in plan(m, relevant(m, ks), base)]): i
-                   for i, m in enumerate(mutants)}
-        done = 0
+        futures = {pool.submit(run_one, mutants[i], small, scale,
+                               [(k.name, only) for k, only in plan(mutants[i], relevant(mutants[i], ks), base)]): i
+                   for i in to_run}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
