@@ -135,6 +135,13 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # unfenced commits with answers and commits in flight, three members: the explorer's key must keep the in-flight
     # answers and commits (and no symmetry reduction there), or the unfenced commit is merged away
     ("consumer-unfenced-commits", "uniform", 3, 2, 1, "late-answer,late-commit", 1),
+    # issue 30, the KIP-848 family's last eleven: a partition added to a one-member group must reach the member (the
+    # no-bump variant's target changes without an epoch only then); a lost join answer retried with epoch 0 (the
+    # rejoin-fenced variant is stuck only then, at budget 1); a late answer overtaken by a second heartbeat (only with
+    # the late-answer fault alone)
+    ("consumer-no-epoch-bump", "uniform", 1, 2, 1, "partitions", 1),
+    ("consumer-rejoin-fenced", "uniform", 1, 2, 1, "lose-answer", 1),
+    ("consumer-second-heartbeat", "uniform", 2, 2, 1, "late-answer", 1),
 )
 # Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
 # that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
@@ -202,6 +209,7 @@ COST: dict[str, float] = {
     "kafka:cooperative·sticky 3m×3p 300×40": 2.07, "kafka:static·range 3m×3p×2t 300×40": 2.99,
     "kafka:static·sticky 3m×2p 300×40": 2.38, "kafka:static-cooperative·sticky 2m×3p 200×40": 1.11,
     "kafka:consumer·uniform 3m×3p 300×40": 2.22, "kafka:consumer·range 3m×4p×2t 300×40": 1.88,
+    "kafka:consumer·uniform 2m×2p 100×30": 0.36,  # issue 30, the KIP-848 last eleven (wall seconds, load ~3)
     "kafka:consumer·uniform 2m×3p×2t 200×40": 0.69, "kafka:consumer-static·uniform 3m×3p 300×40": 1.43,
     "kafka:consumer-static·range 3m×4p×2t 200×40": 0.9, "conformance:regressions:eager-range": 1.8,
     "conformance:regressions:eager-roundrobin": 0.5, "conformance:regressions:cooperative-sticky": 2.13,
