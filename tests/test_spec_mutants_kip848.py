@@ -76,6 +76,14 @@ UNFENCED = "broken:consumer-unfenced-commits 3m×2p late-answer,late-commit b1"
     # without in-flight faults): the unfenced commit is merged away
     ("consumer.Consumer.__init__:drop-term#1", UNFENCED, "commit_fencing"),
     ("consumer.Consumer._rows:negate-guard#0", UNFENCED, "commit_fencing"),
+    # the last eleven: a partition added to a one-member group (the mutant never adds it, so the no-bump variant's
+    # target never changes without an epoch); a lost join answer retried with epoch 0 (never lost in the mutant); a
+    # late answer overtaken by a second heartbeat (no late answer in the mutant with the late-answer fault alone)
+    ("consumer.Consumer.successors:negate-guard#17", "broken:consumer-no-epoch-bump 1m×2p partitions b1", "convergence"),
+    ("consumer_flight.ConsumerFlight.flight_successors:off-by-one#0", "broken:consumer-rejoin-fenced 1m×2p lose-answer b1",
+     "convergence"),
+    ("consumer_flight.ConsumerFlight.flight_successors:negate-guard#6",
+     "broken:consumer-second-heartbeat 2m×2p late-answer b1", "exclusive_ownership"),
 ])
 def test_checks_added_for_the_survivors_kill_them(name: str, killer: str, bug: str) -> None:
     base = baseline(only=[killer], trace=False)
@@ -190,3 +198,34 @@ def test_partition_existence_left_out_of_the_renaming_changes_no_verdict() -> No
         with applied(_mutant(name)):
             after = _explore(job)
         assert before["verdicts"] == after["verdicts"], job
+
+
+# -- the last eleven (docs/specification.md, "KIP-848 survivors, last eleven") -------------------------------------
+KAFKA_2X2 = "kafka:consumer·uniform 2m×2p 100×30"
+
+
+@pytest.mark.parametrize("name, seen", [
+    # a dynamic member's crashed process restarted before its session expired continues its old member in the mutant;
+    # to Kafka it is a new member (a new member id), which waits for the old member's partitions
+    ("consumer_flight.ConsumerFlight.flight_successors:drop-term#14", "answer to m1"),
+    # a one-topic consumer "drops its last topic" and stays a member subscribed to nothing in the mutant (Kafka's
+    # client turns subscribe([]) into unsubscribe(); Kafka's coordinator does not bump for a member without topics)
+    ("consumer.Consumer.successors:drop-term#29", "answer to m0"),
+])
+def test_the_kafka_walk_of_a_dynamic_group_kills(name: str, seen: str) -> None:
+    base = baseline(only=[KAFKA_2X2], trace=False)
+    assert base[KAFKA_2X2].get("failure") is None and "error" not in base[KAFKA_2X2], base[KAFKA_2X2]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == KAFKA_2X2, row
+    assert seen in row["detail"], row
+
+
+def test_a_state_key_without_the_group_epoch_closes_a_cycle_the_protocol_does_not_have() -> None:
+    # relative_epoch:drop-guard#0: every epoch encoded absolutely and the group epoch left out of the key; the state
+    # where a member joined and left again (group epoch 3, the other member still at 1) is merged with the one where
+    # nobody joined (group epoch 1): a convergence violation on the correct model
+    killer = "model:consumer 2m×2p b2 join,leave,late-commit"
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and base[killer]["verdicts"]["convergence"] is True, base[killer]
+    row = run_one(_mutant("consumer.relative_epoch:drop-guard#0"), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row

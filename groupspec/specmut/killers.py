@@ -88,6 +88,10 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # issue 30, the migration family's full run: one member at budget 3 is fenced (ExpireLive, then its heartbeat) and
     # rejoins at epoch 0, a step the client's epoch goes down to 0 by, as KIP-848 has it (111 states)
     ("classic-to-consumer", "uniform", 1, 2, 1, "join,leave,crash,timeout,zombie", 3),
+    # issue 30, the KIP-848 family's last eleven: a member that joined and left again leaves the group epoch two ahead
+    # of the member that stayed (at the same budget as the group that never saw it): a state key without the group
+    # epoch merges the two and closes a cycle the protocol does not have (convergence holds, 114 states)
+    ("consumer", "uniform", 2, 2, 1, "join,leave,late-commit", 2),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
