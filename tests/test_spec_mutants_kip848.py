@@ -249,3 +249,15 @@ def test_a_partition_added_beyond_the_budget_only_moves_the_bound(job: tuple[Any
     high = _projected(None, job[:5] + (job[5] + 1,))
     assert len(low[0]) > 100 and mid != low  # the mutant does reach more at this bound
     assert low[0] <= mid[0] <= high[0] and low[1] <= mid[1] <= high[1], job
+
+
+def test_the_model_paths_read_as_traces_kill_partition_names_without_their_topic() -> None:
+    # partition_name:negate-guard#0: with two topics every partition is named t-<n>, the first partition of both topics
+    # alike; the model's paths written as traces (groupspec/specmut/trace_walks.py) are then rejected by the trace
+    # checker ("c2 is assigned t-0 which it already owns"), while the unchanged model's are well-formed
+    killer = "trace:consumer·range 2m×4p×2t 20×25"
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant("consumer_view.ConsumerView.partition_name:negate-guard#0"), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
+    assert "well_formed" in row["detail"], row

@@ -38,6 +38,7 @@ from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
 from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
+from .trace_walks import TRACE_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
 from .migration_commits import MIGRATION_COMMIT_JOBS
@@ -302,6 +303,9 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CONNECT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the model's own paths written as traces and read by the trace checker (trace_walks.py; issue 30)
+    out += [Killer(f"trace:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "trace", v, job)
+            for job in TRACE_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     # the reference's ZooKeeper-era group (its ensemble and consumers) along the model's paths (zookeeper_walks.py)
     out += [Killer(f"history:{v} {m}m×{p}p" + (f" b{b} {w}×{n}" if w else f" b{b} explored"), "history", v, job)
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
@@ -399,6 +403,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
 
         m, p, w, n = k.job
         return {"failure": small.run(members=m, partitions=p, walks=w, steps=n, seed=0)[0]}
+    if k.kind == "trace":
+        from .trace_walks import check as trace_check
+
+        return {"failure": trace_check(k.job)}
     if k.kind == "history":
         from .zookeeper_walks import check as zookeeper_check
 
@@ -585,7 +593,7 @@ def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | Non
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
     if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
         return cast("str | None", got["failure"])
-    if k.kind in ("conformance", "oracle", "kafka", "client"):
+    if k.kind in ("conformance", "oracle", "kafka", "client", "trace"):
         failure: str | None = got["failure"]
         return failure
     complete = got.get("complete", True)
