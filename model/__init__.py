@@ -39,6 +39,8 @@ from .broken import (
     ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
     ConsumerNoWaitForRelease,
+    ConsumerRejoinFenced,
+    ConsumerSecondHeartbeat,
     ConsumerUnfencedCommits,
     CooperativeDirectTransfer,
     CooperativeFlappy,
@@ -82,6 +84,7 @@ BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToCons
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, ClassicToConsumerEmptyGroupReset,
                                          ClassicToConsumerEpochRollback,
                                          ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run
+BROKEN.update({cls.name: cls for cls in (ConsumerRejoinFenced, ConsumerSecondHeartbeat)})  # issue 30: the KIP-848 last eleven
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

@@ -432,3 +432,53 @@ class ClassicToConsumerUnfencedClassicCommits(ClassicToConsumer):
         if s.kind == Kind.CLASSIC:
             return s.clients[i].classic
         return super().commit_accepted(s, i, ghost)
+
+
+# -- issue 30, the KIP-848 family's last survivors: each needs an answer in flight to show -------------------------
+from .consumer import ConsumerGroupHeartbeat as _ConsumerGroupHeartbeat  # noqa: E402
+from .consumer_flight import FENCED as _FENCED  # noqa: E402
+
+
+class ConsumerRejoinFenced(Consumer):
+    """A heartbeat with epoch 0 from a member the coordinator still has is fenced, not handled."""
+
+    name = "consumer-rejoin-fenced"
+    summary = "KIP-848, but a heartbeat with epoch 0 from a member the coordinator has is answered FENCED_MEMBER_EPOCH"
+    python_only = True  # the compiled kernel does not encode this bug
+    broken = True
+    bug = (
+        "the coordinator validates epoch 0 as any other epoch when it already has the member (Kafka 4.3.1 handles it: "
+        "KAFKA-19233): a client whose join answer was lost retries with epoch 0, is fenced, rejoins with epoch 0, is "
+        "fenced again, and the group never converges"
+    )
+    expect_violation = "convergence"
+
+    def handle(self, s, i):  # type: ignore[no-untyped-def]  # (KIP848State, int) -> (ConsumerGroup, Answer)
+        c, r = s.clients[i], s.group.members[i]
+        if c.epoch == 0 and r is not None and not r.left and not self.static_members:
+            return s.group, (_FENCED,)
+        return super().handle(s, i)
+
+
+class ConsumerSecondHeartbeat(Consumer):
+    """A client that heartbeats again while its previous heartbeat's answer is still on its way."""
+
+    name = "consumer-second-heartbeat"
+    summary = "KIP-848, but a client sends its next heartbeat before the answer to the previous one arrived"
+    python_only = True  # the compiled kernel does not encode this bug
+    broken = True
+    bug = (
+        "the client does not keep one heartbeat in flight (Kafka's ConsumerHeartbeatRequestManager does): it heartbeats "
+        "again while a late answer is on its way, and when that older answer arrives it takes the older epoch and "
+        "assignment back, partitions it has since revoked and the coordinator has given to another member included"
+    )
+    expect_violation = "exclusive_ownership"
+
+    def successors(self, s):  # type: ignore[no-untyped-def]  # (ConsumerState) -> Iterator[(Action, ConsumerState)]
+        yield from super().successors(s)
+        for i, c in enumerate(s.clients):
+            if c.proc == _Proc.UP and c.answer is not None and c.epoch >= 0:
+                t = self.heartbeat(s, i)  # (the client keeps the late answer: it is still on its way)
+                if t != s:
+                    yield self._acts[_ConsumerGroupHeartbeat][i], t
+

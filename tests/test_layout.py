@@ -59,7 +59,7 @@ ALLOWED = {
     "oracle": {"reference", "kafka"},
     "pipeline": {"reference", "trace", "model"},
     "verify": {"model", "checker", "proofs", "conformance"},
-    "specmut": {"model", "checker", "conformance", "reference", "oracle", "kafka"},
+    "specmut": {"model", "checker", "conformance", "reference", "oracle", "kafka", "trace"},
     "figures": {"model", "reference", "checker", "pipeline"},
     "strategies": {"assignorcheck"},
     "top": {"assignorcheck"},

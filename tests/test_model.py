@@ -109,6 +109,10 @@ BROKEN_BOUNDS = {
     "classic-to-consumer-epoch-rollback": dict(members=2, partitions=2, budget=2, assignor="uniform"),
     "classic-to-consumer-unfenced-classic-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1,
                                                          assignor="uniform"),
+    # issue 30 (the KIP-848 family's last eleven)
+    "consumer-rejoin-fenced": dict(members=1, partitions=2, faults=frozenset({"lose-answer"}), budget=1, assignor="uniform"),
+    "consumer-second-heartbeat": dict(members=2, partitions=2, faults=frozenset({"late-answer"}), budget=1,
+                                      assignor="uniform"),
 }
 
 

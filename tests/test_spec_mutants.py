@@ -96,7 +96,7 @@ def test_a_mutant_explores_at_most_a_multiple_of_the_unchanged_state_space():
 
 def test_killers_are_checks_against_something_else():
     kinds = {k.kind for k in killers()}
-    assert kinds == {"model", "oracle", "kafka", "conformance", "client", "history"}
+    assert kinds == {"model", "oracle", "kafka", "conformance", "client", "history", "trace"}
     assert not any("compiled" in k.name or "drift" in k.name or "figure" in k.name for k in killers())
     names = [k.name for k in killers()]
     assert len(names) == len(set(names)), "two killers share a name (the names key the baseline)"

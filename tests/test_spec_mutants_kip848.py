@@ -76,6 +76,14 @@ UNFENCED = "broken:consumer-unfenced-commits 3m×2p late-answer,late-commit b1"
     # without in-flight faults): the unfenced commit is merged away
     ("consumer.Consumer.__init__:drop-term#1", UNFENCED, "commit_fencing"),
     ("consumer.Consumer._rows:negate-guard#0", UNFENCED, "commit_fencing"),
+    # the last eleven: a partition added to a one-member group (the mutant never adds it, so the no-bump variant's
+    # target never changes without an epoch); a lost join answer retried with epoch 0 (never lost in the mutant); a
+    # late answer overtaken by a second heartbeat (no late answer in the mutant with the late-answer fault alone)
+    ("consumer.Consumer.successors:negate-guard#17", "broken:consumer-no-epoch-bump 1m×2p partitions b1", "convergence"),
+    ("consumer_flight.ConsumerFlight.flight_successors:off-by-one#0", "broken:consumer-rejoin-fenced 1m×2p lose-answer b1",
+     "convergence"),
+    ("consumer_flight.ConsumerFlight.flight_successors:negate-guard#6",
+     "broken:consumer-second-heartbeat 2m×2p late-answer b1", "exclusive_ownership"),
 ])
 def test_checks_added_for_the_survivors_kill_them(name: str, killer: str, bug: str) -> None:
     base = baseline(only=[killer], trace=False)
@@ -114,7 +122,9 @@ GRAPH_CASES = [
                   "consumer_flight.ConsumerFlight.flight_successors:drop-term#5",
                   "consumer_flight.ConsumerFlight.flight_successors:drop-guard#5",
                   "consumer_flight.ConsumerFlight.flight_successors:drop-term#10",
-                  "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1")]
+                  "consumer_flight.ConsumerFlight.flight_successors:off-by-one#1",
+                  # the last eleven: an error answer never changes the group in a variant with answers in flight
+                  "consumer_flight.ConsumerFlight.flight_successors:drop-term#7")]
 
 
 @pytest.mark.parametrize("name, labels, budget, jobs", GRAPH_CASES, ids=[c[0] for c in GRAPH_CASES])
@@ -190,3 +200,64 @@ def test_partition_existence_left_out_of_the_renaming_changes_no_verdict() -> No
         with applied(_mutant(name)):
             after = _explore(job)
         assert before["verdicts"] == after["verdicts"], job
+
+
+# -- the last eleven (docs/specification.md, "KIP-848 survivors, last eleven") -------------------------------------
+KAFKA_2X2 = "kafka:consumer·uniform 2m×2p 100×30"
+
+
+@pytest.mark.parametrize("name, seen", [
+    # a dynamic member's crashed process restarted before its session expired continues its old member in the mutant;
+    # to Kafka it is a new member (a new member id), which waits for the old member's partitions
+    ("consumer_flight.ConsumerFlight.flight_successors:drop-term#14", "answer to m1"),
+    # a one-topic consumer "drops its last topic" and stays a member subscribed to nothing in the mutant (Kafka's
+    # client turns subscribe([]) into unsubscribe(); Kafka's coordinator does not bump for a member without topics)
+    ("consumer.Consumer.successors:drop-term#29", "answer to m0"),
+])
+def test_the_kafka_walk_of_a_dynamic_group_kills(name: str, seen: str) -> None:
+    base = baseline(only=[KAFKA_2X2], trace=False)
+    assert base[KAFKA_2X2].get("failure") is None and "error" not in base[KAFKA_2X2], base[KAFKA_2X2]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == KAFKA_2X2, row
+    assert seen in row["detail"], row
+
+
+def test_a_state_key_without_the_group_epoch_closes_a_cycle_the_protocol_does_not_have() -> None:
+    # relative_epoch:drop-guard#0: every epoch encoded absolutely and the group epoch left out of the key; the state
+    # where a member joined and left again (group epoch 3, the other member still at 1) is merged with the one where
+    # nobody joined (group epoch 1): a convergence violation on the correct model
+    killer = "model:consumer 2m×2p b2 join,leave,late-commit"
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and base[killer]["verdicts"]["convergence"] is True, base[killer]
+    row = run_one(_mutant("consumer.relative_epoch:drop-guard#0"), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
+
+
+def _projected(name: str | None, job: tuple[Any, ...]) -> tuple[set[str], set[tuple[str, str, str]]]:
+    return _graph(name, job, True, False)
+
+
+@pytest.mark.parametrize("job", [("consumer", 2, 2, 1, f"{ALL},partitions", 2), ("consumer", 3, 2, 1, "join,crash,partitions", 1),
+                                 ("consumer", 2, 3, 2, "subscription,partitions,crash,join,leave", 2)])
+def test_a_partition_added_beyond_the_budget_only_moves_the_bound(job: tuple[Any, ...]) -> None:
+    # successors:drop-guard#14: the partitions fault's one addition (only one partition is ever missing) no longer
+    # needs the budget. With the budget projected away, the mutant's reachable graph at budget b lies between the
+    # unchanged model's at b and at b + 1: the same steps, the bound moved, no rule changed
+    name = "consumer.Consumer.successors:drop-guard#14"
+    assert name in EQUIVALENT
+    low, mid = _projected(None, job), _projected(name, job)
+    high = _projected(None, job[:5] + (job[5] + 1,))
+    assert len(low[0]) > 100 and mid != low  # the mutant does reach more at this bound
+    assert low[0] <= mid[0] <= high[0] and low[1] <= mid[1] <= high[1], job
+
+
+def test_the_model_paths_read_as_traces_kill_partition_names_without_their_topic() -> None:
+    # partition_name:negate-guard#0: with two topics every partition is named t-<n>, the first partition of both topics
+    # alike; the model's paths written as traces (groupspec/specmut/trace_walks.py) are then rejected by the trace
+    # checker ("c2 is assigned t-0 which it already owns"), while the unchanged model's are well-formed
+    killer = "trace:consumer·range 2m×4p×2t 20×25"
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant("consumer_view.ConsumerView.partition_name:negate-guard#0"), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
+    assert "well_formed" in row["detail"], row

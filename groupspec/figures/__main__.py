@@ -119,6 +119,7 @@ EXPLORER_FAULTS = {
     "eager-no-revoke": "", "unfenced-commits": "zombie", "cooperative-flappy": "",
     "static-cooperative": "crash,join", "consumer": "crash,leave", "consumer-static": "crash,join",
     "consumer-no-wait-release": "", "consumer-unfenced-commits": "zombie", "consumer-no-epoch-bump": "",
+    "consumer-rejoin-fenced": "lose-answer", "consumer-second-heartbeat": "late-answer",  # (issue 30: bugs in flight)
 }
 STATUS_DIAGRAMS = (("cooperative", "crash,leave,timeout"), ("static", "crash,join,timeout"))
 

@@ -463,6 +463,17 @@ EQUIVALENT: dict[str, str] = {
         "within each topic and the existence mask is part of the key (renamed), so the key still merges only states "
         "that are renamings of one another, as before: a sound reduction either way, and a sound reduction keeps the "
         "verdicts of the unreduced search (key:drop-guard#0); the verdicts and even the state counts are unchanged",
+    # the KIP-848 family's last eleven (docs/specification.md, "KIP-848 survivors, last eleven")
+    "consumer_flight.ConsumerFlight.flight_successors:drop-term#7":
+        "an error answer never changes the group where answers can be in flight: UNKNOWN_MEMBER_ID and "
+        "UNRELEASED_INSTANCE_ID return the group as it was, and FENCED_MEMBER_EPOCH keeps the member's record in every "
+        "variant of the consumer family (fenced_keeps_record; only the migration removes it, and it has no in-flight "
+        "faults), so g2 != s.group already implies an OK answer; the labelled reachable graphs are identical",
+    "consumer.Consumer.successors:drop-guard#14":
+        "the partitions fault's one addition (only the last partition is ever missing) no longer spends the budget: a "
+        "change of the bound, not of a rule (Kafka lets a topic grow at any time); with the budget projected away the "
+        "mutant's reachable graph at budget b lies between the unchanged model's at b and at b + 1 (the fault's "
+        "selection is left out too, which changes nothing: without the fault every partition exists from the start)",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -77,6 +77,11 @@ CONSUMER_WALK_JOBS: tuple[Job, ...] = (
     ("consumer", "range", 3, 4, 2, "join,crash,subscription,lose-answer,late-answer,late-commit", 6, 400, 40),
     ("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,timeout,lose-answer,late-answer,late-commit,early-restart",
      6, 400, 40),
+    # issue 30, the KIP-848 family's last eleven: a dynamic member's process that crashes and comes back is a new
+    # member to Kafka (its client makes up a new member id; the old member lingers until its session runs out), so
+    # early-restart selected without static members must add no step; and a one-topic consumer's subscription
+    # change must not leave it a member subscribed to nothing (Kafka's client turns subscribe([]) into unsubscribe)
+    ("consumer", "uniform", 2, 2, 1, "join,crash,subscription,early-restart", 4, 100, 30),
 )
 
 # The model's abstractions and Kafka's choices the walks step around (docs/oracle.md, "The model's walks").

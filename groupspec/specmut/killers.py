@@ -41,6 +41,7 @@ from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
 from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
+from .trace_walks import TRACE_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
 from .migration_commits import MIGRATION_COMMIT_JOBS
@@ -92,6 +93,10 @@ EXPLORER_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # issue 30, the migration family's full run: one member at budget 3 is fenced (ExpireLive, then its heartbeat) and
     # rejoins at epoch 0, a step the client's epoch goes down to 0 by, as KIP-848 has it (111 states)
     ("classic-to-consumer", "uniform", 1, 2, 1, "join,leave,crash,timeout,zombie", 3),
+    # issue 30, the KIP-848 family's last eleven: a member that joined and left again leaves the group epoch two ahead
+    # of the member that stayed (at the same budget as the group that never saw it): a state key without the group
+    # epoch merges the two and closes a cycle the protocol does not have (convergence holds, 114 states)
+    ("consumer", "uniform", 2, 2, 1, "join,leave,late-commit", 2),
 )
 # The broken variants (model/broken.py), each at bounds where ``groupspec verify`` shows its bug: a mutant of a
 # property (or of a rule a broken variant shares) that lets one of them through is killed ("no longer violated").
@@ -139,6 +144,13 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # unfenced commits with answers and commits in flight, three members: the explorer's key must keep the in-flight
     # answers and commits (and no symmetry reduction there), or the unfenced commit is merged away
     ("consumer-unfenced-commits", "uniform", 3, 2, 1, "late-answer,late-commit", 1),
+    # issue 30, the KIP-848 family's last eleven: a partition added to a one-member group must reach the member (the
+    # no-bump variant's target changes without an epoch only then); a lost join answer retried with epoch 0 (the
+    # rejoin-fenced variant is stuck only then, at budget 1); a late answer overtaken by a second heartbeat (only with
+    # the late-answer fault alone)
+    ("consumer-no-epoch-bump", "uniform", 1, 2, 1, "partitions", 1),
+    ("consumer-rejoin-fenced", "uniform", 1, 2, 1, "lose-answer", 1),
+    ("consumer-second-heartbeat", "uniform", 2, 2, 1, "late-answer", 1),
 )
 # Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
 # that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
@@ -208,6 +220,7 @@ COST: dict[str, float] = {
     "kafka:cooperative·sticky 3m×3p 300×40": 2.07, "kafka:static·range 3m×3p×2t 300×40": 2.99,
     "kafka:static·sticky 3m×2p 300×40": 2.38, "kafka:static-cooperative·sticky 2m×3p 200×40": 1.11,
     "kafka:consumer·uniform 3m×3p 300×40": 2.22, "kafka:consumer·range 3m×4p×2t 300×40": 1.88,
+    "kafka:consumer·uniform 2m×2p 100×30": 0.36,  # issue 30, the KIP-848 last eleven (wall seconds, load ~3)
     "kafka:consumer·uniform 2m×3p×2t 200×40": 0.69, "kafka:consumer-static·uniform 3m×3p 300×40": 1.43,
     "kafka:consumer-static·range 3m×4p×2t 200×40": 0.9, "conformance:regressions:eager-range": 1.8,
     "conformance:regressions:eager-roundrobin": 0.5, "conformance:regressions:cooperative-sticky": 2.13,
@@ -300,6 +313,9 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"client:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + (f" {w}×{n}" if w else f" b{b} explored"),
                    "client", v, job)
             for job in CONNECT_WALK_JOBS for v, a, m, p, t, _f, b, w, n in [job]]
+    # the model's own paths written as traces and read by the trace checker (trace_walks.py; issue 30)
+    out += [Killer(f"trace:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "trace", v, job)
+            for job in TRACE_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     # the reference's ZooKeeper-era group (its ensemble and consumers) along the model's paths (zookeeper_walks.py)
     out += [Killer(f"history:{v} {m}m×{p}p" + (f" b{b} {w}×{n}" if w else f" b{b} explored"), "history", v, job)
             for job in ZK_WALK_JOBS for v, _a, m, p, _t, _f, b, w, n in [job]]
@@ -408,6 +424,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
 
         m, p, w, n = k.job
         return {"failure": small.run(members=m, partitions=p, walks=w, steps=n, seed=0)[0]}
+    if k.kind == "trace":
+        from .trace_walks import check as trace_check
+
+        return {"failure": trace_check(k.job)}
     if k.kind == "history":
         from .zookeeper_walks import check as zookeeper_check
 
@@ -594,7 +614,7 @@ def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | Non
     """What ``got`` (the mutant's run) shows that ``baseline`` (the unchanged model's) does not; None if nothing."""
     if k.kind == "history":  # the reference's ZooKeeper-era group along the model's paths
         return cast("str | None", got["failure"])
-    if k.kind in ("conformance", "oracle", "kafka", "client"):
+    if k.kind in ("conformance", "oracle", "kafka", "client", "trace"):
         failure: str | None = got["failure"]
         return failure
     complete = got.get("complete", True)

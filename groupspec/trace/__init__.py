@@ -23,6 +23,8 @@ documented in docs/trace-check.md (the per-trace object, and the whole document)
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .checker import PROPERTY_IDS, GroupChecker, Unsorted
 from .compat import SAFETY_CHECKS, TRACE_CHECKS, Violation, check_trace, violations_of
 from .runs import Report, TraceResult, check_events, check_paths, iter_results, sorted_by_time
@@ -31,3 +33,13 @@ from .reader import TraceReadError, expand_paths, parse_line
 __all__ = ["check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
     "expand_paths", "parse_line", "iter_results", "sorted_by_time", "Unsorted",
     "check_trace", "violations_of", "Violation", "TRACE_CHECKS", "SAFETY_CHECKS"]
+
+
+def __getattr__(name: str) -> Any:  # (Any: the function's own type is from_model's)
+    """``path_to_events`` (a model path written as a trace, ``from_model``): loaded on first use, so that reading and
+    checking traces never imports the model."""
+    if name == "path_to_events":
+        from .from_model import path_to_events
+
+        return path_to_events
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
