@@ -21,7 +21,7 @@ from dataclasses import asdict
 from types import FrameType
 from typing import Any, Callable, Iterable, NoReturn
 
-from .equivalent import equivalent_reason
+from .equivalent import equivalent_reason, listed_reason
 from .killers import Killer, judge, killers, run_killer, state_cap, variant_modules
 from .loader import applied
 from .operators import SpecMutant, generate
@@ -204,6 +204,8 @@ def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0,
             signal.signal(signal.SIGALRM, old)
     row["split"]["checks"] = round(sum(row["check_seconds"].values()), 3)
     why_equivalent = equivalent_reason(m.name, m.diff)
+    if row["status"] == "killed" and listed_reason(m.name):
+        row["listed_equivalent"] = True  # the listing is wrong: a check tells it from the model
     if row["status"] == "survived" and why_equivalent:
         row.update(status="equivalent", detail=why_equivalent, rechecked=True)
     if not ks:
@@ -237,7 +239,7 @@ def select(family: str | None = None, sample: bool = False, names: Iterable[str]
 
 def listed_row(m: SpecMutant) -> dict[str, Any]:
     """The row of a mutant listed as equivalent (:mod:`.equivalent`) whose checks are not run again."""
-    return {**asdict(m), "status": "equivalent", "killer": None, "detail": equivalent_reason(m.name, m.diff) or "",
+    return {**asdict(m), "status": "equivalent", "killer": None, "detail": listed_reason(m.name) or "",
             "tried": [], "check_seconds": {}, "split": {"compile": 0.0, "load": 0.0, "checks": 0.0},
             "seconds": 0.0, "cpu_seconds": 0.0, "rechecked": False}
 
@@ -247,10 +249,11 @@ def campaign(mutants: list[SpecMutant], workers: int = 1, scale: float = 1.0,
              recheck_equivalent: bool = False) -> dict[str, Any]:
     """Run ``mutants``; the summary per family, every row, the baseline and the time.
 
-    A mutant listed as equivalent (:mod:`.equivalent`: each one explained in docs/specification.md, most shown on
-    reachable graphs by the tests) is reported as such without running its checks again, unless
-    ``recheck_equivalent``: then every check that reaches it runs, and one that tells it from the model reports it
-    killed (the listing was wrong). Its checks are the campaign's most expensive rows (every check runs to the end).
+    A mutant listed as equivalent by name (:func:`.equivalent.listed_reason`: each one explained in
+    docs/specification.md, most shown on reachable graphs by the tests) is reported as such without running its checks
+    again, unless ``recheck_equivalent``: then every check that reaches it runs, and one that tells it from the model
+    reports it killed with ``listed_equivalent`` set (the listing is wrong, and the campaign fails). The fault-selection
+    rule (:func:`.equivalent.equivalent_reason`) is no listing: those mutants always run. Its checks are the campaign's most expensive rows (every check runs to the end).
     """
     t0 = time.perf_counter()
     workers = max(1, min(workers, os.cpu_count() or 1, max(1, len(mutants))))
@@ -258,7 +261,7 @@ def campaign(mutants: list[SpecMutant], workers: int = 1, scale: float = 1.0,
     done = 0
     to_run: list[int] = []
     for i, m in enumerate(mutants):
-        if not recheck_equivalent and equivalent_reason(m.name, m.diff):
+        if not recheck_equivalent and listed_reason(m.name):
             rows[i] = listed_row(m)
             done += 1
             if progress is not None:

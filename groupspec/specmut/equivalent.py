@@ -188,11 +188,6 @@ EQUIVALENT: dict[str, str] = {
         "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
         "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
         "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
-    "consumer.Consumer.key:negate-guard#0":
-        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
-        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
-        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
-        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
     "consumer.Consumer.key:negate-guard#3":
         "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
         "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
@@ -491,12 +486,22 @@ UNCALLED: dict[str, str] = {
 }
 
 
-def equivalent_reason(name: str, diff: str) -> str | None:
-    """Why the mutant ``name`` cannot be observed, or None."""
+def listed_reason(name: str) -> str | None:
+    """Why ``name`` is listed as equivalent, by name (``EQUIVALENT``, ``UNCALLED``), or None. Unlike the fault-selection
+    rule of :func:`equivalent_reason`, which judges a mutant only once no check killed it, a listed mutant's checks
+    need not run again (``groupspec verify --spec-mutants`` without ``--recheck-equivalent``)."""
     if name in EQUIVALENT:
         return EQUIVALENT[name]
     if name.split(":", 1)[0] in UNCALLED:
         return f"the function is called nowhere ({UNCALLED[name.split(':', 1)[0]]})"
+    return None
+
+
+def equivalent_reason(name: str, diff: str) -> str | None:
+    """Why the mutant ``name`` cannot be observed, or None."""
+    listed = listed_reason(name)
+    if listed is not None:
+        return listed
     if ":drop-term#" in name and FAULT_SELECTION.search(diff):
         return ("only the selection of a fault for the explored instance is left out: the step is that "
                 "fault's, generated anyway when it is selected, and the checks run with it selected")
