@@ -1,0 +1,76 @@
+"""The classic family's survivors of its first full run (issue 30; docs/specification.md, "Classic survivors, the first
+full run"): the check added for a survivor passes on the unchanged model and kills it, so a weakened check fails here;
+and the survivors judged equivalent are shown to be so on every reachable state of small instances of the variants
+that reach the changed rule (the reachable labelled graphs, and what the properties read on them, of the unchanged and
+the mutated model compared), so a model change that makes one of them observable fails here and the equivalence must
+be judged again.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterator
+
+import pytest
+
+from groupspec.specmut import generate, run_one
+from groupspec.specmut.campaign import baseline
+from groupspec.specmut.equivalent import EQUIVALENT
+from groupspec.specmut.loader import applied
+
+C = "classic.ClassicProtocol."
+
+
+def _mutant(name: str):  # noqa: ANN202
+    return next(m for m in generate() if m.name == name)
+
+
+def _proto(variant: str, members: int, partitions: int, topics: int, faults: str, budget: int) -> Any:
+    from groupspec.model import Config, make
+
+    return make(variant, Config(members=members, partitions=partitions, topics=topics, budget=budget,
+                                assignor="sticky" if topics == 1 else "range",
+                                faults=frozenset(f for f in faults.split(",") if f)))
+
+
+def _states(proto: Any) -> Iterator[Any]:
+    seen = {repr(s) for s in proto.init_states()}
+    todo = deque(proto.init_states())
+    while todo:
+        s = todo.popleft()
+        yield s
+        for _a, t in proto.successors(s):
+            if repr(t) not in seen:
+                seen.add(repr(t))
+                todo.append(t)
+
+
+def observed(name: str | None, job: tuple[Any, ...]) -> tuple[dict[str, Any], set[tuple[str, ...]]]:
+    """Every reachable state with what the properties read there (the safety properties, convergence, the live
+    members), and every step that changes the state (stutters dropped: no property reads them), labelled."""
+    with applied(_mutant(name) if name else None):
+        proto = _proto(*job)
+        members = job[1]
+        obs: dict[str, Any] = {}
+        edges: set[tuple[str, ...]] = set()
+        for s in _states(proto):
+            rs = repr(s)
+            obs[rs] = (tuple(p.check(proto, s) for p in proto.safety_properties()), proto.converged(s),
+                       tuple(proto.live_member(s, i) for i in range(members)))
+            for a, t in proto.successors(s):
+                if t != s:
+                    edges.add((rs, repr(a), repr(t), tuple(p.check(proto, s, t) for p in proto.action_properties())))
+        return obs, edges
+
+
+@pytest.mark.parametrize("name, killer, bug", [
+    # one consumer and the join fault: it must still start running (the held-back one is never the only one)
+    (C + "init_states:drop-term#1", "broken:unfenced-commits 1m×2p join,zombie b1", "commit_fencing"),
+    # as many partitions as topics: the partitions fault must not hold back a topic's only partition
+    (C + "init_states:drop-term#5", "broken:eager-no-revoke 2m×2p partitions b0", "exclusive_ownership"),
+])
+def test_checks_added_for_the_survivors_kill_them(name: str, killer: str, bug: str) -> None:
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    assert base[killer]["verdicts"][bug] is False  # the broken variant's bug is found on the unchanged model
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
