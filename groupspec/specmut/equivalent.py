@@ -462,6 +462,25 @@ EQUIVALENT: dict[str, str] = {
         "within each topic and the existence mask is part of the key (renamed), so the key still merges only states "
         "that are renamings of one another, as before: a sound reduction either way, and a sound reduction keeps the "
         "verdicts of the unreduced search (key:drop-guard#0); the verdicts and even the state counts are unchanged",
+    # issue 30, the classic family's first full run (docs/specification.md, "Classic survivors, the first full run")
+    "classic.ClassicProtocol.alive:drop-term#2":
+        "a process holding the current member id always has a record (the id is made current only with the record, "
+        "by JoinGroup, and every removal of a record, _remove and the dropping of a dynamic member at a join "
+        "completion, makes a current id stale), so c.id == CURRENT implies the record it leaves out",
+    "classic.ClassicProtocol.successors:drop-term#13":
+        "a process holding the current member id always has a record (as for alive:drop-term#2), so c.id == CURRENT "
+        "implies r is not None",
+    "classic.ClassicProtocol.successors:drop-term#19":
+        "_late_expirable(s, i) begins with c.woke, so the conjunct it leaves out is implied",
+    "classic.ClassicProtocol._sync:drop-term#1":
+        "a process that is down holds no member id: every step that stops one (crash, leave, a fatal "
+        "FENCED_INSTANCE_ID, the upgrade's bounce) builds a fresh Client whose id is NONE, so clients[k].id == "
+        "CURRENT implies clients[k].proc != DOWN",
+    "classic.ClassicProtocol.successors:drop-term#11":
+        "only the selection of the late-expiry fault is left out (self.late_expiry is 'late-expiry' in faults): the "
+        "flag it sets is read only by that fault's steps (SessionExpired of a resumed member through "
+        "_late_expirable, the heartbeat that refreshes the session); with the fault selected the mutant is the "
+        "unchanged model, and the checks run with it selected",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
