@@ -86,6 +86,7 @@ UPGRADE = ("eager-to-cooperative", 2, 2, 1, ALL, 1)
 STATIC = ("static", 2, 2, 1, f"{ALL},sync-timeout,late-expiry,poll-timeout", 2)
 STATIC_COOP = ("static-cooperative", 2, 3, 1, f"{ALL},late-expiry", 2)
 SNAPSHOT = ("static-leader-snapshot", 2, 2, 1, "crash,join,partitions,poll-timeout", 3)
+STATIC_NOTICE = ("static", 2, 2, 1, "join,crash,timeout,partitions", 3)  # a static leader noticing a new partition
 EVERY = [EAGER, DYN, CONNECT, UPGRADE, STATIC, STATIC_COOP, SNAPSHOT]
 GRAPH_CASES = [
     # (mutant, instances: variant, members, partitions, topics, faults, budget)
@@ -93,8 +94,15 @@ GRAPH_CASES = [
     (C + "successors:drop-term#13", EVERY),
     (C + "successors:drop-term#19", EVERY),
     (C + "_sync:drop-term#1", EVERY),
+    (C + "_join:drop-term#2", EVERY),
+    (C + "_join:drop-term#8", EVERY),
+    (C + "successors:timer-early#0", EVERY),
+    (C + "successors:drop-term#7", [EAGER, CONNECT, SNAPSHOT, STATIC_NOTICE]),
+    (C + "successors:drop-term#6", [EAGER, CONNECT, SNAPSHOT, STATIC_NOTICE]),
+    (C + "_static_replace:keep-owned#0", [STATIC, STATIC_COOP, SNAPSHOT]),
     # a fault's selection left out: with the fault selected, the mutant is the unchanged model
     (C + "successors:drop-term#11", [DYN, STATIC, STATIC_COOP]),
+    (C + "_static_replace:drop-term#0", [STATIC, ("static-leader-snapshot", 2, 2, 1, "crash,join,partitions,sync-timeout", 3)]),
 ]
 
 

@@ -481,6 +481,35 @@ EQUIVALENT: dict[str, str] = {
         "flag it sets is read only by that fault's steps (SessionExpired of a resumed member through "
         "_late_expirable, the heartbeat that refreshes the session); with the fault selected the mutant is the "
         "unchanged model, and the checks run with it selected",
+    "classic.ClassicProtocol._join:drop-term#2":
+        "without static members a process holding a stale id has no record: the record of slot i is created only by "
+        "process i's own JoinGroup, which makes its id current, every removal of a record makes a current id stale, "
+        "and a dynamic process restarts only once its record is gone; so r is not None implies static_members there",
+    "classic.ClassicProtocol._join:drop-term#8":
+        "without static members a process with no member id has no record (a reset or a restart of a dynamic member "
+        "happens only once its record is gone or goes with it, as for _join:drop-term#2), so r is not None implies "
+        "static_members there",
+    "classic.ClassicProtocol.successors:timer-early#0":
+        "GhostFenced on a process that has no ghost clears a ghost that is not there: the step changes nothing "
+        "(t == s), a stutter, and every property reads states and changing steps only",
+    "classic.ClassicProtocol._static_replace:drop-term#0":
+        "only the selection of the sync-timeout fault is left out (self.sync_timer is 'sync-timeout' in faults, "
+        "and no static member where the coordinator assigns): the stale pending-sync id it then records is read only "
+        "by that fault's step (the pending-sync timer's forced rebalance); with the fault selected the mutant is the "
+        "unchanged model, and the checks run with it selected",
+    "classic.ClassicProtocol._static_replace:keep-owned#0":
+        "the process it lets keep its partitions owns none: it joins without a member id, so it has no generation "
+        "(a restart, a reset and the poll-timeout reset all clear both), and onJoinPrepare cleared what it owned "
+        "(lost) before _static_replace; owned=0 there restates it",
+    "classic.ClassicProtocol.successors:drop-term#7":
+        "NoticeMetadata sets rejoin, so on a process whose rejoin is already set it changes nothing (t == s): a "
+        "stutter, which no property reads",
+    "classic.ClassicProtocol.successors:drop-term#6":
+        "a running member that holds its current id, has no answer on its way and no rejoin pending, in a STABLE "
+        "group, is STABLE itself when it is the leader (or a Connect worker): a member left behind by a join phase "
+        "(the only one that learns ILLEGAL_GENERATION and stays a member, UNJOINED) is static and never the leader "
+        "(the completion elects a member that joined), a dynamic one is dropped; and a member that joined or synced "
+        "has an answer on its way until the group is STABLE",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
