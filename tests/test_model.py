@@ -109,6 +109,8 @@ BROKEN_BOUNDS = {
     "classic-to-consumer-epoch-rollback": dict(members=2, partitions=2, budget=2, assignor="uniform"),
     "classic-to-consumer-unfenced-classic-commits": dict(members=2, partitions=2, faults=frozenset({"zombie"}), budget=1,
                                                          assignor="uniform"),
+    # issue 30 (the classic family's first full run)
+    "coordinator-assigns-no-revoke": dict(members=2, partitions=2, budget=0),
 }
 
 

@@ -69,6 +69,8 @@ def observed(name: str | None, job: tuple[Any, ...]) -> tuple[dict[str, Any], se
     (C + "init_states:drop-term#1", "broken:unfenced-commits 1m×2p join,zombie b1", "commit_fencing"),
     # as many partitions as topics: the partitions fault must not hold back a topic's only partition
     (C + "init_states:drop-term#5", "broken:eager-no-revoke 2m×2p partitions b0", "exclusive_ownership"),
+    # the old owner of a partition has the new generation's JoinGroup answer unread: it is still a live member
+    (C + "live_member:off-by-one#0", "broken:coordinator-assigns-no-revoke 2m×2p b0", "exclusive_ownership"),
 ])
 def test_checks_added_for_the_survivors_kill_them(name: str, killer: str, bug: str) -> None:
     base = baseline(only=[killer], trace=False)
@@ -99,6 +101,11 @@ GRAPH_CASES = [
     (C + "successors:timer-early#0", EVERY),
     (C + "successors:drop-term#7", [EAGER, CONNECT, SNAPSHOT, STATIC_NOTICE]),
     (C + "successors:drop-term#6", [EAGER, CONNECT, SNAPSHOT, STATIC_NOTICE]),
+    (C + "successors:drop-term#3", EVERY),
+    (C + "successors:drop-term#0", EVERY),
+    (C + "_join:drop-term#12", EVERY + [STATIC_NOTICE]),
+    (C + "_join:off-by-one#0", EVERY),
+    (C + "_join:drop-term#10", [EAGER, DYN, CONNECT, STATIC, ("static", 2, 2, 2, "join,crash,subscription,timeout", 3)]),
     (C + "_static_replace:keep-owned#0", [STATIC, STATIC_COOP, SNAPSHOT]),
     # a fault's selection left out: with the fault selected, the mutant is the unchanged model
     (C + "successors:drop-term#11", [DYN, STATIC, STATIC_COOP]),

@@ -510,6 +510,29 @@ EQUIVALENT: dict[str, str] = {
         "(the only one that learns ILLEGAL_GENERATION and stays a member, UNJOINED) is static and never the leader "
         "(the completion elects a member that joined), a dynamic one is dropped; and a member that joined or synced "
         "has an answer on its way until the group is STABLE",
+    "classic.ClassicProtocol.successors:drop-term#3":
+        "a process with no member id is UNJOINED: a JoinGroup without an id gives it one (current, or pending with "
+        "two-step-join, still UNJOINED) in the same step, and every step that takes an id away (the resets after "
+        "UNKNOWN_MEMBER_ID and a stale id, the poll-timeout reset, a restart, a crash, a leave) also makes it UNJOINED",
+    "classic.ClassicProtocol._join:drop-term#10":
+        "a new member's record is created fresh, reporting no topics, while a JoinGroup always carries a non-empty "
+        "subscription (a subscription change toggles only the last of two or more topics, a restart keeps or "
+        "restores them), so the metadata comparison is already false for a new member",
+    "classic.ClassicProtocol.successors:drop-term#0":
+        "a process in PREPARING_REBALANCE with no answer on its way never has rejoin set: its JoinGroup clears rejoin "
+        "as it moves it there, and every step that sets rejoin (a heartbeat answered REBALANCE_IN_PROGRESS, "
+        "NoticeMetadata, a subscription change, a SyncGroup or its answer) needs a STABLE or COMPLETING_REBALANCE "
+        "process or an answer it reads; so the JoinGroup it adds is never enabled",
+    "classic.ClassicProtocol._join:drop-term#12":
+        "it differs only for the leader rejoining a STABLE group with the metadata of its last JoinGroup, which never "
+        "happens: the leader is a member that joined the join phase that opened the group's generation (a completion "
+        "elects a member that joined, and any other change of leader starts a join phase), reporting the generation "
+        "before, and its first JoinGroup in this generation starts the next join phase; so its recorded generation "
+        "is below its own and same is false",
+    "classic.ClassicProtocol._join:off-by-one#0":
+        "no client is ever at generation 0 (the group's first join phase opens generation 1), and a process at "
+        "NO_GENERATION that still holds a member id (ILLEGAL_GENERATION, or a pending id after MEMBER_ID_REQUIRED) "
+        "already owns nothing, so treating its partitions as lost or revoking them leaves the same state",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
