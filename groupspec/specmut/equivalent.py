@@ -533,6 +533,16 @@ EQUIVALENT: dict[str, str] = {
         "no client is ever at generation 0 (the group's first join phase opens generation 1), and a process at "
         "NO_GENERATION that still holds a member id (ILLEGAL_GENERATION, or a pending id after MEMBER_ID_REQUIRED) "
         "already owns nothing, so treating its partitions as lost or revoking them leaves the same state",
+    "classic.ClassicProtocol.live_member:drop-term#1":
+        "an answer of the group's current generation to a member of an older one is a JoinGroup answer: a SyncGroup "
+        "answer carries the generation its member was in when it synced (the member's own, which does not change "
+        "while the answer is on its way), an error answer carries none; so the reply check is implied",
+    "classic.ClassicProtocol.successors:drop-term#9":
+        "the NoticeMetadata it adds is a Connect worker's whose member id is stale (a running process with the "
+        "current id has a record): it only sets rejoin, and the worker's next request, a JoinGroup then or a "
+        "heartbeat otherwise, is answered UNKNOWN_MEMBER_ID and resets it to the same state either way; with the "
+        "rejoin flag of a process that holds no current id left out, the unlabelled reachable graphs and what the "
+        "properties read are the unchanged model's",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
