@@ -44,6 +44,7 @@ from .broken import (
     ConsumerUnfencedCommits,
     CooperativeDirectTransfer,
     CooperativeFlappy,
+    CoordinatorAssignsNoRevoke,
     EagerJoinGenerationAhead,
     EagerNoRevoke,
     UnfencedCommits,
@@ -81,6 +82,7 @@ BROKEN.update({cls.name: cls for cls in (UpgradeOneBounce, UpgradeUnvalidated)})
 BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnoresRevocation)})
 BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToConsumerShortAssignment,
                                          ClassicToConsumerCrashLingers)})  # issue 30: the fifth campaign's gaps
+BROKEN.update({CoordinatorAssignsNoRevoke.name: CoordinatorAssignsNoRevoke})  # issue 30: the classic family's full run
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, ClassicToConsumerEmptyGroupReset,
                                          ClassicToConsumerEpochRollback,
                                          ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run

@@ -482,3 +482,24 @@ class ConsumerSecondHeartbeat(Consumer):
                 if t != s:
                     yield self._acts[_ConsumerGroupHeartbeat][i], t
 
+
+# -- the classic family's first full run (issue 30) ----------------------------------------------------------------
+from .coordinator_assigns import CoordinatorAssigns  # noqa: E402
+
+
+class CoordinatorAssignsNoRevoke(CoordinatorAssigns):
+    """The coordinator assigns in the JoinGroup answer, but members keep their partitions across JoinGroup."""
+
+    name = "coordinator-assigns-no-revoke"
+    summary = "pre-0.9 coordinator-side assignment, but members keep their partitions across JoinGroup (no revoke)"
+    revoke_before_join = False
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode coordinator-assigns itself, not this broken variant
+    bug = (
+        "the assignment comes with the JoinGroup answer: a member that reads its answer first owns a partition the "
+        "other still holds, whose answer (of the new generation) is still on its way; the old owner gives it up "
+        "only when it reads that answer, so the double ownership exists only while a member of the previous "
+        "generation has the new generation's JoinGroup answer unread"
+    )
+    expect_violation = "exclusive_ownership"

@@ -113,6 +113,8 @@ BROKEN_BOUNDS = {
     "consumer-rejoin-fenced": dict(members=1, partitions=2, faults=frozenset({"lose-answer"}), budget=1, assignor="uniform"),
     "consumer-second-heartbeat": dict(members=2, partitions=2, faults=frozenset({"late-answer"}), budget=1,
                                       assignor="uniform"),
+    # issue 30 (the classic family's first full run)
+    "coordinator-assigns-no-revoke": dict(members=2, partitions=2, budget=0),
 }
 
 

@@ -469,6 +469,87 @@ EQUIVALENT: dict[str, str] = {
         "change of the bound, not of a rule (Kafka lets a topic grow at any time); with the budget projected away the "
         "mutant's reachable graph at budget b lies between the unchanged model's at b and at b + 1 (the fault's "
         "selection is left out too, which changes nothing: without the fault every partition exists from the start)",
+    # issue 30, the classic family's first full run (docs/specification.md, "Classic survivors, the first full run")
+    "classic.ClassicProtocol.alive:drop-term#2":
+        "a process holding the current member id always has a record (the id is made current only with the record, "
+        "by JoinGroup, and every removal of a record, _remove and the dropping of a dynamic member at a join "
+        "completion, makes a current id stale), so c.id == CURRENT implies the record it leaves out",
+    "classic.ClassicProtocol.successors:drop-term#13":
+        "a process holding the current member id always has a record (as for alive:drop-term#2), so c.id == CURRENT "
+        "implies r is not None",
+    "classic.ClassicProtocol.successors:drop-term#19":
+        "_late_expirable(s, i) begins with c.woke, so the conjunct it leaves out is implied",
+    "classic.ClassicProtocol._sync:drop-term#1":
+        "a process that is down holds no member id: every step that stops one (crash, leave, a fatal "
+        "FENCED_INSTANCE_ID, the upgrade's bounce) builds a fresh Client whose id is NONE, so clients[k].id == "
+        "CURRENT implies clients[k].proc != DOWN",
+    "classic.ClassicProtocol.successors:drop-term#11":
+        "only the selection of the late-expiry fault is left out (self.late_expiry is 'late-expiry' in faults): the "
+        "flag it sets is read only by that fault's steps (SessionExpired of a resumed member through "
+        "_late_expirable, the heartbeat that refreshes the session); with the fault selected the mutant is the "
+        "unchanged model, and the checks run with it selected",
+    "classic.ClassicProtocol._join:drop-term#2":
+        "without static members a process holding a stale id has no record: the record of slot i is created only by "
+        "process i's own JoinGroup, which makes its id current, every removal of a record makes a current id stale, "
+        "and a dynamic process restarts only once its record is gone; so r is not None implies static_members there",
+    "classic.ClassicProtocol._join:drop-term#8":
+        "without static members a process with no member id has no record (a reset or a restart of a dynamic member "
+        "happens only once its record is gone or goes with it, as for _join:drop-term#2), so r is not None implies "
+        "static_members there",
+    "classic.ClassicProtocol.successors:timer-early#0":
+        "GhostFenced on a process that has no ghost clears a ghost that is not there: the step changes nothing "
+        "(t == s), a stutter, and every property reads states and changing steps only",
+    "classic.ClassicProtocol._static_replace:drop-term#0":
+        "only the selection of the sync-timeout fault is left out (self.sync_timer is 'sync-timeout' in faults, "
+        "and no static member where the coordinator assigns): the stale pending-sync id it then records is read only "
+        "by that fault's step (the pending-sync timer's forced rebalance); with the fault selected the mutant is the "
+        "unchanged model, and the checks run with it selected",
+    "classic.ClassicProtocol._static_replace:keep-owned#0":
+        "the process it lets keep its partitions owns none: it joins without a member id, so it has no generation "
+        "(a restart, a reset and the poll-timeout reset all clear both), and onJoinPrepare cleared what it owned "
+        "(lost) before _static_replace; owned=0 there restates it",
+    "classic.ClassicProtocol.successors:drop-term#7":
+        "NoticeMetadata sets rejoin, so on a process whose rejoin is already set it changes nothing (t == s): a "
+        "stutter, which no property reads",
+    "classic.ClassicProtocol.successors:drop-term#6":
+        "a running member that holds its current id, has no answer on its way and no rejoin pending, in a STABLE "
+        "group, is STABLE itself when it is the leader (or a Connect worker): a member left behind by a join phase "
+        "(the only one that learns ILLEGAL_GENERATION and stays a member, UNJOINED) is static and never the leader "
+        "(the completion elects a member that joined), a dynamic one is dropped; and a member that joined or synced "
+        "has an answer on its way until the group is STABLE",
+    "classic.ClassicProtocol.successors:drop-term#3":
+        "a process with no member id is UNJOINED: a JoinGroup without an id gives it one (current, or pending with "
+        "two-step-join, still UNJOINED) in the same step, and every step that takes an id away (the resets after "
+        "UNKNOWN_MEMBER_ID and a stale id, the poll-timeout reset, a restart, a crash, a leave) also makes it UNJOINED",
+    "classic.ClassicProtocol._join:drop-term#10":
+        "a new member's record is created fresh, reporting no topics, while a JoinGroup always carries a non-empty "
+        "subscription (a subscription change toggles only the last of two or more topics, a restart keeps or "
+        "restores them), so the metadata comparison is already false for a new member",
+    "classic.ClassicProtocol.successors:drop-term#0":
+        "a process in PREPARING_REBALANCE with no answer on its way never has rejoin set: its JoinGroup clears rejoin "
+        "as it moves it there, and every step that sets rejoin (a heartbeat answered REBALANCE_IN_PROGRESS, "
+        "NoticeMetadata, a subscription change, a SyncGroup or its answer) needs a STABLE or COMPLETING_REBALANCE "
+        "process or an answer it reads; so the JoinGroup it adds is never enabled",
+    "classic.ClassicProtocol._join:drop-term#12":
+        "it differs only for the leader rejoining a STABLE group with the metadata of its last JoinGroup, which never "
+        "happens: the leader is a member that joined the join phase that opened the group's generation (a completion "
+        "elects a member that joined, and any other change of leader starts a join phase), reporting the generation "
+        "before, and its first JoinGroup in this generation starts the next join phase; so its recorded generation "
+        "is below its own and same is false",
+    "classic.ClassicProtocol._join:off-by-one#0":
+        "no client is ever at generation 0 (the group's first join phase opens generation 1), and a process at "
+        "NO_GENERATION that still holds a member id (ILLEGAL_GENERATION, or a pending id after MEMBER_ID_REQUIRED) "
+        "already owns nothing, so treating its partitions as lost or revoking them leaves the same state",
+    "classic.ClassicProtocol.live_member:drop-term#1":
+        "an answer of the group's current generation to a member of an older one is a JoinGroup answer: a SyncGroup "
+        "answer carries the generation its member was in when it synced (the member's own, which does not change "
+        "while the answer is on its way), an error answer carries none; so the reply check is implied",
+    "classic.ClassicProtocol.successors:drop-term#9":
+        "the NoticeMetadata it adds is a Connect worker's whose member id is stale (a running process with the "
+        "current id has a record): it only sets rejoin, and the worker's next request, a JoinGroup then or a "
+        "heartbeat otherwise, is answered UNKNOWN_MEMBER_ID and resets it to the same state either way; with the "
+        "rejoin flag of a process that holds no current id left out, the unlabelled reachable graphs and what the "
+        "properties read are the unchanged model's",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
