@@ -634,5 +634,7 @@ def judge(k: Killer, baseline: dict[str, Any], got: dict[str, Any]) -> str | Non
             # space outgrew the job; the liveness verdicts are None then, and not judged)
             return f"{prop} violated" + ("" if complete else f" (within the first {got.get('states')} states)")
         if was is False and held is True and complete:
-            return f"{prop} no longer violated (Kafka's own violation, reproduced by the reference)"
+            why = ("the broken variant's own bug" if k.name.startswith("broken:")
+                   else "Kafka's own violation, reproduced by the reference")
+            return f"{prop} no longer violated ({why})"
     return None
