@@ -430,9 +430,14 @@ class Consumer(ConsumerView[S], ConsumerFlight[S], SpecBase):
                     s, group=g2, clients=self._set(s.clients, i, ConsumerClient(topics=c.topics)), spend=True)
             if "crash" in faults and c.proc != Proc.DOWN:
                 yield acts[A.Crash][i], self._with(s, clients=self._set(s.clients, i, ConsumerClient(topics=c.topics)), spend=True)
-            if "timeout" in faults and c.proc == Proc.UP and r is not None and not r.left and c.epoch > 0:
+            if "timeout" in faults and c.proc == Proc.UP and r is not None and not r.left:
+                # The session runs out while the process runs (its heartbeats do not arrive): whatever epoch the
+                # client holds, a member the coordinator has has a session (Kafka 4.3.1 schedules the session
+                # timeout at every heartbeat the coordinator handles, the epoch-0 join included), so a client
+                # whose join answer is on its way, or that rejoins at epoch 0 after a fence, can expire too.
                 yield acts[A.ExpireLive][i], self._with(s, group=self._remove(g, i), spend=True)
-            if "zombie" in faults and c.proc == Proc.UP and c.epoch > 0:
+            if "zombie" in faults and c.proc == Proc.UP:
+                # A running process may stall at any time, a joining one (epoch 0) included.
                 yield acts[A.Pause][i], self._with(s, clients=self._set(s.clients, i, c.but(proc=Proc.PAUSED)), spend=True)
             if "subscription" in faults and c.proc == Proc.UP and cfg.topics > 1:
                 last = 1 << (cfg.topics - 1)

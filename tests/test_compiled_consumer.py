@@ -32,7 +32,7 @@ from compiled_drift import MUTANT_FAULTS, assert_mutant_caught, disagreements
 
 # The broken variants of the in-flight rules (model/consumer_flight.py): caught only with the in-flight faults.
 IN_FLIGHT_BROKEN = ("consumer-commit-any-epoch", "consumer-fenced-keeps-partitions")
-FAMILY = sorted(n for n in VARIANTS if n.startswith("consumer"))
+FAMILY = sorted(n for n in VARIANTS if n.startswith("consumer") and not VARIANTS[n].python_only)  # (as MIGRATION)
 MIGRATION = sorted(n for n in VARIANTS if n.startswith("classic-to") and not VARIANTS[n].python_only)  # the kernel's
 FAULT_SETS = [
     frozenset({"crash", "leave", "timeout", "zombie"}),
@@ -363,7 +363,9 @@ def test_the_issues_instance_on_the_compiled_engine():
     _p, res = check("consumer", members=4, partitions=6, faults=frozenset({"crash", "timeout", "zombie"}),
                     with_symmetry_factor=False)
     assert res.engine == "compiled" and res.ok
-    assert (res.states, res.edges, res.convergence_bound) == (2_021_131, 8_857_228, 39)
+    # (2,031,464 states and 8,905,654 edges since issue 30's k848d pass: the session expiry and the pause also of a
+    # client at epoch 0; 2,021,131 and 8,857,228 before it; the bound unchanged)
+    assert (res.states, res.edges, res.convergence_bound) == (2_031_464, 8_905_654, 39)
 
 
 def test_the_in_flight_rules_run_compiled_with_the_python_explorers_counts_and_verdicts():

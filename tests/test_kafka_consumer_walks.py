@@ -94,7 +94,9 @@ def test_the_old_static_leave_rule_is_caught(monkeypatch):
             yield a, t
 
     monkeypatch.setattr(Consumer, "successors", old_rule)
-    job = _job("consumer-static", "leave")
+    # (the 3 x 3 one-topic static job met it with this seed until issue 30's k848d pass; since a joining client may
+    # pause too its walks take other paths and do not; the two-topic static job's walk 40 does)
+    job = _job("consumer-static", "subscription")
     print(f"seed {SEED}: run_walks(*{job!r})")
     with pytest.raises(Divergence, match=r"LeaveGroup\(\d\): member m\d .*revoking") as e:
         run_walks(*job, seed=SEED)

@@ -474,3 +474,51 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
 def check(job: tuple[Any, ...]) -> str | None:
     """A killer's run (as :func:`.kafka_walks.check`): the walks of one job; a divergence as its failure."""
     return checked(run_walks, job)
+
+
+# Fixed Kafka runs the model must have (issue 30, docs/specification.md "KIP-848: the faults at epoch 0"): a run is a
+# path of the model's action names; every step must be a step of the model (as loaded now) and Kafka's coordinator
+# must answer and keep the group as the model does. A rule that leaves out runs Kafka has fails here, where the
+# walks above (which follow the model) cannot see it.
+# (name, (variant, assignor, members, partitions, topics, faults, budget), path)
+KAFKA_RUNS: tuple[tuple[str, tuple[Any, ...], tuple[str, ...]], ...] = (
+    # the join is handled, its answer is on its way, the session runs out (client at epoch 0), the answer arrives,
+    # the next heartbeat is UNKNOWN_MEMBER_ID (the member is gone), the one after joins again
+    ("expiry-at-epoch-0", ("consumer", "uniform", 1, 2, 1, "late-answer,timeout", 2),
+     ("DelayHeartbeatAnswer(0)", "ExpireLive(0)", "ReceiveHeartbeatAnswer(0)", "ConsumerGroupHeartbeat(0)",
+      "ConsumerGroupHeartbeat(0)")),
+    # the same with the process stalled (client at epoch 0) instead: its member's session runs out while it is paused
+    ("pause-at-epoch-0", ("consumer", "uniform", 1, 2, 1, "late-answer,zombie", 2),
+     ("DelayHeartbeatAnswer(0)", "Pause(0)", "SessionExpired(0)", "Resume(0)", "ReceiveHeartbeatAnswer(0)",
+      "ConsumerGroupHeartbeat(0)", "ConsumerGroupHeartbeat(0)")),
+)
+
+
+def run_path(job: tuple[Any, ...], path: tuple[str, ...]) -> str | None:
+    """One fixed run on the model (as loaded now) and on Kafka's coordinator: None, or what went wrong (a step the
+    model does not have, a step the walks cannot send to Kafka, or Kafka's answer or group differing)."""
+    variant, assignor, members, partitions, topics, faults, budget = job
+    proto = instance(variant, assignor, members, partitions, topics, faults, budget)
+    cfg = proto.cfg
+    kafka = oracle()
+    names = [f"t{k}" for k in range(topics)]
+    per_topic = {n: sum(1 for b in range(partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}
+    kafka.reset({"topics": per_topic, "consumer_session_timeout_ms": SESSION_MS,
+                 "consumer_min_session_timeout_ms": SESSION_MS, "consumer_heartbeat_interval_ms": 1000,
+                 "consumer_min_heartbeat_interval_ms": 1000, "consumer_assignors": [proto.assignor_name],
+                 "consumer_assignment_interval_ms": 0, "consumer_assignor_offload": False})
+    walk = _Walk(proto, kafka, names)
+    s = proto.init_states()[0]
+    for n, name in enumerate(path):
+        step = next(((a, t) for a, t in proto.successors(s) if repr(a) == name), None)
+        if step is None:
+            return f"step {n + 1} {name}: not a step of the model"
+        a, t = step
+        why = mirrored(s, a, t, walk)
+        if why is not None:
+            return f"step {n + 1} {name}: not sent to Kafka ({why})"
+        why = walk.step(s, a, t) or walk.compare_group(t)
+        if why is not None:
+            return f"step {n + 1} {name}: {why}"
+        s = t
+    return None

@@ -549,7 +549,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
             t[H_BUDGET] -= 1
             acts[ns] = CRASH * 8 + i
             ns += 1
-        if faults & F_TIMEOUT and proc == UP and present and not left and c_epoch > 0:
+        if faults & F_TIMEOUT and proc == UP and present and not left:  # any epoch (model/consumer.py)
             t = out[ns]
             t[:] = s
             if not remove(P, t, i, tk, tv, tq):
@@ -557,7 +557,7 @@ def successors(P, TM, s, out, acts, tk, tv, tq):
             t[H_BUDGET] -= 1
             acts[ns] = EXPIRE_LIVE * 8 + i
             ns += 1
-        if faults & F_ZOMBIE and proc == UP and c_epoch > 0:
+        if faults & F_ZOMBIE and proc == UP:  # any epoch, a joining process too
             t = out[ns]
             t[:] = s
             t[b + C_PROC] = PAUSED
