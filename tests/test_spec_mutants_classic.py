@@ -253,16 +253,13 @@ def test_equivalent_up_to_shortcuts_between_reachable_states(name: str, action: 
         assert all(e[1].startswith(action + "(") and all(v is None for v in e[3]) for e in added), (name, job)
 
 
-def test_dropping_the_only_topic_is_a_choice_of_the_instance() -> None:
-    """_perturbations:drop-term#14: the conjunct reads only the instance (topics > 1). With two topics the mutant is
-    the unchanged model; with one, its subscription change drops the only topic, and every state it adds keeps every
-    safety property."""
-    name = C + "_perturbations:drop-term#14"
-    assert name in EQUIVALENT
-    two = ("static", 2, 2, 2, "join,crash,subscription,timeout", 2)
-    assert observed(None, two) == observed(name, two)
-    for job in [("eager", 2, 2, 1, "join,leave,crash,subscription", 2), ("static", 2, 2, 1, "join,crash,timeout,subscription", 2)]:
-        before, after = observed(None, job), observed(name, job)
-        assert set(before[0]) < set(after[0]) and before[1] <= after[1], job
-        assert all(after[0][k] == v for k, v in before[0].items())
-        assert all(all(v is None for v in after[0][k][0]) for k in set(after[0]) - set(before[0])), job
+def test_dropping_the_only_topic_is_killed_by_a_client_walk() -> None:
+    """_perturbations:drop-term#14 (a subscription change with one topic drops it): the reference client, explored
+    along the model's paths at one topic with the subscription fault, passes on the unchanged model and tells the
+    mutant's member subscribed to nothing (Kafka's subscribe of no topic is unsubscribe: it leaves the group)."""
+    name, killer = C + "_perturbations:drop-term#14", "client:eager·sticky 2m×2p b2 explored"
+    assert name not in EQUIVALENT
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer and "subscribes to no topic" in row["detail"], row

@@ -613,11 +613,6 @@ EQUIVALENT: dict[str, str] = {
         "which the removal (and the SyncGroup answer a removed member may still read) neither reads nor writes; "
         "the reachable states and what the properties read are identical, and the added steps spend the budget (no "
         "cycle) and pass the action properties",
-    "classic.ClassicProtocol._perturbations:drop-term#14":
-        "the conjunct reads only the instance (cfg.topics > 1), not the state: which subscription changes an "
-        "instance allows is its choice (as FAULT_SELECTION); with two topics or more the mutant is the unchanged "
-        "model, and with one its change drops the only topic (a consumer subscribed to nothing), and every state "
-        "it adds keeps every safety property (a judgement call, not checked against Kafka's client)",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is
