@@ -152,3 +152,114 @@ def test_equivalent_up_to_a_stale_process_rejoin_flag(name: str) -> None:
         before, after = projected(None, job), projected(name, job)
         assert len(before[0]) > 100, job
         assert before == after, (name, job)
+
+
+# --- the next 15 survivors (docs/specification.md, "Classic survivors, the first full run (continued)") ---------------
+GRAPH_CASES_2 = [
+    (C + "_perturbations:drop-guard#7", [EAGER, STATIC_COOP, DYN]),  # _poll_timeout_steps asks self.poll_timeout again
+    (C + "_receive_error:drop-guard#1", EVERY),  # no FENCED_INSTANCE_ID answer is ever put in an inbox
+    (C + "_heartbeat:drop-term#4", EVERY),  # it adds only a stutter (observed drops stutters)
+    (C + "_heartbeat:drop-term#0", EVERY + [CONNECT, UPGRADE]),  # a dynamic stale process has no record
+    (C + "_receive_sync:drop-guard#1", [EAGER, DYN, CONNECT, UPGRADE, STATIC]),  # an eager member owns nothing then
+    (C + "_heartbeat:drop-term#3", EVERY),
+    # the leave fault's selection left out: with it selected (every instance here), the mutant is the unchanged model
+    (C + "_perturbations:drop-guard#2", [EAGER, DYN, STATIC]),
+]
+
+
+@pytest.mark.parametrize("name, jobs", GRAPH_CASES_2, ids=[c[0] for c in GRAPH_CASES_2])
+def test_equivalent_survivors_continued(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+def cut_graph(name: str | None, job: tuple[Any, ...], cut_name: str) -> tuple[set[Any], set[tuple[str, str]]]:
+    """The reachable states and changing steps, unlabelled, seen through a cut (below), with what the properties read
+    on each state."""
+    with applied(_mutant(name) if name else None):
+        from groupspec.model import Id, MemberStatus
+
+        proto = _proto(*job)
+
+        def cut(s: Any) -> str:
+            if cut_name == "budget":  # the perturbation budget left out
+                return repr(s.but(budget=0))
+            if cut_name == "stale-rejoin":  # the rejoin flag of a process without the current id left out
+                return repr(s.but(clients=tuple(c if c.id == Id.CURRENT else c.but(rejoin=False) for c in s.clients)))
+            assert cut_name == "unjoined-rejoin"  # the rejoin flag of an UNJOINED process left out
+            return repr(s.but(clients=tuple(c if c.status != MemberStatus.UNJOINED else c.but(rejoin=False)
+                                            for c in s.clients)))
+
+        states, edges = set(), set()
+        for s in _states(proto):
+            states.add((cut(s), tuple(p.check(proto, s) for p in proto.safety_properties()), proto.converged(s)))
+            for _a, t in proto.successors(s):
+                if cut(t) != cut(s):
+                    edges.add((cut(s), cut(t)))
+        return states, edges
+
+
+CUT_CASES = [
+    # a step that changes nothing but spends the budget: a no-op AddPartition, a Crash of a process already down
+    (C + "successors:drop-term#27", "budget", [EAGER, ("static", 2, 2, 1, "join,crash,timeout,partitions", 2)]),
+    (C + "_perturbations:drop-guard#5", "budget", [EAGER, DYN, STATIC]),
+    # the rejoin flag kept on a process reset to UNJOINED: its JoinGroup clears it, nothing else reads it there
+    (C + "_heartbeat:keep-rejoin#0", "stale-rejoin", [EAGER, DYN, STATIC, CONNECT]),
+    (C + "_heartbeat:keep-rejoin#1", "unjoined-rejoin", [EAGER, DYN, STATIC, STATIC_COOP]),
+]
+
+
+@pytest.mark.parametrize("name, cut_name, jobs", CUT_CASES, ids=[c[0] for c in CUT_CASES])
+def test_equivalent_up_to_a_cut(name: str, cut_name: str, jobs: list[tuple[Any, ...]]) -> None:
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = cut_graph(None, job, cut_name), cut_graph(name, job, cut_name)
+        assert len(before[0]) > 100, job
+        assert before == after, (name, job)
+
+
+def test_partition_added_past_the_budget_lies_between_budgets() -> None:
+    """successors:drop-term#25: AddPartition no longer needs budget left (it overdraws it by one): with the budget
+    projected away, the mutant's reachable graph at budget b lies between the unchanged model's at b and at b + 1."""
+    name = C + "successors:drop-term#25"
+    assert name in EQUIVALENT
+    for variant, b in [("eager", 1), ("cooperative", 1), ("static", 2)]:
+        job = (variant, 2, 2, 1, "join,crash,timeout,partitions", b)
+        lo, mid = cut_graph(None, job, "budget"), cut_graph(name, job, "budget")
+        hi = cut_graph(None, job[:-1] + (b + 1,), "budget")
+        assert lo[0] < mid[0] <= hi[0] and lo[1] < mid[1] <= hi[1], job
+
+
+SHORTCUT_CASES = [
+    # a paused static member with a zombie already restarted again: the same as GhostFenced (free), then Start
+    (C + "_perturbations:drop-term#8", "Start", [("static", 1, 2, 1, "join,zombie,timeout", 4),
+                                                  ("static-cooperative", 1, 2, 1, "join,zombie,crash", 4)]),
+    # a STABLE process whose id went stale changes its subscription: the same as the change before the removal
+    (C + "_perturbations:drop-term#13", "ChangeSubscription", [("eager", 2, 2, 2, "join,leave,crash,timeout,subscription", 3),
+                                                               ("static", 2, 2, 2, "join,crash,subscription,timeout", 2)]),
+]
+
+
+@pytest.mark.parametrize("name, action, jobs", SHORTCUT_CASES, ids=[c[0] for c in SHORTCUT_CASES])
+def test_equivalent_up_to_shortcuts_between_reachable_states(name: str, action: str, jobs: list[tuple[Any, ...]]) -> None:
+    """The mutant reaches exactly the same states, with the same property verdicts; it adds only steps of one
+    perturbation (they spend the budget: no cycle) between states reachable anyway, each passing the action properties."""
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = observed(None, job), observed(name, job)
+        assert len(before[0]) > 100, job
+        assert before[0] == after[0] and before[1] <= after[1], (name, job)
+        added = after[1] - before[1]
+        assert added, job  # the instance reaches the changed rule
+        assert all(e[1].startswith(action + "(") and all(v is None for v in e[3]) for e in added), (name, job)
+
+
+def test_dropping_the_only_topic_is_killed_by_a_client_walk() -> None:
+    """_perturbations:drop-term#14 (a subscription change with one topic drops it): the reference client, explored
+    along the model's paths at one topic with the subscription fault, passes on the unchanged model and tells the
+    mutant's member subscribed to nothing (Kafka's subscribe of no topic is unsubscribe: it leaves the group)."""
+    name, killer = C + "_perturbations:drop-term#14", "client:eager·sticky 2m×2p b2 explored"
+    assert name not in EQUIVALENT
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer and "subscribes to no topic" in row["detail"], row

@@ -342,6 +342,9 @@ class _Mirror:
                 c.close(self.now)
             self.cons[i] = None
         elif kind == "ChangeSubscription":
+            if not t.clients[i].topics:  # Kafka's subscribe([]) is unsubscribe(): LeaveGroup, then poll throws
+                raise Divergence(f"the model's member {i} subscribes to no topic and stays a member; Kafka's consumer "
+                                 "unsubscribes (it leaves the group and polls no more)")
             self._need(i).subscribe(self.now, self.topics(t.clients[i].topics))
         elif kind == "SendJoinGroup":
             c = self._need(i)

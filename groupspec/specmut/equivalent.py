@@ -547,6 +547,69 @@ EQUIVALENT: dict[str, str] = {
         "heartbeat otherwise, is answered UNKNOWN_MEMBER_ID and resets it to the same state either way; with the "
         "rejoin flag of a process that holds no current id left out, the unlabelled reachable graphs and what the "
         "properties read are the unchanged model's",
+    # the classic family's first full run, continued (issue 30, helper classic2)
+    "classic.ClassicProtocol.successors:drop-term#27":
+        "the AddPartition it adds when every partition exists adds none (p is 0): a step that changes nothing but "
+        "the perturbation budget; with the budget projected away the reachable states and changing steps are "
+        "identical",
+    "classic.ClassicProtocol.successors:drop-term#25":
+        "the partitions fault's addition no longer needs budget left (at budget 0 it overdraws it by one): a change "
+        "of the bound, not of a rule (Kafka lets a topic grow at any time); with the budget projected away the "
+        "mutant's reachable graph at budget b lies between the unchanged model's at b and at b + 1 (as "
+        "consumer.Consumer.successors:drop-guard#14)",
+    "classic.ClassicProtocol._perturbations:drop-guard#2":
+        "only the selection of the leave fault is left out (the guard is 'leave' in faults alone): the step is that "
+        "fault's, generated anyway when it is selected, and the checks run with it selected (as FAULT_SELECTION)",
+    "classic.ClassicProtocol._perturbations:drop-guard#5":
+        "it leaves out both conjuncts of the crash step's guard: the crash fault's selection (a choice of the "
+        "instance, as FAULT_SELECTION) and c.proc != DOWN, whose step changes nothing but the budget (every way "
+        "down builds a fresh down client, which Crash builds again); with crash selected and the budget projected "
+        "away the reachable graphs are identical",
+    "classic.ClassicProtocol._perturbations:drop-guard#7":
+        "_poll_timeout_steps asks self.poll_timeout again before it yields its one step: the guard is implied",
+    "classic.ClassicProtocol._receive_sync:drop-guard#1":
+        "an eager member owns nothing when its SyncGroup answer arrives (onJoinPrepare revoked everything before its "
+        "JoinGroup, or its partitions were lost, and nothing gives it partitions before that answer), so the "
+        "cooperative branch revokes nothing, leaves rejoin as it was and sets owned=a as the eager branch does",
+    "classic.ClassicProtocol._receive_error:drop-guard#1":
+        "no FENCED_INSTANCE_ID answer is ever put in an inbox (only REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID and the "
+        "JoinGroup and SyncGroup answers are; a fenced static process is stopped in the step that sends the "
+        "request): the branch it stands in front of is never reached",
+    "classic.ClassicProtocol._heartbeat:drop-term#0":
+        "without static members a process holding a stale id has no record (as _join:drop-term#2): slot i's record "
+        "is created only by process i's own JoinGroup, and every removal of a record makes a current id stale; so "
+        "r is not None implies the self.static_members it leaves out",
+    "classic.ClassicProtocol._heartbeat:keep-rejoin#0":
+        "the rejoin flag it keeps is on a process reset to no member id and UNJOINED: its next step is a JoinGroup, "
+        "which clears the flag, and nothing else reads it there (the heartbeat, NoticeMetadata and convergence need "
+        "a STABLE or COMPLETING_REBALANCE process with the current id); with the rejoin flag of a process that holds "
+        "no current id left out the unlabelled reachable graphs and what the properties read are identical",
+    "classic.ClassicProtocol._heartbeat:keep-rejoin#1":
+        "the rejoin flag it keeps (after ILLEGAL_GENERATION) is on an UNJOINED process: its next step is a JoinGroup, "
+        "which clears the flag, and nothing else reads it there (the heartbeat, NoticeMetadata and convergence need "
+        "a STABLE or COMPLETING_REBALANCE process); with the rejoin flag of an UNJOINED process left out the "
+        "unlabelled reachable graphs and what the properties read are identical",
+    "classic.ClassicProtocol._heartbeat:drop-term#3":
+        "a COMPLETING_REBALANCE process that can heartbeat (no answer on its way) in a PREPARING_REBALANCE group of "
+        "its own generation has rejoin set already: a SyncGroup parked when the group moved got REBALANCE_IN_PROGRESS "
+        "(_prepare_rebalance), whose reading sets rejoin, and one sent while PREPARING_REBALANCE sets it too; so the "
+        "REBALANCE_IN_PROGRESS branch it widens is never entered by another process (Kafka's client also requests a "
+        "rejoin on that answer only when STABLE)",
+    "classic.ClassicProtocol._heartbeat:drop-term#4":
+        "a STABLE process whose rejoin is already set gains nothing from REBALANCE_IN_PROGRESS: the branch sets "
+        "rejoin (set already) and clears woke, which the next branch clears too, or the heartbeat changes nothing: "
+        "the mutant adds only a stutter, which no property reads",
+    "classic.ClassicProtocol._perturbations:drop-term#8":
+        "the Start it adds (a paused static member whose zombie is still around restarted again) reaches the state "
+        "GhostFenced (a free step: the old zombie's id was replaced long ago) then Start reaches at the same budget: "
+        "the reachable states and what the properties read are identical; it adds only such shortcuts, which spend "
+        "the budget (no cycle) and pass the action properties",
+    "classic.ClassicProtocol._perturbations:drop-term#13":
+        "the ChangeSubscription it adds (a STABLE process whose id went stale) reaches the state the same change "
+        "made before the removal reaches at the same budget: it touches only the client's topics and rejoin flag, "
+        "which the removal (and the SyncGroup answer a removed member may still read) neither reads nor writes; "
+        "the reachable states and what the properties read are identical, and the added steps spend the budget (no "
+        "cycle) and pass the action properties",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

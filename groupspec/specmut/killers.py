@@ -166,6 +166,9 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
 # change but no partitions fault, where its leader must notice nothing (Kafka's leader watches partition counts only)
 GAP_CLIENT_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     ("static", "range", 2, 2, 2, "join,crash,subscription", 4, 0, 0),
+    # issue 30 (classic2): one topic with the subscription fault: no member ever subscribes to nothing (Kafka's
+    # subscribe of no topic is unsubscribe, a LeaveGroup), so the change must not drop the only topic
+    ("eager", "sticky", 2, 2, 1, "join,leave,crash,subscription", 2, 0, 0),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
@@ -265,6 +268,7 @@ COST["conformance:migration-commits 2m×2p b2"] = 0.6  # migration_commits.py (m
 COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (measured 2026-11-29, load ~8)
 COST["conformance:migration-classic 3m×2p b1"] = 0.3
 COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
+COST["client:eager·sticky 2m×2p b2 explored"] = 0.2  # GAP_CLIENT_JOBS, one topic (measured 2026-11-29, load ~6)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
