@@ -133,7 +133,7 @@ MODEL_JOBS: tuple[ModelJob, ...] = (
     ModelJob("consumer", "range", 3, 3, 1, "join,leave,crash", 2),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "join,leave,crash,zombie", 2),
     # KIP-848 with requests and answers in flight (model/consumer_flight.py; compiled since issue 29): epochs apart,
-    # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 559,081 states), UNRELEASED_INSTANCE_ID, late answers.
+    # FENCED_MEMBER_EPOCH (issue 29's Done-when instance, 562,516 states), UNRELEASED_INSTANCE_ID, late answers.
     ModelJob("consumer", "uniform", 3, 3, 1, "crash,timeout,zombie,lose-answer", 2),
     ModelJob("consumer", "uniform", 2, 2, 1, "lose-answer,late-answer,late-commit,timeout", 3),
     ModelJob("consumer-static", "uniform", 3, 3, 1, "crash,early-restart,lose-answer,leave,join", 2),
