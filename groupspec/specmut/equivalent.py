@@ -185,6 +185,11 @@ EQUIVALENT: dict[str, str] = {
         "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
         "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
         "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
+    "consumer.Consumer.key:negate-guard#0":
+        "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
+        "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
+        "judged as symmetry.py, which the campaign does not mutate. (The second would merge states the range assignor "
+        "tells apart; the checker's own tests, not a fidelity check, are where it belongs.)",
     "consumer.Consumer.key:negate-guard#3":
         "how the checker stores states (the state key: positive epochs then encoded absolutely, 100 - e, injective at "
         "the explored bounds; the symmetry reduction switched on for the range assignor), not a rule of the protocol: "
