@@ -445,6 +445,7 @@ class ConsumerRejoinFenced(Consumer):
     name = "consumer-rejoin-fenced"
     summary = "KIP-848, but a heartbeat with epoch 0 from a member the coordinator has is answered FENCED_MEMBER_EPOCH"
     python_only = True  # the compiled kernel does not encode this bug
+    z3 = False  # the proofs encode consumer itself, not this broken variant
     broken = True
     bug = (
         "the coordinator validates epoch 0 as any other epoch when it already has the member (Kafka 4.3.1 handles it: "
@@ -466,6 +467,7 @@ class ConsumerSecondHeartbeat(Consumer):
     name = "consumer-second-heartbeat"
     summary = "KIP-848, but a client sends its next heartbeat before the answer to the previous one arrived"
     python_only = True  # the compiled kernel does not encode this bug
+    z3 = False  # the proofs encode consumer itself, not this broken variant
     broken = True
     bug = (
         "the client does not keep one heartbeat in flight (Kafka's ConsumerHeartbeatRequestManager does): it heartbeats "
