@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import sys
+from typing import Any
 
 import pytest
 
@@ -184,3 +185,40 @@ def test_a_listed_equivalent_is_reported_without_its_checks_unless_rechecked(mon
     monkeypatch.setattr(camp, "usable", lambda base, scale: [])
     again = camp.campaign([m], workers=1, recheck_equivalent=True)
     assert seen == [name] and again["rows"][0]["status"] == "killed"
+
+
+def _declarations() -> dict[str, Any]:
+    """What every variant declares to the tools (``applicable_faults``, ``compiled_encoding``, ``encodings``), with
+    no fault and with each timing fault (which takes a variant off the compiled engine)."""
+    from groupspec.model import VARIANTS, Config, make
+    from groupspec.model.core import TIMING_FAULTS
+
+    table: dict[str, Any] = {}
+    for name in sorted(VARIANTS):
+        row: list[Any] = [sorted(VARIANTS[name].applicable_faults())]
+        for faults in [frozenset()] + [frozenset({f}) for f in sorted(TIMING_FAULTS)]:
+            try:
+                proto = make(name, Config(members=2, partitions=2, faults=faults,
+                                          assignor="range" if name == "zookeeper" else "sticky"))
+            except ValueError:  # a fault the family does not model
+                row.append("refused")
+                continue
+            row.append((proto.compiled_encoding(), sorted(map(str, proto.encodings()))))
+        table[name] = row
+    return table
+
+
+def test_declarations_are_left_out_of_the_campaign_and_each_mutant_of_them_is_seen() -> None:
+    """The campaign does not mutate what a variant declares to the tools (``DECLARATIONS``): no step of the protocol
+    reads it. Each of its mutants changes a declared value of some variant, which tests/test_spec.py pins per
+    variant (its expected encodings and the faults verify ran before the pages declared them)."""
+    from groupspec.specmut.operators import declaration_mutants
+
+    names = {m.name for m in generate()}
+    mutants = declaration_mutants()
+    assert len(mutants) >= 13 and not names & {m.name for m in mutants}
+    with applied(None):
+        unchanged = _declarations()
+    for m in mutants:
+        with applied(m):
+            assert _declarations() != unchanged, f"{m.name}: no declared value changed"

@@ -99,8 +99,6 @@ EQUIVALENT: dict[str, str] = {
         "(forming, a pending id, a stale pending-sync id, the sync-timeout fault)",
     "classic.ClassicProtocol.converged:drop-term#6":
         "a group is EMPTY only at the start or when a join phase completes with nobody, so it has no record then: the conjunct is implied",
-    "classic.ClassicProtocol.applicable_faults:negate-guard#1":
-        "applicable_faults only says which faults groupspec verify selects for a variant (a choice of the explored instance); the rules are untouched, and static members ignore two-step-join anyway (_formation_init)",
     "classic.ClassicProtocol._perturbations:drop-guard#1":
         "the steps it adds for a process that is not running change nothing a rule reads: a paused process's LeaveGroup is Resume then LeaveGroup (same states, same budget), a down process's LeaveGroup or a second Pause only spends budget, and a paused process's subscription change is Resume, the change, Pause again with one unit of perturbation budget less (the budget bounds the exploration; it is no rule of the protocol)",
     "zookeeper.ZooKeeper.step:drop-guard#0":

@@ -51,7 +51,14 @@ FAMILIES: dict[str, str] = {
 SKIPPED = ("broken", "symmetry", "__init__")
 # Nor functions that only name or print things (no rule of the protocol reads them).
 # (``parties``: the timeline's account of a state; ``orbit_size``: the symmetry factor the report prints.)
-NOT_RULES = re.compile(r"^(describe|__repr__|__str__|explain\w*|summary|label\w*|narrat\w*|parties|orbit_size)$")
+PRESENTATION = r"describe|__repr__|__str__|explain\w*|summary|label\w*|narrat\w*|parties|orbit_size"
+# Nor what a variant declares to the tools (``Spec``): which faults ``groupspec verify`` selects for it
+# (``applicable_faults``) and which other encodings of it exist (``compiled_encoding``, ``encodings``). They choose
+# the explored instance and the engine, not a step of the protocol; tests/test_spec.py pins their values per variant
+# (tests/test_spec_mutants.py shows each of their mutants changes one of those values).
+DECLARATIONS = r"applicable_faults|compiled_encoding|encodings"
+NOT_RULES = re.compile(rf"^({PRESENTATION}|{DECLARATIONS})$")
+_ONLY_PRESENTATION = re.compile(rf"^({PRESENTATION})$")
 
 TIMER = re.compile(r"Expired|Timeout|_timer|_delay_expired|Expiry|Fence|_formation_steps|_expire|_drop_session")
 COUNTER = re.compile(r"generation|epoch", re.I)
@@ -110,14 +117,15 @@ def _yields_timer(body: list[ast.stmt]) -> bool:
     return False
 
 
-def _sites(tree: ast.Module) -> Iterator[Site]:
-    """Every mutation site of a module, in a fixed order (source order, depth first)."""
+def _sites(tree: ast.Module, skip: re.Pattern[str] = NOT_RULES) -> Iterator[Site]:
+    """Every mutation site of a module, in a fixed order (source order, depth first), but in the functions ``skip``
+    names (a site's name counts only its own function's sites, so skipping others never renames it)."""
 
     def walk(node: ast.AST, qual: str, in_fn: bool, in_compare: bool) -> Iterator[Site]:
         for field, index, child in _children(node):
             q, fn = qual, in_fn
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if NOT_RULES.match(child.name):
+                if skip.match(child.name):
                     continue
                 q = f"{qual}.{child.name}" if qual else child.name
                 fn = in_fn or not isinstance(child, ast.ClassDef)
@@ -198,30 +206,36 @@ def modules() -> list[str]:
     return sorted(p.stem for p in MODEL_DIR.glob("*.py") if p.stem not in SKIPPED)
 
 
-def named(module: str, tree: ast.Module) -> Iterator[tuple[str, Site]]:
+def named(module: str, tree: ast.Module, skip: re.Pattern[str] = NOT_RULES) -> Iterator[tuple[str, Site]]:
     counts: dict[tuple[str, str], int] = {}
-    for site in _sites(tree):
+    for site in _sites(tree, skip):
         q, op = site[0], site[1]
         k = counts.get((q, op), 0)
         counts[(q, op)] = k + 1
         yield f"{module}.{q}:{op}#{k}", site
 
 
-def generate(only: Iterator[str] | None = None) -> list[SpecMutant]:
+def generate(only: Iterator[str] | None = None, skip: re.Pattern[str] = NOT_RULES) -> list[SpecMutant]:
     """Every mutant of every mutated model module (or of the modules named in ``only``)."""
     out: list[SpecMutant] = []
     for module in (list(only) if only is not None else modules()):
         tree = ast.parse((MODEL_DIR / f"{module}.py").read_text(), filename=f"model/{module}.py")
-        for name, (_q, op, line, before, after, _apply, _node) in named(module, tree):
+        for name, (_q, op, line, before, after, _apply, _node) in named(module, tree, skip):
             out.append(SpecMutant(name, module, FAMILIES.get(module, "classic"), op, line, f"L{line}: {before}  →  {after}"))
     return out
+
+
+def declaration_mutants() -> list[SpecMutant]:
+    """The mutants of the declarations (``DECLARATIONS``) the campaign leaves out: the tests show each is seen."""
+    declared = re.compile(rf"^({DECLARATIONS})$")
+    return [m for m in generate(skip=_ONLY_PRESENTATION) if declared.match(m.name.split(":")[0].rsplit(".", 1)[-1])]
 
 
 def mutated_code(m: SpecMutant) -> CodeType:
     """The code object of ``m.module`` with ``m`` applied (the file on disk is never written)."""
     path = MODEL_DIR / f"{m.module}.py"
     tree = ast.parse(path.read_text(), filename=str(path))
-    for name, site in named(m.module, tree):
+    for name, site in named(m.module, tree, _ONLY_PRESENTATION):
         if name == m.name:
             site[5]()
             ast.fix_missing_locations(tree)
