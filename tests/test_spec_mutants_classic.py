@@ -7,42 +7,22 @@ be judged again.
 """
 from __future__ import annotations
 
-from collections import deque
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from groupspec.specmut import generate, run_one
+from groupspec.specmut import run_one
 from groupspec.specmut.campaign import baseline
 from groupspec.specmut.equivalent import EQUIVALENT
 from groupspec.specmut.loader import applied
+from spec_graphs import instance, mutant as _mutant, reachable as _states
 
 C = "classic.ClassicProtocol."
 
 
-def _mutant(name: str):  # noqa: ANN202
-    return next(m for m in generate() if m.name == name)
-
-
-def _proto(variant: str, members: int, partitions: int, topics: int, faults: str, budget: int) -> Any:
-    from groupspec.model import Config, make
-
-    return make(variant, Config(members=members, partitions=partitions, topics=topics, budget=budget,
-                                assignor="sticky" if topics == 1 else "range",
-                                faults=frozenset(f for f in faults.split(",") if f)))
-
-
-def _states(proto: Any) -> Iterator[Any]:
-    seen = {repr(s) for s in proto.init_states()}
-    todo = deque(proto.init_states())
-    while todo:
-        s = todo.popleft()
-        yield s
-        for _a, t in proto.successors(s):
-            if repr(t) not in seen:
-                seen.add(repr(t))
-                todo.append(t)
+def _proto(*job: Any) -> Any:
+    return instance(*job, assignor="sticky")
 
 
 @lru_cache(maxsize=None)  # the unchanged model's graphs are shared by the cases

@@ -419,23 +419,29 @@ def seen(s: KState, a: actions.Action, proto: Any) -> str | None:
     return None
 
 
+def _fresh_walk(proto: Any, kafka: Any, names: list[str]) -> "_Walk":
+    """Kafka's coordinator reset to an empty group on ``proto``'s topics (named ``names``), with the model's
+    session and heartbeat intervals and its assignor, and a walk over it."""
+    cfg = proto.cfg
+    per_topic = {n: sum(1 for b in range(cfg.partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}
+    kafka.reset({"topics": per_topic, "consumer_session_timeout_ms": SESSION_MS,
+                 "consumer_min_session_timeout_ms": SESSION_MS, "consumer_heartbeat_interval_ms": 1000,
+                 "consumer_min_heartbeat_interval_ms": 1000, "consumer_assignors": [proto.assignor_name],
+                 "consumer_assignment_interval_ms": 0, "consumer_assignor_offload": False})
+    return _Walk(proto, kafka, names)
+
+
 def run_walks(variant: str, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
               walks: int, steps: int, seed: int = 20261128, stats: dict[str, int] | None = None) -> str | None:
     """``walks`` seeded random walks of the KIP-848 model (as loaded now) on Kafka; raises :class:`Divergence`
     at the first difference. ``stats`` counts the steps taken and every abstraction stepped around."""
     proto = instance(variant, assignor, members, partitions, topics, faults, budget)
-    cfg = proto.cfg
     kafka = oracle()
     names = [f"t{k}" for k in range(topics)]
-    per_topic = {n: sum(1 for b in range(partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}
     stats = stats if stats is not None else {}
     for w in range(walks):
         rng = random.Random(seed * 1000 + w)
-        kafka.reset({"topics": per_topic, "consumer_session_timeout_ms": SESSION_MS,
-                     "consumer_min_session_timeout_ms": SESSION_MS, "consumer_heartbeat_interval_ms": 1000,
-                     "consumer_min_heartbeat_interval_ms": 1000, "consumer_assignors": [proto.assignor_name],
-                     "consumer_assignment_interval_ms": 0, "consumer_assignor_offload": False})
-        walk = _Walk(proto, kafka, names)
+        walk = _fresh_walk(proto, kafka, names)
         s = proto.init_states()[0]
         path: list[str] = []
         for _n in range(steps):
@@ -499,15 +505,8 @@ def run_path(job: tuple[Any, ...], path: tuple[str, ...]) -> str | None:
     model does not have, a step the walks cannot send to Kafka, or Kafka's answer or group differing)."""
     variant, assignor, members, partitions, topics, faults, budget = job
     proto = instance(variant, assignor, members, partitions, topics, faults, budget)
-    cfg = proto.cfg
     kafka = oracle()
-    names = [f"t{k}" for k in range(topics)]
-    per_topic = {n: sum(1 for b in range(partitions) if cfg.topic_of[b] == k) for k, n in enumerate(names)}
-    kafka.reset({"topics": per_topic, "consumer_session_timeout_ms": SESSION_MS,
-                 "consumer_min_session_timeout_ms": SESSION_MS, "consumer_heartbeat_interval_ms": 1000,
-                 "consumer_min_heartbeat_interval_ms": 1000, "consumer_assignors": [proto.assignor_name],
-                 "consumer_assignment_interval_ms": 0, "consumer_assignor_offload": False})
-    walk = _Walk(proto, kafka, names)
+    walk = _fresh_walk(proto, kafka, [f"t{k}" for k in range(topics)])
     s = proto.init_states()[0]
     for n, name in enumerate(path):
         step = next(((a, t) for a, t in proto.successors(s) if repr(a) == name), None)

@@ -491,16 +491,15 @@ def _assignor_oracle(name: str) -> str | None:
     from groupspec.reference.assignors import get
     from groupspec.reference.assignors.properties import check_all
 
+    from .mirror_driver import partition_names
+
     rng = random.Random(20261128)
     for case in range(ORACLE_CASES):
         n, parts = rng.randint(1, 3), rng.randint(1, 5)
         topics = rng.randint(1, min(2, parts))
         cfg = Config(members=n, partitions=parts, topics=topics)
         names = [f"t{t}" for t in range(topics)]
-        where = []  # model bit -> (topic, partition)
-        for b in range(parts):
-            t = cfg.topic_of[b]
-            where.append((names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+        where = partition_names(cfg, names)  # model bit -> (topic, partition)
         existing = (1 << parts) - 1
         members, subs = [], {}
         for slot in range(n):

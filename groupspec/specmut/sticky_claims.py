@@ -34,14 +34,13 @@ def _group(rng: random.Random) -> tuple[Any, ...]:
     from groupspec.model import Config
     from groupspec.reference.assignors import java_hashmap_order
 
+    from .mirror_driver import partition_names
+
     n, parts = rng.randint(2, 4), rng.randint(1, 5)
     topics = 2 if parts > 1 and rng.random() < 0.7 else 1
     cfg = Config(members=n, partitions=parts, topics=topics)
     names = [f"t{t}" for t in range(topics)]
-    where = []  # model bit -> (topic, partition)
-    for b in range(parts):
-        t = cfg.topic_of[b]
-        where.append((names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
+    where = partition_names(cfg, names)  # model bit -> (topic, partition)
     existing = (1 << parts) - 1
     if parts > topics and rng.random() < 0.25:  # the last partition not created yet (claims on it are dropped)
         existing &= ~(1 << (parts - 1))
