@@ -63,7 +63,9 @@ from groupspec.reference.classic import (
     JoinGroupRequest,
     JoinGroupResponse,
     MemberState,
+    SyncGroupRequest,
     SyncGroupResponse,
+    decode_assignment,
     encode_assignment,
 )
 from groupspec.reference.errors import Error
@@ -390,8 +392,10 @@ class _Mirror:
                 # the model's leader assigned with the partitions there were when the join phase completed (its
                 # target); a partition added since is one its client's metadata had not seen yet when it assigned
                 self.views[i].update(self.counts_of(self.completed))
-            self._answer(c, "join", self._join_response(s, i, ib.generation), "its JoinGroup response")
+            sends = self._answer(c, "join", self._join_response(s, i, ib.generation), "its JoinGroup response")
             self.views[i].update(self.counts)
+            if self.upgrade:
+                self.check_leader_assignment(s, i, ib.generation, sends)
             self._sync_after_join(s, t, i, ib.generation)
         elif kind == "ReceiveSyncResponse":
             c = self._need(i)
@@ -479,6 +483,25 @@ class _Mirror:
         self.selected = self.protocol_of[t.group.generation] = model
         self.joined[t.group.generation] = tuple(JoinGroupMember(self.mid[k], None, self.accepted[k][model])
                                                 for k in members)
+
+    def check_leader_assignment(self, s: Any, i: int, generation: int, sends: list[Any]) -> None:
+        """The upgrade's leader answered for the group's current generation, whose selected assignor is the old one
+        (``range``, ``roundrobin``: the reference's is Kafka's answer): the SyncGroup its client sends carries the
+        model's target, member by member (issue 30, cupgrade: which assignor the vote's outcome runs)."""
+        g = s.group
+        if (g.leader != i or generation != g.generation or g.target is None or self.assignor not in ("range", "roundrobin")
+                or self.protocol_of.get(generation) != self.assignor):
+            return
+        syncs = [x.request for x in sends if isinstance(x.request, SyncGroupRequest)]
+        if not syncs:
+            return  # no SyncGroup (a fatal leader): compare_all holds the model's leader to it
+        slot: dict[str, Any] = {self.mid[k]: k for k, r in enumerate(g.records) if r is not None}
+        sent = {slot.get(mid, mid): self.mask(decode_assignment(blob).partitions) for mid, blob in syncs[0].assignments}
+        want = {k: g.target[k] for k in slot.values()}
+        if sent != want:
+            raise Divergence(f"generation {generation} ({self.assignor}): the model's leader {i} assigns "
+                             f"{ {k: bits(m) for k, m in sorted(want.items())} }; Kafka's leader "
+                             f"{ {k: bits(m) for k, m in sorted(sent.items())} }")
 
     def check_upgraded(self, t: Any) -> None:
         """Where the model says the upgrade is over (``upgraded``), every member's client runs with
