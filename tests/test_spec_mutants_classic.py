@@ -279,6 +279,11 @@ ONE_BOUNCE = ("upgrade-one-bounce", 2, 2, 2, "", 0)  # the broken variant whose 
     (U + "_receive_join:drop-guard#1", "broken:upgrade-one-bounce 2m×2p b0", "raised AttributeError"),
     # upgrade-one-bounce at 3 x 1: two owners through an eager leader, which Kafka does not validate
     (U + "_receive_join:drop-term#2", "broken:upgrade-one-bounce 3m×1p b0", "exclusive_ownership no longer violated"),
+    # upgrade-one-bounce mirrored by Kafka's client (its range declaring COOPERATIVE support): only the leader validates,
+    # and it stops only when a partition is added to one member while revoked from another
+    (U + "_receive_join:drop-term#1", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
+    (U + "_receive_join:negate-guard#2", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
+    (U + "_receive_join:drop-guard#2", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
 ])
 def test_upgrade_survivors_are_killed(name: str, killer: str, detail: str) -> None:
     assert name not in EQUIVALENT

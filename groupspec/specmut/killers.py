@@ -276,6 +276,7 @@ COST["conformance:migration-classic 3m×2p b1"] = 0.3
 COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
 COST["client:eager·sticky 2m×2p b2 explored"] = 0.2  # GAP_CLIENT_JOBS, one topic (measured 2026-11-29, load ~6)
 COST["broken:upgrade-one-bounce 3m×1p b0"] = 6.1  # 49,215 states (measured 2026-11-29, load ~6): the last tier
+COST["client:upgrade-one-bounce·range 2m×2p b0 explored"] = 0.7  # (measured 2026-11-29, load ~6)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
