@@ -37,12 +37,15 @@ lists no protocol every member lists with INCONSISTENT_GROUP_PROTOCOL (Kafka's `
 the member id), votes at each join completion (``selectProtocol``: the model's ``Group.protocol`` must be a winner)
 and gives the leader the members as they were then, with their metadata for the selected protocol (so the reference
 leader's ``validateCooperativeAssignment`` judges the same assignment); where the model says the upgrade is over
-(``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation.
+(``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation; and in
+a generation of the old assignor (``range``: Kafka's answer) the leader's SyncGroup must carry the model's target. The
+broken variant ``upgrade-one-bounce`` (a ``[range, cooperative-sticky]`` consumer is COOPERATIVE) is mirrored by clients
+whose ``range`` declares COOPERATIVE support, a custom assignor in Kafka's terms (``stale-leader-validation`` aside).
 
 The Connect worker: :mod:`.connect_walks` (a subclass of this mirror). Not mirrored: the coordinator-side assignment
 (another client), the KIP-394 two-step join
 (MEMBER_ID_REQUIRED), the leader's assignment (the model's assignors are checked against Kafka's by ``assignor:*``):
-the leader's SyncGroup is sent, its content not compared.
+the leader's SyncGroup is sent, its content not compared (but in the upgrade's generations of the old assignor).
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.reference`` (the
 classic client and its bytes).
