@@ -243,3 +243,73 @@ def test_dropping_the_only_topic_is_killed_by_a_client_walk() -> None:
     assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
     row = run_one(_mutant(name), base)
     assert row["status"] == "killed" and row["killer"] == killer and "subscribes to no topic" in row["detail"], row
+
+
+# --- the rolling upgrade's survivors (docs/specification.md, "Classic survivors: cupgrade") -------------------------
+U = "upgrade.EagerToCooperative."
+ONE_BOUNCE = ("upgrade-one-bounce", 2, 2, 2, "", 0)  # the broken variant whose leader runs the validation
+
+
+@pytest.mark.parametrize("name, killer, detail", [
+    # the range generation's leader: its client's SyncGroup (Kafka's range) must carry the model's target
+    (U + "group_assignor:negate-guard#0", "client:eager-to-cooperative·range 3m×3p 300×60", "Kafka's leader"),
+    # upgrade-one-bounce at 2 x 2: validateCooperativeAssignment is what keeps one owner per partition there
+    (U + "_receive_join:off-by-one#0", "broken:upgrade-one-bounce 2m×2p b0", "exclusive_ownership violated"),
+    (U + "_receive_join:negate-guard#1", "broken:upgrade-one-bounce 2m×2p b0", "raised AttributeError"),
+    (U + "_receive_join:drop-guard#1", "broken:upgrade-one-bounce 2m×2p b0", "raised AttributeError"),
+    # upgrade-one-bounce at 3 x 1: two owners through an eager leader, which Kafka does not validate
+    (U + "_receive_join:drop-term#2", "broken:upgrade-one-bounce 3m×1p b0", "exclusive_ownership no longer violated"),
+    # upgrade-one-bounce mirrored by Kafka's client (its range declaring COOPERATIVE support): only the leader validates,
+    # and it stops only when a partition is added to one member while revoked from another
+    (U + "_receive_join:drop-term#1", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
+    (U + "_receive_join:negate-guard#2", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
+    (U + "_receive_join:drop-guard#2", "client:upgrade-one-bounce·range 2m×2p b0 explored", "its client runs on"),
+])
+def test_upgrade_survivors_are_killed(name: str, killer: str, detail: str) -> None:
+    assert name not in EQUIVALENT
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    if killer == "broken:upgrade-one-bounce 2m×2p b0":
+        assert base[killer]["verdicts"]["exclusive_ownership"] is True  # the validation holds the broken mix safe
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer and detail in row["detail"], row
+
+
+UPGRADE_CASES = [
+    (U + "_join:drop-guard#0", [UPGRADE]),
+    (U + "_join:drop-term#1", [UPGRADE]),
+    (U + "_join:drop-term#2", [UPGRADE]),
+    # the validation's guard: never entered where a member is COOPERATIVE only with cooperative-sticky alone, and in the
+    # broken variant that enters it these terms are implied by the others
+    (U + "_receive_join:drop-term#3", [UPGRADE, ONE_BOUNCE]),
+    (U + "_receive_join:drop-term#4", [UPGRADE, ONE_BOUNCE]),
+    (U + "_receive_join:drop-term#6", [UPGRADE, ONE_BOUNCE]),
+    (U + "_receive_join:drop-term#7", [UPGRADE, ONE_BOUNCE]),
+    (U + "_keep_config:drop-guard#1", [UPGRADE]),
+    # the property cooperative_assignor (compared on every state by observed, with the other safety properties)
+    ("upgrade.cooperative_assignor:drop-term#0", [UPGRADE]),
+    ("upgrade.cooperative_assignor:drop-term#1", [UPGRADE]),
+    ("upgrade.cooperative_assignor:drop-term#2", [UPGRADE]),
+]
+
+
+@pytest.mark.parametrize("name, jobs", UPGRADE_CASES, ids=[c[0] for c in UPGRADE_CASES])
+def test_equivalent_upgrade_survivors(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+def _upgraded_on(name: str | None, job: tuple[Any, ...]) -> dict[str, bool]:
+    with applied(_mutant(name) if name else None):
+        from groupspec.model import upgraded
+
+        proto = _proto(*job)
+        return {repr(s): upgraded(proto, s) for s in _states(proto)}
+
+
+def test_upgraded_without_the_protocol_term_is_the_same_predicate() -> None:
+    """upgraded:drop-term#1: on every reachable state the predicate (which the client walks read) is unchanged, and
+    the upgrade is over on some of them."""
+    name = "upgrade.upgraded:drop-term#1"
+    assert name in EQUIVALENT
+    before, after = _upgraded_on(None, UPGRADE), _upgraded_on(name, UPGRADE)
+    assert before == after and any(before.values()), UPGRADE

@@ -37,12 +37,15 @@ lists no protocol every member lists with INCONSISTENT_GROUP_PROTOCOL (Kafka's `
 the member id), votes at each join completion (``selectProtocol``: the model's ``Group.protocol`` must be a winner)
 and gives the leader the members as they were then, with their metadata for the selected protocol (so the reference
 leader's ``validateCooperativeAssignment`` judges the same assignment); where the model says the upgrade is over
-(``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation.
+(``upgraded``), every client must run ``[cooperative-sticky]`` alone, STABLE in a cooperative-sticky generation; and in
+a generation of the old assignor (``range``: Kafka's answer) the leader's SyncGroup must carry the model's target. The
+broken variant ``upgrade-one-bounce`` (a ``[range, cooperative-sticky]`` consumer is COOPERATIVE) is mirrored by clients
+whose ``range`` declares COOPERATIVE support, a custom assignor in Kafka's terms (``stale-leader-validation`` aside).
 
 The Connect worker: :mod:`.connect_walks` (a subclass of this mirror). Not mirrored: the coordinator-side assignment
 (another client), the KIP-394 two-step join
 (MEMBER_ID_REQUIRED), the leader's assignment (the model's assignors are checked against Kafka's by ``assignor:*``):
-the leader's SyncGroup is sent, its content not compared.
+the leader's SyncGroup is sent, its content not compared (but in the upgrade's generations of the old assignor).
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.reference`` (the
 classic client and its bytes).
@@ -63,7 +66,9 @@ from groupspec.reference.classic import (
     JoinGroupRequest,
     JoinGroupResponse,
     MemberState,
+    SyncGroupRequest,
     SyncGroupResponse,
+    decode_assignment,
     encode_assignment,
 )
 from groupspec.reference.errors import Error
@@ -91,6 +96,10 @@ CLIENT_WALK_JOBS: tuple[Job, ...] = (
     # the leader's validateCooperativeAssignment runs on what the model's leader assigns)
     ("eager-to-cooperative", "range", 3, 3, 1, "join,leave,crash,timeout,zombie", 4, 300, 60),
     ("eager-to-cooperative", "range", 2, 2, 1, "join,leave,crash,timeout,zombie", 1, 0, 0),
+    # issue 30 (cupgrade): the broken variant upgrade-one-bounce, whose [range, cooperative-sticky] consumer is
+    # COOPERATIVE: mirrored by clients whose range declares COOPERATIVE support too (a custom assignor, in Kafka's
+    # terms), so Kafka's leader (and only the leader) runs validateCooperativeAssignment where the model's does
+    ("upgrade-one-bounce", "range", 2, 2, 1, "", 0, 0, 0),
 )
 SEED = 20261128
 FAIR_BIAS = 0.7
@@ -116,6 +125,20 @@ def _reference_assignor(variant: str, assignor: str) -> str:
     return assignor  # range, sticky: Kafka's eager assignors of those names
 
 
+def _claiming_cooperative(get: Any, name: str) -> Any:
+    """The reference's assignors, with ``name`` (an eager-only one) declaring COOPERATIVE support too: a custom assignor
+    as a Kafka user may write, and what the broken variant ``upgrade-one-bounce`` runs (a consumer listing ``[name,
+    cooperative-sticky]`` is COOPERATIVE, so its leader validates the assignment; its followers never do)."""
+
+    def made(n: str) -> Any:
+        a = get(n)
+        if n == name:
+            a.supported_protocols = ("eager", "cooperative")
+        return a
+
+    return made
+
+
 class _View(dict[str, int]):
     """One client's metadata (partitions per topic), its ``MetadataSource``: copied with the mirror (``fork``)."""
 
@@ -123,7 +146,7 @@ class _View(dict[str, int]):
         return self
 
 
-_SHARED = ("proto", "cfg", "get", "names", "tp", "bit")  # what a fork shares with its parent (read only)
+_SHARED = ("proto", "cfg", "get", "names", "tp", "bit", "claims")  # what a fork shares with its parent (read only)
 
 
 class _Mirror:
@@ -172,7 +195,8 @@ class _Mirror:
         # the mirror's coordinator keeps each member's protocols as its last accepted JoinGroup carried them, checks a
         # joining member against them (``supportsProtocols``), votes at each join completion (``selectProtocol``) and
         # answers the leader with the members (their metadata for the selected protocol) as they were then
-        self.upgrade = variant == "eager-to-cooperative"
+        self.upgrade = variant in ("eager-to-cooperative", "upgrade-one-bounce")
+        self.claims = variant == "upgrade-one-bounce"  # its [old, cooperative-sticky] consumer is COOPERATIVE
         self.accepted: list[dict[str, bytes]] = [{} for _ in range(cfg.members)]
         self.selected = self.assignor
         self.protocol_of: dict[int, str] = {}  # the protocol each generation selected (a late answer carries its own)
@@ -213,7 +237,10 @@ class _Mirror:
                                 group_instance_id=f"i{i}" if self.static else None, session_timeout_ms=_BIG,
                                 heartbeat_interval_ms=1, max_poll_interval_ms=_BIG, request_timeout_ms=_BIG,
                                 enable_auto_commit=False)
-        c = _Member(f"c{i}", config, self.views[i], self.get)
+        getter = self.get
+        if self.claims and _COOPERATIVE_STICKY in config.assignors:
+            getter = _claiming_cooperative(self.get, self.assignor)
+        c = _Member(f"c{i}", config, self.views[i], getter)
         sends = c.start(self.now)
         for s in sends:  # the FindCoordinator: answered at once (the coordinator is the one broker)
             if isinstance(s.request, FindCoordinatorRequest):
@@ -390,8 +417,10 @@ class _Mirror:
                 # the model's leader assigned with the partitions there were when the join phase completed (its
                 # target); a partition added since is one its client's metadata had not seen yet when it assigned
                 self.views[i].update(self.counts_of(self.completed))
-            self._answer(c, "join", self._join_response(s, i, ib.generation), "its JoinGroup response")
+            sends = self._answer(c, "join", self._join_response(s, i, ib.generation), "its JoinGroup response")
             self.views[i].update(self.counts)
+            if self.upgrade:
+                self.check_leader_assignment(s, i, ib.generation, sends)
             self._sync_after_join(s, t, i, ib.generation)
         elif kind == "ReceiveSyncResponse":
             c = self._need(i)
@@ -480,6 +509,25 @@ class _Mirror:
         self.joined[t.group.generation] = tuple(JoinGroupMember(self.mid[k], None, self.accepted[k][model])
                                                 for k in members)
 
+    def check_leader_assignment(self, s: Any, i: int, generation: int, sends: list[Any]) -> None:
+        """The upgrade's leader answered for the group's current generation, whose selected assignor is the old one
+        (``range``, ``roundrobin``: the reference's is Kafka's answer): the SyncGroup its client sends carries the
+        model's target, member by member (issue 30, cupgrade: which assignor the vote's outcome runs)."""
+        g = s.group
+        if (g.leader != i or generation != g.generation or g.target is None or self.assignor not in ("range", "roundrobin")
+                or self.protocol_of.get(generation) != self.assignor):
+            return
+        syncs = [x.request for x in sends if isinstance(x.request, SyncGroupRequest)]
+        if not syncs:
+            return  # no SyncGroup (a fatal leader): compare_all holds the model's leader to it
+        slot: dict[str, Any] = {self.mid[k]: k for k, r in enumerate(g.records) if r is not None}
+        sent = {slot.get(mid, mid): self.mask(decode_assignment(blob).partitions) for mid, blob in syncs[0].assignments}
+        want = {k: g.target[k] for k in slot.values()}
+        if sent != want:
+            raise Divergence(f"generation {generation} ({self.assignor}): the model's leader {i} assigns "
+                             f"{ {k: bits(m) for k, m in sorted(want.items())} }; Kafka's leader "
+                             f"{ {k: bits(m) for k, m in sorted(sent.items())} }")
+
     def check_upgraded(self, t: Any) -> None:
         """Where the model says the upgrade is over (``upgraded``), every member's client runs with
         ``[cooperative-sticky]`` alone, STABLE in a generation whose protocol is ``cooperative-sticky``, and will not
@@ -557,6 +605,19 @@ def mirrored(s: Any, a: Any) -> bool:
     return True
 
 
+def _stale_validation(proto: Any, s: Any, a: Any) -> bool:
+    """``stale-leader-validation``: a COOPERATIVE leader of ``upgrade-one-bounce`` reads the JoinGroup answer of a
+    generation the group has left (its target is gone; Kafka's leader validates what the answer lists)."""
+    from groupspec.model import GroupStatus as GS
+
+    if type(a).__name__ != "ReceiveJoinResponse" or a.member != s.group.leader:
+        return False
+    g, c = s.group, s.clients[a.member]
+    if proto.member_rebalance(c) != "cooperative":
+        return False
+    return not (g.status == GS.COMPLETING_REBALANCE and g.target is not None and c.inbox.generation == g.generation)
+
+
 # What the model deliberately does differently from the reference client, and the walks do not take.
 ABSTRACTIONS = {
     "subscription-back":
@@ -564,6 +625,11 @@ ABSTRACTIONS = {
         "Kafka's does not (ConsumerCoordinator.rejoinNeededOrPending compares the subscription with the one it "
         "last joined with); one rebalance more in the model, nothing less: the walks change a subscription only "
         "when no rejoin is pending",
+    "stale-leader-validation":
+        "upgrade-one-bounce only (a COOPERATIVE leader in a generation of the old assignor exists nowhere else): its "
+        "leader reading the JoinGroup answer of a generation the group has already left (a member left or joined "
+        "since) validates nothing in the model, which keeps no target of a generation left behind; Kafka's leader "
+        "validates what the answer lists and may throw. The walks do not take that step",
     "static-leader-notices":
         "the static variant's leader notices any partition nobody is assigned; Kafka's static leader back in a stable "
         "group with skipAssignment snapshots the metadata as it is and does not (static-leader-snapshot models that, "
@@ -599,7 +665,8 @@ class ClientFamily(Family[_Mirror]):
         return proto, s0, mirror
 
     def successors(self, proto: Any, s: Any) -> list[tuple[Any, Any]]:
-        return [(a, t) for a, t in proto.successors(s) if mirrored(s, a)]
+        return [(a, t) for a, t in proto.successors(s) if mirrored(s, a)
+                and not (self.variant == "upgrade-one-bounce" and _stale_validation(proto, s, a))]
 
 
 def check(job: tuple[Any, ...], only: frozenset[int] | None = None) -> str | None:

@@ -613,6 +613,70 @@ EQUIVALENT: dict[str, str] = {
         "which the removal (and the SyncGroup answer a removed member may still read) neither reads nor writes; "
         "the reachable states and what the properties read are identical, and the added steps spend the budget (no "
         "cycle) and pass the action properties",
+    # issue 30 (cupgrade): the rolling upgrade's survivors of the classic family's first whole run
+    "upgrade.EagerToCooperative._join:drop-guard#0":
+        "a process rejoining with the current id and a record lists what it listed when it joined (only a Bounce "
+        "changes the list, and it gives the id up), and the members' lists share a protocol pairwise (each new member "
+        "was checked against those before it); with the three lists [old], [old, cooperative-sticky], "
+        "[cooperative-sticky] pairwise sharing means all share one ([old] and [cooperative-sticky] never meet), so the "
+        "check it adds never refuses (Kafka checks an existing member too, counting its own old entry: the same answer)",
+    "upgrade.EagerToCooperative._join:drop-term#1":
+        "the own record it also counts belongs to an earlier incarnation of the same process, configured with the same "
+        "list (a crash and a restart keep it; a Bounce removes the record first): intersecting with it changes nothing, "
+        "and where it is the only record the check runs with the process's own, non-empty list",
+    "upgrade.EagerToCooperative._join:drop-term#2":
+        "with no other member the common protocols are the process's own list, which is never empty",
+    "upgrade.EagerToCooperative._receive_join:drop-term#3":
+        "in a cooperative-sticky generation a partition added to one member and revoked from another changes owner, and "
+        "compute_target withholds exactly those from their new owner (KIP-429), so added & revoked is empty and the "
+        "validation never fires (the reason Kafka skips it for cooperative-sticky)",
+    "upgrade.EagerToCooperative._receive_join:drop-term#4":
+        "a member of a COMPLETING_REBALANCE group took part in its generation's vote (a join or a removal since sends "
+        "the group back to PREPARING_REBALANCE) with the list its client still has (only a Bounce changes it, and it "
+        "removes the record first), and a COOPERATIVE member lists cooperative-sticky alone, so the vote selected it: "
+        "the guard's member_rebalance(c) == 'cooperative' and g.protocol != NEW never hold together for a member, in "
+        "any variant where COOPERATIVE needs every listed assignor to support it (and the target is set whenever the "
+        "group is COMPLETING_REBALANCE)",
+    "upgrade.EagerToCooperative._receive_join:drop-term#6":
+        "a member of a COMPLETING_REBALANCE group took part in its generation's vote (a join or a removal since sends "
+        "the group back to PREPARING_REBALANCE) with the list its client still has (only a Bounce changes it, and it "
+        "removes the record first), and a COOPERATIVE member lists cooperative-sticky alone, so the vote selected it: "
+        "the guard's member_rebalance(c) == 'cooperative' and g.protocol != NEW never hold together for a member, in "
+        "any variant where COOPERATIVE needs every listed assignor to support it (and a JoinGroup answer is received "
+        "only from an inbox)",
+    "upgrade.EagerToCooperative._receive_join:drop-term#7":
+        "a member of a COMPLETING_REBALANCE group took part in its generation's vote (a join or a removal since sends "
+        "the group back to PREPARING_REBALANCE) with the list its client still has (only a Bounce changes it, and it "
+        "removes the record first), and a COOPERATIVE member lists cooperative-sticky alone, so the vote selected it: "
+        "the guard's member_rebalance(c) == 'cooperative' and g.protocol != NEW never hold together for a member, in "
+        "any variant where COOPERATIVE needs every listed assignor to support it (and the leader of a "
+        "COMPLETING_REBALANCE group holds that generation's answer: the completion overwrote its inbox)",
+    "upgrade.EagerToCooperative._keep_config:drop-guard#1":
+        "putting back a client's own list where it did not change yields an equal state (states are values)",
+    "upgrade.cooperative_assignor:drop-term#0":
+        "every member of a COMPLETING_REBALANCE or STABLE group took part in the last completion's vote (a join or a "
+        "removal since sends the group back to PREPARING_REBALANCE; a client's generation is one whose answer it got) "
+        "with the list its client still has (only a Bounce changes it, and it starts a fresh client); so a member in "
+        "the group's generation that is COOPERATIVE (it lists cooperative-sticky alone) means the vote selected "
+        "cooperative- sticky, live or not",
+    "upgrade.cooperative_assignor:drop-term#1":
+        "every member of a COMPLETING_REBALANCE or STABLE group took part in the last completion's vote (a join or a "
+        "removal since sends the group back to PREPARING_REBALANCE; a client's generation is one whose answer it got) "
+        "with the list its client still has (only a Bounce changes it, and it starts a fresh client); a live member has "
+        "a record (or holds the current generation's answer), so one that is COOPERATIVE means the vote selected "
+        "cooperative-sticky, whatever generation it still holds",
+    "upgrade.cooperative_assignor:drop-term#2":
+        "every member of a COMPLETING_REBALANCE or STABLE group took part in the last completion's vote (a join or a "
+        "removal since sends the group back to PREPARING_REBALANCE; a client's generation is one whose answer it got) "
+        "with the list its client still has (only a Bounce changes it, and it starts a fresh client); so a live member "
+        "in the group's generation that is COOPERATIVE means the vote selected cooperative-sticky, whatever its own "
+        "status",
+    "upgrade.upgraded:drop-term#1":
+        "every member of a COMPLETING_REBALANCE or STABLE group took part in the last completion's vote (a join or a "
+        "removal since sends the group back to PREPARING_REBALANCE; a client's generation is one whose answer it got) "
+        "with the list its client still has (only a Bounce changes it, and it starts a fresh client); in a converged "
+        "group with every consumer a member listing cooperative-sticky alone the vote had no other candidate, so the "
+        "group's protocol is cooperative-sticky already",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

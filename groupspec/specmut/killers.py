@@ -160,6 +160,12 @@ BROKEN_JOBS: tuple[tuple[str, str, int, int, int, str, int], ...] = (
     # the double ownership that exists only while the old owner has the new generation's JoinGroup answer unread
     # (live_member's answer-on-its-way branch must count that owner as live)
     ("coordinator-assigns-no-revoke", "sticky", 2, 2, 1, "", 0),
+    # issue 30 (cupgrade): the only variant whose leader runs validateCooperativeAssignment (a consumer listing [range,
+    # cooperative-sticky] is COOPERATIVE there; in Kafka it is EAGER). At 2 x 2 the validation is what keeps one owner per
+    # partition (the model's exclusive_ownership holds); at 3 x 1 two owners come through an eager leader, who must not
+    # validate (Kafka's leader validates only when it is COOPERATIVE: an eager one that did would hide the bug)
+    ("upgrade-one-bounce", "range", 2, 2, 1, "", 0),
+    ("upgrade-one-bounce", "range", 3, 1, 1, "", 0),
 )
 # Client checks added for the fifth campaign's gaps (issue 30; the jobs of client_walks.py's kind, kept here while
 # that module's driver is being refactored): the static variant explored with two topics, a restart and a subscription
@@ -269,6 +275,8 @@ COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (m
 COST["conformance:migration-classic 3m×2p b1"] = 0.3
 COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
 COST["client:eager·sticky 2m×2p b2 explored"] = 0.2  # GAP_CLIENT_JOBS, one topic (measured 2026-11-29, load ~6)
+COST["broken:upgrade-one-bounce 3m×1p b0"] = 6.1  # 49,215 states (measured 2026-11-29, load ~6): the last tier
+COST["client:upgrade-one-bounce·range 2m×2p b0 explored"] = 0.7  # (measured 2026-11-29, load ~6)
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
