@@ -35,6 +35,7 @@ from .broken import (
     ClassicToConsumerSyncTarget,
     ConnectHoldOutlivesGroup,
     ConnectIgnoresRevocation,
+    ConnectNoScheduledRebalance,
     ConsumerCommitAnyEpoch,
     ConsumerFencedKeepsPartitions,
     ConsumerNoEpochBump,
@@ -83,6 +84,7 @@ BROKEN.update({cls.name: cls for cls in (ConnectHoldOutlivesGroup, ConnectIgnore
 BROKEN.update({cls.name: cls for cls in (EagerJoinGenerationAhead, ClassicToConsumerShortAssignment,
                                          ClassicToConsumerCrashLingers)})  # issue 30: the fifth campaign's gaps
 BROKEN.update({CoordinatorAssignsNoRevoke.name: CoordinatorAssignsNoRevoke})  # issue 30: the classic family's full run
+BROKEN[ConnectNoScheduledRebalance.name] = ConnectNoScheduledRebalance  # issue 30: the classic family's survivors (cjoin)
 BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, ClassicToConsumerEmptyGroupReset,
                                          ClassicToConsumerEpochRollback,
                                          ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run

@@ -263,6 +263,25 @@ class ConnectHoldOutlivesGroup(ConnectDelayed):
             yield a, t
 
 
+class ConnectNoScheduledRebalance(ConnectDelayed):
+    """Connect workers that never rejoin for work nobody is assigned: no scheduled rebalance (KIP-415)."""
+
+    name = "connect-no-scheduled-rebalance"
+    summary = "KIP-415, but the workers never rejoin when the delay is over: the released work is never handed out"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode connect-delayed itself, not this broken variant
+    bug = (
+        "a worker departs, the next round holds its work back, the delay ends after that round: no worker rejoins "
+        "for the released work (Kafka's workers rejoin when the delay in their assignment is over), which nobody "
+        "runs ever after: the group never converges"
+    )
+    expect_violation = "convergence"
+
+    def _unassigned_new(self, s: _State) -> bool:
+        return False  # (the scheduled rebalance of KIP-415 never comes: nobody notices the released work)
+
+
 from .connect_delayed import ConnectKeepWork  # noqa: E402
 
 

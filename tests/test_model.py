@@ -115,6 +115,7 @@ BROKEN_BOUNDS = {
                                       assignor="uniform"),
     # issue 30 (the classic family's first full run)
     "coordinator-assigns-no-revoke": dict(members=2, partitions=2, budget=0),
+    "connect-no-scheduled-rebalance": dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1),
 }
 
 

@@ -34,6 +34,7 @@ FAULTS_BEFORE = {
     # broken variants added after that commit: the faults they were written to be checked with
     "connect-hold-outlives-group": [f for f in BASE if f != "subscription"],
     "connect-ignores-revocation": [f for f in BASE if f != "subscription"],
+    "connect-no-scheduled-rebalance": [f for f in BASE if f != "subscription"],
 }
 
 

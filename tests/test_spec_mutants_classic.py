@@ -313,3 +313,133 @@ def test_upgraded_without_the_protocol_term_is_the_same_predicate() -> None:
     assert name in EQUIVALENT
     before, after = _upgraded_on(None, UPGRADE), _upgraded_on(name, UPGRADE)
     assert before == after and any(before.values()), UPGRADE
+
+
+# --- the join phase's survivors (docs/specification.md, "Classic survivors: cjoin") ----------------------------------
+J = "join_phase.JoinPhase."
+DELAYED = ("connect-delayed", 2, 2, 1, f"{ALL},partitions", 2)
+TWO_STEP = ("cooperative", 2, 2, 1, "join,crash,timeout,two-step-join", 2)  # only pending ids left to join: the timer
+TWO_STEP_EAGER = ("eager", 2, 2, 1, "join,leave,zombie,two-step-join,timeout", 2)
+GRAPH_CASES_CJOIN = [
+    # a process that is down holds no member id (a crash, a close, a fence reset it): the guard is implied
+    (J + "_prepare_rebalance:drop-term#2", [EAGER, DYN, STATIC, CONNECT]),
+    (J + "_complete_join:drop-term#7", [EAGER, DYN, STATIC, CONNECT]),
+    # where the coordinator does not assign, every stored assignment is empty while COMPLETING_REBALANCE
+    (J + "_remove:drop-term#2", [CONNECT, DELAYED]),
+    # clearing a flag that is already clear; a mask with no bit held back: the same state
+    (J + "_remove:drop-guard#1", [DYN, STATIC]),
+    (J + "_complete_join:drop-guard#6", [DYN, STATIC]),
+    (J + "compute_target:drop-guard#0", [EAGER, DYN, DELAYED]),
+    # a record whose JoinGroup is parked exists only while the group is PREPARING_REBALANCE
+    (J + "_remove:drop-term#4", [EAGER, DYN, STATIC, CONNECT]),
+]
+
+
+@pytest.mark.parametrize("name, jobs", GRAPH_CASES_CJOIN, ids=[c[0] for c in GRAPH_CASES_CJOIN])
+def test_equivalent_join_phase_survivors(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+def join_phase_graph(name: str | None, job: tuple[Any, ...], cut_name: str) -> tuple[dict[str, Any], set[tuple[str, ...]]]:
+    """``observed`` seen through a cut: every reachable state (cut) with what the properties read there, and every
+    changing step (cut), labelled, with what the action properties read on it."""
+    with applied(_mutant(name) if name else None):
+        from groupspec.model import Id, Proc
+
+        proto = _proto(*job)
+        members = job[1]
+
+        def cut(s: Any) -> str:
+            if cut_name == "down-id":  # the member id a process that is down holds (it starts afresh without one)
+                return repr(s.but(clients=tuple(c.but(id=Id.NONE) if c.proc == Proc.DOWN else c for c in s.clients)))
+            if cut_name == "held-for":  # whom the hold is for, while nothing is held
+                return repr(s if s.group.held else s.but(group=s.group.but(held_for=-1)))
+            assert cut_name == "budget"
+            return repr(s.but(budget=0))
+
+        obs: dict[str, Any] = {}
+        edges: set[tuple[str, ...]] = set()
+        for s in _states(proto):
+            v = (tuple(p.check(proto, s) for p in proto.safety_properties()), proto.converged(s),
+                 tuple(proto.live_member(s, i) for i in range(members)))
+            assert obs.setdefault(cut(s), v) == v  # the cut leaves out nothing a property reads
+            for a, t in proto.successors(s):
+                if cut(t) != cut(s):
+                    edges.add((cut(s), repr(a), cut(t), tuple(p.check(proto, s, t) for p in proto.action_properties())))
+        return obs, edges
+
+
+JOIN_CUT_CASES = [
+    # a dynamic member dropped by the rebalance timer while its process is down: the mutant marks its id stale; a
+    # process that is down sends nothing, and its next start is a fresh process without a member id
+    (J + "_complete_join:drop-guard#1", "down-id", [EAGER, DYN, CONNECT]),
+    # a departed worker with nothing assigned held back for: nothing is held, and the next hold names its own worker
+    (J + "_complete_join:drop-term#4", "held-for", [CONNECT, DELAYED]),
+]
+
+
+@pytest.mark.parametrize("name, cut_name, jobs", JOIN_CUT_CASES, ids=[c[0] for c in JOIN_CUT_CASES])
+def test_equivalent_join_phase_survivors_up_to_a_cut(name: str, cut_name: str, jobs: list[tuple[Any, ...]]) -> None:
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = join_phase_graph(None, job, cut_name), join_phase_graph(name, job, cut_name)
+        assert len(before[0]) > 100, job
+        assert before == after, (name, job)
+
+
+TIMER_CASES = [
+    # the rebalance timer with only pending member ids (KIP-394) left to join: the join phase completes as it does
+    # when the pending id's process sends its first JoinGroup after the last member's (free, or spending the budget)
+    (J + "_rebalance_timer:drop-term#4", "", "RebalanceTimeout", [TWO_STEP, TWO_STEP_EAGER]),
+    (J + "_rebalance_timer:drop-term#6", "budget", "RebalanceTimeoutOvertakes", [TWO_STEP, TWO_STEP_EAGER]),
+]
+
+
+@pytest.mark.parametrize("name, cut_name, action, jobs", TIMER_CASES, ids=[c[0] for c in TIMER_CASES])
+def test_rebalance_timer_survivors_add_only_shortcuts(name: str, cut_name: str, action: str,
+                                                      jobs: list[tuple[Any, ...]]) -> None:
+    """The mutant reaches the same states (seen through the cut), with the same property verdicts; it adds only
+    steps of the rebalance timer (each bumps the generation: no cycle) between states reachable anyway, each passing
+    the action properties."""
+    assert name in EQUIVALENT
+    for job in jobs:
+        before = join_phase_graph(None, job, cut_name) if cut_name else observed(None, job)
+        after = join_phase_graph(name, job, cut_name) if cut_name else observed(name, job)
+        assert len(before[0]) > 100, job
+        assert before[0] == after[0] and before[1] <= after[1], (name, job)
+        added = after[1] - before[1]
+        assert added, job  # the instance reaches the changed rule
+        assert all(e[1] == action + "()" and all(v is None for v in e[3]) for e in added), (name, job)
+
+
+def test_held_work_given_out_at_once_is_killed_by_a_broken_variant() -> None:
+    """compute_target:negate-guard#0 (Connect's held work handed out in the round after the departure): the broken
+    variant whose workers never rejoin for released work (no scheduled rebalance) then converges; on the unchanged
+    model it does not (the work released after the round that held it back is never handed out)."""
+    name, killer = J + "compute_target:negate-guard#0", "broken:connect-no-scheduled-rebalance 2m×2p crash b1"
+    assert name not in EQUIVALENT
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    assert base[killer]["verdicts"]["convergence"] is False
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer, row
+
+
+def test_session_kept_running_after_the_join_completion_is_killed_by_a_kafka_walk() -> None:
+    """_complete_join:negate-guard#7 (a resumed member's woke flag kept across the join completion: its session may
+    run out right after it): the Kafka walks now hold a running member's late expiry to Kafka's join completions since
+    its resume (each restarts every member's session timer). The walk that tells the mutant apart passes on the
+    unchanged model; the killer is the campaign's static Kafka walk job with late-expiry (the eager one's walk 127
+    tells it apart too)."""
+    from groupspec.specmut.kafka_walks import Divergence, WALK_JOBS, run_walks
+    from groupspec.specmut.killers import killers
+
+    name, killer = J + "_complete_join:negate-guard#7", "kafka:static·sticky 3m×2p 300×40"
+    assert name not in EQUIVALENT
+    job = next(k.job for k in killers() if k.name == killer)
+    assert job in WALK_JOBS and "late-expiry" in job[5]
+    walk = frozenset({10})  # (seeded on its own: the same walk every run)
+    assert run_walks(*job, only=walk) is None
+    with applied(_mutant(name)):
+        with pytest.raises(Divergence, match="restarts every member's session timer"):
+            run_walks(*job, only=walk)

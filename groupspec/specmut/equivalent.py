@@ -677,6 +677,49 @@ EQUIVALENT: dict[str, str] = {
         "with the list its client still has (only a Bounce changes it, and it starts a fresh client); in a converged "
         "group with every consumer a member listing cooperative-sticky alone the vote had no other candidate, so the "
         "group's protocol is cooperative-sticky already",
+    # issue 30 (cjoin): the join phase's survivors of the classic family's first full run
+    "join_phase.JoinPhase._prepare_rebalance:drop-term#2":
+        "a process that is down holds no member id (a crash, a close and a fence each build a fresh down client, and "
+        "nothing gives a down process an id), so clients[i].id == CURRENT implies the proc != DOWN it leaves out",
+    "join_phase.JoinPhase._complete_join:drop-term#7":
+        "a process that is down holds no member id (a crash, a close and a fence each build a fresh down client, and "
+        "nothing gives a down process an id), so clients[i].id == CURRENT implies the proc != DOWN it leaves out",
+    "join_phase.JoinPhase._remove:drop-term#2":
+        "the hold is taken only by the Connect variants, where the coordinator does not assign: their stored "
+        "assignments are all empty while COMPLETING_REBALANCE (the join completion clears them, the leader's "
+        "SyncGroup stores the new ones and makes the group STABLE), and an EMPTY group has no record to remove, so "
+        "r.assignment implies the status it leaves out",
+    "join_phase.JoinPhase._remove:drop-guard#1":
+        "it clears the woke flag also where it is clear already: the same state",
+    "join_phase.JoinPhase._complete_join:drop-guard#6":
+        "it clears the woke flag also where it is clear already: the same state",
+    "join_phase.JoinPhase.compute_target:drop-guard#0":
+        "with nothing held back the metadata's owned masks lose no bit (o & ~0 == o): the same input to the assignor",
+    "join_phase.JoinPhase._remove:drop-term#4":
+        "a record's JoinGroup is parked (joined) only while the group is PREPARING_REBALANCE: joined is set only in "
+        "that state (a JoinGroup in STABLE or COMPLETING_REBALANCE prepares the rebalance first, or is answered at "
+        "once), and both ways out of it (the join completion, a new prepare) clear it on every record",
+    "join_phase.JoinPhase._complete_join:drop-guard#1":
+        "the member it adds to those marked stale is a dynamic one dropped while its process is down (the only way a "
+        "dynamic member's process holds no current id): a down process sends nothing, and it starts again as a fresh "
+        "process without a member id; with the id of a down process left out the reachable graphs, labelled, and "
+        "what the properties read are identical",
+    "join_phase.JoinPhase._complete_join:drop-term#4":
+        "a dropped Connect worker with nothing assigned is held back for with no work: held stays as it was and only "
+        "held_for names it while nothing is held, which nothing reads (the next hold, starting from nothing held, "
+        "names its own worker; the timeline reads held_for only while something is held); with held_for left out "
+        "while nothing is held the reachable graphs, labelled, and what the properties read are identical",
+    "join_phase.JoinPhase._rebalance_timer:drop-term#4":
+        "the free rebalance timeout it adds fires when every member has rejoined and only a pending member id "
+        "(KIP-394) is outstanding, which holds the completion back: the completion reads no pending id and a pending "
+        "id's MEMBER_ID_REQUIRED touches no record, so the state it reaches is the one reached when that process sends "
+        "its first JoinGroup after the last member's; the reachable states and what the properties read are "
+        "identical, and the steps it adds bump the generation (no cycle) and pass the action properties",
+    "join_phase.JoinPhase._rebalance_timer:drop-term#6":
+        "the overtaking rebalance timeout it adds fires when every member has rejoined and only a pending member id "
+        "(KIP-394) is outstanding (as _rebalance_timer:drop-term#4, spending the budget): with the budget projected "
+        "away the reachable states and what the properties read are identical, and the steps it adds bump the "
+        "generation (no cycle) and pass the action properties",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -31,6 +31,11 @@ delayed join, which does not wait for a pending id); ``InitialDelayExpired`` the
 ``initial-delay``) running out, however often Kafka stretched it. What is not sent: Connect's delay, the
 coordinator-side assignment.
 
+Since the walks keep every session alive through each long wait, a ``SessionExpired`` of a *running* member (the
+``late-expiry`` story: it resumed from a pause and its session ran out before anything restarted it) is also held to
+what Kafka did since the resume (``late_expiry``): if Kafka completed a join phase with that member meanwhile, which
+restarts every member's session timer (coordinator.md §3.4), the model's expiry is a divergence.
+
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``groupspec.oracle``,
 ``groupspec.reference`` (the consumer protocol's bytes).
 """
@@ -145,6 +150,9 @@ class _Walk:
         self.settled: set[str] = set()  # the members of Kafka's last completed join phase (not new)
         self.where = partition_names(self.cfg, topic_names)
         self.bit_of = {w: b for b, w in enumerate(self.where)}
+        # late-expiry: each slot whose process resumed from a pause -> the generation of the first join phase Kafka
+        # completed with it since (None: none yet); see ``late_expiry``
+        self.resumed: dict[int, int | None] = {}
 
     # ------------------------------------------------------------------ Kafka side
     def conn(self, i: int) -> str:
@@ -484,6 +492,31 @@ def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     return True
 
 
+def late_expiry(walk: "_Walk", s: State, a: actions.Action, gen: Any) -> str | None:
+    """``late-expiry``: the model may expire a running member's session only while nothing restarted it since the
+    member resumed from its pause; Kafka restarts every member's session timer when a join phase completes
+    (``completeClassicGroupJoin``, coordinator.md §3.4), and a running member then heartbeats long before it runs
+    out. ``gen``: Kafka's generation before the step (the step was sent already)."""
+    from groupspec.model import Id, Proc
+    from groupspec.model import actions as A
+
+    i = a.member
+    if isinstance(a, A.SessionExpired) and walk.resumed.get(i) is not None \
+            and s.clients[i].proc == Proc.UP and s.clients[i].id == Id.CURRENT:
+        return (f"the model expires the session of c{i}, running since it resumed from a pause, but Kafka completed a "
+                f"join phase with it since (generation {walk.resumed[i]}), which restarts every member's session timer")
+    if isinstance(a, A.Resume):
+        walk.resumed[i] = None
+    elif i >= 0 and isinstance(a, (A.Pause, A.Crash, A.Start, A.LeaveGroup)):
+        walk.resumed.pop(i, None)  # (another pause, or another process)
+    if walk.kstate.get("generation") != gen:
+        members = set(walk.kstate.get("members", []))
+        for k, done in walk.resumed.items():
+            if done is None and walk.ids[k] in members:
+                walk.resumed[k] = walk.kstate.get("generation")
+    return None
+
+
 def leader_choice(s: State, t: State, walk: _Walk) -> bool:
     """The model chose a new leader in this step and so did Kafka, another one it could choose: at a completed join
     phase a member that had joined; when the leader was removed, any member left."""
@@ -546,12 +579,13 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
                 succ = BIASES[bias](s, succ, rng, walk)
             a, t = succ[rng.randrange(len(succ))]
             path.append(repr(a))
+            gen = walk.kstate.get("generation")
             got = walk.kafka_answers(walk.kafka_step(s, a, t))
             want = walk.model_answers(s, a, t)
-            why = None
-            if got != want:
+            why = late_expiry(walk, s, a, gen)
+            if why is None and got != want:
                 why = f"answers: model {want}, Kafka {got}"
-            else:
+            elif why is None:
                 why = walk.compare_group(t)
             if why is not None and why.startswith("leader") and leader_choice(s, t, walk):
                 if rec is not None:
