@@ -284,6 +284,11 @@ COST["conformance:migration-classic 2m×2p b2"] = 1.1  # migration_classic.py (m
 COST["conformance:migration-classic 3m×2p b1"] = 0.3
 COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, load ~7): tier 0, beside the assignors
 COST["client:eager·sticky 2m×2p b2 explored"] = 0.2  # GAP_CLIENT_JOBS, one topic (measured 2026-11-29, load ~6)
+# FORMATION_WALK_JOBS and the snapshot leader's explored client job (issue 30, cform; wall seconds at load ~13, 2026-11-29)
+COST["kafka:static·sticky 3m×2p 110×25"] = 8.0
+COST["kafka:static·sticky 3m×2p 30×40"] = 2.9
+COST["kafka:eager·sticky 3m×2p 140×40"] = 15.7
+COST["client:static-leader-snapshot·range 2m×2p b4 explored"] = 4.0
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
