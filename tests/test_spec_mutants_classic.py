@@ -7,6 +7,7 @@ be judged again.
 """
 from __future__ import annotations
 
+from collections import deque
 from functools import lru_cache
 from typing import Any
 
@@ -443,3 +444,146 @@ def test_session_kept_running_after_the_join_completion_is_killed_by_a_kafka_wal
     with applied(_mutant(name)):
         with pytest.raises(Divergence, match="restarts every member's session timer"):
             run_walks(*job, only=walk)
+
+
+# --- cform: the formation and timer rules (model/formation.py) and the snapshot leader (model/static_leader.py) --------
+F = "formation.FormationRules."
+S = "static_leader.StaticLeaderSnapshot."
+STATIC_PENDING = ("static", "sticky", 3, 2, 1, "join,crash,sync-timeout,two-step-join", 6, 110, 25)
+STATIC_POLL = ("static", "sticky", 3, 2, 1, "join,crash,sync-timeout,poll-timeout", 6, 30, 40)
+WOKE_PARKED = ("eager", "sticky", 3, 2, 1, "join,zombie,late-expiry", 6, 140, 40)
+SNAPSHOT_WALKS = ("static-leader-snapshot", "range", 3, 3, 2, "join,crash,timeout,zombie,partitions", 6, 300, 50)
+SNAPSHOT_EXPLORED = ("static-leader-snapshot", "range", 2, 2, 1, "join,crash,partitions", 4, 0, 0)
+FORMATION_KILLS = [
+    # (mutant, kind, job, the walk that reaches the rule (None: explored), what the divergence says)
+    # Kafka never answers a static member MEMBER_ID_REQUIRED, two-step-join selected or not
+    (F + "_formation_init:drop-term#1", "kafka", STATIC_PENDING, 0, "MEMBER_ID_REQUIRED"),
+    # a static member replaced before it synced while another follower has not synced either: Kafka's pending-sync
+    # timer removes that follower too (PendingSyncExpired is for the replaced id alone)
+    (F + "_formation_steps:drop-term#7", "kafka", STATIC_PENDING, 109, "members (slots)"),
+    # a static member's poll timeout sends no LeaveGroup: Kafka keeps its record for the replacement
+    (F + "_poll_timeout_leave:drop-term#2", "kafka", STATIC_POLL, 3, "answers"),
+    # Kafka never expires a member whose SyncGroup (drop-term#2) or JoinGroup (drop-term#3) is parked
+    (F + "_late_expirable:drop-term#2", "kafka", WOKE_PARKED, 136, "SessionExpired"),
+    (F + "_late_expirable:drop-term#3", "kafka", WOKE_PARKED, 65, "SessionExpired"),
+    # ... and expires a resumed member whose session ran out and none of whose requests is parked, joined or not
+    (F + "_late_expirable:drop-term#5", "kafka", WOKE_PARKED, 2, "the model cannot expire it"),
+    # the snapshot leader's client notices a partition added since it assigned; the model's leader must be able to
+    (S + "_complete_join:negate-guard#0", "client", SNAPSHOT_WALKS, 3, "cannot notice it"),
+    # a follower's restart in a STABLE group renews no snapshot (only a replaced leader's skipAssignment does)
+    (S + "_static_replace:drop-term#1", "client", SNAPSHOT_EXPLORED, None, "cannot notice it"),
+]
+
+
+@pytest.mark.parametrize("name, kind, job, walk, says", FORMATION_KILLS, ids=[c[0] for c in FORMATION_KILLS])
+def test_formation_checks_kill_their_survivors(name: str, kind: str, job: tuple[Any, ...], walk: int | None,
+                                               says: str) -> None:
+    """The walk that reaches the rule passes on the unchanged model and fails on the mutant (the registered job)."""
+    from groupspec.specmut.killers import FORMATION_WALK_JOBS, GAP_CLIENT_JOBS, killers
+
+    assert name not in EQUIVALENT
+    if kind == "kafka":
+        from groupspec.specmut.kafka_walks import check
+        assert job in FORMATION_WALK_JOBS
+    else:
+        from groupspec.specmut.client_walks import CLIENT_WALK_JOBS
+        from groupspec.specmut.client_walks import check  # type: ignore[assignment]  # (the same signature)
+        assert job in CLIENT_WALK_JOBS + GAP_CLIENT_JOBS
+    assert any(k.kind == kind and k.job == job for k in killers())
+    only = None if walk is None else frozenset({walk})
+    assert check(job, only) is None
+    with applied(_mutant(name)):
+        why = check(job, only)
+    assert why is not None and says in why, why
+
+
+PENDING = ("eager", 2, 2, 1, "join,leave,crash,zombie,two-step-join,initial-delay", 2)
+PENDING_COOP = ("cooperative", 2, 2, 1, "join,leave,crash,timeout,two-step-join,sync-timeout", 2)
+POLL = ("cooperative", 2, 2, 1, "join,leave,crash,zombie,poll-timeout,late-expiry", 2)
+POLL_STATIC = ("static", 2, 2, 1, "join,crash,zombie,poll-timeout,late-expiry,sync-timeout", 2)
+POLL_CONNECT = ("connect-keep-work", 2, 2, 1, "join,leave,crash,poll-timeout", 2)
+GRAPH_CASES_CFORM = [
+    # a pending id is dropped only when its process is down or its holder left: a JoinGroup with Id.PENDING always
+    # finds the bit set (the unknown-pending branch is never taken)
+    (F + "_pending_unknown:drop-guard#0", [PENDING, PENDING_COOP]),
+    (F + "_pending_unknown:keep-id#0", [PENDING, PENDING_COOP]),
+    # the loop below tests each slot's bit anyway
+    (F + "_formation_steps:timer-early#1", [PENDING, PENDING_COOP]),
+    # a slot without the bit: g.pending is unchanged, so the step is a stutter (dropped: no property reads it)
+    (F + "_formation_steps:drop-term#0", [PENDING, PENDING_COOP]),
+    # a slot whose bit is set holds Id.PENDING while running, or its process is down (Id.NONE)
+    (F + "_formation_steps:drop-term#2", [PENDING, PENDING_COOP]),
+    (F + "_formation_steps:drop-term#3", [PENDING, PENDING_COOP]),
+    # a joined process (COMPLETING_REBALANCE, STABLE) holds its current or a stale id, never none or a pending one
+    (F + "_poll_timeout_steps:drop-term#2", [POLL, POLL_STATIC]),
+    # a dynamic process whose id went stale has no record (its slot's record is its own); Id.CURRENT has its record
+    (F + "_poll_timeout_leave:drop-term#0", [POLL, POLL_STATIC, POLL_CONNECT]),
+    (F + "_poll_timeout_leave:drop-term#1", [POLL, POLL_STATIC]),
+    # its only caller asks c.woke first
+    (F + "_late_expirable:drop-term#0", [POLL, POLL_STATIC]),
+    # a record is joined only in PREPARING_REBALANCE (a completion clears it; a JoinGroup outside prepares one)
+    (F + "_late_expirable:drop-term#4", [POLL, POLL_STATIC]),
+]
+
+
+@pytest.mark.parametrize("name, jobs", GRAPH_CASES_CFORM, ids=[c[0] for c in GRAPH_CASES_CFORM])
+def test_equivalent_formation_survivors(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+# a fault's selection left out: with the fault selected (or, where the variant has no such fault, with the faults the
+# checks select for it), the mutant is the unchanged model
+SELECTION_CASES_CFORM = [
+    (F + "_formation_steps:drop-term#8", [("eager", 2, 2, 1, "join,crash,two-step-join,sync-timeout", 2), PENDING_COOP]),
+    (F + "_formation_init:drop-term#3",
+     [("coordinator-assigns", 2, 2, 1, "join,crash,zombie,initial-delay,two-step-join,late-expiry,poll-timeout", 2)]),
+]
+
+
+@pytest.mark.parametrize("name, jobs", SELECTION_CASES_CFORM, ids=[c[0] for c in SELECTION_CASES_CFORM])
+def test_formation_fault_selection_left_out(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+def test_poll_timeout_of_a_paused_process_is_a_shortcut() -> None:
+    """_poll_timeout_steps:drop-term#1: a paused joined process may miss its poll timeout without resuming first; the
+    step lands where Resume then PollTimeoutLeave lands (the reset process is a fresh running one either way)."""
+    test_equivalent_up_to_shortcuts_between_reachable_states(
+        F + "_poll_timeout_steps:drop-term#1", "PollTimeoutLeave",
+        [("static", 2, 2, 1, "join,crash,zombie,poll-timeout", 2), ("cooperative", 2, 2, 1, "join,zombie,poll-timeout,late-expiry", 2)])
+
+
+def _budget_graph(name: str | None, job: tuple[Any, ...], floor: int) -> tuple[set[Any], set[tuple[str, str]]]:
+    """The reachable states and changing steps with the budget projected away (as cut_graph's "budget"), states whose
+    budget is below ``floor`` not expanded (the mutant overdraws the budget without bound)."""
+    with applied(_mutant(name) if name else None):
+        proto = _proto(*job)
+        seen = {repr(s) for s in proto.init_states()}
+        todo = deque(proto.init_states())
+        states, edges = set(), set()
+        while todo:
+            s = todo.popleft()
+            cut = repr(s.but(budget=0))
+            states.add((cut, tuple(p.check(proto, s) for p in proto.safety_properties()), proto.converged(s)))
+            if s.budget < floor:
+                continue
+            for _a, t in proto.successors(s):
+                if repr(t.but(budget=0)) != cut:
+                    edges.add((cut, repr(t.but(budget=0))))
+                if repr(t) not in seen:
+                    seen.add(repr(t))
+                    todo.append(t)
+        return states, edges
+
+
+def test_sync_timeout_past_the_budget_lies_between_budgets() -> None:
+    """_formation_steps:drop-term#9: SyncTimeout no longer needs budget left (it overdraws it, again at every slow
+    member met): with the budget projected away, the mutant's graph explored down to one overdraw lies between the
+    unchanged model's at b and at b + 1."""
+    name = F + "_formation_steps:drop-term#9"
+    assert name in EQUIVALENT
+    for variant, b in [("eager", 1), ("static", 1)]:
+        job = (variant, 2, 2, 1, "join,crash,sync-timeout", b)
+        lo, mid = _budget_graph(None, job, 0), _budget_graph(name, job, 0)
+        hi = _budget_graph(None, job[:-1] + (b + 1,), 0)
+        assert lo[0] < mid[0] <= hi[0] and lo[1] < mid[1] <= hi[1], job

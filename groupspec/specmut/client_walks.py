@@ -17,7 +17,9 @@ each running member of the model must be where its client is:
 * whether it will send a JoinGroup at its next poll: the model's member does (UNJOINED, or a rejoin requested) if
   and only if the client does (UNJOINED, ``rejoin_needed``, or a subscription changed since its last JoinGroup), a
   leader's metadata change aside (the client notices it at any poll, the model's leader in a stable group: the
-  model's ``NoticeMetadata`` must find the client noticing it).
+  model's ``NoticeMetadata`` must find the client noticing it; and in ``static-leader-snapshot``, whose leader
+  notices by its assignment snapshot as Kafka's does, a STABLE leader's client that notices must find the model's
+  leader able to: ``NoticeMetadata`` among the model's next steps).
 
 How a model step becomes the client's input: ``SendJoinGroup`` is a poll (the JoinGroup it sends must carry the
 member id the model's member holds); ``ReceiveJoinResponse`` the JoinGroup response (the leader's with every member's
@@ -447,6 +449,27 @@ class _Mirror:
         if t.group.generation != s.group.generation:
             self.completion(t)
         self.compare_all(s, t, kind, i)
+        if self.snapshots:
+            self.missed_notice(t)
+
+    def missed_notice(self, t: Any) -> None:
+        """The converse of ``notice`` (``static-leader-snapshot``): a leader's client that, STABLE in a stable group,
+        sees its assignment snapshot no longer match the metadata (``rejoinNeededOrPending``) will rejoin at its next
+        poll; the model's leader must be able to notice it then (``NoticeMetadata``)."""
+        from groupspec.model import GroupStatus as GS, Id, MemberStatus as MS, Proc
+        from groupspec.model import actions as A
+
+        k = t.group.leader
+        if k < 0 or t.group.status != GS.STABLE or "partitions" not in self.cfg.faults:
+            return
+        m, c = t.clients[k], self.cons[k]
+        if c is None or c.fatal is not None or c.state is not MemberState.STABLE or m.proc != Proc.UP \
+                or m.id != Id.CURRENT or m.status != MS.STABLE or m.rejoin or m.inbox is not None \
+                or t.group.records[k] is None or self.wants_join(c) or not self.wants_join(c, metadata=True):
+            return
+        if not any(isinstance(a, A.NoticeMetadata) and a.member == k for a, _u in self.proto.successors(t)):
+            raise Divergence(f"the leader {k}'s client sees its assignment snapshot {c.assignment_snapshot} no longer "
+                             f"match the metadata {self.counts} and will rejoin; the model's leader cannot notice it")
 
     def completion(self, t: Any) -> None:
         """A join phase completed (``t``'s generation is new): the upgrade's vote."""

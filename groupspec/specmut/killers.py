@@ -179,6 +179,21 @@ GAP_CLIENT_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] 
     # issue 30 (classic2): one topic with the subscription fault: no member ever subscribes to nothing (Kafka's
     # subscribe of no topic is unsubscribe, a LeaveGroup), so the change must not drop the only topic
     ("eager", "sticky", 2, 2, 1, "join,leave,crash,subscription", 2, 0, 0),
+    # issue 30 (cform): the snapshot leader explored with a partition added and restarts: a leader's client whose
+    # snapshot no longer matches the metadata must find the model's leader able to notice (client_walks.missed_notice);
+    # a follower's restart in a STABLE group must not renew the leader's snapshot (only a replaced leader's skips)
+    ("static-leader-snapshot", "range", 2, 2, 1, "join,crash,partitions", 4, 0, 0),
+)
+# Kafka walks for the formation and timer rules (issue 30, cform; kafka_walks.py's kind, told apart by walks×steps):
+# static members with two-step-join selected (Kafka never answers a static member MEMBER_ID_REQUIRED) and a static
+# member replaced in a STABLE group while another follower has not synced (the pending-sync timer removes that
+# follower too); static members that miss their poll timeout (no LeaveGroup: Kafka keeps the record); resumed members
+# whose JoinGroup or SyncGroup is parked (Kafka never expires them: late-expiry's SessionExpired is sent for them), and
+# those with nothing parked (Kafka's session timer removes them: the model must be able to, kafka_walks.missed_expiry)
+FORMATION_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+    ("static", "sticky", 3, 2, 1, "join,crash,sync-timeout,two-step-join", 6, 110, 25),
+    ("static", "sticky", 3, 2, 1, "join,crash,sync-timeout,poll-timeout", 6, 30, 40),
+    ("eager", "sticky", 3, 2, 1, "join,zombie,late-expiry", 6, 140, 40),
 )
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
@@ -281,6 +296,11 @@ COST[STICKY_CLAIMS] = 0.3  # sticky_claims.py, 300 groups (measured 2026-11-29, 
 COST["client:eager·sticky 2m×2p b2 explored"] = 0.2  # GAP_CLIENT_JOBS, one topic (measured 2026-11-29, load ~6)
 COST["broken:upgrade-one-bounce 3m×1p b0"] = 6.1  # 49,215 states (measured 2026-11-29, load ~6): the last tier
 COST["client:upgrade-one-bounce·range 2m×2p b0 explored"] = 0.7  # (measured 2026-11-29, load ~6)
+# FORMATION_WALK_JOBS and the snapshot leader's explored client job (issue 30, cform; wall seconds at load ~13, 2026-11-29)
+COST["kafka:static·sticky 3m×2p 110×25"] = 8.0
+COST["kafka:static·sticky 3m×2p 30×40"] = 2.9
+COST["kafka:eager·sticky 3m×2p 140×40"] = 15.7
+COST["client:static-leader-snapshot·range 2m×2p b4 explored"] = 4.0
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -318,7 +338,7 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
-            for job in WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
+            for job in WALK_JOBS + FORMATION_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     # walks with a bias towards a rule the even walks rarely reach (kafka_walks.py, BIASED_WALK_JOBS)
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n} {bias}", "kafka", v, job)
             for job in BIASED_WALK_JOBS for v, a, m, p, t, _f, _b, w, n, bias in [job]]
