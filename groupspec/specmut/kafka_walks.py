@@ -446,6 +446,8 @@ class _Walk:
         return None
 
 
+Walk = _Walk  # one walk's state, also driven step by step by the fixed runs of kafka_runs.py
+
 def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
     from groupspec.model import GroupStatus as GS
