@@ -392,7 +392,7 @@ class _Mirror:
                 if self.static and s.clients[i].id == Id.NONE and r is not None and g.status.name == "STABLE":
                     # KIP-345: a known instance id rejoins a stable group: answered at once, and its SyncGroup with
                     # the stored assignment. Kafka's coordinator replaces the member's metadata with this JoinGroup's
-                    # (updateStaticMemberAndRebalance): the model's record must hold what the client sent
+                    # (updateStaticMemberThenRebalanceOrCompleteJoin): the model's record must hold what the client sent
                     self._same_metadata(i, dict(req.protocols)[self.assignor], t.group.records[i])
                     # (KIP-814, JoinGroup v9: the static leader is told to skip the assignment)
                     self._answer(c, "join", self._join_response(s, i, g.generation, skip=True), "its JoinGroup response")
