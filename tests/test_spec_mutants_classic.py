@@ -400,3 +400,23 @@ def test_live_member_left_behind_with_an_older_answer_changes_no_verdict() -> No
         assert set(before[0]) == set(after[0]) and before[1] == after[1], job
         assert all(before[0][k][:2] == after[0][k][:2] for k in before[0]), job
         assert any(before[0][k][2] != after[0][k][2] for k in before[0]), job  # the instance reaches the changed rule
+
+
+def test_a_time_limit_wrapped_by_a_check_is_no_kill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """successors:drop-guard#10 was reported killed by conformance:static-range when the per-mutant time limit fired
+    inside its Hypothesis run, which wrapped the TimeoutError in a FlakyFailure ("the model raised"): a time limit
+    wrapped by a check is still the time limit (the mutant undecided), never a kill."""
+    import importlib
+
+    camp = importlib.import_module("groupspec.specmut.campaign")  # (the package's name campaign is the function)
+
+    def wrapped(*_a: Any, **_k: Any) -> Any:
+        try:
+            raise TimeoutError("per-mutant time limit")
+        except TimeoutError as e:
+            raise ExceptionGroup("Inconsistent results: a test case failed on the first run but now succeeds", [e])
+
+    monkeypatch.setattr(camp, "run_killer", wrapped)
+    name = C + "successors:drop-guard#10"
+    row = camp.run_one(_mutant(name), {"model:eager 3m×2p b1": {"verdicts": {}}}, planned=[("model:eager 3m×2p b1", None)])
+    assert row["status"] == "timeout" and row["killer"] is None, row
