@@ -587,3 +587,160 @@ def test_sync_timeout_past_the_budget_lies_between_budgets() -> None:
         lo, mid = _budget_graph(None, job, 0), _budget_graph(name, job, 0)
         hi = _budget_graph(None, job[:-1] + (b + 1,), 0)
         assert lo[0] < mid[0] <= hi[0] and lo[1] < mid[1] <= hi[1], job
+
+
+# --- cclassic: classic.py's successors, _heartbeat, _leave, converged, and three left open (docs/specification.md,
+# "Classic survivors: cclassic") ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, killer, says", [
+    # a static member restarted whose old session runs out before the new process joins (Kafka expires it)
+    (C + "alive:drop-term#1", "kafka-run:static-restart-before-expiry", "SessionExpired(0): not a step of the model"),
+    # a member resumed from a long pause heartbeats: Kafka accepts it (NONE) and its session is refreshed
+    (C + "_heartbeat:negate-guard#4", "kafka-run:resumed-member-heartbeats", "Heartbeat(0): not a step of the model"),
+    # a static member's close sends no LeaveGroup: Kafka keeps its record
+    (C + "_leave:drop-term#2", "kafka:static·sticky 2m×2p 20×20", "LeaveGroup("),
+    # a static member's JoinGroup in a stable group (a restart): Kafka stores the metadata it sent (nothing owned)
+    (C + "_static_replace:skip-callback#0", "client:static·range 2m×2p b4 explored", "the model's record holds"),
+])
+def test_checks_added_for_cclassic_kill_them(name: str, killer: str, says: str) -> None:
+    assert name not in EQUIVALENT
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer and says in row["detail"], row
+
+
+INITIAL_DELAY = [("eager", 2, 2, 1, "join,leave,crash,timeout,zombie,initial-delay", 2),
+                 ("static", 2, 2, 1, "join,crash,timeout,zombie,initial-delay", 2)]
+DELAYED = [("connect-delayed", 2, 2, 1, "leave,crash", 2), ("connect-hold-outlives-group", 2, 2, 1, "crash", 2)]
+TWO_STEP = ("eager", 2, 2, 1, "join,leave,crash,two-step-join,poll-timeout", 2)
+GRAPH_CASES_3 = [
+    (C + "_leave:drop-term#0", [EAGER, DYN]),  # without static members a record means the current id
+    (C + "_leave:drop-term#1", [EAGER, DYN]),  # the current id means a record
+    (C + "_leave:drop-term#3", [DYN, TWO_STEP]),  # a pending id's slot is never run by a process without it
+    (C + "_leave:drop-term#4", [DYN, TWO_STEP]),  # a running process holding a pending id: the coordinator has it
+    (C + "_heartbeat:drop-guard#4", [DYN]),  # it adds only stutters (observed drops stutters)
+    (C + "successors:drop-term#22", INITIAL_DELAY[:1]),  # while the initial delay runs every member has joined
+    (C + "successors:drop-term#23", DELAYED),  # work is held only where self.delayed
+    (C + "successors:drop-term#24", DELAYED),  # DelayExpired with nothing held: a stutter
+]
+
+
+@pytest.mark.parametrize("name, jobs", GRAPH_CASES_3, ids=[c[0] for c in GRAPH_CASES_3])
+def test_equivalent_survivors_cclassic(name: str, jobs: list[tuple[Any, ...]]) -> None:
+    test_equivalent_survivors_leave_the_reachable_graph_as_it_was(name, jobs)
+
+
+def clamped_budget_graph(name: str | None, job: tuple[Any, ...]) -> tuple[set[Any], set[tuple[str, str]]]:
+    """``cut_graph`` through the budget cut, explored with the budget clamped at 0: the mutant's AddPartition spends
+    the budget below 0 without end (an infinite state space), and below 0 a state has the steps it has at 0."""
+    with applied(_mutant(name) if name else None):
+        proto = _proto(*job)
+
+        def cut(s: Any) -> str:
+            return repr(s.but(budget=0))
+
+        def clamp(s: Any) -> Any:
+            return s if s.budget >= 0 else s.but(budget=0)
+
+        todo = deque(clamp(s) for s in proto.init_states())
+        seen = {repr(s) for s in todo}
+        states, edges = set(), set()
+        while todo:
+            s = todo.popleft()
+            states.add((cut(s), tuple(p.check(proto, s) for p in proto.safety_properties()), proto.converged(s)))
+            for _a, t in proto.successors(s):
+                t = clamp(t)
+                if cut(t) != cut(s):
+                    edges.add((cut(s), cut(t)))
+                if repr(t) not in seen:
+                    seen.add(repr(t))
+                    todo.append(t)
+        return states, edges
+
+
+def test_partitions_step_always_enabled_changes_only_the_budget() -> None:
+    """successors:drop-guard#10 (AddPartition always enabled: past the budget, and with nothing left to add): a step
+    that changes nothing but the budget, or the partitions fault's addition past the budget (drop-term#27 and #25
+    together). With the budget projected away, the reachable graph is the unchanged model's without the partitions
+    fault, and lies between the unchanged model's at budget b and b + 1 with it."""
+    name = C + "successors:drop-guard#10"
+    assert name in EQUIVALENT
+    for job in [("eager", 2, 2, 1, "join,leave,crash,timeout,zombie", 2)]:
+        before, after = clamped_budget_graph(None, job), clamped_budget_graph(name, job)
+        assert len(before[0]) > 100 and before == after, job
+    for variant in ("eager",):
+        job = (variant, 2, 2, 1, "join,crash,timeout,partitions", 1)
+        lo, mid = clamped_budget_graph(None, job), clamped_budget_graph(name, job)
+        hi = clamped_budget_graph(None, job[:-1] + (2,))
+        assert lo[0] < mid[0] <= hi[0] and lo[1] < mid[1] <= hi[1], job
+
+
+def verdicts(name: str | None, job: tuple[Any, ...]) -> dict[str, Any]:
+    """The explorer's verdicts (the safety, action, convergence and non-vacuity properties) on one instance."""
+    with applied(_mutant(name) if name else None):
+        from groupspec.checker import Explorer
+
+        return {k: v.held for k, v in Explorer(_proto(*job)).run().verdicts.items()}
+
+
+CONVERGED_EARLIER = [
+    # everyone gone while the initial delay still runs (the last member left the forming group)
+    (C + "converged:drop-term#0", "InitialDelayExpired", [INITIAL_DELAY[0]]),
+    # everyone gone but a paused old process of a restarted static member (a zombie)
+    (C + "converged:drop-term#3", "GhostFenced", [("static", 1, 2, 1, "join,zombie,crash", 3)]),
+    # everyone gone but a pending member id of a process that crashed before its second JoinGroup
+    (C + "converged:drop-term#5", "PendingExpired", [TWO_STEP]),
+]
+
+
+@pytest.mark.parametrize("name, step, jobs", CONVERGED_EARLIER, ids=[c[0] for c in CONVERGED_EARLIER])
+def test_converged_one_free_step_earlier(name: str, step: str, jobs: list[tuple[Any, ...]]) -> None:
+    """The mutant calls converged a state where everyone is gone but a timer of the coordinator's (or a zombie) is
+    still to run out: one free protocol step (enabled until taken, weakly fair) that changes nothing else leads from
+    it to a state both call converged. The graphs, the safety verdicts and the explorer's verdicts are the same."""
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = observed(None, job), observed(name, job)
+        assert len(before[0]) > 100 and set(before[0]) == set(after[0]) and before[1] == after[1], job
+        differ = [rs for rs in before[0] if before[0][rs] != after[0][rs]]
+        assert differ, job  # the instance reaches such a state
+        for rs in differ:
+            b, a = before[0][rs], after[0][rs]
+            assert (b[0], b[2], b[1], a[1]) == (a[0], a[2], False, True), rs
+            nxt = [e for e in before[1] if e[0] == rs and e[1].startswith(step + "(")]
+            assert nxt and all(before[0][e[2]][1] for e in nxt), rs
+        assert verdicts(None, job) == verdicts(name, job), job
+
+
+def test_live_member_left_behind_with_an_older_answer_changes_no_verdict() -> None:
+    """live_member:drop-term#2 (a static member left behind counted live while a JoinGroup answer of an older generation
+    is on its way): that member sent the JoinGroup after onJoinPrepare, so it owns nothing (eager) or only what its record
+    reports, which every later assignment gives back to it or withholds from everyone (cooperative), and its commits are
+    refused (its generation is older). Same graphs, same verdicts on every state; only the live members differ."""
+    name = C + "live_member:drop-term#2"
+    assert name in EQUIVALENT
+    for job in [("static-cooperative", 2, 2, 1, "join,timeout", 3)]:  # (eager, static: it owns nothing then)
+        before, after = observed(None, job), observed(name, job)
+        assert set(before[0]) == set(after[0]) and before[1] == after[1], job
+        assert all(before[0][k][:2] == after[0][k][:2] for k in before[0]), job
+        assert any(before[0][k][2] != after[0][k][2] for k in before[0]), job  # the instance reaches the changed rule
+
+
+def test_a_time_limit_wrapped_by_a_check_is_no_kill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """successors:drop-guard#10 was reported killed by conformance:static-range when the per-mutant time limit fired
+    inside its Hypothesis run, which wrapped the TimeoutError in a FlakyFailure ("the model raised"): a time limit
+    wrapped by a check is still the time limit (the mutant undecided), never a kill."""
+    import importlib
+
+    camp = importlib.import_module("groupspec.specmut.campaign")  # (the package's name campaign is the function)
+
+    def wrapped(*_a: Any, **_k: Any) -> Any:
+        try:
+            raise TimeoutError("per-mutant time limit")
+        except TimeoutError as e:
+            raise ExceptionGroup("Inconsistent results: a test case failed on the first run but now succeeds", [e])
+
+    monkeypatch.setattr(camp, "run_killer", wrapped)
+    name = C + "successors:drop-guard#10"
+    row = camp.run_one(_mutant(name), {"model:eager 3m×2p b1": {"verdicts": {}}}, planned=[("model:eager 3m×2p b1", None)])
+    assert row["status"] == "timeout" and row["killer"] is None, row

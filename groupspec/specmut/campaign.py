@@ -153,6 +153,23 @@ def usable(base: dict[str, Any], scale: float = 1.0) -> list[Killer]:
             if k.name in base and "error" not in base[k.name] and base[k.name].get("failure") is None]
 
 
+def _timed_out(e: BaseException) -> bool:
+    """Whether ``e`` is, wraps or groups the per-mutant time limit's TimeoutError (a check that catches what its test
+    raised, as Hypothesis does, re-raises it inside its own exception: a FlakyFailure when a rerun then passes)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, TimeoutError):
+            return True
+        todo += [y for y in (x.__cause__, x.__context__) if y is not None]
+        todo += list(getattr(x, "exceptions", ()) or ())
+    return False
+
+
 def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0,
             planned: list[tuple[str, "frozenset[int] | None"]] | None = None) -> dict[str, Any]:
     """One mutant: the relevant killers in order until one tells it from the baseline (``planned``: the killers'
@@ -191,6 +208,8 @@ def run_one(m: SpecMutant, base: dict[str, Any], scale: float = 1.0,
                     except TimeoutError:
                         raise
                     except Exception as e:  # the mutated model raised: its own transition table or an assertion
+                        if _timed_out(e):  # the time limit, caught and wrapped by the check (Hypothesis: FlakyFailure)
+                            raise TimeoutError("per-mutant time limit") from e
                         why = f"the model raised {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
                     row["check_seconds"][k.name] = round(time.perf_counter() - tk, 3)
                     if why is not None:

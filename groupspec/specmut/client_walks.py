@@ -22,7 +22,9 @@ each running member of the model must be where its client is:
   leader able to: ``NoticeMetadata`` among the model's next steps).
 
 How a model step becomes the client's input: ``SendJoinGroup`` is a poll (the JoinGroup it sends must carry the
-member id the model's member holds); ``ReceiveJoinResponse`` the JoinGroup response (the leader's with every member's
+member id the model's member holds; a static member's JoinGroup that Kafka answers at once in a stable group, a
+restart, must carry the topics, owned partitions and generation the model's record then holds, which Kafka's
+coordinator takes from it); ``ReceiveJoinResponse`` the JoinGroup response (the leader's with every member's
 subscription as that member's client sent it), then the SyncGroup the client sends; ``ReceiveSyncResponse`` the
 SyncGroup response with the model's assignment; ``ReceiveError`` the error as the response to the request the
 client has in flight; ``Heartbeat`` the client's heartbeat; ``Start`` a new client (its FindCoordinator answered),
@@ -226,6 +228,16 @@ class _Mirror:
     def mask(self, parts: Any) -> int:
         return sum(1 << self.bit[(t, p)] for t, p in parts)
 
+    def _same_metadata(self, i: int, meta: bytes, r: Any) -> None:
+        """The subscription client ``i`` sent (topics, owned partitions, generation) against model record ``r``."""
+        from groupspec.reference.classic import decode_subscription
+
+        sub = decode_subscription(meta)
+        sent = (sum(1 << self.names.index(n) for n in sub.topics), self.mask(sub.owned_partitions), sub.generation_id)
+        if r is None or sent != (r.topics, r.owned, r.generation):
+            raise Divergence(f"member {i}'s JoinGroup carries (topics, owned, generation) {sent}; the model's record "
+                             f"holds {None if r is None else (r.topics, r.owned, r.generation)}")
+
     def topics(self, mask: int) -> tuple[str, ...]:
         return tuple(n for k, n in enumerate(self.names) if mask >> k & 1)
 
@@ -408,7 +420,9 @@ class _Mirror:
                 g, r = s.group, s.group.records[i]
                 if self.static and s.clients[i].id == Id.NONE and r is not None and g.status.name == "STABLE":
                     # KIP-345: a known instance id rejoins a stable group: answered at once, and its SyncGroup with
-                    # the stored assignment
+                    # the stored assignment. Kafka's coordinator replaces the member's metadata with this JoinGroup's
+                    # (updateStaticMemberThenRebalanceOrCompleteJoin): the model's record must hold what the client sent
+                    self._same_metadata(i, dict(req.protocols)[self.assignor], t.group.records[i])
                     # (KIP-814, JoinGroup v9: the static leader is told to skip the assignment)
                     self._answer(c, "join", self._join_response(s, i, g.generation, skip=True), "its JoinGroup response")
                     self._answer(c, "sync", self._sync_response(r.assignment), "its SyncGroup response")

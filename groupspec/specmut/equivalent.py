@@ -771,6 +771,60 @@ EQUIVALENT: dict[str, str] = {
     "formation.FormationRules._late_expirable:drop-term#4":
         "a record is joined only while the group is PREPARING_REBALANCE (a join completion clears joined, a JoinGroup "
         "outside a join phase prepares one or is answered at once without joining), so r.joined implies it",
+    # issue 30 (cclassic): classic.py's successors, _heartbeat and _leave
+    "classic.ClassicProtocol._leave:drop-term#0":
+        "without static members a process whose slot has a record holds the current id (a record is created only "
+        "by the process's own JoinGroup, which makes its id current, every removal makes a current id stale, and a "
+        "dynamic process restarts or resets only once its record is gone): c.id == CURRENT is implied",
+    "classic.ClassicProtocol._leave:drop-term#1":
+        "a process holding the current member id always has a record (the id becomes current only together with the "
+        "record, and every removal of a record makes a current id stale): records[i] is not None is implied",
+    "classic.ClassicProtocol._leave:drop-term#3":
+        "a running process whose slot has a pending member id holds it: only its own JoinGroup (MEMBER_ID_REQUIRED) "
+        "sets the bit, its LeaveGroup clears it, and a process that crashed holding it starts again only once the "
+        "pending id expired; c.id == PENDING is implied",
+    "classic.ClassicProtocol._leave:drop-term#4":
+        "the coordinator keeps a running process's pending member id until that process joins with it (the bit is "
+        "cleared then, and the id becomes current) or goes down (PendingExpired only for a process that cannot come "
+        "back): the pending bit is implied by c.id == PENDING",
+    "classic.ClassicProtocol._heartbeat:drop-guard#4":
+        "the branch it widens clears woke, which is already clear there: the heartbeat it adds changes nothing (a "
+        "stutter), and no property reads stutters (the Kafka walks send such heartbeats, answered NONE, the group "
+        "unchanged)",
+    "classic.ClassicProtocol.successors:drop-term#22":
+        "_rebalance_timer yields only when some record has not joined; while the initial delay runs (forming) every "
+        "record was created by a JoinGroup of that join phase, so all have joined and it adds no step",
+    "classic.ClassicProtocol.successors:drop-term#23":
+        "work is held (Group.held) only by _hold, which runs only where self.delayed (connect-delayed and its broken "
+        "variant): self.delayed is implied by g.held",
+    "classic.ClassicProtocol.successors:drop-term#24":
+        "DelayExpired with nothing held sets held to 0 and held_for to -1, as they are already (held_for is set only "
+        "together with held): the step it adds is a stutter",
+    "classic.ClassicProtocol.successors:drop-guard#10":
+        "AddPartition always enabled adds only steps that change nothing but the perturbation budget (nothing left to "
+        "add, or the partitions fault not selected), or the partitions fault's addition past the budget (drop-term#27 "
+        "and #25 together): a change of the bound, not of a rule; with the budget projected away the reachable graph "
+        "is the unchanged model's, or lies between the unchanged model's at budget b and b + 1 (the budget then "
+        "falls without end: the campaign's checks run to their state caps, past its 15-minute limit)",
+    "classic.ClassicProtocol.converged:drop-term#0":
+        "the one non-EMPTY group with no record, pending id or held work and every process down is a forming one "
+        "(its last member left while the initial delay ran): the mutant calls it converged one step early, "
+        "InitialDelayExpired, a free step enabled there until taken (weakly fair) that empties the group and changes "
+        "nothing else, so every run still converges and the convergence verdict is the same in every variant",
+    "classic.ClassicProtocol.converged:drop-term#3":
+        "a group everyone left but a zombie (the paused old process of a restarted static member) is called "
+        "converged one step early: GhostFenced, a free step enabled on every ghost until taken (weakly fair) that "
+        "changes nothing else, leads to the state both call converged, so the convergence verdict is the same",
+    "classic.ClassicProtocol.converged:drop-term#5":
+        "a group everyone left but a pending member id (a process that crashed before its second JoinGroup) is called "
+        "converged one step early: PendingExpired, a free step enabled while that process is down (weakly fair) that "
+        "changes nothing else, leads to the state both call converged, so the convergence verdict is the same",
+    "classic.ClassicProtocol.live_member:drop-term#2":
+        "the member it adds as live (a static member left behind, a JoinGroup answer of an older generation unread) "
+        "sent that JoinGroup after onJoinPrepare: it owns nothing (eager) or only what its record reports, which "
+        "every later assignment gives back to it or withholds from everyone (cooperative), and its commits are "
+        "refused (its generation is older); so no overlap and no accepted commit is added and no property verdict "
+        "changes (only the trace export's closing fenced and lost lines for it, which the trace checker reads alike)",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -489,6 +489,9 @@ def missed_expiry(proto: Any, t: State, walk: "_Walk") -> str | None:
     return None
 
 
+Walk = _Walk  # one walk's state, also driven step by step by the fixed runs of kafka_runs.py
+
+
 def mirrored(s: State, a: actions.Action, t: State, walk: "_Walk") -> bool:
     """Whether the walk may take ``a`` from ``s`` (to ``t``): every step but those ABSTRACTIONS name."""
     from groupspec.model import GroupStatus as GS

@@ -41,6 +41,7 @@ from .client_walks import CLIENT_WALK_JOBS
 from .consumer_client_walks import CONSUMER_CLIENT_WALK_JOBS
 from .connect_walks import CONNECT_WALK_JOBS
 from .kafka_consumer_walks import CONSUMER_WALK_JOBS
+from .kafka_runs import CLASSIC_KAFKA_RUNS
 from .trace_walks import TRACE_WALK_JOBS
 from .kafka_walks import WALK_JOBS
 from .kafka_walks import BIASED_WALK_JOBS
@@ -195,6 +196,12 @@ FORMATION_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], .
     ("static", "sticky", 3, 2, 1, "join,crash,sync-timeout,poll-timeout", 6, 30, 40),
     ("eager", "sticky", 3, 2, 1, "join,zombie,late-expiry", 6, 140, 40),
 )
+# Kafka walks added for survivors (the jobs of kafka_walks.py's kind, named alike): issue 30 (cclassic): static members
+# with the leave fault, which WALK_JOBS' static jobs leave out: a static member's close sends no LeaveGroup (Kafka's
+# client: maybeLeaveGroup checks isDynamicMember), so its record stays until its session runs out
+GAP_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
+    ("static", "sticky", 2, 2, 1, "join,leave,crash,timeout,zombie", 4, 20, 20),
+)
 MAX_STATES = 400_000  # the unchanged model's jobs stay far below (under 20,000 states each)
 # A mutant's exploration stops at GROWTH times the unchanged model's states for that job (at least STATE_FLOOR): a
 # mutant that blows a state space up is judged on what was explored by then (a safety property violated there is
@@ -301,6 +308,8 @@ COST["kafka:static·sticky 3m×2p 110×25"] = 8.0
 COST["kafka:static·sticky 3m×2p 30×40"] = 2.9
 COST["kafka:eager·sticky 3m×2p 140×40"] = 15.7
 COST["client:static-leader-snapshot·range 2m×2p b4 explored"] = 4.0
+# GAP_WALK_JOBS (measured 2026-11-29, load ~11; the fixed runs of kafka_runs.py take under 0.1 s each: tier 0)
+COST["kafka:static·sticky 2m×2p 20×20"] = 0.67
 TIERS = (0.5, 1.5, 3.0)  # under half a second, under 1.5 s, under 3 s, longer
 
 
@@ -338,10 +347,12 @@ def _killers(scale: float) -> list[Killer]:
     out += [Killer(f"broken:{v} {m}m×{p}p" + (f" {f}" if f else "") + f" b{b}", "model", v, job)
             for job in BROKEN_JOBS for v, _a, m, p, _t, f, b in [job]]
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
-            for job in WALK_JOBS + FORMATION_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
+            for job in WALK_JOBS + FORMATION_WALK_JOBS + GAP_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
     # walks with a bias towards a rule the even walks rarely reach (kafka_walks.py, BIASED_WALK_JOBS)
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n} {bias}", "kafka", v, job)
             for job in BIASED_WALK_JOBS for v, a, m, p, t, _f, _b, w, n, bias in [job]]
+    # fixed runs of Kafka's classic coordinator the model must have (kafka_runs.py: a step the model lacks fails)
+    out += [Killer(f"kafka-run:{n}", "kafka", job[0], (n,)) for n, job, _path in CLASSIC_KAFKA_RUNS]
     # the KIP-848 model's walks (kafka_consumer_walks.py): the same kind, told apart by the variant
     out += [Killer(f"kafka:{v}·{a} {m}m×{p}p" + (f"×{t}t" if t > 1 else "") + f" {w}×{n}", "kafka", v, job)
             for job in CONSUMER_WALK_JOBS for v, a, m, p, t, _f, _b, w, n in [job]]
@@ -436,6 +447,10 @@ def run_killer(k: Killer, only: frozenset[int] | None = None, cap: int = MAX_STA
         return {"failure": _within(ORACLE_SECONDS, claims_check)}
     if k.kind == "oracle":
         return {"failure": _within(ORACLE_SECONDS, lambda: _assignor_oracle(*k.job))}
+    if k.kind == "kafka" and k.name.startswith("kafka-run:"):
+        from .kafka_runs import check as run_check
+
+        return {"failure": run_check(*k.job)}
     if k.kind == "kafka" and k.variant.startswith("consumer"):
         from .kafka_consumer_walks import check as consumer_check
 
