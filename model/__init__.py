@@ -46,8 +46,12 @@ from .broken import (
     CooperativeDirectTransfer,
     CooperativeFlappy,
     CoordinatorAssignsNoRevoke,
+    EagerGroupMaxSizeOne,
     EagerJoinGenerationAhead,
+    EagerJoinKeepsGeneration,
     EagerNoRevoke,
+    EagerSyncBumpsGeneration,
+    EagerSyncRollsBackGeneration,
     UnfencedCommits,
     UpgradeOneBounce,
     UpgradeUnvalidated,
@@ -89,6 +93,8 @@ BROKEN.update({cls.name: cls for cls in (ClassicToConsumerUpgradeReplaces, Class
                                          ClassicToConsumerEpochRollback,
                                          ClassicToConsumerUnfencedClassicCommits)})  # issue 30: the migration family's full run
 BROKEN.update({cls.name: cls for cls in (ConsumerRejoinFenced, ConsumerSecondHeartbeat)})  # issue 30: the KIP-848 last eleven
+BROKEN.update({cls.name: cls for cls in (EagerJoinKeepsGeneration, EagerSyncBumpsGeneration, EagerSyncRollsBackGeneration,
+                                         EagerGroupMaxSizeOne)})  # issue 30: the classic survivors (cprops)
 VARIANTS = {**CORRECT, **BROKEN}
 # Every variant lists its assignors as ``assignors`` (the first is its default; ``SpecBase``: ASSIGNOR_NAMES).
 

@@ -524,3 +524,92 @@ class CoordinatorAssignsNoRevoke(CoordinatorAssigns):
         "generation has the new generation's JoinGroup answer unread"
     )
     expect_violation = "exclusive_ownership"
+
+
+# -- issue 30, the classic family's survivors (cprops): one broken variant per branch of a property ------------------
+class EagerJoinKeepsGeneration(Eager):
+    """A coordinator whose completed join phase keeps the generation it had."""
+
+    name = "eager-join-keeps-generation"
+    summary = "eager, but a completed join phase does not bump the group's generation"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode eager itself, not this broken variant
+    bug = (
+        "initNextGeneration without generationId + 1: the join phase completes (the group moves to "
+        "COMPLETING_REBALANCE) and answers its JoinGroups with the generation the group already had, so a member "
+        "of the previous round is never told ILLEGAL_GENERATION (generation_monotonic's check of the group)"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _complete_join(self, g: _Group, clients: list[_Client]) -> _Group:
+        # the parent adds one to the generation it is given: give it one less, so the group keeps its own
+        return super()._complete_join(g.but(generation=g.generation - 1), clients)
+
+
+class EagerSyncBumpsGeneration(Eager):
+    """A coordinator that bumps the generation again when the leader's SyncGroup makes the group STABLE."""
+
+    name = "eager-sync-bumps-generation"
+    summary = "eager, but the generation grows again when the leader's SyncGroup makes the group STABLE"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode eager itself, not this broken variant
+    bug = (
+        "the coordinator counts a generation at both ends of a round: at the completed join phase and again at "
+        "the move to STABLE, which is no join phase; every member then holds the generation before, is told "
+        "ILLEGAL_GENERATION at its next heartbeat, and the group rebalances forever (generation_monotonic's "
+        "check that the generation grows only at a completed join phase)"
+    )
+    expect_violation = "generation_monotonic"
+
+    @staticmethod
+    def _goto(g: _Group, status: _GS, **changes: object) -> _Group:
+        if status == _GS.STABLE and g.status == _GS.COMPLETING_REBALANCE and "generation" not in changes:
+            changes["generation"] = g.generation + 1
+        return Eager._goto(g, status, **changes)
+
+
+class EagerSyncRollsBackGeneration(Eager):
+    """A member that takes the generation before its own when its SyncGroup answer arrives."""
+
+    name = "eager-sync-rolls-back-generation"
+    summary = "eager, but a member goes back one generation when it reads its SyncGroup answer"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode eager itself, not this broken variant
+    bug = (
+        "the member reads its SyncGroup answer and records the generation before the one its JoinGroup answer "
+        "gave it (its generation goes down by one on a step of its own, the coordinator untouched); Kafka's "
+        "client takes its generation from the JoinGroup answer and keeps it (generation_monotonic's check of "
+        "a member's step)"
+    )
+    expect_violation = "generation_monotonic"
+
+    def _receive_sync(self, s: _State, i: int) -> _State:
+        t = super()._receive_sync(s, i)
+        c = t.clients[i]
+        return self._with(t, clients=self._set(t.clients, i, c.but(generation=c.generation - 1)))
+
+
+class EagerGroupMaxSizeOne(Eager):
+    """A coordinator that takes one member only (group.max.size 1): every other consumer fails."""
+
+    name = "eager-group-max-size-one"
+    summary = "eager, but the coordinator refuses every member past the first (GROUP_MAX_SIZE_REACHED, fatal)"
+    broken = True
+    python_only = True
+    z3 = False  # the proofs encode eager itself, not this broken variant
+    bug = (
+        "a JoinGroup from a new member of a group that has one is answered GROUP_MAX_SIZE_REACHED, fatal to the "
+        "consumer (it stops): the group converges, but never with every started consumer in it, so the model is "
+        "vacuous for groups of two (sometimes_all_stable: no reachable state is converged with every member in)"
+    )
+    expect_violation = "sometimes_all_stable"
+
+    def _join(self, s: _State, i: int) -> _State:
+        g = s.group
+        if g.records[i] is None and any(r is not None for r in g.records):
+            c = s.clients[i]
+            return self._with(s, clients=self._set(s.clients, i, _Client(proc=_Proc.DOWN, topics=c.topics, ghost=c.ghost)))
+        return super()._join(s, i)

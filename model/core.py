@@ -67,7 +67,9 @@ class IllegalTransition(Exception):
 
 
 def check_transition(old: GroupStatus, new: GroupStatus) -> None:
-    if old != new and old not in GROUP_TRANSITIONS[new]:
+    # No exemption for a move to the status the group is in: Kafka's transitionTo asserts validPreviousStates
+    # alone, so only DEAD may be entered from itself (issue 30: the model once let every self-move through).
+    if old not in GROUP_TRANSITIONS[new]:
         raise IllegalTransition(f"illegal group transition {old.name} -> {new.name}")
 
 

@@ -116,6 +116,11 @@ BROKEN_BOUNDS = {
     # issue 30 (the classic family's first full run)
     "coordinator-assigns-no-revoke": dict(members=2, partitions=2, budget=0),
     "connect-no-scheduled-rebalance": dict(members=2, partitions=2, faults=frozenset({"crash"}), budget=1),
+    # issue 30 (the classic survivors, cprops)
+    "eager-join-keeps-generation": dict(members=2, partitions=2, budget=0),
+    "eager-sync-bumps-generation": dict(members=2, partitions=2, budget=0),
+    "eager-sync-rolls-back-generation": dict(members=2, partitions=2, budget=0),
+    "eager-group-max-size-one": dict(members=2, partitions=2, budget=0),
 }
 
 
@@ -126,6 +131,9 @@ def test_broken_variants_are_caught(name, engine):
     proto, res = check(name, engine=engine, **BROKEN_BOUNDS[name])
     v = res.verdicts[cls.expect_violation]
     assert v.held is False, f"{name}: {cls.expect_violation} not caught"
+    if v.kind == "sometimes":  # no reachable state has it: nothing to replay (the search was complete)
+        assert res.complete and not v.trace
+        return
     assert v.trace and v.trace[0].action is None
     # The trace is a real path of the specification: replay it step by step.
     s = v.trace[0].state
@@ -208,9 +216,7 @@ def test_symmetry_reduction_keeps_verdicts_and_reports_a_factor():
 
 def test_status_transition_table_is_loud():
     for new, olds in GROUP_TRANSITIONS.items():
-        for old in GroupStatus:
-            if old == new:
-                continue
+        for old in GroupStatus:  # a move to the status the group is in too: Kafka allows it into DEAD only
             if old in olds:
                 check_transition(old, new)
             else:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from groupspec.specmut import run_one
+from groupspec.specmut import generate, run_one
 from groupspec.specmut.campaign import baseline
 from groupspec.specmut.equivalent import EQUIVALENT
 from groupspec.specmut.loader import applied
@@ -744,3 +744,154 @@ def test_a_time_limit_wrapped_by_a_check_is_no_kill(monkeypatch: pytest.MonkeyPa
     name = C + "successors:drop-guard#10"
     row = camp.run_one(_mutant(name), {"model:eager 3m×2p b1": {"verdicts": {}}}, planned=[("model:eager 3m×2p b1", None)])
     assert row["status"] == "timeout" and row["killer"] is None, row
+
+
+# --- the survivors in the properties, check_transition and action_properties (docs/specification.md, "Classic
+# survivors: cprops") ---------------------------------------------------------------------------------------------------
+P = "properties.ClassicObservations."
+
+
+@pytest.mark.parametrize("name, killer, bug", [
+    # one broken variant per branch of generation_violation: the group's generation kept at a completed join phase ...
+    (P + "generation_violation:negate-guard#0", "broken:eager-join-keeps-generation 2m×2p b0", "generation_monotonic"),
+    (P + "generation_violation:drop-guard#0", "broken:eager-join-keeps-generation 2m×2p b0", "generation_monotonic"),
+    # ... grown at the move to STABLE (no join phase) ...
+    (P + "generation_violation:drop-guard#5", "broken:eager-sync-bumps-generation 2m×2p b0", "generation_monotonic"),
+    # ... and a member's own step taking its generation down by one
+    (P + "generation_violation:negate-guard#1", "broken:eager-sync-rolls-back-generation 2m×2p b0", "generation_monotonic"),
+    (P + "generation_violation:off-by-one#0", "broken:eager-sync-rolls-back-generation 2m×2p b0", "generation_monotonic"),
+    # a group that converges, but never with every started consumer in it
+    ("properties.sometimes_stable_all:drop-term#1", "broken:eager-group-max-size-one 2m×2p b0", "sometimes_all_stable"),
+    # no action property checked at all: the generation ahead is no longer found (judge: a complete run's None)
+    ("spec.SpecBase.action_properties:negate-guard#0", "broken:eager-join-generation-ahead 2m×2p b0", "generation_monotonic"),
+])
+def test_cprops_broken_variants_kill_the_weakened_properties(name: str, killer: str, bug: str) -> None:
+    assert name not in EQUIVALENT
+    test_checks_added_for_the_survivors_kill_them(name, killer, bug)
+
+
+def test_cprops_classic_partition_names_are_read_back_by_the_trace_checker() -> None:
+    """partition_name:negate-guard#0 (both topics' partitions named t-N): the classic model's walks at two topics,
+    written as traces, pass the trace checker on the unchanged model and are rejected for the mutant."""
+    name, killer = P + "partition_name:negate-guard#0", "trace:cooperative·sticky 2m×4p×2t 20×25"
+    base = baseline(only=[killer], trace=False)
+    assert base[killer].get("failure") is None and "error" not in base[killer], base[killer]
+    row = run_one(_mutant(name), base)
+    assert row["status"] == "killed" and row["killer"] == killer and "well_formed" in row["detail"], row
+
+
+def test_cprops_a_group_never_moves_to_its_own_status() -> None:
+    """core.check_transition has no exemption for a move to the status the group is in (Kafka's transitionTo asserts
+    validPreviousStates alone): so the mutant that dropped the exemption is gone, and no reachable step makes such a
+    move (the explorations below would raise IllegalTransition)."""
+    from groupspec.model.core import GroupStatus, IllegalTransition, check_transition
+
+    assert not any(m.name.startswith("core.check_transition:drop-term") for m in generate())
+    with pytest.raises(IllegalTransition):
+        check_transition(GroupStatus.PREPARING_REBALANCE, GroupStatus.PREPARING_REBALANCE)
+    check_transition(GroupStatus.DEAD, GroupStatus.DEAD)
+    for job in [EAGER, STATIC, DYN]:
+        assert len(observed(None, job)[0]) > 100
+
+
+def property_verdicts(name: str | None, job: tuple[Any, ...]) -> tuple[dict[str, Any], set[tuple[str, ...]]]:
+    """As ``observed``, but only whether each property holds (not its explanation), on states and changing steps."""
+    obs, edges = observed(name, job)
+    return ({k: (tuple(w is None for w in v[0]),) + v[1:] for k, v in obs.items()},
+            {e[:3] + (tuple(w is None for w in e[3]),) for e in edges})
+
+
+CPROPS_CASES = [
+    # whom the explanation names (a ghost or the member): the verdict is decided before (static: ghosts; the broken
+    # unfenced-commits: the explanation written)
+    (P + "commit_violation:negate-guard#3", property_verdicts, [STATIC, ("unfenced-commits", 2, 2, 1, "zombie", 1)]),
+    # b <= a under the guard a != b is b < a: the same verdicts and explanations (the broken variant's member goes down)
+    (P + "generation_violation:off-by-one#2", observed, [EAGER, STATIC]),
+    # a changed client with its generation unchanged: ahead of the unmoved group only if a reported step put it there
+    (P + "generation_violation:drop-term#1", observed, [EAGER, STATIC, DYN]),
+    # no classic step moves a group to DEAD
+    (P + "generation_violation:drop-term#9", observed, [EAGER, STATIC, DYN, CONNECT]),
+]
+
+
+@pytest.mark.parametrize("name, view, jobs", CPROPS_CASES, ids=[c[0] for c in CPROPS_CASES])
+def test_cprops_equivalent_properties_decide_alike(name: str, view: Any, jobs: list[tuple[Any, ...]]) -> None:
+    assert name in EQUIVALENT
+    for job in jobs:
+        before, after = view(None, job), view(name, job)
+        assert len(before[0]) > 20, job
+        assert before == after, (name, job)
+
+
+def explored(name: str | None, job: tuple[Any, ...]) -> dict[str, Any]:
+    """The explorer's verdicts with their explanations (a broken variant whose generations grow without bound has no
+    finite concrete graph: the explorer's state key bounds it)."""
+    from groupspec.checker import Explorer
+
+    with applied(_mutant(name) if name else None):
+        res = Explorer(_proto(*job)).run()
+        return {k: (v.held, v.explanation) for k, v in res.verdicts.items()}
+
+
+@pytest.mark.parametrize("name", [P + "generation_violation:off-by-one#2", P + "generation_violation:drop-term#1"])
+def test_cprops_equivalent_generation_checks_find_the_broken_generations_alike(name: str) -> None:
+    """The broken variants whose bug is a generation (a member one down on its own step, one ahead at a parked JoinGroup)
+    are found with the same counterexample."""
+    assert name in EQUIVALENT
+    for job in [("eager-sync-rolls-back-generation", 2, 2, 1, "", 0), ("eager-join-generation-ahead", 2, 2, 1, "", 0)]:
+        before = explored(None, job)
+        assert before["generation_monotonic"][0] is False, job
+        assert explored(name, job) == before, job
+
+
+def test_cprops_the_convergence_property_function_is_read_by_nothing() -> None:
+    """properties.convergence:negate-guard#0: the explorer decides convergence from ``converged`` on the state graph
+    and never calls the EVENTUALLY property's function, so the mutant (which answers the opposite) changes no verdict
+    and no bound, on a correct variant nor on the broken one that must not converge."""
+    from groupspec.checker import Explorer
+
+    name = "properties.convergence:negate-guard#0"
+    assert name in EQUIVALENT
+    for job in [("eager", 2, 2, 1, "crash,leave", 1), ("cooperative-flappy", 2, 2, 1, "", 0)]:
+        got = []
+        for m in (None, name):
+            with applied(_mutant(m) if m else None):
+                from groupspec.model import properties
+
+                proto = _proto(*job)
+                s = proto.init_states()[0]
+                answer = properties.convergence(proto, s) is None
+                assert answer == (proto.converged(s) if m is None else not proto.converged(s))  # the change is real
+                res = Explorer(proto).run()
+                got.append(({k: v.held for k, v in res.verdicts.items()}, res.convergence_bound, res.states))
+        assert got[0] == got[1], job
+
+
+def test_cprops_a_paused_committer_is_flagged_one_resume_later() -> None:
+    """commit_violation:drop-term#0 (a process's commit judged whether it runs or not): the same verdicts on every
+    reachable state of a correct variant; where a paused process's commit would be accepted wrongly (the broken
+    unfenced-commits), the mutant flags the paused state and the unchanged property the state its Resume (a free protocol
+    step, always enabled, that changes only proc and woke, which the property does not read) reaches."""
+    name = P + "commit_violation:drop-term#0"
+    assert name in EQUIVALENT
+    for job in [EAGER, STATIC]:
+        assert property_verdicts(None, job) == property_verdicts(name, job), job
+    job = ("unfenced-commits", 2, 2, 1, "zombie", 1)
+    (before, edges), (after, _e) = property_verdicts(None, job), property_verdicts(name, job)
+    assert set(before) == set(after)
+    differ = [k for k in before if before[k] != after[k]]
+    assert differ  # the instance reaches the changed rule
+    resumed = {e[0]: e[2] for e in edges if e[1].startswith("Resume(")}
+    for k in differ:
+        assert before[k][0][1] and not after[k][0][1]  # only commit_fencing, only flagged by the mutant
+        assert "Proc.PAUSED" in k and not before[resumed[k]][0][1], k  # ... and by the unchanged model after Resume
+
+
+def test_cprops_a_member_owning_nothing_never_commits_wrongly_where_commits_are_fenced() -> None:
+    """commit_violation:drop-term#2 (a member owning nothing counted as committing): with commits fenced an accepted
+    commit comes from a live member of the group's generation, and an empty set has no stray or shared partition, so
+    every correct variant's verdicts are the same; so are those of the broken unfenced-commits on its registered jobs."""
+    name = P + "commit_violation:drop-term#2"
+    assert name in EQUIVALENT
+    for job in [EAGER, STATIC, DYN, ("unfenced-commits", 2, 2, 1, "zombie", 1), ("unfenced-commits", 1, 2, 1, "join,zombie", 1)]:
+        assert property_verdicts(None, job) == property_verdicts(name, job), job

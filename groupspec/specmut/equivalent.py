@@ -825,6 +825,33 @@ EQUIVALENT: dict[str, str] = {
         "every later assignment gives back to it or withholds from everyone (cooperative), and its commits are "
         "refused (its generation is older); so no overlap and no accepted commit is added and no property verdict "
         "changes (only the trace export's closing fenced and lost lines for it, which the trace checker reads alike)",
+    # issue 30, the classic survivors (cprops)
+    "properties.convergence:negate-guard#0":
+        "the function is read by nothing: the explorers (Python and compiled) decide convergence on the state graph "
+        "from the protocol's converged() and never call the EVENTUALLY property's function, so no verdict or bound "
+        "changes",
+    "properties.ClassicObservations.commit_violation:negate-guard#3":
+        "it changes only whom the explanation names (the replaced old process or the member): whether the property "
+        "holds is decided by the checks before and after it, and every check reads that verdict, not the wording",
+    "properties.ClassicObservations.generation_violation:off-by-one#2":
+        "under its guard a.generation != b.generation, b.generation <= a.generation is b.generation < a.generation",
+    "properties.ClassicObservations.generation_violation:drop-term#1":
+        "it checks also a changed client whose generation did not change: not down, and ahead of the unmoved group "
+        "only if an earlier step put it ahead, which that step's check reported (no correct variant has one; on a "
+        "broken one the job's verdict and first counterexample are the same)",
+    "properties.ClassicObservations.generation_violation:drop-term#9":
+        "no classic step moves a group to DEAD (the model has no group deletion or coordinator unload), so "
+        "g.status != GS.DEAD holds on every reachable step",
+    "properties.ClassicObservations.commit_violation:drop-term#0":
+        "a process that is down is always UNJOINED (every step that stops one writes a fresh client), so it adds only "
+        "paused processes; a paused committer whose commit would be accepted wrongly is one free Resume (changing only "
+        "proc and woke, which the property does not read) from a state the unchanged property flags, so every "
+        "instance's verdict is the same (per state it differs there only: the counterexample is one step shorter)",
+    "properties.ClassicObservations.commit_violation:drop-term#2":
+        "with commits fenced (every correct variant) an accepted commit comes from a live member of the group's "
+        "generation, and an empty set of partitions has no stray or shared one, so a member owning nothing is never "
+        "reported; only unfenced-commits (broken) differs, at three members (a stale member owning nothing), where "
+        "its own zombie's commit violates the property anyway; on its registered jobs every state is judged alike",
 }
 
 # One class of equivalent mutants, judged by their one-line diff: a conjunct that only asks whether a fault is

@@ -20,6 +20,8 @@ from typing import Any
 TRACE_WALK_JOBS: tuple[tuple[str, str, int, int, int, str, int, int, int], ...] = (
     # issue 30, the KIP-848 family's last eleven: two topics, so that every partition name carries its topic
     ("consumer", "range", 2, 4, 2, "subscription,partitions,crash,join,leave", 2, 20, 25),
+    # issue 30, the classic survivors (cprops): the classic model's partition names, two topics, a subscription change
+    ("cooperative", "sticky", 2, 4, 2, "subscription,partitions,crash,join,leave", 2, 20, 25),
 )
 SEED = 20261128
 
