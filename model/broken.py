@@ -563,11 +563,10 @@ class EagerSyncBumpsGeneration(Eager):
     )
     expect_violation = "generation_monotonic"
 
-    @staticmethod
-    def _goto(g: _Group, status: _GS, **changes: object) -> _Group:
+    def _goto(self, g: _Group, status: _GS, **changes: object) -> _Group:  # type: ignore[override]
         if status == _GS.STABLE and g.status == _GS.COMPLETING_REBALANCE and "generation" not in changes:
             changes["generation"] = g.generation + 1
-        return Eager._goto(g, status, **changes)
+        return super()._goto(g, status, **changes)
 
 
 class EagerSyncRollsBackGeneration(Eager):
