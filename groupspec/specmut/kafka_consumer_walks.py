@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # (the model is imported inside the functions: after a mutant
     from groupspec.oracle import KafkaOracle
 
 from .kafka_walks import checked, oracle
-from .mirror_driver import Divergence, Job, instance, partition_names
+from .mirror_driver import Divergence, Job, follow, instance, partition_names
 
 SESSION_MS = 10_000
 # The rebalance timeout the members send: longer than any walk lasts, so Kafka's rebalance timer never fires
@@ -507,17 +507,11 @@ def run_path(job: tuple[Any, ...], path: tuple[str, ...]) -> str | None:
     proto = instance(variant, assignor, members, partitions, topics, faults, budget)
     kafka = oracle()
     walk = _fresh_walk(proto, kafka, [f"t{k}" for k in range(topics)])
-    s = proto.init_states()[0]
-    for n, name in enumerate(path):
-        step = next(((a, t) for a, t in proto.successors(s) if repr(a) == name), None)
-        if step is None:
-            return f"step {n + 1} {name}: not a step of the model"
-        a, t = step
+
+    def take(s: Any, a: Any, t: Any) -> str | None:
         why = mirrored(s, a, t, walk)
         if why is not None:
-            return f"step {n + 1} {name}: not sent to Kafka ({why})"
-        why = walk.step(s, a, t) or walk.compare_group(t)
-        if why is not None:
-            return f"step {n + 1} {name}: {why}"
-        s = t
-    return None
+            return f"not sent to Kafka ({why})"
+        return walk.step(s, a, t) or walk.compare_group(t)
+
+    return follow(proto, path, take)

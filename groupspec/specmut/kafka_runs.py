@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .kafka_walks import REBALANCE_MS, Walk, mirrored, oracle
-from .mirror_driver import instance
+from .mirror_driver import follow, instance
 
 # (name, instance: variant, assignor, members, partitions, topics, faults, budget; the steps by their names)
 CLASSIC_KAFKA_RUNS: tuple[tuple[str, tuple[Any, ...], tuple[str, ...]], ...] = (
@@ -44,21 +44,15 @@ def run_path(job: tuple[Any, ...], path: tuple[str, ...]) -> str | None:
     names = [f"t{k}" for k in range(topics)]
     kafka.reset({"initial_rebalance_delay_ms": 0, "topics": {n: partitions for n in names}})
     walk = Walk(proto, kafka, names, REBALANCE_MS[0])
-    s = proto.init_states()[0]
-    for n, name in enumerate(path):
-        step = next(((a, t) for a, t in proto.successors(s) if repr(a) == name), None)
-        if step is None:
-            return f"step {n + 1} {name}: not a step of the model"
-        a, t = step
+
+    def take(s: Any, a: Any, t: Any) -> str | None:
         if not mirrored(s, a, t, walk):
-            return f"step {n + 1} {name}: not sent to Kafka (the walks step around it)"
+            return "not sent to Kafka (the walks step around it)"
         got = walk.kafka_answers(walk.kafka_step(s, a, t))
         want = walk.model_answers(s, a, t)
-        why = f"answers: model {want}, Kafka {got}" if got != want else walk.compare_group(t)
-        if why is not None:
-            return f"step {n + 1} {name}: {why}"
-        s = t
-    return None
+        return f"answers: model {want}, Kafka {got}" if got != want else walk.compare_group(t)
+
+    return follow(proto, path, take)
 
 
 def check(name: str) -> str | None:

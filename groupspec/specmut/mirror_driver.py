@@ -20,7 +20,8 @@ and what the mirror owes before a step (steps the reference would take that the 
 anything with ``step(s, a, t)`` (carry out and compare, or raise) and ``fork()`` (a copy to take one more step with).
 
 The Kafka walks (:mod:`.kafka_walks`, :mod:`.kafka_consumer_walks`) share :class:`Divergence`, :func:`seeded`,
-:func:`instance` and :func:`partition_names`; their loop is their own (Kafka's answers, its free choices).
+:func:`instance` and :func:`partition_names`; their loop is their own (Kafka's answers, its free choices). The fixed
+Kafka runs (:mod:`.kafka_runs`, ``KAFKA_RUNS``) follow a named path with :func:`follow`.
 
 May import: ``groupspec.model`` (inside the functions, after the mutant is applied), ``.reach``.
 """
@@ -72,6 +73,25 @@ def partition_names(cfg: Any, names: Sequence[str]) -> list[tuple[str, int]]:
         t = cfg.topic_of[b]
         out.append((names[t], sum(1 for x in range(b) if cfg.topic_of[x] == t)))
     return out
+
+
+def follow(proto: Any, path: Sequence[str], take: Callable[[Any, Any, Any], str | None]) -> str | None:
+    """A fixed run, named step by step (``repr`` of the model's actions), followed among the successors of ``proto``
+    from its first initial state; ``take(s, a, t)`` carries out each step on the other side and says what differs.
+    None, or the first thing that went wrong: a step the model does not have ("not a step of the model") or what
+    ``take`` said, each prefixed with the step's number and name. The fixed Kafka runs (:mod:`.kafka_runs`,
+    :mod:`.kafka_consumer_walks`) are this with Kafka's coordinator on the other side."""
+    s = proto.init_states()[0]
+    for n, name in enumerate(path):
+        step = next(((a, t) for a, t in proto.successors(s) if repr(a) == name), None)
+        if step is None:
+            return f"step {n + 1} {name}: not a step of the model"
+        a, t = step
+        why = take(s, a, t)
+        if why is not None:
+            return f"step {n + 1} {name}: {why}"
+        s = t
+    return None
 
 
 def bits(mask: int) -> str:
