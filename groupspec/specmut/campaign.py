@@ -30,7 +30,7 @@ from .reach import reached, reaches
 PER_MUTANT_SECONDS = 900  # a mutant still running after this is reported as undecided ("timeout")
 
 # The fixed sample `make test` runs (tests/test_spec_mutants.py): each mutant with the check that must kill it
-# (the killers before it are run too, and must not), at least one per family and per kind of check, so a
+# (only that check is run on it there), at least one per family and per kind of check, so a
 # weakened check, or a model change that makes one of these rules unobservable, fails CI.
 SAMPLE: dict[str, str] = {
     "assignors.roundrobin:negate-guard#0": "assignor:roundrobin",  # Kafka's RoundRobinAssignor's answer
