@@ -76,18 +76,58 @@ def test_reordered_merge_mutant_is_caught(monkeypatch):
     real = PAR.expand
 
     def reversed_successors(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount,
-                            xctl, tk, tv, tq):
+                            xctl, tk, tv, tq, table, fpq, known, ltab, sref):
         start = int(xctl[1])
+        # every successor written in full (none known to be stored: ``known`` 0, a job index too small to hold
+        # one), so that its row, bits and references stay its own when the order is turned round
         status = real(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount,
-                      xctl, tk, tv, tq)
+                      xctl, tk, tv, tq, table, fpq, 0, np.full(1, -1, np.int32), sref)
         for ns in scount[lo - base: hi - base]:
-            for a in (srows, sact, sfp, sfq, sbits):
+            for a in (srows, sact, sfp, sfq, sbits, sref):
                 a[start:start + ns] = a[start:start + ns][::-1].copy()
             start += int(ns)
         return status
 
     monkeypatch.setattr(PAR, "expand", reversed_successors)
     assert outcome(*case, workers=2) != one
+
+
+def test_properties_left_out_for_a_successor_that_may_be_new_are_caught(monkeypatch):
+    """The expansion may leave out the property bits of a successor it knows to be stored, never of one that may
+    be new (``sref`` -1): a mutant that drops those too loses the violations the serial search finds."""
+    case = ("static-cooperative", 3, 2, frozenset({"crash", "timeout"}), None)
+    one = outcome(*case, workers=1)
+    real = PAR.expand
+
+    def careless(*args):
+        status = real(*args)
+        sbits, sref = args[14], args[-1]
+        perhaps_new = sref == -1
+        sbits[perhaps_new] &= PAR.B_GEN
+        return status
+
+    monkeypatch.setattr(PAR, "expand", careless)
+    assert outcome(*case, workers=2) != one
+
+
+def test_a_repeat_resolved_to_the_wrong_successor_is_caught(monkeypatch):
+    """A successor the expansion found earlier in its job is resolved by the merge to that one's id (``sref``
+    ``-2 - p``): a mutant that points every repeat at the job's first successor gets other edges."""
+    case = ("cooperative", 3, 3, frozenset({"crash", "timeout"}), None)
+    one = outcome(*case, workers=1)
+    real = PAR.expand
+    repeats = []
+
+    def misdirected(*args):
+        status = real(*args)
+        sref = args[-1]
+        repeats.append(int((sref[: int(args[16][1])] < -1).sum()))
+        sref[sref < -1] = -2
+        return status
+
+    monkeypatch.setattr(PAR, "expand", misdirected)
+    assert outcome(*case, workers=2) != one
+    assert sum(repeats) > 0
 
 
 def test_a_job_left_unfinished_for_a_target_is_caught(monkeypatch, small_jobs):
@@ -99,9 +139,9 @@ def test_a_job_left_unfinished_for_a_target_is_caught(monkeypatch, small_jobs):
     stopped = []
 
     def forgetful(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
-                  tk, tv, tq):
+                  *rest):
         status = real(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
-                      tk, tv, tq)
+                      *rest)
         if status == NEED_TARGET:  # the rest of the job "has no successors"
             stopped.append(int(xctl[X_ROW]))
             scount[int(xctl[X_ROW]) - base: hi - base] = 0

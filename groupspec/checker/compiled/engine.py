@@ -204,16 +204,25 @@ class _Fair:
         return [(self.action_of(int(self.eact[e])), int(self.edst[e])) for e in range(lo, hi)]
 
 
-def make_grower(st: "_Store", ctl: np.ndarray, maxs: int) -> Callable[[], None]:
+def make_grower(st: "_Store", ctl: np.ndarray, maxs: int, shared: bool = False) -> Callable[[], None]:
     """The driver's answer to ``lean.GROW``: enlarge the store's arrays so that ``maxs`` more states (and their
-    edges) fit, and rebuild the hash table when it would pass its load factor."""
+    edges) fit, and rebuild the hash table when it would pass its load factor. ``shared``: worker threads read
+    the index and the fingerprints while the driver grows them (the parallel search): the fingerprints are then
+    copied into a new array, never resized in place (which may move them under a reader); a rebuilt index is a
+    new array anyway."""
 
     def on_grow() -> None:
         count = int(ctl[K.CT_COUNT])
         if count + maxs > st.parent.shape[0]:
             size = int(st.parent.shape[0] * GROWTH) + maxs
-            for name in ("parent", "pact", "flags", "outdeg", "fpq"):
+            for name in ("parent", "pact", "flags", "outdeg"):
                 setattr(st, name, L.grow(getattr(st, name), size))
+            if shared:
+                fpq = np.zeros((size, 3), np.uint32)
+                fpq[:count] = st.fpq[:count]
+                st.fpq = fpq
+            else:
+                st.fpq = L.grow(st.fpq, size)
         if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
             size = int(st.edst.shape[0] * GROWTH) + maxs
             st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)
@@ -325,7 +334,7 @@ class CompiledExplorer(Explorer):
         tg = kn.targets
         tg.shared = self.workers > 1  # filled while worker threads read it: copy on write
 
-        on_grow = make_grower(st, ctl, kn.maxs)
+        on_grow = make_grower(st, ctl, kn.maxs, shared=self.workers > 1)
 
         def report() -> None:
             assert self.progress is not None

@@ -119,6 +119,29 @@ def lookup_or_insert(table, fpq, h, q, nid):
             s = 0
 
 
+@njit(cache=True, nogil=True)
+def stored_before(table, fpq, h, q, known):
+    """The id of fingerprint (h, q) if it is one of the first ``known`` states, else -1; read while another thread
+    may be inserting (the parallel search's workers, ``search.expand``). An id is exact: the rows of ``fpq``
+    below ``known`` were written before the caller took ``known`` and never change, and an id read from
+    ``table`` (one aligned 32-bit word) is either one inserted before or a newer one, which is skipped. A -1
+    may be wrong (the state may have been inserted since, or be newer than ``known``): the caller then does
+    what it does for a new state."""
+    size = table.shape[0]
+    s = _slot(h, size)
+    lo = np.uint32(h & np.uint64(0xFFFFFFFF))
+    hi = np.uint32(h >> np.uint64(32))
+    while True:
+        v = table[s]
+        if v < 0:
+            return -1
+        if v < known and fpq[v, 0] == lo and fpq[v, 1] == hi and fpq[v, 2] == q:
+            return v
+        s += 1
+        if s == size:
+            s = 0
+
+
 @njit(cache=True)
 def rebuild(table, fpq, count):
     """Index the first ``count`` fingerprints in an empty ``table``."""

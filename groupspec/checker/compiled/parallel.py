@@ -21,14 +21,18 @@ one-worker search, whatever the number of workers or the timing of the threads: 
 counterexamples are identical by construction (and ``tests/test_scale_parallel.py`` compares them).
 
 The families with a target table (KIP-848, the migration): a job whose expansion needs a target the table
-does not hold stops at that row (nothing of the row written) with the query in the job's own ``tq``; as soon
-as the main thread sees such a job stopped (whether or not it is the next to merge) it computes the target
-with the model, stores it (the table is copied on write while it is shared, ``Targets.shared``, so a worker
-sees it before or after a fill) and hands the rest of the job back to a worker, where it resumes at the row
-it stopped at; it merges a job once its expansion has run to the end. (Expanding the rest of a stopped job on
-the main thread, when its turn to merge came, put most of the migration's expansion on the serial thread:
-its table fills all through the search.) The answers are the model's whatever the timing, so the result is
-the serial one.
+does not hold stops at that row (nothing of the row written) with the query in the job's own ``tq``; the
+worker that ran it computes the target with the model (under a lock: one fill at a time; a target two
+workers asked for at once is stored twice, the same answer in the same slot), stores it (the table is copied
+on write while it is shared, ``Targets.shared``, so another worker sees it before or after a fill) and
+resumes the job at the row it stopped at. The main thread only merges. (Handing each stopped job back to the
+main thread to fill and resubmit put about 1,500 round trips per million states through it, and a stopped
+job at the head of the line held the merge up.) The answers are the model's whatever the timing, so the
+result is the serial one.
+
+A worker skips what the merge will not read: the properties and the row of a successor it can tell is
+already stored (``search.expand``: the seen set's first ``known`` states, read while the merge fills it, and
+the job's own earlier successors).
 
 Threads, not processes: ``search.expand`` and ``search.merge`` are compiled with ``nogil=True``, so the
 worker threads and the merge run on separate cores at once, and they share the frontier and the store
@@ -37,16 +41,17 @@ processes, which is the very work being saved).
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
 
 from . import kernel as K
 from . import lean as L
-from .search import B_CONV, B_EXCL, B_FENCE, B_GEN, B_SOME, BATCH_DONE, M_LEN, NEED_TARGET, X_LEN, X_ROW
+from .search import B_CONV, B_EXCL, B_FENCE, B_GEN, B_SOME, BATCH_DONE, LTAB_SLOTS, M_LEN, NEED_TARGET, X_LEN, X_ROW
 from .search import expand, merge
 
 __all__ = ["B_CONV", "B_EXCL", "B_FENCE", "B_GEN", "B_SOME", "JOB_ROWS", "expand", "merge", "run_search"]
@@ -64,10 +69,13 @@ class _Job:
         self.sfp = np.empty(cap, np.uint64)
         self.sfq = np.empty(cap, np.uint32)
         self.sbits = np.empty(cap, np.uint8)
+        self.sref = np.empty(cap, np.int64)  # per successor: its id if expand found it stored, ...
+        self.stid = np.empty(cap, np.int32)  # per successor: its id, as the merge resolves it
         self.scount = np.empty(rows, np.int64)
         self.bctl = np.zeros(M_LEN, np.int64)
         self.xctl = np.zeros(X_LEN, np.int64)  # where the expansion stopped (for a target)
         self.tq = np.zeros(query, np.int64)  # the target it asked for
+        self.ltab = np.empty(LTAB_SLOTS, np.int32)  # the job's index of its successors
         self.lo = 0
         self.first_id = 0
         self.nrows = 0
@@ -94,6 +102,21 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
     last_report = 0
     complete = True
 
+    fill_lock = threading.Lock()
+
+    def run(job: _Job, lo: int, table: np.ndarray, fpq: np.ndarray, known: int) -> int:
+        """Expand ``job`` from row ``lo`` to its end, on a worker thread, filling every target it stops for."""
+        while True:
+            tk, tv, _tq = tg.args()  # the table as it is now (a fill replaces it, never changes it: Targets.shared)
+            status = expand(kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, job.inseg, job.lo, lo,
+                            job.lo + job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits, job.scount, job.xctl,
+                            tk, tv, job.tq, table, fpq, known, job.ltab, job.sref)
+            if status != NEED_TARGET:
+                return int(status)
+            with fill_lock:
+                tg.fill(job.tq)
+            lo = int(job.xctl[X_ROW])
+
     def submit(pool: ThreadPoolExecutor) -> bool:
         nonlocal cur, cur_len, next_id
         if cur is None or cur[1] >= cur_len:
@@ -109,33 +132,9 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
         job.xctl[:] = 0
         next_id += hi - pos
         cur = (seg, hi)
-        tk, tv, _tq = tg.args()  # the table as it is now (a fill replaces it, never changes it: Targets.shared)
-        fut = pool.submit(expand, kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, seg, pos, pos, hi, job.srows,
-                          job.sact, job.sfp, job.sfq, job.sbits, job.scount, job.xctl, tk, tv, job.tq)
-        inflight.append((job, fut))
+        # the seen set as it is now: its first ``known`` states are stored for good (see search.expand)
+        inflight.append((job, pool.submit(run, job, pos, store.table, store.fpq, int(ctl[K.CT_COUNT]))))
         return True
-
-    def resume(pool: ThreadPoolExecutor, job: _Job) -> Future[int]:
-        """Fill the target ``job`` stopped for, and expand the rest of it on a worker, from the row it stopped at."""
-        tg.fill(job.tq)
-        tk, tv, _tq = tg.args()
-        return pool.submit(expand, kn.fam, kn.P, kn.TM, kn.blocks, kn.plan, kn.words, job.inseg, job.lo,
-                           int(job.xctl[X_ROW]), job.lo + job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits,
-                           job.scount, job.xctl, tk, tv, job.tq)
-
-    def expanded(pool: ThreadPoolExecutor) -> None:
-        """Wait until the next job to merge is expanded to its end; meanwhile resume every job (this one or one
-        behind it) that stopped for a target."""
-        while True:
-            for i, (j, f) in enumerate(inflight):
-                if f.done() and f.result() == NEED_TARGET:
-                    inflight[i] = (j, resume(pool, j))
-            head = inflight[0][1]
-            if head.done():
-                if head.result() != NEED_TARGET:  # (it may have stopped since the scan above: then resumed next)
-                    return
-                continue
-            wait([f for _j, f in inflight if not f.done()], return_when=FIRST_COMPLETED)  # (a done one: no wait)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groupspec-expand") as pool:
         try:
@@ -147,13 +146,12 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
                         break
                     outseg = front.hand_over(outseg, ctl)  # expand what the output segment holds so far
                     continue
-                expanded(pool)
                 job, fut = inflight.popleft()
-                fut.result()  # BATCH_DONE (a worker's exception is raised here)
+                fut.result()  # expanded to its end (a worker's exception is raised here)
                 while True:
                     s = store
                     status = merge(kn.fam, kn.P, job.first_id, job.nrows, job.srows, job.sact, job.sfp, job.sfq, job.sbits,
-                                   job.scount, job.bctl, outseg, s.table, s.fpq, s.parent, s.pact, s.flags,
+                                   job.sref, job.stid, job.scount, job.bctl, outseg, s.table, s.fpq, s.parent, s.pact, s.flags,
                                    s.outdeg, s.edst, s.eact, ctl, max_states, table_load)
                     if status == L.GROW:
                         on_grow()

@@ -49,7 +49,9 @@ M_LEN = 2
 # xctl: the expansion's position in its job (where it stopped for a target)
 X_ROW = 0  # next row to expand
 X_EDGE = 1  # its first successor's index in the job's buffers
-X_LEN = 2
+X_SEEN = 2  # positions indexed in the job's ``ltab``
+X_LEN = 3
+LTAB_SLOTS = 1 << 13  # a job's index of its successors (32 KiB): at most half of them used
 
 
 @njit(cache=True)
@@ -183,11 +185,39 @@ def search(fam, P, TM, blocks, plan, nwords, inseg, outseg, table, fpq, parent, 
 
 
 @njit(cache=True, nogil=True)
+def _in_job(ltab, sfp, sfq, h, q, at, xctl):
+    """The position of an earlier successor of the job with fingerprint (h, q), among those ``ltab`` indexes,
+    or -1; if none, and ``at >= 0``, index position ``at`` (whose fingerprint is (h, q)) under it, while
+    ``ltab`` (a power of two of slots, -1 when free) is less than half full (``xctl[X_SEEN]`` counts them): an
+    index that misses a repeat only costs the repeat being treated as perhaps new."""
+    mask = ltab.shape[0] - 1
+    s = np.int64(h & np.uint64(mask))
+    while True:
+        v = ltab[s]
+        if v < 0:
+            if at >= 0 and 2 * (xctl[X_SEEN] + 1) <= ltab.shape[0]:
+                ltab[s] = at
+                xctl[X_SEEN] += 1
+            return -1
+        if sfp[v] == h and sfq[v] == q:
+            return v
+        s = (s + 1) & mask
+
+
+@njit(cache=True, nogil=True)
 def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
-           tk, tv, tq):
+           tk, tv, tq, table, fpq, known, ltab, sref):
     """Expand rows ``lo:hi`` of ``inseg`` (a job that starts at row ``base``; its buffers are filled from
     ``xctl[X_EDGE]`` on): per row, its number of successors (``scount[row - base]``); per successor, in
     order, its row, action, fingerprint and property bits. Depends on the rows (and the target table) only.
+
+    Per successor also ``sref``, what the merge needs to know of it beyond its fingerprint: the id of the
+    stored state it is, when it is among the first ``known`` stored states (``lean.stored_before`` on the seen
+    set as the merge is filling it: exact when it answers); ``-2 - p`` when it is the successor at position
+    ``p`` of the job again (``ltab``, the job's own index of its successors, by position: the merge resolves
+    that one first); -1 otherwise: perhaps new. Only a perhaps-new successor gets its own property bits and
+    its row written (the merge reads neither for a stored state): most successors are stored states, and
+    their properties were most of the expansion's cost; and the merge looks only perhaps-new ones up.
 
     Returns 0 when done, or NEED_TARGET with ``xctl`` at the row that needs it (its query in ``tq``, nothing
     of that row written): fill the target and call again from ``xctl[X_ROW]``."""
@@ -201,6 +231,9 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
     rows, order, cols, perm, kv, words = FAM.key_scratch(fam, P, plan, nwords)
     initial = FAM.initial_members(fam, P)
     e = xctl[X_EDGE]
+    if e == 0:
+        ltab[:] = -1
+        xctl[X_SEEN] = 0
     for ip in range(lo, hi):
         xctl[X_ROW], xctl[X_EDGE] = ip, e
         for f in range(F):
@@ -211,31 +244,37 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
         e0 = e
         for j in range(ns):
             t = out[j]
-            c = FAM.converged(fam, P, TM, t, tk, tv, tq)
-            if c < 0:
-                return NEED_TARGET  # the row's successors written so far are written again on the next call
+            h, q = FAM.fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words)
             bits = np.uint8(0)
+            x = e0 + j
+            p = _in_job(ltab, sfp, sfq, h, q, -1, xctl)
+            ref = -2 - p if p >= 0 else L.stored_before(table, fpq, h, q, known)
+            if ref == -1:  # perhaps new: its properties and its row
+                c = FAM.converged(fam, P, TM, t, tk, tv, tq)
+                if c < 0:
+                    return NEED_TARGET  # the row's successors written so far are written again on the next call
+                if c:
+                    bits |= B_CONV
+                    if FAM.members_in_group(fam, P, t) >= initial:
+                        bits |= B_SOME
+                if not FAM.exclusive_ownership_ok(fam, P, t):
+                    bits |= B_EXCL
+                if not FAM.commit_fencing_ok(fam, P, t):
+                    bits |= B_FENCE
+                for f in range(F):
+                    v = t[f]
+                    if v < -32768 or v > 32767:
+                        raise ValueError("state field out of range for storage")
+                    srows[x, f] = v
             if not FAM.generation_ok(fam, P, row, t):
                 bits |= B_GEN
-            h, q = FAM.fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words)
-            if c:
-                bits |= B_CONV
-                if FAM.members_in_group(fam, P, t) >= initial:
-                    bits |= B_SOME
-            if not FAM.exclusive_ownership_ok(fam, P, t):
-                bits |= B_EXCL
-            if not FAM.commit_fencing_ok(fam, P, t):
-                bits |= B_FENCE
-            x = e0 + j
-            for f in range(F):
-                v = t[f]
-                if v < -32768 or v > 32767:
-                    raise ValueError("state field out of range for storage")
-                srows[x, f] = v
             sact[x] = acts[j]
+            sref[x] = ref
             sfp[x] = h
             sfq[x] = q
             sbits[x] = bits
+        for x in range(e0, e0 + ns):  # only now: a row stopped for a target is written again from its start
+            _in_job(ltab, sfp, sfq, sfp[x], sfq[x], x, xctl)
         e = e0 + ns
         scount[ip - base] = ns
     xctl[X_ROW], xctl[X_EDGE] = hi, e
@@ -243,9 +282,11 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
 
 
 @njit(cache=True, nogil=True)
-def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, outseg, table, fpq, parent, pact,
-          flags, outdeg, edst, eact, ctl, max_states, table_load):
-    """Merge an expanded job (states ``first_id`` ...) into the store, as :func:`search` would expand them.
+def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, sref, stid, scount, bctl, outseg, table, fpq,
+          parent, pact, flags, outdeg, edst, eact, ctl, max_states, table_load):
+    """Merge an expanded job (states ``first_id`` ...) into the store, as :func:`search` would expand them. A
+    successor :func:`expand` resolved (``sref``) is not looked up again; ``stid``: the id of each successor
+    merged so far, by position.
 
     Returns BATCH_DONE, GROW or OUT_FULL (call again after growing / pushing: ``bctl`` keeps the
     position) or LIMIT (``max_states`` stored)."""
@@ -279,7 +320,13 @@ def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, o
                 ctl[K.CT_GEN] = nid
                 ctl[K.CT_GENACT] = act
             c = ctl[K.CT_COUNT]
-            tid = L.lookup_or_insert(table, fpq, sfp[e], sfq[e], c)
+            ref = sref[e]
+            if ref >= 0:
+                tid = ref
+            elif ref < -1:
+                tid = stid[-2 - ref]
+            else:
+                tid = L.lookup_or_insert(table, fpq, sfp[e], sfq[e], c)
             if tid < 0:
                 tid = c
                 parent[c] = nid
@@ -298,6 +345,7 @@ def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, scount, bctl, o
                 ctl[K.CT_COUNT] = c + 1
                 if max_states > 0 and c + 1 >= max_states:
                     return L.LIMIT  # exactly max_states stored, as search
+            stid[e] = tid
             if act < fair:
                 x = ctl[K.CT_FAIR]
                 edst[x] = tid
