@@ -60,6 +60,22 @@ PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-range", "co
 # group.remote.assignor=range; consumer-static: with a group.instance.id (the trace's protocol is consumer for all three)
 CONSUMER_PROTOCOLS = ("consumer", "consumer-range", "consumer-static")
 GROUP = "g"
+CRASH_WAIT_S = 20.0  # how long a crash step waits, past its time, for its member to have been assigned partitions
+
+
+def _wait_assigned(path: Path, deadline: float) -> bool:
+    """Wait until the worker writing ``path`` has recorded an assignment with partitions, or ``deadline``
+    (``time.time()``) passes; whether it has. A crash step kills a member that owns something: on a loaded
+    machine the first rebalance can take longer than the scenario's schedule allows, and a member killed before
+    it was ever assigned is another scenario (it leaves nothing to move)."""
+    offset = 0
+    while True:
+        lines, offset = read_new(path, offset)
+        if any(e.get("event") == "assigned" and e.get("partitions") for e in lines):
+            return True
+        if time.time() >= deadline:
+            return False
+        time.sleep(0.1)
 
 
 class HarnessError(RuntimeError):
@@ -309,6 +325,11 @@ def run(scenario: str, client: str, coordinator: str, protocol: str | None = Non
             elif step.action == "thaw":
                 os.killpg(w.proc.pid, signal.SIGCONT)
             elif step.action == "crash":
+                t0 = time.time()
+                if not _wait_assigned(work / f"{step.member}.jsonl", t0 + CRASH_WAIT_S):
+                    say(f"{step.member} was assigned no partitions in {CRASH_WAIT_S:.0f} s past its crash time: killed anyway")
+                elif time.time() - t0 > 0.5:
+                    say(f"{step.member} was assigned its partitions {time.time() - t0:.1f} s past its crash time: killed now")
                 os.killpg(w.proc.pid, 9)
                 w.proc.wait(10)
                 harness_lines.append({"ts_ms": now(), "group": GROUP, "member": step.member, "event": "left",
