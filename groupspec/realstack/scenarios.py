@@ -62,7 +62,8 @@ SCENARIOS: dict[str, RealScenario] = {s.name: s for s in (
                  (Step(0, "start", "c1"), Step(6, "start", "c2"), Step(12, "start", "c3")), 26),
     RealScenario("consumer-leaves-permanently", "c3 closes cleanly (LeaveGroup) at 10 s",
                  _start3() + (Step(10, "leave", "c3"),), 22),
-    RealScenario("consumer-crashes", "c3 is killed (SIGKILL) at 10 s; the coordinator notices at its session timeout",
+    RealScenario("consumer-crashes", "c3 is killed (SIGKILL) at 10 s, or once it owns partitions if later; the coordinator notices at its "
+                 "session timeout",
                  _start3() + (Step(10, "crash", "c3"),), 30),
     RealScenario("static-member-restart", "static member c3 is killed at 10 s and restarts 3 s later, within its session timeout",
                  _start3() + (Step(10, "crash", "c3"), Step(13, "start", "c3")), 28, default_protocol="static"),
