@@ -69,11 +69,11 @@ class _Job:
         self.sfp = np.empty(cap, np.uint64)
         self.sfq = np.empty(cap, np.uint32)
         self.sbits = np.empty(cap, np.uint8)
-        self.sref = np.empty(cap, np.int64)  # per successor: its id if expand found it stored, ...
+        self.sref = np.empty(cap, np.int64)  # per successor: its stored id, -2 - a repeat's first position, or -1
         self.stid = np.empty(cap, np.int32)  # per successor: its id, as the merge resolves it
         self.scount = np.empty(rows, np.int64)
         self.bctl = np.zeros(M_LEN, np.int64)
-        self.xctl = np.zeros(X_LEN, np.int64)  # where the expansion stopped (for a target)
+        self.xctl = np.zeros(X_LEN, np.int64)  # where the expansion stopped (for a target); its index's fill
         self.tq = np.zeros(query, np.int64)  # the target it asked for
         self.ltab = np.empty(LTAB_SLOTS, np.int32)  # the job's index of its successors
         self.lo = 0
