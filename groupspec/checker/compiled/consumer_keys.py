@@ -265,13 +265,17 @@ KEY_OFFSET = 256  # relative epochs may fall below 0 in a broken variant; every 
 @njit(cache=True)
 def pack(kv, words):
     """Four 16-bit fields per 64-bit word, losslessly (a field that does not fit is an error)."""
-    for w in range(words.shape[0]):
-        words[w] = 0
-    for x in range(kv.shape[0]):
-        v = kv[x] + KEY_OFFSET
-        if v < 0 or v >= 65536:
-            raise ValueError("key field out of range")
-        words[x >> 2] |= np.uint64(v) << np.uint64(16 * (x & 3))
+    nk = kv.shape[0]
+    for w in range(words.shape[0]):  # each word put together in a register: one store, not four
+        acc = np.uint64(0)
+        for k in range(4):
+            x = 4 * w + k
+            if x < nk:
+                v = kv[x] + KEY_OFFSET
+                if v < 0 or v >= 65536:
+                    raise ValueError("key field out of range")
+                acc |= np.uint64(v) << np.uint64(16 * k)
+        words[w] = acc
 
 
 def key_words(n: int, symmetric: bool) -> int:

@@ -27,6 +27,11 @@ first-found representative per key), but nothing is kept per state that can be r
   (Kahn's order in compiled code first; only when non-converged cycles exist, scipy's strongly
   connected components on the part of the graph Kahn's order could not remove).
 
+Once the store outgrows the processor's caches, a lookup's two reads (the index slot, then that id's record)
+are cache misses. The searches compute a state's successors' fingerprints first and issue the reads ahead
+(:func:`prefetch_slot`, :func:`prefetch_record`; the merge of ``parallel.py`` 16 and 8 lookups ahead), so the
+misses overlap instead of queueing; the lookups themselves then run in the same order as before.
+
 Every growing array is enlarged in place (``ndarray.resize``: the C library remaps large blocks
 without copying them), by a quarter at a time, so the memory held stays close to what is used; the
 fingerprint index is rebuilt from the dense fingerprints instead of copied, so the old and new index
@@ -40,7 +45,10 @@ import tempfile
 from collections import deque
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from . import kernel as K
 
@@ -67,6 +75,70 @@ def new_ctl() -> np.ndarray:
 def collision_probability(states: int) -> float:
     """Probability that two of ``states`` distinct keys share a 96-bit fingerprint (birthday bound)."""
     return min(1.0, states * (states - 1) / 2.0 / 2.0**96)
+
+
+@intrinsic
+def borrow(typingctx, arr):
+    """``arr`` itself, without its reference count: a view whose meminfo is null, so that numba's ``NRT_incref``
+    and ``NRT_decref`` on it (one atomic add each time it is passed to a function or sliced) return at once.
+
+    NOTE(numba-refcount): numba counts references to every array it passes, slices or returns, with an atomic add on
+    the array's meminfo; in the search's inner loop that was about a fifth of all cycles (perf, docs/scale.md), and
+    with two threads the adds to the shared arrays' counts bounce one cache line between the cores. The caller must
+    keep ``arr`` alive while the borrowed view is used: borrow only arguments (the Python caller holds them) or
+    arrays the function keeps using after the borrowed view's last use."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        cgutils.copy_struct(out, ary)
+        out.meminfo = cgutils.get_null_value(out.meminfo.type)
+        out.parent = cgutils.get_null_value(out.parent.type)
+        return out._getvalue()
+
+    return arr(arr), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, i):
+    """Ask the processor to bring ``arr[i]`` (a 1-D array) or ``arr[i, 0]`` (2-D) into its caches; no effect otherwise.
+
+    The seen set's two reads per lookup (``table`` at a hashed slot, then that id's row of ``fpq``) are cache misses
+    once the store outgrows the caches; issued a few lookups ahead, they overlap instead of queueing. ``i`` must be
+    in range (it is not checked: a prefetch of a bad address is harmless, but the index arithmetic is not)."""
+    if not isinstance(arr, types.Array) or arr.ndim not in (1, 2) or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, ity = sig.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], ity, types.intp)
+        inds = [idx] if aryty.ndim == 1 else [idx, context.get_constant(types.intp, 0)]
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, inds, wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(arr, i), codegen
+
+
+@njit(cache=True, inline="always")
+def prefetch_slot(table, h):
+    """Prefetch the slot of ``table`` where the lookup of fingerprint ``h`` starts."""
+    prefetch(table, _slot(h, table.shape[0]))
+
+
+@njit(cache=True, inline="always")
+def prefetch_record(table, fpq, h):
+    """Prefetch the fingerprint record of the id in the slot where the lookup of ``h`` starts (its second read)."""
+    v = table[_slot(h, table.shape[0])]
+    if v >= 0:
+        prefetch(fpq, v)
 
 
 @njit(cache=True)

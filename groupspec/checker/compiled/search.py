@@ -51,6 +51,8 @@ X_ROW = 0  # next row to expand
 X_EDGE = 1  # its first successor's index in the job's buffers
 X_SEEN = 2  # positions indexed in the job's ``ltab``
 X_LEN = 3
+PREFETCH_SLOTS = 16  # the merge prefetches the seen set's slot this many lookups ahead
+PREFETCH_RECORDS = 8  # and the fingerprint record of the id in it this many
 LTAB_SLOTS = 1 << 13  # a job's index of its successors (32 KiB): at most half of them used
 
 
@@ -108,17 +110,37 @@ def search(fam, P, TM, blocks, plan, nwords, inseg, outseg, table, fpq, parent, 
     state's successors), GROW (a per-state or per-edge array or the index must grow), CHUNK_DONE
     (``chunk`` states expanded: time to report progress), LIMIT (``max_states`` stored) or NEED_TARGET.
     """
+    maxs = FAM.max_successors(fam, P[K.P_N])
+    F = inseg.shape[1]
+    out, acts, convs, row, u = np.zeros((maxs, F), np.int64), np.zeros(maxs, np.int64), np.zeros(maxs, np.int64), \
+        np.zeros(F, np.int64), np.zeros(F, np.int64)
+    fh, fq = np.zeros(maxs, np.uint64), np.zeros(maxs, np.uint32)
+    rows, order, cols, perm, kv, words = FAM.key_scratch(fam, P, plan, nwords)
+    B = L.borrow  # NOTE(numba-refcount) in lean.borrow: the arguments are held by the caller, the scratch below
+    status = _search(fam, B(P), B(TM), B(blocks), B(plan), B(inseg), B(outseg), B(table), B(fpq), B(parent), B(pact),
+                     B(flags), B(outdeg), B(edst), B(eact), B(ctl), max_states, chunk, table_load, B(tk), B(tv), B(tq),
+                     B(out), B(acts), B(convs), B(row), B(u), B(rows), B(order), B(cols), B(perm), B(kv), B(words),
+                     B(fh), B(fq))
+    return _alive(status, out, acts, convs, row, u, rows, order, cols, perm, kv, words, fh, fq)
+
+
+@njit(cache=True)
+def _alive(status, *scratch):
+    """``status``, after the last use of ``scratch``: keeps the arrays a function borrowed views of alive until its
+    callee using the views has returned (numba frees an array after its last use; a borrowed view does not count)."""
+    return status
+
+
+@njit(cache=True)
+def _search(fam, P, TM, blocks, plan, inseg, outseg, table, fpq, parent, pact, flags, outdeg, edst, eact,
+            ctl, max_states, chunk, table_load, tk, tv, tq, out, acts, convs, row, u, rows, order, cols, perm, kv, words,
+            fh, fq):
+    """:func:`search` on borrowed views, its scratch passed in."""
     n = P[K.P_N]
     F = inseg.shape[1]
     maxs = FAM.max_successors(fam, n)
     fair = FAM.fair_limit(fam)
     targets = FAM.needs_targets(fam)
-    out = np.zeros((maxs, F), np.int64)
-    acts = np.zeros(maxs, np.int64)
-    convs = np.zeros(maxs, np.int64)
-    row = np.zeros(F, np.int64)
-    u = np.zeros(F, np.int64)
-    rows, order, cols, perm, kv, words = FAM.key_scratch(fam, P, plan, nwords)
     done = 0
     while True:
         if ctl[L.L_IPOS] >= ctl[L.L_ILEN]:
@@ -145,6 +167,11 @@ def search(fam, P, TM, blocks, plan, nwords, inseg, outseg, table, fpq, parent, 
                 convs[j] = FAM.converged(fam, P, TM, out[j], tk, tv, tq)
                 if convs[j] < 0:
                     return NEED_TARGET
+        for j in range(ns):  # the fingerprints first, each lookup's first read prefetched (lean.prefetch)
+            fh[j], fq[j] = FAM.fingerprint(fam, P, blocks, plan, out[j], rows, order, cols, perm, kv, words)
+            L.prefetch_slot(table, fh[j])
+        for j in range(ns):  # then the second read (the id's fingerprint record), the first having arrived
+            L.prefetch_record(table, fpq, fh[j])
         conv_here = flags[nid] & L.CONV
         nfair = 0
         for j in range(ns):
@@ -154,9 +181,8 @@ def search(fam, P, TM, blocks, plan, nwords, inseg, outseg, table, fpq, parent, 
             if ctl[K.CT_GEN] < 0 and not FAM.generation_ok(fam, P, row, t):
                 ctl[K.CT_GEN] = nid
                 ctl[K.CT_GENACT] = act
-            h, q = FAM.fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words)
             c = ctl[K.CT_COUNT]
-            tid = L.lookup_or_insert(table, fpq, h, q, c)
+            tid = L.lookup_or_insert(table, fpq, fh[j], fq[j], c)
             if tid < 0:
                 tid = c
                 parent[c] = nid
@@ -221,14 +247,23 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
 
     Returns 0 when done, or NEED_TARGET with ``xctl`` at the row that needs it (its query in ``tq``, nothing
     of that row written): fill the target and call again from ``xctl[X_ROW]``."""
-    n = P[K.P_N]
+    maxs = FAM.max_successors(fam, P[K.P_N])
     F = inseg.shape[1]
-    maxs = FAM.max_successors(fam, n)
-    out = np.zeros((maxs, F), np.int64)
-    acts = np.zeros(maxs, np.int64)
-    row = np.zeros(F, np.int64)
-    u = np.zeros(F, np.int64)
+    out, acts, row, u = np.zeros((maxs, F), np.int64), np.zeros(maxs, np.int64), np.zeros(F, np.int64), \
+        np.zeros(F, np.int64)
     rows, order, cols, perm, kv, words = FAM.key_scratch(fam, P, plan, nwords)
+    B = L.borrow  # NOTE(numba-refcount) in lean.borrow: two threads would bounce the shared arrays' counts
+    status = _expand(fam, B(P), B(TM), B(blocks), B(plan), B(inseg), base, lo, hi, B(srows), B(sact), B(sfp), B(sfq),
+                     B(sbits), B(scount), B(xctl), B(tk), B(tv), B(tq), B(table), B(fpq), known, B(ltab), B(sref),
+                     B(out), B(acts), B(row), B(u), B(rows), B(order), B(cols), B(perm), B(kv), B(words))
+    return _alive(status, out, acts, row, u, rows, order, cols, perm, kv, words)
+
+
+@njit(cache=True, nogil=True)
+def _expand(fam, P, TM, blocks, plan, inseg, base, lo, hi, srows, sact, sfp, sfq, sbits, scount, xctl,
+            tk, tv, tq, table, fpq, known, ltab, sref, out, acts, row, u, rows, order, cols, perm, kv, words):
+    """:func:`expand` on borrowed views, its scratch passed in."""
+    F = inseg.shape[1]
     initial = FAM.initial_members(fam, P)
     e = xctl[X_EDGE]
     if e == 0:
@@ -242,11 +277,16 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
         if ns < 0:
             return NEED_TARGET
         e0 = e
+        for j in range(ns):  # the fingerprints first, the seen set's reads prefetched (as in _search)
+            sfp[e0 + j], sfq[e0 + j] = FAM.fingerprint(fam, P, blocks, plan, out[j], rows, order, cols, perm, kv, words)
+            L.prefetch_slot(table, sfp[e0 + j])
+        for j in range(ns):
+            L.prefetch_record(table, fpq, sfp[e0 + j])
         for j in range(ns):
             t = out[j]
-            h, q = FAM.fingerprint(fam, P, blocks, plan, t, rows, order, cols, perm, kv, words)
-            bits = np.uint8(0)
             x = e0 + j
+            h, q = sfp[x], sfq[x]
+            bits = np.uint8(0)
             p = _in_job(ltab, sfp, sfq, h, q, -1, xctl)
             ref = -2 - p if p >= 0 else L.stored_before(table, fpq, h, q, known)
             if ref == -1:  # perhaps new: its properties and its row
@@ -270,8 +310,6 @@ def expand(fam, P, TM, blocks, plan, nwords, inseg, base, lo, hi, srows, sact, s
                 bits |= B_GEN
             sact[x] = acts[j]
             sref[x] = ref
-            sfp[x] = h
-            sfq[x] = q
             sbits[x] = bits
         for x in range(e0, e0 + ns):  # only now: a row stopped for a target is written again from its start
             _in_job(ltab, sfp, sfq, sfp[x], sfq[x], x, xctl)
@@ -290,10 +328,24 @@ def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, sref, stid, sco
 
     Returns BATCH_DONE, GROW or OUT_FULL (call again after growing / pushing: ``bctl`` keeps the
     position) or LIMIT (``max_states`` stored)."""
+    B = L.borrow  # NOTE(numba-refcount) in lean.borrow: the workers pass table and fpq at the same time
+    return _merge(fam, B(P), first_id, nrows, B(srows), B(sact), B(sfp), B(sfq), B(sbits), B(sref), B(stid), B(scount),
+                  B(bctl), B(outseg), B(table), B(fpq), B(parent), B(pact), B(flags), B(outdeg), B(edst), B(eact), B(ctl),
+                  max_states, table_load)
+
+
+@njit(cache=True, nogil=True)
+def _merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, sref, stid, scount, bctl, outseg, table, fpq,
+           parent, pact, flags, outdeg, edst, eact, ctl, max_states, table_load):
+    """:func:`merge` on borrowed views."""
     n = P[K.P_N]
     F = srows.shape[1]
     maxs = FAM.max_successors(fam, n)
     fair = FAM.fair_limit(fam)
+    etot = bctl[M_EDGE]  # the job's successors end here
+    for i in range(bctl[M_STATE], nrows):
+        etot += scount[i]
+    pa = pb = bctl[M_EDGE]  # the lookups whose first / second read is prefetched (lean.prefetch) end here
     while True:
         i = bctl[M_STATE]
         if i >= nrows:
@@ -313,6 +365,14 @@ def merge(fam, P, first_id, nrows, srows, sact, sfp, sfq, sbits, sref, stid, sco
         nfair = 0
         for j in range(ns):
             e = e0 + j
+            while pa < etot and pa < e + PREFETCH_SLOTS:
+                if sref[pa] == -1:
+                    L.prefetch_slot(table, sfp[pa])
+                pa += 1
+            while pb < etot and pb < e + PREFETCH_RECORDS:
+                if sref[pb] == -1:
+                    L.prefetch_record(table, fpq, sfp[pb])
+                pb += 1
             act = sact[e]
             bits = sbits[e]
             ctl[K.CT_EDGES] += 1
