@@ -29,8 +29,8 @@ first-found representative per key), but nothing is kept per state that can be r
 
 Once the store outgrows the processor's caches, a lookup's two reads (the index slot, then that id's record)
 are cache misses. The searches compute a state's successors' fingerprints first and issue the reads ahead
-(:func:`prefetch_slot`, :func:`prefetch_record`; the merge of ``parallel.py`` 16 and 8 lookups ahead), so the
-misses overlap instead of queueing; the lookups themselves then run in the same order as before.
+(:func:`prefetch_slot`, :func:`prefetch_record`; ``search.merge``, which knows its whole job, 16 and 8 lookups
+ahead), so the misses overlap instead of queueing; the lookups themselves then run in the same order as before.
 
 Every growing array is enlarged in place (``ndarray.resize``: the C library remaps large blocks
 without copying them), by a quarter at a time, so the memory held stays close to what is used; the
