@@ -58,6 +58,52 @@ def test_malformed_input_is_a_value_error(bad):
         get("range").assign({"t": 1}, bad)
 
 
+
+BAD_CLAIMS = [["t"]], [["t", 0, 1]], [[0, "t"]], [["t", True]], [["t", 1.0]], "t0", [("t", 0), "t0"], 5, [{"t": 0}]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad", BAD_CLAIMS)
+def test_malformed_claims_name_the_first_member_whatever_the_assignor(name, bad):
+    """Range and roundrobin never read the claims but check them (all members' at once, in a few C passes):
+    a malformed one raises the error that names its member, as the member-by-member check of the sticky
+    assignors does; and when a later member's other field is bad, the earlier member's claims are still the
+    error raised (the order of the checks is the members' order)."""
+    good = {"topics": ["t"], "owned": [["t", 0]]}
+    with pytest.raises(ValueError, match=r"subscription of member 'm2': .*owned"):
+        get(name).assign({"t": 2}, {"m1": good, "m2": {"topics": ["t"], "owned": bad}, "m3": good})
+    with pytest.raises(ValueError, match=r"subscription of member 'm2': .*owned"):
+        get(name).assign({"t": 2}, {"m1": good, "m2": {"topics": ["t"], "owned": bad}, "m3": {"topics": 5}})
+    with pytest.raises(ValueError, match=r"subscription of member 'm3': .*topics"):
+        get(name).assign({"t": 2}, {"m1": good, "m2": good, "m3": {"topics": 5, "owned": bad}})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_collector_is_paused_for_the_call_only(name):
+    """Each assignor runs with the cycle collector paused and switches it back on after, also when it raises;
+    a caller that switched it off finds it off."""
+    import gc
+
+    seen = []
+
+    class Spy(dict):  # read during the call: records whether the collector was running then
+        def get(self, key, default=None):
+            seen.append(gc.isenabled())
+            return super().get(key, default)
+
+    assert gc.isenabled()
+    get(name).assign({"t": 2}, {"m1": Spy(topics=["t"])})
+    assert seen and not any(seen) and gc.isenabled()
+    with pytest.raises(ValueError):
+        get(name).assign({"t": 2}, {"m1": {"topics": 5}})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        get(name).assign({"t": 2}, {"m1": {"topics": ["t"]}})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
 def test_member_order_static_first_then_java_utf16():
     ms = normalize({
         "b": {}, "a": {}, "s2": {"instance_id": "i2"}, "s1": {"instance_id": "i1"},

@@ -20,9 +20,13 @@ every member present, each list sorted by ``(topic, partition)``.
 """
 from __future__ import annotations
 
+import functools
+import gc
 from dataclasses import dataclass
 from collections import abc
-from typing import Any, Iterable, Mapping
+from itertools import chain
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Mapping, ParamSpec, TypeVar
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
@@ -32,6 +36,7 @@ __all__ = [
     "ClaimColumns",
     "Member",
     "Partition",
+    "collector_paused",
     "existing_topics",
     "finish",
     "java_string_key",
@@ -61,6 +66,34 @@ class Member:
     @property
     def topic_set(self) -> frozenset[str]:
         return frozenset(self.topics)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def collector_paused(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fn`` with Python's cycle collector paused for the call (if it was running; re-enabled after, whatever
+    happens). An assignment allocates a tuple per partition and a list per member, a million of them on the large
+    shapes, and builds no reference cycle; with the collector running, every 700 allocations start a collection
+    that walks the young objects, and the older generations' collections walk everything alive (the caller's
+    subscriptions included): a third of a fresh 1M-partition assignment's time (docs/scale.md). Paused, the
+    objects are counted as usual and the first collection after the call walks them once (or never, when the
+    result is freed first). The collector's switch is the process's: a call on another thread meanwhile runs
+    with it paused too, and one that ends first switches it back on (it only ever pauses collections, never
+    skips freeing: reference counting frees everything as usual)."""
+
+    @functools.wraps(fn)
+    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
 
 
 def java_string_key(s: str) -> bytes:
@@ -113,6 +146,7 @@ def _parse_owned(member_id: str, raw: Any) -> tuple[Partition, ...]:
 
 
 _PAIR_CONTAINERS = {list, tuple}
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 _NO_COLUMNS: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
@@ -165,7 +199,36 @@ def normalize(subscriptions: Mapping[str, Mapping[str, Any]], keep_owned: bool =
     :func:`normalize_claims`)."""
     if keep_owned:
         return _normalize(subscriptions, None)
-    return _normalize(subscriptions, ClaimColumns([], []))
+    raws: list[Any] = []  # each member's raw ``owned``, checked all at once after the loop (_check_claims)
+    try:
+        members = _normalize(subscriptions, raws)
+    except ValueError:
+        # a later field of some member is bad: the claims of the members before it are checked first, so the
+        # error raised is the one the member-by-member order raises
+        if raws:
+            _check_claims(list(subscriptions)[: len(raws)], raws, at_once=False)
+        raise
+    _check_claims([m.member_id for m in members], raws, at_once=True)
+    return members
+
+
+_PAIR_TYPES = ({list}, {tuple}, {list, tuple})
+
+
+def _check_claims(member_ids: list[str], raws: list[Any], at_once: bool) -> None:
+    """Check every member's claims as strictly as :func:`_parse_owned` does, building nothing. ``at_once``: first
+    in a few C-speed passes over all the members' pairs together (the common case: lists of ``[str, int]`` lists
+    or tuples); if that does not pass, or not ``at_once``, member by member, which raises the error naming the
+    first member whose claims are malformed."""
+    if at_once:
+        lists = [r for r in raws if r is not None]  # None claims nothing
+        if all(type(r) is list or type(r) is tuple for r in lists):
+            pairs = list(chain.from_iterable(lists))
+            if (not pairs or set(map(type, pairs)) in _PAIR_TYPES and set(map(len, pairs)) == {2}
+                    and set(map(type, map(_first, pairs))) == {str} and set(map(type, map(_second, pairs))) == {int}):
+                return
+    for member_id, raw in zip(member_ids, raws):
+        _owned_columns(member_id, raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +249,10 @@ def normalize_claims(subscriptions: Mapping[str, Mapping[str, Any]]) -> tuple[li
     return _normalize(subscriptions, columns), columns
 
 
-def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimColumns | None) -> list[Member]:
+def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimColumns | list[Any] | None) -> list[Member]:
     """:func:`normalize`'s loop: each member's claims parsed into ``owned``, or (``columns`` given) into ``columns``,
-    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields)."""
+    after its other fields (the order of the checks, so which error a bad input raises, is that of the fields); or,
+    ``columns`` a list, each member's raw claims appended to it unchecked (the caller checks them, :func:`normalize`)."""
     if not isinstance(subscriptions, abc.Mapping):
         raise ValueError("subscriptions must be a mapping of member id to subscription")
     members: list[Member] = []
@@ -239,7 +303,9 @@ def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimCol
                 raw_topic_count=raw_count,
             )
         )
-        if columns is not None:
+        if isinstance(columns, list):
+            columns.append(sub.get("owned"))
+        elif columns is not None:
             claimed_topics, claimed_numbers = _owned_columns(member_id, sub.get("owned"))
             columns.topics.append(claimed_topics)
             columns.numbers.append(claimed_numbers)

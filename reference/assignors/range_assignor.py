@@ -33,7 +33,7 @@ from itertools import chain, product, repeat
 from typing import Any, Mapping, Sequence
 
 from ._frame import (
-    Assignment, Member, Partition, check_partition_counts, finish, member_info_key, normalize,
+    Assignment, Member, Partition, check_partition_counts, collector_paused, finish, member_info_key, normalize,
 )
 
 PartitionRacks = Mapping[str, Sequence[Sequence[str | None]]]
@@ -266,6 +266,7 @@ class RangeAssignor:
     #: declares rack-awareness to the assignor checker: it passes ``partition_racks`` (KIP-881)
     rack_aware = True
 
+    @collector_paused
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]],
                partition_racks: PartitionRacks | None = None) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)

@@ -23,7 +23,7 @@ from itertools import repeat
 from typing import Any, Mapping
 
 from ._frame import (
-    Assignment, Partition, check_partition_counts, finish, java_string_key, member_info_key, normalize,
+    Assignment, Partition, check_partition_counts, collector_paused, finish, java_string_key, member_info_key, normalize,
 )
 
 
@@ -34,6 +34,7 @@ class RoundRobinAssignor:
     protocol = "eager"
     supported_protocols: tuple[str, ...] = ("eager",)
 
+    @collector_paused
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         counts = check_partition_counts(partitions_per_topic)
         members = normalize(subscriptions, keep_owned=False)

@@ -61,7 +61,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._frame import Assignment, Partition, check_partition_counts, normalize_claims
+from ._frame import Assignment, Partition, check_partition_counts, collector_paused, normalize_claims
 from ._sticky_general import general, general_transfers
 from ._sticky_problem import Claims, Gids, Problem, all_subscriptions_equal, encode, java_hash, java_hashmap_order, resolve_claims
 
@@ -415,9 +415,11 @@ class StickyAssignor:
     protocol = "eager"
     supported_protocols: tuple[str, ...] = ("eager",)
 
+    @collector_paused
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         return _sticky_assign(partitions_per_topic, subscriptions, one_answer=True).ideal
 
+    @collector_paused
     def assign_detailed(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
         return sticky_assign(partitions_per_topic, subscriptions)
 
@@ -432,9 +434,11 @@ class CooperativeStickyAssignor:
     protocol = "cooperative"
     supported_protocols: tuple[str, ...] = ("eager", "cooperative")
 
+    @collector_paused
     def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> Assignment:
         return _sticky_assign(partitions_per_topic, subscriptions, one_answer=True).round_one
 
+    @collector_paused
     def assign_detailed(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Mapping[str, Any]]) -> StickyOutcome:
         return sticky_assign(partitions_per_topic, subscriptions)
 
