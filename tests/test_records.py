@@ -69,3 +69,42 @@ def test_mutant_commit_ahead_is_caught_as_skipped_records() -> None:
 
 def test_runs_are_deterministic() -> None:
     assert _run("async", crash=True) == _run("async", crash=True)
+
+
+
+class _AlwaysAsks(Simulator):
+    """The simulator before its shortcut: after the hooks, the member's timer is always asked again."""
+
+    def _after_consumer(self, p, sends, due):  # type: ignore[no-untyped-def]
+        for hook in self.hooks:
+            sends = sends + hook(self, p)
+        for s in sends:
+            self._send_request(p, s)
+        if len(p.consumer.events) > p.seen_events:
+            self._flush_events(p)
+        nt = p.consumer.next_timer_ms()
+        if nt is not None:
+            self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "sync", "async"])
+def test_the_timer_is_asked_again_only_when_it_can_have_moved(strategy: str) -> None:
+    """The simulator asks a member's timer again after the hooks only when one sent on its behalf (the record
+    layer's commits): step for step the same run as a simulator that always asks. The coordinator becomes
+    unreachable mid-run, so the record layer's commits are lost and their deadlines, earlier than the member's
+    next heartbeat, are what its timer must wake it for; a simulator that never asks again keeps the timer from
+    before the commit (mutant: fewer heartbeats, other commits)."""
+    from groupspec.reference.sim import NetworkConfig
+
+    def run(cls: type[Simulator]) -> tuple[list[tuple[int, str, str, str]], list[dict]]:
+        sim = cls(SimConfig(seed=2, topics=(("t", 4),)))
+        RecordFlow(RecordsConfig(strategy=strategy)).attach(sim)
+        base = ConsumerConfig(group_id="g", topics=("t",), assignors=("range",), session_timeout_ms=10000,
+                              heartbeat_interval_ms=3000, request_timeout_ms=500)
+        for i, n in enumerate(("c1", "c2")):
+            sim.at(i * 700, "start", n, config=strategy_config(replace(base, client_id=n), strategy))
+        sim.at(10000, "network", None, config=NetworkConfig(loss=1.0))
+        steps = [(r.time_ms, r.kind, r.actor, r.detail) for r in sim.run_until(20000)]
+        return steps, sim.trace
+
+    assert run(Simulator) == run(_AlwaysAsks)

@@ -192,6 +192,7 @@ class Consumer(ClientRebalance):
     _assignors: dict[str, Any] = field(default_factory=dict)
     # per assignor: (last assignment, its generation) as kept by onAssignment
     _assignor_memory: dict[str, tuple[tuple[TP, ...] | None, int]] = field(default_factory=dict)
+    _timer: SetTimer | None = field(default=None, repr=False, compare=False)  # the last SetTimer handle returned
 
     def __post_init__(self) -> None:
         bad = self.faults - FAULTS
@@ -228,7 +229,10 @@ class Consumer(ClientRebalance):
                     cmds.append(CallListener(cb, tuple(e.partitions), e.generation))
         due = self.next_timer_ms()
         if due is not None:
-            cmds.append(SetTimer(due, TICK))
+            timer = self._timer
+            if timer is None or timer.at_ms != due:  # the timer's record is immutable: the last one is reused
+                timer = self._timer = SetTimer(due, TICK)
+            cmds.append(timer)
         return cmds
 
     def _stopped_by_error(self, now: int) -> None:

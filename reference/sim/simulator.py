@@ -260,17 +260,21 @@ class Simulator(VirtualClock):
         return sends
 
     def _after_consumer(self, p: SimProc, sends: list[Send], due: int | None) -> None:
+        """The hooks (the records layer), then the member's requests, events and timer. A hook that calls into the
+        member returns what it sent (and one that sends nothing changes no timer: an application commit that fails
+        locally only adds a member event); when one did, the member's timer is asked again."""
         c = p.consumer
+        called = False
         for hook in self.hooks:
             more = hook(self, p)
             if more:
                 sends = sends + more
+                called = True
         for s in sends:
             self._send_request(p, s)
         if len(c.events) > p.seen_events:
             self._flush_events(p)
-        # the member's SetTimer; a hook (the records layer) may have called it since: then asked again
-        nt = c.next_timer_ms() if self.hooks else due
+        nt = c.next_timer_ms() if called else due
         if nt is not None:
             self._wake((p.name, p.incarnation), max(nt, self.now), "tick", p.name, p.incarnation)
 
