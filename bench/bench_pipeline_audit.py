@@ -11,6 +11,8 @@ For every size, in this order:
   aggregates in Spark SQL, the verdicts, windows and periods written as Parquet and the report), in a
   fresh session whose Python workers are started before the clock starts; the session's start-up is
   printed apart (a user pays it once per command);
+* **the command** ``groupspec trace check --json`` on the same files, in a process of its own (the
+  single-process trace check issue 32 compares with; ``--no-cli`` skips it);
 * **baseline**, one process: the same per-file function (``groupspec.pipeline.audit.trace_rows``, the
   project's one trace checker on the file as ``groupspec trace check`` runs it, rows flattened), file
   after file, then the same aggregates in DuckDB and the verdicts written as Parquet.
@@ -132,7 +134,37 @@ def baseline(files: list[str], out: Path) -> dict[str, Any]:
             "groups": int(figures["totals"][0][0])}
 
 
+def trace_check_cli(files: list[str], out: Path) -> dict[str, Any]:
+    """The command the issue names, ``groupspec trace check --json FILES...`` (its fastest output: the text
+    report costs more), in a process of its own: wall seconds, its CPU-seconds (``RUSAGE_CHILDREN``), and the
+    events and groups its document counts (the check that it saw what Spark saw)."""
+    import json
+    import resource
+    import subprocess
+
+    exe = Path(sys.executable).with_name("groupspec")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from groupspec.cli import main; main()"]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(out, "wb") as fh:
+        proc = subprocess.run([*cmd, "trace", "check", "--json", *files], stdout=fh, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):  # 1: some invariant violated in some trace, as the fleet has
+        raise SystemExit(f"groupspec trace check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
+    with open(out, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    out.unlink()
+    return {"wall": wall, "cpu": (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
+            "events": sum(t["events"] for t in doc["traces"]), "groups": sum(len(t["groups"]) for t in doc["traces"])}
+
+
 def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
+    def warm(batches: Any) -> Any:  # defined here so that it travels by value: the workers cannot import this file
+        import groupspec.pipeline.audit  # noqa: F401
+
+        yield from batches
+
     from groupspec.pipeline.audit import run_audit
 
     stage = tmp / "audit"
@@ -140,7 +172,10 @@ def spark_audit(files: list[str], tmp: Path) -> dict[str, Any]:
     stage.mkdir()
     s0 = time.perf_counter()
     with spark_session("local[2]", "bench audit", quiet=True) as spark:
-        spark.sparkContext.parallelize(range(2), 2).map(lambda _: __import__("groupspec.pipeline.audit")).count()
+        # the Python workers started, and their imports done, before the clock starts: the workers of a SQL job
+        # (mapInArrow, as the audit's), which Spark keeps apart from an RDD job's (a warm-up by
+        # ``parallelize(...).map`` leaves the audit to start its own)
+        spark.range(0, 2, 1, 2).mapInArrow(warm, "id long").count()
         start = time.perf_counter() - s0
         with CpuMeter() as meter:
             t0 = time.perf_counter()
@@ -214,6 +249,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated smaller event counts (crossover)")
+    ap.add_argument("--no-cli", dest="cli", action="store_false", help="do not time the command `groupspec trace "
+                    "check --json` on the same files (the issue's single-process peer)")
     ap.add_argument("--aggregation", action="store_true", help="only the aggregation, Spark SQL against DuckDB, "
                     "on the verdict rows of --events events")
     args = ap.parse_args()
@@ -238,6 +275,8 @@ def main() -> None:
                 b = baseline(files, tmp / "baseline")
             bcpu = meter.result["total"]
             assert (s["events"], s["groups"]) == (b["events"], b["groups"]), (s, b)
+            c = trace_check_cli(files, tmp / "trace-check.json") if args.cli else None
+            assert c is None or (c["events"], c["groups"]) == (b["events"], b["groups"]), (c, b)
             n = s["events"]
             points.append((n, s["wall"], b["wall"]))
             serial = s["cpu"]["workers"] / 2 + s["cpu"]["jvm"] + s["cpu"]["driver"]
@@ -251,6 +290,11 @@ def main() -> None:
                   f"{b['wall'] / s['wall']:.2f}x; {load()}; this session's two-process ceiling just before: "
                   f"{ceiling['ratio']:.2f}x ({autogroup()}: when the machine is contended each login session gets one "
                   f"share of the CPUs, so local[2]'s second worker gains that much at most)", flush=True)
+            if c is not None:
+                print(f"  the command, one process: groupspec trace check --json {c['wall']:.1f} s = {n / c['wall']:,.0f} "
+                      f"events/s ({c['cpu']:.1f} CPU-s); local[2] / trace check = {c['wall'] / s['wall']:.2f}x (issue 32: "
+                      f">= 2x at 10 million events); on 2 idle cores, from CPU-seconds, between {c['cpu'] / serial:.2f}x "
+                      f"and {2 * c['cpu'] / s['cpu']['total']:.2f}x", flush=True)
             print(f"  by CPU-seconds (load-independent): one process {n / bcpu:,.0f} events per CPU-s; local[2] "
                   f"{n / s['cpu']['total']:,.0f} per CPU-s of all its processes. On 2 idle cores local[2] takes "
                   f"between {s['cpu']['total'] / 2:.1f} s (its CPU-seconds spread over both cores) and {serial:.1f} s "
