@@ -4,7 +4,9 @@ Runs ``groupspec.checker.check`` on one instance of each compiled family (classi
 ``consumer``; the migration: ``classic-to-consumer``), each in a fresh process after a warm-up that loads
 the compiled engine, once per worker count (``--workers 1,2``), and prints per run: states, edges, CPU
 seconds of the whole check (every thread), **states per CPU-second**, wall seconds; per family, the
-two-worker wall speed-up measured in this run. With ``--old PYTHON`` (a Python whose ``groupspec`` is
+two-worker wall speed-up measured in this run (from the least-CPU runs; with ``--repeat`` above 1 also from the
+median walls and from the fastest runs: on a shared host the CPU time of the same work moves by a fifth from run
+to run, and the three figures show how far that moves the ratio). With ``--old PYTHON`` (a Python whose ``groupspec`` is
 another checkout, e.g. the commit before the one search: ``git worktree add /tmp/old <commit>`` and a venv
 there), every run is made with both, alternately, and the table shows old and new side by side with the
 ratio new / old of states per CPU-second, measured in the same run. Every pair of runs must give the same
@@ -24,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from statistics import median
 
 PROG = """
 import json, sys, time
@@ -81,12 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     for fam in args.families.split(","):
         case = FAMILIES[fam]
         walls: dict[tuple[str, int], float] = {}
+        allwalls: dict[tuple[str, int], list[float]] = {}
         for w in counts:
             got: dict[str, list[dict]] = {tag: [] for tag in pythons}
             for _ in range(args.repeat):
                 for tag, py in pythons.items():  # alternately, so that both see the same load
                     got[tag].append(run(py, case, w))
             rows = {tag: best(rs) for tag, rs in got.items()}
+            for tag, rs in got.items():
+                allwalls[(tag, w)] = [r["wall"] for r in rs]
             first = rows["new"]
             for tag, r in rows.items():
                 if (r["states"], r["edges"], r["verdicts"], r["bound"]) != (first["states"], first["edges"],
@@ -103,7 +109,12 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         if 1 in counts and 2 in counts:
             speed = "  ".join(f"{tag}: {walls[(tag, 1)] / walls[(tag, 2)]:.2f}x" for tag in pythons)
-            print(f"{'':10} two-worker wall speed-up (1 worker's wall / 2 workers'): {speed}")
+            print(f"{'':10} two-worker wall speed-up (1 worker's wall / 2 workers'), least-CPU runs: {speed}")
+            if args.repeat > 1:
+                med = "  ".join(f"{tag}: {median(allwalls[(tag, 1)]) / median(allwalls[(tag, 2)]):.2f}x"
+                                for tag in pythons)
+                fast = "  ".join(f"{tag}: {min(allwalls[(tag, 1)]) / min(allwalls[(tag, 2)]):.2f}x" for tag in pythons)
+                print(f"{'':10} the same from the median walls: {med}; from the fastest runs: {fast}")
     print(f"[families] load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 1 if failed else 0
 

@@ -217,12 +217,15 @@ def make_grower(st: "_Store", ctl: np.ndarray, maxs: int, shared: bool = False) 
             size = int(st.parent.shape[0] * GROWTH) + maxs
             for name in ("parent", "pact", "flags", "outdeg"):
                 setattr(st, name, L.grow(getattr(st, name), size))
-            if shared:
-                fpq = np.zeros((size, 3), np.uint32)
+            if not shared:
+                st.fpq = L.grow(st.fpq, size)
+            elif size > st.fpq.shape[0]:
+                # a copy: twice the size, so that the copies add up to about twice the final array, not five
+                # times (a quarter's growth each); left unwritten past ``count`` (nothing reads a record before
+                # the merge writes it), so the pages not yet used are not touched
+                fpq = np.empty((max(size, 2 * st.fpq.shape[0]), 3), np.uint32)
                 fpq[:count] = st.fpq[:count]
                 st.fpq = fpq
-            else:
-                st.fpq = L.grow(st.fpq, size)
         if int(ctl[K.CT_FAIR]) + maxs > st.edst.shape[0]:
             size = int(st.edst.shape[0] * GROWTH) + maxs
             st.edst, st.eact = L.grow(st.edst, size), L.grow(st.eact, size)

@@ -61,6 +61,7 @@ L_LEAVE = K.CT_LEN + 4  # first converged state with a protocol step to a non-co
 L_LEN = K.CT_LEN + 5
 
 CONV = np.uint8(1)
+GRAPH_AHEAD = 8  # longest_to_convergence: states visited ahead whose reads are prefetched (in three steps)
 
 DONE, GROW, CHUNK_DONE, LIMIT, OUT_FULL, IN_EMPTY = 0, 1, 2, 3, 4, 5
 
@@ -285,7 +286,16 @@ def longest_to_convergence(count, offs, edst, flags):
             topo[nt] = v
             nt += 1
     q = 0
-    while q < nt:
+    d = GRAPH_AHEAD  # both walks below visit states in an order the caches cannot guess: each state's
+    while q < nt:  # out-edge range, its edges and their targets' counts are prefetched 3d, 2d and d states ahead
+        if q + 3 * d < nt:
+            prefetch(offs, topo[q + 3 * d])
+        if q + 2 * d < nt:
+            prefetch(edst, offs[topo[q + 2 * d]])
+        if q + d < nt:
+            w = topo[q + d]
+            for e in range(offs[w], offs[w + 1]):
+                prefetch(indeg, edst[e])
         v = topo[q]
         q += 1
         for e in range(offs[v], offs[v + 1]):
@@ -303,6 +313,14 @@ def longest_to_convergence(count, offs, edst, flags):
         return -1, nt, nonconv, removed
     dist = np.zeros(count, np.int32)
     for x in range(nt - 1, -1, -1):
+        if x >= 3 * d:
+            prefetch(offs, topo[x - 3 * d])
+        if x >= 2 * d:
+            prefetch(edst, offs[topo[x - 2 * d]])
+        if x >= d:
+            w = topo[x - d]
+            for e in range(offs[w], offs[w + 1]):
+                prefetch(dist, edst[e])
         v = topo[x]
         best = 0
         for e in range(offs[v], offs[v + 1]):

@@ -57,6 +57,18 @@ from .search import expand, merge
 __all__ = ["B_CONV", "B_EXCL", "B_FENCE", "B_GEN", "B_SOME", "JOB_ROWS", "expand", "merge", "run_search"]
 
 JOB_ROWS = 1024  # rows expanded per job
+AHEAD = 2  # jobs per worker expanded ahead of the merge
+MIN_JOB_ROWS = 64  # the least a job is cut to when the frontier runs low (``_job_rows``)
+
+
+def _job_rows(length: int, more_queued: bool, workers: int) -> int:
+    """The rows per job for a segment of ``length`` rows: ``JOB_ROWS``, or, when it is the last input there
+    is (``more_queued`` false: the search's tail, or its start), a share per worker, so that a small
+    segment still keeps every worker busy (never below ``MIN_JOB_ROWS``, which keeps a job's fixed cost
+    small beside its rows)."""
+    if more_queued:
+        return JOB_ROWS
+    return max(1, min(JOB_ROWS, max(MIN_JOB_ROWS, -(-length // workers))))
 
 
 class _Job:
@@ -93,11 +105,12 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
     of the main thread (the merge and this driver: the part that does not run in parallel)."""
     c0 = time.thread_time()
     tg = kn.targets
-    depth = 2 * workers + 1  # jobs expanded ahead of the merge
+    depth = AHEAD * workers + 1  # jobs expanded ahead of the merge
     free = [_Job(JOB_ROWS, kn.maxs, kn.F, tg.tq.shape[0]) for _ in range(depth + 1)]
     inflight: deque[tuple[_Job, Future[int]]] = deque()
     cur: tuple[np.ndarray, int] | None = None  # the input segment being cut into jobs, and its next row
     cur_len = 0
+    cur_rows = JOB_ROWS  # its rows per job
     next_id = 0  # state id of the next row to hand out
     last_report = 0
     complete = True
@@ -118,14 +131,15 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
             lo = int(job.xctl[X_ROW])
 
     def submit(pool: ThreadPoolExecutor) -> bool:
-        nonlocal cur, cur_len, next_id
+        nonlocal cur, cur_len, cur_rows, next_id
         if cur is None or cur[1] >= cur_len:
             nxt = front.pop()
             if nxt is None:
                 return False
             cur, cur_len = (nxt[0], 0), nxt[1]
+            cur_rows = _job_rows(cur_len, bool(front.queue), workers)
         seg, pos = cur
-        hi = min(cur_len, pos + JOB_ROWS)
+        hi = min(cur_len, pos + cur_rows)
         job = free.pop()
         job.inseg, job.first_id, job.nrows, job.lo = seg, next_id, hi - pos, pos
         job.bctl[:] = 0
@@ -141,11 +155,14 @@ def run_search(kn: Any, store: "Any", front: L.Frontier, ctl: np.ndarray, outseg
             while True:
                 while len(inflight) < depth and submit(pool):
                     pass
-                if not inflight:
-                    if ctl[L.L_OLEN] == 0:
-                        break
-                    outseg = front.hand_over(outseg, ctl)  # expand what the output segment holds so far
+                if len(inflight) < workers and ctl[L.L_OLEN] > 0:
+                    # the input is used up and a worker would wait: the states merged so far are the next
+                    # input (the rows stay in id order: the output segment is queued behind everything
+                    # handed out, as when nothing is in flight)
+                    outseg = front.hand_over(outseg, ctl)
                     continue
+                if not inflight:
+                    break
                 job, fut = inflight.popleft()
                 fut.result()  # expanded to its end (a worker's exception is raised here)
                 while True:
