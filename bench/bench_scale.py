@@ -8,8 +8,8 @@ CPU second, wall seconds, peak memory, memory per state (peak growth / states), 
 per state; then the **two-core speed-up** (wall time of one worker / wall time of two, measured in this
 run) and, because a shared machine makes wall time noisy, the speed-up the CPU figures allow on two
 idle cores (the whole check's CPU time over: the graph part's, which runs on one thread, plus the larger
-of the merge thread's CPU time, which cannot run in parallel, and half the search's). Every run must give the same states, edges and verdicts as the
-first (the bench fails otherwise). Deterministic: no randomness, nothing to seed.
+of the CPU time spent merging, which cannot run in parallel, and half the search's). Every run must give the
+same states, edges and verdicts as the first (the bench fails otherwise). Deterministic: no randomness, nothing to seed.
 
 First it prints the **checker's targets** (issues 29 and 32), one fresh process per instance: the classic family
 (cooperative 4 x 6, crash + timeout, budget 2), the KIP-848 family (consumer 4 x 6, crash + timeout + zombie,

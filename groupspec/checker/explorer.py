@@ -76,7 +76,7 @@ class Result:
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)  # a variant's own figures (zookeeper: the herd)
     search_cpu_seconds: float | None = None  # compiled engine: CPU of the search (before the graph part)
-    serial_cpu_seconds: float | None = None  # compiled engine, workers > 1: CPU of the merge thread
+    serial_cpu_seconds: float | None = None  # compiled engine, workers > 1: CPU spent merging
     compiled_now: str | bool = False  # set by `groupspec check`: what this run compiled first (its notice), or False
 
     @property

@@ -316,7 +316,7 @@ class CompiledExplorer(Explorer):
         if workers < 1:
             raise ValueError(f"workers must be at least 1 (got {workers})")
         self.workers = workers
-        self.serial_cpu_seconds: float | None = None  # CPU of the merge thread (workers > 1)
+        self.serial_cpu_seconds: float | None = None  # CPU spent merging, on whichever thread (workers > 1)
         self.kernel = kernel_for(proto)
         self.action_of = self.kernel.action_of  # an encoding's action code -> the model's action
         self.frontier_budget, self.segment_rows, self.initial_capacity = frontier_budget, segment_rows, initial_capacity

@@ -14,9 +14,9 @@ compact fair edges, frontier segments). Per expanded state it does two kinds of 
   stored before.
 
 :func:`search` does both, state by state (one thread; it computes a new state's properties only when the
-state is new). :func:`expand` and :func:`merge` split them for ``parallel.py``: worker threads expand jobs
-of consecutive rows ahead of the merge, the main thread merges the jobs strictly in order, doing exactly
-what :func:`search` does per step, in the same order, on the same seen set, so the states, ids, edges and
+state is new). :func:`expand` and :func:`merge` split them for ``parallel.py``: threads expand jobs
+of consecutive rows ahead of the merge, and the jobs are merged strictly in order (by whichever thread finds
+the next one ready), doing exactly what :func:`search` does per step, in the same order, on the same seen set, so the states, ids, edges and
 every "first state that ..." are those of the serial search whatever the number of workers.
 
 Statuses: IN_EMPTY, OUT_FULL, GROW, CHUNK_DONE, LIMIT (``lean.py``), :data:`NEED_TARGET` (a target family
