@@ -10,7 +10,7 @@ import tempfile
 
 import click
 
-from ._common import OutputPath, UserError, emit_json, make_console
+from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
@@ -64,7 +64,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--transcript", "transcript_dir", type=OutputPath(kind="dir"), default=None,
               help="On exit, write DIR/script.jsonl (replayable with `groupspec coordinator replay`) and DIR/transcript.jsonl.")
 @click.option("--record-group", default=None, help="Group whose state lines the transcript shows (default: the first group).")
-@click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
+@click.option("--duration", type=FiniteFloat(0, None, min_open=True), default=None, metavar="SECONDS",
               help="Stop after SECONDS (default: run until interrupted).")
 @click.option("--connections-max-idle-ms", type=click.IntRange(1, None), default=600_000, show_default=True,
               help="connections.max.idle.ms: a connection with no traffic that long is closed (Kafka's default).")

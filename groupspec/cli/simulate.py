@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import OutputPath, UserError, atomic_output, bad_input_probes, emit_json
+from ._common import FiniteFloat, OutputPath, UserError, atomic_output, bad_input_probes, emit_json
 
 if TYPE_CHECKING:
     from groupspec.reference.sim import ScenarioReport
@@ -99,9 +99,9 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
                    "explores (crash, timeout, ...); here the network's are --loss, --delay, --duplicate, --reorder "
                    "and --failover-at. (--faults: the old name of this option.)")
 @click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
-@click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
-@click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
-@click.option("--reorder", type=float, default=0.0, show_default=True, help="Probability a message may overtake others.")
+@click.option("--loss", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message is lost.")
+@click.option("--duplicate", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message is duplicated.")
+@click.option("--reorder", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message may overtake others.")
 @click.option("--failover-at", type=int, default=None, help="Move the coordinator to the standby broker at this ms.")
 @click.option("--trace", "trace_path", type=OutputPath(), default=None,
               help="Write the members' trace (the trace format, see the docs) to FILE (.jsonl or .jsonl.gz).")
