@@ -171,8 +171,8 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
 
     results = []
     try:
-        with Progress(console=make_console(to_stderr=True), transient=True,
-                      disable=len(files) < 2) as bar:
+        err = make_console(to_stderr=True)  # (off a terminal a bar draws nothing but a stray empty line)
+        with Progress(console=err, transient=True, disable=len(files) < 2 or not err.is_terminal) as bar:
             task = bar.add_task("checking traces", total=len(files))
             for r in iter_results(files, converge_within, against_model):
                 results.append(r)
