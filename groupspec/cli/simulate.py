@@ -1,6 +1,7 @@
 """`groupspec simulate SCENARIO`: run a built-in scenario in the deterministic simulator and narrate it."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -81,7 +82,10 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
                   ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
                   ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
                   ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
-                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"])
+                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"],
+                  ["new-consumer-joins", "--trace", "same.jsonl", "--transcript", "./same.jsonl"],
+                  ["scale-out", "--transcript", "t.jsonl"], ["scale-out", "--failover-at", "100"],
+                  ["online-upgrade", "--mutants", "ignore_owned"], ["online-upgrade", "--assignor", "range"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer",
@@ -128,11 +132,15 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if list_only:
         _list_all(as_json)
         return
+    if trace_path is not None and transcript_path is not None and \
+            Path(trace_path).resolve() == Path(transcript_path).resolve():
+        raise UserError(f"--trace and --transcript name the same file ({trace_path}): one would overwrite the other")
     _check_network(delay, loss, duplicate, reorder)
     _other_family(scenario, protocol)
     if protocol is None and scenario is not None:
         protocol = _family_of(scenario)
     if protocol in ("consumer", "classic-to-consumer"):
+        _not_in_these_stories(protocol, transcript_path, failover_at, faults, assignor)
         lo, hi = _check_network(delay, loss, duplicate, reorder)
         net = None  # these stories answer in the step a request is sent unless a network option is given
         if delay != "1-5" or loss or duplicate or reorder:
@@ -187,6 +195,20 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
         click.echo(verdict)
     if not as_expected:
         raise click.exceptions.Exit(1)
+
+
+def _not_in_these_stories(protocol: str, transcript_path: object, failover_at: int | None, faults: str,
+                          assignor: str | None) -> None:
+    """The options the KIP-848 and migration drivers do not take: refused, not silently ignored."""
+    which = f"the {protocol} scenarios"
+    if transcript_path is not None:
+        raise UserError(f"--transcript: {which} record no coordinator transcript (--trace writes the members' trace)")
+    if failover_at is not None:
+        raise UserError(f"--failover-at: {which} have no standby coordinator to move to")
+    if protocol == "classic-to-consumer" and faults.strip(", "):
+        raise UserError(f"--mutants/--faults: {which} take no fault switches (got {faults!r})")
+    if protocol == "classic-to-consumer" and assignor is not None:
+        raise UserError(f"--assignor: {which} run their own assignors (got {assignor!r})")
 
 
 def _classic_verdict(report: ScenarioReport, finding: str, mutated: bool) -> tuple[str, bool]:
