@@ -37,7 +37,7 @@ def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, conve
     from groupspec.pipeline import OutputError, Staging, prepare_out
     from groupspec.pipeline import SparkSetupError, check_master, spark_session
 
-    from groupspec.trace.reader import MAX_TS
+    from groupspec.trace import MAX_TS
 
     if converge_within <= 0:
         raise UserError(f"--converge-within must be > 0, got {converge_within}")

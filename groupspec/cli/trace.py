@@ -154,7 +154,7 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
     from groupspec.trace import Report, iter_results
     from groupspec.trace import expand_paths
 
-    from groupspec.trace.reader import MAX_TS
+    from groupspec.trace import MAX_TS
 
     if converge_within <= 0:
         raise UserError(f"--converge-within must be positive (got {converge_within})")
