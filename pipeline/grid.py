@@ -258,8 +258,6 @@ def parse_grid(doc: Any, source: str) -> Grid:
 
 
 def load_grid(path: str) -> Grid:
-    import yaml
-
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -267,6 +265,11 @@ def load_grid(path: str) -> Grid:
         raise GridError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise GridError(f"{path}: cannot read ({e})") from None
+    try:
+        import yaml
+    except ImportError:  # PyYAML comes with the spark extra, as PySpark does
+        raise GridError(f"{path}: reading a grid needs PyYAML, which is not installed; install the spark extra: "
+                        "pip install 'groupspec[spark]'") from None
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:

@@ -24,6 +24,13 @@ MUTANTS = GOOD_AND_DUP + textwrap.dedent('''
     coop = Coop()
     not_an_assignor = 42
 
+    class ProtocolRaises:
+        @property
+        def protocol(self):
+            raise RuntimeError("no protocol today")
+        def assign(self, ppt, subs):
+            return good(ppt, subs)
+
     def hangs(ppt, subs):
         if any(not s["topics"] for s in subs.values()):
             while True:
@@ -49,6 +56,8 @@ def _run(args, cwd, stdin=None):
     ("mut:not_an_assignor", "not an assignor"),
     ("mut:missing", "has no attribute"),
     ("what", "neither module:attribute nor a built-in name"),
+    # a property of the candidate that raises while it is read: was a traceback
+    ("mut:ProtocolRaises", "reading it as an assignor raised RuntimeError: no protocol today"),
 ])
 def test_check_bad_target_is_one_line_exit_2(workdir, target, words):
     r = _run(["assignor", "check", target, "--examples", "5"], workdir)

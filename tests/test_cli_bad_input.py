@@ -4,7 +4,9 @@ The commands are read from ``groupspec.cli.cli`` when the tests are collected, s
 probed without anyone listing it here. Each gets:
 
 * an unknown option (and, for a group, an unknown sub-command), and a call without its required arguments;
-* a malformed value for every option whose type can reject one (numbers, choices, ranges);
+* a malformed value for every option whose type can reject one (numbers, choices, ranges), and ``nan``,
+  ``inf`` and ``-inf`` for every float option (``--converge-within nan`` was a traceback, ``--call-timeout nan``
+  switched the limit off);
 * for every output path (a parameter of type ``OutputPath``): a missing directory, a directory where a file
   is needed (or a file where a directory is), a path under a regular file, and — when not running as root —
   a read-only directory;
@@ -124,6 +126,9 @@ def derived_probes(path: tuple[str, ...], cmd: click.Command, tmp: Path) -> list
                 probes.append((argv + [name, str(bad)], name))
         elif isinstance(p.type, (*NUMERIC, click.Choice)):
             probes.append((argv + [name] + ["@bogus@"] * max(1, p.nargs), name))
+            if isinstance(p.type, click.types.FloatParamType):  # click's float and FloatRange take these
+                for word in ("nan", "inf", "-inf"):  # (nan passes every range check): refused all the same
+                    probes.append((argv + [name] + [word] * max(1, p.nargs), name))
     return probes
 
 

@@ -78,3 +78,19 @@ def test_the_cli_holds(name):
                           str(DATA / f"{name}.transcript.jsonl")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr
     assert json.loads(out.stdout)["ok"] is True
+
+
+@pytest.mark.parametrize("script, transcript, needle", [
+    ("", "", "script.jsonl: empty script"),                      # was exit 0: "replays to every line", held
+    ("# only a comment\n\n", "", "script.jsonl: empty script"),
+    (None, "", "transcript.jsonl: empty transcript"),            # was exit 1: the replay "differs" at line 1
+])
+def test_an_empty_script_or_transcript_is_refused_in_one_line(tmp_path, script, transcript, needle):
+    """Nothing to check is never "held" (as `coordinator replay` and `trace check` refuse an empty input)."""
+    s, t = tmp_path / "script.jsonl", tmp_path / "transcript.jsonl"
+    s.write_text(_session("kafka-python-two-groups")[0] if script is None else script)
+    t.write_text(transcript)
+    out = subprocess.run([EXE, "coordinator", "check", "--json", str(s), str(t)], capture_output=True, text=True,
+                         timeout=300)
+    assert (out.returncode, out.stdout) == (2, ""), out.stderr
+    assert out.stderr.startswith("groupspec: error: ") and out.stderr.count("\n") == 1 and needle in out.stderr

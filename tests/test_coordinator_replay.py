@@ -128,7 +128,7 @@ MALFORMED = [
     ('{"at": 0, "fault": "store_fails", "error": "OOPS"}', "line 1: field 'error' is not a Kafka error name"),
     ('{"at": 0, "fault": "store_fails"}', "line 1: store_fails step is missing field 'error'"),
     ('{"config": {"group_size": 3}}', "line 1: unknown config field 'group_size'"),
-    ('{"config": {"offsets_partitions": 0}}', "line 1: config field 'offsets_partitions' must be a non-negative integer"),
+    ('{"config": {"offsets_partitions": 0}}', "line 1: config field 'offsets_partitions' must be an integer >= 1"),
     (J + '\n{"at": 1, "config": {"group_id": "h"}}', "line 2: config field 'group_id' can only be set in the first line"),
     ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "session_timeout_ms": "10s"}',
      "line 1: field 'session_timeout_ms' has the wrong type"),
@@ -179,6 +179,20 @@ def test_goldens_catch_each_mutant(fault: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # find
 # ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# a comment\n", "# only comments\n\n  # and blank lines\n"])
+def test_cli_replay_refuses_a_script_without_steps(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                   text: str) -> None:
+    """A script of comments only printed nothing and exited 0, where an empty file was refused."""
+    script = tmp_path / "s.jsonl"
+    script.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "replay", str(script)])
+    cap = capsys.readouterr()
+    assert (exit_info.value.code, cap.out) == (2, "")
+    assert cap.err == (f"groupspec: error: {script}: empty script: no steps to replay (JSON Lines, one step per "
+                       "line: docs/coordinator.md)\n")
+
 
 @pytest.mark.parametrize("group,partition", [
     ("my-group", 12), ("test-group", 12), ("connect-cluster", 13), ("", 0),

@@ -90,3 +90,20 @@ def test_unwritable_out_is_one_line_before_any_work(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text('{"ts_ms": 0, "group": "g", "member": "m", "event": "joined"}\n')
     _bad(_run("audit", "t.jsonl", "--out", "/proc/groupspec-out", cwd=tmp_path), "--out: cannot create a directory in")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_sweep_of_a_grid_without_pyyaml_is_one_line(tmp_path: Path) -> None:
+    """PyYAML comes with the spark extra: without it a GRID.yaml was a ModuleNotFoundError traceback (a missing
+    file too, read after the import); now one line naming the file and the extra, as for a missing PySpark."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "yaml.py").write_text("raise ImportError('No module named yaml (shadowed by the test)')\n")
+    (tmp_path / "g.yaml").write_text("blocks:\n  - protocol: eager\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(shadow)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*GS, *args], capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+
+    _bad(run("sweep", "g.yaml", "--out", "o"), "g.yaml: reading a grid needs PyYAML", "groupspec[spark]")
+    _bad(run("sweep", "missing.yaml"), "missing.yaml: no such file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.yaml", "shadow"]

@@ -23,6 +23,8 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--consumer-heartbeat-interval-ms", "0"], "--consumer-heartbeat-interval-ms"),
     (["--partitions", "t"], "--partitions 't': expected TOPIC=COUNT"),
     (["--partitions", "t=0"], "--partitions 't=0'"),
+    (["--partitions", "t=6,t=3"], "--partitions 't=6,t=3': topic 't' is given twice"),  # was: t(3), served
+    (["--partitions", "t=99999999999"], "more partitions than the 1,000,000 served"),  # was: a hang at start-up
     (["--fault", "{nope"], "--fault #1: bad JSON"),
     (["--fault", '{"on": {"api": "Heartbeat"}, "do": "explode"}'], "field 'do' must be one of"),
     (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: cannot read"),
@@ -45,6 +47,26 @@ def test_fault_script_error_names_file_and_line(tmp_path):
     r = _run("--fault-script", str(f), "--port", "0", "--duration", "0.1")
     assert r.returncode == 2 and r.stdout == ""
     assert f"{f}: line 2:" in r.stderr
+
+
+def test_a_transcript_directory_gone_by_the_exit_is_one_line(tmp_path):
+    """Checked while parsing, written at the exit: a directory that cannot be made by then (its parent removed
+    while serving; /proc/x as root) was an OSError traceback. Now one line and exit 2, and no temporary file."""
+    parent = tmp_path / "gone"
+    parent.mkdir()
+    proc = subprocess.Popen([EXE, "serve", "--port", "0", "--json", "--duration", "60", "--transcript",
+                             str(parent / "rec")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "bootstrap" in json.loads(proc.stdout.readline())
+        parent.rmdir()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err
+    assert err == f"groupspec: error: --transcript {parent / 'rec'}: cannot write (No such file or directory)\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_port_in_use_is_named():

@@ -94,14 +94,26 @@ def test_exit_status_follows_the_verdict() -> None:
         (["new-consumer-joins", "--loss", "1.5"], "loss probability"),
         (["new-consumer-joins", "--mutants", "bogus"], "unknown fault(s) bogus"),
         (["new-consumer-joins", "--protocol", "lazy"], "--protocol"),
+        # options the KIP-848 and migration drivers do not take were silently ignored (exit 0, no file written)
+        (["scale-out", "--transcript", "never-written.jsonl"], "--transcript: the consumer scenarios record no"),
+        (["zombie", "--failover-at", "100"], "--failover-at: the consumer scenarios have no standby"),
+        (["online-upgrade", "--transcript", "never-written.jsonl"], "--transcript: the classic-to-consumer scenarios"),
+        (["online-upgrade", "--failover-at", "100"], "--failover-at: the classic-to-consumer scenarios"),
+        (["online-upgrade", "--mutants", "bogus"], "--mutants/--faults: the classic-to-consumer scenarios take no"),
+        (["upgrade-mid-round", "--assignor", "range"], "--assignor: the classic-to-consumer scenarios run their own"),
+        # one file for both outputs: the transcript overwrote the trace
+        (["new-consumer-joins", "--trace", "same.jsonl", "--transcript", "./same.jsonl"], "name the same file"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str, capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as e:
         main(["simulate", *args])
     assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert fragment in err and err.count("\n") == 1 and "Traceback" not in err
+    cap = capsys.readouterr()
+    assert cap.out == "" and list(tmp_path.iterdir()) == []
+    assert fragment in cap.err and cap.err.count("\n") == 1 and "Traceback" not in cap.err
 
 
 def test_narrative_uses_the_historys_words():

@@ -106,3 +106,38 @@ def test_the_text_report_is_one_table_for_many_traces(tmp_path):
     assert out.stdout.count("┏") == 1  # one table
     assert "31 trace(s), 31 group(s)" in out.stdout
     assert out.stdout.count("VIOLATED") == 1 and "well_formed violated" in out.stdout
+
+
+def _capped(limit: int = 3 << 30) -> None:
+    """In the child: at most 3 GB of data, so a checker that allocates without bound fails fast instead of
+    taking the machine's memory (a topic line of 10^11 partitions was killed by the OOM killer)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def test_a_topic_line_with_absurdly_many_partitions_is_a_trace_defect(tmp_path):
+    p = tmp_path / "t.jsonl"
+    lines = [{"ts_ms": 0, "group": "g", "event": "topic", "topic": "t", "partitions": 100_000_000_000},
+             {"ts_ms": 1, "group": "g", "member": "a", "event": "joined"},
+             {"ts_ms": 2, "group": "g", "member": "a", "event": "assigned", "partitions": [["t", 0]]}]
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = subprocess.run(GS + ["trace", "check", "--json", str(p)], capture_output=True, text=True, timeout=300,
+                         preexec_fn=_capped)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-500:]
+    [g] = json.loads(out.stdout)["traces"][0]["groups"]
+    [wf] = [x for x in g["properties"] if x["id"] == "well_formed"]
+    assert [(v["line"], "at most 1,000,000; got 100000000000" in v["message"]) for v in wf["violations"]] == [(1, True)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux /proc")
+def test_a_file_that_opens_but_cannot_be_read_is_refused():
+    one_line_error(run("trace", "check", "/proc/self/mem"), "/proc/self/mem: line 1: cannot read")
+
+
+def test_two_traces_off_a_terminal_leave_stderr_empty(tmp_path):
+    """The progress bar of several traces is for a terminal: in a pipe it drew nothing but an empty line."""
+    src = Path(__file__).parent / "trace_data" / "recorded"
+    a = sorted(src.glob("*.jsonl"))[0]
+    out = run("trace", "check", str(a), str(a))
+    assert out.returncode in (0, 1) and out.stderr == ""

@@ -539,7 +539,12 @@ def load_candidate(target: str, protocol: str | None = None, kind: str | None = 
         if not hasattr(obj, part):
             raise LoadError(f"target {target!r}: module {modname!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    return candidate_from_object(obj, target=target, protocol=protocol, kind=kind)
+    try:
+        return candidate_from_object(obj, target=target, protocol=protocol, kind=kind)
+    except LoadError:
+        raise
+    except Exception as e:  # noqa: BLE001 - e.g. a `protocol` or `name` property that raises: a load error
+        raise LoadError(f"target {target!r}: reading it as an assignor raised {type(e).__name__}: {e}") from None
 
 
 # -------------------------------------------------------------------------------------------- calls

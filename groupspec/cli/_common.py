@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -143,6 +144,24 @@ class OutputPath(click.ParamType[Path, "str | os.PathLike[str]"]):
             return check_output_path(value, self.kind)
         except UserError as e:
             self.fail(str(e), param, ctx)
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses ``nan`` and the infinities while the arguments are parsed, with an optional
+    range (``min``, ``max`` as :class:`click.FloatRange`). Click's ``float`` and ``FloatRange`` take them (``nan``
+    passes every range check), and they then surface as a traceback deep in the work (``int(nan)``, a timer of
+    ``inf`` seconds) or silently switch a limit off. Every float option of the command line uses this type."""
+
+    name = "float"
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{rv} is not a finite number", param, ctx)
+        return rv
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, UserError, bad_input_probes, emit_json, plural
+from ._common import EXIT_OK, EXIT_VIOLATION, FiniteFloat, UserError, bad_input_probes, emit_json, plural
 
 
 class _Domain(TypedDict):
@@ -25,6 +25,11 @@ class _Domain(TypedDict):
     rack_aware: bool | None
     thorough: bool
     scale_factor: float
+
+
+#: the longest --call-timeout: a day (a longer one is no limit in practice, and past ~10^9 s the timers the checker
+#: sets with it overflow)
+MAX_CALL_TIMEOUT = 86_400.0
 
 
 def register(group: click.Group) -> None:
@@ -45,7 +50,8 @@ def _load(target: str, protocol: str | None, kind: str | None = None, call_timeo
         raise UserError(str(e)) from None
 
 
-@bad_input_probes([], ["no_such_module_zz:assign"], ["range", "--only", "I99"], ["range", "--compare", "range", "sticky"])
+@bad_input_probes([], ["no_such_module_zz:assign"], ["range", "--only", "I99"], ["range", "--compare", "range", "sticky"],
+                  ["range", "--call-timeout", "1e10"])
 @assignor.command()
 @click.argument("target", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
@@ -59,10 +65,10 @@ def _load(target: str, protocol: str | None, kind: str | None = None, call_timeo
               help="The release check: 1000 examples per property (unless --examples), 25 examples of every input "
                    "class per property, I10p over 16 hash seeds, and the scale tier S1 up to 2,000 members × "
                    "1,000,000 partitions.")
-@click.option("--scale-factor", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
+@click.option("--scale-factor", type=FiniteFloat(min=0.01), default=10.0, show_default=True,
               help="S1's time budget: the project's assignor of the same kind on the same input, times this.")
 @click.option("--seed", type=int, default=None, help="Seed for replay (printed when omitted).")
-@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+@click.option("--call-timeout", type=FiniteFloat(min=0.01, max=MAX_CALL_TIMEOUT), default=5.0, show_default=True,
               help="Seconds one call of the candidate may take before it counts as hanging (I11).")
 @click.option("--compare", nargs=2, metavar="A B", default=None,
               help="Run two candidates on the same generated inputs and show them side by side.")
@@ -386,7 +392,7 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
 @click.option("--input", "input_file", type=click.Path(dir_okay=False), default=None,
               help="JSON input file (default: stdin).")
 @click.option("--protocol", type=click.Choice(["eager", "cooperative"]), help="Override the declared protocol.")
-@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+@click.option("--call-timeout", type=FiniteFloat(min=0.01, max=MAX_CALL_TIMEOUT), default=30.0, show_default=True,
               help="Seconds the call may take.")
 def run(target: str, input_file: str | None, protocol: str | None, call_timeout: float) -> None:
     """Run TARGET once on one JSON group state; print {member: [[topic, partition], ...]} (sorted).

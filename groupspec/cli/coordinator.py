@@ -31,7 +31,7 @@ def coordinator() -> None:
     """The reference group coordinator (broker side of the classic protocol)."""
 
 
-@bad_input_probes(["no-such-script.jsonl"], ["."])
+@bad_input_probes(["no-such-script.jsonl"], ["."], ["/dev/null"])
 @coordinator.command()
 @click.argument("script", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--fault", "faults", multiple=True, type=click.Choice(sorted(FAULTS)),
@@ -55,7 +55,7 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
       groupspec coordinator replay SCRIPT.jsonl --against kafka --transcript mine.jsonl   (judge another coordinator)
     """
     text = _read(script)
-    if not text.strip():
+    if _no_steps(text):
         raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
                         "docs/coordinator.md)")
     if transcript is not None and against != "kafka":
@@ -72,6 +72,11 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
     sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+def _no_steps(text: str) -> bool:
+    """No line of a script is a step: it is empty, or holds only blank lines and ``#`` comments."""
+    return not any(s and not s.startswith("#") for s in (line.strip() for line in text.splitlines()))
 
 
 def _read(path: str) -> str:
@@ -115,7 +120,7 @@ def find(group_id: str, partitions: int, as_json: bool) -> None:
 
 
 
-@bad_input_probes(["no-such-script.jsonl", "no-such-transcript.jsonl"], [".", "."])
+@bad_input_probes(["no-such-script.jsonl", "no-such-transcript.jsonl"], [".", "."], ["/dev/null", "/dev/null"])
 @coordinator.command()
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("transcript", type=click.Path(dir_okay=False))
@@ -124,8 +129,8 @@ def check(script: str, transcript: str, as_json: bool) -> None:
     """Check a recorded session: replay SCRIPT against the reference and compare with TRANSCRIPT,
     then check TRANSCRIPT, read as a trace, against the invariants and the model.
 
-    Exit status 0 when both hold, 1 when one does not, 2 when a file cannot be read or the script is
-    malformed (e.g. `groupspec serve --transcript DIR` writes DIR/script.jsonl and DIR/transcript.jsonl).
+    Exit status 0 when both hold, 1 when one does not, 2 when a file cannot be read, the script is
+    malformed, or either is empty (e.g. `groupspec serve --transcript DIR` writes DIR/script.jsonl and DIR/transcript.jsonl).
 
     \b
     Examples:
@@ -137,6 +142,11 @@ def check(script: str, transcript: str, as_json: bool) -> None:
     from groupspec.serve import check_session
 
     script_text, transcript_text = _read(script), _read(transcript)
+    if _no_steps(script_text):  # as replay and trace check: nothing to check is never "held"
+        raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
+                        "docs/coordinator.md)")
+    if not transcript_text.strip():
+        raise UserError(f"{transcript}: empty transcript: nothing to check")
     try:
         result = check_session(script_text, transcript_text)
     except ScriptError as e:

@@ -211,13 +211,13 @@ def run_cmd(scenario: str, client: str, coordinator: str, protocol: str | None, 
 
 @realstack.command("matrix")
 @click.option("--out", "out", type=OutputPath(kind="dir"), default="realstack-out", show_default=True, help="Directory for traces, verdicts and matrix.json.")
-@click.option("--scenarios", default="", help="Comma list (default: all).")
-@click.option("--clients", default="", help="Comma list of CLIENT or CLIENT:PROTOCOL (default: every client, "
+@click.option("--scenarios", default=None, help="Comma list (default: all).")
+@click.option("--clients", default=None, help="Comma list of CLIENT or CLIENT:PROTOCOL (default: every client, "
                                              "confluent-kafka also cooperative).")
-@click.option("--coordinators", "--coordinator", "coordinators", default="", help="Comma list (default: all).")
+@click.option("--coordinators", "--coordinator", "coordinators", default=None, help="Comma list (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @_unmake_on_failure
-def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: bool) -> None:
+def matrix(out: str, scenarios: str | None, clients: str | None, coordinators: str | None, as_json: bool) -> None:
     """Every scenario for every client × coordinator pair: traces, verdicts and a summary (matrix.json).
 
     \b
@@ -229,6 +229,10 @@ def matrix(out: str, scenarios: str, clients: str, coordinators: str, as_json: b
     from groupspec.realstack import default_cells, run_matrix
 
     all_sc, all_cl, all_co = _choices()
+    for option, given in (("--scenarios", scenarios), ("--clients", clients), ("--coordinators", coordinators)):
+        if given is not None and not given.strip(", "):  # `--clients "$CLIENTS"` with the variable unset: not all
+            raise UserError(f"{option} {given!r}: names none (leave the option out for all of them)")
+    scenarios, clients, coordinators = scenarios or "", clients or "", coordinators or ""
     sc = [_check(s, all_sc, "scenario", "--scenarios") for s in scenarios.split(",") if s] or all_sc
     co = [_check(c, all_co, "coordinator", "--coordinators") for c in coordinators.split(",") if c] or all_co
     cl: list[tuple[str, str | None]] = []

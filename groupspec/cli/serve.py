@@ -1,6 +1,7 @@
 """`groupspec serve`: the reference group coordinator on the Kafka wire protocol, for real clients."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,11 +11,14 @@ import tempfile
 
 import click
 
-from ._common import OutputPath, UserError, emit_json, make_console
+from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
     group.add_command(serve)
+
+
+MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions
 
 
 def _parse_partitions(text: str) -> dict[str, int]:
@@ -23,6 +27,10 @@ def _parse_partitions(text: str) -> dict[str, int]:
         name, sep, count = item.partition("=")
         if not sep or not name or not count.isdigit() or int(count) < 1:
             raise UserError(f"--partitions {text!r}: expected TOPIC=COUNT[,TOPIC=COUNT...] with COUNT >= 1, e.g. t=6")
+        if name in topics:
+            raise UserError(f"--partitions {text!r}: topic {name!r} is given twice")
+        if int(count) > MAX_PARTITIONS:  # every partition is served (a typo of 10^11 hung the start-up)
+            raise UserError(f"--partitions {text!r}: {name} has more partitions than the {MAX_PARTITIONS:,} served")
         topics[name] = int(count)
     return topics  # "" = no topics at start (clients make them with CreateTopics)
 
@@ -64,7 +72,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--transcript", "transcript_dir", type=OutputPath(kind="dir"), default=None,
               help="On exit, write DIR/script.jsonl (replayable with `groupspec coordinator replay`) and DIR/transcript.jsonl.")
 @click.option("--record-group", default=None, help="Group whose state lines the transcript shows (default: the first group).")
-@click.option("--duration", type=click.FloatRange(0, None, min_open=True), default=None, metavar="SECONDS",
+@click.option("--duration", type=FiniteFloat(0, None, min_open=True), default=None, metavar="SECONDS",
               help="Stop after SECONDS (default: run until interrupted).")
 @click.option("--connections-max-idle-ms", type=click.IntRange(1, None), default=600_000, show_default=True,
               help="connections.max.idle.ms: a connection with no traffic that long is closed (Kafka's default).")
@@ -165,11 +173,15 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     except OSError as e:
         raise UserError(f"--port {port}: cannot listen ({e.strerror})") from None
     if transcript_dir is not None and cluster.recorder is not None:
-        os.makedirs(transcript_dir, exist_ok=True)
         # the recorded group: a consumer-protocol group's script when there is one, else the classic one
         rec = cluster.consumer if cluster.consumer.script else cluster.recorder
-        _write(os.path.join(transcript_dir, "script.jsonl"), rec.script_text())
-        _write(os.path.join(transcript_dir, "transcript.jsonl"), rec.transcript_text())
+        try:  # (checked while parsing; the directory may have gone since, or be one nothing can be made in)
+            if not os.path.isdir(transcript_dir):
+                os.mkdir(transcript_dir)  # (not its parents: as OutputPath checked it)
+            _write(os.path.join(transcript_dir, "script.jsonl"), rec.script_text())
+            _write(os.path.join(transcript_dir, "transcript.jsonl"), rec.transcript_text())
+        except OSError as e:
+            raise UserError(f"--transcript {transcript_dir}: cannot write ({e.strerror or e})") from None
     if as_json:
         emit_json({"stats": cluster.stats})
     else:
@@ -186,6 +198,11 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
 def _write(path: str, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".serve-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

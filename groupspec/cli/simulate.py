@@ -1,11 +1,12 @@
 """`groupspec simulate SCENARIO`: run a built-in scenario in the deterministic simulator and narrate it."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import OutputPath, UserError, atomic_output, bad_input_probes, emit_json
+from ._common import FiniteFloat, OutputPath, UserError, atomic_output, bad_input_probes, emit_json
 
 if TYPE_CHECKING:
     from groupspec.reference.sim import ScenarioReport
@@ -81,7 +82,10 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
                   ["new-consumer-joins", "--partitions", "0"], ["new-consumer-joins", "--partitions", "100000"],
                   ["new-consumer-joins", "--delay", "soon"], ["new-consumer-joins", "--delay", "9-1"],
                   ["new-consumer-joins", "--loss", "1.5"], ["new-consumer-joins", "--failover-at", "-1"],
-                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"])
+                  ["new-consumer-joins", "--mutants", "bogus"], ["new-consumer-joins", "--assignor", "best"],
+                  ["new-consumer-joins", "--trace", "same.jsonl", "--transcript", "./same.jsonl"],
+                  ["scale-out", "--transcript", "t.jsonl"], ["scale-out", "--failover-at", "100"],
+                  ["online-upgrade", "--mutants", "ignore_owned"], ["online-upgrade", "--assignor", "range"])
 @click.command()
 @click.argument("scenario", required=False)
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "static-cooperative", "connect", "consumer",
@@ -99,9 +103,9 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
                    "explores (crash, timeout, ...); here the network's are --loss, --delay, --duplicate, --reorder "
                    "and --failover-at. (--faults: the old name of this option.)")
 @click.option("--delay", default="1-5", show_default=True, help="Network delay MS or MIN-MAX.")
-@click.option("--loss", type=float, default=0.0, show_default=True, help="Probability a message is lost.")
-@click.option("--duplicate", type=float, default=0.0, show_default=True, help="Probability a message is duplicated.")
-@click.option("--reorder", type=float, default=0.0, show_default=True, help="Probability a message may overtake others.")
+@click.option("--loss", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message is lost.")
+@click.option("--duplicate", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message is duplicated.")
+@click.option("--reorder", type=FiniteFloat(), default=0.0, show_default=True, help="Probability a message may overtake others.")
 @click.option("--failover-at", type=int, default=None, help="Move the coordinator to the standby broker at this ms.")
 @click.option("--trace", "trace_path", type=OutputPath(), default=None,
               help="Write the members' trace (the trace format, see the docs) to FILE (.jsonl or .jsonl.gz).")
@@ -128,11 +132,15 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if list_only:
         _list_all(as_json)
         return
+    if trace_path is not None and transcript_path is not None and \
+            Path(trace_path).resolve() == Path(transcript_path).resolve():
+        raise UserError(f"--trace and --transcript name the same file ({trace_path}): one would overwrite the other")
     _check_network(delay, loss, duplicate, reorder)
     _other_family(scenario, protocol)
     if protocol is None and scenario is not None:
         protocol = _family_of(scenario)
     if protocol in ("consumer", "classic-to-consumer"):
+        _not_in_these_stories(protocol, transcript_path, failover_at, faults, assignor)
         lo, hi = _check_network(delay, loss, duplicate, reorder)
         net = None  # these stories answer in the step a request is sent unless a network option is given
         if delay != "1-5" or loss or duplicate or reorder:
@@ -187,6 +195,20 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
         click.echo(verdict)
     if not as_expected:
         raise click.exceptions.Exit(1)
+
+
+def _not_in_these_stories(protocol: str, transcript_path: object, failover_at: int | None, faults: str,
+                          assignor: str | None) -> None:
+    """The options the KIP-848 and migration drivers do not take: refused, not silently ignored."""
+    which = f"the {protocol} scenarios"
+    if transcript_path is not None:
+        raise UserError(f"--transcript: {which} record no coordinator transcript (--trace writes the members' trace)")
+    if failover_at is not None:
+        raise UserError(f"--failover-at: {which} have no standby coordinator to move to")
+    if protocol == "classic-to-consumer" and faults.strip(", "):
+        raise UserError(f"--mutants/--faults: {which} take no fault switches (got {faults!r})")
+    if protocol == "classic-to-consumer" and assignor is not None:
+        raise UserError(f"--assignor: {which} run their own assignors (got {assignor!r})")
 
 
 def _classic_verdict(report: ScenarioReport, finding: str, mutated: bool) -> tuple[str, bool]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._common import (EXIT_OK, EXIT_VIOLATION, PlainProgress, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
+from ._common import (EXIT_OK, EXIT_VIOLATION, FiniteFloat, PlainProgress, bad_input_probes, emit_json, fail, ignore_sigint, make_console,
                       stop_on_interrupt)
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def model_table(rows: list[ModelRow]) -> Table:
 @click.option("--mutant", "mutants", multiple=True, help="with --spec-mutants: only this mutant (repeatable)")
 @click.option("--limit", type=int, help="with --spec-mutants: at most this many, spread evenly over the list")
 @click.option("--workers", type=int, help="with --spec-mutants: worker processes (default: the cores, at most 2)")
-@click.option("--scale", type=float, default=1.0, show_default=True,
+@click.option("--scale", type=FiniteFloat(), default=1.0, show_default=True,
               help="with --spec-mutants: the randomized conformance suites' examples, times this")
 @click.option("--list", "list_only", is_flag=True, help="with --spec-mutants: list the mutants and stop")
 @click.option("--recheck-equivalent", is_flag=True,

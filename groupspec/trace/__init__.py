@@ -28,11 +28,11 @@ from typing import Any
 from .checker import PROPERTY_IDS, GroupChecker, Unsorted
 from .compat import SAFETY_CHECKS, TRACE_CHECKS, Violation, check_trace, violations_of
 from .runs import Report, TraceResult, check_events, check_paths, iter_results, sorted_by_time
-from .reader import TraceReadError, expand_paths, parse_line
+from .reader import MAX_TOPIC_PARTITIONS, MAX_TS, TraceReadError, expand_paths, parse_line
 
 __all__ = ["check_events", "check_paths", "TraceResult", "Report", "TraceReadError", "PROPERTY_IDS", "GroupChecker",
     "expand_paths", "parse_line", "iter_results", "sorted_by_time", "Unsorted",
-    "check_trace", "violations_of", "Violation", "TRACE_CHECKS", "SAFETY_CHECKS"]
+    "check_trace", "violations_of", "Violation", "TRACE_CHECKS", "SAFETY_CHECKS", "MAX_TS", "MAX_TOPIC_PARTITIONS"]
 
 
 def __getattr__(name: str) -> Any:  # (Any: the function's own type is from_model's)

@@ -73,7 +73,7 @@ from typing import Any, Iterable
 
 from .against_model import ModelMatcher
 from .overlaps import FENCING_EVENTS, OverlapRules, Overlap  # noqa: F401 - FENCING_EVENTS, Overlap: re-exported
-from .reader import MAX_TS, BadTime, check_ts
+from .reader import MAX_TOPIC_PARTITIONS, MAX_TS, BadTime, check_ts
 from . import balance as _balance
 from . import starved as _starved
 from .timeline import beliefs, render_event
@@ -474,8 +474,9 @@ class GroupChecker(OverlapRules):
             return  # the recording ran until here (windows and periods still open last until now)
         if kind == "topic":
             topic, n = ev.get("topic"), ev.get("partitions")
-            if not isinstance(topic, str) or type(n) is not int or n < 0:
-                self.defect(line, ts, None, "topic event needs 'topic' (a string) and 'partitions' (a count)")
+            if not isinstance(topic, str) or type(n) is not int or not 0 <= n <= MAX_TOPIC_PARTITIONS:
+                self.defect(line, ts, None, "topic event needs 'topic' (a string) and 'partitions' (a count, "
+                            f"at most {MAX_TOPIC_PARTITIONS:,}; got {n!r:.40})")
                 return
             if n > self.topics.get(topic, 0):
                 for p in range(self.topics.get(topic, 0), n):

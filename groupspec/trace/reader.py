@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     load_json = _json.loads
     _JSONError = (ValueError, UnicodeDecodeError)
 
-__all__ = ["TraceReadError", "BadTime", "MAX_TS", "check_ts", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
+__all__ = ["TraceReadError", "BadTime", "MAX_TS", "MAX_TOPIC_PARTITIONS", "check_ts", "expand_paths", "iter_file", "open_trace", "parse_line", "spool_stdin", "TRACE_SUFFIXES"]
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 
@@ -48,6 +48,9 @@ class BadTime(ValueError):
 # The largest ts_ms accepted: 2**53 - 1 ms (about 285,000 years after the epoch; the largest integer a
 # JSON reader that uses doubles still holds exactly). Anything beyond, negative, NaN or infinite is no time.
 MAX_TS = (1 << 53) - 1
+# The most partitions a `topic` line may give a topic: the checker keeps every partition of every topic, so a
+# count beyond this (a typo, 10^11) is a trace defect, not an allocation that runs out of memory.
+MAX_TOPIC_PARTITIONS = 1_000_000
 _NONFINITE = re.compile(rb'"ts_ms"\s*:\s*-?(NaN|Infinity)')
 
 
@@ -112,8 +115,12 @@ def open_trace(path: str, stdin_copy: IO[bytes] | None = None) -> IO[bytes]:
             raw = open(path, "rb")
         except OSError as e:
             raise TraceReadError(f"{path}: cannot open ({e.strerror})") from None
-    head = raw.read(4)
-    raw.seek(0)
+    try:
+        head = raw.read(4)
+        raw.seek(0)
+    except OSError as e:  # a file that opens but cannot be read (an I/O error, a special file)
+        raw.close()
+        raise TraceReadError(f"{path}: line 1: cannot read ({e.strerror or e})") from None
     if head == b"PAR1":
         raw.close()
         raise TraceReadError(f"{path}: line 1: a Parquet file, not JSON Lines (a sweep's traces/: check them with "

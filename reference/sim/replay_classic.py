@@ -189,7 +189,8 @@ def _check_config(number: int, cfg: Any) -> None:
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
                 raise ScriptError(number, f"config field '{key}' must be null or an integer >= {least}")
         elif not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "offsets_partitions" else 0):
-            raise ScriptError(number, f"config field '{key}' must be a non-negative integer")
+            raise ScriptError(number, f"config field '{key}' must be "
+                                      + ("an integer >= 1" if key == "offsets_partitions" else "a non-negative integer"))
 
 
 # ---------------------------------------------------------------------------------------------
