@@ -1,7 +1,7 @@
 """Test configuration: Hypothesis profiles and seed reporting.
 
 Profiles (choose with HYPOTHESIS_PROFILE):
-* ``ci``   — the CI profile: the whole suite well within 10 minutes on 2 cores.
+* ``ci``   — the CI profile, the one ``make test`` runs (its time on 2 cores: the README).
 * ``deep`` — nightly (`make test-deep`): at least ten times the examples, longer runs.
 * ``dev``  — quick local runs.
 * ``sweep`` — ``ci`` without shrinking (same examples for the same seed): for sweeping seeds.

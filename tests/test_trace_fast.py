@@ -322,10 +322,11 @@ def test_kernel_mutants_are_caught(tmp_path, monkeypatch, name):
         {"ts_ms": 61_000, "group": "g", "member": "a", "event": "commit", "partitions": [["t", 0, 5]], "generation": 2},
     ]))
     caught = False
+    mutant = _mutant(name)  # one module for the three files: numba compiles its loop once, not once per file
     for path in (p, long_gap, late):
         fast, pure, _n = both(path, monkeypatch)
         assert fast == pure  # the real kernel agrees
-        monkeypatch.setattr(fastpath, "K", _mutant(name))
+        monkeypatch.setattr(fastpath, "K", mutant)
         fast, pure, _n = both(path, monkeypatch)
         monkeypatch.setattr(fastpath, "K", kernel)
         caught = caught or fast != pure

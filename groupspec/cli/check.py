@@ -64,7 +64,7 @@ def result_json(proto: Spec, res: Result) -> dict[str, Any]:
             {
                 "name": v.name, "kind": v.kind,
                 "verdict": "held" if v.held else ("violated" if v.held is False else "not applicable"),
-                "explanation": v.explanation,
+                "explanation": v.explanation or partial_detail(res, v),
                 "counterexample": timeline_json(proto, v.trace) if (v.held is False and v.trace) else None,
             }
             for v in res.verdicts.values()
@@ -82,10 +82,24 @@ def memory_cell(res: Result) -> str:
     return text
 
 
-def verdict_cell(v: Verdict) -> str:
+def verdict_cell(v: Verdict, complete: bool = True) -> str:
     if v.held is None:
         return "[dim]n/a[/dim]"
+    if v.held and not complete and v.kind in _FOR_ALL:  # no violation among the states explored: nothing said of the rest
+        return "[yellow]held so far[/yellow]"
     return "[green]held[/green]" if v.held else "[bold red]VIOLATED[/bold red]"
+
+
+#: the kinds of property whose "held" is a statement about every reachable state (or step): only as far as explored
+#: when the exploration stopped early (a "sometimes" property that held has its witness; "eventually" is then n/a)
+_FOR_ALL = ("always", "action")
+
+
+def partial_detail(res: Result, v: Verdict) -> str:
+    """What a property of :data:`_FOR_ALL` that held says when the exploration stopped early (else ``""``)."""
+    if res.complete or not v.held or v.kind not in _FOR_ALL:
+        return ""
+    return f"no violation in the {res.states:,} states explored; the others unexplored (--max-states)"
 
 
 def print_result(console: Console, proto: Spec, res: Result) -> None:
@@ -133,7 +147,7 @@ def print_result(console: Console, proto: Spec, res: Result) -> None:
     p.add_column("verdict")
     p.add_column("detail")
     for v in res.verdicts.values():
-        p.add_row(v.name, v.kind, verdict_cell(v), v.explanation)
+        p.add_row(v.name, v.kind, verdict_cell(v, res.complete), v.explanation or partial_detail(res, v))
     console.print(p)
     shown: list[tuple[tuple[list[Step], int | None], str]] = []  # (trace, property) already printed: each timeline is printed once
     for v in res.verdicts.values():
