@@ -212,6 +212,8 @@ def test_output_path_helper() -> None:
     assert check_output_path(Path(__file__).parent / "new-dir-zz", kind="dir").name == "new-dir-zz"
     with pytest.raises(ValueError):
         check_output_path("x", kind="socket")
+    with pytest.raises(UserError, match="not standard output"):  # it would be a file named "-"
+        check_output_path("-")
 
 
 def test_check_stopped_by_sigterm_leaves_no_spilled_frontier(tmp_path: Path) -> None:

@@ -98,6 +98,8 @@ def check_output_path(path: str | os.PathLike[str], kind: str = "file") -> Path:
     text = os.fspath(path)
     if not text or text.strip() != text:
         raise UserError(f"{text!r}: not a usable path")
+    if text == "-":  # elsewhere (trace check -) "-" is standard input/output: here it would be a file named "-"
+        raise UserError("-: this option writes a file, not standard output: name the file (./- for one called '-')")
     p = Path(text)
     parent = p.parent
     if p.exists():
