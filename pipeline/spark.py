@@ -412,8 +412,9 @@ class JobProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         tracker = self.sc.statusTracker()
+        err = Console(stderr=True)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as bar:
+                      console=err, transient=True, disable=not err.is_terminal) as bar:
             task = bar.add_task(self.description, total=None)
             seen: dict[int, tuple[int, int]] = {}
             while not self._stop.wait(0.25):

@@ -6,7 +6,7 @@ the whole process group, as a terminal sends it) or SIGTERM (to the command alon
 and a cancelled CI job send it). Then:
 
 * exit status 130 (Ctrl-C) or 143 (SIGTERM), and the last line on stderr ``groupspec: interrupted`` /
-  ``groupspec: terminated``; no traceback;
+  ``groupspec: terminated``; no traceback; no empty line opening stdout (a progress bar's, off a terminal);
 * no process of the run left: every process carries a marker in its environment (children inherit it), and
   none with the marker may remain (worker processes, Java oracles, Spark's JVM and workers, clients);
 * the temp dir (``TMPDIR``, a fresh folder) is empty again (spilled frontier, staging, Spark's settings) but
@@ -203,6 +203,8 @@ def stop_and_judge(cmd: Long, run: Run, sig: signal.Signals, wait_ready_s: float
         bad.append(f"the last line on stderr is not {line!r}: {err[-800:]!r}")
     if "Traceback" in err or "Exception ignored" in err:
         bad.append(f"a traceback on stderr: {err[-1500:]!r}")
+    if run.out().startswith("\n"):  # a progress bar stopped off a terminal leaves an empty line
+        bad.append(f"stdout begins with an empty line: {run.out()[:200]!r}")
     left: list[int] = []
     for _ in range(100):  # a JVM or a client may take a moment to see its pipe close
         left = marked(run.mark)

@@ -169,7 +169,7 @@ def _with_progress(console: Any, work: Any) -> Any:
 
     total = len(PROPERTIES) + 3  # + C1, S1 and the quality sample
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("properties", total=total)
 
         def progress(pid: str) -> None:

@@ -204,7 +204,8 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
     except ValueError as e:
         raise UserError(naming_the_option(str(e), None, "--faults")) from None
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as bar:
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as bar:  # (off a terminal a bar leaves an empty line)
         task = bar.add_task("exploring: 0 states", total=None)
         compiling: list[str] = []
 

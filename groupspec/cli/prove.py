@@ -56,7 +56,7 @@ def _prove(protocol: str | None, deep: bool, show_all: bool, jobs: int | None, a
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True) as bar:
+                  transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("proving ...", total=None)
         rep = run_all(protocol, deep=deep, jobs=jobs,
                       progress=lambda what: bar.update(task, description=f"proving ... done: {what}"))

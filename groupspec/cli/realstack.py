@@ -248,7 +248,7 @@ def matrix(out: str, scenarios: str | None, clients: str | None, coordinators: s
     from rich.progress import Progress
 
     err = make_console(to_stderr=True)
-    with Progress(console=err, transient=True) as bar:
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("realstack matrix", total=len(sc) * len(cl) * len(co))
         rows = run_matrix(sc, cl, co, out_dir, progress=lambda d: bar.update(task, description=d, advance=0),
                           done=lambda: bar.advance(task))

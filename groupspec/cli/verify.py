@@ -211,7 +211,7 @@ def _verify(as_json: bool) -> None:
     workers = max(1, min(os.cpu_count() or 1, len(work)))
     first = f", {COMPILE_NOTICE}" if needs_compiling() else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(f"model checks, proofs, mutation check ({workers} workers{first})", total=len(work))
         plain, done = PlainProgress(console), 0
         with ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint) as pool:
@@ -290,7 +290,7 @@ def run_mutants(console: Console) -> list[dict[str, Any]]:
 
     rows: list[dict[str, Any]] = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("mutation check", total=len(MUTANTS))
         plain = PlainProgress(console)
         for m in MUTANTS:  # one table: the classic protocol and Connect, KIP-848, the migration
