@@ -392,6 +392,8 @@ def test_files_gzip_directories_and_malformed_lines(tmp_path: Path):
     assert [d["line"] for d in defects] == [4, 6, 7]
     assert "not JSON" in defects[0]["message"]
     assert defects[0]["message"].startswith("not JSON")  # the line is its own field: the message does not repeat it
+    # where in the line: a column, not the parser's "line 2 column 1 (char 9)" (its line 2: after the line's newline)
+    assert defects[0]["message"] == "not JSON (unexpected character, expected a string key at column 2)", defects[0]["message"]
     # the same defect in a file read sorted (time goes back): the same message
     lines.insert(2, lines[-1])  # the last event early: time goes back
     back = tmp_path / "back.jsonl"

@@ -52,6 +52,9 @@ MAX_TS = (1 << 53) - 1
 # count beyond this (a typo, 10^11) is a trace defect, not an allocation that runs out of memory.
 MAX_TOPIC_PARTITIONS = 1_000_000
 _NONFINITE = re.compile(rb'"ts_ms"\s*:\s*-?(NaN|Infinity)')
+# The JSON parser's place in its text ("line 2 column 1 (char 26)"): of the one trace line it was given, so its
+# "line" (a newline inside the text) only confuses the trace's own line number; the column is the char + 1.
+_PARSER_PLACE = re.compile(r":? line \d+ column \d+ \(char (\d+)\)$")
 
 
 def check_ts(ts: Any) -> int | None:
@@ -155,7 +158,7 @@ def parse_line(line: bytes, strict_time: bool = False) -> tuple[dict[str, Any] |
         m = _NONFINITE.search(line) if strict_time and isinstance(line, bytes) else None
         if m is not None:
             raise BadTime(f"ts_ms {m.group(0).split(b':')[-1].strip().decode()} is not a time in ms") from None
-        msg = str(e).split("\n")[0]
+        msg = _PARSER_PLACE.sub(lambda w: f" at column {int(w.group(1)) + 1}", str(e).split("\n")[0])
         return None, f"not JSON ({msg})"
     if not isinstance(ev, dict):
         return None, f"not a JSON object but {type(ev).__name__}"
