@@ -97,6 +97,9 @@ def test_memory_is_reported_beside_states_per_second():
     assert r.returncode == 0, r.stderr
     assert "peak memory" in r.stdout and "MiB" in r.stdout
     assert "memory per state" in r.stdout and "fingerprint collision" in r.stdout
+    row = next(line for line in r.stdout.splitlines() if "memory per state" in line)
+    # a few hundred states: the growth whole (mostly the engine's compilation and first arrays), not per state
+    assert "MiB for" in row and "mostly fixed costs" in row and "bytes (peak growth / states)" not in row, row
 
 
 def test_both_engines_give_the_same_answer_from_the_command_line():

@@ -72,9 +72,18 @@ def result_json(proto: Spec, res: Result) -> dict[str, Any]:
     }
 
 
+#: below this many states the peak growth of resident memory is mostly fixed costs (the engine's compilation, its
+#: first arrays), not the states': it is shown whole, not divided into a misleading figure per state
+MEMORY_PER_STATE_FROM = 50_000
+
+
 def memory_cell(res: Result) -> str:
     """Peak growth of resident memory per state, and (compiled engine) the store's own bytes per state."""
-    text = f"{res.memory_per_state:,.0f} bytes (peak growth / states)"
+    if res.states < MEMORY_PER_STATE_FROM and res.memory_per_state is not None:
+        growth = res.memory_per_state * res.states / 2**20
+        text = f"— (peak growth {growth:,.0f} MiB for {res.states:,} states: mostly fixed costs below {MEMORY_PER_STATE_FROM:,})"
+    else:
+        text = f"{res.memory_per_state:,.0f} bytes (peak growth / states)"
     if res.store_bytes_per_state is not None:
         text += f"; store {res.store_bytes_per_state:,.0f} bytes"
     if res.frontier_spilled:
