@@ -16,6 +16,9 @@ def register(group: click.Group) -> None:
     group.add_command(simulate)
 
 
+MAX_DELAY_MS = 3_600_000
+
+
 def _parse_delay(text: str) -> tuple[int, int]:
     try:
         if "-" in text:
@@ -31,6 +34,8 @@ def _check_network(delay: str, loss: float, duplicate: float, reorder: float) ->
     lo, hi = _parse_delay(delay)
     if lo < 0 or hi < lo:
         raise UserError(f"--delay {delay!r}: MIN-MAX must have 0 <= MIN <= MAX (milliseconds), e.g. 1-5")
+    if hi > MAX_DELAY_MS:  # a typo, not a network: no message would arrive within any scenario's run
+        raise UserError(f"--delay {delay!r}: at most {MAX_DELAY_MS:,} ms (an hour; the scenarios run minutes)")
     for name, value in (("--loss", loss), ("--duplicate", duplicate), ("--reorder", reorder)):
         if not 0.0 <= value <= 1.0:
             raise UserError(f"{name} {value:g}: the {name[2:]} probability must be between 0 and 1")
