@@ -152,6 +152,10 @@ def check(script: str, transcript: str, as_json: bool) -> None:
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
     except json.JSONDecodeError as e:
+        line = transcript_text.splitlines()[e.lineno - 1] if 0 < e.lineno <= len(transcript_text.splitlines()) else ""
+        if line.lstrip().startswith("#"):  # a comment: scripts have them, transcripts do not
+            raise UserError(f"{transcript}: line {e.lineno}: a '#' comment, which a transcript never holds: is it a "
+                            "script? (the order is SCRIPT TRANSCRIPT)") from None
         raise UserError(f"{transcript}: line {e.lineno}: not JSON ({e.msg})") from None
     if as_json:
         emit_json(result.to_dict())
