@@ -166,6 +166,21 @@ class FiniteFloat(click.FloatRange):
         return rv
 
 
+class ConvergeWithin(FiniteFloat):
+    """``--converge-within`` (``trace check`` and ``audit``, which judge with the same checker): seconds, more than
+    0 and at most the longest time a trace holds (its ``ts_ms`` are at most ``groupspec.trace.MAX_TS``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        rv = super().convert(value, param, ctx)
+        from groupspec.trace import MAX_TS
+
+        if rv <= 0:
+            self.fail(f"{rv:g} is not positive", param, ctx)
+        if rv > MAX_TS // 1000:
+            self.fail(f"{rv:g} is more than {MAX_TS // 1000} s, the longest time a trace holds", param, ctx)
+        return rv
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path`` (same name ending, so ``.gz`` stays ``.gz``); rename it onto

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from ._common import OutputPath, EXIT_VIOLATION, FiniteFloat, UserError, emit_json
+from ._common import OutputPath, EXIT_VIOLATION, ConvergeWithin, UserError, emit_json
 
 
 def register(group: click.Group) -> None:
@@ -18,7 +18,7 @@ def register(group: click.Group) -> None:
 @click.option("--master", default="local[*]", show_default=True, help="Spark master: local[N], local[*], spark://HOST:PORT, yarn, k8s://...")
 @click.option("--out", type=OutputPath(kind="dir"), default="audit", show_default=True, help="Output directory; refused if it exists, unless --overwrite.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out (only once the new one is complete).")
-@click.option("--converge-within", type=FiniteFloat(), default=20.0, show_default=True,
+@click.option("--converge-within", type=ConvergeWithin(), default=20.0, show_default=True,
               help="Seconds a partition may stay unowned / a period may take to converge (as groupspec trace check).")
 @click.option("--json", "as_json", is_flag=True, help="Print the fleet aggregates as JSON.")
 def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, converge_within: float, as_json: bool) -> None:
@@ -37,12 +37,6 @@ def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, conve
     from groupspec.pipeline import OutputError, Staging, prepare_out
     from groupspec.pipeline import SparkSetupError, check_master, spark_session
 
-    from groupspec.trace import MAX_TS
-
-    if converge_within <= 0:
-        raise UserError(f"--converge-within must be > 0, got {converge_within}")
-    if converge_within > MAX_TS // 1000:  # the longest time a trace holds (its ts_ms are at most MAX_TS)
-        raise UserError(f"--converge-within must be at most {MAX_TS // 1000} s, got {converge_within:g}")
     try:
         check_master(master)
         files, parquet = expand_inputs(list(traces))
