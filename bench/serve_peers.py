@@ -101,7 +101,8 @@ def base_checkout(rev: str) -> str:
     archive = subprocess.run(["git", "-C", root, "archive", "--format=tar", rev], check=True, capture_output=True).stdout
     src = os.path.join(tmp, "src")
     with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-        tar.extractall(src, filter="data")
+        # our own archive; the "data" filter where this Python has it (3.11.4 and later; Debian's 3.11.2 does not)
+        tar.extractall(src, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     pkg = os.path.join(tmp, "path", "groupspec")
     shutil.copytree(os.path.join(src, "groupspec"), pkg)
     for sub in ("model", "reference", "proofs", "pipeline"):
