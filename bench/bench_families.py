@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                        for x in two):
                     print(f"  MISMATCH {fam}: a ceiling run differs from the one-worker run: {two} vs {alone}")
                     failed = True
-                ceilings.append(2 * got[("new", 1)][-1]["wall"] / max(x["wall"] for x in two))
+                ceilings.append(2 * alone["wall"] / max(x["wall"] for x in two))
         for w in counts:
             rows = {tag: best(got[(tag, w)]) for tag in pythons}
             first = rows["new"]
