@@ -51,7 +51,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def rejoin(subs: dict[str, dict], out: dict[str, list], generation: int, empty: str) -> dict[str, dict]:
-    nxt = {m: {**s, "owned": [list(tp) for tp in out[m]], "generation": generation} for m, s in subs.items()}
+    nxt = {m: {**s, "owned": out[m], "generation": generation} for m, s in subs.items()}
     nxt[empty] = {**subs[empty], "owned": [], "generation": generation}
     return nxt
 

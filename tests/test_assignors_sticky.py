@@ -1,6 +1,7 @@
 """Sticky and cooperative-sticky: Kafka's worked examples (assignors.md §1.4), invariants (§2), convergence."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -511,3 +512,75 @@ def test_fresh_group_closed_form_check_catches_a_mutant(monkeypatch):
     monkeypatch.setattr(sticky, "_fresh_constrained", by_position)
     assert sticky._sticky_assign(counts, subs) != sticky._sticky_assign(counts, subs, closed_form=False)
 
+
+
+# ------------------------------------------------------------------ claims sent as tuples: a member's own pairs back
+def _as_tuples(subs, which):
+    """``subs`` with the claims of the members ``which`` picks sent as ``(topic, partition)`` tuples."""
+    return {m: {**s, "owned": [tuple(tp) for tp in s.get("owned") or []]} if which(m) else s for m, s in subs.items()}
+
+
+@pytest.mark.parametrize("name", BOTH)
+@given(g=groups(), data=st.data())
+def test_claims_sent_as_tuples_give_the_same_outcome(name, g, data):
+    """A member that sends its claims as ``(str, int)`` tuples and is given exactly them gets a copy of its own list
+    back (``sticky._given_as_sent``): the outcome (ideal, round one, transfers) equals the one for the same claims
+    sent as lists, pair for pair and in order, every pair a tuple. Over three rounds, each member handing back its
+    previous result or not, members leaving and joining: some keep all they sent, some part, some more."""
+    from groupspec.reference.assignors.sticky import _sticky_assign
+
+    counts, subs = g
+    if data.draw(st.booleans(), label="valid claims only"):  # else a claim that is not valid takes the other path
+        # in one generation, a partition two members claim is taken from both: then a member may be dealt as many
+        # partitions as it sent, not the same ones
+        gen = data.draw(st.sampled_from([None, 1]), label="one generation")
+        subs = {m: {**s, "owned": [tp for tp in s["owned"] if 0 <= tp[1] < counts.get(tp[0], 0)],
+                    "generation": s["generation"] if gen is None else gen} for m, s in subs.items()}
+    for step in range(3):
+        tuples = set(data.draw(st.lists(st.sampled_from(sorted(subs)), unique=True), label=f"tuples{step}"))
+        sent = _as_tuples(subs, tuples.__contains__)
+        want = _sticky_assign(counts, subs)
+        got = _sticky_assign(counts, sent)
+        assert got == want
+        assert all(type(p) is tuple and type(p[0]) is str and type(p[1]) is int for ps in got.ideal.values() for p in ps)
+        out = want.ideal if name == "sticky" else want.round_one
+        subs = next_subscriptions(subs, out)
+        if len(subs) > 1 and data.draw(st.booleans(), label=f"leave{step}"):
+            subs.pop(data.draw(st.sampled_from(sorted(subs)), label=f"who{step}"))
+        if data.draw(st.booleans(), label=f"join{step}"):
+            subs[f"new{step}"] = {"topics": data.draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=3), label=f"t{step}")}
+
+
+def test_claims_sent_as_tuples_check_catches_mutants(monkeypatch):
+    """Handing a member its own pairs back when it is given as many partitions as it sent, not the same ones
+    (the gid comparison dropped), or in another order, differs from the claims sent as lists, and the comparison
+    above sees it."""
+    from groupspec.reference.assignors import sticky
+
+    counts = {"t": 4}
+    # t-1 claimed by both in one generation: a keeps t-0 and is dealt t-1 back (all it sent); b keeps t-2 and is
+    # dealt t-3 (as many as it sent, not the same ones)
+    subs = {"a": sub(["t"], "t-0,t-1", 1), "b": sub(["t"], "t-1,t-2", 1)}
+    sent = _as_tuples(subs, lambda m: True)
+    assert sticky._sticky_assign(counts, sent) == sticky._sticky_assign(counts, subs)
+    assert sticky._sticky_assign(counts, subs).ideal == {"a": parts("t-0,t-1"), "b": parts("t-2,t-3")}
+    real = sticky._given_as_sent
+
+    def by_count(prob, order, lens):  # the mutant: kept when the lengths agree
+        kept = real(prob, order, lens)
+        starts = prob.sent_starts
+        if starts is None:
+            return kept
+        return np.array([starts[m + 1] - starts[m] == lens[m] and prob.sent_pairs[m] is not None
+                         for m in range(len(lens))], dtype=np.bool_)
+
+    def shuffled(prob, order, lens):  # the mutant: the pairs sent, in reverse order
+        kept = real(prob, order, lens)
+        if kept is not None:
+            prob.sent_pairs = [None if p is None else p[::-1] for p in prob.sent_pairs]
+        return kept
+
+    monkeypatch.setattr(sticky, "_given_as_sent", by_count)
+    assert sticky._sticky_assign(counts, sent) != sticky._sticky_assign(counts, subs)
+    monkeypatch.setattr(sticky, "_given_as_sent", shuffled)
+    assert sticky._sticky_assign(counts, sent) != sticky._sticky_assign(counts, subs)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from collections import abc
 from itertools import chain
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Mapping, ParamSpec, TypeVar
+from typing import Any, Callable, Iterable, Mapping, ParamSpec, Sequence, TypeVar
 
 Partition = tuple[str, int]
 Assignment = dict[str, list[Partition]]
@@ -149,31 +149,34 @@ _PAIR_CONTAINERS = {list, tuple}
 _first, _second = itemgetter(0), itemgetter(1)
 
 
-_NO_COLUMNS: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
+_NO_COLUMNS: tuple[tuple[str, ...], tuple[int, ...], Sequence[Partition] | None] = ((), (), ())
+_TUPLES = {tuple}
 
 
-def _owned_columns(member_id: str, raw: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
+def _owned_columns(member_id: str, raw: Any) -> tuple[tuple[str, ...], tuple[int, ...], Sequence[Partition] | None]:
     """What :func:`_parse_owned` checks, the claims returned as two columns (topics, partition numbers) instead of
     one tuple per pair: in the common case (a list of ``[str, int]`` lists or tuples) at C speed, a few passes over
-    the list and no object per pair."""
+    the list and no object per pair. Third: ``raw`` itself when every entry is a ``(str, int)`` tuple of exactly
+    those types (then each entry is a valid pair of the output as it is), else None."""
     if raw is None:
         return _NO_COLUMNS
     if type(raw) is list or type(raw) is tuple:
         if not raw:
             return _NO_COLUMNS
-        if set(map(type, raw)) <= _PAIR_CONTAINERS:
+        kinds = set(map(type, raw))
+        if kinds <= _PAIR_CONTAINERS:
             try:
                 topics, numbers = zip(*raw, strict=True)  # every entry of the same length, and that length is 2
             except ValueError:
                 pass
             else:
                 if set(map(type, topics)) == {str} and set(map(type, numbers)) == {int}:
-                    return topics, numbers
+                    return topics, numbers, (raw if kinds == _TUPLES else None)
     pairs = _parse_owned(member_id, raw)  # raises on anything malformed
     if not pairs:
         return _NO_COLUMNS
     topics, numbers = zip(*pairs)
-    return topics, numbers
+    return topics, numbers, None
 
 
 def _parse_pair(member_id: str, item: Any) -> Partition:
@@ -236,16 +239,21 @@ class ClaimColumns:
     """The members' claims (``owned``) as columns, one entry per member in member order: member ``i`` claims
     ``(topics[i][k], numbers[i][k])`` for each ``k``, validated as strictly as :func:`_parse_owned` validates them
     (and the same values: a subclass of ``int`` is made an ``int``). Built member by member (each member's list is
-    read once, while it is in cache), by a few C-speed passes and no object per claim."""
+    read once, while it is in cache), by a few C-speed passes and no object per claim.
+
+    ``pairs``: per member, its ``owned`` list itself when every entry is a ``(str, int)`` tuple of exactly those
+    types (a previous result handed back, the common case), else None: the sticky assignors give such a pair back
+    as it is where the member keeps it, instead of making an equal one."""
 
     topics: list[tuple[str, ...]]
     numbers: list[tuple[int, ...]]
+    pairs: list[Sequence[Partition] | None]
 
 
 def normalize_claims(subscriptions: Mapping[str, Mapping[str, Any]]) -> tuple[list[Member], ClaimColumns]:
     """:func:`normalize` with ``keep_owned=False``, and the claims as :class:`ClaimColumns` (what the sticky
     assignors read)."""
-    columns = ClaimColumns([], [])
+    columns = ClaimColumns([], [], [])
     return _normalize(subscriptions, columns), columns
 
 
@@ -306,9 +314,10 @@ def _normalize(subscriptions: Mapping[str, Mapping[str, Any]], columns: ClaimCol
         if isinstance(columns, list):
             columns.append(sub.get("owned"))
         elif columns is not None:
-            claimed_topics, claimed_numbers = _owned_columns(member_id, sub.get("owned"))
+            claimed_topics, claimed_numbers, claimed_pairs = _owned_columns(member_id, sub.get("owned"))
             columns.topics.append(claimed_topics)
             columns.numbers.append(claimed_numbers)
+            columns.pairs.append(claimed_pairs)
     return members
 
 

@@ -99,6 +99,12 @@ class Problem:
     hash_order_cache: list[int] | None = None
     claims_overlap: bool = False  # some partition is claimed by two or more members
     claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
+    #: every member's claims as it sent them (``ClaimColumns.pairs``: its list when every entry is a ``(str, int)``
+    #: tuple, else None) and, in one array, every claim's gid in that order (all members', one after the other), when
+    #: every claim is valid; else both None. A member given exactly what it claimed gets its own pairs back.
+    sent_pairs: list[Sequence[tuple[str, int]] | None] | None = None
+    sent_gids: npt.NDArray[np.int64] | None = None
+    sent_starts: list[int] | None = None  # member ``m``'s claims are ``sent_gids[sent_starts[m]:sent_starts[m + 1]]``
 
     @property
     def total(self) -> int:
@@ -136,7 +142,8 @@ def encode(counts: dict[str, int], members: list[Member], columns: ClaimColumns 
         generation=[m.generation if m.generation >= 0 else DEFAULT_GENERATION for m in members],
     )
     if columns is None:
-        columns = ClaimColumns([tuple(t for t, _ in m.owned) for m in members], [tuple(p for _, p in m.owned) for m in members])
+        columns = ClaimColumns([tuple(t for t, _ in m.owned) for m in members], [tuple(p for _, p in m.owned) for m in members],
+                               [None] * len(members))
     prob.raw_owned, prob.claims_overlap, prob.claimed = _all_claims(prob, columns)
     return prob
 
@@ -161,7 +168,8 @@ def _topic_sets(members: list[Member], topic_index: dict[str, int]) -> list[froz
 
 
 def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Gids], bool, bytearray | None]:
-    """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition.
+    """Every member's valid claims as gids (:func:`_valid_claims`), and whether two members claim one partition
+    (and, when every claim is valid, :attr:`Problem.sent_pairs` and the arrays beside it set).
 
     All claims are turned into gids at once by C-speed passes over the columns, then cut per member; when some claim
     is on an unknown topic (or one nobody subscribes to) or out of range, each member's claims take
@@ -184,6 +192,7 @@ def _all_claims(prob: Problem, columns: ClaimColumns) -> tuple[list[Gids], bool,
     if gids_np is not None:  # each member's claims a view of one array (no int object per claim)
         starts = [0, *accumulate(lens)]
         out = [gids_np[a:b] for a, b in zip(starts, starts[1:])]
+        prob.sent_pairs, prob.sent_gids, prob.sent_starts = columns.pairs, gids_np, starts
     else:
         out = [_valid_claims(prob, zip(t, n)) for t, n in zip(columns.topics, columns.numbers)]
         gids_np = np.fromiter(chain.from_iterable(out), dtype=np.int64, count=sum(map(len, out)))

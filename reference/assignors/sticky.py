@@ -56,7 +56,7 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 from itertools import chain, compress, islice, repeat
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -375,8 +375,10 @@ def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[in
 
     The ``(topic, partition)`` pairs are made in one pass in output order (by member, then gid), so a million of them
     are allocated one after the other and each member's list is one slice: every member's gids sorted at once (one
-    owner number per gid, a stable sort by owner), topic names and partition numbers gathered from object arrays
-    (the partition numbers shared: one int object per number)."""
+    owner number per gid, a stable sort by owner), then :func:`_new_pairs`. Where the members sent their claims as
+    ``(str, int)`` tuples (``Problem.pair_objects``: a previous result handed back), a partition that was claimed
+    gets the very tuple its claimant sent (equal to a new one, and tuples are immutable), gathered by gid: only the
+    partitions nobody claimed get new pairs."""
     members = prob.members
     n = len(members)
     lens = list(map(len, per_member))
@@ -399,11 +401,10 @@ def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[in
         if count and int(np.count_nonzero(owner < n)) != count:
             raise StickyInternalError("a partition assigned to two members")
         order = np.argsort(owner, kind="stable")[:count]
-    topic_of = np.repeat(np.arange(len(prob.topics)), prob.counts)[order]
-    number_of = order - np.asarray(prob.offset[:-1], dtype=np.int64)[topic_of]
-    names = np.array(prob.topics, dtype=object)
-    numbers = np.array(list(range(max(prob.counts, default=0))), dtype=object)  # one int object per number
-    pairs = zip(names[topic_of].tolist(), numbers[number_of].tolist())
+    kept = _given_as_sent(prob, order, lens)
+    # new pairs for the members that do not get their own back, in output order
+    pairs = _new_pairs(prob, order if kept is None else order[np.repeat(~kept, lens)])
+    sent = prob.sent_pairs
     withheld: dict[int, set[int]] = {}
     for g, m in tmap.items():
         withheld.setdefault(m, set()).add(g)
@@ -412,7 +413,11 @@ def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[in
     at = 0
     for m, mem in enumerate(members):
         end = at + lens[m]
-        mine = list(islice(pairs, lens[m]))
+        if kept is not None and kept[m]:
+            assert sent is not None
+            mine = list(sent[m])  # type: ignore[arg-type]  # kept[m]: not None
+        else:
+            mine = list(islice(pairs, lens[m]))
         ideal[mem.member_id] = mine
         w = withheld.get(m)
         if w:
@@ -428,6 +433,39 @@ def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[in
 
     transfers = {pair_of(g): members[m].member_id for g, m in sorted(tmap.items())}
     return StickyOutcome(ideal=ideal, round_one=round_one, transfers=transfers, path=path)
+
+
+def _given_as_sent(prob: Problem, order: npt.NDArray[np.int64], lens: list[int]) -> npt.NDArray[np.bool_] | None:
+    """Per member, whether it is given exactly what it sent as its claims, pair for pair in the same order, and sent
+    them as ``(str, int)`` tuples (``Problem.sent_pairs``): then its list of pairs is a copy of the one it sent (a
+    member handing back its previous result and keeping it, the common case of a stable group). None when no member
+    is. ``order``: the output's gids, member after member, ``lens`` long each."""
+    sent, sent_gids, starts = prob.sent_pairs, prob.sent_gids, prob.sent_starts
+    if sent is None or sent_gids is None or starts is None:
+        return None
+    out_lens = np.asarray(lens, dtype=np.int64)
+    s = np.asarray(starts, dtype=np.int64)
+    kept: npt.NDArray[np.bool_] = (np.diff(s) == out_lens) & np.fromiter((p is not None for p in sent), dtype=np.bool_, count=len(sent))
+    if not kept.any():
+        return None
+    out_ends = np.cumsum(out_lens)
+    at = np.flatnonzero(np.repeat(kept, out_lens))  # the output positions of the candidates
+    # output position i of member m is its claim i - out_start[m] + s[m]
+    shift = np.repeat((s[:-1] - (out_ends - out_lens))[kept], out_lens[kept])
+    wrong = at[sent_gids[at + shift] != order[at]]
+    if len(wrong):
+        kept[np.searchsorted(out_ends, wrong, side="right")] = False
+    return kept
+
+
+def _new_pairs(prob: Problem, gids: npt.NDArray[np.int64]) -> Iterator[Partition]:
+    """The ``(topic, partition)`` pairs of ``gids``, in order: topic names and partition numbers gathered from object
+    arrays (the partition numbers shared: one int object per number)."""
+    topic_of = np.repeat(np.arange(len(prob.topics)), prob.counts)[gids]
+    number_of = gids - np.asarray(prob.offset[:-1], dtype=np.int64)[topic_of]
+    names = np.array(prob.topics, dtype=object)
+    numbers = np.array(list(range(max(prob.counts, default=0))), dtype=object)  # one int object per number
+    return zip(names[topic_of].tolist(), numbers[number_of].tolist())
 
 
 class StickyAssignor:
