@@ -242,8 +242,8 @@ class ClaimColumns:
     read once, while it is in cache), by a few C-speed passes and no object per claim.
 
     ``pairs``: per member, its ``owned`` list itself when every entry is a ``(str, int)`` tuple of exactly those
-    types (a previous result handed back, the common case), else None: the sticky assignors give such a pair back
-    as it is where the member keeps it, instead of making an equal one."""
+    types (a previous result handed back, the common case), else None: the sticky assignors give a member that is
+    given exactly what it sent a copy of that list, instead of making equal pairs."""
 
     topics: list[tuple[str, ...]]
     numbers: list[tuple[int, ...]]

@@ -375,10 +375,10 @@ def _outcome(prob: Problem, per_member: Sequence[Gids | set[int]], tmap: dict[in
 
     The ``(topic, partition)`` pairs are made in one pass in output order (by member, then gid), so a million of them
     are allocated one after the other and each member's list is one slice: every member's gids sorted at once (one
-    owner number per gid, a stable sort by owner), then :func:`_new_pairs`. Where the members sent their claims as
-    ``(str, int)`` tuples (``Problem.pair_objects``: a previous result handed back), a partition that was claimed
-    gets the very tuple its claimant sent (equal to a new one, and tuples are immutable), gathered by gid: only the
-    partitions nobody claimed get new pairs."""
+    owner number per gid, a stable sort by owner), then :func:`_new_pairs`. A member that sent its claims as
+    ``(str, int)`` tuples (a previous result handed back) and is given exactly them, in the same order
+    (:func:`_given_as_sent`), gets a copy of the list it sent instead: its pairs are equal to new ones, and tuples are
+    immutable. Only the other members' pairs are made."""
     members = prob.members
     n = len(members)
     lens = list(map(len, per_member))
