@@ -417,7 +417,7 @@ _MEMBERS = st.lists(st.tuples(_TEXT, st.none() | _TEXT, st.binary(max_size=200))
 
 
 @settings(max_examples=200, deadline=None)
-@given(v=st.integers(6, 9), error=st.integers(0, 120), generation=st.integers(-1, 2**31 - 1), ptype=st.none() | _TEXT,
+@given(v=st.integers(0, 9), error=st.integers(0, 120), generation=st.integers(-1, 2**31 - 1), ptype=st.none() | _TEXT,
        pname=st.none() | _TEXT, leader=_TEXT, skip=st.booleans(), member=_TEXT, members=_MEMBERS,
        corr=st.integers(0, 2**31 - 1))
 def test_direct_join_group_answers_are_the_codecs_bytes(v, error, generation, ptype, pname, leader, skip, member,
@@ -433,7 +433,7 @@ def test_direct_join_group_answers_are_the_codecs_bytes(v, error, generation, pt
 
 
 @settings(max_examples=200, deadline=None)
-@given(v=st.integers(4, 5), error=st.integers(0, 120), ptype=st.none() | _TEXT, pname=st.none() | _TEXT,
+@given(v=st.integers(0, 5), error=st.integers(0, 120), ptype=st.none() | _TEXT, pname=st.none() | _TEXT,
        assignment=st.binary(max_size=300), corr=st.integers(0, 2**31 - 1))
 def test_direct_sync_group_answers_are_the_codecs_bytes(v, error, ptype, pname, assignment, corr):
     from kafka.protocol.consumer import SyncGroupResponse
@@ -442,11 +442,6 @@ def test_direct_sync_group_answers_are_the_codecs_bytes(v, error, ptype, pname, 
     direct = wire.sync_group_response(header, error, ptype, pname, assignment)
     body = SyncGroupResponse[v](error_code=error, protocol_type=ptype, protocol_name=pname, assignment=assignment)
     assert direct == wire.encode_response(header, body)
-
-
-def test_older_versions_are_left_to_the_codec():
-    assert wire.join_group_response(wire._HeaderInfo(11, 5, 1, "c"), 0, 1, None, "range", "a", False, "a", []) is None
-    assert wire.sync_group_response(wire._HeaderInfo(14, 3, 1, "c"), 0, None, None, b"") is None
 
 
 @settings(max_examples=300, deadline=None)

@@ -152,6 +152,11 @@ class Cluster:
         self.capture: dict[tuple[str | None, int, int], bytes] | None = None
         # Heartbeat v4 frames' bytes after the correlation id -> (the reference's request, member id): heartbeat_answer
         self._heartbeats: dict[bytes, tuple[m.HeartbeatRequest, str]] = {}
+        # Set by a server: hands an answer to a waiting request of another connection to its socket at once (True),
+        # or declines (False: it goes to ``out``). A round's burst of answers (every member's JoinGroup or SyncGroup
+        # answer, on the request that completes the phase) then leaves while the rest is still being encoded.
+        self.answer_now: Callable[[Conn, bytes], bool] | None = None
+        self._routing = False
 
     # ------------------------------------------------------------------ time
 
@@ -211,6 +216,8 @@ class Cluster:
         return min(times) if times else None
 
     def request(self, conn: Conn, frame: bytes) -> None:
+        if self._routing:  # answer_now must not hand a connection's next frame back to us while we route
+            raise RuntimeError("a request entered the cluster while it was routing answers")
         if frame[1:2] == b"\x0c" and frame[0] == 0 and self._plain_heartbeats(conn):
             self._fast_heartbeat(conn, frame)
         else:
@@ -555,6 +562,13 @@ class Cluster:
         return wire.encode_response(header, cls(error_code=err.code, topics=topics))
 
     def _route(self, out: list[Outbound]) -> None:
+        self._routing = True
+        try:
+            self._route_all(out)
+        finally:
+            self._routing = False
+
+    def _route_all(self, out: list[Outbound]) -> None:
         for o in out:
             api = _RESPONSE_API.get(type(o.response))
             queue = self._inflight.get(str(o.destination), [])
@@ -567,7 +581,8 @@ class Cluster:
                         data = encode_direct(f.header, o.response)  # the answers a round sends N of, encoded directly
                         if data is None:
                             data = wire.encode_response(f.header, to_wire(f.header, f.body, o.response))
-                        self.out.append((f.conn, data, f.delay_ms))
+                        if f.delay_ms or self.answer_now is None or not self.answer_now(f.conn, data):
+                            self.out.append((f.conn, data, f.delay_ms))
                     break
 
     # ------------------------------------------------------------------ everything else

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import wire
-from .cluster import Cluster
+from .cluster import Cluster, Conn
 from .faults import FaultPlan
 
 __all__ = ["Server", "MAX_FRAME", "run_loop"]
@@ -115,6 +115,7 @@ class Server:
             ports.append(sock.getsockname()[1])
         self.cluster.ports = ports
         self.cluster.log_changed = self._data_arrived
+        self.cluster.answer_now = self._answer_now
 
     async def _accept(self, node: int, sock: socket.socket) -> None:
         """Kafka's Acceptor: take the next connection once there is a slot for it (``max_connections``)."""
@@ -310,6 +311,17 @@ class Server:
                 self.loop.call_later(delay / 1000, link.answered, data)
             else:
                 link.answered(data)
+
+    def _answer_now(self, conn: Conn, data: bytes) -> bool:
+        """``Cluster.answer_now``: the answer to a connection's waiting request, written at once when that
+        connection has nothing else to do (no request of its own being handled, no further frame buffered: so the
+        cluster is not entered again from here); else declined, and it leaves with the turn's other answers."""
+        link: _Link | None = getattr(conn, "link", None)
+        if link is None or link.pumping or link.closed or link.transport is None or len(link.buf) - link.off >= 4:
+            return False
+        link.answered(data)  # not busy any more; nothing buffered to pump
+        link.flush()
+        return True
 
     def _write_all(self) -> None:
         """Write the answers given since the last flush, one write per connection: every read of one poll is

@@ -490,15 +490,37 @@ def _framed(header: _HeaderInfo, body: bytes) -> bytes:
     return struct.pack(">ii", len(body) + 5, header.correlation_id) + b"\x00" + body
 
 
+@functools.lru_cache(maxsize=8192)
+def _str(text: str | None) -> bytes:
+    """A (nullable) string of the versions before the flexible ones: an int16 length, -1 for null (remembered, as
+    :func:`_cstr`)."""
+    if text is None:
+        return b"\xff\xff"
+    data = text.encode("utf-8")
+    return struct.pack(">h", len(data)) + data
+
+
+def _framed_v0(header: _HeaderInfo, body: bytes) -> bytes:
+    """Size and correlation id (response header v0), then the body."""
+    return struct.pack(">ii", len(body) + 4, header.correlation_id) + body
+
+
 def join_group_response(header: _HeaderInfo, error: int, generation: int, protocol_type: str | None,
                         protocol_name: str | None, leader: str, skip_assignment: bool, member_id: str,
-                        members: list[tuple[str, str | None, bytes]]) -> bytes | None:
-    """A JoinGroup answer of a flexible version (6-9) encoded directly (a round of N members makes N of
-    them); None for older versions, which the codec encodes. ``members``: (member id, instance id,
-    metadata). Checked against the codec byte for byte (tests/test_serve_wire.py)."""
+                        members: list[tuple[str, str | None, bytes]]) -> bytes:
+    """A JoinGroup answer, every version (0-9), encoded directly: a round of N members makes N of them (librdkafka
+    asks for v5, Kafka's Java client for v9). ``members``: (member id, instance id, metadata). Checked against the
+    codec byte for byte (tests/test_serve_wire.py)."""
     v = header.api_version
     if v < 6:
-        return None
+        parts = [struct.pack(">ihi", 0, error, generation) if v >= 2 else struct.pack(">hi", error, generation),
+                 _str(protocol_name or ""), _str(leader), _str(member_id), struct.pack(">i", len(members))]
+        for mid, instance, metadata in members:
+            parts.append(_str(mid))
+            if v >= 5:
+                parts.append(_str(instance))
+            parts += (struct.pack(">i", len(metadata)), metadata)
+        return _framed_v0(header, b"".join(parts))
     parts = [struct.pack(">ihi", 0, error, generation)]
     if v >= 7:
         parts.append(_cstr(protocol_type))
@@ -517,11 +539,12 @@ def join_group_response(header: _HeaderInfo, error: int, generation: int, protoc
 
 
 def sync_group_response(header: _HeaderInfo, error: int, protocol_type: str | None, protocol_name: str | None,
-                        assignment: bytes) -> bytes | None:
-    """A SyncGroup answer of a flexible version (4-5) encoded directly; None for older versions."""
+                        assignment: bytes) -> bytes:
+    """A SyncGroup answer, every version (0-5), encoded directly (a round of N members makes N of them)."""
     v = header.api_version
     if v < 4:
-        return None
+        head = struct.pack(">ihi", 0, error, len(assignment)) if v >= 1 else struct.pack(">hi", error, len(assignment))
+        return _framed_v0(header, head + assignment)
     parts = [struct.pack(">ih", 0, error)]
     if v >= 5:
         parts += (_cstr(protocol_type), _cstr(protocol_name))
