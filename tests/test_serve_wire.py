@@ -659,3 +659,23 @@ def test_an_error_answer_carries_its_error_code_for_every_api(row):
         assert codes == []  # Kafka's own: a Metadata error answer echoes the topics asked, here none
         return
     assert codes and set(codes) == {16}, codes  # NOT_COORDINATOR everywhere, nowhere NONE
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer", "both"])
+def test_api_versions_answers_are_the_codecs_at_every_version_and_correlation_id(protocol):
+    """The cluster keeps each version's ApiVersions body and puts the correlation id in front: every answer, the
+    first and the later ones, is the codec's for that request."""
+    from kafka.protocol.metadata import ApiVersionsRequest
+
+    c = Cluster(topics={"t": 1}, record=False, protocol=protocol)
+    conn = c.connect(0)
+    for corr in (1, 77, 2**31 - 1):
+        for v in range(4):
+            req = ApiVersionsRequest(version=v, **({"client_software_name": "x", "client_software_version": "1"}
+                                                   if v >= 3 else {}))
+            c.request(conn, wire.frame_request(req, corr, "c", v)[4:])
+            (_, answer, _), = c.out
+            c.out.clear()
+            expected = wire.encode_response(wire._HeaderInfo(18, v, corr, "c"),
+                                            wire.api_versions_response(v, supported=c.supported))
+            assert answer == expected

@@ -157,6 +157,7 @@ class Cluster:
         # answer, on the request that completes the phase) then leaves while the rest is still being encoded.
         self.answer_now: Callable[[Conn, bytes], bool] | None = None
         self._routing = False
+        self._api_versions: dict[int, bytes] = {}  # ApiVersions version -> its answer's body (self.supported's)
 
     # ------------------------------------------------------------------ time
 
@@ -567,6 +568,7 @@ class Cluster:
             self._route_all(out)
         finally:
             self._routing = False
+        self._api_versions: dict[int, bytes] = {}  # ApiVersions version -> its answer's body (self.supported's)
 
     def _route_all(self, out: list[Outbound]) -> None:
         for o in out:
@@ -590,8 +592,11 @@ class Cluster:
     def _other_request(self, conn: Conn, header: Any, name: str, body: Any) -> bytes:
         v = header.api_version
         cls = wire.response_class(header.api_key, v)
-        if name == "ApiVersions":
-            return wire.encode_response(header, wire.api_versions_response(v, supported=self.supported))
+        if name == "ApiVersions":  # the same answer every time but for the correlation id: its body is kept
+            data = self._api_versions.get(v)
+            if data is None:
+                data = self._api_versions[v] = bytes(wire.api_versions_response(v, supported=self.supported).encode(version=v))
+            return struct.pack(">ii", 4 + len(data), header.correlation_id) + data  # response header v0 (KIP-511)
         if name == "Metadata":
             return wire.encode_response(header, self._metadata(cls, body, v))
         if name == "FindCoordinator":
