@@ -29,6 +29,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["AuditError", "expand_inputs", "run_audit", "fleet_figures", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines",
@@ -469,15 +470,39 @@ def fleet_figures(spark: Any, verdicts: Any) -> tuple[dict[str, Any], Any, Any, 
     windows = verdicts.select("trace", "group", F.explode("window_list").alias("w")).select("trace", "group", "w.*")
     windows.createOrReplaceTempView("windows")
     periods = verdicts.select("trace", "group", F.explode("period_list").alias("p")).select("trace", "group", "p.*")
-    fleet: dict[str, Any] = {}
-    for name, sql in FLEET_SQL.items():
-        fleet[name] = [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
+    def rows(sql: str) -> Callable[[], list[dict[str, Any]]]:
+        return lambda: [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
+
+    jobs: dict[str, Callable[[], Any]] = {name: rows(sql) for name, sql in FLEET_SQL.items()}
     # collected as they are (Arrow) and sorted on the driver: a Spark orderBy costs a sampling job
     # and a shuffle each, for rows that come to the driver anyway
-    vpd = _sorted(verdicts.drop(*LIST_COLUMNS).toPandas(), ["trace", "group"])
-    wpd = _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
-    ppd = _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
-    return fleet, vpd, wpd, ppd
+    jobs["vpd"] = lambda: _sorted(verdicts.drop(*LIST_COLUMNS).toPandas(), ["trace", "group"])
+    jobs["wpd"] = lambda: _sorted(windows.toPandas(), ["trace", "group", "topic", "partition", "from_ms"])
+    jobs["ppd"] = lambda: _sorted(periods.toPandas(), ["trace", "group", "from_ms"])
+    done = _concurrently(spark, jobs)
+    fleet = {name: done[name] for name in FLEET_SQL}
+    return fleet, done["vpd"], done["wpd"], done["ppd"]
+
+
+def _concurrently(spark: Any, jobs: dict[str, Callable[[], Any]], threads: int = 4) -> dict[str, Any]:
+    """Independent Spark jobs run from a few driver threads at once: each job of the aggregation costs 0.1-0.5 s
+    whatever its rows (planning, scheduling, the Python-JVM round trips), and those costs overlap (measured on 3
+    million events: 2.5 s one after the other, 1.7 s four at a time). On an error or Ctrl-C in the waiting thread
+    the jobs still running are cancelled before it is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="audit-job") as ex:
+        futures = {name: ex.submit(job) for name, job in jobs.items()}
+        try:
+            return {name: f.result() for name, f in futures.items()}
+        except BaseException:
+            for f in futures.values():
+                f.cancel()
+            try:
+                spark.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - the session may be gone already; the first error is the one raised
+                pass
+            raise
 
 
 def _sorted(pdf: Any, by: list[str]) -> Any:

@@ -568,7 +568,6 @@ class Cluster:
             self._route_all(out)
         finally:
             self._routing = False
-        self._api_versions: dict[int, bytes] = {}  # ApiVersions version -> its answer's body (self.supported's)
 
     def _route_all(self, out: list[Outbound]) -> None:
         for o in out:
