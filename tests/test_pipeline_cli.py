@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,37 @@ def test_sweep_of_a_grid_without_pyyaml_is_one_line(tmp_path: Path) -> None:
     _bad(run("sweep", "g.yaml", "--out", "o"), "g.yaml: reading a grid needs PyYAML", "groupspec[spark]")
     _bad(run("sweep", "missing.yaml"), "missing.yaml: no such file")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.yaml", "shadow"]
+
+
+def test_the_aggregations_jobs_run_at_once_and_an_error_cancels_the_rest() -> None:
+    """``fleet_figures`` runs its independent Spark jobs from a few threads (``_concurrently``): every result under
+    its own name, the jobs really overlapping; the first error is raised after Spark's running jobs are cancelled."""
+    import threading
+
+    from groupspec.pipeline.audit import _concurrently
+
+    class Context:
+        cancelled = 0
+
+        def cancelAllJobs(self) -> None:  # noqa: N802 - PySpark's name
+            Context.cancelled += 1
+
+    class Session:
+        sparkContext = Context()
+
+    barrier = threading.Barrier(3, timeout=10)  # passes only if three jobs run at the same time
+
+    def job(value: int) -> Any:
+        def run() -> int:
+            barrier.wait()
+            return value * value
+        return run
+
+    assert _concurrently(Session(), {f"j{i}": job(i) for i in range(3)}, threads=3) == {"j0": 0, "j1": 1, "j2": 4}
+
+    def boom() -> int:
+        raise ValueError("no such column")
+
+    with pytest.raises(ValueError, match="no such column"):
+        _concurrently(Session(), {"a": lambda: 1, "b": boom, "c": lambda: 3})
+    assert Context.cancelled == 1
