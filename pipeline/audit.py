@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["AuditError", "expand_inputs", "run_audit", "fleet_figures", "VERDICT_SCHEMA", "FLEET_SQL", "split_lines",
@@ -470,6 +470,7 @@ def fleet_figures(spark: Any, verdicts: Any) -> tuple[dict[str, Any], Any, Any, 
     windows = verdicts.select("trace", "group", F.explode("window_list").alias("w")).select("trace", "group", "w.*")
     windows.createOrReplaceTempView("windows")
     periods = verdicts.select("trace", "group", F.explode("period_list").alias("p")).select("trace", "group", "p.*")
+
     def rows(sql: str) -> Callable[[], list[dict[str, Any]]]:
         return lambda: [r.asDict(recursive=True) for r in spark.sql(sql).collect()]
 

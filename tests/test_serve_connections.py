@@ -106,7 +106,7 @@ def test_past_max_connections_a_new_connection_waits_for_a_slot():
 
 # ------------------------------------------------------------------ a round's burst of answers (issue 32)
 
-def _frame(req, api_key: int, version: int, corr: int) -> bytes:
+def _frame(req, version: int, corr: int) -> bytes:
     from groupspec.serve import wire
 
     return wire.frame_request(req, corr, "c", version)
@@ -162,12 +162,12 @@ def test_a_rounds_burst_of_answers_leaves_and_every_connection_is_served_after_i
     try:
         ids = []
         for s in socks:  # MEMBER_ID_REQUIRED, then the join with the id given
-            s.sendall(_frame(_join_v5("burst", ""), 11, 5, 1))
+            s.sendall(_frame(_join_v5("burst", ""), 5, 1))
             error, _gen, _leader, member_id = _parse_join_v5(_read_answer(s))
             assert error == 79
             ids.append(member_id)
         for s, mid in zip(socks, ids):
-            s.sendall(_frame(_join_v5("burst", mid), 11, 5, 2))
+            s.sendall(_frame(_join_v5("burst", mid), 5, 2))
         answers = [_parse_join_v5(_read_answer(s)) for s in socks]
         assert {a[0] for a in answers} == {0}
         generation, leader = answers[0][1], answers[0][2]
@@ -177,11 +177,11 @@ def test_a_rounds_burst_of_answers_leaves_and_every_connection_is_served_after_i
             return _frame(SyncGroupRequest(version=3, group_id="burst", generation_id=generation, member_id=mid,
                                            group_instance_id=None,
                                            assignments=[asg(member_id=m, assignment=b"") for m in ids] if everyone else []),
-                          14, 3, 3)
+                          3, 3)
 
         def heartbeat(mid: str, corr: int) -> bytes:
             return _frame(HeartbeatRequest(version=3, group_id="burst", generation_id=generation, member_id=mid,
-                                           group_instance_id=None), 12, 3, corr)
+                                           group_instance_id=None), 3, corr)
 
         followers = [(s, mid) for s, mid in zip(socks, ids) if mid != leader]
         for k, (s, mid) in enumerate(followers):  # the first follower sends its Heartbeat with its SyncGroup

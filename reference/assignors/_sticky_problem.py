@@ -101,7 +101,7 @@ class Problem:
     claimed: bytearray | None = None  # claimed[gid] == 1 if some member claims it (None: nothing claimed)
     #: every member's claims as it sent them (``ClaimColumns.pairs``: its list when every entry is a ``(str, int)``
     #: tuple, else None) and, in one array, every claim's gid in that order (all members', one after the other), when
-    #: every claim is valid; else both None. A member given exactly what it claimed gets its own pairs back.
+    #: every claim is valid; else all three None. A member given exactly what it claimed gets its own pairs back.
     sent_pairs: list[Sequence[tuple[str, int]] | None] | None = None
     sent_gids: npt.NDArray[np.int64] | None = None
     sent_starts: list[int] | None = None  # member ``m``'s claims are ``sent_gids[sent_starts[m]:sent_starts[m + 1]]``
