@@ -7,7 +7,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from groupspec.model.properties import commit_fencing, exclusive_ownership, generation_monotonic
+
+
+def first_state_not_the_references(ref: Any, fast: Any, n: int, decoded_every: int = 97) -> int | None:
+    """The first id below ``n`` whose state differs between the reference explorer ``ref`` and the compiled one
+    ``fast`` after both ran (None when every one agrees). The compiled states are compared as rows: every
+    reference state encoded against every stored row, rebuilt in one pass (``rows()``: decoding the states one
+    by one replays each one's parent chain, most of such a test's time); and one state in ``decoded_every``
+    also decoded and compared as a model state, so the decoder is held to the reference too."""
+    rows = fast._states.rows()
+    kn = fast._states.kn
+    assert rows.shape[0] == n
+    mine = np.empty_like(rows)
+    for i in range(n):
+        mine[i] = kn.encode(ref._states[i])
+    differ = np.flatnonzero((mine != rows).any(axis=1))
+    if len(differ):
+        return int(differ[0])
+    for i in range(0, n, decoded_every):
+        if kn.decode(rows[i]) != ref._states[i] or fast._states[i] != ref._states[i]:
+            return i
+    return None
 
 
 def disagreements(proto: Any, kn: Any, states: Any, limit: int = 3) -> list[str]:

@@ -172,6 +172,14 @@ class _States:
         S.reconstruct(kn.fam, kn.P, kn.TM, self.roots, self.parent, self.pact, i, self._row, *kn.targets.args())
         return self._row.copy()
 
+    def rows(self) -> np.ndarray:
+        """Every state's row, in id order (``int16``, as the search stores rows): one compiled step per state,
+        where :meth:`row` replays the whole parent chain of one."""
+        kn = self.kn
+        out = np.empty((len(self), self.roots.shape[1]), np.int16)
+        S.reconstruct_all(kn.fam, kn.P, kn.TM, self.roots, self.parent, self.pact, out, *kn.targets.args())
+        return out
+
     def __getitem__(self, i: int) -> Any:
         s = self._cache.get(i)
         if s is None:

@@ -456,3 +456,37 @@ def reconstruct(fam, P, TM, roots, parent, pact, nid, out_row, tk, tv, tq):
         if not found:
             raise ValueError("compiled engine drift: a stored step is not enabled on replay")
     out_row[:] = row
+
+
+@njit(cache=True)
+def reconstruct_all(fam, P, TM, roots, parent, pact, out_rows, tk, tv, tq):
+    """Every stored row, in id order (``out_rows[i]`` for state ``i``): what :func:`reconstruct` gives state by
+    state, at one compiled step per state. A root's row is its initial state; any other state's is its parent's
+    row and the stored step from it, and its parent's row is already made: a breadth-first search numbers a
+    state after the state it was found from."""
+    F = roots.shape[1]
+    maxs = FAM.max_successors(fam, P[K.P_N])
+    out = np.zeros((maxs, F), np.int64)
+    acts = np.zeros(maxs, np.int64)
+    u = np.zeros(F, np.int64)
+    row = np.empty(F, np.int64)
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p < 0:
+            for f in range(F):
+                out_rows[i, f] = roots[i, f]
+            continue
+        if p >= i:
+            raise ValueError("compiled engine drift: a state is numbered before the state it was found from")
+        for f in range(F):
+            row[f] = out_rows[p, f]
+        ns = FAM.successors(fam, P, TM, row, out, acts, tk, tv, tq, u)
+        found = False
+        for j in range(ns):
+            if acts[j] == pact[i]:
+                for f in range(F):
+                    out_rows[i, f] = out[j, f]
+                found = True
+                break
+        if not found:
+            raise ValueError("compiled engine drift: a stored step is not enabled on replay")
