@@ -325,9 +325,9 @@ def longest_to_convergence(count, offs, edst, flags):
         best = 0
         for e in range(offs[v], offs[v + 1]):
             t = edst[e]
-            d = 0 if (flags[t] & CONV) else dist[t]
-            if d + 1 > best:
-                best = d + 1
+            dt = 0 if (flags[t] & CONV) else dist[t]  # (not ``d``: that is the prefetch distance)
+            if dt + 1 > best:
+                best = dt + 1
         dist[v] = best
         if best > best_all:
             best_all = best
