@@ -62,6 +62,26 @@ def test_step_api_and_snapshot_each_step() -> None:
     assert rec is not None and rec.time_ms > 10000
 
 
+def test_group_outline_is_what_the_group_view_says() -> None:
+    # the simulator's group log reads the coordinator's outline of the group; after every step of a run with joins,
+    # a crash, a close and a failover, every broker's outline is the status, generation, protocol, leader and member
+    # ids of its full view
+    sim = Simulator(SimConfig(seed=5))
+    for i, n in enumerate(("c3", "c1", "c2")):  # joined out of name order: the members' order is the group's
+        sim.at(i * 700, "start", n, config=member_config(n, "eager", None))
+    sim.at(12000, "crash", "c1")
+    sim.at(20000, "failover", None)
+    sim.at(30000, "close", "c3")
+    outlines = set()
+    while sim.now < 60000 and sim.step() is not None:
+        for b in sim.brokers.values():
+            view, outline = b.group(sim.config.group_id), b.group_outline(sim.config.group_id)
+            assert outline == (None if view is None else
+                               (view.status, view.generation, view.protocol_name, view.leader, view.member_ids))
+            outlines.add(outline)
+    assert len(outlines) >= 6 and None in outlines  # many group states seen, and a broker without the group
+
+
 def test_unknown_action_rejected() -> None:
     with pytest.raises(ValueError, match="unknown simulator action"):
         Simulator().at(0, "explode")

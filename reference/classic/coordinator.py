@@ -452,6 +452,14 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
             num_awaiting_join=g.num_awaiting_join, new_member_added=g.new_member_added,
         )
 
+    def group_outline(self, group_id: str) -> tuple[GroupStatus, int, str | None, str | None, tuple[str, ...]] | None:
+        """What :meth:`group` says of a group's status, generation, protocol, leader and member ids (in that order),
+        without building the views of its members (the simulator asks after every JoinGroup, SyncGroup and timer)."""
+        g = self._groups.get(group_id)
+        if g is None:
+            return None
+        return g.status, g.generation, g.protocol_name, g.leader, tuple(g.members)
+
     def timers(self) -> list[tuple[int, str, tuple[Any, ...]]]:
         """Pending timers as (deadline, kind, key), in firing order."""
         return [(t.deadline, k[0], k) for k, t in sorted(self._timers.items(), key=lambda kv: (kv[1].deadline, kv[1].seq))]

@@ -421,20 +421,20 @@ class Simulator(VirtualClock):
     def _observe_group(self) -> None:
         if self.leader is None:
             return
-        view = self.brokers[self.leader].group(self.config.group_id)
-        if view is None:
+        key = self.brokers[self.leader].group_outline(self.config.group_id)
+        if key is None:
             return
-        key = (view.status.value, view.generation, view.protocol_name, view.leader, view.member_ids)
         if key != self._last_group:
             self._last_group = key
+            status, generation, protocol, leader, member_ids = key
             self.group_log.append(
                 {
                     "at": self.now,
-                    "state": view.status.value,
-                    "generation": view.generation,
-                    "protocol": view.protocol_name,
-                    "leader": self._who(view.leader),
-                    "members": [self._who(m) for m in view.member_ids],
+                    "state": status.value,
+                    "generation": generation,
+                    "protocol": protocol,
+                    "leader": self._who(leader),
+                    "members": [self._who(m) for m in member_ids],
                 }
             )
 
