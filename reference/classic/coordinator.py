@@ -99,7 +99,6 @@ from .group import (
     GroupView,
     MemberMetadata,
     MemberRecord,
-    MemberView,
     Timer,
     TimerKey,
 )
@@ -433,32 +432,13 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a group, or None if this coordinator holds no such group."""
         g = self._groups.get(group_id)
-        if g is None:
-            return None
-        members = tuple(
-            MemberView(
-                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
-                protocol_type=m.protocol_type, protocols=m.protocols, assignment=m.assignment,
-                session_timeout_ms=m.session_timeout_ms, rebalance_timeout_ms=m.rebalance_timeout_ms,
-                awaiting_join=m.join_waiter is not None, awaiting_sync=m.sync_waiter is not None, is_new=m.is_new,
-            )
-            for m in g.members.values()
-        )
-        return GroupView(
-            group_id=g.group_id, status=g.status, generation=g.generation, protocol_type=g.protocol_type,
-            protocol_name=g.protocol_name, leader=g.leader, members=members, pending=tuple(g.pending),
-            pending_sync=tuple(g.pending_sync), static=tuple(sorted(g.static.items())),
-            offsets=tuple(sorted((t, p, o) for (t, p), o in g.offsets.items())),
-            num_awaiting_join=g.num_awaiting_join, new_member_added=g.new_member_added,
-        )
+        return None if g is None else g.view()
 
     def group_outline(self, group_id: str) -> tuple[GroupStatus, int, str | None, str | None, tuple[str, ...]] | None:
         """What :meth:`group` says of a group's status, generation, protocol, leader and member ids (in that order),
         without building the views of its members (the simulator asks after every JoinGroup, SyncGroup and timer)."""
         g = self._groups.get(group_id)
-        if g is None:
-            return None
-        return g.status, g.generation, g.protocol_name, g.leader, tuple(g.members)
+        return None if g is None else (g.status, g.generation, g.protocol_name, g.leader, tuple(g.members))
 
     def timers(self) -> list[tuple[int, str, tuple[Any, ...]]]:
         """Pending timers as (deadline, kind, key), in firing order."""

@@ -210,6 +210,25 @@ class GroupMetadata:
     # [GM] supportedProtocols: protocol name -> number of member protocol entries naming it
     protocol_counts: dict[str, int] = field(default_factory=dict)
 
+    def view(self) -> GroupView:
+        """A snapshot of the group (``GroupCoordinator.group``)."""
+        members = tuple(
+            MemberView(
+                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                protocol_type=m.protocol_type, protocols=m.protocols, assignment=m.assignment,
+                session_timeout_ms=m.session_timeout_ms, rebalance_timeout_ms=m.rebalance_timeout_ms,
+                awaiting_join=m.join_waiter is not None, awaiting_sync=m.sync_waiter is not None, is_new=m.is_new,
+            )
+            for m in self.members.values()
+        )
+        return GroupView(
+            group_id=self.group_id, status=self.status, generation=self.generation, protocol_type=self.protocol_type,
+            protocol_name=self.protocol_name, leader=self.leader, members=members, pending=tuple(self.pending),
+            pending_sync=tuple(self.pending_sync), static=tuple(sorted(self.static.items())),
+            offsets=tuple(sorted((t, p, o) for (t, p), o in self.offsets.items())),
+            num_awaiting_join=self.num_awaiting_join, new_member_added=self.new_member_added,
+        )
+
     def count_protocols(self, member: "MemberMetadata", delta: int) -> None:
         """[GM] ``incSupportedProtocols`` / ``decSupportedProtocols``."""
         for name, _ in member.protocols:
