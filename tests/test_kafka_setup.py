@@ -30,6 +30,25 @@ def test_missing_java_is_one_line(monkeypatch, tmp_path):
         kafka.java_binary()
 
 
+def test_a_ctrl_c_while_asking_javas_version_leaves_no_jvm(monkeypatch):
+    # Ctrl-C during `java -version` (a realstack run asks it right after making the broker's directory): Python's
+    # communicate waits a quarter of a second for a child it assumes got the SIGINT too, then gives up waiting for
+    # good (CPython's _sigint_wait_secs); the JVM, which did not get it, must still be killed and reaped before the
+    # KeyboardInterrupt goes on (tests/test_realstack_kafka.py's Ctrl-C test once found one still exiting)
+    java = kafka.java_binary()  # found first, its version asked the usual way
+    started: list[subprocess.Popen] = []
+
+    def interrupted(self, *args, **kwargs):
+        started.append(self)
+        self._sigint_wait_secs = 0  # what the real communicate leaves after its quarter of a second
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        jars.java_major(java)
+    assert started and started[-1].returncode is not None  # killed and reaped: nothing left running
+
+
 def test_jars_not_fetched_and_no_maven_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("GROUPSPEC_CACHE", str(tmp_path))
     monkeypatch.setattr(jars.shutil, "which", lambda name: None)

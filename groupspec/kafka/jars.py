@@ -79,8 +79,20 @@ def java_binary() -> str:
 
 
 def java_major(java: str) -> int:
-    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    """The major version of ``java`` (``java -version``). The JVM it starts is reaped on every way out: on a Ctrl-C
+    ``subprocess.run`` kills it but does not wait for it (it waits a quarter of a second for a child that it assumes
+    got the SIGINT too), so a JVM being torn down could outlive the command that started it."""
+    with subprocess.Popen([java, "-version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        except BaseException as e:
+            proc.kill()
+            proc.wait()
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise KafkaSetupError(f"`{java} -version` did not answer within 30 s") from None
+            raise
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', stderr + stdout)
     if not m:
         raise KafkaSetupError(f"could not tell the version of {java} (`{java} -version` printed no version)")
     major = int(m.group(1))
