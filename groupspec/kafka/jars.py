@@ -28,6 +28,8 @@ KAFKA_VERSION = "4.3.1"
 
 #: The oldest Java the pinned release's broker runs on.
 MIN_JAVA = 17
+FETCH_TIMEOUT = 1800.0  # seconds: Maven resolving the release's jars from Maven Central (a slow mirror takes minutes)
+COMPILE_TIMEOUT = 600.0  # seconds: javac on the project's Java sources
 
 _HERE = pathlib.Path(__file__).resolve().parent
 POM = _HERE / "pom.xml"
@@ -78,20 +80,29 @@ def java_binary() -> str:
     return java
 
 
-def java_major(java: str) -> int:
-    """The major version of ``java`` (``java -version``). The JVM it starts is reaped on every way out: on a Ctrl-C
-    ``subprocess.run`` kills it but does not wait for it (it waits a quarter of a second for a child that it assumes
-    got the SIGINT too), so a JVM being torn down could outlive the command that started it."""
-    with subprocess.Popen([java, "-version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as proc:
+def _run_reaped(cmd: list[str], timeout: float, what: str) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` to its end (its output captured) and reap it on every way out. On a Ctrl-C ``subprocess.run``
+    kills the child but does not wait for it (it waits a quarter of a second for a child that it assumes got the
+    SIGINT too), so a JVM or a Maven being torn down could outlive the command that started it; here the child is
+    killed and waited for before the KeyboardInterrupt goes on. A child still running after ``timeout`` seconds is
+    a one-line :class:`KafkaSetupError` naming ``what``."""
+    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
         try:
-            stdout, stderr = proc.communicate(timeout=30)
+            stdout, stderr = proc.communicate(timeout=timeout)
         except BaseException as e:
             proc.kill()
             proc.wait()
             if isinstance(e, subprocess.TimeoutExpired):
-                raise KafkaSetupError(f"`{java} -version` did not answer within 30 s") from None
+                raise KafkaSetupError(f"{what} did not finish within {timeout:g} s") from None
             raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def java_major(java: str) -> int:
+    """The major version of ``java`` (``java -version``; the JVM reaped on every way out: ``_run_reaped``)."""
+    r = _run_reaped([java, "-version"], 30, f"`{java} -version`")
+    stdout, stderr = r.stdout, r.stderr
     m = re.search(r'version "(\d+)(?:\.(\d+))?', stderr + stdout)
     if not m:
         raise KafkaSetupError(f"could not tell the version of {java} (`{java} -version` printed no version)")
@@ -149,7 +160,7 @@ def ensure_jars(fetch: bool = True, log: Callable[[str], None] | None = None) ->
         try:
             cmd = [mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies", f"-Dkafka.version={KAFKA_VERSION}",
                    "-DincludeScope=runtime", f"-DoutputDirectory={tmp}"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            r = _run_reaped(cmd, FETCH_TIMEOUT, "Maven's fetch of the jars")
             if r.returncode != 0:
                 tail = " ".join((r.stdout + r.stderr).split())[-300:]
                 raise KafkaSetupError(f"Maven could not resolve Apache Kafka {KAFKA_VERSION}'s jars (is Maven Central "
@@ -196,9 +207,9 @@ def compiled_classes(fetch: bool = True, log: Callable[[str], None] | None = Non
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=".classes-", dir=root))
         try:
             if sources:
-                r = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", str(MIN_JAVA),
-                                    "-cp", f"{lib}/*", "-d", str(tmp), *map(str, sources)],
-                                   capture_output=True, text=True)
+                r = _run_reaped([javac, "-nowarn", "-encoding", "UTF-8", "--release", str(MIN_JAVA),
+                                 "-cp", f"{lib}/*", "-d", str(tmp), *map(str, sources)], COMPILE_TIMEOUT,
+                                "javac on groupspec's Java sources")
                 if r.returncode != 0:
                     first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:300])
                     raise KafkaSetupError(f"javac failed on groupspec's Java sources: {first}")
