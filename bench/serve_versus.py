@@ -79,6 +79,13 @@ def heartbeats_interleaved(peers: list[str], n_members: int, depths: list[int], 
     return out
 
 
+def _process_cpu(pid: int) -> float:
+    """User and system CPU-seconds of process ``pid`` so far (/proc/PID/stat; clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _string(data: bytes, pos: int) -> tuple[str, int]:
     (n,) = struct.unpack_from(">h", data, pos)
     pos += 2
@@ -118,16 +125,55 @@ def _sync_v3(group: str, generation: int, member_id: str, name: str, everyone: l
 
 
 _API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 9, -1)
+_SENTINEL = 0x5A17C0DE  # the generation of the SyncGroup frame whose head is cut out before the round
+
+
+def _sync_head(group: str, name: str) -> bytes:
+    """What a member's SyncGroup v3 frame holds before the generation (the request header and the group id), cut
+    from one frame encoded before the round: the rest of it (generation, member id, no instance id, assignments)
+    is known only during the round, and ``_sync_frame`` writes it with ``struct``, the same few microseconds for
+    both servers, whether a server hands the member ids out before the join (MEMBER_ID_REQUIRED) or in it."""
+    frame = _sync_v3(group, _SENTINEL, "", name, None)
+    return frame[4:frame.index(struct.pack(">i", _SENTINEL))]
+
+
+def _assignments(ids: list[str], parts: list[bytes]) -> bytes:
+    """The leader's SyncGroup assignments array: member ``ids[i]`` gets ``parts[i]`` (encoded before the round)."""
+    out = [struct.pack(">i", len(ids))]
+    for mid, part in zip(ids, parts):
+        raw = mid.encode()
+        out.append(struct.pack(">h", len(raw)) + raw + struct.pack(">i", len(part)) + part)
+    return b"".join(out)
+
+
+def _sync_frame(head: bytes, generation: int, member_id: str, assignments: bytes = b"\0\0\0\0") -> bytes:
+    """A SyncGroup v3 frame from its ``_sync_head``: generation, member id, a null instance id, ``assignments``."""
+    raw = member_id.encode()
+    body = head + struct.pack(">ih", generation, len(raw)) + raw + b"\xff\xff" + assignments
+    return struct.pack(">i", len(body)) + body
+
+
+def _check_sync_frames(group: str, name: str, parts: list[bytes]) -> None:
+    """``_sync_frame`` writes what the Kafka library encodes (checked before every round, not timed)."""
+    ids = ["id-a", "member-b-0123456789", "c"]
+    head = _sync_head(group, name)
+    assert _sync_frame(head, 7, ids[1]) == _sync_v3(group, 7, ids[1], name, None)
+    assert _sync_frame(head, 9, ids[0], _assignments(ids, parts[:3])) == _sync_v3(group, 9, ids[0], name, ids)
 
 
 def one_round(members: list[Any], exchange: Callable[..., Any], group: str) -> tuple[float, float]:
     """One round (module docstring) of ``members`` (bench_serve.Member, connected) in a new ``group``: (seconds from
-    the first JoinGroup answer read to the last SyncGroup answer read, this process's CPU-seconds meanwhile)."""
+    the first JoinGroup answer read to the last SyncGroup answer read, this process's CPU-seconds meanwhile). What a
+    SyncGroup frame holds that is known before the round (header, group, each member's assignment) is encoded before
+    it; the rest is written with ``struct`` as the answers come (``_sync_frame``), for both servers alike."""
+    parts = [encode_assignment(Assignment((("t", i),))) for i in range(len(members))]
+    _check_sync_frames(group, members[0].name, parts)
     for mb in members:  # the member ids: a server that asks for one (MEMBER_ID_REQUIRED) gets its JoinGroup again
         mb.member_id, mb.frame, mb.phase = "", _join_v5(group, "", mb.name), "join"
+        mb.sync_head = _sync_head(group, mb.name)
     ids: list[str] = []
-    state: dict[str, Any] = {"first": None, "last": 0.0, "leader": None, "followers_sent": 0, "cpu0": 0.0}
     n = len(members)
+    state: dict[str, Any] = {"first": None, "last": 0.0, "leader": None, "followers_sent": 0, "cpu0": 0.0}
 
     def leader_go(leader: Any) -> None:
         leader.phase = "ping"
@@ -151,14 +197,15 @@ def one_round(members: list[Any], exchange: Callable[..., Any], group: str) -> t
                     leader_go(mb)
                 return b""
             mb.phase = "sync"
-            mb.sock.sendall(_sync_v3(group, generation, member_id, mb.name, None))
+            mb.sock.sendall(_sync_frame(mb.sync_head, generation, member_id))
             state["followers_sent"] += 1
             if state["followers_sent"] == n - 1 and state["leader"] is not None and state["leader"].phase == "leader":
                 leader_go(state["leader"])
             return b""
         if mb.phase == "ping":  # the ApiVersions answer: every follower's SyncGroup has been read
             mb.phase = "sync"
-            return _sync_v3(group, mb.generation, mb.member_id, mb.name, [x.member_id for x in members])
+            return _sync_frame(mb.sync_head, mb.generation, mb.member_id,
+                               _assignments([x.member_id for x in members], parts))
         assert answer[8:10] == b"\x00\x00", f"SyncGroup answered error {struct.unpack_from('>h', answer, 8)[0]}"
         state["last"] = max(state["last"], now)
         return None
@@ -171,23 +218,30 @@ def round_versus_mock(n: int, rounds: int, start_peer: Callable[..., Any], conne
                       exchange: Callable[..., Any]) -> bool:
     """The round against groupspec serve and librdkafka's mock, alternately (module docstring); prints each and the
     medians; True if groupspec's median is at most the mock's."""
-    servers: dict[str, tuple[Callable[[], None], list[Any]]] = {}
+    servers: dict[str, tuple[Callable[[], None], list[Any], int]] = {}
     try:
         for name in ("groupspec", "librdkafka-mock"):
             try:
-                halt, port, _pid = start_peer(name, 300, n)
+                halt, port, pid = start_peer(name, 300, n)
             except Exception as e:  # noqa: BLE001
                 print(f"== round vs the mock: {name} NOT RUN ({type(e).__name__}: {e})")
                 return False
-            servers[name] = (halt, connect(port, n))
+            servers[name] = (halt, connect(port, n), pid)
         times: dict[str, list[float]] = {name: [] for name in servers}
+        server_cpu = {name: 0.0 for name in servers}
         for k in range(rounds):
             order = list(servers) if k % 2 == 0 else list(reversed(servers))
             for name in order:
-                wall, cpu = one_round(servers[name][1], exchange, f"vs{k}")
+                _halt, members, pid = servers[name]
+                c0 = _process_cpu(pid)
+                wall, cpu = one_round(members, exchange, f"vs{k}")
+                server_cpu[name] += _process_cpu(pid) - c0
                 times[name].append(wall)
                 print(f"   round {k + 1}/{rounds} {name:<16} {wall * 1000:7.2f} ms (clients' CPU {cpu * 1000:.1f} ms), "
                       f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        for name in servers:
+            print(f"   {name}: the server's CPU over a whole round (its join phase too), mean of {rounds}: "
+                  f"{server_cpu[name] / rounds * 1000:.1f} ms")
         ours, mock = statistics.median(times["groupspec"]), statistics.median(times["librdkafka-mock"])
         met = ours <= mock
         print(f"== round of {n} members vs librdkafka's mock (join done -> every SyncGroup answered, median of {rounds}): "
@@ -196,7 +250,7 @@ def round_versus_mock(n: int, rounds: int, start_peer: Callable[..., Any], conne
               f"{os.getloadavg()[0]:.1f})")
         return met
     finally:
-        for halt, members in servers.values():
+        for halt, members, _pid in servers.values():
             for mb in members:
                 mb.sock.close()
             halt()
