@@ -31,6 +31,20 @@ MUTANTS = GOOD_AND_DUP + textwrap.dedent('''
         def assign(self, ppt, subs):
             return good(ppt, subs)
 
+    import os as _os
+
+    def noisy_hash_seed(ppt, subs):
+        # prints on every call, from Python and at the descriptor (as C code would), and its result depends on
+        # the process's string hashing (a set of member names): the workers of I10p must still be heard
+        print("assigning", len(subs), "members")
+        _os.write(1, b"a line written to fd 1\\n")
+        members = list(set(subs))
+        out = {m: [] for m in subs}
+        parts = sorted((t, p) for t, n in ppt.items() for p in range(n))
+        for i, tp in enumerate(parts):
+            out[members[i % len(members)]].append(tp)
+        return out
+
     def hangs(ppt, subs):
         if any(not s["topics"] for s in subs.values()):
             while True:
@@ -79,6 +93,24 @@ def test_check_json_contract_and_exit_1(workdir):
     assert by_id["I2"]["verdict"] == "violated"
     cx = by_id["I2"]["counterexample"]
     assert {"input", "output", "explanation"} <= set(cx)
+
+
+def test_what_the_candidate_prints_goes_to_stderr(workdir):
+    # found by trying it as a stranger would: a print() in the candidate went into --json's stdout, and into the
+    # I10p workers' answers, which then said nothing could be evaluated and let the hash-seed bug through
+    r = _run(["assignor", "check", "mut:noisy_hash_seed", "--examples", "10", "--seed", "3", "--only", "I10p",
+              "--only", "I11", "--json"], workdir)
+    doc = json.loads(r.stdout)  # stdout is the report alone
+    by_id = {p["id"]: p for p in doc["properties"]}
+    assert by_id["I11"]["verdict"] == "held"
+    assert by_id["I10p"]["verdict"] == "violated" and "PYTHONHASHSEED" in by_id["I10p"]["counterexample"]["explanation"]
+    assert r.returncode == 1
+    assert "assigning" in r.stderr and "a line written to fd 1" in r.stderr
+    r = _run(["assignor", "run", "mut:noisy_hash_seed"], workdir,
+             stdin=json.dumps({"partitions_per_topic": {"t": 2}, "subscriptions": {"a": {"topics": ["t"]}}}))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"a": [["t", 0], ["t", 1]]}
+    assert "assigning 1 members" in r.stderr
 
 
 def test_check_table_and_exit_0_and_seed_printed(workdir):
@@ -143,6 +175,25 @@ def test_run_prints_sorted_result_with_every_member(workdir):
 def test_run_malformed_input_is_one_line_exit_2(workdir, text, words):
     r = _run(["assignor", "run", "mut:good"], workdir, stdin=text)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("how", ["stdin", "--input"])
+def test_run_input_not_utf8_or_past_int32_is_one_line_exit_2(workdir, how):
+    # found by trying it as a stranger would: bytes that are not UTF-8 were a UnicodeDecodeError traceback, and
+    # 99,999,999,999 partitions were the candidate's MemoryError (exit 1) instead of bad input
+    for data, words in ((b"\xff\xfe\x00x", "not UTF-8 text"),
+                        (b'{"partitions_per_topic": {"t": 99999999999}, "subscriptions": {"a": {"topics": ["t"]}}}',
+                         "at most 2,147,483,647 partitions")):
+        if how == "stdin":
+            r = subprocess.run([BIN, "assignor", "run", "mut:good"], cwd=workdir, input=data, capture_output=True,
+                               timeout=120)
+        else:
+            (workdir / "in.json").write_bytes(data)
+            r = subprocess.run([BIN, "assignor", "run", "mut:good", "--input", "in.json"], cwd=workdir,
+                               capture_output=True, timeout=120)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and words in err and len(err.strip().splitlines()) == 1, err
+        assert r.stdout == b""
 
 
 PLUGIN_TEST = textwrap.dedent('''

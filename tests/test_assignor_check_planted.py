@@ -2,6 +2,8 @@
 and caught with a shrunk counterexample; the correct twin of each passes the whole check."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from groupspec import check_assignor
@@ -214,3 +216,32 @@ def test_racks_are_drawn_only_for_candidates_that_declare_them():
     declared = check_assignor("planted_assignors:RackModeAlwaysRange", examples=20, seed=3, properties=["I12"],
                               quality=False, rack_aware=False)
     assert declared["I12"].verdict == "not applicable"
+
+
+def test_the_hash_seed_workers_get_the_call_limit_times_the_workers_per_core(monkeypatch):
+    # I10p's eight workers compute each input at once: on two cores a call that takes a quarter of a second
+    # alone takes a second there, so the workers' limit is the call limit times the workers per core (found by
+    # trying it as a stranger would: examples were skipped as the candidate's failures while I11 held)
+    from groupspec.assignorcheck import determinism
+
+    limits = []
+
+    class Recorded(determinism.ProcessWorker):
+        def __init__(self, target, hash_seed, call_timeout, *args, **kwargs):
+            limits.append(call_timeout)
+            super().__init__(target, hash_seed, call_timeout, *args, **kwargs)
+
+    monkeypatch.setattr(determinism, "ProcessWorker", Recorded)
+    rep = check_assignor("planted_assignors:sorted_roundrobin", examples=2, seed=1, properties=["I10p"],
+                         call_timeout=0.5, quality=False)
+    assert rep["I10p"].verdict == "held"
+    cores = len(os.sched_getaffinity(0))
+    assert limits == [0.5 * max(1, -(-8 // cores))] * 8
+
+
+def test_the_workers_limit_is_the_call_limit_times_the_workers_per_core():
+    from groupspec.assignorcheck.determinism import worker_call_timeout
+
+    assert worker_call_timeout(5.0, 8, cpus=2) == 20.0
+    assert worker_call_timeout(5.0, 16, cpus=3) == 30.0
+    assert worker_call_timeout(5.0, 8, cpus=16) == 5.0

@@ -298,10 +298,11 @@ def _run_property(prop: Property, ctx: Ctx, n: int, seed: int) -> PropertyResult
             cx = {"input": describe_state(ppt, subs), "output": canonical(out) if out is not None else None,
                   "explanation": why, **extra, "classes": sorted(classify(ppt, subs))}
             return PropertyResult(prop.id, prop.name, VIOLATED, box["tried"], cx)
-    note = f"{box['skipped']} example(s) skipped: the candidate failed on them (I11)" if box["skipped"] else ""
+    why = box.get("why", "")
+    note = f"{box['skipped']} example(s) skipped: the candidate failed on them (the first: {why})" if box["skipped"] else ""
     if box["evaluated"] == 0:
         return PropertyResult(prop.id, prop.name, NA, box["tried"], None,
-                              "no example could be evaluated: the candidate failed on every input (see I11)")
+                              f"no example could be evaluated: the candidate failed on every input (the first: {why})")
     return PropertyResult(prop.id, prop.name, HELD, box["tried"], None, note)
 
 
@@ -315,9 +316,10 @@ def _search(prop: Property, ctx: Ctx, strategy: Any, n: int, hyp_seed: int, box:
             ctx.coverage.add(state)
         try:
             res = prop.check(state, ctx)
-        except Skip:
+        except Skip as e:
             if not box["failed_once"]:
                 box["skipped"] += 1
+                box.setdefault("why", str(e))
             return
         if not box["failed_once"]:
             box["evaluated"] += 1

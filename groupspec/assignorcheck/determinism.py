@@ -10,7 +10,8 @@ kinds of nondeterminism escape it:
   processes, and a group whose leader changes gets a different assignment (faust-streaming's assignor does
   this). The check starts eight worker processes (:mod:`.procworker`) with ``PYTHONHASHSEED`` 1 to 8 (16 with
   ``--thorough``), loads the same target in each, sends all of them the same input before reading any answer
-  (so they compute in parallel) and compares the results as sets; two seeds are not enough, since results can
+  (so they compute in parallel: a call's time limit there is ``--call-timeout`` times the workers per core,
+  ``worker_call_timeout``) and compares the results as sets; two seeds are not enough, since results can
   agree under seeds 1, 2, 3, 5 and differ under 4, 6, 7, 8. The workers stay up for the whole run, so one
   example costs one call per worker and one JSON round trip each; Hypothesis shrinks as usual.
   It applies to candidates named by a target (``module:attribute`` or a built-in name), which a new process can
@@ -148,13 +149,24 @@ def _workers(ctx: Ctx) -> list[ProcessWorker]:
     ws = getattr(ctx, "_proc_workers", None)
     if ws is None:
         target = ctx.cand.target
-        ws = [ProcessWorker(target, h, ctx.runner.call_timeout or 30.0, wait=False) for h in hash_seeds(ctx)]
+        seeds = hash_seeds(ctx)
+        ws = [ProcessWorker(target, h, worker_call_timeout(ctx.runner.call_timeout or 30.0, len(seeds)), wait=False)
+              for h in seeds]
         for w in ws:  # started together, they load the candidate in parallel
             w.ready()
         ctx._proc_workers = ws  # type: ignore[attr-defined]
         for w in ws:
             ctx.closers.append(w.close)
     return ws
+
+
+def worker_call_timeout(call_timeout: float, workers: int, cpus: int | None = None) -> float:
+    """A call's time limit in a worker process: ``--call-timeout`` times the number of workers that share each
+    core (they all compute the same input at once), so that a call that keeps within the limit alone (I11's
+    judgement, in this process) does not time out only because eight workers share two cores."""
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return call_timeout * max(1, -(-workers // max(1, cpus)))
 
 
 def hash_seeds(ctx: Ctx) -> tuple[int, ...]:
@@ -181,9 +193,9 @@ def p_across_processes(state: State, ctx: Ctx) -> tuple[str, Assignment | None, 
     sent = [w.send(ppt, subs) for w in ws]
     answers = [(None, why) if why else w.receive() for w, why in zip(ws, sent)]
     outs: list[Assignment] = []
-    for out, why in answers:
+    for w, (out, why) in zip(ws, answers):
         if out is None:
-            raise Skip(why)
+            raise Skip(f"in the worker process with PYTHONHASHSEED={w.hash_seed}: {why}")
         outs.append(out)
     seeds = [w.hash_seed for w in ws]
     first = as_sets(outs[0])

@@ -3,13 +3,16 @@
 Loads TARGET (as :func:`groupspec.assignorcheck.load.load_candidate` does), prints ``{"ready": true}`` (or
 ``{"load_error": "..."}``), then answers each input line ``[partitions_per_topic, subscriptions, partition_racks]``
 (the racks ``null`` for a rack-less input) with one line
-``{"out": {member: [[topic, partition], ...]}}`` or ``{"failure": "..."}``. It is started by
+``{"out": {member: [[topic, partition], ...]}}`` or ``{"failure": "..."}``. Those lines go out on the
+descriptor stdout had when the worker started; the candidate's own prints (Python's and C code's) go to stderr,
+so they cannot break the exchange. It is started by
 :mod:`groupspec.assignorcheck.determinism` with a chosen ``PYTHONHASHSEED``; it imports no Hypothesis.
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 
 
@@ -20,7 +23,9 @@ def main(argv: list[str]) -> int:
 
     logging.getLogger().addHandler(logging.NullHandler())
     target, timeout = argv[0], float(argv[1])
-    out = sys.stdout
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the answers' channel: stdout as it was at the start
+    os.dup2(2, 1)  # from here on, fd 1 and sys.stdout are stderr: what the candidate prints goes there
+    sys.stdout = sys.stderr
     try:
         cand = load_candidate(target)
     except LoadError as e:

@@ -4,11 +4,13 @@ Thin: argument parsing and presentation only; the work lives in :mod:`groupspec.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Iterator, TypedDict
 
 import click
 
@@ -114,8 +116,6 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     if not target:
         raise UserError("missing TARGET (module:attribute or a built-in name)")
     _quiet_candidate_logging()
-    cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
-                 "sticky" if kind == "cooperative" else kind, call_timeout)
     from groupspec.assignorcheck import PROPERTY_IDS, check_assignor
 
     for pid in only:
@@ -125,21 +125,25 @@ def check(target: str | None, protocol: str | None, kind: str | None, examples: 
     domain: _Domain = {"topics_per_member": topics_per_member, "static": not no_static, "small": small,
                        "nondeterministic_ok": nondeterministic_ok, "rack_aware": True if rack_aware else None,
                        "thorough": thorough, "scale_factor": scale_factor}
+    with _candidate_prints_to_stderr():
+        cand = _load(target, protocol or ("cooperative" if kind == "cooperative" else None),
+                     "sticky" if kind == "cooperative" else kind, call_timeout)
+        if as_json:
+            report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
+                                    call_timeout=call_timeout, java_parity=java_parity, properties=props,
+                                    quality=props is None, **domain)
+        else:
+            from rich.console import Console
 
+            err = Console(stderr=True)
+            err.print(f"checking [bold]{target}[/] ({cand.protocol}, kind {cand.kind or 'generic'}): "
+                      f"{examples} examples per property, seed {seed}")
+            report = _with_progress(err, lambda progress: check_assignor(
+                cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
+                java_parity=java_parity, properties=props, quality=props is None, progress=progress, **domain))
     if as_json:
-        report = check_assignor(cand, protocol=protocol, kind=kind, examples=examples, seed=seed,
-                                call_timeout=call_timeout, java_parity=java_parity, properties=props,
-                                quality=props is None, **domain)
         emit_json(report.to_json())
     else:
-        from rich.console import Console
-
-        err = Console(stderr=True)
-        err.print(f"checking [bold]{target}[/] ({cand.protocol}, kind {cand.kind or 'generic'}): "
-                  f"{examples} examples per property, seed {seed}")
-        report = _with_progress(err, lambda progress: check_assignor(
-            cand, protocol=protocol, kind=kind, examples=examples, seed=seed, call_timeout=call_timeout,
-            java_parity=java_parity, properties=props, quality=props is None, progress=progress, **domain))
         _print_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
 
@@ -160,6 +164,24 @@ def _quiet_candidate_logging() -> None:
     import logging
 
     logging.getLogger().addHandler(logging.NullHandler())
+
+
+@contextlib.contextmanager
+def _candidate_prints_to_stderr() -> Iterator[None]:
+    """While the candidate is loaded and called, what it prints goes to stderr: Python's ``print`` (``sys.stdout``)
+    and, at the descriptor, what C code writes to fd 1. Stdout carries the report alone (``--json`` is one JSON
+    document), written after this block."""
+    sys.stdout.flush()
+    saved_fd, saved = os.dup(1), sys.stdout
+    try:
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        yield
+    finally:
+        sys.stdout = saved
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
 
 
 def _with_progress(console: Any, work: Any) -> Any:
@@ -290,10 +312,12 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
     from groupspec.assignorcheck import check_assignor, compare
 
     _quiet_candidate_logging()
-    cands = [_load(t, protocol, call_timeout=call_timeout) for t in targets]
-    reports = [check_assignor(c, protocol=protocol, examples=examples, seed=seed, call_timeout=call_timeout,
-                              quality=False) for c in cands]
-    side = compare(cands[0], cands[1], examples=examples, seed=seed, call_timeout=call_timeout, protocol=protocol)
+    with _candidate_prints_to_stderr():
+        cands = [_load(t, protocol, call_timeout=call_timeout) for t in targets]
+        reports = [check_assignor(c, protocol=protocol, examples=examples, seed=seed, call_timeout=call_timeout,
+                                  quality=False) for c in cands]
+        side = compare(cands[0], cands[1], examples=examples, seed=seed, call_timeout=call_timeout,
+                       protocol=protocol)
     for col, rep in zip(side["candidates"], reports):
         col["violated_properties"] = [p.id for p in rep.violations]
         col["full_check_calls"] = rep.calls
@@ -332,6 +356,9 @@ def _compare(targets: tuple[str, str], protocol: str | None, examples: int, seed
 # --------------------------------------------------------------------------------------------- run
 
 
+MAX_PARTITIONS = 2**31 - 1  #: the most partitions a topic can have: partition numbers are int32 on the wire
+
+
 def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
     """Validate the ``run`` input document; raise UserError with one line naming what is wrong and where."""
     try:
@@ -349,6 +376,9 @@ def parse_run_input(text: str, where: str) -> tuple[dict[str, int], dict[str, di
     for t, n in ppt.items():
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise UserError(f"{where}: partitions_per_topic[{t!r}] must be a non-negative integer, not {n!r}")
+        if n > MAX_PARTITIONS:  # a partition number is an int32 in Kafka's protocol
+            raise UserError(f"{where}: partitions_per_topic[{t!r}] is {n}: a topic has at most {MAX_PARTITIONS:,} "
+                            "partitions (partition numbers are 32-bit in Kafka's protocol)")
     subs_in = doc["subscriptions"]
     if not isinstance(subs_in, dict):
         raise UserError(f"{where}: subscriptions must be an object of member id -> subscription")
@@ -404,25 +434,28 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
     Examples:
       groupspec assignor run range --input group.json
     """
-    if input_file is None:
-        text, where = sys.stdin.read(), "stdin"
-    else:
-        try:
+    where = "stdin" if input_file is None else input_file
+    try:
+        if input_file is None:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
             with open(input_file, encoding="utf-8") as f:
                 text = f.read()
-        except OSError as e:
-            raise UserError(f"--input {input_file}: {e.strerror}") from None
-        where = input_file
+    except OSError as e:
+        raise UserError(f"--input {input_file}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     ppt, subs = parse_run_input(text, where)
-    cand = _load(target, protocol, call_timeout=call_timeout)
     from groupspec.assignorcheck import canonical
     from groupspec.assignorcheck import CallRunner
 
-    runner = CallRunner(call_timeout)
-    try:
-        res = runner.run(cand, ppt, subs)
-    finally:
-        runner.close()
+    with _candidate_prints_to_stderr():
+        cand = _load(target, protocol, call_timeout=call_timeout)
+        runner = CallRunner(call_timeout)
+        try:
+            res = runner.run(cand, ppt, subs)
+        finally:
+            runner.close()
     if res.assignment is None:
         click.echo(f"groupspec: {target}: {res.message}", err=True)
         sys.exit(EXIT_VIOLATION)
