@@ -178,7 +178,10 @@ class GroupChecker(OverlapRules):
         # not kept, and the loop takes every retired name at its first load)
         self.retire_log: list[tuple[bool, str]] | None = None
         self.owners: dict[TP, dict[str, int]] = {}  # partition -> {member: generation it got it in}
-        self.universe: set[TP] = set()
+        # every partition seen, and those whose owners changed in this tick: dicts, not sets, so that they keep the
+        # order the partitions came in, as the compiled loop does, and windows closing in one tick close in the same
+        # order both ways, whatever the hash seed (which windows are listed, past the cap, depends on it)
+        self.universe: dict[TP, None] = {}
         self.topics: dict[str, int] = {}
         # member name -> the topics it subscribes to, from ``subscribed`` lines and ``joined`` lines with
         # ``topics`` (a member with none is taken to subscribe to every topic of the trace)
@@ -189,7 +192,7 @@ class GroupChecker(OverlapRules):
         self.tick: int | None = None
         self.last_ts = 0
         self.first_ts: int | None = None
-        self.dirty: set[TP] = set()
+        self.dirty: dict[TP, None] = {}  # (see universe)
         self.all_dirty = False
         self.changed = False  # ownership changed in this tick
         self.cut_pending = False
@@ -249,7 +252,7 @@ class GroupChecker(OverlapRules):
         if own is None:
             own = self.owners[tp] = {}
         if tp not in self.universe:
-            self.universe.add(tp)
+            self.universe[tp] = None
             self.all_dirty = True
         n = len(own)
         own[name] = gen
@@ -258,7 +261,7 @@ class GroupChecker(OverlapRules):
         elif n == 1:
             self.n_one -= 1
             self.n_multi += 1
-        self.dirty.add(tp)
+        self.dirty[tp] = None
         self.changed = True
         self.changers.add(name)
         return own
@@ -274,7 +277,7 @@ class GroupChecker(OverlapRules):
         elif n == 1:
             self.n_multi -= 1
             self.n_one += 1
-        self.dirty.add(tp)
+        self.dirty[tp] = None
         self.changed = True
         self.changers.add(name)
         ovs = self.overlaps.get(tp)
@@ -480,7 +483,7 @@ class GroupChecker(OverlapRules):
                 return
             if n > self.topics.get(topic, 0):
                 for p in range(self.topics.get(topic, 0), n):
-                    self.universe.add((topic, p))
+                    self.universe[(topic, p)] = None
                 self.topics[topic] = n
                 self.all_dirty = True
                 self.changed = True

@@ -302,13 +302,13 @@ class Tables:
             m.consumer = bool(row[K.M_CONSUMER])
             m.gen_hist = tuple((int(row[K.M_HTS + k]), int(row[K.M_HG + k])) for k in range(int(row[K.M_HN])))
         owners: dict[tuple[str, int], dict[str, int]] = {}
-        universe = set()
+        universe: dict[tuple[str, int], None] = {}  # in the kernel's order (GroupChecker.universe, .dirty)
         window_start = {}
-        dirty = set()
+        dirty = {tp_of[int(self.dirty[k])]: None for k in range(int(S[K.S_NDIRTY]))}
         for k in range(int(S[K.S_NUNIV])):
             p = int(self.univ[k])
             tp = tp_of[p]
-            universe.add(tp)
+            universe[tp] = None
             row = P[p]
             if row[K.P_OWNER] >= 0:
                 name = names[int(row[K.P_OWNER])]
@@ -316,8 +316,6 @@ class Tables:
                 members[name].owned[tp] = int(row[K.P_GEN])
             if row[K.P_WS_HAS]:
                 window_start[tp] = int(row[K.P_WS])
-            if row[K.P_DIRTY]:
-                dirty.add(tp)
         g.owners, g.universe, g.window_start, g.dirty = owners, universe, window_start, dirty
         known = [int(self.known[k]) for k in range(int(S[K.S_NKNOWN]))]
         g.leavers = [names[i] for i in known if M[i, K.M_LEFT]]
