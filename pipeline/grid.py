@@ -23,7 +23,7 @@ network's loss probability), ``session_timeout_ms``, ``heartbeat_interval_ms``,
 ``max_poll_interval_ms``, ``connect_delay_ms`` (scheduled.rebalance.max.delay.ms), ``bounce_ms``
 (how long a bounced member stays away), ``poll_interval_ms`` (the application's time between two
 polls: how long it takes to process what one poll returned), ``commit`` (:data:`groupspec.reference.sim.records.STRATEGIES`),
-``rate_per_s`` (records produced per partition per second), ``seeds``, and ``tag`` (a label the
+``rate_per_s`` (records produced per partition per second), ``seeds`` (at most :data:`MAX_SEEDS`), and ``tag`` (a label the
 report groups by).
 
 Combinations that cannot run are dropped and counted (a cooperative protocol with an eager-only
@@ -31,7 +31,8 @@ assignor; ``connect`` and ``zookeeper`` collapse the assignor and commit axes: t
 assignment and have no consumer offsets; ``consumer`` needs a server-side assignor and no network
 loss, and collapses ``commit`` to ``periodic`` and the poll and record-rate axes to their defaults:
 its simulator has no network, poll loop or record flow, see :mod:`groupspec.pipeline.consumer_runs`;
-a server-side-only assignor with a classic protocol is dropped). A malformed grid raises :class:`GridError`, whose message
+a server-side-only assignor with a classic protocol is dropped). A grid expands into at most
+:data:`MAX_COMBINATIONS` combinations. A malformed grid raises :class:`GridError`, whose message
 names the file and the field (``grid.yaml: blocks[1].members: ...``).
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -53,6 +55,13 @@ __all__ = ["GridError", "Point", "Grid", "PROTOCOLS", "CHURN", "AXES", "PRESETS"
 PROTOCOLS = ("eager", "cooperative", "static", "static-cooperative", "connect", "zookeeper", "consumer")
 CHURN = ("steady", "join", "leave", "crash", "bounce", "rolling-restart", "random")
 COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
+
+
+#: the most seeds an axis may ask for (``seeds: N`` or a list), and the most combinations a grid may expand into
+#: (before those that cannot run are dropped; the ``large`` preset has 185,760): past them a grid is a typo, not a
+#: sweep, and would exhaust memory while being expanded
+MAX_SEEDS = 10_000
+MAX_COMBINATIONS = 1_000_000
 
 
 class GridError(ValueError):
@@ -137,12 +146,14 @@ def _values(loc: str, key: str, raw: Any) -> list[Any]:
     """The values of one axis; ``loc`` names the field (``grid.yaml: blocks[1].members``)."""
     default, typ = AXES[key]
     if key == "seeds" and isinstance(raw, int) and not isinstance(raw, bool):
-        if raw < 1:
-            raise GridError(f"{loc}: a seed count must be at least 1, got {raw}")
+        if not 1 <= raw <= MAX_SEEDS:
+            raise GridError(f"{loc}: a seed count must be between 1 and {MAX_SEEDS:,}, got {raw}")
         return list(range(raw))
     vals = raw if isinstance(raw, list) else [raw]
     if not vals:
         raise GridError(f"{loc}: empty list")
+    if key == "seeds" and len(vals) > MAX_SEEDS:
+        raise GridError(f"{loc}: at most {MAX_SEEDS:,} seeds, got {len(vals):,}")
     out: list[Any] = []
     for v in vals:
         if isinstance(v, bool) or v is None:
@@ -229,6 +240,7 @@ def parse_grid(doc: Any, source: str) -> Grid:
     seen: set[Point] = set()
     points: list[Point] = []
     dropped = 0
+    combinations = 0
     for i, block in enumerate(blocks):
         where = f"{source}: blocks[{i}]"
         if not isinstance(block, dict):
@@ -247,6 +259,10 @@ def parse_grid(doc: Any, source: str) -> Grid:
                 continue
             axes[k] = _values(w, k, merged[k])
         keys = list(axes)
+        combinations += math.prod(len(v) for v in axes.values())
+        if combinations > MAX_COMBINATIONS:
+            raise GridError(f"{where}: the grid expands into more than {MAX_COMBINATIONS:,} combinations of its axes "
+                            f"({combinations:,} up to this block); split it into several sweeps")
         for combo in itertools.product(*(axes[k] for k in keys)):
             d: dict[str, Any] = dict(zip(keys, combo))
             d["seed"] = d.pop("seeds")

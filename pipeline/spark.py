@@ -122,6 +122,8 @@ _MASTER = re.compile(r"^(local(\[(\*|\d+)\])?|spark://[^\s/:]+:\d+(,[^\s/:]+:\d+
 
 
 def check_master(master: str) -> None:
+    if re.fullmatch(r"local\[0+\]", master):  # Spark would start, then fail its first job (a Java stack trace)
+        raise SparkSetupError(f"--master: {master!r} runs no worker threads; local[N] needs N >= 1 (or local[*])")
     if not _MASTER.match(master):
         raise SparkSetupError(f"--master: {master!r} is not a Spark master URL "
                               f"(local, local[N], local[*], spark://HOST:PORT, yarn, k8s://...)")

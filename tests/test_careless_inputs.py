@@ -37,6 +37,8 @@ def scratch(folder: Path) -> None:
     (folder / "empty.jsonl").write_text("")
     (folder / "partial.jsonl").write_text('{"ts_ms": 1}\n')
     shutil.copy(HERE / "replay" / "01_two_step_join.jsonl", folder / "script.jsonl")
+    (folder / "many-seeds.yaml").write_text("seeds: 99999999999\n")
+    (folder / "many-points.yaml").write_text(f"seeds: 10000\nmembers: {list(range(1, 65))}\npartitions: {list(range(1, 11))}\n")
 
 
 class TooLong(Exception):

@@ -67,3 +67,19 @@ def test_yaml_files(tmp_path: Path) -> None:
         load_grid(str(tmp_path / "nope.yaml"))
     with pytest.raises(GridError, match="unknown preset"):
         preset("huge")
+
+
+def test_seeds_and_combinations_have_a_ceiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seed count or list past MAX_SEEDS, and a grid past MAX_COMBINATIONS (counted before expanding, block by
+    block), are refused by name instead of exhausting memory; the ceilings themselves are fine."""
+    from groupspec.pipeline import grid
+
+    with pytest.raises(GridError, match=r"g\.yaml: seeds: .*between 1 and 10,000, got 99999999999"):
+        parse_grid({"seeds": 99_999_999_999}, "g.yaml")
+    with pytest.raises(GridError, match=r"g\.yaml: seeds: at most 10,000 seeds"):
+        parse_grid({"seeds": list(range(grid.MAX_SEEDS + 1))}, "g.yaml")
+    assert len(parse_grid({"seeds": grid.MAX_SEEDS}, "g.yaml")) == grid.MAX_SEEDS
+    monkeypatch.setattr(grid, "MAX_COMBINATIONS", 12)
+    assert len(parse_grid({"seeds": 3, "members": [2, 3, 4, 5]}, "g.yaml")) == 12
+    with pytest.raises(GridError, match=r"g\.yaml: blocks\[1\]: .*more than 12 combinations"):
+        parse_grid({"seeds": 3, "blocks": [{"members": [2, 3]}, {"members": [4, 5, 6]}]}, "g.yaml")

@@ -64,7 +64,7 @@ def test_master_urls(m: str) -> None:
     check_master(m)
 
 
-@pytest.mark.parametrize("m", ["mesos://x", "local[two]", "spark://", ""])
+@pytest.mark.parametrize("m", ["mesos://x", "local[two]", "spark://", "", "local[0]", "local[-1]"])
 def test_bad_master_urls(m: str) -> None:
     with pytest.raises(SparkSetupError, match="--master"):
         check_master(m)

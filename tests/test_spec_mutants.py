@@ -223,3 +223,20 @@ def test_declarations_are_left_out_of_the_campaign_and_each_mutant_of_them_is_se
     for m in mutants:
         with applied(m):
             assert _declarations() != unchanged, f"{m.name}: no declared value changed"
+
+
+def test_the_list_is_a_json_document_with_json() -> None:
+    """``verify --spec-mutants --list --json``: a JSON list with the fields of the text's columns, row for row."""
+    import json
+
+    from click.testing import CliRunner
+
+    from groupspec.cli import cli
+
+    doc = CliRunner().invoke(cli, ["verify", "--spec-mutants", "--list", "--family", "classic", "--json"])
+    assert doc.exit_code == 0, doc.output
+    rows = json.loads(doc.output)
+    text = CliRunner().invoke(cli, ["verify", "--spec-mutants", "--list", "--family", "classic"]).output
+    assert rows and [[r["name"], r["family"], r["diff"]] for r in rows] == [
+        line.split("\t") for line in text.splitlines()]
+    assert {r["family"] for r in rows} == {"classic"}

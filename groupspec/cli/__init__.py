@@ -4,17 +4,34 @@ Each sub-command lives in its own module under ``groupspec/cli/`` and exposes ``
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
 import threading
 import time
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
-import click
 
-from ._common import EXIT_USAGE, UserError
+@contextlib.contextmanager
+def _loading() -> Iterator[None]:
+    """Ctrl-C while the command's modules load (click, every sub-command: the first half second or so of any
+    command, before :func:`main` installs its handling) ends the command the way it does later: the one line
+    ``groupspec: interrupted``, exit status 130, no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        sys.stderr.write("groupspec: interrupted\n")
+        sys.stderr.flush()
+        sys.exit(130)
+
+
+with _loading():
+    import click
+
+    from ._common import EXIT_USAGE, UserError
 
 # Sub-command modules, in the order they appear in --help.
 COMMAND_MODULES = [
@@ -38,8 +55,9 @@ def cli() -> None:
     """groupspec: an executable formal model of the Kafka consumer-group rebalance protocol."""
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"groupspec.cli.{_name}").register(cli)
+with _loading():
+    for _name in COMMAND_MODULES:
+        importlib.import_module(f"groupspec.cli.{_name}").register(cli)
 
 
 def _usage_error(message: str) -> None:
@@ -138,7 +156,60 @@ def _stopped() -> None:
     sys.exit(143 if _TERMINATED else 130)
 
 
+#: 128 + SIGPIPE: the status a shell reports for a process that SIGPIPE killed (``groupspec ... | head -1``)
+EXIT_SIGPIPE = 141
+
+
+def _stdout_has_no_reader() -> bool:
+    """Whether stdout is a pipe (or socket) whose reading end is closed: a BrokenPipeError is then stdout's,
+    not one of a pipe the command itself opened (to a child process), which stays an error."""
+    import select
+
+    if not hasattr(select, "poll"):  # (Windows: no poll, and no SIGPIPE either)
+        return True
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # stdout replaced by a buffer (tests in-process)
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _stdout_closed() -> NoReturn:
+    """Whoever read stdout is gone (``groupspec ... | head -1``): stop without a word, exit status 141, as a
+    process that SIGPIPE killed. Python's recipe (the signal module's "Note on SIGPIPE"): stdout is pointed
+    at /dev/null first, so that the flush at exit does not raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass
+    sys.exit(EXIT_SIGPIPE)
+
+
 def _run(argv: list[str] | None) -> None:
+    """:func:`_invoke`, and a stdout whose reader went away (a write that failed, or the last flush) mapped to
+    :func:`_stdout_closed`, once for every command. rich handles a broken pipe itself (``Console.on_broken_pipe``:
+    stdout to /dev/null, then ``SystemExit(1)``, which here would mean "violated"): that exit is known by the
+    BrokenPipeError it was raised while handling."""
+    try:
+        _invoke(argv)
+    except BrokenPipeError:
+        if _stdout_has_no_reader():
+            _stdout_closed()
+        raise
+    except SystemExit as e:
+        if e.code == 1 and isinstance(e.__context__, BrokenPipeError):
+            _stdout_closed()
+        try:
+            sys.stdout.flush()  # the reader may have gone after the last write: say so here, not at exit
+        except BrokenPipeError:
+            _stdout_closed()
+        raise
+
+
+def _invoke(argv: list[str] | None) -> None:
     try:
         # cli.main() without its handling of KeyboardInterrupt (an empty line on stderr before ours)
         with cli.make_context("groupspec", list(sys.argv[1:] if argv is None else argv)) as ctx:

@@ -52,6 +52,10 @@ def _load(target: str, protocol: str | None, kind: str | None = None, call_timeo
         raise UserError(str(e)) from None
 
 
+#: the most --examples per property: 100 times the release check's 1000 (hours for a slow candidate already)
+MAX_EXAMPLES = 100_000
+
+
 @bad_input_probes([], ["no_such_module_zz:assign"], ["range", "--only", "I99"], ["range", "--compare", "range", "sticky"],
                   ["range", "--call-timeout", "1e10"])
 @assignor.command()
@@ -61,8 +65,8 @@ def _load(target: str, protocol: str | None, kind: str | None = None, call_timeo
               help="Treat the candidate as this Kafka algorithm (decides I5/I7/I9; cooperative: sticky and "
                    "cooperative), or as none of them; default: read from its name, else inferred from its "
                    "behaviour on probe inputs.")
-@click.option("--examples", type=click.IntRange(min=1), default=None,
-              help="Generated examples per property  [default: 200; 1000 with --thorough].")
+@click.option("--examples", type=click.IntRange(min=1, max=MAX_EXAMPLES), default=None,
+              help=f"Generated examples per property, at most {MAX_EXAMPLES:,}  [default: 200; 1000 with --thorough].")
 @click.option("--thorough", is_flag=True,
               help="The release check: 1000 examples per property (unless --examples), 25 examples of every input "
                    "class per property, I10p over 16 hash seeds, and the scale tier S1 up to 2,000 members × "

@@ -72,6 +72,9 @@ def result_json(proto: Spec, res: Result) -> dict[str, Any]:
     }
 
 
+#: the largest --max-states: the engines count states in 64-bit integers (numba's int64); 2**62 leaves them room
+MAX_STATES_LIMIT = 2**62
+
 #: below this many states the peak growth of resident memory is mostly fixed costs (the engine's compilation, its
 #: first arrays), not the states': it is shown whole, not divided into a misleading figure per state
 MEMORY_PER_STATE_FROM = 50_000
@@ -193,7 +196,7 @@ def naming_the_option(message: str, protocol: str | None = None, default: str = 
         near = difflib.get_close_matches(protocol.lower(), list(VARIANTS), n=1, cutoff=0.6)
         hint = f"did you mean {near[0]!r}? " if near else ""
         return f"--protocol: unknown protocol {protocol!r}; {hint}groupspec check --list shows every variant"
-    if message.startswith("unknown assignor"):
+    if message.startswith("unknown assignor") or "assignor supports only" in message:
         return f"--assignor: {message}"
     if message.startswith("unknown engine"):
         return f"--engine: {message}"
@@ -255,7 +258,8 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
 @click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
               "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout (Python engine)")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
-@click.option("--max-states", default=None, type=int, help="stop after this many states (convergence then not decided)")
+@click.option("--max-states", default=None, type=click.IntRange(max=MAX_STATES_LIMIT),
+              help=f"stop after this many states, at most 2**62 = {MAX_STATES_LIMIT:,} (convergence then not decided)")
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "compiled", "python"]),
               help="compiled: the numba encoding of the classic protocol; python: the model's own code; "
                    "auto: compiled wherever it applies")

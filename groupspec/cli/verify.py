@@ -169,7 +169,7 @@ def verify(as_json: bool, spec_mutants: bool, family: str | None, sample: bool, 
             from .verify_spec import list_mutants, run_spec_mutants
 
             if list_only:
-                list_mutants(family)
+                list_mutants(family, as_json)
                 return
             run_spec_mutants(as_json, family, sample, mutants, limit, workers, scale, recheck_equivalent)
             return

@@ -131,8 +131,14 @@ def split(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
 
 
-def list_mutants(family: str | None) -> None:
+def list_mutants(family: str | None, as_json: bool = False) -> None:
+    """The mutants, one a line (name, family, one-line diff; tab-separated), or with ``--json`` a JSON list of
+    ``{"name", "family", "diff"}``."""
     from groupspec.specmut import select
 
-    for m in select(family=family):
+    chosen = select(family=family)
+    if as_json:
+        emit_json([{"name": m.name, "family": m.family, "diff": m.diff} for m in chosen])
+        return
+    for m in chosen:
         click.echo(f"{m.name}\t{m.family}\t{m.diff}")
