@@ -37,6 +37,15 @@ def scratch(folder: Path) -> None:
     (folder / "empty.jsonl").write_text("")
     (folder / "partial.jsonl").write_text('{"ts_ms": 1}\n')
     shutil.copy(HERE / "replay" / "01_two_step_join.jsonl", folder / "script.jsonl")
+    (folder / "fault-object.jsonl").write_text('{"at": 0, "fault": {"x": 1}}\n')
+    (folder / "fault-array.jsonl").write_text('{"at": 0, "fault": ["a"]}\n')
+    (folder / "send-array.jsonl").write_text('{"at": 0, "from": "A", "send": ["JoinGroup"], "member_id": ""}\n')
+    (folder / "consumer-badtype.jsonl").write_text(
+        '{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": "$self", '
+        '"subscribed_topic_names": ["t"], "rebalance_timeout_ms": {"x": 1}}\n')
+    (folder / "array.jsonl").write_text("[1,2,3]\n")
+    (folder / "no-kind.jsonl").write_text('{"foo": 1}\n')
+    (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00x")
 
 
 class TooLong(Exception):
