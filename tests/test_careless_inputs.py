@@ -39,6 +39,15 @@ def scratch(folder: Path) -> None:
     shutil.copy(HERE / "replay" / "01_two_step_join.jsonl", folder / "script.jsonl")
     (folder / "many-seeds.yaml").write_text("seeds: 99999999999\n")
     (folder / "many-points.yaml").write_text(f"seeds: 10000\nmembers: {list(range(1, 65))}\npartitions: {list(range(1, 11))}\n")
+    (folder / "fault-object.jsonl").write_text('{"at": 0, "fault": {"x": 1}}\n')
+    (folder / "fault-array.jsonl").write_text('{"at": 0, "fault": ["a"]}\n')
+    (folder / "send-array.jsonl").write_text('{"at": 0, "from": "A", "send": ["JoinGroup"], "member_id": ""}\n')
+    (folder / "consumer-badtype.jsonl").write_text(
+        '{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": "$self", '
+        '"subscribed_topic_names": ["t"], "rebalance_timeout_ms": {"x": 1}}\n')
+    (folder / "array.jsonl").write_text("[1,2,3]\n")
+    (folder / "no-kind.jsonl").write_text('{"foo": 1}\n')
+    (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00x")
 
 
 class TooLong(Exception):

@@ -139,6 +139,15 @@ MALFORMED = [
     ('{"at": 0, "from": "A", "send": "LeaveGroup", "members": [{"member_id": "x"}, {"member_id": "y"}], "version": 1}',
      "line 1: LeaveGroupRequest: LeaveGroup v0-2 carries exactly one member"),
     ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "unknown": 1}', "line 1: unknown field 'unknown'"),
+    # a name looked up in a table must be a string (an object or an array there was a TypeError: unhashable)
+    ('{"at": 0, "fault": {"x": 1}}', "line 1: field 'fault' must be a string, not an object"),
+    ('{"at": 0, "fault": ["a"]}', "line 1: field 'fault' must be a string, not an array"),
+    ('{"at": 0, "from": "A", "send": ["JoinGroup"], "member_id": ""}',
+     "line 1: field 'send' must be a string, not an array"),
+    ('{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "instance_id": ["i"]}',
+     "line 1: field 'instance_id' must be a string or null, not an array"),
+    ('{"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_regex": "("}',
+     "line 1: field 'subscribed_topic_regex' is not a regular expression"),
 ]
 
 
@@ -157,6 +166,19 @@ def test_malformed_script_is_one_line_exit_2(tmp_path: pathlib.Path, capsys: pyt
     assert captured.out == ""
     err_lines = captured.err.strip().splitlines()
     assert len(err_lines) == 1 and message in err_lines[0] and str(path) in err_lines[0]
+
+
+def test_a_malformed_script_on_stdin_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``coordinator replay -`` reads the same parser: a field of the wrong type is refused the same way."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"at": 0, "fault": {"x": 1}}\n'))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["coordinator", "replay", "-"])
+    cap = capsys.readouterr()
+    assert (exit_info.value.code, cap.out) == (2, "")
+    assert cap.err == "groupspec: error: -: line 1: field 'fault' must be a string, not an object\n"
 
 
 def test_missing_file_is_one_line_exit_2(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,3 +296,41 @@ def test_any_script_runs_or_is_malformed(steps: list[tuple[int, dict[str, object
         assert str(e).startswith("line ")
         return
     assert run_script(text) == first  # byte-for-byte deterministic
+
+
+# Every field of a step, of either family, given a value of every JSON type: the script runs or is refused with
+# a ScriptError naming the line, never another exception (an object or array where a name was looked up was a
+# TypeError; a list of topic names given as a number, another).
+_BASE_STEPS = [
+    {"at": 0, "from": "A", "send": "JoinGroup", "member_id": ""},
+    {"at": 0, "from": "A", "send": "SyncGroup", "member_id": "$self", "generation": 1, "assignments": {"A": [["t", 0]]}},
+    {"at": 0, "from": "A", "send": "Heartbeat", "member_id": "$self", "generation": 1},
+    {"at": 0, "from": "A", "send": "LeaveGroup", "members": [{"member_id": "$A"}]},
+    {"at": 0, "from": "A", "send": "OffsetCommit", "offsets": [["t", 0, 1]]},
+    {"at": 0, "fault": "store_fails", "error": "NOT_COORDINATOR"},
+    {"at": 0, "config": {"initial_rebalance_delay_ms": 0}},
+    {"at": 0, "from": "A", "send": "ConsumerGroupHeartbeat", "member_epoch": 0, "subscribed_topic_names": ["t"],
+     "rebalance_timeout_ms": 1000, "owned": [], "instance_id": None, "subscribed_topic_regex": None,
+     "member_id": "A", "server_assignor": None},
+    {"at": 1, "from": "A", "send": "OffsetCommit", "member_epoch": 1, "offsets": [["t", 0, 1]], "member_id": "A"},
+    {"at": 2, "metadata": {"t": 5}},
+]
+_ANY_JSON = [{"x": 1}, ["a"], [], [["t", 0]], [1, 2], "s", "$self", "(", 1, -1, 1.5, True, None]
+
+
+def test_a_field_of_any_json_type_is_run_or_refused() -> None:
+    crashes = []
+    for index, base in enumerate(_BASE_STEPS):
+        consumer = base.get("send") == "ConsumerGroupHeartbeat" or "member_epoch" in base or "metadata" in base
+        first = _BASE_STEPS[7] if consumer else _BASE_STEPS[0]
+        for name in sorted(base):
+            for value in _ANY_JSON:
+                lines = [{**base, name: value}] if index in (0, 7) else [first, {**base, name: value}]
+                text = "\n".join(json.dumps(s) for s in lines)
+                try:
+                    run_script(text)
+                except ScriptError as e:
+                    assert str(e).startswith("line ")
+                except Exception as e:  # noqa: BLE001 - what this looks for
+                    crashes.append(f"{text}: {type(e).__name__}: {e}")
+    assert crashes == []

@@ -96,3 +96,30 @@ def test_cli_exit_status_and_json(tmp_path):
     garbage.write_text('{"at": 0, "from": "A", "send": "Nope"}\n')
     r = _cli(str(garbage), str(bad))
     assert r.returncode == 2 and r.stderr.startswith("groupspec: error: ") and r.stderr.count("\n") == 1
+
+
+_ANY_JSON = [{"x": 1}, ["a"], [], [["t", 0]], [1, 2], "s", 1, -1, 1.5, True, None, {"A": 1}, {"A": {"assigned": 1}}]
+
+
+@pytest.mark.parametrize("name", ["kafka-python", "confluent-kafka-consumer-protocol"])
+def test_a_transcript_field_of_any_json_type_is_checked_or_refused(name: str) -> None:
+    """Every field of the first lines of a recorded transcript (and "request", "event"), given a value of every JSON
+    type: the session is checked, or refused as a MalformedTranscript naming the line; never another exception (a
+    line that was an array was an AttributeError)."""
+    from groupspec.serve.audit import MalformedTranscript
+
+    script, transcript = _session(name)
+    lines = transcript.splitlines()
+    crashes = []
+    for i in range(min(8, len(lines))):
+        obj = json.loads(lines[i])
+        for field in sorted(set(obj) | {"request", "event"}):
+            for value in _ANY_JSON:
+                edited = lines[:i] + [json.dumps({**obj, field: value})] + lines[i + 1:]
+                try:
+                    check_session(script, "\n".join(edited))
+                except MalformedTranscript as e:
+                    assert str(e).startswith("line ")
+                except Exception as e:  # noqa: BLE001 - what this looks for
+                    crashes.append(f"line {i + 1} {field}={json.dumps(value)}: {type(e).__name__}: {e}")
+    assert crashes == []

@@ -27,7 +27,7 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--partitions", "t=99999999999"], "more partitions than the 1,000,000 served"),  # was: a hang at start-up
     (["--fault", "{nope"], "--fault #1: bad JSON"),
     (["--fault", '{"on": {"api": "Heartbeat"}, "do": "explode"}'], "field 'do' must be one of"),
-    (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: cannot read"),
+    (["--fault-script", "/nonexistent/faults.jsonl"], "--fault-script /nonexistent/faults.jsonl: no such file"),
     (["--transcript", "/nonexistent/dir"], "/nonexistent/dir: directory /nonexistent does not exist"),
     (["--connections-max-idle-ms", "0"], "--connections-max-idle-ms"),
     (["--max-connections", "0"], "--max-connections"),

@@ -38,6 +38,25 @@ def fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+def read_text(path: str, name: str | None = None, dash: bool = True) -> str:
+    """The text of the file ``path`` (``-``: standard input, when ``dash``); a ``UserError`` naming it (``name``,
+    default ``path``: e.g. ``--fault-script FILE``) when it cannot be read or is not UTF-8 text."""
+    name = path if name is None else name
+    try:
+        if path == "-" and dash:
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise UserError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{name}: is a directory") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise UserError(f"{name}: cannot read ({e.strerror})") from None
+
+
 def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
 

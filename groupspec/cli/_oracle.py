@@ -13,12 +13,13 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
                          transcript: list[str] | None = None) -> int:
     from groupspec.oracle import KafkaOracle, OracleError
     from groupspec.oracle import TranscriptError, compare_script
-    from groupspec.reference.sim import family_of
+    from groupspec.reference.sim import family_of, read_consumer_script
 
     family = family_of(text)
     consumer = family.name == "consumer"
     try:
         if consumer:  # the reference's own reader checks the script first (one-line error naming the line)
+            read_consumer_script(text, self_epochs=True)  # every field's type, "$self" epochs allowed
             if "$self" not in text:
                 family.run(text, faults)
         with KafkaOracle() as oracle:
@@ -36,8 +37,8 @@ def replay_against_kafka(script: str, text: str, faults: frozenset[str], as_json
         raise UserError(f"{script}: {e}") from None
     except TranscriptError as e:
         raise UserError(f"{script}: --transcript: {e}") from None
-    except (KeyError, TypeError, ValueError) as e:  # a "$self"-epoch consumer script the reference's reader skipped
-        raise UserError(f"{script}: a malformed step ({type(e).__name__}: {e})") from None
+    except (KeyError, TypeError, ValueError) as e:  # a safety net: the readers above check every field's type
+        raise UserError(f"{script}: a step the Kafka oracle cannot send ({e})") from None
     except OracleError as e:
         raise UserError(f"Kafka oracle: {e}") from None
     if as_json:

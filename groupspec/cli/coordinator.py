@@ -19,7 +19,7 @@ from groupspec.reference.sim import ScriptError, run_script
 if TYPE_CHECKING:
     from groupspec.serve import SessionCheck
 
-from ._common import UserError, bad_input_probes, emit_json
+from ._common import UserError, bad_input_probes, emit_json, read_text
 
 
 def register(group: click.Group) -> None:
@@ -54,7 +54,7 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
       groupspec coordinator replay SCRIPT.jsonl --fault no_generation_bump --json
       groupspec coordinator replay SCRIPT.jsonl --against kafka --transcript mine.jsonl   (judge another coordinator)
     """
-    text = _read(script)
+    text = read_text(script)
     if _no_steps(text):
         raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
                         "docs/coordinator.md)")
@@ -63,7 +63,7 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
     if against == "kafka":
         from ._oracle import replay_against_kafka
 
-        other = _read(transcript).splitlines() if transcript is not None else None
+        other = read_text(transcript).splitlines() if transcript is not None else None
         sys.exit(replay_against_kafka(script, text, frozenset(faults), as_json, other))
     if as_json:
         raise UserError("--json needs --against kafka (the transcript is JSON Lines already)")
@@ -77,22 +77,6 @@ def replay(script: str, faults: tuple[str, ...], against: str | None, as_json: b
 def _no_steps(text: str) -> bool:
     """No line of a script is a step: it is empty, or holds only blank lines and ``#`` comments."""
     return not any(s and not s.startswith("#") for s in (line.strip() for line in text.splitlines()))
-
-
-def _read(path: str) -> str:
-    try:
-        if path == "-":
-            return sys.stdin.read()
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read ({e.strerror})") from None
 
 
 @bad_input_probes(["g", "--offsets-partitions", "0"])
@@ -137,11 +121,9 @@ def check(script: str, transcript: str, as_json: bool) -> None:
       groupspec serve --port 9092 --transcript out/   (then, after the clients ran:)
       groupspec coordinator check out/script.jsonl out/transcript.jsonl
     """
-    import json
+    from groupspec.serve import MalformedTranscript, check_session
 
-    from groupspec.serve import check_session
-
-    script_text, transcript_text = _read(script), _read(transcript)
+    script_text, transcript_text = read_text(script), read_text(transcript)
     if _no_steps(script_text):  # as replay and trace check: nothing to check is never "held"
         raise UserError(f"{script}: empty script: no steps to replay (JSON Lines, one step per line: "
                         "docs/coordinator.md)")
@@ -151,12 +133,8 @@ def check(script: str, transcript: str, as_json: bool) -> None:
         result = check_session(script_text, transcript_text)
     except ScriptError as e:
         raise UserError(f"{script}: {e}") from None
-    except json.JSONDecodeError as e:
-        line = transcript_text.splitlines()[e.lineno - 1] if 0 < e.lineno <= len(transcript_text.splitlines()) else ""
-        if line.lstrip().startswith("#"):  # a comment: scripts have them, transcripts do not
-            raise UserError(f"{transcript}: line {e.lineno}: a '#' comment, which a transcript never holds: is it a "
-                            "script? (the order is SCRIPT TRANSCRIPT)") from None
-        raise UserError(f"{transcript}: line {e.lineno}: not JSON ({e.msg})") from None
+    except MalformedTranscript as e:  # a line that is not the format's ('#' comments and script steps: swapped?)
+        raise UserError(f"{transcript}: {e}") from None
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -11,7 +11,7 @@ import tempfile
 
 import click
 
-from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console
+from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console, read_text
 
 
 def register(group: click.Group) -> None:
@@ -19,6 +19,7 @@ def register(group: click.Group) -> None:
 
 
 MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions
+INT32_MAX = 2**31 - 1  # Kafka's INT configs; the heartbeat interval is an int32 of ConsumerGroupHeartbeat's answer
 
 
 def _parse_partitions(text: str) -> dict[str, int]:
@@ -55,9 +56,10 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--protocol", type=click.Choice(["classic", "consumer", "both"]), default="classic", show_default=True,
               help="Group protocols served: classic (JoinGroup/SyncGroup/Heartbeat), consumer (KIP-848 "
                    "ConsumerGroupHeartbeat), or both.")
-@click.option("--consumer-heartbeat-interval-ms", type=click.IntRange(1, None), default=5000, show_default=True,
-              help="group.consumer.heartbeat.interval.ms (the consumer protocol's heartbeat interval).")
-@click.option("--consumer-session-timeout-ms", type=click.IntRange(1, None), default=45000, show_default=True,
+@click.option("--consumer-heartbeat-interval-ms", type=click.IntRange(1, INT32_MAX), default=5000, show_default=True,
+              help="group.consumer.heartbeat.interval.ms (the consumer protocol's heartbeat interval; an int32 on the "
+                   "wire); below --consumer-session-timeout-ms, as Kafka requires.")
+@click.option("--consumer-session-timeout-ms", type=click.IntRange(1, INT32_MAX), default=45000, show_default=True,
               help="group.consumer.session.timeout.ms (the consumer protocol's session timeout).")
 @click.option("--brokers", type=click.IntRange(1, 16), default=2, show_default=True,
               help="Nodes in the cluster (the coordinator moves between them on failover).")
@@ -101,15 +103,15 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     from groupspec.serve import Cluster, FaultError, FaultPlan, Server
     from groupspec.serve import run_loop
 
+    if consumer_heartbeat_interval_ms >= consumer_session_timeout_ms:  # Kafka's GroupCoordinatorConfig refuses it too
+        raise UserError(f"--consumer-heartbeat-interval-ms {consumer_heartbeat_interval_ms}: must be less than "
+                        f"--consumer-session-timeout-ms ({consumer_session_timeout_ms}), as Kafka requires of "
+                        "group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms")
     topics = _parse_partitions(partitions_text)
     plan = FaultPlan()
     try:
         if fault_script is not None:
-            try:
-                with open(fault_script, encoding="utf-8") as f:
-                    text = f.read()
-            except OSError as e:
-                raise UserError(f"--fault-script {fault_script}: cannot read ({e.strerror})") from None
+            text = read_text(fault_script, name=f"--fault-script {fault_script}", dash=False)
             try:
                 plan = FaultPlan.parse_lines(text, source=fault_script)
             except FaultError as e:

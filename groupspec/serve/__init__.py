@@ -31,14 +31,15 @@ from .cluster import Cluster
 from .faults import FaultError, FaultPlan, Rule
 from .server import Server, run_loop
 
-__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session", "SessionCheck"]
+__all__ = ["Cluster", "Server", "FaultPlan", "FaultError", "Rule", "run_loop", "check_session", "SessionCheck",
+           "MalformedTranscript"]
 
 
 # Imported on first use (PEP 562), so that importing this front door stays as cheap as it was.
-_LAZY = {"check_session": "audit", "SessionCheck": "audit"}
+_LAZY = {"check_session": "audit", "SessionCheck": "audit", "MalformedTranscript": "audit"}
 
 if TYPE_CHECKING:
-    from .audit import SessionCheck, check_session
+    from .audit import MalformedTranscript, SessionCheck, check_session
 
 
 def __getattr__(name: str) -> Any:

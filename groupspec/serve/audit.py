@@ -40,11 +40,108 @@ from typing import Any
 from groupspec.reference.sim import run_script
 from groupspec.trace import check_events
 
-__all__ = ["SessionCheck", "check_session", "transcript_events"]
+from .faults import json_kind
+
+__all__ = ["SessionCheck", "check_session", "transcript_events", "MalformedTranscript", "read_transcript"]
 
 _GROUP_APIS = {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
                "ConsumerGroupHeartbeat"}
 _LOST = {"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID", "FENCED_MEMBER_EPOCH"}
+
+
+class MalformedTranscript(ValueError):
+    """A transcript line that is not one of the format's (``docs/formats.md``); ``str()`` names the line."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _pairs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and _int(x[1])
+                                       for x in v)
+
+
+def _consumer_members(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(m, dict) and all(m.get(k) is None or _pairs(m[k])
+                                                                   for k in ("assigned", "revoking", "target"))
+                                       for m in v.values())
+
+
+# field -> (test, what it must be), for the fields the trace is derived from
+_FIELDS: dict[str, tuple[Any, str]] = {
+    "to": (lambda v: isinstance(v, str), "a string"),
+    "request": (lambda v: isinstance(v, str), "a string"),
+    "error": (lambda v: isinstance(v, str), "a string"),
+    "event": (lambda v: isinstance(v, str), "a string"),
+    "member": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "generation": (lambda v: v is None or _int(v), "an integer or null"),
+    "member_epoch": (lambda v: v is None or _int(v), "an integer or null"),
+    "group_epoch": (lambda v: v is None or _int(v), "an integer or null"),
+    "protocol": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "state": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    # SyncGroup: the decoded partitions, or the bytes in hex when they are not a ConsumerProtocolAssignment
+    "assignment": (lambda v: v is None or isinstance(v, str) or _pairs(v), "null or an array of [topic, partition]"),
+}
+
+
+def read_transcript(transcript: str) -> list[dict[str, Any]]:
+    """The transcript's lines (blank lines skipped), each checked to be one of the format's: an answer
+    (``request``, ``to``, ``error``), a state line (``state``, or ``group_epoch`` for the consumer protocol) or
+    a coordinator event (``event``), each with its time ``at``. Raises :class:`MalformedTranscript` (bad JSON
+    too: a :class:`MalformedTranscript` whose message says so)."""
+    out = []
+    for n, raw in enumerate(transcript.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            raise MalformedTranscript(n, "a '#' comment, which a transcript never holds: is it a script? "
+                                         "(the order is SCRIPT TRANSCRIPT)")
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise MalformedTranscript(n, f"not JSON ({e.msg})") from None
+        if not isinstance(obj, dict):
+            raise MalformedTranscript(n, f"a transcript line must be a JSON object, not {json_kind(obj)}")
+        kinds = [k for k in ("request", "state", "group_epoch", "event") if k in obj]
+        if not kinds:
+            if any(k in obj for k in ("send", "advance", "fault", "config", "metadata")):
+                raise MalformedTranscript(n, "a script step, not a transcript line: is it a script? "
+                                             "(the order is SCRIPT TRANSCRIPT)")
+            raise MalformedTranscript(n, "not a transcript line (an answer has 'request', a state line 'state' "
+                                         "or 'group_epoch', an event 'event')")
+        if not _int(obj.get("at")) or obj["at"] < 0:
+            raise MalformedTranscript(n, f"field 'at' must be an integer >= 0, not {json_kind(obj.get('at'))}"
+                                      if "at" in obj else "missing field 'at'")
+        for name in ("to", "error") if "request" in obj else ():
+            if name not in obj:
+                raise MalformedTranscript(n, f"an answer is missing field '{name}'")
+        for name in sorted(set(obj) & set(_FIELDS)):
+            test, what = _FIELDS[name]
+            if not test(obj[name]):
+                raise MalformedTranscript(n, f"field '{name}' must be {what}, not {json_kind(obj[name])}")
+        if isinstance(obj.get("assignment"), str) and obj.get("request") != "SyncGroup":
+            raise MalformedTranscript(n, "field 'assignment' must be null or an array of [topic, partition], not a "
+                                         "string (only a SyncGroup answer shows bytes, in hex)")
+        members = obj.get("members")
+        if members is not None:
+            if "group_epoch" in obj:
+                ok, what = _consumer_members(members), "an object of members"
+            elif "request" in obj:  # LeaveGroup's answer: one entry per member; JoinGroup's: aliases
+                ok = isinstance(members, list) and all(m is None or isinstance(m, (str, dict)) for m in members)
+                what = "an array"
+            else:
+                ok, what = isinstance(members, list) and all(m is None or isinstance(m, str) for m in members), \
+                    "an array of aliases"
+            if not ok:
+                raise MalformedTranscript(n, f"field 'members' must be {what}, not {json_kind(members)}")
+        out.append(obj)
+    return out
 
 
 @dataclass
@@ -73,6 +170,7 @@ def check_session(script: str, transcript: str, faults: frozenset[str] = frozens
     """Replay ``script`` (with the reference's ``faults``, for mutants only) and compare; check the
     recorded ``transcript`` as a trace against the model. Raises ``ScriptError`` for a malformed script."""
     replayed = run_script(script, faults=faults)
+    read_transcript(transcript)  # every line one of the format's (MalformedTranscript)
     recorded = transcript.splitlines()
     diff = None
     for n in range(max(len(replayed), len(recorded))):
@@ -120,7 +218,7 @@ def transcript_events(script: str, transcript: str) -> list[dict[str, Any]]:
 
 def _derive(script: str, transcript: str) -> "_Deriver":
     steps = _steps(script)
-    lines = [json.loads(x) for x in transcript.splitlines() if x.strip()]
+    lines = read_transcript(transcript)
     d = _Deriver(_config_group(script))
     i = 0
     for step in steps:  # each step's answers, then its state line
@@ -230,7 +328,9 @@ class _Deriver:
         elif req == "JoinGroup" and err == "NONE":
             self.generation[a] = r.get("generation", -1)
         elif req == "SyncGroup" and err == "NONE":
-            self._give(at, a, {(t, p) for t, p in r.get("assignment") or []})
+            assignment = r.get("assignment")  # hex: bytes that are not a ConsumerProtocolAssignment
+            if isinstance(assignment, list):
+                self._give(at, a, {(t, p) for t, p in assignment})
         elif req == "ConsumerGroupHeartbeat" and err == "NONE" and a in self.up:
             self.generation[a] = r.get("member_epoch", 0)
             if r.get("assignment") is not None:

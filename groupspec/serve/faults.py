@@ -83,6 +83,27 @@ class Rule:
         return out
 
 
+def json_kind(value: Any) -> str:
+    """What kind of JSON value ``value`` is, in words ("an object", "an array", ...), for messages."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return "a number"
+
+
+def _name(obj: dict[str, Any], name: str, where: str = "") -> Any:
+    """``obj[name]`` if it is absent or a string (a name looked up in a table), else a ``FaultError``."""
+    value = obj.get(name)
+    if value is not None and not isinstance(value, str):
+        raise FaultError(f"field '{where}{name}' must be a string, not {json_kind(value)}")
+    return value
+
+
 def _int(obj: dict[str, Any], name: str, default: int, minimum: int) -> int:
     value = obj.get(name, default)
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -116,7 +137,7 @@ class FaultPlan:
         extra = sorted(set(obj) - {"on", "do", "error", "ms", "load_ms", "client"})
         if extra:
             raise FaultError(f"unknown field '{extra[0]}'")
-        action = obj.get("do")
+        action = _name(obj, "do")
         if action not in REQUEST_ACTIONS | SERVER_ACTIONS:
             raise FaultError(f"field 'do' must be one of {', '.join(sorted(REQUEST_ACTIONS | SERVER_ACTIONS))}, got {json.dumps(action)}")
         on = obj.get("on")
@@ -134,12 +155,12 @@ class FaultPlan:
             if action in REQUEST_ACTIONS:
                 raise FaultError(f"action '{action}' acts on a request: it needs 'on.api', not 'on.at_ms'")
         else:
-            api = on.get("api")
+            api = _name(on, "api", "on.")
             if api not in _APIS:
                 raise FaultError(f"field 'on.api' must be an API name ({', '.join(sorted(_APIS))}), got {json.dumps(api)}")
         error = None
         if action == "error":
-            error = obj.get("error")
+            error = _name(obj, "error")
             if not isinstance(error, str) or error not in Error.__members__:
                 raise FaultError(f"field 'error' must be a Kafka error name, got {json.dumps(error)}")
         elif "error" in obj:

@@ -22,7 +22,7 @@ from .network import Envelope, Network, NetworkConfig
 from .records import STRATEGIES, Ledger, RecordFlow, RecordsConfig, strategy_config
 from .replay import FAMILIES, ReplayFamily, ScriptError, family_of, run_script
 from .replay_classic import Replayer, Step, parse_script
-from .replay_consumer import is_consumer_script, run_consumer_script
+from .replay_consumer import is_consumer_script, read_consumer_script, run_consumer_script
 from .scenarios import (PROTOCOLS, SCENARIOS, ScenarioError, ScenarioOptions, ScenarioReport, member_config,
                         run_scenario)
 from .simulator import SimConfig, SimProc, Simulator, StepRecord
@@ -41,5 +41,5 @@ __all__ = [
     "VirtualClock", "TOPIC",
     "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",
     "run_script", "family_of", "FAMILIES", "ReplayFamily", "ScriptError", "parse_script", "Step", "Replayer",
-    "is_consumer_script", "run_consumer_script",
+    "is_consumer_script", "read_consumer_script", "run_consumer_script",
 ]

@@ -139,7 +139,7 @@ def _parse_step(number: int, obj: dict[str, Any], first: bool) -> Step:
             raise ScriptError(number, "field 'advance' must be true")
         return Step(number, "advance", at, obj)
     if kind == "fault":
-        fault = obj["fault"]
+        fault = _string(number, obj, "fault")
         if fault not in _FAULTS:
             raise ScriptError(number, f"unknown fault {json.dumps(fault)} (known: {', '.join(sorted(_FAULTS))})")
         if fault == "store_fails":
@@ -150,7 +150,7 @@ def _parse_step(number: int, obj: dict[str, Any], first: bool) -> Step:
         else:
             _only(number, obj, {"at", "fault"})
         return Step(number, "fault", at, obj)
-    send = obj["send"]
+    send = _string(number, obj, "send")
     if send not in _REQUEST_FIELDS:
         raise ScriptError(number, f"unknown request {json.dumps(send)} (known: {', '.join(_REQUEST_FIELDS)})")
     required, optional = _REQUEST_FIELDS[send]
@@ -161,6 +161,29 @@ def _parse_step(number: int, obj: dict[str, Any], first: bool) -> Step:
     for name in sorted(required):
         _require(number, obj, name, f"{send} step")
     return Step(number, send, at, obj)
+
+
+def json_type(value: Any) -> str:
+    """What kind of JSON value ``value`` is, in words ("an object", "an array", ...), for messages."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def _string(number: int, obj: dict[str, Any], name: str) -> str:
+    """``obj[name]``, which must be a string (a step kind or a fault name: looked up in a table)."""
+    value = obj[name]
+    if not isinstance(value, str):
+        raise ScriptError(number, f"field '{name}' must be a string, not {json_type(value)}")
+    return value
 
 
 def _require(number: int, obj: dict[str, Any], name: str, what: str) -> Any:

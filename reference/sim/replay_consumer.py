@@ -43,18 +43,58 @@ and after every step a state line::
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from ..consumer import COORDINATOR_FAULTS, ConsumerGroupCoordinator, HeartbeatRequest
 from ..errors import ScriptError
+from .replay_classic import json_type
 
-__all__ = ["claims", "run", "is_consumer_script", "run_consumer_script"]
+__all__ = ["claims", "run", "is_consumer_script", "read_consumer_script", "run_consumer_script"]
 
 _CONFIG_KEYS = {"group_protocol", "group_id", "topics", "assignor", "session_timeout_ms", "heartbeat_interval_ms"}
 _HB_KEYS = {"at", "from", "send", "member_id", "member_epoch", "instance_id", "subscribed_topic_names",
             "subscribed_topic_regex", "owned", "rebalance_timeout_ms", "server_assignor"}
 _COMMIT_KEYS = {"at", "from", "send", "member_id", "member_epoch", "offsets"}
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _str_or_null(v: Any) -> bool:
+    return v is None or isinstance(v, str)
+
+
+#: The type of every optional field (a step's, or the first line's config), checked while the script is read:
+#: field -> (test, what it must be).
+_TYPES: dict[str, tuple[Any, str]] = {
+    "member_id": (lambda v: isinstance(v, str), "a string"),
+    "instance_id": (_str_or_null, "a string or null"),
+    "subscribed_topic_names": (lambda v: v is None or (isinstance(v, list) and all(isinstance(t, str) for t in v)),
+                               "null or an array of topic names"),
+    "subscribed_topic_regex": (_str_or_null, "a string or null"),
+    "server_assignor": (_str_or_null, "a string or null"),
+    "rebalance_timeout_ms": (_int, "an integer"),
+    "offsets": (lambda v: isinstance(v, list) and all(isinstance(o, list) and len(o) == 3 and isinstance(o[0], str)
+                                                      and _int(o[1]) and o[1] >= 0 and _int(o[2]) for o in v),
+                "an array of [topic, partition, offset]"),
+}
+_CONFIG_TYPES: dict[str, tuple[Any, str]] = {
+    "group_protocol": (lambda v: isinstance(v, str), "a string"),
+    "group_id": (lambda v: isinstance(v, str), "a string"),
+    "assignor": (lambda v: isinstance(v, str), "a string"),
+    "session_timeout_ms": (_int, "an integer"),
+    "heartbeat_interval_ms": (_int, "an integer"),
+}
+
+
+def _check_types(n: int, obj: dict[str, Any], types: dict[str, tuple[Any, str]], where: str = "field") -> None:
+    for name in sorted(set(obj) & set(types)):
+        test, what = types[name]
+        if not test(obj[name]):
+            raise ScriptError(n, f"{where} '{name}' must be {what}, not {json_type(obj[name])}")
 
 
 def claims(text: str) -> bool:
@@ -92,7 +132,7 @@ def _tps(n: int, items: Any, where: str) -> dict[str, list[int]]:
         raise ScriptError(n, f"{where}: expected a list of [topic, partition]")
     out: dict[str, list[int]] = {}
     for it in items:
-        if not (isinstance(it, list) and len(it) == 2 and isinstance(it[0], str) and isinstance(it[1], int) and it[1] >= 0):
+        if not (isinstance(it, list) and len(it) == 2 and isinstance(it[0], str) and _int(it[1]) and it[1] >= 0):
             raise ScriptError(n, f"{where}: {it!r} is not [topic, partition]")
         out.setdefault(it[0], []).append(it[1])
     return out
@@ -106,6 +146,15 @@ def _pairs(d: dict[str, list[int]] | None) -> list[list[str | int]] | None:
 
 def run_consumer_script(text: str, faults: frozenset[str] = frozenset()) -> list[str]:
     """Parse the whole script, then run it; returns the transcript lines. Raises ``ScriptError``."""
+    cfg, topics, steps = read_consumer_script(text)
+    return _run(cfg, topics, steps, faults)
+
+
+def read_consumer_script(text: str, self_epochs: bool = False) -> tuple[dict[str, Any], dict[str, Any],
+                                                                        list[tuple[int, dict[str, Any]]]]:
+    """Read and check a whole script (its shape and every field's type): the first line's config, the topics,
+    the steps with their line numbers. ``self_epochs``: a ``member_epoch`` may be ``"$self"`` (the Kafka oracle's
+    comparison resolves it; the reference's replay does not). Raises ``ScriptError``."""
     steps: list[tuple[int, dict[str, Any]]] = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -125,24 +174,28 @@ def run_consumer_script(text: str, faults: frozenset[str] = frozenset()) -> list
         if not isinstance(cfg, dict) or set(cfg) - _CONFIG_KEYS:
             bad = sorted(set(cfg) - _CONFIG_KEYS) if isinstance(cfg, dict) else ["(not an object)"]
             raise ScriptError(n, f"config: unknown field {bad[0]!r}")
+        _check_types(n, cfg, _CONFIG_TYPES, "config field")
     topics = cfg.get("topics", {"t": 4})
     if not isinstance(topics, dict) or not all(isinstance(v, int) and v >= 0 for v in topics.values()):
         raise ScriptError(1, "config.topics: expected {topic: partitions}")
     last = 0
     for n, obj in steps:
         at = obj.get("at")
-        if not isinstance(at, int) or at < last:
+        if not isinstance(at, int) or isinstance(at, bool) or at < last:
             raise ScriptError(n, f"'at' must be an integer, not below the previous step's ({last})")
         last = at
         if "send" in obj:
             kind = obj["send"]
+            if not isinstance(kind, str):
+                raise ScriptError(n, f"field 'send' must be a string, not {json_type(kind)}")
             if kind == "ConsumerGroupHeartbeat":
                 allowed = _HB_KEYS
-                if not isinstance(obj.get("member_epoch"), int):
+                if not (_int(obj.get("member_epoch")) or self_epochs and obj.get("member_epoch") == "$self"):
                     raise ScriptError(n, "ConsumerGroupHeartbeat: missing integer 'member_epoch'")
             elif kind == "OffsetCommit":
                 allowed = _COMMIT_KEYS
-                if not isinstance(obj.get("member_epoch"), int) or "offsets" not in obj:
+                if not (_int(obj.get("member_epoch")) or self_epochs and obj.get("member_epoch") == "$self") \
+                        or "offsets" not in obj:
                     raise ScriptError(n, "OffsetCommit: needs 'member_epoch' and 'offsets'")
             else:
                 raise ScriptError(n, f"unknown step kind {kind!r} in a consumer-protocol script "
@@ -152,12 +205,25 @@ def run_consumer_script(text: str, faults: frozenset[str] = frozenset()) -> list
             extra = set(obj) - allowed
             if extra:
                 raise ScriptError(n, f"{kind}: unknown field {sorted(extra)[0]!r}")
+            _check_types(n, {k: v for k, v in obj.items() if k != "member_epoch"}, _TYPES)
+            if isinstance(obj.get("subscribed_topic_regex"), str):
+                try:
+                    re.compile(obj["subscribed_topic_regex"])
+                except re.error as e:
+                    raise ScriptError(n, f"field 'subscribed_topic_regex' is not a regular expression ({e})") from None
+            if "owned" in obj:
+                _tps(n, obj["owned"], "owned")
         elif "advance" in obj or "metadata" in obj:
             if "metadata" in obj and not (isinstance(obj["metadata"], dict)
                                           and all(isinstance(v, int) and v >= 0 for v in obj["metadata"].values())):
                 raise ScriptError(n, "metadata: expected {topic: partitions}")
         else:
             raise ScriptError(n, "a step needs one of 'send', 'advance', 'metadata'")
+    return cfg, topics, steps
+
+
+def _run(cfg: dict[str, Any], topics: dict[str, Any], steps: list[tuple[int, dict[str, Any]]],
+         faults: frozenset[str]) -> list[str]:
     try:
         coord = ConsumerGroupCoordinator(
             cfg.get("group_id", "g"), topics, assignor=cfg.get("assignor", "uniform"),
