@@ -141,7 +141,7 @@ def _broker_config(items: tuple[str, ...], coordinator: str) -> dict[str, str]:
 
 @realstack.command("run")
 @click.argument("scenario")
-@click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka | kafkajs | java")
+@click.option("--client", required=True, help="confluent-kafka | kafka-python | aiokafka | kafkajs | java | franz-go | sarama")
 @click.option("--coordinator", required=True, help="librdkafka-mock | tansu | groupspec | apache-kafka")
 @click.option("--protocol", type=click.Choice(["eager", "cooperative", "static", "consumer", "consumer-range",
                                                "consumer-static", "static-cooperative"]), default=None,
