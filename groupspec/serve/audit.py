@@ -37,10 +37,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.reference.sim import run_script
+from groupspec.reference.sim import json_type, run_script
 from groupspec.trace import check_events
 
-from .faults import json_kind
 
 __all__ = ["SessionCheck", "check_session", "transcript_events", "MalformedTranscript", "read_transcript"]
 
@@ -107,7 +106,7 @@ def read_transcript(transcript: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as e:
             raise MalformedTranscript(n, f"not JSON ({e.msg})") from None
         if not isinstance(obj, dict):
-            raise MalformedTranscript(n, f"a transcript line must be a JSON object, not {json_kind(obj)}")
+            raise MalformedTranscript(n, f"a transcript line must be a JSON object, not {json_type(obj)}")
         kinds = [k for k in ("request", "state", "group_epoch", "event") if k in obj]
         if not kinds:
             if any(k in obj for k in ("send", "advance", "fault", "config", "metadata")):
@@ -116,7 +115,7 @@ def read_transcript(transcript: str) -> list[dict[str, Any]]:
             raise MalformedTranscript(n, "not a transcript line (an answer has 'request', a state line 'state' "
                                          "or 'group_epoch', an event 'event')")
         if not _int(obj.get("at")) or obj["at"] < 0:
-            raise MalformedTranscript(n, f"field 'at' must be an integer >= 0, not {json_kind(obj.get('at'))}"
+            raise MalformedTranscript(n, f"field 'at' must be an integer >= 0, not {json_type(obj.get('at'))}"
                                       if "at" in obj else "missing field 'at'")
         for name in ("to", "error") if "request" in obj else ():
             if name not in obj:
@@ -124,7 +123,7 @@ def read_transcript(transcript: str) -> list[dict[str, Any]]:
         for name in sorted(set(obj) & set(_FIELDS)):
             test, what = _FIELDS[name]
             if not test(obj[name]):
-                raise MalformedTranscript(n, f"field '{name}' must be {what}, not {json_kind(obj[name])}")
+                raise MalformedTranscript(n, f"field '{name}' must be {what}, not {json_type(obj[name])}")
         if isinstance(obj.get("assignment"), str) and obj.get("request") != "SyncGroup":
             raise MalformedTranscript(n, "field 'assignment' must be null or an array of [topic, partition], not a "
                                          "string (only a SyncGroup answer shows bytes, in hex)")
@@ -139,7 +138,7 @@ def read_transcript(transcript: str) -> list[dict[str, Any]]:
                 ok, what = isinstance(members, list) and all(m is None or isinstance(m, str) for m in members), \
                     "an array of aliases"
             if not ok:
-                raise MalformedTranscript(n, f"field 'members' must be {what}, not {json_kind(members)}")
+                raise MalformedTranscript(n, f"field 'members' must be {what}, not {json_type(members)}")
         out.append(obj)
     return out
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groupspec.reference.errors import Error
+from groupspec.reference.sim import json_type
 
 from .wire import API_NAMES
 
@@ -83,24 +84,11 @@ class Rule:
         return out
 
 
-def json_kind(value: Any) -> str:
-    """What kind of JSON value ``value`` is, in words ("an object", "an array", ...), for messages."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    return "a number"
-
-
 def _name(obj: dict[str, Any], name: str, where: str = "") -> Any:
     """``obj[name]`` if it is absent or a string (a name looked up in a table), else a ``FaultError``."""
     value = obj.get(name)
     if value is not None and not isinstance(value, str):
-        raise FaultError(f"field '{where}{name}' must be a string, not {json_kind(value)}")
+        raise FaultError(f"field '{where}{name}' must be a string, not {json_type(value)}")
     return value
 
 

@@ -21,7 +21,7 @@ from .migration_sim import EXPECT_VIOLATIONS, MIGRATION_SCENARIOS, MigrationScen
 from .network import Envelope, Network, NetworkConfig
 from .records import STRATEGIES, Ledger, RecordFlow, RecordsConfig, strategy_config
 from .replay import FAMILIES, ReplayFamily, ScriptError, family_of, run_script
-from .replay_classic import Replayer, Step, parse_script
+from .replay_classic import Replayer, Step, json_type, parse_script
 from .replay_consumer import is_consumer_script, read_consumer_script, run_consumer_script
 from .scenarios import (PROTOCOLS, SCENARIOS, ScenarioError, ScenarioOptions, ScenarioReport, member_config,
                         run_scenario)
@@ -40,6 +40,6 @@ __all__ = [
     "MIGRATION_SCENARIOS", "EXPECT_VIOLATIONS", "MigrationScenarioError", "run_migration_scenario",
     "VirtualClock", "TOPIC",
     "dumps_jsonl", "write_trace", "read_trace", "Ownership", "ownership", "TraceError",
-    "run_script", "family_of", "FAMILIES", "ReplayFamily", "ScriptError", "parse_script", "Step", "Replayer",
+    "run_script", "family_of", "FAMILIES", "ReplayFamily", "ScriptError", "parse_script", "Step", "Replayer", "json_type",
     "is_consumer_script", "read_consumer_script", "run_consumer_script",
 ]
