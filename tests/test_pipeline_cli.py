@@ -142,3 +142,47 @@ def test_the_aggregations_jobs_run_at_once_and_an_error_cancels_the_rest() -> No
     with pytest.raises(ValueError, match="no such column"):
         _concurrently(Session(), {"a": lambda: 1, "b": boom, "c": lambda: 3})
     assert Context.cancelled == 1
+
+
+def test_the_exports_unnest_each_groups_lists_as_explode_does() -> None:
+    """``_exports`` (the verdicts, windows and periods written out) unnests the verdict rows' lists on the driver
+    with Arrow's kernels: each window or period next to its own group's trace and group, rows of an empty or null
+    list left out (as ``explode``), sorted for writing; with no verdict rows at all, each dataset keeps its columns'
+    types (from VERDICT_SCHEMA)."""
+    import pyarrow as pa
+
+    from groupspec.pipeline.audit import LIST_COLUMNS, _exports, verdict_arrow_schema
+
+    schema = verdict_arrow_schema()
+
+    def row(trace: str, group: str, windows: list[dict[str, Any]] | None, periods: list[dict[str, Any]] | None) -> dict[str, Any]:
+        r: dict[str, Any] = {f.name: None for f in schema}
+        r.update(trace=trace, group=group, ok=True, events=1, window_list=windows, period_list=periods)
+        return r
+
+    def win(topic: str, partition: int, start: int) -> dict[str, Any]:
+        return {"topic": topic, "partition": partition, "from_ms": start, "to_ms": start + 5, "seconds": 0.005}
+
+    rows = [row("t2", "b", [win("x", 1, 30), win("x", 0, 40)], None),
+            row("t1", "a", [], [{"from_ms": 0, "to_ms": 9, "members": ["m1"], "converged_at_ms": 3, "seconds_to_converge": 0.003}]),
+            row("t1", "c", [win("y", 0, 10)], []),
+            row("t1", "b", None, None)]
+
+    class Frame:  # what _exports reads of a DataFrame: its rows as Arrow batches
+        def __init__(self, batches: list[Any]) -> None:
+            self.batches = batches
+
+        def _collect_as_arrow(self) -> list[Any]:
+            return self.batches
+
+    vpd, wpd, ppd = _exports(Frame([pa.RecordBatch.from_pylist(rows[:2], schema=schema),
+                                    pa.RecordBatch.from_pylist(rows[2:], schema=schema)]))
+    assert [(r["trace"], r["group"]) for r in vpd.to_dict("records")] == [("t1", "a"), ("t1", "b"), ("t1", "c"), ("t2", "b")]
+    assert not set(LIST_COLUMNS) & set(vpd.columns)
+    assert [tuple(r.values()) for r in wpd.to_dict("records")] == [
+        ("t1", "c", "y", 0, 10, 15, 0.005), ("t2", "b", "x", 0, 40, 45, 0.005), ("t2", "b", "x", 1, 30, 35, 0.005)]
+    assert [(r["trace"], r["group"], list(r["members"])) for r in ppd.to_dict("records")] == [("t1", "a", ["m1"])]
+    vpd, wpd, ppd = _exports(Frame([]))
+    assert len(vpd) == len(wpd) == len(ppd) == 0
+    assert str(wpd.dtypes["partition"]) == "int64" and str(ppd.dtypes["from_ms"]) == "int64"
+    assert list(wpd.columns) == ["trace", "group", "topic", "partition", "from_ms", "to_ms", "seconds"]
