@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groupspec.pipeline.output import OutputError, Staging, prepare_out
 
@@ -186,3 +189,29 @@ def test_the_exports_unnest_each_groups_lists_as_explode_does() -> None:
     assert len(vpd) == len(wpd) == len(ppd) == 0
     assert str(wpd.dtypes["partition"]) == "int64" and str(ppd.dtypes["from_ms"]) == "int64"
     assert list(wpd.columns) == ["trace", "group", "topic", "partition", "from_ms", "to_ms", "seconds"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=60), cores=st.integers(1, 8))
+def test_plan_files_gives_decreasing_bins_that_cover_every_file_once(tmp_path: Path, sizes: list[int], cores: int) -> None:
+    """``plan_files`` (the audit's tasks): every file in exactly one bin; the files in order of size, biggest first,
+    across the bins; each bin no bigger than its share of what is left (``left / (2 * cores)``, at least
+    ``1 / (32 * cores)`` of the whole) unless it is a single file; so the tasks shrink and the last ones are small."""
+    from groupspec.pipeline.audit import plan_files
+
+    d = Path(tempfile.mkdtemp(dir=tmp_path))
+    files = []
+    for i, n in enumerate(sizes):
+        f = d / f"t{i:02d}.jsonl"
+        f.write_bytes(b"x" * n)
+        files.append(str(f))
+    bins = plan_files(files, cores)
+    flat = [f for b in bins for f in b]
+    assert sorted(flat) == sorted(files) and all(bins)
+    size = {f: n for f, n in zip(files, sizes)}
+    assert flat == sorted(files, key=lambda f: (-size[f], f))
+    total, left = sum(sizes), sum(sizes)
+    for b in bins:
+        got = sum(size[f] for f in b)
+        assert len(b) == 1 or got <= max(left / (2 * cores), total / (32 * cores)), (b, got, left)
+        left -= got
