@@ -19,14 +19,14 @@ from groupspec.reference.sim import ScriptError, run_script
 if TYPE_CHECKING:
     from groupspec.serve import SessionCheck
 
-from ._common import UserError, bad_input_probes, emit_json, read_text
+from ._common import CommandGroup, UserError, bad_input_probes, emit_json, read_text
 
 
 def register(group: click.Group) -> None:
     group.add_command(coordinator)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def coordinator() -> None:
     """The reference group coordinator (broker side of the classic protocol)."""
 
