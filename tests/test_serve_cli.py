@@ -132,3 +132,15 @@ def test_the_member_id_seed_is_printed_and_can_be_given():
     assert json.loads(r.stdout.splitlines()[0])["member_id_seed"] == 42
     r = _run("--port", "0", "--duration", "0.2")
     assert r.returncode == 0 and "member id seed " in r.stdout
+
+
+def test_json_is_one_document_a_line():
+    """--json is JSON Lines: the listening line, then the statistics on one line (they were pretty-printed over
+    several lines, which no line-by-line reader can parse), each a JSON object that parses alone."""
+    r = _run("--port", "0", "--duration", "0.2", "--json", "--failover-at", "0")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert r.stdout.endswith("\n") and len(lines) == 2, r.stdout
+    docs = [json.loads(line) for line in lines]
+    assert list(docs[0]) == ["listening", "bootstrap", "member_id_seed"]
+    assert docs[1] == {"stats": {"failovers": 1}}

@@ -11,7 +11,7 @@ import tempfile
 
 import click
 
-from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console, read_text
+from ._common import FiniteFloat, OutputPath, UserError, make_console, read_text
 
 
 def register(group: click.Group) -> None:
@@ -83,7 +83,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--member-id-seed", type=click.IntRange(0, 2**63 - 1), default=None, metavar="SEED",
               help="Seed of the random member ids (default: a fresh one per start, printed and recorded; give "
                    "it again only to replay a session: ids then repeat).")
-@click.option("--json", "as_json", is_flag=True, help="Print the listeners at start and the statistics at exit as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines on stdout: one line with the listeners at start, one with the statistics at exit.")
 def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_interval_ms: int,
           consumer_session_timeout_ms: int, brokers: int, initial_rebalance_delay_ms: int,
           faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
@@ -145,9 +145,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     def ready() -> None:
         listeners = [{"node": n, "host": cluster.host, "port": p} for n, p in enumerate(cluster.ports)]
         if as_json:
-            sys.stdout.write(json.dumps({"listening": listeners, "bootstrap": server.bootstrap,
-                                         "member_id_seed": cluster.member_id_seed}) + "\n")
-            sys.stdout.flush()
+            _json_line({"listening": listeners, "bootstrap": server.bootstrap, "member_id_seed": cluster.member_id_seed})
         else:
             console.print(f"groupspec serve: bootstrap [bold]{server.bootstrap}[/bold]; nodes "
                           + ", ".join(f"{x['node']}={x['host']}:{x['port']}" for x in listeners)
@@ -185,7 +183,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
         except OSError as e:
             raise UserError(f"--transcript {transcript_dir}: cannot write ({e.strerror or e})") from None
     if as_json:
-        emit_json({"stats": cluster.stats})
+        _json_line({"stats": cluster.stats})
     else:
         from rich.table import Table
 
@@ -195,6 +193,13 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
         for name, count in sorted(cluster.stats.items()):
             table.add_row(name, str(count))
         console.print(table)
+
+
+def _json_line(doc: dict[str, object]) -> None:
+    """``--json``: stdout is JSON Lines, one document a line, each parseable alone and flushed at once (a program
+    reads the listening line while the server runs, the statistics when it stops)."""
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()
 
 
 def _write(path: str, text: str) -> None:
