@@ -32,6 +32,11 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--connections-max-idle-ms", "0"], "--connections-max-idle-ms"),
     (["--max-connections", "0"], "--max-connections"),
     (["--member-id-seed", "-1"], "--member-id-seed"),
+    # one node: a failover had nowhere to go (it unloaded and reloaded the groups on the same node, exit 0)
+    (["--brokers", "1", "--failover-at", "100"],
+     "--failover-at 100: a failover moves the coordinator to another node, and --brokers 1 has none"),
+    (["--brokers", "1", "--fault", '{"on": {"api": "Heartbeat", "nth": 2}, "do": "failover"}'],
+     "--fault #1: a failover moves the coordinator to another node"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = _run(*args, "--port", "0", "--duration", "0.1")
@@ -47,6 +52,15 @@ def test_fault_script_error_names_file_and_line(tmp_path):
     r = _run("--fault-script", str(f), "--port", "0", "--duration", "0.1")
     assert r.returncode == 2 and r.stdout == ""
     assert f"{f}: line 2:" in r.stderr
+
+
+def test_a_failover_rule_in_a_script_for_one_node_names_its_line(tmp_path):
+    f = tmp_path / "faults.jsonl"
+    f.write_text('# two rules\n\n{"on": {"api": "Heartbeat"}, "do": "drop"}\n{"on": {"at_ms": 5}, "do": "failover"}\n')
+    r = _run("--fault-script", str(f), "--brokers", "1", "--port", "0", "--duration", "0.1")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"groupspec: error: --fault-script {f}: line 4: a failover moves the coordinator")
+    assert _run("--fault-script", str(f), "--brokers", "2", "--port", "0", "--duration", "0.1").returncode == 0
 
 
 def test_a_transcript_directory_gone_by_the_exit_is_one_line(tmp_path):

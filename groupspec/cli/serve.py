@@ -109,6 +109,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                         "group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms")
     topics = _parse_partitions(partitions_text)
     plan = FaultPlan()
+    origins: list[str] = []  # where each rule of the plan was given, for the messages
     try:
         if fault_script is not None:
             text = read_text(fault_script, name=f"--fault-script {fault_script}", dash=False)
@@ -116,6 +117,8 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                 plan = FaultPlan.parse_lines(text, source=fault_script)
             except FaultError as e:
                 raise UserError(f"--fault-script {e}") from None
+            origins += [f"--fault-script {fault_script}: line {n}" for n, raw in enumerate(text.splitlines(), start=1)
+                        if raw.strip() and not raw.strip().startswith("#")]  # (the lines parse_lines made rules of)
         for i, raw in enumerate(faults, start=1):
             try:
                 obj = json.loads(raw)
@@ -125,10 +128,16 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                 plan.add(FaultPlan.parse_rule(obj))
             except FaultError as e:
                 raise UserError(f"--fault #{i}: {e}") from None
+            origins.append(f"--fault #{i}")
         if failover_at is not None:
             plan.add(FaultPlan.parse_rule({"on": {"at_ms": failover_at}, "do": "failover"}))
+            origins.append(f"--failover-at {failover_at}")
     except FaultError as e:
         raise UserError(f"fault rule: {e}") from None
+    for rule, origin in zip(plan.rules, origins):
+        if rule.action == "failover" and brokers == 1:  # it would "move" the coordinator onto the node it is on
+            raise UserError(f"{origin}: a failover moves the coordinator to another node, and --brokers 1 has none "
+                            "(give --brokers 2 or more)")
     if transcript_dir is not None:
         transcript_dir = os.fspath(transcript_dir)  # checked while parsing (OutputPath); created at exit
     _check_port("127.0.0.1", port, brokers)
