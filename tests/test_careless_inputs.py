@@ -48,6 +48,9 @@ def scratch(folder: Path) -> None:
     (folder / "array.jsonl").write_text("[1,2,3]\n")
     (folder / "no-kind.jsonl").write_text('{"foo": 1}\n')
     (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00x")
+    (folder / "many-offsets.jsonl").write_text('{"config": {"offsets_partitions": 1000001}}\n')
+    (folder / "many-partitions.jsonl").write_text(
+        '{"config": {"group_protocol": "consumer", "topics": {"t": %d}}}\n' % 2**70)
 
 
 class TooLong(Exception):
