@@ -134,10 +134,10 @@ MALFORMED = [
     ('{"config": {"offsets_partitions": 1000001}}',
      "line 1: config field 'offsets_partitions' is 1000001, more than the 1,000,000 a script may give"),
     # and the topics of a consumer-protocol script (2**70 was a numpy traceback; 2**40 exhausts memory)
-    ('{"config": {"group_protocol": "consumer", "topics": {"t": 60000, "u": 40001}}}',
-     "line 1: config.topics: the topics would hold 100001 partitions, more than the 100,000 a script may give"),
+    ('{"config": {"group_protocol": "consumer", "topics": {"t": 6, "u": 1000001}}}',
+     "line 1: config.topics: topic 'u' has 1000001 partitions, more than the 1,000,000 a script may give"),
     ('{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}\n{"at": 1, "metadata": {"t": %d}}' % 2**70,
-     "line 2: metadata: the topics would hold %d partitions, more than the 100,000" % (2**70)),
+     "line 2: metadata: topic 't' has %d partitions, more than the 1,000,000" % (2**70)),
     (J + '\n{"at": 1, "config": {"group_id": "h"}}', "line 2: config field 'group_id' can only be set in the first line"),
     ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "session_timeout_ms": "10s"}',
      "line 1: field 'session_timeout_ms' has the wrong type"),

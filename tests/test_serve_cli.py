@@ -158,3 +158,12 @@ def test_json_is_one_document_a_line():
     docs = [json.loads(line) for line in lines]
     assert list(docs[0]) == ["listening", "bootstrap", "member_id_seed"]
     assert docs[1] == {"stats": {"failovers": 1}}
+
+
+def test_a_consumer_script_takes_every_topic_serve_serves():
+    """The consumer-protocol script reader's ceiling on a topic's partitions is --partitions' (a session that serve
+    records, with its topics in the script's config line, replays)."""
+    from groupspec.cli.serve import MAX_PARTITIONS
+    from groupspec.reference.sim.replay_consumer import MAX_TOPIC_PARTITIONS
+
+    assert MAX_TOPIC_PARTITIONS == MAX_PARTITIONS

@@ -18,7 +18,7 @@ def register(group: click.Group) -> None:
     group.add_command(serve)
 
 
-MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions
+MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions (a consumer script takes as many: it replays)
 INT32_MAX = 2**31 - 1  # Kafka's INT configs; the heartbeat interval is an int32 of ConsumerGroupHeartbeat's answer
 
 
