@@ -167,3 +167,15 @@ def test_a_consumer_script_takes_every_topic_serve_serves():
     from groupspec.reference.sim.replay_consumer import MAX_TOPIC_PARTITIONS
 
     assert MAX_TOPIC_PARTITIONS == MAX_PARTITIONS
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)], ids=["umask-022", "umask-027"])
+def test_the_transcript_files_honour_the_umask(tmp_path, umask, mode):
+    """--transcript writes its files as every output is written (atomic_output): with the mode the umask gives,
+    not mkstemp's 0600."""
+    r = subprocess.run([EXE, "serve", "--port", "0", "--duration", "0.2", "--transcript", str(tmp_path / "rec")],
+                       capture_output=True, text=True, timeout=30, umask=umask)
+    assert r.returncode == 0, r.stderr
+    files = sorted((tmp_path / "rec").iterdir())
+    assert [f.name for f in files] == ["script.jsonl", "transcript.jsonl"]
+    assert [oct(f.stat().st_mode & 0o777) for f in files] == [oct(mode)] * 2

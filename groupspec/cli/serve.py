@@ -1,17 +1,15 @@
 """`groupspec serve`: the reference group coordinator on the Kafka wire protocol, for real clients."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import socket
 import sys
-import tempfile
 
 import click
 
-from ._common import FiniteFloat, OutputPath, UserError, make_console, read_text
+from ._common import FiniteFloat, OutputPath, UserError, atomic_output, make_console, read_text
 
 
 def register(group: click.Group) -> None:
@@ -187,10 +185,15 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
         try:  # (checked while parsing; the directory may have gone since, or be one nothing can be made in)
             if not os.path.isdir(transcript_dir):
                 os.mkdir(transcript_dir)  # (not its parents: as OutputPath checked it)
-            _write(os.path.join(transcript_dir, "script.jsonl"), rec.script_text())
-            _write(os.path.join(transcript_dir, "transcript.jsonl"), rec.transcript_text())
+            # as every output of the command line: a whole file or none, with the mode the umask gives (a
+            # temporary file of mkstemp's made them 0600, by accident: a transcript holds nothing secret)
+            for name, text in (("script.jsonl", rec.script_text()), ("transcript.jsonl", rec.transcript_text())):
+                with atomic_output(os.path.join(transcript_dir, name)) as tmp:
+                    tmp.write_text(text, encoding="utf-8")
         except OSError as e:
             raise UserError(f"--transcript {transcript_dir}: cannot write ({e.strerror or e})") from None
+        except UserError as e:  # (atomic_output's: the file named)
+            raise UserError(f"--transcript {e}") from None
     if as_json:
         _json_line({"stats": cluster.stats})
     else:
@@ -209,16 +212,3 @@ def _json_line(doc: dict[str, object]) -> None:
     reads the listening line while the server runs, the statistics when it stops)."""
     sys.stdout.write(json.dumps(doc) + "\n")
     sys.stdout.flush()
-
-
-def _write(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".serve-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
