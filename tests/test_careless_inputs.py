@@ -10,9 +10,13 @@ this table holds the mistakes people make, which no type can tell.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import shutil
 import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,11 @@ from groupspec.cli import cli, main
 HERE = Path(__file__).parent
 TABLE: list[dict[str, Any]] = tomllib.loads((HERE / "careless_inputs.toml").read_text())["input"]
 LIMIT_S = 120  # a row refused as it should be takes well under a second; one that starts real work is stopped
+#: Commands that serve until they are stopped: their rows run in a child process (its own process group), which the
+#: walk kills after CHILD_LIMIT_S, because a server's loop does not see the in-process alarm (a row that was not
+#: refused would hang the walk). A refusal takes the child's start-up, a second or two on a loaded machine.
+SERVERS = ("serve",)
+CHILD_LIMIT_S = 60
 
 
 def scratch(folder: Path) -> None:
@@ -48,6 +57,9 @@ def scratch(folder: Path) -> None:
     (folder / "array.jsonl").write_text("[1,2,3]\n")
     (folder / "no-kind.jsonl").write_text('{"foo": 1}\n')
     (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00x")
+    (folder / "many-offsets.jsonl").write_text('{"config": {"offsets_partitions": 1000001}}\n')
+    (folder / "many-partitions.jsonl").write_text(
+        '{"config": {"group_protocol": "consumer", "topics": {"t": %d}}}\n' % 2**70)
 
 
 class TooLong(Exception):
@@ -58,10 +70,42 @@ def _too_long(signum: int, frame: object) -> None:
     raise TooLong
 
 
-def refusal_problems(row: dict[str, Any], folder: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+def run_child(argv: list[str], folder: Path, limit: float) -> tuple[int | None, str, str, int]:
+    """``groupspec ARGV`` in a child process in ``folder``, in a process group of its own: (exit status, stdout,
+    stderr, the group's id). Past ``limit`` seconds the whole group is stopped (SIGTERM, which a server obeys by
+    stopping as Ctrl-C does; SIGKILL 10 s later) and the status is None."""
+    proc = subprocess.Popen([sys.executable, "-c", "from groupspec.cli import main; main()", *argv], cwd=folder,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+        return proc.returncode, out, err, proc.pid
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:  # timed out, or the test itself was interrupted: never leave the group running
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+            with contextlib.suppress(ProcessLookupError):  # what else the child started in its group
+                os.killpg(proc.pid, signal.SIGKILL)
+    return None, "", "", proc.pid
+
+
+def refusal_problems(row: dict[str, Any], folder: Path, capsys: pytest.CaptureFixture[str],
+                     child_limit: float = CHILD_LIMIT_S) -> list[str]:
     """What is wrong with how ``groupspec ROW`` refuses it (empty: refused the right way)."""
     argv = shlex.split(row["argv"])
     before = sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+    if argv[:1] and argv[0] in SERVERS:
+        status, out, err, _ = run_child(argv, folder, child_limit)
+        if status is None:
+            return [f"ran past {child_limit:g} s (its process group was killed): the input was not refused before "
+                    "the server started"]
+        return judge(row, folder, before, status, out, err)
     code: Any = 0
     previous = signal.signal(signal.SIGALRM, _too_long)
     signal.alarm(LIMIT_S)
@@ -84,7 +128,11 @@ def refusal_problems(row: dict[str, Any], folder: Path, capsys: pytest.CaptureFi
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     cap = capsys.readouterr()
-    out, err = cap.out, cap.err
+    return judge(row, folder, before, code, cap.out, cap.err)
+
+
+def judge(row: dict[str, Any], folder: Path, before: list[str], code: Any, out: str, err: str) -> list[str]:
+    """The problems of a row's refusal, from its exit status, stdout and stderr and the scratch folder."""
     bad = []
     want = row.get("exit", 2)
     if code != want:
@@ -146,3 +194,22 @@ def test_the_walk_catches_a_command_that_does_its_work(tmp_path: Path, monkeypat
     found = refusal_problems({"argv": "simulate new-consumer-joins --trace t.jsonl --members 1",
                               "says": ["--members"], "out": "a-file"}, tmp_path, capsys)
     assert found == ["the output a-file exists"]
+
+
+def test_the_walk_stops_a_server_that_was_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A serve row without --duration whose input is accepted serves on (the in-process alarm never stopped it: the
+    walk hung). In a child process it is a clear failure after the limit, and its whole process group is gone."""
+    scratch(tmp_path)
+    row = {"argv": "serve --port 0 --partitions t=1", "says": ["--port"]}
+    found = refusal_problems(row, tmp_path, capsys, child_limit=5)
+    assert found == ["ran past 5 s (its process group was killed): the input was not refused before the server "
+                     "started"]
+    status, out, err, group = run_child(shlex.split(row["argv"]), tmp_path, 5)
+    assert status is None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)
+    # and a row refused in the child is judged as in-process ones are
+    assert refusal_problems({"argv": "serve --port 0 --partitions t=0", "says": ["--partitions 't=0'"]}, tmp_path,
+                            capsys) == []
+    found = refusal_problems({"argv": "serve --port 0 --partitions t=0", "says": ["--nope"]}, tmp_path, capsys)
+    assert len(found) == 1 and found[0].startswith("the message does not say '--nope'")

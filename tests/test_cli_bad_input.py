@@ -174,6 +174,27 @@ def test_every_output_path_is_checked_before_work(path: tuple[str, ...], cmd: cl
     assert wrong == [], f"{' '.join(path)}: output parameters not declared with OutputPath: {wrong}"
 
 
+GROUPS = [(p, c) for p, c in COMMANDS if isinstance(c, click.Group)]
+
+
+@pytest.mark.parametrize("path, group", GROUPS, ids=[" ".join(p) or "groupspec" for p, _ in GROUPS])
+def test_a_group_without_its_command_prints_its_whole_help(path: tuple[str, ...], group: click.Group,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """``groupspec trace`` (every group of the live tree, ``groupspec`` itself too): the group's help as ``--help``
+    prints it, line for line, on stderr, exit status 2 (a usage error: no command ran), nothing on stdout. It was
+    the help squashed into one ``groupspec: error: ...`` line."""
+    with pytest.raises(SystemExit) as bare:
+        main(list(path))
+    out, err = capsys.readouterr()
+    with pytest.raises(SystemExit) as asked:
+        main([*path, "--help"])
+    help_text = capsys.readouterr().out
+    assert (bare.value.code, asked.value.code) == (2, 0)
+    assert out == "" and err == help_text
+    assert err.startswith(f"Usage: {' '.join(('groupspec', *path))} ") and "\nCommands:\n" in err
+    assert all(f"\n  {name} " in err for name in group.commands)
+
+
 def test_every_command_is_probed() -> None:
     """No command is skipped: the walk covers the whole live tree (names read from click, not listed here)."""
     names = {" ".join(p) for p, c in COMMANDS if not isinstance(c, click.Group)}

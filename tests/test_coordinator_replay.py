@@ -129,6 +129,15 @@ MALFORMED = [
     ('{"at": 0, "fault": "store_fails"}', "line 1: store_fails step is missing field 'error'"),
     ('{"config": {"group_size": 3}}', "line 1: unknown config field 'group_size'"),
     ('{"config": {"offsets_partitions": 0}}', "line 1: config field 'offsets_partitions' must be an integer >= 1"),
+    # a ceiling (offsets.topic.num.partitions has none in Kafka): 2**70 ran out of memory in the coordinator's set
+    # (just past the ceiling here, so that a regression fails the test rather than exhaust the machine's memory)
+    ('{"config": {"offsets_partitions": 1000001}}',
+     "line 1: config field 'offsets_partitions' is 1000001, more than the 1,000,000 a script may give"),
+    # and the topics of a consumer-protocol script (2**70 was a numpy traceback; 2**40 exhausts memory)
+    ('{"config": {"group_protocol": "consumer", "topics": {"t": 6, "u": 1000001}}}',
+     "line 1: config.topics: topic 'u' has 1000001 partitions, more than the 1,000,000 a script may give"),
+    ('{"config": {"group_protocol": "consumer", "topics": {"t": 2}}}\n{"at": 1, "metadata": {"t": %d}}' % 2**70,
+     "line 2: metadata: topic 't' has %d partitions, more than the 1,000,000" % (2**70)),
     (J + '\n{"at": 1, "config": {"group_id": "h"}}', "line 2: config field 'group_id' can only be set in the first line"),
     ('{"at": 0, "from": "A", "send": "JoinGroup", "member_id": "", "session_timeout_ms": "10s"}',
      "line 1: field 'session_timeout_ms' has the wrong type"),
@@ -237,6 +246,18 @@ def test_cli_find_json_and_bad_partitions(capsys: pytest.CaptureFixture[str]) ->
         main(["coordinator", "find", "g", "--offsets-partitions", "0"])
     assert exit_info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_info:  # the ceiling of a script's offsets_partitions (docs/coordinator.md)
+        main(["coordinator", "find", "g", "--offsets-partitions", "1000001"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == "groupspec: error: --offsets-partitions must be at most 1,000,000, got 1000001\n"
+
+
+def test_the_reference_coordinator_refuses_offsets_partitions_past_the_ceiling() -> None:
+    from groupspec.reference.classic import MAX_OFFSETS_PARTITIONS, CoordinatorConfig
+
+    assert CoordinatorConfig(offsets_partitions=MAX_OFFSETS_PARTITIONS).offsets_partitions == 1_000_000
+    with pytest.raises(ValueError, match="offsets_partitions must be from 1 to 1,000,000"):
+        CoordinatorConfig(offsets_partitions=MAX_OFFSETS_PARTITIONS + 1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,6 +32,11 @@ def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     (["--connections-max-idle-ms", "0"], "--connections-max-idle-ms"),
     (["--max-connections", "0"], "--max-connections"),
     (["--member-id-seed", "-1"], "--member-id-seed"),
+    # one node: a failover had nowhere to go (it unloaded and reloaded the groups on the same node, exit 0)
+    (["--brokers", "1", "--failover-at", "100"],
+     "--failover-at 100: a failover moves the coordinator to another node, and --brokers 1 has none"),
+    (["--brokers", "1", "--fault", '{"on": {"api": "Heartbeat", "nth": 2}, "do": "failover"}'],
+     "--fault #1: a failover moves the coordinator to another node"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = _run(*args, "--port", "0", "--duration", "0.1")
@@ -47,6 +52,15 @@ def test_fault_script_error_names_file_and_line(tmp_path):
     r = _run("--fault-script", str(f), "--port", "0", "--duration", "0.1")
     assert r.returncode == 2 and r.stdout == ""
     assert f"{f}: line 2:" in r.stderr
+
+
+def test_a_failover_rule_in_a_script_for_one_node_names_its_line(tmp_path):
+    f = tmp_path / "faults.jsonl"
+    f.write_text('# two rules\n\n{"on": {"api": "Heartbeat"}, "do": "drop"}\n{"on": {"at_ms": 5}, "do": "failover"}\n')
+    r = _run("--fault-script", str(f), "--brokers", "1", "--port", "0", "--duration", "0.1")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"groupspec: error: --fault-script {f}: line 4: a failover moves the coordinator")
+    assert _run("--fault-script", str(f), "--brokers", "2", "--port", "0", "--duration", "0.1").returncode == 0
 
 
 def test_a_transcript_directory_gone_by_the_exit_is_one_line(tmp_path):
@@ -132,3 +146,36 @@ def test_the_member_id_seed_is_printed_and_can_be_given():
     assert json.loads(r.stdout.splitlines()[0])["member_id_seed"] == 42
     r = _run("--port", "0", "--duration", "0.2")
     assert r.returncode == 0 and "member id seed " in r.stdout
+
+
+def test_json_is_one_document_a_line():
+    """--json is JSON Lines: the listening line, then the statistics on one line (they were pretty-printed over
+    several lines, which no line-by-line reader can parse), each a JSON object that parses alone."""
+    r = _run("--port", "0", "--duration", "0.2", "--json", "--failover-at", "0")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert r.stdout.endswith("\n") and len(lines) == 2, r.stdout
+    docs = [json.loads(line) for line in lines]
+    assert list(docs[0]) == ["listening", "bootstrap", "member_id_seed"]
+    assert docs[1] == {"stats": {"failovers": 1}}
+
+
+def test_a_consumer_script_takes_every_topic_serve_serves():
+    """The consumer-protocol script reader's ceiling on a topic's partitions is --partitions' (a session that serve
+    records, with its topics in the script's config line, replays)."""
+    from groupspec.cli.serve import MAX_PARTITIONS
+    from groupspec.reference.sim.replay_consumer import MAX_TOPIC_PARTITIONS
+
+    assert MAX_TOPIC_PARTITIONS == MAX_PARTITIONS
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)], ids=["umask-022", "umask-027"])
+def test_the_transcript_files_honour_the_umask(tmp_path, umask, mode):
+    """--transcript writes its files as every output is written (atomic_output): with the mode the umask gives,
+    not mkstemp's 0600."""
+    r = subprocess.run([EXE, "serve", "--port", "0", "--duration", "0.2", "--transcript", str(tmp_path / "rec")],
+                       capture_output=True, text=True, timeout=30, umask=umask)
+    assert r.returncode == 0, r.stderr
+    files = sorted((tmp_path / "rec").iterdir())
+    assert [f.name for f in files] == ["script.jsonl", "transcript.jsonl"]
+    assert [oct(f.stat().st_mode & 0o777) for f in files] == [oct(mode)] * 2

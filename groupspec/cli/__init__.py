@@ -31,7 +31,7 @@ def _loading() -> Iterator[None]:
 with _loading():
     import click
 
-    from ._common import EXIT_USAGE, UserError
+    from ._common import EXIT_USAGE, CommandGroup, NoCommand, UserError
 
 # Sub-command modules, in the order they appear in --help.
 COMMAND_MODULES = [
@@ -49,7 +49,7 @@ COMMAND_MODULES = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="groupspec")
 def cli() -> None:
     """groupspec: an executable formal model of the Kafka consumer-group rebalance protocol."""
@@ -216,6 +216,9 @@ def _invoke(argv: list[str] | None) -> None:
             rc = cli.invoke(ctx)
     except UserError as e:
         _usage_error(str(e))
+    except NoCommand as e:  # `groupspec trace`: the group's help, whole, where usage errors go (stderr, exit 2)
+        click.echo(e.message, err=True)
+        sys.exit(EXIT_USAGE)
     except click.UsageError as e:
         _usage_error(_where(e) + e.format_message())
     except (click.exceptions.Abort, KeyboardInterrupt):

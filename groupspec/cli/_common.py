@@ -38,6 +38,23 @@ def fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+class NoCommand(click.UsageError):
+    """A group named without its sub-command (``groupspec``, ``groupspec trace``); the message is the group's help."""
+
+
+class CommandGroup(click.Group):
+    """Every group of the command line (``cls=CommandGroup``). Named without a sub-command, it raises
+    :class:`NoCommand`: ``main`` prints the group's help whole (as ``--help`` does, line for line) on stderr and
+    exits 2, as for any usage error; nothing on stdout, so a script cannot take it for output. The same on every
+    click version: click 8.1 printed the help on stdout with exit status 0, click 8.2 and later raise a usage
+    error whose message is the help, which the one-line rule squashed into one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:
+            raise NoCommand(ctx.get_help(), ctx=ctx)
+        return super().parse_args(ctx, args)
+
+
 def read_text(path: str, name: str | None = None, dash: bool = True) -> str:
     """The text of the file ``path`` (``-``: standard input, when ``dash``); a ``UserError`` naming it (``name``,
     default ``path``: e.g. ``--fault-script FILE``) when it cannot be read or is not UTF-8 text."""

@@ -14,7 +14,7 @@ from typing import Any, Iterator, TypedDict
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, FiniteFloat, UserError, bad_input_probes, emit_json, plural
+from ._common import EXIT_OK, EXIT_VIOLATION, CommandGroup, FiniteFloat, UserError, bad_input_probes, emit_json, plural
 
 
 class _Domain(TypedDict):
@@ -38,7 +38,7 @@ def register(group: click.Group) -> None:
     group.add_command(assignor)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def assignor() -> None:
     """Check partition assignors against Kafka's invariants, or run one once."""
 

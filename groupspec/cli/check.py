@@ -31,6 +31,20 @@ def parse_faults(text: str) -> frozenset[str]:
     return frozenset(items)
 
 
+def given_faults(text: str | None) -> frozenset[str]:
+    """``--faults`` as given on the command line: none when left out; given but naming no fault (``--faults ''``,
+    a shell variable that was empty, ``--faults ,``) is bad input, not a silent run without faults."""
+    if text is None:
+        return frozenset()
+    faults = parse_faults(text)
+    if not faults:
+        from groupspec.model import FAULTS
+
+        raise UserError(f"--faults {text!r}: names no fault (leave the option out for none; choose from "
+                        f"{', '.join(FAULTS)})")
+    return faults
+
+
 def result_json(proto: Spec, res: Result) -> dict[str, Any]:
     from groupspec.checker import timeline_json
 
@@ -255,7 +269,7 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
 @click.option("--members", default=3, show_default=True, type=int, help="consumer processes (1-6)")
 @click.option("--partitions", default=4, show_default=True, type=int, help="partitions in all (1-12)")
 @click.option("--topics", default=1, show_default=True, type=int, help="topics the partitions are split into")
-@click.option("--faults", default="", help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
+@click.option("--faults", default=None, help="comma list: join,leave,crash,timeout,zombie,subscription,partitions; "
               "classic variants also initial-delay,two-step-join,sync-timeout,late-expiry,poll-timeout (Python engine)")
 @click.option("--budget", default=2, show_default=True, type=int, help="perturbations per run (0-8)")
 @click.option("--max-states", default=None, type=click.IntRange(max=MAX_STATES_LIMIT),
@@ -273,7 +287,7 @@ def explore_with_progress(console: Console, with_symmetry_factor: bool = True, *
                    "states in Python, often longer than the search itself")
 @click.option("--list", "list_only", is_flag=True, help="list the protocol variants (correct and broken) and exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON document on stdout")
-def check(protocol: str | None, assignor: str, members: int, partitions: int, topics: int, faults: str, budget: int,
+def check(protocol: str | None, assignor: str, members: int, partitions: int, topics: int, faults: str | None, budget: int,
           max_states: int | None, engine: str, workers: int, forget_dead: bool, symmetry_factor: bool,
           list_only: bool, as_json: bool) -> None:
     """Explore the bounded state space of one protocol variant and check every property.
@@ -296,7 +310,7 @@ def check(protocol: str | None, assignor: str, members: int, partitions: int, to
     console = make_console(as_json)
     proto, res = explore_with_progress(
         console, protocol=protocol, assignor=assignor, members=members, partitions=partitions, topics=topics,
-        faults=parse_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
+        faults=given_faults(faults), budget=budget, max_states=max_states, engine=engine, workers=workers,
         forget_dead=forget_dead, with_symmetry_factor=symmetry_factor,
     )
     if as_json:

@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS, java_string_hash, partition_for
+from groupspec.reference.classic import COORDINATOR_FAULTS as FAULTS, MAX_OFFSETS_PARTITIONS, java_string_hash, partition_for
 from groupspec.reference.sim import ScriptError, run_script
 
 if TYPE_CHECKING:
     from groupspec.serve import SessionCheck
 
-from ._common import UserError, bad_input_probes, emit_json, read_text
+from ._common import CommandGroup, UserError, bad_input_probes, emit_json, read_text
 
 
 def register(group: click.Group) -> None:
     group.add_command(coordinator)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def coordinator() -> None:
     """The reference group coordinator (broker side of the classic protocol)."""
 
@@ -79,7 +79,7 @@ def _no_steps(text: str) -> bool:
     return not any(s and not s.startswith("#") for s in (line.strip() for line in text.splitlines()))
 
 
-@bad_input_probes(["g", "--offsets-partitions", "0"])
+@bad_input_probes(["g", "--offsets-partitions", "0"], ["g", "--offsets-partitions", str(2**31)])
 @coordinator.command()
 @click.argument("group_id")
 @click.option("--offsets-partitions", "partitions", type=int, default=50, show_default=True,
@@ -95,6 +95,8 @@ def find(group_id: str, partitions: int, as_json: bool) -> None:
     """
     if partitions < 1:
         raise UserError(f"--offsets-partitions must be >= 1, got {partitions}")
+    if partitions > MAX_OFFSETS_PARTITIONS:  # as a script's offsets_partitions (docs/coordinator.md)
+        raise UserError(f"--offsets-partitions must be at most {MAX_OFFSETS_PARTITIONS:,}, got {partitions}")
     partition = partition_for(group_id, partitions)
     if as_json:
         emit_json({"group_id": group_id, "hash": java_string_hash(group_id),

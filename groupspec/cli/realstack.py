@@ -7,7 +7,7 @@ from typing import Any, Callable, ParamSpec, TypeVar
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, OutputPath, UserError, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, CommandGroup, OutputPath, UserError, emit_json, make_console
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -19,7 +19,7 @@ def register(group: click.Group) -> None:
     group.add_command(realstack)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def realstack() -> None:
     """Real clients × real coordinators: run a scenario, record a trace, check it."""
 

@@ -1,24 +1,22 @@
 """`groupspec serve`: the reference group coordinator on the Kafka wire protocol, for real clients."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import socket
 import sys
-import tempfile
 
 import click
 
-from ._common import FiniteFloat, OutputPath, UserError, emit_json, make_console, read_text
+from ._common import FiniteFloat, OutputPath, UserError, atomic_output, make_console, read_text
 
 
 def register(group: click.Group) -> None:
     group.add_command(serve)
 
 
-MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions
+MAX_PARTITIONS = 1_000_000  # partitions of one topic given with --partitions (a consumer script takes as many: it replays)
 INT32_MAX = 2**31 - 1  # Kafka's INT configs; the heartbeat interval is an int32 of ConsumerGroupHeartbeat's answer
 
 
@@ -83,7 +81,7 @@ def _check_port(host: str, port: int, brokers: int) -> None:
 @click.option("--member-id-seed", type=click.IntRange(0, 2**63 - 1), default=None, metavar="SEED",
               help="Seed of the random member ids (default: a fresh one per start, printed and recorded; give "
                    "it again only to replay a session: ids then repeat).")
-@click.option("--json", "as_json", is_flag=True, help="Print the listeners at start and the statistics at exit as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines on stdout: one line with the listeners at start, one with the statistics at exit.")
 def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_interval_ms: int,
           consumer_session_timeout_ms: int, brokers: int, initial_rebalance_delay_ms: int,
           faults: tuple[str, ...], fault_script: str | None, failover_at: int | None, transcript_dir: str | None,
@@ -109,6 +107,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                         "group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms")
     topics = _parse_partitions(partitions_text)
     plan = FaultPlan()
+    origins: list[str] = []  # where each rule of the plan was given, for the messages
     try:
         if fault_script is not None:
             text = read_text(fault_script, name=f"--fault-script {fault_script}", dash=False)
@@ -116,6 +115,8 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                 plan = FaultPlan.parse_lines(text, source=fault_script)
             except FaultError as e:
                 raise UserError(f"--fault-script {e}") from None
+            origins += [f"--fault-script {fault_script}: line {n}" for n, raw in enumerate(text.splitlines(), start=1)
+                        if raw.strip() and not raw.strip().startswith("#")]  # (the lines parse_lines made rules of)
         for i, raw in enumerate(faults, start=1):
             try:
                 obj = json.loads(raw)
@@ -125,10 +126,16 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
                 plan.add(FaultPlan.parse_rule(obj))
             except FaultError as e:
                 raise UserError(f"--fault #{i}: {e}") from None
+            origins.append(f"--fault #{i}")
         if failover_at is not None:
             plan.add(FaultPlan.parse_rule({"on": {"at_ms": failover_at}, "do": "failover"}))
+            origins.append(f"--failover-at {failover_at}")
     except FaultError as e:
         raise UserError(f"fault rule: {e}") from None
+    for rule, origin in zip(plan.rules, origins):
+        if rule.action == "failover" and brokers == 1:  # it would "move" the coordinator onto the node it is on
+            raise UserError(f"{origin}: a failover moves the coordinator to another node, and --brokers 1 has none "
+                            "(give --brokers 2 or more)")
     if transcript_dir is not None:
         transcript_dir = os.fspath(transcript_dir)  # checked while parsing (OutputPath); created at exit
     _check_port("127.0.0.1", port, brokers)
@@ -145,9 +152,7 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
     def ready() -> None:
         listeners = [{"node": n, "host": cluster.host, "port": p} for n, p in enumerate(cluster.ports)]
         if as_json:
-            sys.stdout.write(json.dumps({"listening": listeners, "bootstrap": server.bootstrap,
-                                         "member_id_seed": cluster.member_id_seed}) + "\n")
-            sys.stdout.flush()
+            _json_line({"listening": listeners, "bootstrap": server.bootstrap, "member_id_seed": cluster.member_id_seed})
         else:
             console.print(f"groupspec serve: bootstrap [bold]{server.bootstrap}[/bold]; nodes "
                           + ", ".join(f"{x['node']}={x['host']}:{x['port']}" for x in listeners)
@@ -180,12 +185,17 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
         try:  # (checked while parsing; the directory may have gone since, or be one nothing can be made in)
             if not os.path.isdir(transcript_dir):
                 os.mkdir(transcript_dir)  # (not its parents: as OutputPath checked it)
-            _write(os.path.join(transcript_dir, "script.jsonl"), rec.script_text())
-            _write(os.path.join(transcript_dir, "transcript.jsonl"), rec.transcript_text())
+            # as every output of the command line: a whole file or none, with the mode the umask gives (a
+            # temporary file of mkstemp's made them 0600, by accident: a transcript holds nothing secret)
+            for name, text in (("script.jsonl", rec.script_text()), ("transcript.jsonl", rec.transcript_text())):
+                with atomic_output(os.path.join(transcript_dir, name)) as tmp:
+                    tmp.write_text(text, encoding="utf-8")
         except OSError as e:
             raise UserError(f"--transcript {transcript_dir}: cannot write ({e.strerror or e})") from None
+        except UserError as e:  # (atomic_output's: the file named)
+            raise UserError(f"--transcript {e}") from None
     if as_json:
-        emit_json({"stats": cluster.stats})
+        _json_line({"stats": cluster.stats})
     else:
         from rich.table import Table
 
@@ -197,14 +207,8 @@ def serve(port: int, partitions_text: str, protocol: str, consumer_heartbeat_int
         console.print(table)
 
 
-def _write(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".serve-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def _json_line(doc: dict[str, object]) -> None:
+    """``--json``: stdout is JSON Lines, one document a line, each parseable alone and flushed at once (a program
+    reads the listening line while the server runs, the statistics when it stops)."""
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()

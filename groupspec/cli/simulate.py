@@ -102,7 +102,7 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
 @click.option("--members", type=int, default=3, show_default=True, help="Number of consumers c1..cN.")
 @click.option("--partitions", type=int, default=6, show_default=True, help="Partitions of topic t.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run (replay with the same seed).")
-@click.option("--mutants", "--faults", "faults", default="",
+@click.option("--mutants", "--faults", "faults", default=None,
               help="Comma-separated fault switches: deliberate bugs of the reference consumer (e.g. ignore_owned) or "
                    "coordinator (e.g. no_static_fence). Not check's --faults, which are the perturbations the model "
                    "explores (crash, timeout, ...); here the network's are --loss, --delay, --duplicate, --reorder "
@@ -119,7 +119,7 @@ def _other_family(scenario: str | None, protocol: str | None) -> None:
 @click.option("--list", "list_only", is_flag=True, help="List the built-in scenarios and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def simulate(scenario: str | None, protocol: str | None, assignor: str | None, members: int, partitions: int,
-             seed: int, faults: str, delay: str, loss: float, duplicate: float, reorder: float,
+             seed: int, faults: str | None, delay: str, loss: float, duplicate: float, reorder: float,
              failover_at: int | None, trace_path: str | None, transcript_path: str | None,
              list_only: bool, as_json: bool) -> None:
     """Run SCENARIO in the deterministic simulator and narrate who owned what, when.
@@ -137,6 +137,7 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
     if list_only:
         _list_all(as_json)
         return
+    faults = _given_switches(faults)
     if trace_path is not None and transcript_path is not None and \
             Path(trace_path).resolve() == Path(transcript_path).resolve():
         raise UserError(f"--trace and --transcript name the same file ({trace_path}): one would overwrite the other")
@@ -200,6 +201,16 @@ def simulate(scenario: str | None, protocol: str | None, assignor: str | None, m
         click.echo(verdict)
     if not as_expected:
         raise click.exceptions.Exit(1)
+
+
+def _given_switches(faults: str | None) -> str:
+    """``--mutants`` as given ('' when left out); given but naming no switch (``--mutants ''``, a shell variable
+    that was empty, ``--faults ,``) is bad input, not a silent run without fault switches."""
+    if faults is None:
+        return ""
+    if not any(f.strip() for f in faults.split(",")):
+        raise UserError(f"--mutants/--faults {faults!r}: names no fault switch (leave the option out for none)")
+    return faults
 
 
 def _not_in_these_stories(protocol: str, transcript_path: object, failover_at: int | None, faults: str,

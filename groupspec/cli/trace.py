@@ -5,14 +5,14 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, ConvergeWithin, UserError, bad_input_probes, emit_json, make_console
+from ._common import EXIT_OK, EXIT_VIOLATION, CommandGroup, ConvergeWithin, UserError, bad_input_probes, emit_json, make_console
 
 
 def register(group: click.Group) -> None:
     group.add_command(trace)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def trace() -> None:
     """Rebalance traces (JSON Lines of listener events): check them."""
 

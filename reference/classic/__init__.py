@@ -27,7 +27,8 @@ from .consumer_protocol import (HIGHEST_ASSIGNMENT_VERSION, HIGHEST_SUBSCRIPTION
                                 decode_cooperative_user_data, decode_sticky_user_data, decode_subscription,
                                 encode_assignment, encode_cooperative_user_data, encode_sticky_user_data,
                                 encode_subscription, peek_version)
-from .coordinator import DEADLINE, CoordinatorConfig, GroupCoordinator, Outbound, java_string_hash, kafka_abs, partition_for
+from .coordinator import (DEADLINE, MAX_OFFSETS_PARTITIONS, CoordinatorConfig, GroupCoordinator, Outbound, java_string_hash,
+                          kafka_abs, partition_for)
 from .group import (VALID_PREVIOUS_STATES, GroupMetadataLog, GroupRecord, GroupStatus, GroupView, MemberRecord,
                     MemberView)
 from .coordinator import FAULTS as COORDINATOR_FAULTS
@@ -45,7 +46,7 @@ __all__ = [
     # the coordinator
     "GroupCoordinator", "CoordinatorConfig", "COORDINATOR_FAULTS", "GroupStatus", "VALID_PREVIOUS_STATES", "Outbound",
     "GroupView", "MemberView", "GroupMetadataLog", "GroupRecord", "MemberRecord", "java_string_hash", "kafka_abs",
-    "partition_for", "DEADLINE",
+    "partition_for", "DEADLINE", "MAX_OFFSETS_PARTITIONS",
     # the client
     "Consumer", "TICK", "ConsumerConfig", "CLIENT_FAULTS", "MemberState", "MemberEvent", "RebalanceListener", "Send", "EAGER",
     "COOPERATIVE", "rebalance_protocol", "validate_cooperative_assignment",

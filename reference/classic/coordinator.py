@@ -167,6 +167,12 @@ FAULTS: frozenset[str] = frozenset({
 # Configuration and outputs
 # ---------------------------------------------------------------------------------------------
 
+#: The most ``offsets_partitions`` (``offsets.topic.num.partitions``) taken. Kafka's is an int >= 1 (default 50) with
+#: no stated maximum; the coordinator holds the set of partitions it leads, ~70 bytes each (2**70 ran out of
+#: memory), so 1,000,000 — 20,000 times Kafka's default, past any real cluster — costs at most ~70 MB.
+MAX_OFFSETS_PARTITIONS = 1_000_000
+
+
 @dataclass(frozen=True)
 class CoordinatorConfig:
     """Broker settings (defaults: ``GroupCoordinatorConfig``). ``group_max_size=None`` = unbounded."""
@@ -190,8 +196,8 @@ class CoordinatorConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-        if self.offsets_partitions < 1:
-            raise ValueError("offsets_partitions must be >= 1")
+        if not 1 <= self.offsets_partitions <= MAX_OFFSETS_PARTITIONS:
+            raise ValueError(f"offsets_partitions must be from 1 to {MAX_OFFSETS_PARTITIONS:,}")
         seed = self.member_id_seed
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
             raise ValueError(f"member_id_seed must be an int >= 0 or None, got {seed!r}")

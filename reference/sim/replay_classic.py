@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, TypeVar
 
 from ..classic import (
-    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, Assignment, ConsumerProtocolError, CoordinatorConfig,
+    JOIN_GROUP_VERSION, LEAVE_GROUP_VERSION, MAX_OFFSETS_PARTITIONS, Assignment, ConsumerProtocolError, CoordinatorConfig,
     FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinator, HeartbeatRequest, HeartbeatResponse,
     JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MemberIdentity, OffsetCommitRequest,
     OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Outbound, Request, Subscription,
@@ -214,6 +214,9 @@ def _check_config(number: int, cfg: Any) -> None:
         elif not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "offsets_partitions" else 0):
             raise ScriptError(number, f"config field '{key}' must be "
                                       + ("an integer >= 1" if key == "offsets_partitions" else "a non-negative integer"))
+        elif key == "offsets_partitions" and value > MAX_OFFSETS_PARTITIONS:  # (2**70 ran out of memory)
+            raise ScriptError(number, f"config field 'offsets_partitions' is {value}, more than the "
+                                      f"{MAX_OFFSETS_PARTITIONS:,} a script may give (offsets.topic.num.partitions)")
 
 
 # ---------------------------------------------------------------------------------------------

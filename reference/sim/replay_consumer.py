@@ -178,6 +178,7 @@ def read_consumer_script(text: str, self_epochs: bool = False) -> tuple[dict[str
     topics = cfg.get("topics", {"t": 4})
     if not isinstance(topics, dict) or not all(isinstance(v, int) and v >= 0 for v in topics.values()):
         raise ScriptError(1, "config.topics: expected {topic: partitions}")
+    _not_too_many(1, topics, "config.topics")
     last = 0
     for n, obj in steps:
         at = obj.get("at")
@@ -217,9 +218,23 @@ def read_consumer_script(text: str, self_epochs: bool = False) -> tuple[dict[str
             if "metadata" in obj and not (isinstance(obj["metadata"], dict)
                                           and all(isinstance(v, int) and v >= 0 for v in obj["metadata"].values())):
                 raise ScriptError(n, "metadata: expected {topic: partitions}")
+            _not_too_many(n, obj.get("metadata", {}), "metadata")
         else:
             raise ScriptError(n, "a step needs one of 'send', 'advance', 'metadata'")
     return cfg, topics, steps
+
+
+#: The most partitions of one topic in a script (``config.topics``, ``metadata`` steps): what ``groupspec serve``
+#: serves (its ``--partitions``), so that every session it records replays. 2**70 was a traceback, 2**40 would
+#: exhaust memory; a million took 26 s and 0.7 GB for two members (each state line lists every assigned partition).
+MAX_TOPIC_PARTITIONS = 1_000_000
+
+
+def _not_too_many(n: int, counts: dict[str, int], where: str) -> None:
+    for topic, count in counts.items():
+        if count > MAX_TOPIC_PARTITIONS:
+            raise ScriptError(n, f"{where}: topic {topic!r} has {count} partitions, more than the "
+                                 f"{MAX_TOPIC_PARTITIONS:,} a script may give")
 
 
 def _run(cfg: dict[str, Any], topics: dict[str, Any], steps: list[tuple[int, dict[str, Any]]],
