@@ -39,7 +39,8 @@ class SendJoinGroup(Action):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ReceiveJoinResponse(Action):
-    verb = "receives its JoinGroup response and sends SyncGroup (the leader with the assignment)"
+    # (a timeline names the leader from the state: groupspec/checker/timeline.py; these words name nobody)
+    verb = "receives its JoinGroup response and sends SyncGroup (the leader's carries the assignment)"
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -50,6 +50,16 @@ MUTANTS = GOOD_AND_DUP + textwrap.dedent('''
             while True:
                 pass
         return good(ppt, subs)
+
+    class AsyncAssign:
+        async def assign(self, ppt, subs):
+            return good(ppt, subs)
+
+    async def async_assign(ppt, subs):
+        return good(ppt, subs)
+
+    def returns_a_coroutine(ppt, subs):  # not declared async: only its calls tell
+        return async_assign(ppt, subs)
 ''')
 
 
@@ -72,12 +82,30 @@ def _run(args, cwd, stdin=None):
     ("what", "neither module:attribute nor a built-in name"),
     # a property of the candidate that raises while it is read: was a traceback
     ("mut:ProtocolRaises", "reading it as an assignor raised RuntimeError: no protocol today"),
+    # an async def assign: was every property failed on "a coroutine, not a mapping", and RuntimeWarnings that the
+    # coroutines were never awaited
+    ("mut:AsyncAssign", "mut:AsyncAssign: not an assignor: assign is a coroutine function (async def); "),
+    ("mut:async_assign", "mut:async_assign: not an assignor: async_assign is a coroutine function (async def); "),
 ])
 def test_check_bad_target_is_one_line_exit_2(workdir, target, words):
     r = _run(["assignor", "check", target, "--examples", "5"], workdir)
     assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1 and words in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and words in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_candidate_that_returns_a_coroutine_fails_i11_and_leaves_no_warning(workdir):
+    """Not declared async, so only a call tells: each coroutine is closed (no "never awaited" RuntimeWarning, here
+    or in the I10p worker processes) and the call is a malformed output (I11), as the contract says."""
+    r = _run(["assignor", "check", "mut:returns_a_coroutine", "--examples", "5", "--json"], workdir)
+    assert r.returncode == 1, r.stderr
+    i11 = next(p for p in json.loads(r.stdout)["properties"] if p["id"] == "I11")
+    assert i11["verdict"] == "violated"
+    assert "assign returned a coroutine (async_assign), not an assignment" in i11["counterexample"]["explanation"]
+    assert "never awaited" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr[-2000:]
+    run = _run(["assignor", "run", "mut:returns_a_coroutine"], workdir,
+               stdin='{"partitions_per_topic": {"t": 1}, "subscriptions": {"a": {"topics": ["t"]}}}')
+    assert run.returncode == 1 and "returned a coroutine" in run.stderr and "never awaited" not in run.stderr
 
 
 def test_check_json_contract_and_exit_1(workdir):

@@ -76,22 +76,30 @@ def test_json_output():
 
 
 def test_an_exploration_stopped_early_says_held_only_of_what_it_explored():
-    """--max-states: an always- or action-property with no violation among the states stored is "held so far", with
-    how many were explored; a property reached (sometimes) or violated is said as it is; JSON says complete: false."""
+    """--max-states: an always- or action-property with no violation among the states stored is "held (search
+    incomplete)", with how many were explored; a property reached (sometimes) or violated is said as it is; JSON says
+    complete: false and, per property, partial: true where "held" covers only the states explored (the verdict string
+    stays "held": scripts compare it)."""
     args = ("check", "--protocol", "cooperative", "--members", "3", "--partitions", "4", "--faults", "crash,timeout",
             "--max-states", "1000")
     r = run(*args)
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {line.split("│")[1].strip(): line for line in r.stdout.splitlines() if line.count("│") >= 4}
     for name in ("exclusive_ownership", "commit_fencing", "generation_monotonic"):
-        assert "held so far" in rows[name] and "1,000 states explored" in rows[name], rows[name]
+        assert "held (search incomplete)" in rows[name] and "held in the 1,000 states explored" in rows[name], rows[name]
     assert "n/a" in rows["convergence"]
     doc = json.loads(run(*args, "--json").stdout)
     assert doc["complete"] is False and doc["states"] == 1000
     props = {p["name"]: p for p in doc["properties"]}
-    assert "1,000 states explored" in props["exclusive_ownership"]["explanation"]
+    assert "held in the 1,000 states explored (search incomplete" in props["exclusive_ownership"]["explanation"]
+    for name in ("exclusive_ownership", "commit_fencing", "generation_monotonic"):
+        assert props[name]["verdict"] == "held" and props[name]["partial"] is True, props[name]
+    assert props["convergence"]["verdict"] == "not applicable" and props["convergence"]["partial"] is False
     full = run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash", "--budget", "1")
-    assert "held so far" not in full.stdout and "states explored" not in full.stdout  # a whole exploration: held
+    assert "incomplete" not in full.stdout and "states explored" not in full.stdout  # a whole exploration: held
+    whole = json.loads(run("check", "--protocol", "cooperative", "--members", "2", "--partitions", "2", "--faults", "crash",
+                           "--budget", "1", "--json").stdout)
+    assert whole["complete"] is True and all(p["partial"] is False for p in whole["properties"])
 
 
 def test_memory_is_reported_beside_states_per_second():

@@ -141,3 +141,28 @@ def test_two_traces_off_a_terminal_leave_stderr_empty(tmp_path):
     a = sorted(src.glob("*.jsonl"))[0]
     out = run("trace", "check", str(a), str(a))
     assert out.returncode in (0, 1) and out.stderr == ""
+
+
+def test_a_trace_that_names_no_member_holds_vacuously_and_says_so(tmp_path):
+    """Only `topic` and `end` lines (valid per the trace contract): every invariant holds, exit 0 as the contract
+    says, but the report says nothing was checked: members_seen 0, nothing_checked true, the table's verdict, and
+    one warning line on stderr (with --json too). A trace with a member says nothing of the kind."""
+    p = tmp_path / "quiet.jsonl"
+    p.write_text('{"ts_ms": 0, "event": "topic", "topic": "t", "partitions": 3}\n{"ts_ms": 10, "event": "end"}\n')
+    out = run("trace", "check", "--json", str(p))
+    assert out.returncode == 0, out.stderr
+    [t] = json.loads(out.stdout)["traces"]
+    assert t["ok"] is True and t["members_seen"] == 0 and t["nothing_checked"] is True
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("groupspec: warning: ") and str(p) in line and "no event names a member" in line
+    text = run("trace", "check", str(p))
+    assert text.returncode == 0 and "nothing checked" in text.stdout and "no event names a member" in text.stderr
+    good = tmp_path / "busy.jsonl"
+    good.write_text(p.read_text().replace('{"ts_ms": 10, "event": "end"}',
+                                          '{"ts_ms": 5, "member": "a", "event": "joined"}\n'
+                                          '{"ts_ms": 6, "member": "a", "event": "assigned", '
+                                          '"partitions": [["t", 0], ["t", 1], ["t", 2]]}'))
+    out = run("trace", "check", "--json", str(good))
+    [t] = json.loads(out.stdout)["traces"]
+    assert t["members_seen"] == 1 and t["nothing_checked"] is False and out.stderr == "", out.stderr
+    assert "nothing checked" not in run("trace", "check", str(good)).stdout

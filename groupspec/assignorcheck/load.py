@@ -424,6 +424,7 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
         return cand
     if assign is not None and callable(assign) and not inspect.isclass(obj):
         name = getattr(obj, "name", None) or type(obj).__name__
+        _refuse_coroutine_function(assign, target or str(name), "assign")
         proto = protocol or getattr(obj, "protocol", None) or "eager"
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
@@ -444,6 +445,7 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
         proto = protocol or getattr(obj, "protocol", None) or "eager"
         if proto not in ("eager", "cooperative"):
             raise LoadError(f"{target or name}: protocol attribute is {proto!r}, expected 'eager' or 'cooperative'")
+        _refuse_coroutine_function(obj, target or name, target.rsplit(":", 1)[-1] if target else name)
         _refuse_wrong_signature(obj, target or name)
         return Candidate(name=name, protocol=proto,
                          kind=kind or kind_from_name(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None),
@@ -451,6 +453,18 @@ def candidate_from_object(obj: Any, target: str = "", protocol: str | None = Non
                          protocol_declared=bool(protocol or getattr(obj, "protocol", None)))
     raise LoadError(f"{target or obj!r} is a {type(obj).__name__}, not an assignor (expected a callable, an object "
                     f"with assign(), or a kafka-python AbstractPartitionAssignor)")
+
+
+#: what a candidate whose assign is ``async def`` is told (at load time; a coroutine returned at call time: I11)
+COROUTINE_HINT = ("every candidate form is called synchronously and must return the assignment: make it a plain "
+                  "def (for example one that returns asyncio.run(...) of the coroutine)")
+
+
+def _refuse_coroutine_function(fn: Any, target: str, what: str) -> None:
+    """An ``async def`` assign returns a coroutine, never an assignment: refused before any example runs (its call
+    would only create coroutines nobody awaits), in one line."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        raise LoadError(f"{target}: not an assignor: {what} is a coroutine function (async def); {COROUTINE_HINT}")
 
 
 def _refuse_wrong_signature(fn: Any, target: str) -> None:
@@ -627,6 +641,13 @@ class CallRunner:
         if kind == "raised":
             e = value
             return CallResult(None, "raised", f"raised {type(e).__name__}: {e}".rstrip(": "), secs, cpu)
+        if inspect.isawaitable(value):  # an assign that returns a coroutine (not declared async: no load error)
+            what = f"a coroutine ({value.__qualname__})" if inspect.iscoroutine(value) else \
+                f"an awaitable ({type(value).__name__})"
+            if inspect.iscoroutine(value):
+                value.close()  # never awaited, and it will not be: closed, so Python does not warn of it
+            return CallResult(None, "malformed", f"malformed output: assign returned {what}, not an assignment; "
+                              f"{COROUTINE_HINT}", secs, cpu)
         try:
             out = cand.decode(value)
         except Malformed as e:

@@ -126,6 +126,10 @@ def _explain_step(proto: Any, before: Any, action: Any, after: Any) -> str:
             if c1.id == Id.NONE and c0.id != Id.NONE:
                 return f"{who} heartbeats: UNKNOWN_MEMBER_ID — it resets to a fresh member and {lose}"
             return f"{who} heartbeats: ILLEGAL_GENERATION — it resets its generation and {lose}"
+        if name == "ReceiveJoinResponse" and c0.inbox is not None:
+            told = _join_response(proto, before, action.member, who, c0.inbox.generation)
+            if told:
+                return told
         if name == "ReceiveError" and c0.inbox is not None:
             return f"{who} receives {c0.inbox.reply.name} for its parked request"
         if name == "SendJoinGroup" and c1.id == Id.NONE and c0.id == Id.STALE:
@@ -139,6 +143,24 @@ def _explain_step(proto: Any, before: Any, action: Any, after: Any) -> str:
                     f"{_parts(proto, c0.owned & ~c1.owned)} and rejoins so the next round can assign it")
     described: str = action.describe(who).strip()
     return described
+
+
+def _join_response(proto: Any, before: State, i: int, who: str, generation: int) -> str:
+    """A JoinGroup response received, naming the leader the response named (the group's, when the response is of the
+    group's generation; ``""`` otherwise: the action's own words, which name nobody)."""
+    if getattr(proto, "coordinator_assigns", False):
+        return (f"{who} receives its JoinGroup response with the assignment the coordinator computed and applies it "
+                "(no SyncGroup round)")
+    g = before.group
+    if generation != g.generation or g.leader < 0:
+        return ""
+    if i != g.leader:
+        leader = proto.member_name(g.leader)
+        return f"{who} receives its JoinGroup response and sends SyncGroup (a follower: the leader is {leader})"
+    if g.status == GroupStatus.STABLE:  # back without a rebalance (a static member): nothing to assign
+        return (f"{who} receives its JoinGroup response as the leader and sends SyncGroup (the group is STABLE: "
+                "no new assignment)")
+    return f"{who} receives its JoinGroup response as the leader and sends SyncGroup with the assignment"
 
 
 def render(proto: Any, steps: Iterable[Any], loop_start: int | None = None) -> list[str]:

@@ -55,15 +55,22 @@ class CommandGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+#: the UTF-8 byte order mark (U+FEFF) that some editors and Windows tools write first: skipped wherever the command
+#: line reads text (``utf-8-sig``), so that it is not taken for part of line 1
+BOM = "\ufeff"
+
+
 def read_text(path: str, name: str | None = None, dash: bool = True) -> str:
-    """The text of the file ``path`` (``-``: standard input, when ``dash``); a ``UserError`` naming it (``name``,
-    default ``path``: e.g. ``--fault-script FILE``) when it cannot be read or is not UTF-8 text."""
+    """The text of the file ``path`` (``-``: standard input, when ``dash``) without a leading byte order mark; a
+    ``UserError`` naming it (``name``, default ``path``: e.g. ``--fault-script FILE``) when it cannot be read or is
+    not UTF-8 text."""
     name = path if name is None else name
     try:
         if path == "-" and dash:
-            return sys.stdin.read()
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+            text = sys.stdin.read()
+            return text[len(BOM):] if text.startswith(BOM) else text
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise UserError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -72,6 +79,17 @@ def read_text(path: str, name: str | None = None, dash: bool = True) -> str:
         raise UserError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise UserError(f"{name}: cannot read ({e.strerror})") from None
+    return utf8_text(data, name).replace("\r\n", "\n").replace("\r", "\n")  # (newlines as text mode reads them)
+
+
+def utf8_text(data: bytes, name: str) -> str:
+    """``data`` decoded as UTF-8 without a leading byte order mark; a ``UserError`` naming ``name`` (and the byte)
+    when it is not UTF-8 text."""
+    skip = len(BOM.encode()) if data.startswith(BOM.encode()) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start + skip})") from None
 
 
 def emit_json(doc: Any) -> None:

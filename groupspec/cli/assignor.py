@@ -14,7 +14,8 @@ from typing import Any, Iterator, TypedDict
 
 import click
 
-from ._common import EXIT_OK, EXIT_VIOLATION, CommandGroup, FiniteFloat, UserError, bad_input_probes, emit_json, plural
+from ._common import (EXIT_OK, EXIT_VIOLATION, CommandGroup, FiniteFloat, UserError, bad_input_probes, emit_json, plural,
+                      utf8_text)
 
 
 class _Domain(TypedDict):
@@ -441,14 +442,13 @@ def run(target: str, input_file: str | None, protocol: str | None, call_timeout:
     where = "stdin" if input_file is None else input_file
     try:
         if input_file is None:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            data = sys.stdin.buffer.read()
         else:
-            with open(input_file, encoding="utf-8") as f:
-                text = f.read()
+            with open(input_file, "rb") as f:
+                data = f.read()
     except OSError as e:
         raise UserError(f"--input {input_file}: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    text = utf8_text(data, where)  # (a leading byte order mark is no part of the JSON)
     ppt, subs = parse_run_input(text, where)
     from groupspec.assignorcheck import canonical
     from groupspec.assignorcheck import CallRunner

@@ -78,6 +78,7 @@ def result_json(proto: Spec, res: Result) -> dict[str, Any]:
             {
                 "name": v.name, "kind": v.kind,
                 "verdict": "held" if v.held else ("violated" if v.held is False else "not applicable"),
+                "partial": is_partial(res, v),
                 "explanation": v.explanation or partial_detail(res, v),
                 "counterexample": timeline_json(proto, v.trace) if (v.held is False and v.trace) else None,
             }
@@ -112,7 +113,7 @@ def verdict_cell(v: Verdict, complete: bool = True) -> str:
     if v.held is None:
         return "[dim]n/a[/dim]"
     if v.held and not complete and v.kind in _FOR_ALL:  # no violation among the states explored: nothing said of the rest
-        return "[yellow]held so far[/yellow]"
+        return "[yellow]held (search incomplete)[/yellow]"
     return "[green]held[/green]" if v.held else "[bold red]VIOLATED[/bold red]"
 
 
@@ -121,11 +122,18 @@ def verdict_cell(v: Verdict, complete: bool = True) -> str:
 _FOR_ALL = ("always", "action")
 
 
+def is_partial(res: Result, v: Verdict) -> bool:
+    """Whether ``v`` is a "held" that covers only the states explored: a property of :data:`_FOR_ALL` with no
+    violation found by a search that stopped early (``--json``'s per-property ``partial``; the verdict stays "held")."""
+    return bool(v.held) and not res.complete and v.kind in _FOR_ALL
+
+
 def partial_detail(res: Result, v: Verdict) -> str:
     """What a property of :data:`_FOR_ALL` that held says when the exploration stopped early (else ``""``)."""
-    if res.complete or not v.held or v.kind not in _FOR_ALL:
+    if not is_partial(res, v):
         return ""
-    return f"no violation in the {res.states:,} states explored; the others unexplored (--max-states)"
+    return (f"held in the {res.states:,} states explored (search incomplete: stopped at --max-states); "
+            "the others unexplored")
 
 
 def print_result(console: Console, proto: Spec, res: Result) -> None:

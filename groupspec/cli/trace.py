@@ -81,7 +81,9 @@ def _summary(doc: dict[str, Any]) -> Any:
             longest = max((w["seconds"] for w in g["unowned_windows"]), default=0.0)
             tab.add_row(t["trace"] if first else "", "(unnamed)" if g["group"] is None else str(g["group"]),
                         _members(g["members"]), f"{t['events']:,}" if first else "",
-                        ("[green]ok[/green]" if ok else "[bold red]VIOLATED[/bold red]") + (sorted_note if first else ""),
+                        ("[bold red]VIOLATED[/bold red]" if not ok else "[green]ok[/green]" if g["members"]
+                         else "[yellow]ok, vacuously: no member events, nothing checked[/yellow]")
+                        + (sorted_note if first else ""),
                         ", ".join(bad), str(len(g["zombie_overlaps"])), str(len(g.get("starved_members", []))),
                         f"{conv}/{g.get('periods_total', len(g['periods']))}", f"{longest} s")
             first = False
@@ -175,6 +177,11 @@ def check(traces: tuple[str, ...], as_json: bool, converge_within: float, agains
         raise UserError(str(e)) from None
     report = Report(results)
     doc = report.to_dict()
+    for t in doc["traces"]:  # valid input, and it held: but vacuously (docs/trace-check.md, "Nothing to check")
+        if t["nothing_checked"]:
+            click.echo(f"groupspec: warning: {t['trace']}: no event names a member ({t['events']:,} event(s), none of "
+                       "them a member's): no group activity was seen, so the invariants were checked on nothing",
+                       err=True)
     if as_json:
         emit_json(doc)
     else:

@@ -1,8 +1,9 @@
 """Reading traces: files (``.jsonl``, ``.jsonl.gz``), directories of them, and ``-`` for standard input.
 
 Lines are read one at a time (a gzip file is decompressed as a stream), so memory does not grow
-with a trace's length. A line that is not a JSON object is not an error here: it is handed on as a
-*defect* with its line number, and the checker reports it as a trace defect. Only a file that cannot
+with a trace's length; a UTF-8 byte order mark at the start of a file (or of its decompressed bytes) is
+skipped. A line that is not a JSON object is not an error here: it is handed on as a *defect* with its
+line number, and the checker reports it as a trace defect. Only a file that cannot
 be read at all (missing, not gzip although named ``.gz``, a directory without traces) raises
 :class:`TraceReadError`, whose message names the file (and the line, when reading broke off midway).
 """
@@ -129,11 +130,28 @@ def open_trace(path: str, stdin_copy: IO[bytes] | None = None) -> IO[bytes]:
         raise TraceReadError(f"{path}: line 1: a Parquet file, not JSON Lines (a sweep's traces/: check them with "
                              f"`groupspec audit {path}`)")
     if head[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return _past_bom(gzip.GzipFile(fileobj=raw, mode="rb"), path)  # type: ignore[arg-type]
     if path.endswith(".gz"):
         raw.close()
         raise TraceReadError(f"{path}: line 1: named .gz but not gzip-compressed")
+    if head.startswith(BOM):
+        raw.seek(len(BOM))
     return raw
+
+
+#: the UTF-8 byte order mark some editors and Windows tools write first: not part of line 1's JSON, skipped
+BOM = b"\xef\xbb\xbf"
+
+
+def _past_bom(f: IO[bytes], path: str) -> IO[bytes]:
+    """``f`` (decompressed) past a leading UTF-8 byte order mark, if it has one."""
+    try:
+        if f.read(len(BOM)) != BOM:
+            f.seek(0)
+    except (OSError, EOFError, zlib.error) as e:
+        f.close()
+        raise TraceReadError(f"{path}: line 1: cannot read further ({e})") from None
+    return f
 
 
 def iter_file(path: str, stdin_copy: IO[bytes] | None = None) -> Iterator[tuple[int, bytes]]:

@@ -39,9 +39,17 @@ class TraceResult:
     def ok(self) -> bool:
         return not self.defects and all(g.ok for g in self.groups)
 
+    @property
+    def members_seen(self) -> int:
+        """How many members (distinct names, every group) the trace's events showed taking part; 0: the invariants
+        held vacuously (only ``topic``, ``end`` and other lines that name no member: nothing was checked)."""
+        return len(set().union(*(g.retired.union(g.members) for g in self.groups)))
+
     def to_dict(self) -> dict[str, Any]:
         groups = [g.to_dict() for g in self.groups]
-        out: dict[str, Any] = {"trace": self.trace, "events": self.events, "ok": self.ok, "groups": groups}
+        seen = self.members_seen
+        out: dict[str, Any] = {"trace": self.trace, "events": self.events, "ok": self.ok, "members_seen": seen,
+                               "nothing_checked": seen == 0, "groups": groups}
         if self.defects:
             out["defects"] = list(self.defects)
         if self.sorted_by_checker:
