@@ -18,7 +18,8 @@ the periods.
 
 Fleet aggregates, in Spark SQL over those rows (:data:`FLEET_SQL`): verdicts per property, the
 worst unowned windows, the distribution of convergence times, overlaps (and those involving a zombie),
-and the groups that never converged.
+the groups that never converged, and the groups whose events name no member (every invariant held
+vacuously: nothing was checked).
 
 Output (staged, renamed into place when complete): ``verdicts/`` (Parquet, one row per group),
 ``windows/`` (one row per unowned window), ``periods/`` (one row per period), ``fleet.json`` and
@@ -413,8 +414,14 @@ FLEET_SQL: dict[str, str] = {
                 "coalesce(sum(zombie_overlaps), 0) AS zombie_overlaps FROM verdicts WHERE overlaps > 0",
     "never_converged": "SELECT trace, `group`, periods_never_converged, convergence FROM verdicts "
                        "WHERE convergence = 'violated' ORDER BY trace, `group`",
+    # held vacuously: no event of the group named a member, so nothing was checked (``trace check`` warns of such
+    # a trace; in a fleet it is often a consumer that never recorded, or a filter that dropped its lines)
+    "nothing_checked": "SELECT trace, `group`, events FROM verdicts WHERE ok AND size(members) = 0 "
+                       "ORDER BY trace, `group`",
     "totals": "SELECT count(*) AS groups, sum(CASE WHEN ok THEN 1 ELSE 0 END) AS groups_ok, "
-              "sum(events) AS events FROM (SELECT DISTINCT trace, `group`, ok, events FROM verdicts)",
+              "sum(CASE WHEN ok AND quiet THEN 1 ELSE 0 END) AS groups_nothing_checked, "
+              "sum(events) AS events FROM (SELECT DISTINCT trace, `group`, ok, events, size(members) = 0 AS quiet "
+              "FROM verdicts)",
 }
 
 
@@ -582,6 +589,9 @@ def _report(fleet: dict[str, Any], vpd: Any, path: Path) -> None:
               f"overlaps, {o.get('zombie_overlaps', 0)} involving a zombie.", "", "## Groups that never converged", ""]
     lines += [f"- `{r['trace']}` group `{r['group']}`: {r['periods_never_converged']} period(s)"
               for r in fleet["never_converged"]] or ["None."]
+    lines += ["", "## Groups with no member events (held vacuously: nothing checked)", ""]
+    lines += [f"- `{r['trace']}` group `{r['group']}`: {r['events']} event(s), none naming a member"
+              for r in fleet["nothing_checked"]] or ["None."]
     lines += ["", "## Worst unowned windows", "", "| trace | group | partition | from ms | to ms | seconds |",
               "|---|---|---|---|---|---|"]
     lines += [f"| {r['trace']} | {r['group']} | {r['topic']}-{r['partition']} | {r['from_ms']} | {r['to_ms']} | "

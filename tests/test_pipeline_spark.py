@@ -109,6 +109,10 @@ def test_audit_agrees_with_trace_check(tmp_path: Path) -> None:
     traces = tmp_path / "traces"
     traces.mkdir()
     files = _mixed_traces(traces)
+    # a trace whose events name no member: it holds vacuously, and the fleet report must say nothing was checked
+    quiet = traces / "quiet.jsonl"
+    quiet.write_text('{"ts_ms": 0, "event": "topic", "topic": "t", "partitions": 3}\n{"ts_ms": 10, "event": "end"}\n')
+    files.append(quiet)
     from groupspec.trace import check_paths
 
     expected = {}
@@ -131,6 +135,13 @@ def test_audit_agrees_with_trace_check(tmp_path: Path) -> None:
     assert any(v["line"] == 6 for p in defects if p["id"] == "well_formed" for v in p["violations"])
     fleet = json.loads((tmp_path / "audit" / "fleet.json").read_text())
     assert fleet["ok"] is False and fleet["totals"][0]["groups"] == len(expected)
+    # the vacuous group is flagged, and it alone (every other group's events name members)
+    assert [(Path(r["trace"]).name, r["events"]) for r in fleet["nothing_checked"]] == [("quiet.jsonl", 2)]
+    assert fleet["totals"][0]["groups_nothing_checked"] == 1
+    assert "1 group(s) ok vacuously: no event names a member" in a.stdout
+    report = (tmp_path / "audit" / "report.md").read_text()
+    section = report.split("## Groups with no member events")[1].split("##")[0]
+    assert "quiet.jsonl" in section and section.count("- `") == 1, section
     # windows/ and periods/ (handed from the workers as Arrow columns) are the checker's, group by group
     wins = sorted((Path(r["trace"]).name, r["group"], r["topic"], r["partition"], r["from_ms"], r["to_ms"], r["seconds"])
                   for r in pq.read_table(tmp_path / "audit" / "windows").to_pylist())

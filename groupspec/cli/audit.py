@@ -67,5 +67,9 @@ def audit(traces: tuple[str, ...], master: str, out: str, overwrite: bool, conve
                   f"-> {dest}/ (verdicts/, windows/, periods/, fleet.json, report.md)")
         for r in fleet["verdicts"]:
             con.print(f"  {r['property']:22} {r['verdict']:9} {r['groups']}")
+        if fleet["nothing_checked"]:
+            n = len(fleet["nothing_checked"])
+            con.print(f"  [yellow]{n} group(s) ok vacuously: no event names a member, nothing checked[/yellow] "
+                      "(report.md lists them)")
     if not fleet["ok"]:
         sys.exit(EXIT_VIOLATION)
