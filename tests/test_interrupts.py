@@ -364,6 +364,50 @@ def test_ctrl_c_while_the_command_loads_is_one_line(delay_s: float, tmp_path: Pa
         assert check_list_output.startswith(out), out[-500:]  # (a line or more, if it came while printing)
 
 
+WRAPPED = '''
+import os, signal, sys, time
+from groupspec.cli import main  # the command's loading handlers are in force until main() runs
+
+
+class Interrupting:
+    def __set_name__(self, owner, name):  # a KeyboardInterrupt here comes out as a RuntimeError ("Error calling
+        os.kill(os.getpid(), {sig})      # __set_name__"), as it did in a real import of the command's modules
+        time.sleep(5)
+
+
+class Model:
+    field = Interrupting()
+
+
+print("the import went on", flush=True)
+'''
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_an_import_that_wraps_it_is_still_the_one_line(sig: signal.Signals, tmp_path: Path) -> None:
+    """A KeyboardInterrupt raised in the middle of an import can come out as another exception (a class's
+    ``__set_name__`` wraps it in a RuntimeError; numpy's C code turns it into "numpy._core.umath failed to
+    import"; an import lock's weakref callback prints it as "Exception ignored"): random Ctrl-C during loading hit
+    all three. Here the wrapping is made to happen at a set place, in a program that is the command (a console
+    script named ``groupspec`` that imported ``groupspec.cli``, before main()): the one line, 130 / 143, nothing
+    after."""
+    script = tmp_path / "groupspec"
+    script.write_text(WRAPPED.format(sig=int(sig)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          start_new_session=True)
+    code, line = CODES[sig]
+    assert (done.returncode, done.stderr, done.stdout) == (code, line + "\n", ""), done.stderr[-2000:]
+
+
+def test_a_program_that_imports_the_cli_keeps_its_signal_handling() -> None:
+    """Only the command itself stops at once on a signal while it loads: a program importing ``groupspec.cli``
+    (this test process) keeps Python's own Ctrl-C and SIGTERM's default."""
+    import groupspec.cli  # noqa: F401
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
 def test_the_loading_guard_is_the_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """The guard itself, without timing: a KeyboardInterrupt inside it is ``groupspec: interrupted`` and 130."""
     from groupspec.cli import _loading

@@ -4,22 +4,51 @@ Each sub-command lives in its own module under ``groupspec/cli/`` and exposes ``
 """
 from __future__ import annotations
 
-import contextlib
-import importlib
 import os
 import signal
-import threading
-import time
 import sys
-from collections.abc import Iterator
 from typing import Any, NoReturn
+
+
+def _stopped_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C or SIGTERM while the command's modules load (click, numpy, every sub-command: the first half second
+    or so of any command, before :func:`main` installs its handling): the one line and the exit status of later
+    (``groupspec: interrupted``, 130; ``groupspec: terminated``, 143) at once. Nothing has been written or started
+    yet, so nothing needs cleaning up, and the process ends here, without unwinding: a KeyboardInterrupt raised
+    in the middle of an import comes out as another error or none (a ``RuntimeError`` from a class's
+    ``__set_name__``, numpy's ``ImportError: numpy._core.umath failed to import``, "Exception ignored in" an
+    import lock's callback, all seen at random moments), so raising one is not a way to stop cleanly here."""
+    os.write(2, b"groupspec: terminated\n" if signum == signal.SIGTERM else b"groupspec: interrupted\n")
+    os._exit(143 if signum == signal.SIGTERM else 130)
+
+
+def _as_the_command() -> bool:
+    """Whether this process is the ``groupspec`` command (its console script is ``__main__``), not a program
+    that imports ``groupspec.cli`` (the tests): only the command's own signal handling is changed."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None) or ""
+    return os.path.basename(main_file).removesuffix(".exe").removesuffix("-script.py") == "groupspec"
+
+
+if _as_the_command():  # until main() installs its own handling
+    for _sig, _default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+        if signal.getsignal(_sig) is _default:  # (an ignored Ctrl-C, a background job's, stays ignored)
+            try:
+                signal.signal(_sig, _stopped_while_loading)
+            except ValueError:  # not the main thread
+                break
+
+import contextlib  # noqa: E402 - after the handlers above, which cover every import from here on
+import importlib  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 
 
 @contextlib.contextmanager
 def _loading() -> Iterator[None]:
-    """Ctrl-C while the command's modules load (click, every sub-command: the first half second or so of any
-    command, before :func:`main` installs its handling) ends the command the way it does later: the one line
-    ``groupspec: interrupted``, exit status 130, no traceback."""
+    """A KeyboardInterrupt while the modules load, when ``groupspec.cli`` is imported by another program (the
+    command itself stops at once, :func:`_stopped_while_loading`): the one line ``groupspec: interrupted``, exit
+    status 130, no traceback."""
     try:
         yield
     except KeyboardInterrupt:
@@ -130,8 +159,10 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every user error is one line on stderr (``groupspec: error: ...``) and exit status 2;
     Ctrl-C is ``groupspec: interrupted`` and 130, SIGTERM ``groupspec: terminated`` and 143."""
-    installed = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not ignored (a background job)
+    # (the command's handlers while it loaded, _stopped_while_loading, stand for the defaults they replaced, and
+    # are replaced in turn, with no moment between the two without one)
+    installed = signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _stopped_while_loading)
+    own_sigint = signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _stopped_while_loading)  # not ignored
     hook = sys.unraisablehook
     if installed:
         _MAIN_PID[:] = [os.getpid()]
@@ -139,6 +170,8 @@ def main(argv: list[str] | None = None) -> None:
         if own_sigint:
             signal.signal(signal.SIGINT, _on_sigint)
         sys.unraisablehook = _unraisable(hook)
+    elif signal.getsignal(signal.SIGINT) is _stopped_while_loading:  # (SIGTERM ignored: Python's own Ctrl-C)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         _run(argv)
     finally:
