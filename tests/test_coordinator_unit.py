@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -141,6 +142,57 @@ def test_messages_are_frozen_validated_and_normalised() -> None:
             bad()
     assert OffsetCommitResponse((("t", 0, Error.NONE), ("t", 1, Error.ILLEGAL_GENERATION))).error is Error.ILLEGAL_GENERATION
     assert request_name(SyncGroupResponse(Error.NONE)) == "SyncGroup"
+
+
+_PAIR_KEY = st.text(max_size=4) | st.integers(0, 3) | st.binary(max_size=2)
+_PAIR_DATA = st.binary(max_size=4) | st.binary(max_size=4).map(bytearray) | st.text(max_size=2) | st.none()
+_PAIR = st.tuples(_PAIR_KEY, _PAIR_DATA) | st.lists(_PAIR_KEY | _PAIR_DATA, max_size=3)
+
+
+@given(pairs=st.lists(_PAIR, max_size=4), as_tuple=st.booleans(),
+       data=st.binary(max_size=4) | st.binary(max_size=4).map(bytearray) | st.text(max_size=2),
+       ptype=st.none() | st.text(max_size=2) | st.integers(0, 1), error=st.sampled_from([Error.NONE, Error.UNKNOWN_MEMBER_ID, 0]))
+def test_the_sync_messages_quick_constructors_check_and_normalise_as_the_field_checks(
+        pairs: list[Any], as_tuple: bool, data: Any, ptype: Any, error: Any) -> None:
+    """SyncGroupRequest keeps a tuple of (str, bytes) tuples as given (a leader's: one per member) and SyncGroupResponse
+    skips the field checks when every field has its exact type; anything else goes through the checks: the same
+    messages, and the same InvalidMessage, as before those quick paths."""
+    def checked_pairs(value: Any) -> tuple[tuple[str, bytes], ...]:  # the field check, as it was
+        if isinstance(value, (str, bytes)):
+            raise InvalidMessage("str")
+        out = []
+        for item in value:
+            if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)
+                    and isinstance(item[1], (bytes, bytearray))):
+                raise InvalidMessage("pair")
+            out.append((item[0], bytes(item[1])))
+        return tuple(out)
+
+    value: Any = [tuple(p) if as_tuple and isinstance(p, list) else p for p in pairs]
+    value = tuple(value) if as_tuple else value
+    try:
+        expected: Any = checked_pairs(value)
+    except InvalidMessage:
+        expected = InvalidMessage
+    try:
+        got: Any = SyncGroupRequest("g", "m", 1, value).assignments
+    except InvalidMessage:
+        got = InvalidMessage
+    assert got == expected
+    if got is not InvalidMessage:
+        assert all(type(k) is str and type(d) is bytes for k, d in got)
+    ok = isinstance(data, (bytes, bytearray)) and (ptype is None or isinstance(ptype, str)) and isinstance(error, Error)
+    if not ok:
+        with pytest.raises(InvalidMessage):
+            SyncGroupResponse(error, data, ptype, "range")
+        return
+    r = SyncGroupResponse(error, data, ptype, "range")
+    assert type(r.assignment) is bytes and r.assignment == bytes(data)
+    assert (r.error, r.protocol_type, r.protocol_name, r.throttle_time_ms) == (error, ptype, "range", 0)
+    assert r == SyncGroupResponse(error=error, assignment=bytes(data), protocol_type=ptype, protocol_name="range")
+    assert hash(r) == hash(replace(r, throttle_time_ms=0)) and replace(r, protocol_name=None).protocol_name is None
+    with pytest.raises(Exception):
+        r.assignment = b"x"  # type: ignore[misc]
 
 
 def test_views_expose_state_for_conformance() -> None:

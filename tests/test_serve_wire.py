@@ -434,7 +434,7 @@ def test_direct_join_group_answers_are_the_codecs_bytes(v, error, generation, pt
 
 @settings(max_examples=200, deadline=None)
 @given(v=st.integers(0, 5), error=st.integers(0, 120), ptype=st.none() | _TEXT, pname=st.none() | _TEXT,
-       assignment=st.binary(max_size=300), corr=st.integers(0, 2**31 - 1))
+       assignment=st.binary(max_size=12) | st.binary(min_size=120, max_size=300), corr=st.integers(0, 2**31 - 1))
 def test_direct_sync_group_answers_are_the_codecs_bytes(v, error, ptype, pname, assignment, corr):
     from kafka.protocol.consumer import SyncGroupResponse
 
@@ -491,6 +491,37 @@ def test_truncated_sync_group_requests_are_malformed_and_padded_ones_read_as_kaf
     hb = wire.frame_request(HeartbeatRequest(version=4, group_id="g", generation_id=1, member_id="m",
                                              group_instance_id=None), 1, "c", 4)[4:]
     assert wire.decode_request(hb + b"\x07" * cut)[1].member_id == "m"
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=st.integers(0, 5), assignments=st.lists(st.tuples(_TEXT | st.text(min_size=127, max_size=150),
+                                                           st.binary(max_size=12) | st.binary(min_size=127, max_size=300)),
+                                                 min_size=1, max_size=120),
+       cut=st.integers(1, 16) | st.integers(1, 100_000), instance=st.none() | _TEXT)
+def test_a_leaders_sync_group_reads_as_the_codec_reads_it(v, assignments, cut, instance):
+    """The leader's SyncGroup, whose assignments (one per member) are read in one loop (``wire._assignments`` before
+    v4, ``wire._flexible_assignments`` from v4): every version, up to 120 members, ids and assignments long enough
+    for two-byte compact lengths; the reference's request takes the decoded pairs as they are. Cut short anywhere
+    after the request header: Malformed."""
+    from kafka.protocol.consumer import SyncGroupRequest
+
+    from groupspec.serve.translate import to_reference
+
+    asg = SyncGroupRequest.SyncGroupRequestAssignment
+    req = SyncGroupRequest(version=v, group_id="g", generation_id=7, member_id=assignments[0][0],
+                           group_instance_id=instance, protocol_type="consumer", protocol_name="range",
+                           assignments=[asg(member_id=a, assignment=b) for a, b in assignments])
+    frame = wire.frame_request(req, 3, "c", v)[4:]
+    header, body = wire.decode_request(frame)
+    full = SyncGroupRequest.decode(frame, version=v, header=True)
+    assert _fields(body, v) == _fields(full, v)
+    assert body.pairs == tuple((a.member_id, bytes(a.assignment)) for a in full.assignments)
+    assert all(type(mid) is str and type(data) is bytes for mid, data in body.pairs)
+    reference = to_reference(header, "SyncGroup", body)
+    assert reference.assignments == body.pairs
+    head = 11 + (1 if v >= 4 else 0)  # key, version, correlation id, client id "c" (v4+: the header's tagged fields)
+    with pytest.raises(wire.Malformed):
+        wire.decode_request(frame[:max(head, len(frame) - cut)])
 
 
 # ------------------------------------------------------------------------------------------ the heartbeat fast lane

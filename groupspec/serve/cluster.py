@@ -570,18 +570,22 @@ class Cluster:
             self._routing = False
 
     def _route_all(self, out: list[Outbound]) -> None:
+        inflight = self._inflight
         for o in out:
-            api = _RESPONSE_API.get(type(o.response))
-            queue = self._inflight.get(str(o.destination), [])
+            response = o.response
+            api = _RESPONSE_API.get(type(response))
+            queue = inflight.get(str(o.destination))
+            if not queue:
+                continue
             for i, f in enumerate(queue):
                 if f.api == api:
                     del queue[i]
                     if f.drop:
                         self.out.append((f.conn, b"", 0))  # the answer is lost on the way
                     elif not f.conn.closed:
-                        data = encode_direct(f.header, o.response)  # the answers a round sends N of, encoded directly
+                        data = encode_direct(f.header, response)  # the answers a round sends N of, encoded directly
                         if data is None:
-                            data = wire.encode_response(f.header, to_wire(f.header, f.body, o.response))
+                            data = wire.encode_response(f.header, to_wire(f.header, f.body, response))
                         if f.delay_ms or self.answer_now is None or not self.answer_now(f.conn, data):
                             self.out.append((f.conn, data, f.delay_ms))
                     break

@@ -311,21 +311,33 @@ class SyncGroupAssignment:
 
 
 class SyncGroupBody:
-    """A decoded SyncGroup request (read directly, as Heartbeat is; same fields as the codec's)."""
+    """A decoded SyncGroup request (read directly, as Heartbeat is; same fields as the codec's). ``pairs``: the
+    assignments as (member id, assignment bytes), the reference's form (a leader's SyncGroup carries one per member,
+    kept so rather than as objects); ``assignments`` gives them as the codec's objects."""
 
     __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id", "protocol_type", "protocol_name",
-                 "assignments")
+                 "pairs")
 
     def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
                  protocol_type: str | None, protocol_name: str | None,
-                 assignments: list[SyncGroupAssignment]) -> None:
+                 pairs: tuple[tuple[str, bytes], ...]) -> None:
         self.group_id, self.generation_id, self.member_id = group_id, generation_id, member_id
         self.group_instance_id, self.protocol_type, self.protocol_name = group_instance_id, protocol_type, protocol_name
-        self.assignments = assignments
+        self.pairs = pairs
+
+    @property
+    def assignments(self) -> list[SyncGroupAssignment]:
+        return [SyncGroupAssignment(mid, data) for mid, data in self.pairs]
+
+
+_INT16 = struct.Struct(">h").unpack_from
+_INT32 = struct.Struct(">i").unpack_from
 
 
 def _sync_group(frame: bytes, pos: int, version: int) -> SyncGroupBody:
     """SyncGroup v0-5: a round of N members sends N of them (the leader's with N assignments)."""
+    if type(frame) is not bytes:
+        frame = bytes(frame)  # (the assignments are slices of it: bytes, as the reference takes them)
     end = len(frame)
     flexible = version >= 4
 
@@ -366,21 +378,68 @@ def _sync_group(frame: bytes, pos: int, version: int) -> SyncGroupBody:
     count, pos = length(pos) if flexible else int32(pos)
     if count < 0:
         raise ValueError("null assignments")
-    assignments = []
-    for _ in range(count):
-        mid, pos = string(pos, False)
-        n, pos = length(pos) if flexible else int32(pos)
-        if n < 0 or pos + n > end:
-            raise ValueError("bad assignment length")
-        assignments.append(SyncGroupAssignment(mid or "", frame[pos:pos + n]))
-        pos += n
-        if flexible:
-            pos = _tagged(frame, pos)
+    pairs: list[tuple[str, bytes]] = []
+    if count:
+        pos = (_flexible_assignments if flexible else _assignments)(frame, pos, count, pairs)
     if flexible:
         pos = _tagged(frame, pos)
     if pos > end:
         raise ValueError("tagged fields run past the end")
-    return SyncGroupBody(group_id or "", generation, member_id or "", instance, ptype, pname, assignments)
+    return SyncGroupBody(group_id or "", generation, member_id or "", instance, ptype, pname, tuple(pairs))
+
+
+def _assignments(frame: bytes, pos: int, count: int, out: list[tuple[str, bytes]]) -> int:
+    """The assignments array of SyncGroup v0-3 (int16 member id, int32 bytes), read into ``out`` (the leader's holds
+    one per member: one loop, no call per field); the same checks and errors as the fields' readers above."""
+    end = len(frame)
+    append = out.append
+    for _ in range(count):
+        if pos + 2 > end:
+            raise ValueError("length runs past the end")
+        (n,) = _INT16(frame, pos)
+        pos += 2
+        if n < 0:
+            raise ValueError("bad string length")
+        if pos + n > end:
+            raise ValueError("string runs past the end")
+        mid = frame[pos:pos + n].decode("utf-8")
+        pos += n
+        if pos + 4 > end:
+            raise ValueError("int32 runs past the end")
+        (n,) = _INT32(frame, pos)
+        pos += 4
+        if n < 0 or pos + n > end:
+            raise ValueError("bad assignment length")
+        append((mid, frame[pos:pos + n]))
+        pos += n
+    return pos
+
+
+def _flexible_assignments(frame: bytes, pos: int, count: int, out: list[tuple[str, bytes]]) -> int:
+    """The assignments array of SyncGroup v4-5 (compact member id and bytes, tagged fields), as :func:`_assignments`."""
+    end = len(frame)
+    append = out.append
+    for _ in range(count):
+        n = frame[pos]
+        n, pos = (n - 1, pos + 1) if n < 0x80 else _minus_one(_uvarint(frame, pos))
+        if n < 0:
+            raise ValueError("bad string length")
+        if pos + n > end:
+            raise ValueError("string runs past the end")
+        mid = frame[pos:pos + n].decode("utf-8")
+        pos += n
+        n = frame[pos]
+        n, pos = (n - 1, pos + 1) if n < 0x80 else _minus_one(_uvarint(frame, pos))
+        if n < 0 or pos + n > end:
+            raise ValueError("bad assignment length")
+        append((mid, frame[pos:pos + n]))
+        pos += n
+        pos = pos + 1 if frame[pos] == 0 else _tagged(frame, pos)
+    return pos
+
+
+def _minus_one(n_pos: tuple[int, int]) -> tuple[int, int]:
+    return n_pos[0] - 1, n_pos[1]
 
 
 def decode_request(frame: bytes, supported: dict[int, tuple[int, int]] = SUPPORTED) -> tuple[_HeaderInfo, Any]:
@@ -538,18 +597,34 @@ def join_group_response(header: _HeaderInfo, error: int, generation: int, protoc
     return _framed(header, b"".join(parts))
 
 
+_SYNC_V1_HEAD = struct.Struct(">iiihi").pack
+_SYNC_V0_HEAD = struct.Struct(">iihi").pack
+_SYNC_V4_HEAD = struct.Struct(">iibih").pack
+_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
+
+
 def sync_group_response(header: _HeaderInfo, error: int, protocol_type: str | None, protocol_name: str | None,
                         assignment: bytes) -> bytes:
     """A SyncGroup answer, every version (0-5), encoded directly (a round of N members makes N of them)."""
     v = header.api_version
-    if v < 4:
-        head = struct.pack(">ihi", 0, error, len(assignment)) if v >= 1 else struct.pack(">hi", error, len(assignment))
-        return _framed_v0(header, head + assignment)
-    parts = [struct.pack(">ih", 0, error)]
-    if v >= 5:
-        parts += (_cstr(protocol_type), _cstr(protocol_name))
-    parts += (_uv(len(assignment) + 1), assignment, b"\x00")
-    return _framed(header, b"".join(parts))
+    if v < 4:  # size, correlation id, (v1+: throttle,) error, the assignment's size: one pack
+        n = len(assignment)
+        if v >= 1:
+            return _SYNC_V1_HEAD(14 + n, header.correlation_id, 0, error, n) + assignment
+        return _SYNC_V0_HEAD(10 + n, header.correlation_id, error, n) + assignment
+    # size, correlation id, the header's tagged fields, throttle, error (one pack), (v5: protocol type and name,) the
+    # assignment (compact bytes), the body's tagged fields
+    protocol = _cstr_pair(protocol_type, protocol_name) if v >= 5 else b""
+    n = len(assignment)
+    size = _uv(n + 1) if n >= 0x7F else _ONE_BYTE[n + 1]
+    return b"".join((_SYNC_V4_HEAD(12 + len(protocol) + len(size) + n, header.correlation_id, 0, 0, error), protocol,
+                     size, assignment, b"\x00"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _cstr_pair(first: str | None, second: str | None) -> bytes:
+    """Two compact strings (a SyncGroup v5 answer's protocol type and name: the same in a round's N answers)."""
+    return _cstr(first) + _cstr(second)
 
 
 def _fill_errors(obj: Any, code: int) -> None:

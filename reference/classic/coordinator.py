@@ -548,12 +548,12 @@ class GroupCoordinator(JoinSyncPhase, Sessions):
             failure, self._store_failure = self._store_failure, None
             return map_store_error(failure)
         name = group.protocol_name
-        records = tuple(
+        records = tuple([
             MemberRecord(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
                          m.session_timeout_ms, m.metadata(name) if name is not None else b"",
                          assignment.get(m.member_id, b""))
             for m in group.members.values()
-        )
+        ])
         self.log.groups[group.group_id] = GroupRecord(group.group_id, group.protocol_type, group.generation,
                                                       name, group.leader, records)
         self.log.writes += 1

@@ -110,7 +110,7 @@ class GroupView:
 # The log: what survives a coordinator (GroupMetadataManager.storeGroup / storeOffsets)
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MemberRecord:
     member_id: str
     group_instance_id: str | None
@@ -120,6 +120,20 @@ class MemberRecord:
     session_timeout_ms: int
     subscription: bytes
     assignment: bytes
+
+    # a group record holds one per member, written at every sync: an __init__ that writes the instance dict (the
+    # frozen dataclass's sets each field through object.__setattr__, several times the cost)
+    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str, client_host: str,
+                 rebalance_timeout_ms: int, session_timeout_ms: int, subscription: bytes, assignment: bytes) -> None:
+        d = self.__dict__
+        d["member_id"] = member_id
+        d["group_instance_id"] = group_instance_id
+        d["client_id"] = client_id
+        d["client_host"] = client_host
+        d["rebalance_timeout_ms"] = rebalance_timeout_ms
+        d["session_timeout_ms"] = session_timeout_ms
+        d["subscription"] = subscription
+        d["assignment"] = assignment
 
 
 @dataclass(frozen=True)

@@ -261,11 +261,17 @@ class JoinSyncPhase:
         self._propagate_assignment(group, error)
 
     def _propagate_assignment(self, group: GroupMetadata, error: Error) -> None:
+        """[GC] ``propagateAssignment``: every parked SyncGroup answered (``_answer_sync``) and that member's session
+        timer re-armed (``_schedule_heartbeat``); both inlined, as this runs once per member when a round completes."""
         ptype, pname = (group.protocol_type, group.protocol_name) if error is Error.NONE else (None, None)
+        group_id, send, schedule = group.group_id, self._send, self._schedule
         for member in list(group.members.values()):
-            response = SyncGroupResponse(error, member.assignment, ptype, pname)
-            if self._answer_sync(member, response):
-                self._schedule_heartbeat(group, member)
+            waiter = member.sync_waiter
+            if waiter is None:
+                continue
+            member.sync_waiter = None
+            send(waiter.destination, SyncGroupResponse(error, member.assignment, ptype, pname))
+            schedule(("heartbeat", group_id, member.member_id), member.session_timeout_ms)
 
     def _remove_sync_expiration(self, group: GroupMetadata) -> None:
         group.pending_sync.clear()
@@ -531,7 +537,7 @@ class JoinSyncPhase:
             member.sync_waiter = Waiter(sender, req.version)
             group.pending_sync.pop(req.member_id, None)
             if req.member_id == group.leader:
-                self._leader_sync(group, req.assignment_map())
+                self._leader_sync(group, req.assignments)
         elif group.is_(_ST):
             group.pending_sync.pop(req.member_id, None)
             member = group.members[req.member_id]
@@ -554,8 +560,8 @@ class JoinSyncPhase:
             return Error.INCONSISTENT_GROUP_PROTOCOL
         return None
 
-    def _leader_sync(self, group: GroupMetadata, assignments: dict[str, bytes]) -> None:
-        full = dict(assignments)
+    def _leader_sync(self, group: GroupMetadata, assignments: tuple[tuple[str, bytes], ...]) -> None:
+        full = dict(assignments)  # (req.assignment_map(), without a second copy)
         for member_id in group.members:
             full.setdefault(member_id, b"")
         error = self._store_group(group, full)

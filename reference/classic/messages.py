@@ -123,6 +123,12 @@ def _error(obj: object, name: str, value: Any) -> None:
 
 def _pairs(obj: object, name: str, value: Any) -> tuple[tuple[str, bytes], ...]:
     """Normalise a mapping or iterable of (str, bytes) pairs into a tuple of pairs."""
+    if type(value) is tuple:  # already a tuple of (str, bytes) tuples (a leader's SyncGroup: one per member): kept
+        for item in value:
+            if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str or type(item[1]) is not bytes:
+                break
+        else:
+            return value
     items: Iterable[Any] = value.items() if isinstance(value, Mapping) else value
     _check(not isinstance(value, (str, bytes)), f"{name} must be pairs of (str, bytes)", obj)
     out: list[tuple[str, bytes]] = []
@@ -253,13 +259,28 @@ class SyncGroupRequest:
         return dict(self.assignments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SyncGroupResponse:
     error: Error
     assignment: bytes = b""
     protocol_type: str | None = None
     protocol_name: str | None = None
     throttle_time_ms: int = 0
+
+    # a round's completion makes one per member: an __init__ that writes the instance dict (as HeartbeatRequest's),
+    # and the common case checked in one test, else each field's check
+    def __init__(self, error: Error, assignment: bytes = b"", protocol_type: str | None = None,
+                 protocol_name: str | None = None, throttle_time_ms: int = 0) -> None:
+        d = self.__dict__
+        d["error"] = error
+        d["assignment"] = assignment
+        d["protocol_type"] = protocol_type
+        d["protocol_name"] = protocol_name
+        d["throttle_time_ms"] = throttle_time_ms
+        if (type(error) is Error and type(assignment) is bytes and (protocol_type is None or type(protocol_type) is str)
+                and (protocol_name is None or type(protocol_name) is str)):
+            return
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         _error(self, "error", self.error)
